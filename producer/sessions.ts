@@ -1,0 +1,138 @@
+/**
+ * Writing sessions and messages, as agent services do: create a session with its transcript, or
+ * append messages to a live one. Every write is scoped by tenant.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../shared/db.ts';
+import { InvalidInputError, SessionNotFoundError } from '../shared/errors.ts';
+import type { Kind, Role } from '../shared/message.ts';
+import { messages, sessions } from '../shared/schema.ts';
+import { estimateMessageTokens } from '../shared/tokens.ts';
+
+/** Rows per INSERT: 11 columns × 2,000 = 22,000 parameters, well under Postgres' 65,535. */
+export const INSERT_BATCH_ROWS = 2_000;
+
+/** A message to store. `tokenCount` defaults to the estimate of shared/tokens.ts. */
+export interface NewMessage {
+  seq: number;
+  role: Role;
+  kind: Exclude<Kind, 'summary'>;
+  content: string;
+  toolCallId?: string | null;
+  toolName?: string | null;
+  tokenCount?: number;
+  pinned?: boolean;
+  createdAt?: Date | null;
+}
+
+/** Thrown when a session id is already taken for the tenant; nothing was written. */
+export class SessionExistsError extends InvalidInputError {
+  override name = 'SessionExistsError';
+}
+
+export interface CreateSessionInput {
+  tenantId: string;
+  sessionId: string;
+  agentId?: string | null;
+  /** Context window of the session's model, in tokens. */
+  contextWindow?: number | null;
+  messages: NewMessage[];
+}
+
+/**
+ * Creates a session and stores its messages (seqs as given, strictly ascending) in one
+ * transaction, in batches of {@link INSERT_BATCH_ROWS}.
+ * @returns the number of messages and estimated tokens stored.
+ * @throws {SessionExistsError} if the tenant already has this session id (nothing is written).
+ */
+export async function createSession(
+  db: Db,
+  input: CreateSessionInput,
+): Promise<{ messageCount: number; tokenCount: number }> {
+  const rows = input.messages.map((m) => toRow(input.tenantId, input.sessionId, m));
+  const tokenCount = rows.reduce((sum, r) => sum + r.tokenCount, 0);
+  const lastSeq = rows.length > 0 ? (rows[rows.length - 1]?.seq ?? -1) : -1;
+  await db.transaction(async (tx) => {
+    const created = await tx
+      .insert(sessions)
+      .values({
+        id: input.sessionId,
+        tenantId: input.tenantId,
+        agentId: input.agentId ?? null,
+        contextWindow: input.contextWindow ?? null,
+        lastSeq,
+        messageCount: rows.length,
+        tokenCount,
+      })
+      .onConflictDoNothing()
+      .returning({ id: sessions.id });
+    if (created.length === 0) {
+      throw new SessionExistsError(
+        `session "${input.sessionId}" already exists for tenant "${input.tenantId}"; not imported again`,
+      );
+    }
+    await insertBatches(tx, rows);
+  });
+  return { messageCount: rows.length, tokenCount };
+}
+
+/**
+ * Appends messages to a live session, giving them the next seqs (`last_seq + 1`, ...), as an
+ * agent does after a run. Takes the session row lock only for the counter update, so it waits for
+ * at most one compaction's apply transaction.
+ * @returns the seqs assigned, in order.
+ * @throws {SessionNotFoundError} if the tenant has no such session.
+ */
+export async function appendMessages(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  newMessages: Array<Omit<NewMessage, 'seq'>>,
+): Promise<number[]> {
+  if (newMessages.length === 0) return [];
+  const tokens = newMessages.map((m) => m.tokenCount ?? estimateMessageTokens(m.content));
+  const total = tokens.reduce((a, b) => a + b, 0);
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(sessions)
+      .set({
+        lastSeq: sql`${sessions.lastSeq} + ${newMessages.length}`,
+        messageCount: sql`${sessions.messageCount} + ${newMessages.length}`,
+        tokenCount: sql`${sessions.tokenCount} + ${total}`,
+        updatedAt: sql`now()`,
+      })
+      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
+      .returning({ lastSeq: sessions.lastSeq });
+    if (!row) throw new SessionNotFoundError(tenantId, sessionId);
+    const first = row.lastSeq - newMessages.length + 1;
+    const rows = newMessages.map((m, i) =>
+      toRow(tenantId, sessionId, { ...m, seq: first + i, tokenCount: tokens[i] as number }),
+    );
+    await insertBatches(tx, rows);
+    return rows.map((r) => r.seq);
+  });
+}
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+async function insertBatches(tx: Tx, rows: Array<typeof messages.$inferInsert>): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_BATCH_ROWS) {
+    await tx.insert(messages).values(rows.slice(i, i + INSERT_BATCH_ROWS));
+  }
+}
+
+function toRow(tenantId: string, sessionId: string, m: NewMessage) {
+  return {
+    tenantId,
+    sessionId,
+    seq: m.seq,
+    role: m.role,
+    kind: m.kind,
+    content: m.content,
+    toolCallId: m.toolCallId ?? null,
+    toolName: m.toolName ?? null,
+    tokenCount: m.tokenCount ?? estimateMessageTokens(m.content),
+    pinned: m.pinned ?? false,
+    createdAt: m.createdAt ?? undefined,
+  } satisfies typeof messages.$inferInsert;
+}

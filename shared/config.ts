@@ -1,0 +1,75 @@
+/**
+ * The one place that reads `process.env`. Parsed once with zod; a bad value stops start-up with a
+ * message naming the variable. Everything else receives the typed {@link Config}.
+ */
+import { z } from 'zod';
+
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL starting with ${protocols.join(' or ')}//` },
+  );
+
+const envSchema = z.object({
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/postgres'),
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  COMPACTOR_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 _ . -')
+    .default('compactor'),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
+  COMPACTOR_MODEL: z.string().min(1).default('claude-haiku-4-5'),
+  COMPACTOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** Typed configuration of one compactor process. */
+export interface Config {
+  /** postgres:// URL of the database holding sessions, messages and the ledger. */
+  databaseUrl: string;
+  /** redis:// URL of the BullMQ Redis. */
+  redisUrl: string;
+  /** BullMQ key prefix; tests and tenants of one Redis keep apart by it. */
+  queuePrefix: string;
+  /** Set: the `anthropic` summarizer is used; unset: `extractive`. */
+  anthropicApiKey: string | undefined;
+  /** Overrides the Messages API endpoint (tests point it at a local fake server). */
+  anthropicBaseUrl: string | undefined;
+  /** Model id for LLM summaries. */
+  model: string;
+  logLevel: z.infer<typeof envSchema>['COMPACTOR_LOG_LEVEL'];
+}
+
+/** Thrown when an environment variable is invalid; the message names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses the environment (default: `process.env`). Empty strings count as unset.
+ * @throws {ConfigError} naming each bad variable and what it must be.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid environment: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    queuePrefix: e.COMPACTOR_QUEUE_PREFIX,
+    anthropicApiKey: e.ANTHROPIC_API_KEY,
+    anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
+    model: e.COMPACTOR_MODEL,
+    logLevel: e.COMPACTOR_LOG_LEVEL,
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * The Postgres connection (postgres.js) and its drizzle wrapper, shared by worker and producer.
+ */
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import * as schema from './schema.ts';
+
+export type Db = PostgresJsDatabase<typeof schema>;
+
+export interface Database {
+  /** drizzle over the pool; use `db.transaction` for atomic work. */
+  db: Db;
+  /** The raw postgres.js pool, for `LISTEN`, reserved connections and shutdown. */
+  sql: postgres.Sql;
+  /** Ends the pool, waiting at most `timeoutS` seconds for running queries. */
+  close(timeoutS?: number): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** Pool size. Default 10. */
+  max?: number;
+  /** Connection name shown in `pg_stat_activity.application_name`. */
+  applicationName?: string;
+}
+
+/** Opens a lazily-connecting pool to `url`. Nothing is sent until the first query. */
+export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const sql = postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    connection: { application_name: options.applicationName ?? 'compactor' },
+  });
+  const db = drizzle(sql, { schema });
+  let closing: Promise<void> | undefined;
+  return {
+    db,
+    sql,
+    close: (timeoutS = 5) => {
+      closing ??= sql.end({ timeout: timeoutS });
+      return closing;
+    },
+  };
+}

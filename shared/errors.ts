@@ -1,0 +1,42 @@
+/**
+ * The few error classes of compactor (STYLE.md point 5). Permanent ones are turned into BullMQ
+ * `UnrecoverableError`s by the worker; anything else is treated as transient and retried.
+ */
+
+/** Input that can never succeed: a bad event, an unknown session, a foreign tenant. */
+export class InvalidInputError extends Error {
+  override name = 'InvalidInputError';
+}
+
+/** The session does not exist for this tenant (or belongs to another tenant: same answer). */
+export class SessionNotFoundError extends InvalidInputError {
+  override name = 'SessionNotFoundError';
+  constructor(tenantId: string, sessionId: string) {
+    super(`session "${sessionId}" not found for tenant "${tenantId}"`);
+  }
+}
+
+/** The session changed between snapshot and apply (DESIGN.md fencing); re-plan and retry. */
+export class FenceError extends Error {
+  override name = 'FenceError';
+}
+
+/** A summary that must not be committed (empty, refusal, truncated, invalid). Retryable. */
+export class SummaryRejectedError extends Error {
+  override name = 'SummaryRejectedError';
+}
+
+/** An LLM request that can never succeed as sent (400/401/403/404): fix configuration. */
+export class SummarizerConfigError extends Error {
+  override name = 'SummarizerConfigError';
+}
+
+/** Another worker holds the session's lease. */
+export class LeaseBusyError extends Error {
+  override name = 'LeaseBusyError';
+}
+
+/** Whether retrying cannot help. */
+export function isPermanent(error: unknown): boolean {
+  return error instanceof InvalidInputError || error instanceof SummarizerConfigError;
+}

@@ -1,0 +1,73 @@
+/**
+ * The contract between producer and worker (STYLE.md point 1): queue name, job name and the zod
+ * schema of `session.run.completed`. Parsed on enqueue and again on dequeue.
+ */
+import { z } from 'zod';
+import { strategySchema } from './strategy.ts';
+
+/** BullMQ queue that carries compaction jobs. */
+export const COMPACTION_QUEUE = 'compaction';
+/** BullMQ job name of the event. */
+export const RUN_COMPLETED = 'session.run.completed';
+
+/** Ids: 1-200 printable characters, no whitespace or control characters. */
+export const idSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\s\p{Cc}]+$/u, 'must be 1-200 printable characters without spaces');
+
+/**
+ * `session.run.completed`: an agent run finished on a session.
+ * - `eventId` is the BullMQ jobId and the idempotency key: globally unique (a UUID is best);
+ *   BullMQ forbids `:` in custom ids and ids that are plain integers.
+ * - `occurredAt`: ISO-8601 time the run finished.
+ * - `strategy` overrides the built-in default / policy for this event.
+ */
+export const runCompletedEventSchema = z
+  .object({
+    eventId: idSchema.refine((v) => !v.includes(':') && !/^\d+$/.test(v), {
+      message: 'must not contain ":" nor be a plain integer (BullMQ custom job id rules)',
+    }),
+    tenantId: idSchema,
+    sessionId: idSchema,
+    runId: idSchema.optional(),
+    occurredAt: z.iso.datetime({ offset: true }).optional(),
+    strategy: strategySchema.optional(),
+    /** What produced the event: an agent service (`event`) or the CLI / API (`manual`). */
+    trigger: z.enum(['event', 'manual']).default('event'),
+  })
+  .strict();
+
+export type RunCompletedEvent = z.infer<typeof runCompletedEventSchema>;
+/** What a producer passes in (defaults not yet applied). */
+export type RunCompletedInput = z.input<typeof runCompletedEventSchema>;
+
+/** Formats the first zod issue as `field: message`, naming the field that is wrong. */
+export function describeZodError(error: z.ZodError, root = 'event'): string {
+  return error.issues
+    .slice(0, 3)
+    .map((i) => `${[root, ...i.path].join('.')}: ${i.message}`)
+    .join('; ');
+}
+
+/** Idempotency key of an event: one effect per key, enforced by a unique index on the ledger. */
+export function idempotencyKeyOf(event: Pick<RunCompletedEvent, 'eventId' | 'tenantId'>): string {
+  return `event:${event.tenantId}:${event.eventId}`;
+}
+
+/**
+ * Job options every compaction job gets: 5 attempts with exponential backoff from 2 s; completed
+ * jobs kept a day (at most 10,000), failed ones a week, so Bull Board can show them.
+ */
+export const DEFAULT_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 2_000 },
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+} as const;
+
+/** Deduplication id of a session: at most one active and one waiting job per session. */
+export function deduplicationIdOf(event: Pick<RunCompletedEvent, 'tenantId' | 'sessionId'>): string {
+  return `${event.tenantId}:${event.sessionId}`;
+}

@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The `compactor` command: loads the TypeScript CLI through tsx, so a checkout runs with no build step.
+import { register } from 'tsx/esm/api';
+
+register();
+const { main } = await import('../cli.ts');
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,282 @@
+/**
+ * The `compactor` command line. Each subcommand parses its flags with node's `util.parseArgs`,
+ * loads the configuration once from the environment, does one thing and returns an exit code:
+ * 0 done, 1 failed (the error is printed), 2 bad usage.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { type Config, ConfigError, loadConfig } from '../shared/config.ts';
+import { openDatabase } from '../shared/db.ts';
+import { InvalidInputError } from '../shared/errors.ts';
+import { createLogger } from '../shared/logger.ts';
+import { planCompaction } from '../shared/plan.ts';
+import { DEFAULT_STRATEGY, parseStrategy, type Strategy } from '../shared/strategy.ts';
+import { TranscriptError } from '../shared/transcript.ts';
+import { createProducer } from '../producer/index.ts';
+import { importTranscript, transcriptFiles } from '../producer/import.ts';
+import { runDemo } from './demo.ts';
+import { migrateDatabase } from './migrate.ts';
+import { runCompaction } from './pipeline.ts';
+import { openServices } from './services.ts';
+import { CompactionStore } from './store.ts';
+import { startWorker } from './worker.ts';
+
+const USAGE = `usage: compactor <command> [options]
+
+commands:
+  demo [dir] [--concurrency N]        migrate, import the corpus under a fresh tenant, compact every
+                                      session through BullMQ and print a table (default dir:
+                                      ../shared/corpus/sessions)
+  migrate                             apply the SQL migrations in drizzle/ (safe to repeat)
+  import <file-or-dir>... [--tenant T] [--session S]
+                                      load JSONL transcripts as sessions
+  enqueue --tenant T --session S [--event-id E] [--strategy X]
+                                      enqueue session.run.completed
+  worker [--concurrency N]            process compaction jobs until SIGTERM
+  compact --tenant T --session S [--strategy X] [--dry-run]
+                                      compact one session now; print the ledger row as JSON
+  history --tenant T --session S      print the session's ledger as JSON lines
+
+strategies: none | slidingWindow:N | summarize[:keepRecent] | a JSON object
+environment: DATABASE_URL, REDIS_URL, COMPACTOR_QUEUE_PREFIX, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
+             COMPACTOR_MODEL, COMPACTOR_LOG_LEVEL`;
+
+/** A wrong flag or argument: printed with the usage, exit code 2. */
+class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+type Command = (args: string[], config: () => Config) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  demo: demoCommand,
+  migrate: migrateCommand,
+  import: importCommand,
+  enqueue: enqueueCommand,
+  worker: workerCommand,
+  compact: compactCommand,
+  history: historyCommand,
+};
+
+/** Runs the CLI with `argv` (without node and the script) and returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`compactor: unknown command "${name}"\n${USAGE}\n`);
+    return 2;
+  }
+  let config: Config | undefined;
+  try {
+    return await command(rest, () => {
+      config ??= loadConfig();
+      return config;
+    });
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`compactor ${name}: ${error.message}\n${USAGE}\n`);
+      return 2;
+    }
+    const known = [ConfigError, InvalidInputError, TranscriptError].some((c) => error instanceof c);
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`compactor ${name}: ${known ? message : `failed: ${message}`}\n`);
+    return 1;
+  }
+}
+
+function parse<T extends NonNullable<Parameters<typeof parseArgs>[0]>['options']>(
+  args: string[],
+  options: T,
+  allowPositionals = false,
+) {
+  try {
+    return parseArgs({ args, options, allowPositionals, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function required(value: string | boolean | undefined, flag: string): string {
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${flag} is required`);
+  return value;
+}
+
+function positiveInt(value: string | boolean | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} must be a positive integer, got "${value}"`);
+  return n;
+}
+
+function strategyFlag(value: string | boolean | undefined): Strategy | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    return parseStrategy(value);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+async function migrateCommand(args: string[], config: () => Config): Promise<number> {
+  parse(args, {});
+  await migrateDatabase(config().databaseUrl);
+  process.stdout.write('migrations applied\n');
+  return 0;
+}
+
+async function importCommand(args: string[], config: () => Config): Promise<number> {
+  const { values, positionals } = parse(args, { tenant: { type: 'string' }, session: { type: 'string' } }, true);
+  if (positionals.length === 0) throw new UsageError('give at least one transcript file or directory');
+  const files = await transcriptFiles(positionals);
+  if (values.session && files.length !== 1) throw new UsageError('--session needs exactly one transcript file');
+  const tenantId = values.tenant ?? 'default';
+  const database = openDatabase(config().databaseUrl, { max: 2 });
+  let failed = 0;
+  try {
+    for (const file of files) {
+      try {
+        const r = await importTranscript(database.db, file, { tenantId, sessionId: values.session });
+        process.stdout.write(
+          `imported ${r.sessionId}: ${r.messageCount} messages, ${r.tokenCount} tokens (${r.ms.toFixed(0)} ms)\n`,
+        );
+      } catch (error) {
+        if (!(error instanceof InvalidInputError || error instanceof TranscriptError)) throw error;
+        failed++;
+        process.stderr.write(`not imported: ${error.message}\n`);
+      }
+    }
+  } finally {
+    await database.close();
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+async function enqueueCommand(args: string[], config: () => Config): Promise<number> {
+  const { values } = parse(args, {
+    tenant: { type: 'string' },
+    session: { type: 'string' },
+    'event-id': { type: 'string' },
+    strategy: { type: 'string' },
+  });
+  const c = config();
+  const producer = createProducer({ redisUrl: c.redisUrl, prefix: c.queuePrefix });
+  try {
+    const result = await producer.runCompleted({
+      eventId: values['event-id'] ?? randomUUID(),
+      tenantId: required(values.tenant, 'tenant'),
+      sessionId: required(values.session, 'session'),
+      occurredAt: new Date().toISOString(),
+      strategy: strategyFlag(values.strategy),
+    });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } finally {
+    await producer.close();
+  }
+}
+
+async function workerCommand(args: string[], config: () => Config): Promise<number> {
+  const { values } = parse(args, { concurrency: { type: 'string' } });
+  const c = config();
+  const logger = createLogger(c.logLevel);
+  await migrateDatabase(c.databaseUrl);
+  const services = openServices(c, logger);
+  const running = startWorker(services, { concurrency: positiveInt(values.concurrency, 'concurrency', 4) });
+  logger.info(
+    { concurrency: running.worker.opts.concurrency, summarizer: services.summarizer.name, prefix: c.queuePrefix },
+    'worker started',
+  );
+  return waitForSignals(async (force) => {
+    logger.info({ force }, force ? 'second signal: forcing exit' : 'signal: finishing active jobs');
+    await running.close(force);
+  });
+}
+
+/**
+ * Resolves with exit code 0 after the first SIGTERM/SIGINT has run `stop(false)` (graceful);
+ * a second signal runs `stop(true)` and exits 1 at once, leaving unfinished jobs to stall and be
+ * recovered by another worker.
+ */
+function waitForSignals(stop: (force: boolean) => Promise<void>): Promise<number> {
+  return new Promise((resolve) => {
+    let signals = 0;
+    const onSignal = () => {
+      signals++;
+      if (signals === 1) {
+        stop(false).then(() => resolve(0), () => resolve(1));
+      } else {
+        void stop(true).finally(() => process.exit(1));
+        setTimeout(() => process.exit(1), 2_000).unref();
+      }
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+async function compactCommand(args: string[], config: () => Config): Promise<number> {
+  const { values } = parse(args, {
+    tenant: { type: 'string' },
+    session: { type: 'string' },
+    strategy: { type: 'string' },
+    'dry-run': { type: 'boolean' },
+  });
+  const tenantId = required(values.tenant, 'tenant');
+  const sessionId = required(values.session, 'session');
+  const strategy = strategyFlag(values.strategy) ?? DEFAULT_STRATEGY;
+  const c = config();
+  const logger = createLogger(c.logLevel);
+  const services = openServices(c, logger, { poolSize: 2 });
+  try {
+    if (values['dry-run']) {
+      const snapshot = await services.store.loadSnapshot(tenantId, sessionId);
+      const plan = planCompaction(snapshot, snapshot.messages, strategy);
+      process.stdout.write(`${JSON.stringify({ dryRun: true, tenantId, sessionId, strategy, plan }, null, 2)}\n`);
+      return 0;
+    }
+    const outcome = await runCompaction(
+      { ...services, now: () => performance.now() },
+      {
+        tenantId,
+        sessionId,
+        strategy,
+        trigger: 'manual',
+        idempotencyKey: `manual:${randomUUID()}`,
+        eventId: null,
+      },
+    );
+    process.stdout.write(`${JSON.stringify(outcome.row)}\n`);
+    return 0;
+  } finally {
+    await services.close();
+  }
+}
+
+async function historyCommand(args: string[], config: () => Config): Promise<number> {
+  const { values } = parse(args, { tenant: { type: 'string' }, session: { type: 'string' } });
+  const tenantId = required(values.tenant, 'tenant');
+  const sessionId = required(values.session, 'session');
+  const database = openDatabase(config().databaseUrl, { max: 1 });
+  try {
+    const rows = await new CompactionStore(database.db).history(tenantId, sessionId);
+    for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+async function demoCommand(args: string[], config: () => Config): Promise<number> {
+  const { values, positionals } = parse(args, { concurrency: { type: 'string' } }, true);
+  if (positionals.length > 1) throw new UsageError('demo takes at most one directory');
+  return runDemo(config(), {
+    dir: positionals[0],
+    concurrency: positiveInt(values.concurrency, 'concurrency', 4),
+    out: process.stdout,
+    progress: process.stderr,
+  });
+}

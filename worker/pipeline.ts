@@ -1,0 +1,157 @@
+/**
+ * The compaction pipeline of DESIGN.md, with its side effects injected (STYLE.md point 4):
+ * idempotency check → lease → snapshot → plan (pure) → summarize (no transaction open) → apply
+ * (one short fenced transaction) → release. Used by the BullMQ processor and the `compact` CLI.
+ */
+import type { Logger } from 'pino';
+import { renderCheckpoint } from '../shared/checkpoint.ts';
+import { FenceError, LeaseBusyError } from '../shared/errors.ts';
+import { type CompactPlan, type Plan, planCompaction } from '../shared/plan.ts';
+import type { Strategy, SummarizeStrategy } from '../shared/strategy.ts';
+import type { Summarizer } from '../shared/summarizer.ts';
+import { estimateMessageTokens } from '../shared/tokens.ts';
+import type { Lease } from './lease.ts';
+import type { ApplyResult, CompactionStore, SummaryToWrite } from './store.ts';
+
+/** Side effects the pipeline needs. */
+export interface PipelineDeps {
+  store: CompactionStore;
+  leases: { acquire(tenantId: string, sessionId: string): Promise<Lease | null> };
+  /** The summarizer for `summarize` plans. */
+  summarizer: Summarizer;
+  /** Monotonic-enough clock in ms (injected so tests can control it). */
+  now: () => number;
+  logger: Logger;
+}
+
+/** One request to compact a session. */
+export interface CompactionRequest {
+  tenantId: string;
+  sessionId: string;
+  strategy: Strategy;
+  trigger: 'event' | 'sweep' | 'manual';
+  /** One effect per key (DESIGN.md invariant 2). */
+  idempotencyKey: string;
+  eventId: string | null;
+  /** Aborts the LLM call (worker shutdown). */
+  signal?: AbortSignal | undefined;
+}
+
+/** What happened: a new ledger row (`applied`, `skipped`), or the row an earlier run left (`duplicate`). */
+export type CompactionOutcome = ApplyResult & { plan: Plan | null };
+
+/** Fence conflicts tolerated in one run before giving the job back to BullMQ. */
+const MAX_FENCE_RETRIES = 3;
+
+/**
+ * Runs the pipeline once for `request`.
+ * @throws {LeaseBusyError} when another worker holds the session (try again later, no attempt used).
+ * @throws {SessionNotFoundError} for an unknown session or a foreign tenant (permanent).
+ * @throws {FenceError} when the session kept changing under us (transient).
+ * @throws summarizer errors (see shared/summarizer.ts), after nothing was written.
+ */
+export async function runCompaction(deps: PipelineDeps, request: CompactionRequest): Promise<CompactionOutcome> {
+  const started = deps.now();
+  const log = deps.logger.child({ tenantId: request.tenantId, sessionId: request.sessionId });
+  const earlier = await deps.store.findByKey(request.idempotencyKey);
+  if (earlier) return { status: 'duplicate', row: earlier, plan: null };
+
+  const lease = await deps.leases.acquire(request.tenantId, request.sessionId);
+  if (!lease) throw new LeaseBusyError(`session "${request.sessionId}" is being compacted by another worker`);
+  const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await compactOnce(deps, request, started, signal);
+      } catch (error) {
+        if (!(error instanceof FenceError) || attempt >= MAX_FENCE_RETRIES) throw error;
+        log.info({ attempt, reason: error.message }, 'fence rejected a stale plan; re-planning');
+      }
+    }
+  } finally {
+    await lease.release();
+  }
+}
+
+async function compactOnce(
+  deps: PipelineDeps,
+  request: CompactionRequest,
+  started: number,
+  signal: AbortSignal,
+): Promise<CompactionOutcome> {
+  const snapshot = await deps.store.loadSnapshot(request.tenantId, request.sessionId);
+  const plan = planCompaction(snapshot, snapshot.messages, request.strategy);
+  const context = {
+    tenantId: request.tenantId,
+    sessionId: request.sessionId,
+    idempotencyKey: request.idempotencyKey,
+    eventId: request.eventId,
+    trigger: request.trigger,
+    strategy: request.strategy.type,
+  };
+  if (plan.action === 'skip') {
+    const result = await deps.store.record({
+      ...context,
+      status: 'skipped',
+      reason: plan.reason,
+      durationMs: deps.now() - started,
+    });
+    return { ...result, plan };
+  }
+
+  let summary: SummaryToWrite | null = null;
+  if (request.strategy.type === 'summarize') {
+    summary = await summarize(deps, request, request.strategy, snapshot.checkpoint, plan, signal);
+    if (summary.tokenCount >= plan.leavingTokens) {
+      const reason =
+        `a summary of ${summary.tokenCount} tokens would not make the session smaller ` +
+        `(${plan.leavingTokens} tokens would leave)`;
+      const result = await deps.store.record({
+        ...context,
+        status: 'skipped',
+        reason,
+        durationMs: deps.now() - started,
+        usage: summary.usage,
+        summarizer: summary.summarizer,
+      });
+      return { ...result, plan };
+    }
+  }
+  signal.throwIfAborted();
+  const result = await deps.store.apply({
+    ...context,
+    plan,
+    expectedVersion: snapshot.compactionVersion,
+    summary,
+    durationMs: deps.now() - started,
+  });
+  return { ...result, plan };
+}
+
+async function summarize(
+  deps: PipelineDeps,
+  request: CompactionRequest,
+  strategy: SummarizeStrategy,
+  previous: Parameters<Summarizer['summarize']>[0]['previous'],
+  plan: CompactPlan,
+  signal: AbortSignal,
+): Promise<SummaryToWrite> {
+  const leaving = await deps.store.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs);
+  const result = await deps.summarizer.summarize({
+    tenantId: request.tenantId,
+    sessionId: request.sessionId,
+    previous,
+    leaving,
+    maxSummaryTokens: strategy.maxSummaryTokens,
+    model: strategy.model,
+    signal,
+  });
+  const text = renderCheckpoint(result.checkpoint, plan.cutoffSeq);
+  return {
+    checkpoint: result.checkpoint,
+    text,
+    tokenCount: estimateMessageTokens(text),
+    summarizer: deps.summarizer.name,
+    usage: result.usage,
+  };
+}

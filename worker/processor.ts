@@ -1,0 +1,119 @@
+/**
+ * The BullMQ processor: thin (STYLE.md point 4). Parse the event, run the pipeline, map errors to
+ * BullMQ's retry semantics in one place:
+ * - a bad event, an unknown session, a foreign tenant, an LLM request that can never succeed:
+ *   `UnrecoverableError` (no retry; the job stays in the failed set with a message naming the cause);
+ * - another worker holds the session's lease: the job goes back to delayed (no attempt used);
+ * - the LLM says 429: the whole worker pauses for `retry-after` (BullMQ's rate limiter);
+ * - anything else: thrown as is, retried with exponential backoff.
+ */
+import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
+import { describeZodError, idempotencyKeyOf, runCompletedEventSchema } from '../shared/events.ts';
+import { isPermanent, LeaseBusyError, SessionNotFoundError } from '../shared/errors.ts';
+import { DEFAULT_STRATEGY, type Strategy } from '../shared/strategy.ts';
+import { type CompactionOutcome, type PipelineDeps, runCompaction } from './pipeline.ts';
+
+/** What a finished job returns (stored by BullMQ as the job's return value, shown in Bull Board). */
+export interface JobResult {
+  status: CompactionOutcome['status'];
+  ledgerStatus: string;
+  compactionId: string;
+  messagesBefore: number | null;
+  messagesAfter: number | null;
+  reason: string | null;
+}
+
+export interface ProcessorDeps extends PipelineDeps {
+  /** The strategy when the event names none. Default: {@link DEFAULT_STRATEGY}. */
+  defaultStrategy?: Strategy;
+  /** The running worker, for the rate limiter; absent in tests that call the processor directly. */
+  worker?: () => Worker | undefined;
+  /** Delay before retrying a job whose session lease is busy, ms. Default 1,000 (+ jitter). */
+  leaseBusyDelayMs?: number;
+  /** Aborts running LLM calls (forced shutdown). */
+  signal?: AbortSignal;
+}
+
+/** Errors that carry how long the LLM asked us to wait (shape of worker/summarizers/anthropic-errors.ts). */
+interface RetryAfter {
+  retryAfterMs: number;
+}
+
+/** Builds the processor function for `new Worker(queue, processor)`. */
+export function createProcessor(deps: ProcessorDeps) {
+  return async function process(job: Job, token?: string): Promise<JobResult> {
+    const parsed = runCompletedEventSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`invalid event: ${describeZodError(parsed.error)}`);
+    const event = parsed.data;
+    const log = deps.logger.child({ jobId: job.id, tenantId: event.tenantId, sessionId: event.sessionId });
+    const strategy = event.strategy ?? deps.defaultStrategy ?? DEFAULT_STRATEGY;
+    try {
+      const outcome = await runCompaction(deps, {
+        tenantId: event.tenantId,
+        sessionId: event.sessionId,
+        strategy,
+        trigger: event.trigger,
+        idempotencyKey: idempotencyKeyOf(event),
+        eventId: event.eventId,
+        signal: deps.signal,
+      });
+      const { row } = outcome;
+      log.info(
+        { compactionId: row.id, status: outcome.status, ledgerStatus: row.status, reason: row.reason },
+        'event settled',
+      );
+      return {
+        status: outcome.status,
+        ledgerStatus: row.status,
+        compactionId: row.id,
+        messagesBefore: row.messagesBefore,
+        messagesAfter: row.messagesAfter,
+        reason: row.reason,
+      };
+    } catch (error) {
+      if (error instanceof LeaseBusyError) {
+        const delay = (deps.leaseBusyDelayMs ?? 1_000) * (1 + Math.random());
+        await job.moveToDelayed(Date.now() + delay, token);
+        throw new DelayedError();
+      }
+      const retryAfterMs = (error as Partial<RetryAfter>).retryAfterMs;
+      const worker = deps.worker?.();
+      if (typeof retryAfterMs === 'number' && worker) {
+        log.warn({ retryAfterMs }, 'LLM rate limit: pausing the worker');
+        await worker.rateLimit(retryAfterMs);
+        throw Worker.RateLimitError();
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      const permanent = isPermanent(error);
+      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if ((permanent || lastAttempt) && !(error instanceof SessionNotFoundError)) {
+        await recordFailure(deps, event, strategy.type, message).catch((e: unknown) =>
+          log.warn({ err: e }, 'could not record the failure in the ledger'),
+        );
+      }
+      if (permanent) throw new UnrecoverableError(message);
+      throw error;
+    }
+  };
+}
+
+/** A failed row for a session that exists; nothing for unknown sessions or foreign tenants. */
+async function recordFailure(
+  deps: ProcessorDeps,
+  event: { tenantId: string; sessionId: string; eventId: string; trigger: 'event' | 'manual' },
+  strategy: string,
+  message: string,
+) {
+  await deps.store.record({
+    tenantId: event.tenantId,
+    sessionId: event.sessionId,
+    idempotencyKey: null,
+    eventId: event.eventId,
+    trigger: event.trigger,
+    strategy,
+    status: 'failed',
+    reason: 'the job failed',
+    error: message.slice(0, 2_000),
+    durationMs: 0,
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * Opens what a compactor process talks to (Postgres, Redis, the summarizer) from a typed config,
+ * and closes it all in one idempotent call that runs every step even if one fails.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../shared/config.ts';
+import { type Database, openDatabase } from '../shared/db.ts';
+import type { Summarizer } from '../shared/summarizer.ts';
+import { LeaseManager } from './lease.ts';
+import { CompactionStore } from './store.ts';
+import { summarizerFor } from './summarizers/index.ts';
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  /** Shared connection for leases; BullMQ-safe (`maxRetriesPerRequest: null`). */
+  redis: Redis;
+  store: CompactionStore;
+  leases: LeaseManager;
+  summarizer: Summarizer;
+  /** Closes Redis and Postgres; every step runs, errors are logged. Memoized. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  summarizer?: Summarizer;
+  /** Lease TTL, ms. */
+  leaseTtlMs?: number;
+  /** Postgres pool size. */
+  poolSize?: number;
+}
+
+/** Opens the services lazily: nothing connects until first use. */
+export function openServices(config: Config, logger: Logger, overrides: ServiceOverrides = {}): Services {
+  const database = openDatabase(config.databaseUrl, { max: overrides.poolSize ?? 10 });
+  const redis = createRedis(config.redisUrl, logger);
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    logger,
+    database,
+    redis,
+    store: new CompactionStore(database.db),
+    leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: overrides.leaseTtlMs }),
+    summarizer: overrides.summarizer ?? summarizerFor(config),
+    close: () => {
+      closing ??= runAll(logger, [() => redis.quit().then(() => undefined), () => database.close()]);
+      return closing;
+    },
+  };
+}
+
+/**
+ * An ioredis connection as BullMQ wants it (`maxRetriesPerRequest: null`: commands wait for a
+ * reconnect instead of failing), logging connection errors once per change of state.
+ */
+export function createRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+  let lastError = '';
+  redis.on('error', (error: Error) => {
+    if (error.message === lastError) return;
+    lastError = error.message;
+    logger.error({ err: error.message, redis: redactUrl(url) }, 'Redis connection error; retrying');
+  });
+  redis.on('ready', () => {
+    lastError = '';
+  });
+  return redis;
+}
+
+/** Runs every cleanup step even if some fail (STYLE.md point 7). */
+export async function runAll(logger: Logger, steps: Array<() => Promise<unknown>>): Promise<void> {
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (error) {
+      logger.warn({ err: (error as Error).message }, 'shutdown step failed');
+    }
+  }
+}
+
+/** The URL without its password, for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '<invalid url>';
+  }
+}

@@ -1,0 +1,358 @@
+/**
+ * The Postgres adapter of the pipeline: snapshot reads, the apply transaction and ledger writes.
+ * Correctness lives here, at write time (STYLE.md point 6): version fencing under a row lock and a
+ * unique idempotency key, not the Redis lease.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, asc, desc, eq, lte, sql } from 'drizzle-orm';
+import { type Checkpoint, checkpointSchema } from '../shared/checkpoint.ts';
+import type { Db } from '../shared/db.ts';
+import { FenceError, SessionNotFoundError } from '../shared/errors.ts';
+import type { Message, MessageMeta } from '../shared/message.ts';
+import type { CompactPlan, SessionSnapshot } from '../shared/plan.ts';
+import { type CompactionRow, compactions, messages, sessions } from '../shared/schema.ts';
+import type { SummaryUsage } from '../shared/summarizer.ts';
+
+/** A consistent read of one session: its row and the metadata of its live messages. */
+export interface Snapshot extends SessionSnapshot {
+  messageCount: number;
+  tokenCount: number;
+  checkpoint: Checkpoint | null;
+  /** Live messages with seq ≤ snapshotSeq, ascending, without content. */
+  messages: MessageMeta[];
+}
+
+/** What a ledger row says about who asked and why. */
+export interface LedgerContext {
+  tenantId: string;
+  sessionId: string;
+  /** Unique per effect; null only for `failed` rows. */
+  idempotencyKey: string | null;
+  eventId: string | null;
+  trigger: 'event' | 'sweep' | 'manual';
+  strategy: string;
+}
+
+/** The summary to write with a `summarize` compaction. */
+export interface SummaryToWrite {
+  checkpoint: Checkpoint;
+  /** Rendered text of the summary message. */
+  text: string;
+  /** Estimated tokens of `text`. */
+  tokenCount: number;
+  summarizer: string;
+  usage: SummaryUsage;
+}
+
+export interface ApplyInput extends LedgerContext {
+  plan: CompactPlan;
+  /** compaction_version read with the snapshot: the fencing token. */
+  expectedVersion: number;
+  summary: SummaryToWrite | null;
+  /** Time spent before apply (snapshot, plan, summary), ms. */
+  durationMs: number;
+}
+
+/** Result of an apply: `duplicate` when the idempotency key had already been used. */
+export type ApplyResult = { status: 'applied' | 'duplicate'; row: CompactionRow };
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/** Postgres operations of the pipeline, bound to one database. */
+export class CompactionStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Reads the session row and its message metadata in one REPEATABLE READ transaction.
+   * @throws {SessionNotFoundError} if the tenant has no such session.
+   */
+  async loadSnapshot(tenantId: string, sessionId: string): Promise<Snapshot> {
+    return this.db.transaction(
+      async (tx) => {
+        const [session] = await tx
+          .select()
+          .from(sessions)
+          .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+        if (!session) throw new SessionNotFoundError(tenantId, sessionId);
+        const metas = await tx
+          .select({
+            seq: messages.seq,
+            role: messages.role,
+            kind: messages.kind,
+            toolCallId: messages.toolCallId,
+            toolName: messages.toolName,
+            tokenCount: messages.tokenCount,
+            pinned: messages.pinned,
+          })
+          .from(messages)
+          .where(
+            and(
+              eq(messages.tenantId, tenantId),
+              eq(messages.sessionId, sessionId),
+              lte(messages.seq, session.lastSeq),
+            ),
+          )
+          .orderBy(asc(messages.seq));
+        const checkpoint = session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint);
+        return {
+          tenantId,
+          sessionId,
+          compactionVersion: session.compactionVersion,
+          snapshotSeq: session.lastSeq,
+          messageCount: session.messageCount,
+          tokenCount: session.tokenCount,
+          checkpoint,
+          messages: metas,
+        };
+      },
+      { isolationLevel: 'repeatable read', accessMode: 'read only' },
+    );
+  }
+
+  /** Loads the full messages of `seqs` (ascending). Seqs no longer live are simply absent. */
+  async loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]> {
+    if (seqs.length === 0) return [];
+    return this.db
+      .select({
+        seq: messages.seq,
+        role: messages.role,
+        kind: messages.kind,
+        toolCallId: messages.toolCallId,
+        toolName: messages.toolName,
+        tokenCount: messages.tokenCount,
+        pinned: messages.pinned,
+        content: messages.content,
+      })
+      .from(messages)
+      .where(
+        and(
+          eq(messages.tenantId, tenantId),
+          eq(messages.sessionId, sessionId),
+          sql`${messages.seq} = any(${bigintArray(seqs)}::bigint[])`,
+        ),
+      )
+      .orderBy(asc(messages.seq));
+  }
+
+  /** The ledger row holding `idempotencyKey`, if any. */
+  async findByKey(idempotencyKey: string): Promise<CompactionRow | undefined> {
+    const [row] = await this.db.select().from(compactions).where(eq(compactions.idempotencyKey, idempotencyKey));
+    return row;
+  }
+
+  /**
+   * The apply transaction of DESIGN.md: lock the session row, honour the idempotency key, check
+   * the fence, move the leaving messages to the archive set-based, write the summary message,
+   * update the counters and the version, insert the ledger row.
+   * @throws {SessionNotFoundError} if the session vanished.
+   * @throws {FenceError} if the session changed since the snapshot (re-plan and retry).
+   */
+  async apply(input: ApplyInput): Promise<ApplyResult> {
+    return this.db.transaction(async (tx) => {
+      const session = await lockSession(tx, input.tenantId, input.sessionId);
+      const existing = await existingRow(tx, input.idempotencyKey);
+      if (existing) return { status: 'duplicate', row: existing };
+      if (session.compactionVersion !== input.expectedVersion) {
+        throw new FenceError(
+          `session "${input.sessionId}" is at compaction version ${session.compactionVersion}, ` +
+            `the plan was made at ${input.expectedVersion}`,
+        );
+      }
+      const compactionId = randomUUID();
+      const moved = await archiveMessages(tx, input, compactionId);
+      if (moved.count !== input.plan.leavingSeqs.length) {
+        throw new FenceError(
+          `session "${input.sessionId}": ${moved.count} of ${input.plan.leavingSeqs.length} planned messages ` +
+            'could still leave; the snapshot is stale',
+        );
+      }
+      const { summary, plan } = input;
+      if (summary && plan.summarySeq !== null) {
+        await tx.insert(messages).values({
+          tenantId: input.tenantId,
+          sessionId: input.sessionId,
+          seq: plan.summarySeq,
+          role: 'user',
+          kind: 'summary',
+          content: summary.text,
+          tokenCount: summary.tokenCount,
+          pinned: false,
+        });
+      }
+      const added = summary ? 1 : 0;
+      const messagesAfter = session.messageCount - moved.count + added;
+      const tokensAfter = session.tokenCount - moved.tokens + (summary?.tokenCount ?? 0);
+      await tx
+        .update(sessions)
+        .set({
+          messageCount: messagesAfter,
+          tokenCount: tokensAfter,
+          compactionVersion: session.compactionVersion + 1,
+          compactionCount: sql`${sessions.compactionCount} + 1`,
+          lastCompactedAt: sql`now()`,
+          updatedAt: sql`now()`,
+          ...(summary ? { checkpoint: summary.checkpoint } : {}),
+        })
+        .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)));
+      const [row] = await tx
+        .insert(compactions)
+        .values({
+          ...ledgerBase(input),
+          id: compactionId,
+          status: 'applied',
+          summarizer: summary?.summarizer ?? null,
+          cutoffSeq: plan.cutoffSeq,
+          summarySeq: summary ? plan.summarySeq : null,
+          compactionVersion: session.compactionVersion + 1,
+          messagesBefore: session.messageCount,
+          messagesAfter,
+          tokensBefore: session.tokenCount,
+          tokensAfter,
+          messagesArchived: moved.count,
+          summary: summary?.text ?? null,
+          ...usageColumns(summary?.usage),
+          durationMs: Math.round(input.durationMs),
+        })
+        .returning();
+      return { status: 'applied', row: row as CompactionRow };
+    });
+  }
+
+  /**
+   * Records a decision that changed nothing (`skipped`) under its idempotency key, or a `failed`
+   * attempt (key null). A skip whose key is already used returns the existing row instead.
+   */
+  async record(
+    input: LedgerContext & {
+      status: 'skipped' | 'failed';
+      reason: string;
+      error?: string | null;
+      durationMs: number;
+      usage?: SummaryUsage | undefined;
+      summarizer?: string | null;
+    },
+  ): Promise<ApplyResult> {
+    const [session] = await this.db
+      .select({ messageCount: sessions.messageCount, tokenCount: sessions.tokenCount })
+      .from(sessions)
+      .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)));
+    if (!session) throw new SessionNotFoundError(input.tenantId, input.sessionId);
+    const [row] = await this.db
+      .insert(compactions)
+      .values({
+        ...ledgerBase(input),
+        idempotencyKey: input.status === 'failed' ? null : input.idempotencyKey,
+        status: input.status,
+        reason: input.reason,
+        error: input.error ?? null,
+        summarizer: input.summarizer ?? null,
+        messagesBefore: session.messageCount,
+        messagesAfter: session.messageCount,
+        tokensBefore: session.tokenCount,
+        tokensAfter: session.tokenCount,
+        messagesArchived: 0,
+        ...usageColumns(input.usage),
+        durationMs: Math.round(input.durationMs),
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (row) return { status: 'applied', row };
+    const existing = input.idempotencyKey ? await this.findByKey(input.idempotencyKey) : undefined;
+    if (!existing) throw new Error(`ledger: insert of "${input.idempotencyKey}" conflicted but no row holds it`);
+    return { status: 'duplicate', row: existing };
+  }
+
+  /** The session's ledger, oldest first. Tenant-scoped. */
+  async history(tenantId: string, sessionId: string): Promise<CompactionRow[]> {
+    return this.db
+      .select()
+      .from(compactions)
+      .where(and(eq(compactions.tenantId, tenantId), eq(compactions.sessionId, sessionId)))
+      .orderBy(asc(compactions.createdAt), asc(compactions.id));
+  }
+
+  /** The session's most recent ledger rows, newest first. Tenant-scoped. */
+  async latest(tenantId: string, sessionId: string, limit = 1): Promise<CompactionRow[]> {
+    return this.db
+      .select()
+      .from(compactions)
+      .where(and(eq(compactions.tenantId, tenantId), eq(compactions.sessionId, sessionId)))
+      .orderBy(desc(compactions.createdAt))
+      .limit(limit);
+  }
+}
+
+async function lockSession(tx: Tx, tenantId: string, sessionId: string) {
+  const [session] = await tx
+    .select({
+      messageCount: sessions.messageCount,
+      tokenCount: sessions.tokenCount,
+      compactionVersion: sessions.compactionVersion,
+    })
+    .from(sessions)
+    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
+    .for('update');
+  if (!session) throw new SessionNotFoundError(tenantId, sessionId);
+  return session;
+}
+
+async function existingRow(tx: Tx, key: string | null): Promise<CompactionRow | undefined> {
+  if (key === null) return undefined;
+  const [row] = await tx.select().from(compactions).where(eq(compactions.idempotencyKey, key));
+  return row;
+}
+
+/** Moves the planned seqs to the archive in one statement; pinned rows never match. */
+async function archiveMessages(
+  tx: Tx,
+  input: ApplyInput,
+  compactionId: string,
+): Promise<{ count: number; tokens: number }> {
+  const rows = await tx.execute<{ count: number; tokens: string }>(sql`
+    with moved as (
+      delete from messages
+      where tenant_id = ${input.tenantId} and session_id = ${input.sessionId}
+        and seq = any(${bigintArray(input.plan.leavingSeqs)}::bigint[])
+        and seq <= ${input.plan.cutoffSeq} and not pinned
+      returning *
+    ), archived as (
+      insert into archived_messages (tenant_id, session_id, seq, role, kind, content, tool_call_id,
+        tool_name, token_count, pinned, created_at, compaction_id)
+      select tenant_id, session_id, seq, role, kind, content, tool_call_id,
+        tool_name, token_count, pinned, created_at, ${compactionId}::uuid
+      from moved
+      returning token_count
+    )
+    select count(*)::int as count, coalesce(sum(token_count), 0)::bigint as tokens from archived`);
+  const first = rows[0];
+  return { count: Number(first?.count ?? 0), tokens: Number(first?.tokens ?? 0) };
+}
+
+function ledgerBase(input: LedgerContext) {
+  return {
+    tenantId: input.tenantId,
+    sessionId: input.sessionId,
+    idempotencyKey: input.idempotencyKey,
+    eventId: input.eventId,
+    trigger: input.trigger,
+    strategy: input.strategy,
+  };
+}
+
+function usageColumns(usage: SummaryUsage | undefined) {
+  if (!usage) return {};
+  return {
+    model: usage.model,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cacheReadTokens: usage.cacheReadTokens,
+    cacheWriteTokens: usage.cacheWriteTokens,
+    costUsd: usage.costUsd,
+    llmMs: Math.round(usage.llmMs),
+  };
+}
+
+/** A bigint[] literal passed as one text parameter (keeps 100,000 seqs within one parameter). */
+function bigintArray(values: number[]): string {
+  return `{${values.join(',')}}`;
+}
