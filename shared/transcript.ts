@@ -20,7 +20,8 @@ const lineSchema = z
       .refine((s) => !s.includes('\u0000'), 'contains a NUL character, which Postgres text cannot store'),
     toolCallId: z.string().min(1).max(200).nullable().optional(),
     toolName: z.string().min(1).max(200).nullable().optional(),
-    createdAt: z.iso.datetime({ offset: true }).nullable().optional(),
+    // ISO-8601; a time without an offset (as some agents write) is read as UTC.
+    createdAt: z.iso.datetime({ offset: true, local: true }).nullable().optional(),
     pinned: z.boolean().optional(),
   })
   .superRefine((m, ctx) => {
@@ -101,7 +102,7 @@ export function parseTranscript(bytes: Uint8Array, source: string): TranscriptMe
       toolName: m.toolName ?? null,
       tokenCount: estimateMessageTokens(m.content),
       pinned: m.pinned ?? m.role === 'system',
-      createdAt: m.createdAt ? new Date(m.createdAt) : null,
+      createdAt: m.createdAt ? asUtc(m.createdAt) : null,
     });
   }
   if (out.length === 0) throw new TranscriptError(`${source}: no messages`);
@@ -113,4 +114,9 @@ function firstInvalidLine(bytes: Uint8Array): number {
   const lenient = new TextDecoder('utf-8').decode(bytes);
   const at = lenient.indexOf('\uFFFD');
   return lenient.slice(0, Math.max(at, 0)).split('\n').length;
+}
+
+/** Parses an ISO-8601 time; one without `Z` or an offset is taken as UTC, not local time. */
+function asUtc(iso: string): Date {
+  return new Date(/(Z|[+-]\d{2}:?\d{2})$/i.test(iso) ? iso : `${iso}Z`);
 }

@@ -66,10 +66,11 @@ export async function audit(db: Db, tenantId: string, sessionId?: string): Promi
          group by idempotency_key having count(*) > 1
        ) d)::int as "keysAppliedTwice",
       (select count(*) from sessions s
+         cross join lateral (
+           select count(*)::int as n, coalesce(sum(token_count), 0)::bigint as tokens
+           from messages m where m.tenant_id = s.tenant_id and m.session_id = s.id) actual
          where s.tenant_id = ${tenantId} and ${sessionOfSessions}
-           and (s.message_count, s.token_count) is distinct from (
-             select count(*)::int, coalesce(sum(token_count), 0)::bigint
-             from messages m where m.tenant_id = s.tenant_id and m.session_id = s.id))::int as "countersOff"
+           and (s.message_count <> actual.n or s.token_count <> actual.tokens))::int as "countersOff"
   `);
   if (!row) throw new Error('audit: no result');
   return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)])) as unknown as AuditReport;

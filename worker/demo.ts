@@ -185,6 +185,8 @@ function summaryLines(
     `nothing lost: ${report.liveOriginals} live + ${report.archivedOriginals} archived = ${
       report.liveOriginals + report.archivedOriginals
     } of ${importedMessages} imported messages; ${violations(report).length === 0 ? 'all invariants hold' : violations(report).join('; ')}`,
+    `one decision per event: ${new Set(rows.map((r) => r.sessionId)).size} sessions, ${rows.length} ledger rows ` +
+      `(${applied} compacted once, ${skipped.length} skipped with a reason); ${rows.length} duplicate events absorbed`,
     `wall time: ${(wallMs / 1000).toFixed(2)} s`,
   ];
   for (const r of skipped) lines.push(`skipped ${r.sessionId}: ${r.reason}`);

@@ -1,0 +1,153 @@
+/**
+ * List prices of Claude models and the cost of one Messages API call, for the ledger's `cost_usd`.
+ * Pure data and arithmetic: no I/O, never throws. An unknown model costs 0 and says so, so a new
+ * model id never fails a compaction; the ledger row then shows `known: false` for an operator.
+ *
+ * Source: Anthropic's pricing page (platform.claude.com/docs/en/about-claude/pricing), checked
+ * November 2026. Cache writes are the 5-minute TTL rate (1.25 x input; compactor only asks for
+ * `ephemeral` without a TTL). Cache reads are 0.1 x input for most models, but not all: the 5.1
+ * Fable/Mythos models read at 0.025 x, Opus 5.5 and Sonnet 5.5 at 0.05 x, so every rate is written out
+ * rather than derived. Models the page did not list when this was written (e.g. `claude-fable-5-2`)
+ * are left out on purpose: better `known: false` than a guessed price.
+ */
+
+/** Prices in USD per million tokens (MTok). */
+export interface TokenRates {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  /** 5-minute cache write. */
+  cacheWritePerMTok: number;
+  cacheReadPerMTok: number;
+}
+
+/** A model's prices; some models bill a whole request at higher rates past a prompt length. */
+export interface ModelPrice extends TokenRates {
+  /**
+   * Rates for every token of a request (output included) whose prompt (input + cache reads + cache
+   * writes, in tokens) is over `thresholdTokens`.
+   */
+  longPrompt?: { thresholdTokens: number; rates: TokenRates };
+}
+
+const rates = (input: number, output: number, cacheWrite: number, cacheRead: number): TokenRates => ({
+  inputPerMTok: input,
+  outputPerMTok: output,
+  cacheWritePerMTok: cacheWrite,
+  cacheReadPerMTok: cacheRead,
+});
+
+const FABLE_5_1 = rates(10, 50, 12.5, 0.25);
+const FABLE_5 = rates(10, 50, 12.5, 1);
+const OPUS_5_5 = rates(4, 20, 5, 0.2);
+const OPUS_4_5_TO_5 = rates(5, 25, 6.25, 0.5);
+const OPUS_4_AND_4_1 = rates(15, 75, 18.75, 1.5);
+const SONNET_5_5 = rates(2, 10, 2.5, 0.1);
+const SONNET_5 = rates(2, 10, 2.5, 0.2);
+const SONNET_3_7_TO_4_6 = rates(3, 15, 3.75, 0.3);
+const HAIKU_5_5: ModelPrice = {
+  ...rates(0.1, 0.5, 0.125, 0.01),
+  longPrompt: { thresholdTokens: 100_000, rates: rates(0.5, 2.5, 0.625, 0.05) },
+};
+const HAIKU_4_5 = rates(1, 5, 1.25, 0.1);
+const HAIKU_3_5 = rates(0.8, 4, 1, 0.08);
+const HAIKU_3 = rates(0.25, 1.25, 0.3, 0.03);
+
+/**
+ * Prices by model alias (the id without a date suffix). Dated snapshot ids (`claude-haiku-4-5-20251001`)
+ * and Vertex/Bedrock spellings resolve to these through {@link priceOf}.
+ */
+export const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
+  'claude-fable-5-1': FABLE_5_1,
+  'claude-mythos-5-1': FABLE_5_1,
+  'claude-fable-5': FABLE_5,
+  'claude-mythos-5': FABLE_5,
+  'claude-opus-5-5': OPUS_5_5,
+  'claude-opus-5': OPUS_4_5_TO_5,
+  'claude-opus-4-8': OPUS_4_5_TO_5,
+  'claude-opus-4-7': OPUS_4_5_TO_5,
+  'claude-opus-4-6': OPUS_4_5_TO_5,
+  'claude-opus-4-5': OPUS_4_5_TO_5,
+  'claude-opus-4-1': OPUS_4_AND_4_1,
+  'claude-opus-4-0': OPUS_4_AND_4_1,
+  'claude-opus-4': OPUS_4_AND_4_1,
+  'claude-sonnet-5-5': SONNET_5_5,
+  'claude-sonnet-5': SONNET_5,
+  'claude-sonnet-4-6': SONNET_3_7_TO_4_6,
+  'claude-sonnet-4-5': SONNET_3_7_TO_4_6,
+  'claude-sonnet-4-0': SONNET_3_7_TO_4_6,
+  'claude-sonnet-4': SONNET_3_7_TO_4_6,
+  'claude-3-7-sonnet': SONNET_3_7_TO_4_6,
+  'claude-haiku-5-5': HAIKU_5_5,
+  'claude-haiku-4-5': HAIKU_4_5,
+  'claude-3-5-haiku': HAIKU_3_5,
+  'claude-3-haiku': HAIKU_3,
+});
+
+/** Token counts of one call, as the API reports them (`usage`). Missing or negative counts count as 0. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** The cost of one call. */
+export interface CostEstimate {
+  /** USD, rounded to 1e-9. 0 when the model is unknown. */
+  usd: number;
+  /** False when the model has no price in {@link MODEL_PRICES}: `usd` is then 0, not the real cost. */
+  known: boolean;
+  /** The {@link MODEL_PRICES} key the model was priced as, or null. */
+  pricedAs: string | null;
+}
+
+/**
+ * The price entry of a model id, or undefined. Accepts aliases (`claude-haiku-4-5`), dated snapshots
+ * (`claude-haiku-4-5-20251001`), `-latest`, Vertex (`claude-opus-4-1@20250805`) and Bedrock
+ * (`anthropic.claude-opus-4-1-20250805-v1:0`, with or without a region prefix) spellings, any case.
+ */
+export function priceOf(model: string): { key: string; price: ModelPrice } | undefined {
+  const key = normalizeModelId(model);
+  const price = Object.hasOwn(MODEL_PRICES, key) ? MODEL_PRICES[key] : undefined;
+  return price ? { key, price } : undefined;
+}
+
+/**
+ * The cost in USD of one call of `model` with `usage`. Never throws.
+ * @returns `{ usd: 0, known: false }` for a model without a price.
+ */
+export function costUsd(model: string, usage: TokenUsage): CostEstimate {
+  const found = priceOf(model);
+  if (!found) return { usd: 0, known: false, pricedAs: null };
+  const input = count(usage.inputTokens);
+  const output = count(usage.outputTokens);
+  const cacheRead = count(usage.cacheReadTokens);
+  const cacheWrite = count(usage.cacheWriteTokens);
+  const { longPrompt } = found.price;
+  const r =
+    longPrompt && input + cacheRead + cacheWrite > longPrompt.thresholdTokens
+      ? longPrompt.rates
+      : found.price;
+  const usd =
+    (input * r.inputPerMTok +
+      output * r.outputPerMTok +
+      cacheRead * r.cacheReadPerMTok +
+      cacheWrite * r.cacheWritePerMTok) /
+    1_000_000;
+  return { usd: Math.round(usd * 1e9) / 1e9, known: true, pricedAs: found.key };
+}
+
+function count(tokens: number | null | undefined): number {
+  return typeof tokens === 'number' && Number.isFinite(tokens) && tokens > 0 ? tokens : 0;
+}
+
+function normalizeModelId(model: string): string {
+  return model
+    .trim()
+    .toLowerCase()
+    .replace(/^(?:[a-z]{2,4}\.)?anthropic\./, '') // Bedrock: `anthropic.` or `us.anthropic.`
+    .replace(/-v\d+(?::\d+)?$/, '') // Bedrock version suffix `-v1:0`
+    .replace(/@.*$/, '') // Vertex snapshot `@20250805`
+    .replace(/\[1m\]$/, '') // 1M-context marker some tools append
+    .replace(/-(?:\d{8}|latest)$/, ''); // dated snapshot or `-latest`
+}

@@ -1,0 +1,670 @@
+/**
+ * A fake Anthropic Messages API: a real HTTP server (node:http) on 127.0.0.1, on a free port, that the
+ * real @anthropic-ai/sdk talks to through `baseURL` (DESIGN.md: "Tests drive the real SDK against a
+ * local HTTP server that speaks the Messages API ... No network").
+ *
+ * It speaks enough of `POST /v1/messages` for compactor's summarizer:
+ * - it checks requests the way the API does where a mistake of ours could hide (authentication
+ *   header, `anthropic-version`, JSON body, `model`, `max_tokens`, `messages`, `tools`, a
+ *   `tool_choice` that names a declared tool, `cache_control` types) and answers 4xx in the API's error
+ *   shape `{ type: 'error', error: { type, message }, request_id }`, so a bad request fails loudly;
+ * - by default it answers like a model that called the forced tool, with a valid checkpoint derived
+ *   from the prompt (the `<working_set>` paths, the last user message of the `<transcript>`, the
+ *   previous checkpoint's items) and realistic `usage`: about 4 characters per token, and prompt
+ *   caching simulated per prefix (tools + system up to the last `cache_control`): the first request
+ *   with a prefix writes it (`cache_creation_input_tokens`), the next ones read it
+ *   (`cache_read_input_tokens`), the rest is `input_tokens`. Unlike the API, it applies no minimum
+ *   cacheable length (1,024 to 4,096 tokens depending on the model), so it caches even a short prefix;
+ * - every answer carries a `request-id` header (`req_fake_0001`, ...); messages have ids `msg_fake_0001`.
+ *
+ * Scripting: {@link FakeAnthropicServer.enqueue} queues behaviours, one per request, first in first
+ * out; a request finding the queue empty gets `'ok'`. Requests are recorded in
+ * {@link FakeAnthropicServer.requests}, parsed, whatever the answer (a request that fails validation
+ * is recorded and does not consume a behaviour).
+ *
+ * Usage:
+ * ```ts
+ * const fake = new FakeAnthropicServer();
+ * const { url, close } = await fake.start();
+ * fake.enqueue({ status: 429, retryAfter: 7 }, 'ok');
+ * // new Anthropic({ apiKey: 'test', baseURL: url }) ...
+ * await close();
+ * ```
+ */
+import { createHash } from 'node:crypto';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** Scripted answers without parameters. */
+export type FakeScenario =
+  /** 200, the forced tool called with a valid checkpoint derived from the prompt. The default. */
+  | 'ok'
+  /** 529 `overloaded_error`. */
+  | 'overloaded'
+  /** 500 `api_error`. */
+  | 'server-error'
+  /** 200 with `content-type: application/json` and a truncated JSON body. */
+  | 'malformed-json'
+  /** 200 with an HTML page, as a misconfigured proxy might answer. */
+  | 'html'
+  /** 200, `stop_reason: 'refusal'`, a text block and `stop_details`. */
+  | 'refusal'
+  /** 200, `stop_reason: 'max_tokens'`, a tool call whose input stops half-way. */
+  | 'max-tokens'
+  /** 200, `stop_reason: 'end_turn'`, a text answer and no tool call. */
+  | 'text-only'
+  /** 200, the tool called with an input that breaks the schema (`completed` is a string). */
+  | 'invalid-checkpoint'
+  /** 200, the tool called with a checkpoint whose every field is blank (working set copied). */
+  | 'empty-checkpoint'
+  /** The socket is destroyed before any answer: a connection error for the client. */
+  | 'connection-reset';
+
+/** An error answer in the API's shape. */
+export interface FakeErrorBehaviour {
+  /** HTTP status: 400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 503, 529, ... */
+  status: number;
+  /** `retry-after` header: delay-seconds (number) or an HTTP date (string). */
+  retryAfter?: number | string;
+  /** `retry-after-ms` header, ms. */
+  retryAfterMs?: number;
+  /** `error.type`; default the API's type for the status (`rate_limit_error` for 429, ...). */
+  errorType?: string;
+  /** `error.details.error_code`, e.g. `enforced_spend_limit_reached`. */
+  errorCode?: string;
+  /** `error.message`; default a message like the API's. */
+  message?: string;
+}
+
+/** One scripted answer. */
+export type FakeBehaviour =
+  | FakeScenario
+  | FakeErrorBehaviour
+  /** Waits `delayMs` ms, then answers `then` (default `'ok'`). A client that gives up cancels it. */
+  | { delayMs: number; then?: FakeBehaviour }
+  /** 200, the tool called with exactly this input. */
+  | { toolInput: unknown };
+
+/** One request as the server received it. */
+export interface RecordedRequest {
+  method: string;
+  /** Path and query, e.g. `/v1/messages`. */
+  path: string;
+  /** Lower-cased header names, as node:http gives them. */
+  headers: IncomingHttpHeaders;
+  /** The body as sent. */
+  rawBody: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  body: unknown;
+  /** The `request-id` the server answered with. */
+  requestId: string;
+}
+
+/** A started server. */
+export interface FakeAnthropicHandle {
+  /** Base URL for the SDK's `baseURL`, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** Stops the server: cancels delayed answers, drops open connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Default `error.type` and `error.message` per status, as the API words them. */
+const ERROR_DEFAULTS: Record<number, [string, string]> = {
+  400: ['invalid_request_error', 'Invalid request.'],
+  401: ['authentication_error', 'invalid x-api-key'],
+  402: ['billing_error', 'Your credit balance is too low to access the Anthropic API.'],
+  403: ['permission_error', 'Your API key does not have permission to use the specified resource.'],
+  404: ['not_found_error', 'The requested resource could not be found.'],
+  408: ['timeout_error', 'Request timed out.'],
+  409: ['conflict_error', 'Conflict.'],
+  413: ['request_too_large', 'Request exceeds the maximum allowed number of bytes.'],
+  422: ['invalid_request_error', 'Unprocessable request.'],
+  429: ['rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit.'],
+  500: ['api_error', 'Internal server error'],
+  503: ['api_error', 'Service unavailable'],
+  504: ['timeout_error', 'Gateway timeout'],
+  529: ['overloaded_error', 'Overloaded'],
+};
+
+/** A request failing validation: answered 4xx before any scripted behaviour. */
+class InvalidRequest extends Error {
+  override name = 'InvalidRequest';
+  constructor(
+    readonly status: number,
+    readonly errorType: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The fake Messages API. One instance per test file or test; see the file comment. */
+export class FakeAnthropicServer {
+  /** Every request received, in order. */
+  readonly requests: RecordedRequest[] = [];
+  readonly #queue: FakeBehaviour[] = [];
+  readonly #cachedPrefixes = new Set<string>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #sockets = new Set<Socket>();
+  #server: Server | null = null;
+  #closing: Promise<void> | null = null;
+  #counter = 0;
+
+  /** Queues behaviours for the next requests, in order. Returns this, for chaining. */
+  enqueue(...behaviours: FakeBehaviour[]): this {
+    this.#queue.push(...behaviours);
+    return this;
+  }
+
+  /** Behaviours not consumed yet. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /**
+   * Listens on 127.0.0.1, on a free port.
+   * @throws {Error} when called twice.
+   */
+  async start(): Promise<FakeAnthropicHandle> {
+    if (this.#server) throw new Error('FakeAnthropicServer: already started');
+    const server = createServer((req, res) => {
+      this.#handle(req, res).catch((error: unknown) => {
+        // A bug of the fake itself: answer 500 in the API's shape rather than hang the client.
+        if (!res.headersSent) this.#sendError(res, 'req_fake_internal', 500, 'api_error', String(error));
+      });
+    });
+    server.on('connection', (socket) => {
+      this.#sockets.add(socket);
+      socket.on('close', () => this.#sockets.delete(socket));
+    });
+    this.#server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => this.close() };
+  }
+
+  /** Stops the server; every step runs even if one fails. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      for (const timer of this.#timers) clearTimeout(timer);
+      this.#timers.clear();
+      const server = this.#server;
+      if (!server) return;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of this.#sockets) socket.destroy();
+      server.closeAllConnections();
+      await closed;
+    })();
+    return this.#closing;
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawBody = await readBody(req);
+    const requestId = this.#nextId('req_fake_');
+    const recorded: RecordedRequest = {
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      rawBody,
+      body: parseJson(rawBody),
+      requestId,
+    };
+    this.requests.push(recorded);
+    let body: MessagesRequest;
+    try {
+      body = validate(recorded);
+    } catch (error) {
+      if (!(error instanceof InvalidRequest)) throw error;
+      this.#sendError(res, requestId, error.status, error.errorType, error.message);
+      return;
+    }
+    await this.#answer(req, res, requestId, body, this.#queue.shift() ?? 'ok');
+  }
+
+  async #answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    body: MessagesRequest,
+    behaviour: FakeBehaviour,
+  ): Promise<void> {
+    if (typeof behaviour === 'object' && 'delayMs' in behaviour) {
+      const waited = await this.#sleep(behaviour.delayMs, req);
+      if (!waited || res.destroyed) return;
+      return this.#answer(req, res, requestId, body, behaviour.then ?? 'ok');
+    }
+    if (typeof behaviour === 'object' && 'status' in behaviour) {
+      const [defaultType, defaultMessage] = ERROR_DEFAULTS[behaviour.status] ?? ['api_error', 'Error'];
+      const headers: Record<string, string> = {};
+      if (behaviour.retryAfter !== undefined) headers['retry-after'] = String(behaviour.retryAfter);
+      if (behaviour.retryAfterMs !== undefined) headers['retry-after-ms'] = String(behaviour.retryAfterMs);
+      const details = behaviour.errorCode ? { error_code: behaviour.errorCode } : undefined;
+      this.#sendError(
+        res,
+        requestId,
+        behaviour.status,
+        behaviour.errorType ?? defaultType,
+        behaviour.message ?? defaultMessage,
+        headers,
+        details,
+      );
+      return;
+    }
+    if (typeof behaviour === 'object' && 'toolInput' in behaviour) {
+      this.#sendMessage(res, requestId, body, [this.#toolUse(body, behaviour.toolInput)], 'tool_use');
+      return;
+    }
+    switch (behaviour) {
+      case 'ok':
+        this.#sendMessage(res, requestId, body, [this.#toolUse(body, deriveCheckpoint(body))], 'tool_use');
+        return;
+      case 'overloaded':
+        return this.#answer(req, res, requestId, body, { status: 529 });
+      case 'server-error':
+        return this.#answer(req, res, requestId, body, { status: 500 });
+      case 'malformed-json': {
+        const id = this.#nextId('msg_fake_');
+        send(
+          res,
+          200,
+          requestId,
+          `{"id":"${id}","type":"message","role":"assistant","content":[{"type":"tool_u`,
+        );
+        return;
+      }
+      case 'html':
+        send(res, 200, requestId, '<html><body><h1>502 Bad Gateway</h1></body></html>', {
+          'content-type': 'text/html; charset=utf-8',
+        });
+        return;
+      case 'refusal':
+        this.#sendMessage(
+          res,
+          requestId,
+          body,
+          [textBlock("I can't help with summarizing this conversation.")],
+          'refusal',
+          {
+            type: 'refusal',
+            category: null,
+            explanation: 'The request was declined by a safety classifier.',
+          },
+        );
+        return;
+      case 'max-tokens': {
+        const partial = { goal: deriveCheckpoint(body).goal };
+        this.#sendMessage(
+          res,
+          requestId,
+          body,
+          [this.#toolUse(body, partial)],
+          'max_tokens',
+          null,
+          body.max_tokens,
+        );
+        return;
+      }
+      case 'text-only':
+        this.#sendMessage(
+          res,
+          requestId,
+          body,
+          [textBlock('Here is a summary of the session so far.')],
+          'end_turn',
+        );
+        return;
+      case 'invalid-checkpoint': {
+        const input = { ...deriveCheckpoint(body), completed: 'everything is done' };
+        this.#sendMessage(res, requestId, body, [this.#toolUse(body, input)], 'tool_use');
+        return;
+      }
+      case 'empty-checkpoint': {
+        const input = {
+          goal: '',
+          lastUserRequest: ' ',
+          completed: [],
+          inProgress: [],
+          pending: [],
+          blockers: [],
+          decisions: [],
+          openQuestions: [],
+          workingSet: deriveCheckpoint(body).workingSet,
+        };
+        this.#sendMessage(res, requestId, body, [this.#toolUse(body, input)], 'tool_use');
+        return;
+      }
+      case 'connection-reset':
+        req.socket.destroy();
+        return;
+      default:
+        behaviour satisfies never;
+        throw new Error(`FakeAnthropicServer: unknown behaviour ${JSON.stringify(behaviour)}`);
+    }
+  }
+
+  #toolUse(body: MessagesRequest, input: unknown): Record<string, unknown> {
+    const forced = body.tool_choice?.type === 'tool' ? body.tool_choice.name : undefined;
+    const name = forced ?? body.tools?.[0]?.name ?? 'record_checkpoint';
+    return { type: 'tool_use', id: this.#nextId('toolu_fake_'), name, input, caller: { type: 'direct' } };
+  }
+
+  #sendMessage(
+    res: ServerResponse,
+    requestId: string,
+    body: MessagesRequest,
+    content: Array<Record<string, unknown>>,
+    stopReason: string,
+    stopDetails: Record<string, unknown> | null = null,
+    outputTokens?: number,
+  ): void {
+    const message = {
+      id: this.#nextId('msg_fake_'),
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      stop_details: stopDetails,
+      container: null,
+      diagnostics: null,
+      usage: this.#usage(body, outputTokens ?? estimateTokens(JSON.stringify(content))),
+    };
+    send(res, 200, requestId, JSON.stringify(message));
+  }
+
+  /** Token counts: ~4 characters per token; the cacheable prefix read if seen before, else written. */
+  #usage(body: MessagesRequest, outputTokens: number): Record<string, unknown> {
+    const prefix = cacheablePrefix(body);
+    const rest = estimateTokens(JSON.stringify(body.messages));
+    let cacheWrite = 0;
+    let cacheRead = 0;
+    let input = rest;
+    if (prefix) {
+      const key = createHash('sha256').update(`${body.model}\n${prefix}`).digest('hex');
+      const tokens = estimateTokens(prefix);
+      if (this.#cachedPrefixes.has(key)) cacheRead = tokens;
+      else {
+        this.#cachedPrefixes.add(key);
+        cacheWrite = tokens;
+      }
+    } else {
+      input += estimateTokens(JSON.stringify([body.tools ?? [], body.system ?? '']));
+    }
+    return {
+      input_tokens: input,
+      output_tokens: Math.min(outputTokens, body.max_tokens),
+      cache_creation_input_tokens: cacheWrite,
+      cache_read_input_tokens: cacheRead,
+      cache_creation: { ephemeral_5m_input_tokens: cacheWrite, ephemeral_1h_input_tokens: 0 },
+      server_tool_use: null,
+      service_tier: 'standard',
+      inference_geo: null,
+      output_tokens_details: null,
+      speed: null,
+    };
+  }
+
+  #sendError(
+    res: ServerResponse,
+    requestId: string,
+    status: number,
+    type: string,
+    message: string,
+    headers: Record<string, string> = {},
+    details?: Record<string, unknown>,
+  ): void {
+    const error = details ? { type, message, details } : { type, message };
+    const retryable: Record<string, string> =
+      status === 429 || status >= 500 ? { 'x-should-retry': 'true' } : {};
+    send(res, status, requestId, JSON.stringify({ type: 'error', error, request_id: requestId }), {
+      ...retryable,
+      ...headers,
+    });
+  }
+
+  /** Resolves true after `ms`, or false as soon as the client goes away or the server closes. */
+  #sleep(ms: number, req: IncomingMessage): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        req.socket.off('close', onClose);
+        resolve(true);
+      }, ms);
+      const onClose = () => {
+        clearTimeout(timer);
+        this.#timers.delete(timer);
+        resolve(false);
+      };
+      this.#timers.add(timer);
+      req.socket.once('close', onClose);
+    });
+  }
+
+  #nextId(prefix: string): string {
+    this.#counter += 1;
+    return `${prefix}${String(this.#counter).padStart(4, '0')}`;
+  }
+}
+
+/** The part of a Messages API request body the fake reads, after validation. */
+interface MessagesRequest {
+  model: string;
+  max_tokens: number;
+  messages: Array<{ role: string; content: unknown }>;
+  system?: string | Array<{ type: string; text: string; cache_control?: unknown }>;
+  tools?: Array<{ name: string; input_schema: unknown; cache_control?: unknown }>;
+  tool_choice?: { type: string; name?: string };
+}
+
+/** Checks what the API checks and compactor could get wrong. @throws {InvalidRequest} */
+function validate(request: RecordedRequest): MessagesRequest {
+  if (request.path.split('?')[0] !== '/v1/messages') {
+    throw new InvalidRequest(404, 'not_found_error', `Not found: ${request.method} ${request.path}`);
+  }
+  if (request.method !== 'POST') throw new InvalidRequest(405, 'invalid_request_error', 'Method not allowed');
+  const auth = request.headers['x-api-key'] ?? request.headers.authorization;
+  if (!auth) throw new InvalidRequest(401, 'authentication_error', 'x-api-key header is required');
+  if (!request.headers['anthropic-version']) {
+    throw new InvalidRequest(400, 'invalid_request_error', 'anthropic-version: header is required');
+  }
+  const body = request.body as Partial<MessagesRequest> | undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new InvalidRequest(400, 'invalid_request_error', 'The request body is not valid JSON.');
+  }
+  const bad = (message: string) => new InvalidRequest(400, 'invalid_request_error', message);
+  if (typeof body.model !== 'string' || body.model === '') throw bad('model: Field required');
+  if (!Number.isInteger(body.max_tokens) || (body.max_tokens as number) < 1) {
+    throw bad('max_tokens: Input should be a positive integer');
+  }
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw bad('messages: at least one message is required');
+  body.messages.forEach((m, i) => {
+    if (m?.role !== 'user' && m?.role !== 'assistant')
+      throw bad(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    if (typeof m.content !== 'string' && !Array.isArray(m.content))
+      throw bad(`messages.${i}.content: Field required`);
+  });
+  if (body.system !== undefined && typeof body.system !== 'string') {
+    if (!Array.isArray(body.system)) throw bad('system: Input should be a valid string or list');
+    body.system.forEach((b, i) => {
+      if (b?.type !== 'text' || typeof b.text !== 'string')
+        throw bad(`system.${i}: Input should be a text block`);
+      checkCacheControl(b.cache_control, `system.${i}.cache_control`, bad);
+    });
+  }
+  const names = new Set<string>();
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools)) throw bad('tools: Input should be a valid list');
+    body.tools.forEach((t, i) => {
+      if (typeof t?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(t.name))
+        throw bad(`tools.${i}.name: invalid`);
+      const schema = t.input_schema as { type?: unknown } | undefined;
+      if (schema?.type !== 'object') throw bad(`tools.${i}.input_schema.type: Input should be 'object'`);
+      if (names.has(t.name)) throw bad(`tools: Tool names must be unique (${t.name})`);
+      names.add(t.name);
+      checkCacheControl(t.cache_control, `tools.${i}.cache_control`, bad);
+    });
+  }
+  const choice = body.tool_choice;
+  if (choice !== undefined) {
+    if (!['auto', 'any', 'tool', 'none'].includes(choice?.type ?? '')) throw bad('tool_choice.type: invalid');
+    if (choice.type === 'tool' && !names.has(choice.name ?? '')) {
+      throw bad(`tool_choice: Tool '${choice.name}' not found in provided tools`);
+    }
+  }
+  return body as MessagesRequest;
+}
+
+function checkCacheControl(value: unknown, where: string, bad: (m: string) => InvalidRequest): void {
+  if (value === undefined || value === null) return;
+  if ((value as { type?: unknown }).type !== 'ephemeral')
+    throw bad(`${where}.type: Input should be 'ephemeral'`);
+}
+
+/** Tools and system up to (and including) the last block marked `cache_control`, or '' when none is. */
+function cacheablePrefix(body: MessagesRequest): string {
+  const blocks: Array<{ cache_control?: unknown }> = [...(body.tools ?? [])];
+  if (Array.isArray(body.system)) blocks.push(...body.system);
+  let last = -1;
+  blocks.forEach((b, i) => {
+    if (b.cache_control) last = i;
+  });
+  return last < 0 ? '' : JSON.stringify(blocks.slice(0, last + 1));
+}
+
+/**
+ * A plausible checkpoint from compactor's prompt: the previous checkpoint's lists carried over, the
+ * working-set paths copied, the last user message as the last request, one `completed` item per
+ * assistant message, one blocker per tool result that mentions an error.
+ */
+function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
+  const text = userText(body);
+  const previous = parsePrevious(text);
+  const messages = [
+    ...text.matchAll(/<message seq="(\d+)" role="(\w+)" kind="(\w+)"[^>]*>\n([\s\S]*?)\n<\/message>/g),
+  ].map((m) => ({ seq: Number(m[1]), role: m[2], kind: m[3], content: unescapeEntities(m[4] ?? '') }));
+  const users = messages.filter((m) => m.role === 'user' && m.kind === 'message');
+  const item = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 200);
+  const lastUserRequest = users.at(-1)?.content.slice(0, 20_000) ?? str(previous.lastUserRequest);
+  const goal = str(previous.goal) || item(users[0]?.content ?? '') || 'Continue the session.';
+  const completed = [
+    ...list(previous.completed),
+    ...messages
+      .filter((m) => m.role === 'assistant' && m.kind === 'message' && m.content.trim())
+      .map((m) => item(m.content)),
+  ];
+  const blockers = [
+    ...list(previous.blockers),
+    ...messages
+      .filter((m) => m.kind === 'tool_result' && /error/i.test(m.content))
+      .map((m) => item(m.content)),
+  ];
+  return {
+    goal,
+    lastUserRequest,
+    completed: completed.slice(-200),
+    inProgress: list(previous.inProgress),
+    pending: list(previous.pending),
+    blockers: blockers.slice(-200),
+    decisions: list(previous.decisions),
+    openQuestions: list(previous.openQuestions),
+    workingSet: workingSetPaths(text),
+  };
+}
+
+/** Text of the last user message. */
+function userText(body: MessagesRequest): string {
+  const last = [...body.messages].reverse().find((m) => m.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  return (last.content as Array<{ type?: string; text?: string }>)
+    .map((b) => (b.type === 'text' ? (b.text ?? '') : ''))
+    .join('\n');
+}
+
+function parsePrevious(text: string): Record<string, unknown> {
+  const match = /<previous_checkpoint>\n([\s\S]*?)\n<\/previous_checkpoint>/.exec(text);
+  const parsed = match ? parseJson(unescapeEntities(match[1] ?? '')) : undefined;
+  return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+}
+
+/** Paths listed in `<working_set>`: one per line, list markers and the "... and N more" line removed. */
+function workingSetPaths(text: string): string[] {
+  const match = /<working_set[^>]*>\n([\s\S]*?)\n<\/working_set>/.exec(text);
+  if (!match) return [];
+  return unescapeEntities(match[1] ?? '')
+    .split('\n')
+    .map((line) => line.replace(/^\s*(?:[-*]|\d+\.)\s+/, '').trim())
+    .filter((line) => line !== '' && !line.startsWith('...') && !line.startsWith('(no file'))
+    .map((line) => line.slice(0, 300));
+}
+
+function list(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v !== '') : [];
+}
+
+function str(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function unescapeEntities(text: string): string {
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
+}
+
+function textBlock(text: string): Record<string, unknown> {
+  return { type: 'text', text, citations: null };
+}
+
+function estimateTokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  requestId: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'request-id': requestId,
+    ...headers,
+  });
+  res.end(body);
+}

@@ -1,0 +1,175 @@
+/**
+ * The one place that maps @anthropic-ai/sdk errors to compactor's retry policy (DESIGN.md
+ * "Summarizers": 429 honours retry-after, 529/5xx back off, 4xx other than 429 fail clearly).
+ *
+ * - a request that can never succeed as sent (400, 401, 402, 403, 404, 413, 422; a 429 for a spend
+ *   limit) becomes a {@link SummarizerConfigError}: permanent, the worker fails the job;
+ * - 429 becomes a {@link RateLimitedError} carrying the server's `retry-after`;
+ * - 408, 409, 5xx, 529, connection errors, timeouts and a response body that is not JSON become an
+ *   {@link AnthropicTransientError}: BullMQ retries with backoff;
+ * - anything else (a caller's abort included) is returned unchanged.
+ *
+ * Every mapped error keeps the API's request id (`request-id` header) in its message and fields, so
+ * a failed job in Bull Board can be traced on Anthropic's side, and the SDK error as `cause`.
+ */
+import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import { SummarizerConfigError } from '../../shared/errors.ts';
+
+/** The API said 429: retry no sooner than {@link retryAfterMs} from when it answered. Transient. */
+export class RateLimitedError extends Error {
+  override name = 'RateLimitedError';
+  /** Wait asked for by `retry-after-ms` / `retry-after`, in ms; null when the response gave none. */
+  readonly retryAfterMs: number | null;
+  /** The API's request id, or null. */
+  readonly requestId: string | null;
+  constructor(
+    message: string,
+    details: { retryAfterMs: number | null; requestId: string | null; cause?: unknown },
+  ) {
+    super(message, { cause: details.cause });
+    this.retryAfterMs = details.retryAfterMs;
+    this.requestId = details.requestId;
+  }
+}
+
+/** A failure that may pass: overload, server error, timeout, lost connection, garbled body. */
+export class AnthropicTransientError extends Error {
+  override name = 'AnthropicTransientError';
+  /** HTTP status, or null when no response came (connection error, timeout). */
+  readonly status: number | null;
+  /** The API's request id, or null. */
+  readonly requestId: string | null;
+  constructor(
+    message: string,
+    details: { status: number | null; requestId: string | null; cause?: unknown },
+  ) {
+    super(message, { cause: details.cause });
+    this.status = details.status;
+    this.requestId = details.requestId;
+  }
+}
+
+/** What the mapping may mention in its messages. */
+export interface AnthropicErrorContext {
+  /** The model the request asked for. */
+  model?: string | undefined;
+  /** Clock for an HTTP-date `retry-after`, ms since the epoch; default `Date.now()`. */
+  nowMs?: number | undefined;
+}
+
+/** 429 error codes that no wait of seconds can fix: someone must raise a limit. */
+const SPEND_LIMIT_CODES = new Set(['enforced_spend_limit_reached', 'contract_spend_limit_reached']);
+
+/**
+ * Maps an error thrown by `client.messages.create` to the error compactor throws. Returns, never
+ * throws: use as `throw mapAnthropicError(error, { model })`.
+ * @returns a {@link SummarizerConfigError} (permanent), {@link RateLimitedError} or
+ *   {@link AnthropicTransientError} (transient), or `error` itself when it is none of the SDK's.
+ */
+export function mapAnthropicError(error: unknown, context: AnthropicErrorContext = {}): unknown {
+  if (error instanceof APIUserAbortError) return error;
+  if (error instanceof APIConnectionError) {
+    // Includes APIConnectionTimeoutError; no response, so no status and no request id.
+    return new AnthropicTransientError(`Anthropic API unreachable: ${error.message}`, {
+      status: null,
+      requestId: null,
+      cause: error,
+    });
+  }
+  if (error instanceof SyntaxError) {
+    // The SDK parses a 2xx JSON body itself; a truncated or garbled body surfaces as a SyntaxError.
+    return new AnthropicTransientError(
+      `Anthropic API returned a body that is not valid JSON: ${error.message}`,
+      {
+        status: null,
+        requestId: null,
+        cause: error,
+      },
+    );
+  }
+  if (!(error instanceof APIError) || typeof error.status !== 'number') return error;
+
+  const status = error.status;
+  const requestId = requestIdOf(error);
+  const detail = describe(error, requestId);
+  const model = context.model ? `"${context.model}"` : 'the configured model';
+
+  if (status === 429) {
+    if (error.errorCode && SPEND_LIMIT_CODES.has(error.errorCode)) {
+      return new SummarizerConfigError(
+        `Anthropic spend limit reached ${detail}: raise the organization's spend limit, or use the ` +
+          'extractive summarizer (unset ANTHROPIC_API_KEY) until it resets',
+        { cause: error },
+      );
+    }
+    const retryAfterMs = parseRetryAfterMs(error.headers, context.nowMs ?? Date.now());
+    const wait = retryAfterMs === null ? 'no retry-after given' : `retry after ${retryAfterMs} ms`;
+    return new RateLimitedError(`Anthropic rate limit ${detail}; ${wait}`, {
+      retryAfterMs,
+      requestId,
+      cause: error,
+    });
+  }
+  const fix = CONFIG_FIXES[status];
+  if (fix)
+    return new SummarizerConfigError(`Anthropic rejected the request ${detail}: ${fix(model)}`, {
+      cause: error,
+    });
+  if (status === 408 || status === 409 || status >= 500) {
+    const what = status === 529 ? 'overloaded' : status >= 500 ? 'server error' : 'request not completed';
+    return new AnthropicTransientError(`Anthropic API ${what} ${detail}; retry later`, {
+      status,
+      requestId,
+      cause: error,
+    });
+  }
+  return error;
+}
+
+/** What to fix, per permanent status. */
+const CONFIG_FIXES: Readonly<Record<number, (model: string) => string>> = {
+  400: (model) =>
+    `the request is invalid for ${model}; check COMPACTOR_MODEL or the strategy's model, maxSummaryTokens ` +
+    '(max_tokens) and that the leaving messages fit the context window',
+  401: () => 'the API key is not valid; set a valid ANTHROPIC_API_KEY',
+  402: () => "the organization's billing needs attention; fix billing in the Anthropic console",
+  403: (model) =>
+    `the API key may not use ${model} or this endpoint; check the key's workspace and permissions`,
+  404: (model) =>
+    `${model} or the endpoint does not exist; check COMPACTOR_MODEL or the strategy's model, and ANTHROPIC_BASE_URL`,
+  413: () =>
+    'the request is too large; summarize fewer messages at once (raise keepRecent or compact more often)',
+  422: (model) =>
+    `the request was understood but cannot be processed by ${model}; check the model and its parameters`,
+};
+
+/**
+ * The wait a 429 asks for, in ms: `retry-after-ms` (milliseconds, what the SDK itself honours first),
+ * else `retry-after` as delay-seconds (decimals allowed) or an HTTP date. A date in the past gives 0.
+ * @param nowMs the current time, ms since the epoch (for an HTTP date).
+ * @returns null when neither header is present or parseable.
+ */
+export function parseRetryAfterMs(headers: Headers | null | undefined, nowMs: number): number | null {
+  const ms = headers?.get('retry-after-ms')?.trim();
+  if (ms && /^\d+(?:\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
+  const value = headers?.get('retry-after')?.trim();
+  if (!value) return null;
+  if (/^\d+(?:\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+function requestIdOf(error: APIError): string | null {
+  if (error.requestID) return error.requestID;
+  const body = error.error as { request_id?: unknown } | undefined;
+  return typeof body?.request_id === 'string' ? body.request_id : null;
+}
+
+/** `(429 rate_limit_error: Number of requests ...; request-id req_...)`. */
+function describe(error: APIError, requestId: string | null): string {
+  const kind = [error.status, error.type ?? undefined, error.errorCode ?? undefined]
+    .filter(Boolean)
+    .join(' ');
+  const apiMessage = error.apiMessage ? `: ${error.apiMessage}` : '';
+  return `(${kind}${apiMessage}; request-id ${requestId ?? 'none'})`;
+}

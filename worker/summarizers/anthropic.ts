@@ -1,0 +1,222 @@
+/**
+ * The `anthropic` summarizer (DESIGN.md "Summarizers"): one Messages API call per summary, through
+ * @anthropic-ai/sdk. Structured output comes from a forced call of the single tool
+ * `record_checkpoint`, whose input is validated with the checkpoint's zod schema; the fixed system
+ * prompt (and the tool before it) is the cached prefix. Nothing from a refused, truncated, toolless,
+ * invalid or empty answer is ever returned (invariant 6).
+ *
+ * Retries belong to BullMQ: the SDK's own retries are off by default, and SDK errors are mapped by
+ * {@link mapAnthropicError}.
+ */
+import { performance } from 'node:perf_hooks';
+import Anthropic from '@anthropic-ai/sdk';
+import { z } from 'zod';
+import { type Checkpoint, checkpointSchema } from '../../shared/checkpoint.ts';
+import { SummarizerConfigError, SummaryRejectedError } from '../../shared/errors.ts';
+import { costUsd } from '../../shared/pricing.ts';
+import { buildSummaryPrompt, SUMMARY_TOOL_DESCRIPTION, SUMMARY_TOOL_NAME } from '../../shared/prompt.ts';
+import type { SummarizeInput, Summarizer, SummaryResult, SummaryUsage } from '../../shared/summarizer.ts';
+import { sanitizePath } from '../../shared/working-set.ts';
+import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
+
+/** Endpoint used when no `baseURL` is given. Passed explicitly so the SDK never reads ANTHROPIC_BASE_URL itself. */
+export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+
+/** Default per-request timeout, ms. A summary of a few thousand tokens takes well under a minute. */
+export const DEFAULT_TIMEOUT_MS = 180_000;
+
+/** Most working-set paths a checkpoint holds (the schema's bound). */
+const MAX_WORKING_SET = 10_000;
+
+/** Options of {@link createAnthropicSummarizer}. */
+export interface AnthropicSummarizerOptions {
+  /** Anthropic API key (config `ANTHROPIC_API_KEY`). */
+  apiKey: string;
+  /** Messages API endpoint (config `ANTHROPIC_BASE_URL`); default {@link DEFAULT_ANTHROPIC_BASE_URL}. */
+  baseURL?: string | undefined;
+  /** Model id used when the strategy names none (config `COMPACTOR_MODEL`). */
+  model: string;
+  /** Retries inside the SDK, on top of BullMQ's; default 0. */
+  maxRetries?: number | undefined;
+  /** Timeout of one request, ms; default {@link DEFAULT_TIMEOUT_MS}. */
+  timeoutMs?: number | undefined;
+  /** Monotonic clock for `llmMs`, ms; default `performance.now`. */
+  now?: (() => number) | undefined;
+}
+
+/**
+ * The tool the model must call: `record_checkpoint`, whose input schema is the JSON schema of
+ * `checkpointSchema` (without `$schema`, which the API does not need).
+ */
+export const CHECKPOINT_TOOL: Anthropic.Tool = (() => {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(checkpointSchema) as Record<string, unknown>;
+  return {
+    name: SUMMARY_TOOL_NAME,
+    description: SUMMARY_TOOL_DESCRIPTION,
+    input_schema: { ...schema, type: 'object' },
+  };
+})();
+
+/**
+ * Creates the `anthropic` summarizer. One SDK client per summarizer; `summarize` may run concurrently.
+ * @throws {SummarizerConfigError} when an option is invalid (empty key or model, bad retries/timeout).
+ */
+export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
+  const maxRetries = options.maxRetries ?? 0;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!options.apiKey) throw new SummarizerConfigError('anthropic summarizer: apiKey is empty');
+  if (!options.model) throw new SummarizerConfigError('anthropic summarizer: model is empty');
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) {
+    throw new SummarizerConfigError(
+      `anthropic summarizer: maxRetries must be an integer >= 0, got ${maxRetries}`,
+    );
+  }
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    throw new SummarizerConfigError(
+      `anthropic summarizer: timeoutMs must be an integer > 0, got ${timeoutMs}`,
+    );
+  }
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
+    maxRetries,
+    timeout: timeoutMs,
+  });
+  const now = options.now ?? (() => performance.now());
+
+  return {
+    name: 'anthropic',
+    async summarize(input: SummarizeInput): Promise<SummaryResult> {
+      const model = input.model || options.model;
+      const prompt = buildSummaryPrompt({
+        previous: input.previous,
+        leaving: input.leaving,
+        maxSummaryTokens: input.maxSummaryTokens,
+      });
+      const started = now();
+      let message: Anthropic.Message;
+      try {
+        message = await client.messages.create(
+          {
+            model,
+            max_tokens: input.maxSummaryTokens,
+            system: [{ type: 'text', text: prompt.system, cache_control: { type: 'ephemeral' } }],
+            tools: [CHECKPOINT_TOOL],
+            tool_choice: { type: 'tool', name: SUMMARY_TOOL_NAME, disable_parallel_tool_use: true },
+            messages: [{ role: 'user', content: prompt.user }],
+          },
+          { signal: input.signal },
+        );
+      } catch (error) {
+        throw mapAnthropicError(error, { model });
+      }
+      const llmMs = Math.max(0, Math.round(now() - started));
+      assertMessage(message);
+      const usage = usageOf(message, model, llmMs);
+      const checkpoint = checkpointFromMessage(message, prompt.workingSet);
+      return { checkpoint, usage };
+    },
+  };
+}
+
+/**
+ * Extracts and validates the checkpoint of a Messages API answer, then sets its working set: the
+ * paths compactor extracted (`workingSet`, most recent first) followed by any the model added
+ * (sanitized like compactor's).
+ * Pure.
+ * @throws {SummaryRejectedError} when the answer was refused, cut off (`max_tokens`, context window)
+ *   or paused, has no `record_checkpoint` call, its input breaks the schema (the message names the
+ *   field), or it says nothing (every field but the working set empty).
+ */
+export function checkpointFromMessage(message: Anthropic.Message, workingSet: string[]): Checkpoint {
+  const ref = `message ${message.id}, request-id ${requestIdOf(message)}`;
+  const stop = message.stop_reason;
+  if (stop === 'refusal') {
+    const why = message.stop_details?.explanation ?? message.stop_details?.category ?? 'no explanation given';
+    throw new SummaryRejectedError(`summary refused by the model (stop_reason refusal: ${why}; ${ref})`);
+  }
+  if (stop === 'max_tokens' || stop === 'model_context_window_exceeded') {
+    throw new SummaryRejectedError(
+      `summary cut off (stop_reason ${stop} after ${message.usage?.output_tokens ?? '?'} output tokens; ${ref}): ` +
+        'raise maxSummaryTokens or summarize fewer messages at once',
+    );
+  }
+  if (stop === 'pause_turn')
+    throw new SummaryRejectedError(`summary not finished (stop_reason pause_turn; ${ref})`);
+  const call = message.content.find(
+    (b): b is Anthropic.ToolUseBlock => b.type === 'tool_use' && b.name === SUMMARY_TOOL_NAME,
+  );
+  if (!call) {
+    const text = message.content
+      .flatMap((b) => (b.type === 'text' ? [b.text] : []))
+      .join(' ')
+      .slice(0, 200);
+    throw new SummaryRejectedError(
+      `no ${SUMMARY_TOOL_NAME} call in the answer (stop_reason ${stop}; ${ref})${text ? `; it said: ${text}` : ''}`,
+    );
+  }
+  const parsed = checkpointSchema.safeParse(call.input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 5).map((i) => {
+      const where = i.path.length > 0 ? i.path.join('.') : 'checkpoint';
+      return `${where}: ${i.message}`;
+    });
+    throw new SummaryRejectedError(`invalid checkpoint (${ref}): ${problems.join('; ')}`);
+  }
+  if (isEmptyCheckpoint(parsed.data)) {
+    throw new SummaryRejectedError(`empty checkpoint: every field but workingSet is blank (${ref})`);
+  }
+  const extras = parsed.data.workingSet.map(sanitizePath);
+  const merged = [...new Set([...workingSet, ...extras])].slice(0, MAX_WORKING_SET);
+  const final = checkpointSchema.safeParse({ ...parsed.data, workingSet: merged });
+  if (!final.success) {
+    throw new SummaryRejectedError(
+      `invalid working set (${ref}): ${final.error.issues[0]?.message ?? 'unknown'}`,
+    );
+  }
+  return final.data;
+}
+
+/**
+ * Whether a checkpoint says nothing: goal, last request and every list blank. The working set is not
+ * counted: the model can copy it from the prompt without having summarized anything.
+ */
+export function isEmptyCheckpoint(checkpoint: Checkpoint): boolean {
+  const { workingSet: _paths, ...rest } = checkpoint;
+  return Object.values(rest).every((v) =>
+    Array.isArray(v) ? v.every((item) => item.trim() === '') : v.trim() === '',
+  );
+}
+
+/** A 2xx body that is not a Message (e.g. a proxy's HTML page): transient, like a garbled body. */
+function assertMessage(message: unknown): asserts message is Anthropic.Message {
+  const m = message as Partial<Anthropic.Message> | null;
+  if (typeof m !== 'object' || m === null || !Array.isArray(m.content)) {
+    const preview = typeof message === 'string' ? `: ${message.slice(0, 120)}` : '';
+    throw new AnthropicTransientError(
+      `Anthropic API answered 2xx with something that is not a message${preview}`,
+      {
+        status: null,
+        requestId: null,
+      },
+    );
+  }
+}
+
+function usageOf(message: Anthropic.Message, requestedModel: string, llmMs: number): SummaryUsage {
+  const model = typeof message.model === 'string' && message.model ? message.model : requestedModel;
+  const u = message.usage;
+  const tokens = {
+    inputTokens: u?.input_tokens ?? 0,
+    outputTokens: u?.output_tokens ?? 0,
+    cacheReadTokens: u?.cache_read_input_tokens ?? 0,
+    cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
+  };
+  return { model, ...tokens, costUsd: costUsd(model, tokens).usd, llmMs };
+}
+
+function requestIdOf(message: Anthropic.Message): string {
+  // The SDK attaches the `request-id` header as a non-enumerable `_request_id`.
+  const id = (message as { _request_id?: unknown })._request_id;
+  return typeof id === 'string' && id ? id : 'none';
+}
