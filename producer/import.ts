@@ -6,8 +6,8 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../shared/db.ts';
-import { idSchema } from '../shared/events.ts';
 import { InvalidInputError } from '../shared/errors.ts';
+import { idSchema } from '../shared/events.ts';
 import { parseTranscript } from '../shared/transcript.ts';
 import { createSession } from './sessions.ts';
 
@@ -59,7 +59,8 @@ export async function importTranscript(
   const started = now();
   const sessionId = options.sessionId ?? sessionIdOf(file);
   const valid = idSchema.safeParse(sessionId);
-  if (!valid.success) throw new InvalidInputError(`session id "${sessionId}": ${valid.error.issues[0]?.message}`);
+  if (!valid.success)
+    throw new InvalidInputError(`session id "${sessionId}": ${valid.error.issues[0]?.message}`);
   const messages = parseTranscript(await readFile(file), file);
   const { messageCount, tokenCount } = await createSession(db, {
     tenantId: options.tenantId,

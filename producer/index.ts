@@ -6,6 +6,7 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { InvalidInputError } from '../shared/errors.ts';
 import {
   COMPACTION_QUEUE,
   DEFAULT_JOB_OPTIONS,
@@ -16,7 +17,6 @@ import {
   type RunCompletedInput,
   runCompletedEventSchema,
 } from '../shared/events.ts';
-import { InvalidInputError } from '../shared/errors.ts';
 
 export { appendMessages, createSession, SessionExistsError } from './sessions.ts';
 

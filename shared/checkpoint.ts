@@ -4,6 +4,7 @@
  * Each compaction merges the previous checkpoint with the messages now leaving.
  */
 import { z } from 'zod';
+import { formatWorkingSetForPrompt } from './working-set.ts';
 
 const item = z.string().min(1).max(2_000);
 const list = z.array(item).max(200);
@@ -50,11 +51,11 @@ const SECTIONS: Array<[keyof Checkpoint, string]> = [
   ['blockers', 'Blockers and errors'],
   ['decisions', 'Decisions'],
   ['openQuestions', 'Open questions'],
-  ['workingSet', 'Working set (files)'],
 ];
 
 /**
- * Renders a checkpoint as the text of the summary message the agent reads on its next run.
+ * Renders a checkpoint as the text of the summary message the agent reads on its next run. The
+ * working set shows its 20 most recent paths and how many more the checkpoint holds.
  * @param coveredThroughSeq the highest seq the summary covers.
  */
 export function renderCheckpoint(checkpoint: Checkpoint, coveredThroughSeq: number): string {
@@ -64,6 +65,10 @@ export function renderCheckpoint(checkpoint: Checkpoint, coveredThroughSeq: numb
   for (const [key, title] of SECTIONS) {
     const values = checkpoint[key] as string[];
     if (values.length > 0) out.push(`${title}:\n${values.map((v) => `- ${v}`).join('\n')}`);
+  }
+  // The 20 most recent paths, then a count: the message stays short; the checkpoint keeps them all.
+  if (checkpoint.workingSet.length > 0) {
+    out.push(`Working set (files, most recent first):\n${formatWorkingSetForPrompt(checkpoint.workingSet)}`);
   }
   return out.join('\n\n');
 }

@@ -54,10 +54,15 @@ export type Plan = SkipPlan | CompactPlan;
 /**
  * Plans one compaction.
  * @param messages the snapshot's live messages in ascending seq (no duplicates).
- * @throws {Error} if `messages` is not strictly ascending by seq: a caller bug, never data.
+ * @throws {Error} if `messages` is not strictly ascending by seq or goes past `snapshot.snapshotSeq`:
+ *   a caller bug, never data.
  */
 export function planCompaction(snapshot: SessionSnapshot, messages: MessageMeta[], strategy: Strategy): Plan {
   assertAscending(messages);
+  const newest = messages[messages.length - 1];
+  if (newest && newest.seq > snapshot.snapshotSeq) {
+    throw new Error(`planCompaction: seq ${newest.seq} is past the snapshot's seq ${snapshot.snapshotSeq}`);
+  }
   if (strategy.type === 'none') return skip(strategy.type, 'strategy is none');
 
   const keep = strategy.type === 'slidingWindow' ? strategy.maxMessages : strategy.keepRecent;
@@ -131,7 +136,12 @@ function stopBeforePendingCalls(cutoff: number, pairs: ToolPairs, notes: string[
 }
 
 /** Moves the cutoff down until no kept result has its call leaving (a fixpoint; the cutoff only falls). */
-function keepToolPairsWhole(cutoff: number, messages: MessageMeta[], pairs: ToolPairs, notes: string[]): number {
+function keepToolPairsWhole(
+  cutoff: number,
+  messages: MessageMeta[],
+  pairs: ToolPairs,
+  notes: string[],
+): number {
   let result = cutoff;
   for (let changed = true; changed; ) {
     changed = false;
@@ -143,7 +153,9 @@ function keepToolPairsWhole(cutoff: number, messages: MessageMeta[], pairs: Tool
       if (call !== undefined && call <= result) {
         result = call - 1;
         changed = true;
-        notes.push(`tool result at seq ${m.seq} stays, so its call at seq ${call} stays: cutoff at seq ${result}`);
+        notes.push(
+          `tool result at seq ${m.seq} stays, so its call at seq ${call} stays: cutoff at seq ${result}`,
+        );
       }
     }
   }
@@ -155,7 +167,8 @@ function partnersOfPinned(messages: MessageMeta[], pairs: ToolPairs): Set<number
   const stay = new Set<number>();
   for (const m of messages) {
     if (!m.pinned || m.toolCallId === null) continue;
-    const partner = m.kind === 'tool_call' ? pairs.resultSeq.get(m.toolCallId) : pairs.callSeq.get(m.toolCallId);
+    const partner =
+      m.kind === 'tool_call' ? pairs.resultSeq.get(m.toolCallId) : pairs.callSeq.get(m.toolCallId);
     if (partner !== undefined) stay.add(partner);
   }
   return stay;

@@ -63,7 +63,8 @@ export function parseStrategy(text: string): Strategy {
     if (type === 'none') candidate = { type };
     else if (type === 'slidingWindow') candidate = { type, maxMessages: n };
     else if (type === 'summarize') candidate = { type, keepRecent: n ?? DEFAULT_STRATEGY_KEEP_RECENT };
-    else throw new Error(`strategy: unknown type "${type}"; use none, slidingWindow:N, summarize[:N] or JSON`);
+    else
+      throw new Error(`strategy: unknown type "${type}"; use none, slidingWindow:N, summarize[:N] or JSON`);
   }
   const parsed = strategySchema.safeParse(candidate);
   if (!parsed.success) {

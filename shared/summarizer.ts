@@ -51,5 +51,13 @@ export interface Summarizer {
 
 /** Usage of a summarizer that calls no LLM. */
 export function noUsage(llmMs = 0): SummaryUsage {
-  return { model: null, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, llmMs };
+  return {
+    model: null,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costUsd: 0,
+    llmMs,
+  };
 }

@@ -86,12 +86,16 @@ export function parseTranscript(bytes: Uint8Array, source: string): TranscriptMe
     const m = parsed.data;
     const previous = out[out.length - 1];
     if (previous && m.seq <= previous.seq) {
-      throw new TranscriptError(`${where}: seq ${m.seq} is not greater than the previous seq ${previous.seq}`);
+      throw new TranscriptError(
+        `${where}: seq ${m.seq} is not greater than the previous seq ${previous.seq}`,
+      );
     }
     const toolCallId = m.toolCallId ?? null;
     if (m.kind === 'tool_call' && toolCallId) calls.add(toolCallId);
     if (m.kind === 'tool_result' && toolCallId && !calls.has(toolCallId)) {
-      throw new TranscriptError(`${where}: toolCallId "${toolCallId}": tool result without an earlier tool call`);
+      throw new TranscriptError(
+        `${where}: toolCallId "${toolCallId}": tool result without an earlier tool call`,
+      );
     }
     out.push({
       seq: m.seq,

@@ -12,8 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProducer, type Producer } from '../producer/index.ts';
 import { CompactionStore } from '../worker/store.ts';
 import { REDIS_URL } from './env.ts';
-import { FakeAnthropicServer, type FakeAnthropicHandle } from './fake-anthropic.ts';
-import { CORPUS_DIR, cleanRedis, createTestDatabase, type TestDatabase, testPrefix, waitFor } from './helpers.ts';
+import { type FakeAnthropicHandle, FakeAnthropicServer } from './fake-anthropic.ts';
+import {
+  CORPUS_DIR,
+  cleanRedis,
+  createTestDatabase,
+  type TestDatabase,
+  testPrefix,
+  waitFor,
+} from './helpers.ts';
 
 const BIN = fileURLToPath(new URL('../worker/bin/compactor.js', import.meta.url));
 const SESSIONS = ['sweagent__ctf-rev-rock', 'openhands__runtime-basic_gui_mode', 'minisweagent__pvlib-1854'];
@@ -45,7 +52,10 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function start(args: string[], extra: Record<string, string> = {}): ChildProcess & { done: Promise<Run> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: env(extra),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let stdout = '';
   let stderr = '';
@@ -92,7 +102,9 @@ describe('compactor demo', () => {
       expect(result.stderr).toContain('imported 3 sessions');
       expect(result.code, result.stdout + result.stderr).toBe(0);
       for (const s of SESSIONS) expect(result.stdout).toContain(s);
-      expect(result.stdout).toMatch(/nothing lost: \d+ live \+ \d+ archived = (\d+) of \1 imported messages; all invariants hold/);
+      expect(result.stdout).toMatch(
+        /nothing lost: \d+ live \+ \d+ archived = (\d+) of \1 imported messages; all invariants hold/,
+      );
       expect(result.stdout).not.toContain('CHECK FAILED');
     }
   });
@@ -109,20 +121,44 @@ describe('compactor import, compact, history', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('session "rock" already exists for tenant "cli"; not imported again');
 
-    const preview = await run(['compact', '--tenant', 'cli', '--session', 'rock', '--strategy', 'slidingWindow:10', '--dry-run']);
+    const preview = await run([
+      'compact',
+      '--tenant',
+      'cli',
+      '--session',
+      'rock',
+      '--strategy',
+      'slidingWindow:10',
+      '--dry-run',
+    ]);
     expect(preview.code, preview.stderr).toBe(0);
     const { plan } = JSON.parse(preview.stdout);
     expect(plan.action).toBe('compact');
     expect(plan.leavingSeqs.length).toBeGreaterThan(20);
     expect((await run(['history', '--tenant', 'cli', '--session', 'rock'])).stdout).toBe('');
 
-    const compacted = await run(['compact', '--tenant', 'cli', '--session', 'rock', '--strategy', 'slidingWindow:10']);
+    const compacted = await run([
+      'compact',
+      '--tenant',
+      'cli',
+      '--session',
+      'rock',
+      '--strategy',
+      'slidingWindow:10',
+    ]);
     expect(compacted.code, compacted.stderr).toBe(0);
     const row = JSON.parse(compacted.stdout);
-    expect(row).toMatchObject({ status: 'applied', messagesBefore: 37, messagesArchived: plan.leavingSeqs.length });
+    expect(row).toMatchObject({
+      status: 'applied',
+      messagesBefore: 37,
+      messagesArchived: plan.leavingSeqs.length,
+    });
 
     const history = await run(['history', '--tenant', 'cli', '--session', 'rock']);
-    const lines = history.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = history.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
     expect(lines[0].id).toBe(row.id);
   });
@@ -137,7 +173,15 @@ describe('compactor import, compact, history', () => {
     const result = await run(['compact', '--tenant', 'x']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--session is required');
-    const strategy = await run(['compact', '--tenant', 'x', '--session', 'y', '--strategy', 'slidingWindow:zero']);
+    const strategy = await run([
+      'compact',
+      '--tenant',
+      'x',
+      '--session',
+      'y',
+      '--strategy',
+      'slidingWindow:zero',
+    ]);
     expect(strategy.code).toBe(2);
     expect(strategy.stderr).toContain('strategy');
   });
@@ -154,7 +198,12 @@ describe('compactor worker', () => {
     });
     const eventId = randomUUID();
     const requestsBefore = fake.requests.length;
-    await producer.runCompleted({ eventId, tenantId: 'llm', sessionId: 'pvlib', strategy: { type: 'summarize', keepRecent: 12 } });
+    await producer.runCompleted({
+      eventId,
+      tenantId: 'llm',
+      sessionId: 'pvlib',
+      strategy: { type: 'summarize', keepRecent: 12 },
+    });
     await waitFor(async () => fake.requests.length > requestsBefore, 20_000);
     worker.kill('SIGTERM');
     const exit = await worker.done;

@@ -3,9 +3,10 @@
  * template database that each test file clones (CREATE DATABASE ... TEMPLATE is far faster than
  * migrating per file). The template is dropped at the end.
  */
-import type { TestProject } from 'vitest/node';
-import postgres from 'postgres';
+
 import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import type { TestProject } from 'vitest/node';
 import { migrateDatabase } from '../worker/migrate.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from './env.ts';
 

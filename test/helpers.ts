@@ -101,7 +101,10 @@ export async function loadCorpusSession(name: string): Promise<TranscriptMessage
 }
 
 /** Polls `check` every 25 ms until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { MessageMeta } from '../shared/message.ts';
 import { type CompactPlan, planCompaction, type SessionSnapshot } from '../shared/plan.ts';
 
-const snapshot: SessionSnapshot = { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq: 0 };
+const snapshot: SessionSnapshot = { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq: 1_000 };
 
 /** Builds messages from a compact notation: `u` user, `a` assistant, `s` system, `S` summary,
  *  `c1`/`r1` tool call/result with id 1; a trailing `!` pins the message. */
@@ -105,8 +105,15 @@ describe('planCompaction', () => {
   });
 
   it('skips a summarize that would only move earlier summaries', () => {
-    const plan = planCompaction(snapshot, msgs('S u a'), { type: 'summarize', keepRecent: 2, maxSummaryTokens: 2000 });
-    expect(plan).toMatchObject({ action: 'skip', reason: 'only earlier summaries would leave; nothing new to summarize' });
+    const plan = planCompaction(snapshot, msgs('S u a'), {
+      type: 'summarize',
+      keepRecent: 2,
+      maxSummaryTokens: 2000,
+    });
+    expect(plan).toMatchObject({
+      action: 'skip',
+      reason: 'only earlier summaries would leave; nothing new to summarize',
+    });
   });
 
   it('skips when the only candidates are tied to a pending call', () => {
@@ -116,6 +123,8 @@ describe('planCompaction', () => {
 
   it('refuses messages out of seq order', () => {
     const bad = msgs('u a u').reverse();
-    expect(() => planCompaction(snapshot, bad, { type: 'slidingWindow', maxMessages: 1 })).toThrow(/ascending seq/);
+    expect(() => planCompaction(snapshot, bad, { type: 'slidingWindow', maxMessages: 1 })).toThrow(
+      /ascending seq/,
+    );
   });
 });

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importTranscript } from '../producer/import.ts';
+import { SessionExistsError } from '../producer/sessions.ts';
 import { FenceError } from '../shared/errors.ts';
 import { planCompaction } from '../shared/plan.ts';
 import { TranscriptError } from '../shared/transcript.ts';
-import { importTranscript } from '../producer/import.ts';
-import { SessionExistsError } from '../producer/sessions.ts';
 import { audit, violations } from '../worker/audit.ts';
 import { migrateDatabase } from '../worker/migrate.ts';
 import { CompactionStore } from '../worker/store.ts';
@@ -79,7 +79,11 @@ describe('import', () => {
   it.each([
     ['not JSON', '{"seq": 0, "role": "user"', /bad\.jsonl:1: not JSON/],
     ['a missing field', '{"seq":0,"role":"user","kind":"message"}', /bad\.jsonl:1: content: /],
-    ['a NUL byte', '{"seq":0,"role":"user","kind":"message","content":"a\\u0000b"}', /content: contains a NUL/],
+    [
+      'a NUL byte',
+      '{"seq":0,"role":"user","kind":"message","content":"a\\u0000b"}',
+      /content: contains a NUL/,
+    ],
     [
       'duplicate seqs',
       '{"seq":0,"role":"user","kind":"message","content":"a"}\n{"seq":0,"role":"user","kind":"message","content":"b"}',
@@ -105,7 +109,9 @@ describe('import', () => {
     const good = Buffer.from('{"seq":0,"role":"user","kind":"message","content":"ok"}\n');
     const bad = Buffer.from([0x7b, 0x22, 0x73, 0xe9, 0x71, 0x22, 0x7d]);
     await writeFile(file, Buffer.concat([good, bad]));
-    await expect(importTranscript(tdb.database.db, file, { tenantId })).rejects.toThrow(/latin1\.jsonl:2: not valid UTF-8/);
+    await expect(importTranscript(tdb.database.db, file, { tenantId })).rejects.toThrow(
+      /latin1\.jsonl:2: not valid UTF-8/,
+    );
   });
 });
 

@@ -4,15 +4,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RUN_COMPLETED } from '../shared/events.ts';
+import { appendMessages, createProducer, createSession, type Producer } from '../producer/index.ts';
 import { InvalidInputError } from '../shared/errors.ts';
+import { RUN_COMPLETED } from '../shared/events.ts';
 import { createExtractiveSummarizer } from '../shared/extractive.ts';
 import type { Summarizer } from '../shared/summarizer.ts';
-import { appendMessages, createProducer, createSession, type Producer } from '../producer/index.ts';
 import { audit, violations } from '../worker/audit.ts';
 import { openServices } from '../worker/services.ts';
 import { CompactionStore } from '../worker/store.ts';
 import { type CompactionWorker, startWorker } from '../worker/worker.ts';
+import { REDIS_URL } from './env.ts';
 import {
   cleanRedis,
   createTestDatabase,
@@ -23,7 +24,6 @@ import {
   testPrefix,
   waitFor,
 } from './helpers.ts';
-import { REDIS_URL } from './env.ts';
 
 let tdb: TestDatabase;
 let prefix: string;
@@ -82,7 +82,12 @@ describe('worker', () => {
   it('compacts a real session once, even when its event is enqueued twice', async () => {
     const original = await seed('dup');
     worker();
-    const event = { eventId: randomUUID(), tenantId, sessionId: 'dup', strategy: { type: 'slidingWindow', maxMessages: 10 } } as const;
+    const event = {
+      eventId: randomUUID(),
+      tenantId,
+      sessionId: 'dup',
+      strategy: { type: 'slidingWindow', maxMessages: 10 },
+    } as const;
     await producer.runCompleted(event);
     await producer.runCompleted(event);
     expect(await settled(event.eventId)).toBe('completed');
@@ -111,7 +116,11 @@ describe('worker', () => {
     const ids = [randomUUID(), randomUUID()];
     await Promise.all(
       ids.map((eventId) =>
-        queue.add(RUN_COMPLETED, { eventId, tenantId, sessionId: 'pair', strategy: { type: 'slidingWindow', maxMessages: 8 } }, { jobId: eventId }),
+        queue.add(
+          RUN_COMPLETED,
+          { eventId, tenantId, sessionId: 'pair', strategy: { type: 'slidingWindow', maxMessages: 8 } },
+          { jobId: eventId },
+        ),
       ),
     );
     for (const id of ids) expect(await settled(id)).toBe('completed');
@@ -139,7 +148,12 @@ describe('worker', () => {
     };
     worker(appending);
     const eventId = randomUUID();
-    await producer.runCompleted({ eventId, tenantId, sessionId: 'append', strategy: { type: 'summarize', keepRecent: 5 } });
+    await producer.runCompleted({
+      eventId,
+      tenantId,
+      sessionId: 'append',
+      strategy: { type: 'summarize', keepRecent: 5 },
+    });
     expect(await settled(eventId)).toBe('completed');
 
     expect(appended).toEqual([original.length, original.length + 1]);
@@ -148,7 +162,10 @@ describe('worker', () => {
     expect(row?.cutoffSeq).toBeLessThan(original.length);
     const live = await tdb.database.sql<{ seq: number; content: string }[]>`
       select seq::int, content from messages where tenant_id = ${tenantId} and session_id = 'append' and seq >= ${original.length} order by seq`;
-    expect(live.map((m) => m.content)).toEqual(['a new request arrived during the summary', 'and an answer to it']);
+    expect(live.map((m) => m.content)).toEqual([
+      'a new request arrived during the summary',
+      'and an answer to it',
+    ]);
     const report = await audit(tdb.database.db, tenantId, 'append');
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(original.length + 2);
@@ -159,20 +176,28 @@ describe('worker', () => {
     worker();
     const eventId = randomUUID();
     // Straight onto the queue, as a buggy producer in another language might.
-    await producer.queue.add(RUN_COMPLETED, { eventId, tenantId, sessionIdd: 'typo' }, { jobId: eventId, attempts: 5 });
+    await producer.queue.add(
+      RUN_COMPLETED,
+      { eventId, tenantId, sessionIdd: 'typo' },
+      { jobId: eventId, attempts: 5 },
+    );
     expect(await settled(eventId)).toBe('failed');
     const job = await producer.queue.getJob(eventId);
     expect(job?.failedReason).toContain('event.sessionId');
     expect(job?.attemptsMade).toBe(1);
-    const [count] = await tdb.database.sql<{ n: number }[]>`select count(*)::int as n from compactions where event_id = ${eventId}`;
+    const [count] = await tdb.database.sql<
+      { n: number }[]
+    >`select count(*)::int as n from compactions where event_id = ${eventId}`;
     expect(count?.n).toBe(0);
   });
 
   it('the producer refuses a bad event before enqueueing it', async () => {
-    await expect(
-      producer.runCompleted({ eventId: 'e:1', tenantId, sessionId: 'x' }),
-    ).rejects.toThrow(InvalidInputError);
-    await expect(producer.runCompleted({ eventId: 'e1', tenantId, sessionId: '' })).rejects.toThrow(/event\.sessionId/);
+    await expect(producer.runCompleted({ eventId: 'e:1', tenantId, sessionId: 'x' })).rejects.toThrow(
+      InvalidInputError,
+    );
+    await expect(producer.runCompleted({ eventId: 'e1', tenantId, sessionId: '' })).rejects.toThrow(
+      /event\.sessionId/,
+    );
   });
 
   it('fails an event for an unknown session, or for another tenant, without retrying', async () => {

@@ -82,7 +82,8 @@ export function violations(report: AuditReport): string[] {
   if (report.duplicatedSeqs) out.push(`${report.duplicatedSeqs} message seq(s) stored twice`);
   if (report.splitToolPairs) out.push(`${report.splitToolPairs} tool call/result pair(s) split`);
   if (report.archivedPinned) out.push(`${report.archivedPinned} pinned message(s) archived`);
-  if (report.compactionsWithTwoSummaries) out.push(`${report.compactionsWithTwoSummaries} compaction(s) wrote two summaries`);
+  if (report.compactionsWithTwoSummaries)
+    out.push(`${report.compactionsWithTwoSummaries} compaction(s) wrote two summaries`);
   if (report.keysAppliedTwice) out.push(`${report.keysAppliedTwice} idempotency key(s) applied twice`);
   if (report.countersOff) out.push(`${report.countersOff} session(s) with counters off`);
   return out;

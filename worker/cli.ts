@@ -5,6 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { importTranscript, transcriptFiles } from '../producer/import.ts';
+import { createProducer } from '../producer/index.ts';
 import { type Config, ConfigError, loadConfig } from '../shared/config.ts';
 import { openDatabase } from '../shared/db.ts';
 import { InvalidInputError } from '../shared/errors.ts';
@@ -12,8 +14,6 @@ import { createLogger } from '../shared/logger.ts';
 import { planCompaction } from '../shared/plan.ts';
 import { DEFAULT_STRATEGY, parseStrategy, type Strategy } from '../shared/strategy.ts';
 import { TranscriptError } from '../shared/transcript.ts';
-import { createProducer } from '../producer/index.ts';
-import { importTranscript, transcriptFiles } from '../producer/import.ts';
 import { runDemo } from './demo.ts';
 import { migrateDatabase } from './migrate.ts';
 import { runCompaction } from './pipeline.ts';
@@ -108,7 +108,8 @@ function required(value: string | boolean | undefined, flag: string): string {
 function positiveInt(value: string | boolean | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} must be a positive integer, got "${value}"`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`--${flag} must be a positive integer, got "${value}"`);
   return n;
 }
 
@@ -129,10 +130,15 @@ async function migrateCommand(args: string[], config: () => Config): Promise<num
 }
 
 async function importCommand(args: string[], config: () => Config): Promise<number> {
-  const { values, positionals } = parse(args, { tenant: { type: 'string' }, session: { type: 'string' } }, true);
+  const { values, positionals } = parse(
+    args,
+    { tenant: { type: 'string' }, session: { type: 'string' } },
+    true,
+  );
   if (positionals.length === 0) throw new UsageError('give at least one transcript file or directory');
   const files = await transcriptFiles(positionals);
-  if (values.session && files.length !== 1) throw new UsageError('--session needs exactly one transcript file');
+  if (values.session && files.length !== 1)
+    throw new UsageError('--session needs exactly one transcript file');
   const tenantId = values.tenant ?? 'default';
   const database = openDatabase(config().databaseUrl, { max: 2 });
   let failed = 0;
@@ -187,7 +193,11 @@ async function workerCommand(args: string[], config: () => Config): Promise<numb
   const services = openServices(c, logger);
   const running = startWorker(services, { concurrency: positiveInt(values.concurrency, 'concurrency', 4) });
   logger.info(
-    { concurrency: running.worker.opts.concurrency, summarizer: services.summarizer.name, prefix: c.queuePrefix },
+    {
+      concurrency: running.worker.opts.concurrency,
+      summarizer: services.summarizer.name,
+      prefix: c.queuePrefix,
+    },
     'worker started',
   );
   return waitForSignals(async (force) => {
@@ -207,7 +217,10 @@ function waitForSignals(stop: (force: boolean) => Promise<void>): Promise<number
     const onSignal = () => {
       signals++;
       if (signals === 1) {
-        stop(false).then(() => resolve(0), () => resolve(1));
+        stop(false).then(
+          () => resolve(0),
+          () => resolve(1),
+        );
       } else {
         void stop(true).finally(() => process.exit(1));
         setTimeout(() => process.exit(1), 2_000).unref();
@@ -235,7 +248,9 @@ async function compactCommand(args: string[], config: () => Config): Promise<num
     if (values['dry-run']) {
       const snapshot = await services.store.loadSnapshot(tenantId, sessionId);
       const plan = planCompaction(snapshot, snapshot.messages, strategy);
-      process.stdout.write(`${JSON.stringify({ dryRun: true, tenantId, sessionId, strategy, plan }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ dryRun: true, tenantId, sessionId, strategy, plan }, null, 2)}\n`,
+      );
       return 0;
     }
     const outcome = await runCompaction(

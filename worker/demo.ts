@@ -8,12 +8,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { and, eq, sql } from 'drizzle-orm';
+import { type ImportedSession, importTranscript, transcriptFiles } from '../producer/import.ts';
+import { createProducer } from '../producer/index.ts';
 import type { Config } from '../shared/config.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { createLogger } from '../shared/logger.ts';
 import { compactions } from '../shared/schema.ts';
-import { createProducer } from '../producer/index.ts';
-import { type ImportedSession, importTranscript, transcriptFiles } from '../producer/import.ts';
 import { audit, violations } from './audit.ts';
 import { migrateDatabase } from './migrate.ts';
 import { openServices } from './services.ts';
@@ -55,7 +55,8 @@ interface Row {
  */
 export async function runDemo(config: Config, options: DemoOptions): Promise<number> {
   const dir = options.dir ?? DEFAULT_CORPUS_DIR;
-  if (!existsSync(dir)) throw new InvalidInputError(`${dir}: no such directory; pass a directory of .jsonl transcripts`);
+  if (!existsSync(dir))
+    throw new InvalidInputError(`${dir}: no such directory; pass a directory of .jsonl transcripts`);
   const say = (line: string) => options.progress.write(`${line}\n`);
   const started = performance.now();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
@@ -81,7 +82,9 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
       await producer.runCompleted(event); // the duplicate: same eventId, absorbed by BullMQ and the ledger
       eventIds.push(event.eventId);
     }
-    say(`enqueued ${eventIds.length} events and ${eventIds.length} duplicates; worker concurrency ${options.concurrency}`);
+    say(
+      `enqueued ${eventIds.length} events and ${eventIds.length} duplicates; worker concurrency ${options.concurrency}`,
+    );
 
     await waitSettled(producer.queue, eventIds, options.timeoutMs ?? 300_000, say);
     const rows = await ledgerRows(services.database.db, tenantId);
@@ -90,7 +93,9 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     const lines = renderTable(rows);
     const problems = checks(rows, imported, report, importedMessages);
     options.out.write(`${lines.join('\n')}\n\n`);
-    options.out.write(`${summaryLines(rows, importedMessages, report, services.summarizer.name, wallMs).join('\n')}\n`);
+    options.out.write(
+      `${summaryLines(rows, importedMessages, report, services.summarizer.name, wallMs, eventIds.length).join('\n')}\n`,
+    );
     for (const p of problems) options.out.write(`CHECK FAILED: ${p}\n`);
     return problems.length === 0 ? 0 : 1;
   } finally {
@@ -163,7 +168,11 @@ function renderTable(rows: Row[]): string[] {
     String(r.ms),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd();
+  const fmt = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
   return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(fmt)];
 }
 
@@ -173,12 +182,18 @@ function summaryLines(
   report: Awaited<ReturnType<typeof audit>>,
   summarizer: string,
   wallMs: number,
+  duplicates: number,
 ): string[] {
   const sum = (f: (r: Row) => number) => rows.reduce((n, r) => n + f(r), 0);
   const applied = rows.filter((r) => r.status === 'applied').length;
   const skipped = rows.filter((r) => r.status === 'skipped');
   const pct = (a: number, b: number) => (b === 0 ? '0%' : `${((100 * (b - a)) / b).toFixed(1)}% smaller`);
-  const [mb, ma, tb, ta] = [sum((r) => r.messagesBefore), sum((r) => r.messagesAfter), sum((r) => r.tokensBefore), sum((r) => r.tokensAfter)];
+  const [mb, ma, tb, ta] = [
+    sum((r) => r.messagesBefore),
+    sum((r) => r.messagesAfter),
+    sum((r) => r.tokensBefore),
+    sum((r) => r.tokensAfter),
+  ];
   const lines = [
     `sessions: ${rows.length}   compacted: ${applied}   skipped: ${skipped.length}   summarizer: ${summarizer}`,
     `messages: ${mb} → ${ma} (${pct(ma, mb)})   tokens: ${tb} → ${ta} (${pct(ta, tb)})`,
@@ -186,7 +201,8 @@ function summaryLines(
       report.liveOriginals + report.archivedOriginals
     } of ${importedMessages} imported messages; ${violations(report).length === 0 ? 'all invariants hold' : violations(report).join('; ')}`,
     `one decision per event: ${new Set(rows.map((r) => r.sessionId)).size} sessions, ${rows.length} ledger rows ` +
-      `(${applied} compacted once, ${skipped.length} skipped with a reason); ${rows.length} duplicate events absorbed`,
+      `(${applied} compacted once, ${skipped.length} skipped with a reason); ` +
+      `duplicates: ${duplicates} enqueued, ${rows.length - new Set(rows.map((r) => r.sessionId)).size} extra ledger rows`,
     `wall time: ${(wallMs / 1000).toFixed(2)} s`,
   ];
   for (const r of skipped) lines.push(`skipped ${r.sessionId}: ${r.reason}`);
@@ -194,7 +210,12 @@ function summaryLines(
 }
 
 /** The demo's own checks: nothing lost, one ledger decision per session, invariants. */
-function checks(rows: Row[], imported: ImportedSession[], report: Awaited<ReturnType<typeof audit>>, importedMessages: number) {
+function checks(
+  rows: Row[],
+  imported: ImportedSession[],
+  report: Awaited<ReturnType<typeof audit>>,
+  importedMessages: number,
+) {
   const problems: string[] = [];
   if (report.liveOriginals + report.archivedOriginals !== importedMessages) {
     problems.push(
@@ -206,7 +227,8 @@ function checks(rows: Row[], imported: ImportedSession[], report: Awaited<Return
   for (const r of rows) perSession.set(r.sessionId, (perSession.get(r.sessionId) ?? 0) + 1);
   for (const s of imported) {
     const n = perSession.get(s.sessionId) ?? 0;
-    if (n !== 1) problems.push(`session ${s.sessionId} has ${n} ledger decisions for its one event (expected 1)`);
+    if (n !== 1)
+      problems.push(`session ${s.sessionId} has ${n} ledger decisions for its one event (expected 1)`);
   }
   return problems;
 }

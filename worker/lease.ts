@@ -34,7 +34,8 @@ export class LeaseManager {
     private readonly options: LeaseManagerOptions,
   ) {
     this.ttlMs = options.ttlMs ?? 30_000;
-    if (!Number.isInteger(this.ttlMs) || this.ttlMs < 100) throw new Error('LeaseManager: ttlMs must be an integer ≥ 100');
+    if (!Number.isInteger(this.ttlMs) || this.ttlMs < 100)
+      throw new Error('LeaseManager: ttlMs must be an integer ≥ 100');
   }
 
   /** Redis key of a session's lease. */
@@ -55,15 +56,18 @@ export class LeaseManager {
     const lost = (why: string) => {
       if (!controller.signal.aborted) controller.abort(new Error(`lease ${key} lost: ${why}`));
     };
-    const timer = setInterval(() => {
-      this.redis.eval(RENEW, 1, key, token, String(this.ttlMs)).then(
-        (renewed) => {
-          if (renewed !== 1) lost('expired or taken by another holder');
-        },
-        // A failed renewal is not yet a lost lease: the key lives until its TTL. Try again next tick.
-        () => {},
-      );
-    }, Math.floor(this.ttlMs / 3));
+    const timer = setInterval(
+      () => {
+        this.redis.eval(RENEW, 1, key, token, String(this.ttlMs)).then(
+          (renewed) => {
+            if (renewed !== 1) lost('expired or taken by another holder');
+          },
+          // A failed renewal is not yet a lost lease: the key lives until its TTL. Try again next tick.
+          () => {},
+        );
+      },
+      Math.floor(this.ttlMs / 3),
+    );
     timer.unref();
     let released: Promise<void> | undefined;
     return {

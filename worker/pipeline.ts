@@ -50,7 +50,10 @@ const MAX_FENCE_RETRIES = 3;
  * @throws {FenceError} when the session kept changing under us (transient).
  * @throws summarizer errors (see shared/summarizer.ts), after nothing was written.
  */
-export async function runCompaction(deps: PipelineDeps, request: CompactionRequest): Promise<CompactionOutcome> {
+export async function runCompaction(
+  deps: PipelineDeps,
+  request: CompactionRequest,
+): Promise<CompactionOutcome> {
   const started = deps.now();
   const log = deps.logger.child({ tenantId: request.tenantId, sessionId: request.sessionId });
   const earlier = await deps.store.findByKey(request.idempotencyKey);

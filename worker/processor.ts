@@ -8,8 +8,8 @@
  * - anything else: thrown as is, retried with exponential backoff.
  */
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import { describeZodError, idempotencyKeyOf, runCompletedEventSchema } from '../shared/events.ts';
 import { isPermanent, LeaseBusyError, SessionNotFoundError } from '../shared/errors.ts';
+import { describeZodError, idempotencyKeyOf, runCompletedEventSchema } from '../shared/events.ts';
 import { DEFAULT_STRATEGY, type Strategy } from '../shared/strategy.ts';
 import { type CompactionOutcome, type PipelineDeps, runCompaction } from './pipeline.ts';
 

@@ -136,7 +136,10 @@ export class CompactionStore {
 
   /** The ledger row holding `idempotencyKey`, if any. */
   async findByKey(idempotencyKey: string): Promise<CompactionRow | undefined> {
-    const [row] = await this.db.select().from(compactions).where(eq(compactions.idempotencyKey, idempotencyKey));
+    const [row] = await this.db
+      .select()
+      .from(compactions)
+      .where(eq(compactions.idempotencyKey, idempotencyKey));
     return row;
   }
 
@@ -258,7 +261,8 @@ export class CompactionStore {
       .returning();
     if (row) return { status: 'applied', row };
     const existing = input.idempotencyKey ? await this.findByKey(input.idempotencyKey) : undefined;
-    if (!existing) throw new Error(`ledger: insert of "${input.idempotencyKey}" conflicted but no row holds it`);
+    if (!existing)
+      throw new Error(`ledger: insert of "${input.idempotencyKey}" conflicted but no row holds it`);
     return { status: 'duplicate', row: existing };
   }
 

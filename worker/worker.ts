@@ -57,7 +57,10 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   });
   worker.on('error', (error) => services.logger.error({ err: error.message }, 'worker error'));
   worker.on('failed', (job, error) =>
-    services.logger.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: error.message }, 'job failed'),
+    services.logger.warn(
+      { jobId: job?.id, attemptsMade: job?.attemptsMade, err: error.message },
+      'job failed',
+    ),
   );
   const w = worker;
   let closing: Promise<void> | undefined;
