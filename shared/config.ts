@@ -16,6 +16,15 @@ const url = (protocols: string[]) =>
     { message: `must be a URL starting with ${protocols.join(' or ')}//` },
   );
 
+/** A duration in ms between 100 ms and one hour, from its decimal text. */
+const ms = (fallback: number) =>
+  z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be at least 100 ms')
+    .max(3_600_000, 'must be at most 3,600,000 ms (one hour)')
+    .default(fallback);
+
 const envSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/postgres'),
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
@@ -26,6 +35,9 @@ const envSchema = z.object({
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
   COMPACTOR_MODEL: z.string().min(1).default('claude-haiku-4-5'),
+  COMPACTOR_LEASE_TTL_MS: ms(30_000),
+  COMPACTOR_LOCK_DURATION_MS: ms(30_000),
+  COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
   COMPACTOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -43,6 +55,12 @@ export interface Config {
   anthropicBaseUrl: string | undefined;
   /** Model id for LLM summaries. */
   model: string;
+  /** Per-session lease TTL, ms (renewed every third of it while held). */
+  leaseTtlMs: number;
+  /** BullMQ job lock duration, ms: a job whose lock is not renewed for this long is stalled. */
+  lockDurationMs: number;
+  /** How often a worker looks for stalled jobs, ms. */
+  stalledIntervalMs: number;
   logLevel: z.infer<typeof envSchema>['COMPACTOR_LOG_LEVEL'];
 }
 
@@ -70,6 +88,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anthropicApiKey: e.ANTHROPIC_API_KEY,
     anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
     model: e.COMPACTOR_MODEL,
+    leaseTtlMs: e.COMPACTOR_LEASE_TTL_MS,
+    lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
+    stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,
     logLevel: e.COMPACTOR_LOG_LEVEL,
   };
 }

@@ -2,12 +2,10 @@
  * The `compactor` command as a user runs it: real processes, real Redis and Postgres, the real
  * Anthropic SDK against the fake Messages API server.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProducer, type Producer } from '../producer/index.ts';
 import { CompactionStore } from '../worker/store.ts';
@@ -21,8 +19,8 @@ import {
   testPrefix,
   waitFor,
 } from './helpers.ts';
+import { killAllChildren, runCompactor, startCompactor } from './processes.ts';
 
-const BIN = fileURLToPath(new URL('../worker/bin/compactor.js', import.meta.url));
 const SESSIONS = ['sweagent__ctf-rev-rock', 'openhands__runtime-basic_gui_mode', 'minisweagent__pvlib-1854'];
 
 let tdb: TestDatabase;
@@ -31,18 +29,9 @@ let dir: string;
 let fake: FakeAnthropicServer;
 let fakeHandle: FakeAnthropicHandle;
 let producer: Producer;
-const children = new Set<ChildProcess>();
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const { ANTHROPIC_API_KEY: _k, ANTHROPIC_BASE_URL: _u, ...rest } = process.env;
+function env(extra: Record<string, string> = {}): Record<string, string> {
   return {
-    ...rest,
     DATABASE_URL: tdb.url,
     REDIS_URL,
     COMPACTOR_QUEUE_PREFIX: prefix,
@@ -51,30 +40,8 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-function start(args: string[], extra: Record<string, string> = {}): ChildProcess & { done: Promise<Run> } {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: env(extra),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr?.on('data', (d) => {
-    stderr += d;
-  });
-  const done = new Promise<Run>((resolve) => {
-    child.on('close', (code) => {
-      children.delete(child);
-      resolve({ code, stdout, stderr });
-    });
-  });
-  return Object.assign(child, { done });
-}
-
-const run = (args: string[], extra: Record<string, string> = {}) => start(args, extra).done;
+const start = (args: string[], extra: Record<string, string> = {}) => startCompactor(args, env(extra));
+const run = (args: string[], extra: Record<string, string> = {}) => runCompactor(args, env(extra));
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
@@ -87,7 +54,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  await killAllChildren();
   await producer?.close();
   await fakeHandle?.close();
   await cleanRedis(prefix);

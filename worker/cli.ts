@@ -17,7 +17,8 @@ import { TranscriptError } from '../shared/transcript.ts';
 import { runDemo } from './demo.ts';
 import { migrateDatabase } from './migrate.ts';
 import { runCompaction } from './pipeline.ts';
-import { openServices } from './services.ts';
+import { openServices, redactUrl } from './services.ts';
+import { retryUntilReady } from './startup.ts';
 import { CompactionStore } from './store.ts';
 import { startWorker } from './worker.ts';
 
@@ -189,7 +190,15 @@ async function workerCommand(args: string[], config: () => Config): Promise<numb
   const { values } = parse(args, { concurrency: { type: 'string' } });
   const c = config();
   const logger = createLogger(c.logLevel);
-  await migrateDatabase(c.databaseUrl);
+  const starting = new AbortController();
+  const stopStarting = () => starting.abort();
+  process.once('SIGTERM', stopStarting).once('SIGINT', stopStarting);
+  await retryUntilReady(() => migrateDatabase(c.databaseUrl), {
+    logger,
+    what: `Postgres at ${redactUrl(c.databaseUrl)}`,
+    signal: starting.signal,
+  });
+  process.off('SIGTERM', stopStarting).off('SIGINT', stopStarting);
   const services = openServices(c, logger);
   const running = startWorker(services, { concurrency: positiveInt(values.concurrency, 'concurrency', 4) });
   logger.info(

@@ -26,8 +26,6 @@ export interface Services {
 
 export interface ServiceOverrides {
   summarizer?: Summarizer;
-  /** Lease TTL, ms. */
-  leaseTtlMs?: number;
   /** Postgres pool size. */
   poolSize?: number;
 }
@@ -43,7 +41,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     database,
     redis,
     store: new CompactionStore(database.db),
-    leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: overrides.leaseTtlMs }),
+    leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
     summarizer: overrides.summarizer ?? summarizerFor(config),
     close: () => {
       closing ??= runAll(logger, [() => redis.quit().then(() => undefined), () => database.close()]);

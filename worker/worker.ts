@@ -12,10 +12,6 @@ export interface WorkerOptions {
   /** Jobs processed at once by this process. Default 4. */
   concurrency?: number;
   defaultStrategy?: Strategy;
-  /** BullMQ lock duration, ms (a job whose lock is not renewed for this long is stalled). Default 30,000. */
-  lockDurationMs?: number;
-  /** How often stalled jobs are looked for, ms. Default 30,000. */
-  stalledIntervalMs?: number;
 }
 
 export interface CompactionWorker {
@@ -51,8 +47,8 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     connection,
     prefix: services.config.queuePrefix,
     concurrency,
-    lockDuration: options.lockDurationMs ?? 30_000,
-    stalledInterval: options.stalledIntervalMs ?? 30_000,
+    lockDuration: services.config.lockDurationMs,
+    stalledInterval: services.config.stalledIntervalMs,
     maxStalledCount: 2,
   });
   worker.on('error', (error) => services.logger.error({ err: error.message }, 'worker error'));
