@@ -185,3 +185,25 @@ function assertAscending(messages: MessageMeta[]): void {
     }
   }
 }
+
+/** Why one message at or below the cutoff stays, for `compact --dry-run`. */
+export interface StayReason {
+  seq: number;
+  reason: 'pinned' | 'pair of a pinned tool message' | 'earlier summary kept by slidingWindow';
+}
+
+/**
+ * Explains a compaction plan: the messages at or below the cutoff that stay, each with its reason
+ * (everything above the cutoff stays as the kept window).
+ */
+export function explainStays(messages: MessageMeta[], plan: CompactPlan): StayReason[] {
+  const leaving = new Set(plan.leavingSeqs);
+  const out: StayReason[] = [];
+  for (const m of messages) {
+    if (m.seq > plan.cutoffSeq || leaving.has(m.seq)) continue;
+    if (m.pinned) out.push({ seq: m.seq, reason: 'pinned' });
+    else if (m.kind === 'summary') out.push({ seq: m.seq, reason: 'earlier summary kept by slidingWindow' });
+    else out.push({ seq: m.seq, reason: 'pair of a pinned tool message' });
+  }
+  return out;
+}

@@ -127,6 +127,8 @@ export const compactions = pgTable(
     tokensAfter: bigint('tokens_after', { mode: 'number' }),
     messagesArchived: integer('messages_archived'),
     summary: text('summary'),
+    /** The session's checkpoint before this compaction replaced it (what a restore puts back). */
+    checkpointBefore: jsonb('checkpoint_before'),
     model: text('model'),
     inputTokens: integer('input_tokens'),
     outputTokens: integer('output_tokens'),

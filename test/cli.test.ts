@@ -99,8 +99,10 @@ describe('compactor import, compact, history', () => {
       '--dry-run',
     ]);
     expect(preview.code, preview.stderr).toBe(0);
-    const { plan } = JSON.parse(preview.stdout);
+    const { plan, stays } = JSON.parse(preview.stdout);
     expect(plan.action).toBe('compact');
+    expect(stays).toContainEqual({ seq: 0, reason: 'pinned' }); // the system prompt, pinned on import
+    expect(plan.notes[0]).toContain('window: newest 10 messages stay');
     expect(plan.leavingSeqs.length).toBeGreaterThan(20);
     expect((await run(['history', '--tenant', 'cli', '--session', 'rock'])).stdout).toBe('');
 

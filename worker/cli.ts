@@ -11,12 +11,13 @@ import { type Config, ConfigError, loadConfig } from '../shared/config.ts';
 import { openDatabase } from '../shared/db.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { createLogger } from '../shared/logger.ts';
-import { planCompaction } from '../shared/plan.ts';
+import { explainStays, planCompaction } from '../shared/plan.ts';
 import { DEFAULT_STRATEGY, parseStrategy, type Strategy } from '../shared/strategy.ts';
 import { TranscriptError } from '../shared/transcript.ts';
 import { runDemo } from './demo.ts';
 import { migrateDatabase } from './migrate.ts';
 import { runCompaction } from './pipeline.ts';
+import { restoreCompaction } from './restore.ts';
 import { openServices, redactUrl } from './services.ts';
 import { retryUntilReady } from './startup.ts';
 import { CompactionStore } from './store.ts';
@@ -37,6 +38,8 @@ commands:
   compact --tenant T --session S [--strategy X] [--dry-run]
                                       compact one session now; print the ledger row as JSON
   history --tenant T --session S      print the session's ledger as JSON lines
+  restore --tenant T --session S --compaction ID [--dry-run]
+                                      put a compaction's archived messages back exactly
 
 strategies: none | slidingWindow:N | summarize[:keepRecent] | a JSON object
 environment: DATABASE_URL, REDIS_URL, COMPACTOR_QUEUE_PREFIX, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
@@ -57,6 +60,7 @@ const COMMANDS: Record<string, Command> = {
   worker: workerCommand,
   compact: compactCommand,
   history: historyCommand,
+  restore: restoreCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script) and returns the exit code. */
@@ -257,9 +261,17 @@ async function compactCommand(args: string[], config: () => Config): Promise<num
     if (values['dry-run']) {
       const snapshot = await services.store.loadSnapshot(tenantId, sessionId);
       const plan = planCompaction(snapshot, snapshot.messages, strategy);
-      process.stdout.write(
-        `${JSON.stringify({ dryRun: true, tenantId, sessionId, strategy, plan }, null, 2)}\n`,
-      );
+      const stays = plan.action === 'compact' ? explainStays(snapshot.messages, plan) : [];
+      const preview = {
+        dryRun: true,
+        tenantId,
+        sessionId,
+        strategy,
+        snapshotSeq: snapshot.snapshotSeq,
+        plan,
+        stays,
+      };
+      process.stdout.write(`${JSON.stringify(preview, null, 2)}\n`);
       return 0;
     }
     const outcome = await runCompaction(
@@ -291,6 +303,39 @@ async function historyCommand(args: string[], config: () => Config): Promise<num
     return 0;
   } finally {
     await database.close();
+  }
+}
+
+async function restoreCommand(args: string[], config: () => Config): Promise<number> {
+  const { values } = parse(args, {
+    tenant: { type: 'string' },
+    session: { type: 'string' },
+    compaction: { type: 'string' },
+    'dry-run': { type: 'boolean' },
+  });
+  const tenantId = required(values.tenant, 'tenant');
+  const sessionId = required(values.session, 'session');
+  const compactionId = required(values.compaction, 'compaction');
+  const c = config();
+  const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
+  try {
+    // The lease keeps a running compaction from paying for a summary the restore will fence off.
+    const lease = await services.leases.acquire(tenantId, sessionId);
+    if (!lease) throw new InvalidInputError(`session "${sessionId}" is being compacted right now; try again`);
+    try {
+      const result = await restoreCompaction(services.database.db, {
+        tenantId,
+        sessionId,
+        compactionId,
+        dryRun: values['dry-run'] ?? false,
+      });
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return 0;
+    } finally {
+      await lease.release();
+    }
+  } finally {
+    await services.close();
   }
 }
 

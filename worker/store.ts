@@ -56,7 +56,8 @@ export interface ApplyInput extends LedgerContext {
 /** Result of an apply: `duplicate` when the idempotency key had already been used. */
 export type ApplyResult = { status: 'applied' | 'duplicate'; row: CompactionRow };
 
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+/** A drizzle transaction. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /** Postgres operations of the pipeline, bound to one database. */
 export class CompactionStore {
@@ -213,6 +214,7 @@ export class CompactionStore {
           tokensAfter,
           messagesArchived: moved.count,
           summary: summary?.text ?? null,
+          checkpointBefore: summary ? session.checkpoint : null,
           ...usageColumns(summary?.usage),
           durationMs: Math.round(input.durationMs),
         })
@@ -286,12 +288,17 @@ export class CompactionStore {
   }
 }
 
-async function lockSession(tx: Tx, tenantId: string, sessionId: string) {
+/**
+ * `SELECT ... FOR UPDATE` of the session row: serialises applies, restores and appends of one session.
+ * @throws {SessionNotFoundError} when the tenant has no such session.
+ */
+export async function lockSession(tx: Tx, tenantId: string, sessionId: string) {
   const [session] = await tx
     .select({
       messageCount: sessions.messageCount,
       tokenCount: sessions.tokenCount,
       compactionVersion: sessions.compactionVersion,
+      checkpoint: sessions.checkpoint,
     })
     .from(sessions)
     .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))

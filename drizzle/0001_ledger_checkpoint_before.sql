@@ -1,0 +1,1 @@
+ALTER TABLE "compactions" ADD COLUMN "checkpoint_before" jsonb;
