@@ -298,7 +298,9 @@ async function historyCommand(args: string[], config: () => Config): Promise<num
   const sessionId = required(values.session, 'session');
   const database = openDatabase(config().databaseUrl, { max: 1 });
   try {
-    const rows = await new CompactionStore(database.db).history(tenantId, sessionId);
+    const store = new CompactionStore(database.db);
+    const rows = await store.history(tenantId, sessionId);
+    if (rows.length === 0) await store.assertSession(tenantId, sessionId); // a foreign session: "not found"
     for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
     return 0;
   } finally {

@@ -4,7 +4,7 @@
  * unique idempotency key, not the Redis lease.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import { type Checkpoint, checkpointSchema } from '../shared/checkpoint.ts';
 import type { Db } from '../shared/db.ts';
 import { FenceError, SessionNotFoundError } from '../shared/errors.ts';
@@ -268,6 +268,15 @@ export class CompactionStore {
     return { status: 'duplicate', row: existing };
   }
 
+  /** @throws {SessionNotFoundError} unless the tenant has this session. */
+  async assertSession(tenantId: string, sessionId: string): Promise<void> {
+    const [row] = await this.db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+    if (!row) throw new SessionNotFoundError(tenantId, sessionId);
+  }
+
   /** The session's ledger, oldest first. Tenant-scoped. */
   async history(tenantId: string, sessionId: string): Promise<CompactionRow[]> {
     return this.db
@@ -275,16 +284,6 @@ export class CompactionStore {
       .from(compactions)
       .where(and(eq(compactions.tenantId, tenantId), eq(compactions.sessionId, sessionId)))
       .orderBy(asc(compactions.createdAt), asc(compactions.id));
-  }
-
-  /** The session's most recent ledger rows, newest first. Tenant-scoped. */
-  async latest(tenantId: string, sessionId: string, limit = 1): Promise<CompactionRow[]> {
-    return this.db
-      .select()
-      .from(compactions)
-      .where(and(eq(compactions.tenantId, tenantId), eq(compactions.sessionId, sessionId)))
-      .orderBy(desc(compactions.createdAt))
-      .limit(limit);
   }
 }
 
