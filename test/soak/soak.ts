@@ -216,6 +216,8 @@ async function main(): Promise<number> {
       `invariants: ${violations(report).length === 0 ? 'all hold' : violations(report).join('; ')}`,
       `wall time: ${wall.toFixed(1)} s`,
     ];
+    for (const job of await producer.queue.getFailed(0, 4))
+      lines.push(`failed event ${job.id}: ${job.failedReason}`);
     console.log(lines.join('\n'));
     return lost === 0 && doubles === 0 && violations(report).length === 0 ? 0 : 1;
   } finally {
