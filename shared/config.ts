@@ -35,6 +35,12 @@ const envSchema = z.object({
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
   COMPACTOR_MODEL: z.string().min(1).default('claude-haiku-4-5'),
+  COMPACTOR_MAX_INPUT_TOKENS: z.coerce
+    .number({ message: 'must be a number of tokens' })
+    .int('must be a whole number of tokens')
+    .min(4_000, 'must be at least 4,000 tokens')
+    .max(2_000_000, 'must be at most 2,000,000 tokens')
+    .default(100_000),
   COMPACTOR_LEASE_TTL_MS: ms(30_000),
   COMPACTOR_LOCK_DURATION_MS: ms(30_000),
   COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
@@ -55,6 +61,8 @@ export interface Config {
   anthropicBaseUrl: string | undefined;
   /** Model id for LLM summaries. */
   model: string;
+  /** Most input tokens of one LLM summary request; longer transcripts are summarized in chunks. */
+  maxInputTokens: number;
   /** Per-session lease TTL, ms (renewed every third of it while held). */
   leaseTtlMs: number;
   /** BullMQ job lock duration, ms: a job whose lock is not renewed for this long is stalled. */
@@ -88,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anthropicApiKey: e.ANTHROPIC_API_KEY,
     anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
     model: e.COMPACTOR_MODEL,
+    maxInputTokens: e.COMPACTOR_MAX_INPUT_TOKENS,
     leaseTtlMs: e.COMPACTOR_LEASE_TTL_MS,
     lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
     stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,

@@ -438,3 +438,37 @@ describe('mapAnthropicError / parseRetryAfterMs', () => {
     expect(parseRetryAfterMs(undefined, now)).toBeNull();
   });
 });
+
+describe('anthropic summarizer: input budget', () => {
+  it('summarizes a transcript over the budget in chunks, each request under it, folding the checkpoint', async () => {
+    const leaving = Array.from({ length: 60 }, (_, i) =>
+      msg(
+        i % 2 ? 'assistant' : 'user',
+        `step ${i}: edited src/module_${i}.py ${'because reasons '.repeat(80)}`,
+      ),
+    );
+    const maxInputTokens = 8_000;
+    const result = await summarizer({ maxInputTokens }).summarize(input({ leaving }));
+    expect(fake.requests.length).toBeGreaterThan(1);
+    for (const request of fake.requests) {
+      expect(request.rawBody.length / 4).toBeLessThan(maxInputTokens);
+    }
+    // Each request after the first carries the checkpoint of the chunks before it.
+    const bodies = fake.requests.map((r) => (r.body as SentBody).messages[0]?.content ?? '');
+    expect(bodies[0]).toContain('There is no previous checkpoint');
+    for (const body of bodies.slice(1)) expect(body).toContain('<previous_checkpoint>');
+    // Every message was sent exactly once, in order.
+    const seqs = bodies.flatMap((b) => [...b.matchAll(/<message seq="(\d+)"/g)].map((m) => Number(m[1])));
+    expect(seqs).toEqual(leaving.map((m) => m.seq));
+    expect(result.usage.inputTokens).toBeGreaterThan(0);
+    expect(result.checkpoint.workingSet).toContain(`src/module_${leaving.length - 1}.py`);
+    expect(result.checkpoint.workingSet).toContain('src/module_0.py');
+  });
+
+  it('refuses a budget too small for the prompt itself, as a configuration error', async () => {
+    const error = await failure(summarizer({ maxInputTokens: 3_000 }).summarize(input()));
+    expect(error).toBeInstanceOf(SummarizerConfigError);
+    expect(error.message).toContain('maxInputTokens 3000');
+    expect(fake.requests).toHaveLength(0);
+  });
+});

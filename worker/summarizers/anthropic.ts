@@ -12,10 +12,12 @@ import { performance } from 'node:perf_hooks';
 import Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { type Checkpoint, checkpointSchema } from '../../shared/checkpoint.ts';
+import { chunkByBudget } from '../../shared/chunks.ts';
 import { SummarizerConfigError, SummaryRejectedError } from '../../shared/errors.ts';
 import { costUsd } from '../../shared/pricing.ts';
 import { buildSummaryPrompt, SUMMARY_TOOL_DESCRIPTION, SUMMARY_TOOL_NAME } from '../../shared/prompt.ts';
 import type { SummarizeInput, Summarizer, SummaryResult, SummaryUsage } from '../../shared/summarizer.ts';
+import { estimateTextTokens } from '../../shared/tokens.ts';
 import { sanitizePath } from '../../shared/working-set.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
 
@@ -24,6 +26,15 @@ export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
 /** Default per-request timeout, ms. A summary of a few thousand tokens takes well under a minute. */
 export const DEFAULT_TIMEOUT_MS = 180_000;
+
+/** Default input budget of one request, tokens: half of a 200k context window, room to spare. */
+export const DEFAULT_MAX_INPUT_TOKENS = 100_000;
+
+/** A transcript budget below this is a configuration mistake, not something to chunk around. */
+const MIN_TRANSCRIPT_TOKENS = 1_000;
+
+/** Room for the prompt's working set: 20 paths of up to 300 characters, escaped. */
+const WORKING_SET_RESERVE_TOKENS = 2_000;
 
 /** Most working-set paths a checkpoint holds (the schema's bound). */
 const MAX_WORKING_SET = 10_000;
@@ -40,6 +51,11 @@ export interface AnthropicSummarizerOptions {
   maxRetries?: number | undefined;
   /** Timeout of one request, ms; default {@link DEFAULT_TIMEOUT_MS}. */
   timeoutMs?: number | undefined;
+  /**
+   * Most input tokens one request may carry (estimated); longer transcripts are summarized in
+   * chunks folded into the checkpoint in order. Default {@link DEFAULT_MAX_INPUT_TOKENS}.
+   */
+  maxInputTokens?: number | undefined;
   /** Monotonic clock for `llmMs`, ms; default `performance.now`. */
   now?: (() => number) | undefined;
 }
@@ -84,38 +100,91 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
   });
   const now = options.now ?? (() => performance.now());
 
+  const maxInputTokens = options.maxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS;
+
+  /** One Messages API call: the previous checkpoint merged with `leaving`. */
+  async function summarizeOnce(input: SummarizeInput, model: string): Promise<SummaryResult> {
+    const prompt = buildSummaryPrompt({
+      previous: input.previous,
+      leaving: input.leaving,
+      maxSummaryTokens: input.maxSummaryTokens,
+    });
+    const started = now();
+    let message: Anthropic.Message;
+    try {
+      message = await client.messages.create(
+        {
+          model,
+          max_tokens: input.maxSummaryTokens,
+          system: [{ type: 'text', text: prompt.system, cache_control: { type: 'ephemeral' } }],
+          tools: [CHECKPOINT_TOOL],
+          tool_choice: { type: 'tool', name: SUMMARY_TOOL_NAME, disable_parallel_tool_use: true },
+          messages: [{ role: 'user', content: prompt.user }],
+        },
+        { signal: input.signal },
+      );
+    } catch (error) {
+      throw mapAnthropicError(error, { model });
+    }
+    const llmMs = Math.max(0, Math.round(now() - started));
+    assertMessage(message);
+    const usage = usageOf(message, model, llmMs);
+    const checkpoint = checkpointFromMessage(message, prompt.workingSet);
+    return { checkpoint, usage };
+  }
+
   return {
     name: 'anthropic',
     async summarize(input: SummarizeInput): Promise<SummaryResult> {
       const model = input.model || options.model;
-      const prompt = buildSummaryPrompt({
-        previous: input.previous,
-        leaving: input.leaving,
-        maxSummaryTokens: input.maxSummaryTokens,
-      });
-      const started = now();
-      let message: Anthropic.Message;
-      try {
-        message = await client.messages.create(
-          {
-            model,
-            max_tokens: input.maxSummaryTokens,
-            system: [{ type: 'text', text: prompt.system, cache_control: { type: 'ephemeral' } }],
-            tools: [CHECKPOINT_TOOL],
-            tool_choice: { type: 'tool', name: SUMMARY_TOOL_NAME, disable_parallel_tool_use: true },
-            messages: [{ role: 'user', content: prompt.user }],
-          },
-          { signal: input.signal },
+      const budget = maxInputTokens - fixedInputTokens(input);
+      if (budget < MIN_TRANSCRIPT_TOKENS) {
+        throw new SummarizerConfigError(
+          `anthropic summarizer: maxInputTokens ${maxInputTokens} leaves ${budget} tokens for the transcript ` +
+            `after the system prompt, tool, previous checkpoint and summary; raise it above ${maxInputTokens - budget + MIN_TRANSCRIPT_TOKENS}`,
         );
-      } catch (error) {
-        throw mapAnthropicError(error, { model });
       }
-      const llmMs = Math.max(0, Math.round(now() - started));
-      assertMessage(message);
-      const usage = usageOf(message, model, llmMs);
-      const checkpoint = checkpointFromMessage(message, prompt.workingSet);
-      return { checkpoint, usage };
+      // Fold the chunks in order: each call merges one chunk into the checkpoint of those before it.
+      let previous = input.previous;
+      let total: SummaryUsage | null = null;
+      for (const chunk of chunkByBudget(input.leaving, budget)) {
+        const result = await summarizeOnce({ ...input, previous, leaving: chunk }, model);
+        previous = result.checkpoint;
+        total = total ? addUsage(total, result.usage) : result.usage;
+      }
+      if (!previous || !total) throw new SummaryRejectedError('nothing to summarize: no leaving messages');
+      return { checkpoint: previous, usage: total };
     },
+  };
+}
+
+/**
+ * Input tokens of a request besides its transcript, estimated: system prompt, tool schema, the
+ * instructions and working set (20 paths of at most 300 characters), and the carried checkpoint,
+ * which may grow up to `maxSummaryTokens` between chunks.
+ */
+function fixedInputTokens(input: SummarizeInput): number {
+  const shell = buildSummaryPrompt({
+    previous: input.previous,
+    leaving: [],
+    maxSummaryTokens: input.maxSummaryTokens,
+  });
+  return (
+    estimateTextTokens(shell.system + shell.user + JSON.stringify(CHECKPOINT_TOOL)) +
+    WORKING_SET_RESERVE_TOKENS +
+    input.maxSummaryTokens
+  );
+}
+
+function addUsage(a: SummaryUsage, b: SummaryUsage): SummaryUsage {
+  return {
+    model: b.model ?? a.model,
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    costUsd: a.costUsd + b.costUsd,
+    llmMs: a.llmMs + b.llmMs,
   };
 }
 

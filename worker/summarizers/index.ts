@@ -13,5 +13,6 @@ export function summarizerFor(config: Config): Summarizer {
     apiKey: config.anthropicApiKey,
     baseURL: config.anthropicBaseUrl,
     model: config.model,
+    maxInputTokens: config.maxInputTokens,
   });
 }
