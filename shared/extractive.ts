@@ -18,6 +18,7 @@
  * rendered checkpoint would exceed `maxSummaryTokens`. Pure: no I/O, no clock, no randomness.
  */
 import { type Checkpoint, checkpointSchema, emptyCheckpoint, renderCheckpoint } from './checkpoint.ts';
+import { clipRequest, lastUserRequestOf } from './last-request.ts';
 import type { Message } from './message.ts';
 import { noUsage, type SummarizeInput, type Summarizer, type SummaryResult } from './summarizer.ts';
 import { estimateTextTokens } from './tokens.ts';
@@ -27,7 +28,7 @@ import { extractPaths, extractWorkingSet } from './working-set.ts';
 export const GOAL_CHARS = 500;
 
 /** Longest last user request kept verbatim, in characters (the checkpoint schema's bound). */
-export const REQUEST_CHARS = 20_000;
+export { REQUEST_CHARS } from './last-request.ts';
 
 /** Longest list item the extractive summarizer writes, in characters (the schema allows 2,000). */
 export const ITEM_CHARS = 300;
@@ -129,7 +130,7 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   };
   const fixed = {
     goal: prior.goal.trim() ? prior.goal : goalFrom(messages),
-    lastUserRequest: lastUserRequest(messages) ?? prior.lastUserRequest,
+    lastUserRequest: lastUserRequestOf(messages) ?? prior.lastUserRequest,
     workingSet: extractWorkingSet(messages, prior.workingSet).slice(0, MAX_WORKING_SET),
   };
   const coveredThroughSeq = messages[messages.length - 1]?.seq ?? 0;
@@ -178,23 +179,6 @@ function goalFrom(messages: Message[]): string {
   const first = messages.find((m) => m.role === 'user' && m.kind === 'message' && m.content.trim());
   // Tags that frame a request (`<pr_description>`, `<issue>`) are markup, not words of the goal.
   return first ? clipWords(collapse(first.content.replace(/<\/?[\w-]+>/g, ' ')), GOAL_CHARS) : '';
-}
-
-/** The last user message, verbatim; beyond {@link REQUEST_CHARS}, clipped with a marker. */
-function lastUserRequest(messages: Message[]): string | null {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (m && m.role === 'user' && m.kind === 'message' && m.content.trim()) return clipRequest(m.content);
-  }
-  return null;
-}
-
-function clipRequest(text: string): string {
-  if (text.length <= REQUEST_CHARS) return text;
-  const marker = `\n[… clipped: the request has ${text.length} characters]`;
-  let end = REQUEST_CHARS - marker.length;
-  if (isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
-  return text.slice(0, end) + marker;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ The user turn gives you:
 
 Call the ${SUMMARY_TOOL_NAME} tool exactly once with the new checkpoint: the previous checkpoint merged with what the transcript adds. Its fields:
 - goal: what the session is for, in one or two sentences.
-- lastUserRequest: the most recent request made in a user message, verbatim; when the transcript has none, keep the previous one.
+- lastUserRequest: always "". compactor copies the last user request verbatim itself (you only see messages clipped).
 - completed: work finished, with its result (file, test, command, number).
 - inProgress: work started and not finished, with where it stands.
 - pending: work asked for or planned and not started.

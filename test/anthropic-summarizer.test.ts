@@ -472,3 +472,26 @@ describe('anthropic summarizer: input budget', () => {
     expect(fake.requests).toHaveLength(0);
   });
 });
+
+describe('anthropic summarizer: the last user request', () => {
+  it('is copied verbatim from the transcript, even when the model saw it clipped', async () => {
+    const long = `Please refactor the billing module. ${'Details follow. '.repeat(600)}The end.`;
+    const result = await summarizer().summarize(
+      input({ leaving: [msg('user', long), msg('assistant', 'On it.')] }),
+    );
+    expect(userText()).toContain('[... clipped');
+    expect(result.checkpoint.lastUserRequest).toBe(long);
+  });
+
+  it('keeps the previous request when no user message leaves', async () => {
+    const previous: Checkpoint = {
+      ...emptyCheckpoint(),
+      goal: 'fix billing',
+      lastUserRequest: 'fix the invoice test',
+    };
+    const result = await summarizer().summarize(
+      input({ previous, leaving: [msg('assistant', 'Ran the tests: 3 failures in test_invoice.py.')] }),
+    );
+    expect(result.checkpoint.lastUserRequest).toBe('fix the invoice test');
+  });
+});

@@ -547,8 +547,9 @@ function cacheablePrefix(body: MessagesRequest): string {
 
 /**
  * A plausible checkpoint from compactor's prompt: the previous checkpoint's lists carried over, the
- * working-set paths copied, the last user message as the last request, one `completed` item per
- * assistant message, one blocker per tool result that mentions an error.
+ * working-set paths copied, `lastUserRequest` left empty (compactor fills it), one `completed` item
+ * per assistant message, one blocker per tool result that mentions an error; the oldest items are
+ * dropped until the answer fits 75% of `max_tokens`, as the prompt asks.
  */
 function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
   const text = userText(body);
@@ -558,7 +559,8 @@ function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
   ].map((m) => ({ seq: Number(m[1]), role: m[2], kind: m[3], content: unescapeEntities(m[4] ?? '') }));
   const users = messages.filter((m) => m.role === 'user' && m.kind === 'message');
   const item = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 200);
-  const lastUserRequest = users.at(-1)?.content.slice(0, 20_000) ?? str(previous.lastUserRequest);
+  // As the system prompt asks: compactor fills the request in verbatim itself.
+  const lastUserRequest = '';
   const goal = str(previous.goal) || item(users[0]?.content ?? '') || 'Continue the session.';
   const completed = [
     ...list(previous.completed),
@@ -572,7 +574,7 @@ function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
       .filter((m) => m.kind === 'tool_result' && /error/i.test(m.content))
       .map((m) => item(m.content)),
   ];
-  return {
+  const checkpoint = {
     goal,
     lastUserRequest,
     completed: completed.slice(-200),
@@ -583,6 +585,15 @@ function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
     openQuestions: list(previous.openQuestions),
     workingSet: workingSetPaths(text),
   };
+  // Like a model asked to stay under 75% of max_tokens: drop the oldest items until the answer fits.
+  const target = Math.floor(0.75 * body.max_tokens);
+  while (estimateTokens(JSON.stringify(checkpoint)) > target) {
+    if (checkpoint.completed.length >= checkpoint.blockers.length && checkpoint.completed.length > 0) {
+      checkpoint.completed.shift();
+    } else if (checkpoint.blockers.length > 0) checkpoint.blockers.shift();
+    else break;
+  }
+  return checkpoint;
 }
 
 /** Text of the last user message. */

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { type Checkpoint, checkpointSchema } from '../../shared/checkpoint.ts';
 import { chunkByBudget } from '../../shared/chunks.ts';
 import { SummarizerConfigError, SummaryRejectedError } from '../../shared/errors.ts';
+import { lastUserRequestOf } from '../../shared/last-request.ts';
 import { costUsd } from '../../shared/pricing.ts';
 import { buildSummaryPrompt, SUMMARY_TOOL_DESCRIPTION, SUMMARY_TOOL_NAME } from '../../shared/prompt.ts';
 import type { SummarizeInput, Summarizer, SummaryResult, SummaryUsage } from '../../shared/summarizer.ts';
@@ -153,7 +154,11 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
         total = total ? addUsage(total, result.usage) : result.usage;
       }
       if (!previous || !total) throw new SummaryRejectedError('nothing to summarize: no leaving messages');
-      return { checkpoint: previous, usage: total };
+      // The request verbatim comes from the transcript (or the previous checkpoint), not from the
+      // model, which saw it clipped and is told to leave it empty.
+      const lastUserRequest =
+        lastUserRequestOf(input.leaving) ?? input.previous?.lastUserRequest ?? previous.lastUserRequest;
+      return { checkpoint: { ...previous, lastUserRequest }, usage: total };
     },
   };
 }

@@ -1,0 +1,28 @@
+/**
+ * The last user request, verbatim (issue 4: "the last user request verbatim"). Taken by compactor
+ * from the leaving messages themselves, for every summarizer: a model only sees clipped messages
+ * and cannot be trusted to copy a long request character for character. Pure.
+ */
+import type { Message } from './message.ts';
+
+/** Longest request kept, in characters; a longer one is cut with a marker saying how long it was. */
+export const REQUEST_CHARS = 20_000;
+
+/** The last non-empty user message of kind `message`, verbatim (clipped past {@link REQUEST_CHARS}), or null. */
+export function lastUserRequestOf(messages: Message[]): string | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m && m.role === 'user' && m.kind === 'message' && m.content.trim()) return clipRequest(m.content);
+  }
+  return null;
+}
+
+/** Clips a request longer than {@link REQUEST_CHARS}, never splitting a surrogate pair. */
+export function clipRequest(text: string): string {
+  if (text.length <= REQUEST_CHARS) return text;
+  const marker = `\n[… clipped: the request has ${text.length} characters]`;
+  let end = REQUEST_CHARS - marker.length;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return text.slice(0, end) + marker;
+}

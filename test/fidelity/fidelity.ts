@@ -1,0 +1,218 @@
+/**
+ * `npm run fidelity [-- --keep-recent N]`: runs the `summarize` strategy over every corpus session,
+ * once with the `extractive` summarizer and once with `anthropic` (the real SDK against the fake
+ * Messages API server), through the real pipeline and database, and prints per session and in
+ * total: tokens before → after, the share of the leaving messages' working-set paths kept in the
+ * checkpoint, whether the last user request was kept (live, or verbatim in the checkpoint), pinned
+ * messages kept, tool pairs whole, and input tokens sent to the LLM per compaction.
+ *
+ * Targets (issue 4): 100% of paths, requests and pinned messages kept; tokens after at most 25% of
+ * before on sessions over 100 messages. Exits 1 when a target is missed. Not part of `npm test`.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { createSession } from '../../producer/sessions.ts';
+import { checkpointSchema } from '../../shared/checkpoint.ts';
+import { openDatabase } from '../../shared/db.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive.ts';
+import type { Message } from '../../shared/message.ts';
+import type { Summarizer } from '../../shared/summarizer.ts';
+import { parseTranscript, type TranscriptMessage } from '../../shared/transcript.ts';
+import { extractWorkingSet } from '../../shared/working-set.ts';
+import { audit } from '../../worker/audit.ts';
+import { LeaseManager } from '../../worker/lease.ts';
+import { migrateDatabase } from '../../worker/migrate.ts';
+import { runCompaction } from '../../worker/pipeline.ts';
+import { CompactionStore } from '../../worker/store.ts';
+import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
+import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../env.ts';
+import { FakeAnthropicServer } from '../fake-anthropic.ts';
+import { CORPUS_DIR, cleanRedis, silentLogger } from '../helpers.ts';
+
+const { values } = parseArgs({ options: { 'keep-recent': { type: 'string', default: '10' } } });
+const keepRecent = Number(values['keep-recent']);
+if (!Number.isInteger(keepRecent) || keepRecent < 0) throw new Error('--keep-recent must be an integer ≥ 0');
+
+interface Row {
+  session: string;
+  summarizer: string;
+  messages: number;
+  status: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  pathsKept: number;
+  pathsLeaving: number;
+  requestKept: boolean;
+  pinnedKept: number;
+  pinned: number;
+  pairsWhole: boolean;
+  llmInputTokens: number;
+}
+
+async function main(): Promise<number> {
+  const name = `compactor_fidelity_${randomBytes(5).toString('hex')}`;
+  const prefix = `fid${randomBytes(4).toString('hex')}`;
+  const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = databaseUrlFor(name);
+  const database = openDatabase(url, { max: 4 });
+  const redis = new Redis(REDIS_URL);
+  const fake = new FakeAnthropicServer();
+  const llm = await fake.start();
+  try {
+    await migrateDatabase(url);
+    const store = new CompactionStore(database.db);
+    const leases = new LeaseManager(redis, { prefix });
+    const summarizers: Summarizer[] = [
+      createExtractiveSummarizer(),
+      createAnthropicSummarizer({ apiKey: 'fidelity', baseURL: llm.url, model: 'claude-haiku-4-5' }),
+    ];
+    const files = (await readdir(CORPUS_DIR)).filter((f) => f.endsWith('.jsonl')).sort();
+    const rows: Row[] = [];
+    for (const summarizer of summarizers) {
+      const tenantId = summarizer.name;
+      for (const file of files) {
+        const session = file.replace(/\.jsonl$/, '');
+        const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
+        await createSession(database.db, { tenantId, sessionId: session, messages: original });
+        const outcome = await runCompaction(
+          { store, leases, summarizer, now: () => performance.now(), logger: silentLogger },
+          {
+            tenantId,
+            sessionId: session,
+            strategy: { type: 'summarize', keepRecent, maxSummaryTokens: 2_000 },
+            trigger: 'manual',
+            idempotencyKey: `fidelity:${randomUUID()}`,
+            eventId: null,
+          },
+        );
+        rows.push(await measure(database, tenantId, session, original, outcome.row, summarizer.name));
+      }
+    }
+    print(rows);
+    return targetsMet(rows) ? 0 : 1;
+  } finally {
+    await llm.close();
+    await redis.quit();
+    await cleanRedis(prefix);
+    await database.close();
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+    await admin.end();
+  }
+}
+
+async function measure(
+  database: ReturnType<typeof openDatabase>,
+  tenantId: string,
+  session: string,
+  original: TranscriptMessage[],
+  ledger: Awaited<ReturnType<typeof runCompaction>>['row'],
+  summarizer: string,
+): Promise<Row> {
+  const live = await database.sql<{ seq: string; pinned: boolean }[]>`
+    select seq, pinned from messages where tenant_id = ${tenantId} and session_id = ${session}`;
+  const liveSeqs = new Set(live.map((m) => Number(m.seq)));
+  const [row] = await database.sql<{ checkpoint: unknown }[]>`
+    select checkpoint from sessions where tenant_id = ${tenantId} and id = ${session}`;
+  const checkpoint = row?.checkpoint ? checkpointSchema.parse(row.checkpoint) : null;
+  const leaving = original.filter((m) => !liveSeqs.has(m.seq)) as Message[];
+  const leavingPaths = extractWorkingSet(leaving);
+  const kept = new Set(checkpoint?.workingSet ?? []);
+  const lastRequest = [...original].reverse().find((m) => m.role === 'user' && m.kind === 'message');
+  const requestKept =
+    !lastRequest || liveSeqs.has(lastRequest.seq) || checkpoint?.lastUserRequest === lastRequest.content;
+  const pinned = original.filter((m) => m.pinned);
+  const report = await audit(database.db, tenantId, session);
+  return {
+    session,
+    summarizer,
+    messages: original.length,
+    status: ledger.status,
+    tokensBefore: ledger.tokensBefore ?? 0,
+    tokensAfter: ledger.tokensAfter ?? 0,
+    pathsKept: leavingPaths.filter((p) => kept.has(p)).length,
+    pathsLeaving: leavingPaths.length,
+    requestKept,
+    pinnedKept: pinned.filter((m) => liveSeqs.has(m.seq)).length,
+    pinned: pinned.length,
+    pairsWhole: report.splitToolPairs === 0,
+    llmInputTokens:
+      (ledger.inputTokens ?? 0) + (ledger.cacheReadTokens ?? 0) + (ledger.cacheWriteTokens ?? 0),
+  };
+}
+
+function print(rows: Row[]): void {
+  const header = [
+    'session',
+    'summarizer',
+    'msgs',
+    'status',
+    'tokens',
+    'after %',
+    'paths kept',
+    'request',
+    'pinned',
+    'pairs',
+    'LLM in',
+  ];
+  const body = rows.map((r) => [
+    r.session,
+    r.summarizer,
+    String(r.messages),
+    r.status,
+    `${r.tokensBefore} → ${r.tokensAfter}`,
+    `${((100 * r.tokensAfter) / Math.max(1, r.tokensBefore)).toFixed(1)}%`,
+    `${r.pathsKept}/${r.pathsLeaving}`,
+    r.requestKept ? 'yes' : 'NO',
+    `${r.pinnedKept}/${r.pinned}`,
+    r.pairsWhole ? 'whole' : 'SPLIT',
+    String(r.llmInputTokens),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
+  const fmt = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  console.log([fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(fmt)].join('\n'));
+  for (const name of new Set(rows.map((r) => r.summarizer))) {
+    const mine = rows.filter((r) => r.summarizer === name);
+    const sum = (f: (r: Row) => number) => mine.reduce((n, r) => n + f(r), 0);
+    const big = mine.filter((r) => r.messages > 100);
+    const applied = mine.filter((r) => r.status === 'applied');
+    const bigOk = big.filter((r) => r.tokensAfter <= 0.25 * r.tokensBefore).length;
+    console.log(
+      `\n${name}: tokens ${sum((r) => r.tokensBefore)} → ${sum((r) => r.tokensAfter)} ` +
+        `(${((100 * sum((r) => r.tokensAfter)) / sum((r) => r.tokensBefore)).toFixed(1)}% of before); ` +
+        `paths kept ${sum((r) => r.pathsKept)}/${sum((r) => r.pathsLeaving)}; ` +
+        `last request kept ${mine.filter((r) => r.requestKept).length}/${mine.length}; ` +
+        `pinned kept ${sum((r) => r.pinnedKept)}/${sum((r) => r.pinned)}; ` +
+        `tool pairs whole ${mine.filter((r) => r.pairsWhole).length}/${mine.length}; ` +
+        `sessions > 100 messages at ≤ 25%: ${bigOk}/${big.length}; ` +
+        `LLM input tokens per compaction: ${applied.length ? Math.round(sum((r) => r.llmInputTokens) / applied.length) : 0}`,
+    );
+  }
+}
+
+function targetsMet(rows: Row[]): boolean {
+  return rows.every(
+    (r) =>
+      r.pathsKept === r.pathsLeaving &&
+      r.requestKept &&
+      r.pinnedKept === r.pinned &&
+      r.pairsWhole &&
+      (r.messages <= 100 || r.tokensAfter <= 0.25 * r.tokensBefore),
+  );
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error('fidelity failed:', error);
+    process.exit(1);
+  },
+);
