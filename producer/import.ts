@@ -6,7 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../shared/db.ts';
-import { InvalidInputError } from '../shared/errors.ts';
+import { InvalidInputError, printable } from '../shared/errors.ts';
 import { idSchema } from '../shared/events.ts';
 import { parseTranscript } from '../shared/transcript.ts';
 import { createSession } from './sessions.ts';
@@ -48,7 +48,7 @@ export function sessionIdOf(file: string): string {
  * Imports one transcript file as a session of `tenantId`.
  * @throws {TranscriptError} naming the line and field when the file is malformed (nothing written).
  * @throws {SessionExistsError} when the session exists already (nothing written).
- * @throws {InvalidInputError} when the session id is not a valid id.
+ * @throws {InvalidInputError} when the tenant or session id is not a valid id (nothing written).
  */
 export async function importTranscript(
   db: Db,
@@ -58,9 +58,15 @@ export async function importTranscript(
   const now = options.now ?? (() => performance.now());
   const started = now();
   const sessionId = options.sessionId ?? sessionIdOf(file);
-  const valid = idSchema.safeParse(sessionId);
-  if (!valid.success)
-    throw new InvalidInputError(`session id "${sessionId}": ${valid.error.issues[0]?.message}`);
+  // The ids an event must carry to reach this session: refuse what no event could ever name.
+  for (const [what, id] of [
+    ['tenant id', options.tenantId],
+    ['session id', sessionId],
+  ] as const) {
+    const valid = idSchema.safeParse(id);
+    if (!valid.success)
+      throw new InvalidInputError(`${what} "${printable(id)}": ${valid.error.issues[0]?.message}`);
+  }
   const messages = parseTranscript(await readFile(file), file);
   const { messageCount, tokenCount } = await createSession(db, {
     tenantId: options.tenantId,

@@ -40,3 +40,16 @@ export class LeaseBusyError extends Error {
 export function isPermanent(error: unknown): boolean {
   return error instanceof InvalidInputError || error instanceof SummarizerConfigError;
 }
+
+/**
+ * Untrusted text made safe to quote in an error message: cut at `max` characters, and control,
+ * invisible formatting (bidi overrides, zero-width) and unpaired surrogate characters written as
+ * `\uXXXX`, so a hostile key or id cannot flood a log or rewrite a terminal line.
+ */
+export function printable(text: string, max = 300): string {
+  const cut = text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
+  return cut.replace(/[\p{Cc}\p{Cf}\p{Cs}]/gu, (c) => {
+    const code = c.codePointAt(0) ?? 0;
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}

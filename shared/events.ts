@@ -3,6 +3,7 @@
  * schema of `session.run.completed`. Parsed on enqueue and again on dequeue.
  */
 import { z } from 'zod';
+import { printable } from './errors.ts';
 import { strategySchema } from './strategy.ts';
 
 /** BullMQ queue that carries compaction jobs. */
@@ -10,12 +11,22 @@ export const COMPACTION_QUEUE = 'compaction';
 /** BullMQ job name of the event. */
 export const RUN_COMPLETED = 'session.run.completed';
 
-/** Ids: 1-200 printable characters, no whitespace or control characters. */
+/**
+ * Ids: 1-200 printable characters. No whitespace or control characters, no invisible formatting
+ * characters (a bidi override or a zero-width space makes two different ids look the same), no
+ * unpaired surrogates (Postgres and Redis would store U+FFFD instead), and no `.`/`..` path
+ * segments (an id is never a path).
+ */
 export const idSchema = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[^\s\p{Cc}]+$/u, 'must be 1-200 printable characters without spaces');
+  .regex(/^[^\s\p{Cc}]*$/u, 'must not contain spaces, newlines or other control characters')
+  .regex(
+    /^[^\p{Cf}\p{Cs}]*$/u,
+    'must not contain invisible formatting characters (bidi overrides, zero-width) or unpaired surrogates',
+  )
+  .refine((v) => !/(^|[/\\])\.\.?([/\\]|$)/.test(v), 'must not contain "." or ".." path segments');
 
 /**
  * `session.run.completed`: an agent run finished on a session.
@@ -26,7 +37,7 @@ export const idSchema = z
  */
 export const runCompletedEventSchema = z
   .object({
-    eventId: idSchema.refine((v) => !v.includes(':') && !/^\d+$/.test(v), {
+    eventId: idSchema.refine((v) => !v.includes(':') && !/^-?\d+$/.test(v), {
       message: 'must not contain ":" nor be a plain integer (BullMQ custom job id rules)',
     }),
     tenantId: idSchema,
@@ -43,11 +54,14 @@ export type RunCompletedEvent = z.infer<typeof runCompletedEventSchema>;
 /** What a producer passes in (defaults not yet applied). */
 export type RunCompletedInput = z.input<typeof runCompletedEventSchema>;
 
-/** Formats the first zod issue as `field: message`, naming the field that is wrong. */
+/**
+ * Formats the first three zod issues as `field: message`, naming the field that is wrong. Each is
+ * made {@link printable}: zod quotes unknown keys as given, and a key may be megabytes long.
+ */
 export function describeZodError(error: z.ZodError, root = 'event'): string {
   return error.issues
     .slice(0, 3)
-    .map((i) => `${[root, ...i.path].join('.')}: ${i.message}`)
+    .map((i) => printable(`${[root, ...i.path.map(String)].join('.')}: ${i.message}`))
     .join('; ');
 }
 
@@ -67,7 +81,15 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * 3600 },
 } as const;
 
+/**
+ * `tenantId:sessionId`, unambiguous: `%` and `:` in the tenant id are escaped, so tenant `a:b`'s
+ * session `c` and tenant `a`'s session `b:c` never share a key (a lease or a deduplication id).
+ */
+export function sessionKeyOf(tenantId: string, sessionId: string): string {
+  return `${tenantId.replaceAll('%', '%25').replaceAll(':', '%3A')}:${sessionId}`;
+}
+
 /** Deduplication id of a session: at most one active and one waiting job per session. */
 export function deduplicationIdOf(event: Pick<RunCompletedEvent, 'tenantId' | 'sessionId'>): string {
-  return `${event.tenantId}:${event.sessionId}`;
+  return sessionKeyOf(event.tenantId, event.sessionId);
 }

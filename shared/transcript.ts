@@ -4,6 +4,7 @@
  * Pure: bytes in, validated messages or an error naming the line and field out.
  */
 import { z } from 'zod';
+import { printable } from './errors.ts';
 import { estimateMessageTokens } from './tokens.ts';
 
 /** Longest message content accepted, in characters. */
@@ -76,7 +77,7 @@ export function parseTranscript(bytes: Uint8Array, source: string): TranscriptMe
     try {
       json = JSON.parse(raw);
     } catch (error) {
-      throw new TranscriptError(`${where}: not JSON (${(error as Error).message})`);
+      throw new TranscriptError(`${where}: not JSON (${printable((error as Error).message)})`);
     }
     const parsed = lineSchema.safeParse(json);
     if (!parsed.success) {
@@ -94,7 +95,7 @@ export function parseTranscript(bytes: Uint8Array, source: string): TranscriptMe
     if (m.kind === 'tool_call' && toolCallId) calls.add(toolCallId);
     if (m.kind === 'tool_result' && toolCallId && !calls.has(toolCallId)) {
       throw new TranscriptError(
-        `${where}: toolCallId "${toolCallId}": tool result without an earlier tool call`,
+        `${where}: toolCallId "${printable(toolCallId)}": tool result without an earlier tool call`,
       );
     }
     out.push({

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { sessionKeyOf } from '../shared/events.ts';
 
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
@@ -40,7 +41,7 @@ export class LeaseManager {
 
   /** Redis key of a session's lease. */
   keyOf(tenantId: string, sessionId: string): string {
-    return `${this.options.prefix}:lease:${tenantId}:${sessionId}`;
+    return `${this.options.prefix}:lease:${sessionKeyOf(tenantId, sessionId)}`;
   }
 
   /**
