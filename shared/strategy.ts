@@ -23,6 +23,12 @@ export const summarizeStrategySchema = z
     maxSummaryTokens: z.number().int().min(256).max(32_000).default(2_000),
     /** Model override for the `anthropic` summarizer. */
     model: z.string().min(1).max(200).optional(),
+    /**
+     * Opt-in: when the LLM summary still fails on the job's last attempt (outage, refusals), use the
+     * `extractive` summarizer instead, so the session stays bounded; the ledger records it.
+     * Absent means `none`.
+     */
+    fallback: z.enum(['none', 'extractive']).optional(),
   })
   .strict();
 
@@ -38,7 +44,11 @@ export type SlidingWindowStrategy = z.infer<typeof slidingWindowStrategySchema>;
 export type SummarizeStrategy = z.infer<typeof summarizeStrategySchema>;
 
 /** Built-in default when neither the event nor a policy says otherwise. */
-export const DEFAULT_STRATEGY: Strategy = { type: 'summarize', keepRecent: 10, maxSummaryTokens: 2_000 };
+export const DEFAULT_STRATEGY: Strategy = {
+  type: 'summarize',
+  keepRecent: 10,
+  maxSummaryTokens: 2_000,
+};
 
 /**
  * Parses the CLI shorthand: `none`, `slidingWindow:50`, `summarize`, `summarize:20`, or a JSON

@@ -104,6 +104,8 @@ export interface RecordedRequest {
   body: unknown;
   /** The `request-id` the server answered with. */
   requestId: string;
+  /** When the request arrived (wall clock, ms since the epoch), to check retry spacing. */
+  receivedAt: number;
 }
 
 /** A started server. */
@@ -220,6 +222,7 @@ export class FakeAnthropicServer {
       rawBody,
       body: parseJson(rawBody),
       requestId,
+      receivedAt: Date.now(),
     };
     this.requests.push(recorded);
     let body: MessagesRequest;

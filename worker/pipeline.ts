@@ -35,6 +35,8 @@ export interface CompactionRequest {
   eventId: string | null;
   /** Aborts the LLM call (worker shutdown). */
   signal?: AbortSignal | undefined;
+  /** Recorded as the ledger row's reason when the compaction applies (e.g. why a fallback ran). */
+  note?: string | undefined;
 }
 
 /** What happened: a new ledger row (`applied`, `skipped`), or the row an earlier run left (`duplicate`). */
@@ -126,6 +128,7 @@ async function compactOnce(
     plan,
     expectedVersion: snapshot.compactionVersion,
     summary,
+    note: request.note,
     durationMs: deps.now() - started,
   });
   return { ...result, plan };

@@ -11,7 +11,13 @@ import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { isPermanent, LeaseBusyError, SessionNotFoundError } from '../shared/errors.ts';
 import { describeZodError, idempotencyKeyOf, runCompletedEventSchema } from '../shared/events.ts';
 import { DEFAULT_STRATEGY, type Strategy } from '../shared/strategy.ts';
-import { type CompactionOutcome, type PipelineDeps, runCompaction } from './pipeline.ts';
+import type { Summarizer } from '../shared/summarizer.ts';
+import {
+  type CompactionOutcome,
+  type CompactionRequest,
+  type PipelineDeps,
+  runCompaction,
+} from './pipeline.ts';
 
 /** What a finished job returns (stored by BullMQ as the job's return value, shown in Bull Board). */
 export interface JobResult {
@@ -32,6 +38,13 @@ export interface ProcessorDeps extends PipelineDeps {
   leaseBusyDelayMs?: number;
   /** Aborts running LLM calls (forced shutdown). */
   signal?: AbortSignal;
+  /** Used on a job's last attempt when its strategy says `fallback: 'extractive'`. */
+  fallbackSummarizer?: Summarizer;
+}
+
+/** Whether a strategy opted into the extractive fallback. */
+function wantsFallback(strategy: Strategy): boolean {
+  return strategy.type === 'summarize' && strategy.fallback === 'extractive';
 }
 
 /** Errors that carry how long the LLM asked us to wait (shape of worker/summarizers/anthropic-errors.ts). */
@@ -47,16 +60,16 @@ export function createProcessor(deps: ProcessorDeps) {
     const event = parsed.data;
     const log = deps.logger.child({ jobId: job.id, tenantId: event.tenantId, sessionId: event.sessionId });
     const strategy = event.strategy ?? deps.defaultStrategy ?? DEFAULT_STRATEGY;
-    try {
-      const outcome = await runCompaction(deps, {
-        tenantId: event.tenantId,
-        sessionId: event.sessionId,
-        strategy,
-        trigger: event.trigger,
-        idempotencyKey: idempotencyKeyOf(event),
-        eventId: event.eventId,
-        signal: deps.signal,
-      });
+    const request: CompactionRequest = {
+      tenantId: event.tenantId,
+      sessionId: event.sessionId,
+      strategy,
+      trigger: event.trigger,
+      idempotencyKey: idempotencyKeyOf(event),
+      eventId: event.eventId,
+      signal: deps.signal,
+    };
+    const settled = (outcome: CompactionOutcome): JobResult => {
       const { row } = outcome;
       log.info(
         { compactionId: row.id, status: outcome.status, ledgerStatus: row.status, reason: row.reason },
@@ -70,6 +83,9 @@ export function createProcessor(deps: ProcessorDeps) {
         messagesAfter: row.messagesAfter,
         reason: row.reason,
       };
+    };
+    try {
+      return settled(await runCompaction(deps, request));
     } catch (error) {
       if (error instanceof LeaseBusyError) {
         const delay = (deps.leaseBusyDelayMs ?? 1_000) * (1 + Math.random());
@@ -86,6 +102,19 @@ export function createProcessor(deps: ProcessorDeps) {
       const message = error instanceof Error ? error.message : String(error);
       const permanent = isPermanent(error);
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (lastAttempt && !permanent && wantsFallback(strategy) && deps.fallbackSummarizer) {
+        log.warn(
+          { err: message },
+          'summary failed on the last attempt: falling back to the extractive summarizer',
+        );
+        const note = `fell back to ${deps.fallbackSummarizer.name}: ${deps.summarizer.name} failed on the last attempt: ${message}`;
+        return settled(
+          await runCompaction(
+            { ...deps, summarizer: deps.fallbackSummarizer },
+            { ...request, note: note.slice(0, 2_000) },
+          ),
+        );
+      }
       if ((permanent || lastAttempt) && !(error instanceof SessionNotFoundError)) {
         await recordFailure(deps, event, strategy.type, message).catch((e: unknown) =>
           log.warn({ err: e }, 'could not record the failure in the ledger'),

@@ -49,6 +49,8 @@ export interface ApplyInput extends LedgerContext {
   /** compaction_version read with the snapshot: the fencing token. */
   expectedVersion: number;
   summary: SummaryToWrite | null;
+  /** The ledger row's reason, if any (e.g. a fallback). */
+  note?: string | undefined;
   /** Time spent before apply (snapshot, plan, summary), ms. */
   durationMs: number;
 }
@@ -204,6 +206,7 @@ export class CompactionStore {
           ...ledgerBase(input),
           id: compactionId,
           status: 'applied',
+          reason: input.note ?? null,
           summarizer: summary?.summarizer ?? null,
           cutoffSeq: plan.cutoffSeq,
           summarySeq: summary ? plan.summarySeq : null,

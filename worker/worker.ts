@@ -4,6 +4,7 @@
  */
 import { Worker } from 'bullmq';
 import { COMPACTION_QUEUE } from '../shared/events.ts';
+import { createExtractiveSummarizer } from '../shared/extractive.ts';
 import type { Strategy } from '../shared/strategy.ts';
 import { createProcessor, type JobResult } from './processor.ts';
 import { runAll, type Services } from './services.ts';
@@ -35,6 +36,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     store: services.store,
     leases: services.leases,
     summarizer: services.summarizer,
+    fallbackSummarizer: createExtractiveSummarizer(),
     now: () => performance.now(),
     logger: services.logger,
     defaultStrategy: options.defaultStrategy,

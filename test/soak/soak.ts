@@ -20,6 +20,7 @@ import { appendMessages, createProducer } from '../../producer/index.ts';
 import { openDatabase } from '../../shared/db.ts';
 import type { Strategy } from '../../shared/strategy.ts';
 import { audit, violations } from '../../worker/audit.ts';
+import { LeaseManager } from '../../worker/lease.ts';
 import { migrateDatabase } from '../../worker/migrate.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../env.ts';
 import { FakeAnthropicServer } from '../fake-anthropic.ts';
@@ -154,7 +155,7 @@ async function main(): Promise<number> {
         }
         case 'leaseTheft': {
           const session = pick(sessions);
-          await redis.set(`${prefix}:lease:${tenantId}:${session}`, 'thief', 'PX', 1_500);
+          await redis.set(new LeaseManager(redis, { prefix }).keyOf(tenantId, session), 'thief', 'PX', 1_500);
           return;
         }
         case 'redisDrop': {
