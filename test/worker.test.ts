@@ -136,9 +136,11 @@ describe('worker', () => {
     const original = await seed('append', 'minisweagent__astropy-12907');
     const extractive = createExtractiveSummarizer();
     let appended: number[] = [];
+    let summarizedSeqs: number[] = [];
     const appending: Summarizer = {
       name: 'extractive',
       async summarize(input) {
+        summarizedSeqs = input.leaving.map((m) => m.seq);
         appended = await appendMessages(tdb.database.db, tenantId, 'append', [
           { role: 'user', kind: 'message', content: 'a new request arrived during the summary' },
           { role: 'assistant', kind: 'message', content: 'and an answer to it' },
@@ -160,6 +162,10 @@ describe('worker', () => {
     const [row] = await ledger('append');
     expect(row).toMatchObject({ status: 'applied', summarizer: 'extractive' });
     expect(row?.cutoffSeq).toBeLessThan(original.length);
+    // The summary covered only what left: nothing above the cutoff, nothing appended meanwhile.
+    expect(summarizedSeqs.length).toBeGreaterThan(0);
+    expect(Math.max(...summarizedSeqs)).toBe(row?.cutoffSeq);
+    expect(summarizedSeqs).not.toContain(original.length);
     const live = await tdb.database.sql<{ seq: number; content: string }[]>`
       select seq::int, content from messages where tenant_id = ${tenantId} and session_id = 'append' and seq >= ${original.length} order by seq`;
     expect(live.map((m) => m.content)).toEqual([
