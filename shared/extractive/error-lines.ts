@@ -1,0 +1,134 @@
+/** Whether a tool result failed, and its first meaningful error line. */
+import { parseShell } from './shell.ts';
+import { stripAnsi } from './text.ts';
+
+const EXIT_CODE_PATTERNS = [
+  /<returncode>\s*(-?\d+)\s*<\/returncode>/,
+  /\bexit(?:ed with)? (?:code|status)[:\s]+(-?\d+)/i,
+  /\breturned non-zero exit status (\d+)/,
+];
+
+/** The exit code a tool result states near its start or end, or null when it states none. */
+function exitCode(content: string): number | null {
+  const edges = content.length <= 1_000 ? content : `${content.slice(0, 500)}\n${content.slice(-500)}`;
+  for (const pattern of EXIT_CODE_PATTERNS) {
+    const match = pattern.exec(edges);
+    if (match?.[1] !== undefined) return Number(match[1]);
+  }
+  return null;
+}
+
+/**
+ * `ValueError: bad`, `- E999 SyntaxError: x`, `django.core.exceptions.FieldError: y` (the last name
+ * capitalized: see {@link isExceptionName}). Written to stay linear on long lines.
+ */
+const EXCEPTION_LINE = /(?<![\w.])([A-Za-z_][\w.]*(?:Error|Exception|Failure)):\s*\S/;
+/** An exception line without a message, alone on its line. */
+const BARE_EXCEPTION = /^([A-Za-z_][\w.]*(?:Error|Exception|Failure))$/;
+const CODE_KEYWORDS_BEFORE =
+  /\b(?:raise|except|catch|throw|throws|new|class|import|from|isinstance|def|return)\b/;
+const STRONG_ERRORS = [
+  /^(?:[\w./\\-]+:\d+(?::\d+)?:\s*)?(?:fatal\s+)?error(?:\[[\w-]+\])?(?::|\s+[A-Z]+\d+:)/i,
+  /\berror TS\d+:/,
+  /^(?:FAILED|FAIL)\b|\bFAILED\b|^--- FAIL:/,
+  /\b[1-9]\d* (?:failed|failing|errors?)\b/i,
+  /^fatal:|^panic:|Segmentation fault|core dumped|command not found/,
+  /No such file or directory|Permission denied/,
+  /npm ERR!|Cannot find module|undefined reference to|CMake Error|Traceback \(most recent call last\)/,
+];
+/** Characters of a tool-output line looked at for errors. */
+const MAX_ERROR_LINE = 1_000;
+const LABEL_ERRORS = /^(?:\[error\]|<tool_use_error>|error\b|failed\b|failure\b)/i;
+
+/**
+ * The first meaningful error line of a tool result, or null when it succeeded. A stated exit code 0
+ * means success; otherwise a Python traceback's exception line, then the first strong error line
+ * (`error:`, `FAILED`, `3 failed`, `fatal:`, `command not found`, ...), then a non-zero exit code
+ * (except the "no match" 1 of grep, diff, test). Results of read-only calls are files' contents: only
+ * their first line (the tool's own message) counts, unless an exit code says they failed.
+ */
+export function detectError(content: string, inspect: boolean, command: string | null): string | null {
+  const code = exitCode(content);
+  if (code === 0) return null;
+  const lines = stripAnsi(content)
+    .split('\n')
+    // Error lines are short; clipping bounds the work of the patterns on megabyte-long lines.
+    .map((l) => l.slice(0, MAX_ERROR_LINE).trim())
+    .filter((l) => l.length > 0 && !/^<\/?(?:returncode|output)>/.test(l));
+  if (inspect && code === null) return toolMessageError(lines);
+  const found = tracebackException(lines) ?? firstStrongError(lines);
+  if (found !== null) return found;
+  if (code !== null) return isBenignExit(command, code) ? null : `exit code ${code}`;
+  const label = lines.findIndex((l) => LABEL_ERRORS.test(l));
+  return label >= 0 ? withDetail(lines, label) : null;
+}
+
+/** The error a read-only tool reports instead of content (`[error] ...`, `File x not found`), or null. */
+function toolMessageError(lines: string[]): string | null {
+  const first = lines[0];
+  if (first === undefined) return null;
+  const failed =
+    LABEL_ERRORS.test(first) || /No such file|not found|does not exist|Permission denied/i.test(first);
+  return failed ? withDetail(lines, 0) : null;
+}
+
+/** The exception line of the last Python traceback: its first unindented line after the frames. */
+function tracebackException(lines: string[]): string | null {
+  let start = -1;
+  lines.forEach((l, i) => {
+    if (l.startsWith('Traceback (most recent call last)')) start = i;
+  });
+  if (start < 0) return null;
+  for (let i = start + 1; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (line.startsWith('File ') || CODE_KEYWORDS_BEFORE.test(line)) continue;
+    if (isExceptionName(EXCEPTION_LINE.exec(line)?.[1]) || isExceptionName(BARE_EXCEPTION.exec(line)?.[1])) {
+      return line;
+    }
+  }
+  return null;
+}
+
+function firstStrongError(lines: string[]): string | null {
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (line.startsWith('Traceback (most recent call last)')) continue;
+    const exception = EXCEPTION_LINE.exec(line);
+    if (isExceptionName(exception?.[1]) && !CODE_KEYWORDS_BEFORE.test(line.slice(0, exception?.index ?? 0))) {
+      return withDetail(lines, i);
+    }
+    if (STRONG_ERRORS.some((p) => p.test(line))) return withDetail(lines, i);
+  }
+  return lines.some((l) => l.startsWith('Traceback (most recent call last)')) ? 'Python traceback' : null;
+}
+
+/** `KeyError`, `a.b.FieldError`: dotted names whose last one is capitalized (not `my_error`, `x.ioError`). */
+function isExceptionName(name: string | undefined): boolean {
+  const last = name?.slice(name.lastIndexOf('.') + 1);
+  return last !== undefined && /^[A-Z]/.test(last) && name?.includes('..') === false;
+}
+
+/**
+ * The error line without tags and bullets; a bare label (`ERROR:`) or a line announcing more
+ * (`CMake Error at x:27 (find_package):`) gets its next line appended.
+ */
+function withDetail(lines: string[], index: number): string {
+  const clean = (l: string) =>
+    l
+      .replace(/<\/?[\w-]+>/g, ' ')
+      .replace(/^[-*•]\s+/, '')
+      .trim();
+  const line = clean(lines[index] ?? '');
+  const rest = line.replace(/^(?:\[error\]|error|errors|failed|failure)\s*:?/i, '');
+  if (/[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(rest) && !line.endsWith(':')) return line;
+  const next = lines.slice(index + 1).find((l) => clean(l).length > 0);
+  return next === undefined ? line : `${line} ${clean(next)}`;
+}
+
+/** Exit 1 of grep-like commands means "no match" or "differs", not failure. */
+function isBenignExit(command: string | null, code: number): boolean {
+  if (command === null || code !== 1) return false;
+  const steps = parseShell(command).steps;
+  const last = steps[steps.length - 1]?.[0];
+  return last !== undefined && /^(?:grep|egrep|fgrep|rg|ag|ack|diff|cmp|test|\[|\[\[|false)$/.test(last);
+}

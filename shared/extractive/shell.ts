@@ -1,0 +1,112 @@
+/**
+ * Reading shell commands: a short summary, whether they only read, the file they write. A small
+ * tokenizer, not a shell parser.
+ */
+import { collapse } from './text.ts';
+
+/** A shell command without its leading `cd dir &&` steps, first line only, whitespace collapsed. */
+export function shellSummary(command: string): string {
+  const newline = command.trim().indexOf('\n');
+  let text = (newline < 0 ? command.trim() : command.trim().slice(0, newline)).slice(0, 2_000);
+  for (;;) {
+    const next = text.replace(/^cd\s+("[^"]*"|'[^']*'|\S+)\s*(?:&&|;)\s*/, '');
+    if (next === text) break;
+    text = next;
+  }
+  return collapse(text) + (newline >= 0 ? ' …' : '');
+}
+
+const INSPECT_COMMANDS = new Set(
+  (
+    'ls ll cat head tail less more grep egrep fgrep rg ag ack find fd tree pwd echo printf wc nl file ' +
+    'stat which whereis type du df sort uniq cut awk sed diff cmp env printenv date whoami id uname ' +
+    'history true cd xxd hexdump od strings jq column basename dirname realpath readlink'
+  ).split(' '),
+);
+const GIT_READS = new Set(
+  'status log diff show branch blame grep ls-files rev-parse remote describe'.split(' '),
+);
+
+/** Whether a shell command only reads: every step a read command, no redirection into a file, no `sed -i`. */
+export function isInspectionCommand(command: string): boolean {
+  const { steps, unquoted } = parseShell(command);
+  const withoutHarmless = unquoted.replace(/\d?>&\d|\d?>\s*\/dev\/null/g, ' ');
+  if (/>|\btee\b|\bsed\s+(?:-\w*\s+)*-i/.test(withoutHarmless)) return false;
+  return steps.every(([word, sub]) => {
+    if (word === 'git') return sub !== undefined && GIT_READS.has(sub);
+    return INSPECT_COMMANDS.has(word);
+  });
+}
+
+/** A file a shell command writes with `cat > f`, `echo ... > f`, `tee f` (heredoc scripts), or null. */
+export function writtenFile(command: string): string | null {
+  const first = parseShell(command.split('\n')[0] ?? '').unquoted;
+  const match =
+    /^\s*(?:cat|echo|printf)\b[^|;&]*?>{1,2}\s*([^\s<>|;&]+)/.exec(first) ??
+    /\btee\s+(?:-a\s+)?([^\s<>|;&]+)/.exec(first);
+  return match?.[1] ?? null;
+}
+
+/**
+ * The steps of a shell command, split on `&&`, `||`, `;`, `|`, `&` and newlines outside quotes, as
+ * their first two words (leading `VAR=x`, `sudo`, `time`, `nohup` skipped), and the command with the
+ * quoted parts emptied (`grep "a|b" f` → `grep "" f`). A small tokenizer, not a shell parser.
+ */
+export function parseShell(command: string): {
+  steps: Array<[string, string | undefined]>;
+  unquoted: string;
+} {
+  const texts: string[] = [];
+  let step = '';
+  let unquoted = '';
+  let quote: string | null = null;
+  for (let i = 0; i < command.length; i++) {
+    const c = command.charAt(i);
+    if (quote !== null) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) {
+        quote = null;
+        step += c;
+        unquoted += c;
+      }
+      continue;
+    }
+    if (c === '\\') {
+      step += command.slice(i, i + 2);
+      unquoted += command.slice(i, i + 2);
+      i++;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      step += c;
+      unquoted += c;
+    } else if (isSeparator(command, i)) {
+      texts.push(step);
+      step = '';
+      unquoted += c;
+    } else {
+      step += c;
+      unquoted += c;
+    }
+  }
+  texts.push(step);
+  return {
+    steps: texts.map(firstWords).filter((w): w is [string, string | undefined] => w !== null),
+    unquoted,
+  };
+}
+
+/** `;`, `|`, newline, and `&` unless part of a redirection (`2>&1`, `&>`). */
+function isSeparator(command: string, i: number): boolean {
+  const c = command.charAt(i);
+  if (c === ';' || c === '|' || c === '\n') return true;
+  if (c !== '&') return false;
+  return !/[<>]/.test(command.charAt(i - 1)) && command.charAt(i + 1) !== '>';
+}
+
+function firstWords(step: string): [string, string | undefined] | null {
+  const words = step
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w && !/^\w+=/.test(w) && w !== 'sudo' && w !== 'time' && w !== 'nohup');
+  return words[0] === undefined ? null : [words[0], words[1]];
+}
