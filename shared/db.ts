@@ -7,6 +7,9 @@ import * as schema from './schema.ts';
 
 export type Db = PostgresJsDatabase<typeof schema>;
 
+/** A drizzle transaction on {@link Db}. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
 export interface Database {
   /** drizzle over the pool; use `db.transaction` for atomic work. */
   db: Db;

@@ -45,12 +45,34 @@ export const runCompletedEventSchema = z
     runId: idSchema.optional(),
     occurredAt: z.iso.datetime({ offset: true }).optional(),
     strategy: strategySchema.optional(),
-    /** What produced the event: an agent service (`event`) or the CLI / API (`manual`). */
+    /**
+     * What produced the event: an agent service (`event`) or the CLI / API (`manual`, which
+     * compacts now whatever the triggers say).
+     */
     trigger: z.enum(['event', 'manual']).default('event'),
   })
   .strict();
 
 export type RunCompletedEvent = z.infer<typeof runCompletedEventSchema>;
+
+/** BullMQ job name of a compaction a sweep found due (internal; producers send RUN_COMPLETED). */
+export const SWEEP_COMPACTION = 'session.sweep.compact';
+
+/**
+ * A sweep's compaction job: the session and the compaction version the sweep saw it at. The
+ * idempotency key derives from that version, so a repeated or overlapping sweep never compacts
+ * one version twice, and a compaction since then makes the job moot.
+ */
+export const sweepCompactionJobSchema = z
+  .object({
+    eventId: idSchema,
+    tenantId: idSchema,
+    sessionId: idSchema,
+    expectedVersion: z.number().int().min(0),
+  })
+  .strict();
+
+export type SweepCompactionJob = z.infer<typeof sweepCompactionJobSchema>;
 /** What a producer passes in (defaults not yet applied). */
 export type RunCompletedInput = z.input<typeof runCompletedEventSchema>;
 
@@ -92,4 +114,11 @@ export function sessionKeyOf(tenantId: string, sessionId: string): string {
 /** Deduplication id of a session: at most one active and one waiting job per session. */
 export function deduplicationIdOf(event: Pick<RunCompletedEvent, 'tenantId' | 'sessionId'>): string {
   return sessionKeyOf(event.tenantId, event.sessionId);
+}
+
+/** Idempotency key of a sweep's job: one effect per session and compaction version. */
+export function sweepIdempotencyKeyOf(
+  job: Pick<SweepCompactionJob, 'tenantId' | 'sessionId' | 'expectedVersion'>,
+): string {
+  return `sweep:${sessionKeyOf(job.tenantId, job.sessionId)}:v${job.expectedVersion}`;
 }

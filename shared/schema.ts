@@ -17,6 +17,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  unique,
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
@@ -50,10 +51,34 @@ export const sessions = pgTable(
     /** The current checkpoint (structured summary), or null before the first summary. */
     checkpoint: jsonb('checkpoint'),
     parentSessionId: text('parent_session_id'),
+    /** Set when the session continued in a child session (newSession mode); the session stays whole. */
+    childSessionId: text('child_session_id'),
+    /**
+     * Storm guard: `last_seq` when a compaction could not bring the session under its trigger.
+     * Events skip cheaply until enough new messages arrive for another compaction to help.
+     */
+    stormGuardSeq: bigint('storm_guard_seq', { mode: 'number' }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+);
+
+/**
+ * Per-tenant and per-agent compaction policies (shared/policy.ts). `agent_id` null is the tenant's
+ * own policy; one row per (tenant, agent), nulls not distinct.
+ */
+export const compactionPolicies = pgTable(
+  'compaction_policies',
+  {
+    tenantId: text('tenant_id').notNull(),
+    agentId: text('agent_id'),
+    /** The validated policy: `{ strategy, triggers, mode, enabled }`. */
+    policy: jsonb('policy').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [unique('compaction_policies_tenant_agent_key').on(t.tenantId, t.agentId).nullsNotDistinct()],
 );
 
 /** Columns shared by live and archived messages. */
@@ -129,6 +154,10 @@ export const compactions = pgTable(
     summary: text('summary'),
     /** The session's checkpoint before this compaction replaced it (what a restore puts back). */
     checkpointBefore: jsonb('checkpoint_before'),
+    /** The child session a `newSession` compaction wrote the compacted history to. */
+    childSessionId: text('child_session_id'),
+    /** `inPlace` or `newSession`. */
+    mode: text('mode', { enum: ['inPlace', 'newSession'] }),
     model: text('model'),
     inputTokens: integer('input_tokens'),
     outputTokens: integer('output_tokens'),

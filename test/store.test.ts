@@ -55,7 +55,13 @@ describe('migrate', () => {
       const tables = await check<{ t: string }[]>`
         select table_name as t from information_schema.tables where table_schema = 'public' order by 1`;
       await check.end();
-      expect(tables.map((r) => r.t)).toEqual(['archived_messages', 'compactions', 'messages', 'sessions']);
+      expect(tables.map((r) => r.t)).toEqual([
+        'archived_messages',
+        'compaction_policies',
+        'compactions',
+        'messages',
+        'sessions',
+      ]);
     } finally {
       await admin.unsafe(`drop database "${name}" with (force)`);
       await admin.end();

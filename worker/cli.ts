@@ -12,11 +12,11 @@ import { openDatabase } from '../shared/db.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { createLogger } from '../shared/logger.ts';
 import { explainStays, planCompaction } from '../shared/plan.ts';
-import { DEFAULT_STRATEGY, parseStrategy, type Strategy } from '../shared/strategy.ts';
+import { parseStrategy, type Strategy } from '../shared/strategy.ts';
 import { TranscriptError } from '../shared/transcript.ts';
 import { runDemo } from './demo.ts';
 import { migrateDatabase } from './migrate.ts';
-import { runCompaction } from './pipeline.ts';
+import { effectivePolicy, runCompaction } from './pipeline.ts';
 import { restoreCompaction } from './restore.ts';
 import { openServices, redactUrl } from './services.ts';
 import { retryUntilReady } from './startup.ts';
@@ -253,13 +253,18 @@ async function compactCommand(args: string[], config: () => Config): Promise<num
   });
   const tenantId = required(values.tenant, 'tenant');
   const sessionId = required(values.session, 'session');
-  const strategy = strategyFlag(values.strategy) ?? DEFAULT_STRATEGY;
+  const override = strategyFlag(values.strategy);
   const c = config();
   const logger = createLogger(c.logLevel);
   const services = openServices(c, logger, { poolSize: 2 });
   try {
     if (values['dry-run']) {
       const snapshot = await services.store.loadSnapshot(tenantId, sessionId);
+      const { strategy, source, mode, triggers } = await effectivePolicy(services.store, {
+        tenantId,
+        sessionId,
+        strategy: override,
+      });
       const plan = planCompaction(snapshot, snapshot.messages, strategy);
       const stays = plan.action === 'compact' ? explainStays(snapshot.messages, plan) : [];
       const preview = {
@@ -267,6 +272,7 @@ async function compactCommand(args: string[], config: () => Config): Promise<num
         tenantId,
         sessionId,
         strategy,
+        policy: { source: override ? 'override' : source, mode, triggers },
         snapshotSeq: snapshot.snapshotSeq,
         plan,
         stays,
@@ -279,7 +285,7 @@ async function compactCommand(args: string[], config: () => Config): Promise<num
       {
         tenantId,
         sessionId,
-        strategy,
+        strategy: override,
         trigger: 'manual',
         idempotencyKey: `manual:${randomUUID()}`,
         eventId: null,

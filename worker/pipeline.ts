@@ -1,12 +1,14 @@
 /**
  * The compaction pipeline of DESIGN.md, with its side effects injected (STYLE.md point 4):
- * idempotency check → lease → snapshot → plan (pure) → summarize (no transaction open) → apply
- * (one short fenced transaction) → release. Used by the BullMQ processor and the `compact` CLI.
+ * idempotency check → admission (policy, triggers, storm guard; no lock, no LLM) → lease →
+ * snapshot → plan (pure) → summarize (no transaction open) → apply (one short fenced transaction)
+ * → release. Used by the BullMQ processor and the `compact` CLI.
  */
 import type { Logger } from 'pino';
 import { renderCheckpoint } from '../shared/checkpoint.ts';
 import { FenceError, LeaseBusyError } from '../shared/errors.ts';
 import { type CompactPlan, type Plan, planCompaction } from '../shared/plan.ts';
+import { admit, type EffectivePolicy, overTrigger, resolvePolicy } from '../shared/policy.ts';
 import type { Strategy, SummarizeStrategy } from '../shared/strategy.ts';
 import type { Summarizer } from '../shared/summarizer.ts';
 import { estimateMessageTokens } from '../shared/tokens.ts';
@@ -21,6 +23,8 @@ export interface PipelineDeps {
   summarizer: Summarizer;
   /** Monotonic-enough clock in ms (injected so tests can control it). */
   now: () => number;
+  /** Wall clock, ms since the epoch, for the minimum interval. Default `Date.now`. */
+  wallClock?: () => number;
   logger: Logger;
 }
 
@@ -28,8 +32,11 @@ export interface PipelineDeps {
 export interface CompactionRequest {
   tenantId: string;
   sessionId: string;
-  strategy: Strategy;
+  /** The event's strategy override; absent: the agent's or tenant's policy, else the built-in default. */
+  strategy?: Strategy | undefined;
   trigger: 'event' | 'sweep' | 'manual';
+  /** A sweep's job: the compaction version the sweep saw (a compaction since then makes it moot). */
+  expectedVersion?: number | undefined;
   /** One effect per key (DESIGN.md invariant 2). */
   idempotencyKey: string;
   eventId: string | null;
@@ -61,13 +68,27 @@ export async function runCompaction(
   const earlier = await deps.store.findByKey(request.idempotencyKey);
   if (earlier) return { status: 'duplicate', row: earlier, plan: null };
 
+  const gate = await deps.store.loadGate(request.tenantId, request.sessionId);
+  const policy = resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
+  const admission = admit(request, policy, gate.state, (deps.wallClock ?? Date.now)());
+  if (!admission.fire) {
+    const result = await deps.store.record({
+      ...ledgerContext(request, policy),
+      status: 'skipped',
+      reason: admission.reason,
+      durationMs: deps.now() - started,
+    });
+    return { ...result, plan: null };
+  }
+
   const lease = await deps.leases.acquire(request.tenantId, request.sessionId);
   if (!lease) throw new LeaseBusyError(`session "${request.sessionId}" is being compacted by another worker`);
   const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
+  const run: Run = { request, policy, contextWindow: gate.state.contextWindow, started, signal };
   try {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await compactOnce(deps, request, started, signal);
+        return await compactOnce(deps, run);
       } catch (error) {
         if (!(error instanceof FenceError) || attempt >= MAX_FENCE_RETRIES) throw error;
         log.info({ attempt, reason: error.message }, 'fence rejected a stale plan; re-planning');
@@ -78,35 +99,62 @@ export async function runCompaction(
   }
 }
 
-async function compactOnce(
-  deps: PipelineDeps,
-  request: CompactionRequest,
-  started: number,
-  signal: AbortSignal,
-): Promise<CompactionOutcome> {
-  const snapshot = await deps.store.loadSnapshot(request.tenantId, request.sessionId);
-  const plan = planCompaction(snapshot, snapshot.messages, request.strategy);
-  const context = {
+/**
+ * The policy in force for a request (the event's override, the agent's, the tenant's, the default).
+ * @throws {SessionNotFoundError} if the tenant has no such session.
+ */
+export async function effectivePolicy(
+  store: CompactionStore,
+  request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy'>,
+): Promise<EffectivePolicy> {
+  const gate = await store.loadGate(request.tenantId, request.sessionId);
+  return resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
+}
+
+/** One admitted compaction: the request and the policy in force. */
+interface Run {
+  request: CompactionRequest;
+  policy: EffectivePolicy;
+  contextWindow: number | null;
+  started: number;
+  signal: AbortSignal;
+}
+
+function ledgerContext(request: CompactionRequest, policy: EffectivePolicy) {
+  return {
     tenantId: request.tenantId,
     sessionId: request.sessionId,
     idempotencyKey: request.idempotencyKey,
     eventId: request.eventId,
     trigger: request.trigger,
-    strategy: request.strategy.type,
+    strategy: policy.strategy.type,
   };
+}
+
+async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutcome> {
+  const { request, policy, started, signal } = run;
+  const strategy = policy.strategy;
+  const snapshot = await deps.store.loadSnapshot(request.tenantId, request.sessionId);
+  const plan = planCompaction(snapshot, snapshot.messages, strategy);
+  const context = ledgerContext(request, policy);
+  // A compaction that cannot help while a trigger still fires sets the storm guard.
+  const stillOver = (messages: number, tokens: number) =>
+    overTrigger(policy.triggers, run.contextWindow, messages, tokens);
+  const overNow = stillOver(snapshot.messageCount, snapshot.tokenCount);
   if (plan.action === 'skip') {
     const result = await deps.store.record({
       ...context,
       status: 'skipped',
       reason: plan.reason,
       durationMs: deps.now() - started,
+      stormGuard: overNow,
     });
     return { ...result, plan };
   }
 
   let summary: SummaryToWrite | null = null;
-  if (request.strategy.type === 'summarize') {
-    summary = await summarize(deps, request, request.strategy, snapshot.checkpoint, plan, signal);
+  if (strategy.type === 'summarize') {
+    summary = await summarize(deps, request, strategy, snapshot.checkpoint, plan, signal);
     if (summary.tokenCount >= plan.leavingTokens) {
       const reason =
         `a summary of ${summary.tokenCount} tokens would not make the session smaller ` +
@@ -118,6 +166,7 @@ async function compactOnce(
         durationMs: deps.now() - started,
         usage: summary.usage,
         summarizer: summary.summarizer,
+        stormGuard: overNow,
       });
       return { ...result, plan };
     }
@@ -129,6 +178,8 @@ async function compactOnce(
     expectedVersion: snapshot.compactionVersion,
     summary,
     note: request.note,
+    mode: policy.mode,
+    stillOverTrigger: stillOver,
     durationMs: deps.now() - started,
   });
   return { ...result, plan };

@@ -8,13 +8,22 @@
  * - anything else: thrown as is, retried with exponential backoff.
  */
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import { isPermanent, LeaseBusyError, SessionNotFoundError } from '../shared/errors.ts';
-import { describeZodError, idempotencyKeyOf, runCompletedEventSchema } from '../shared/events.ts';
-import { DEFAULT_STRATEGY, type Strategy } from '../shared/strategy.ts';
+import { isPermanent, LeaseBusyError, printable, SessionNotFoundError } from '../shared/errors.ts';
+import {
+  describeZodError,
+  idempotencyKeyOf,
+  RUN_COMPLETED,
+  runCompletedEventSchema,
+  SWEEP_COMPACTION,
+  sweepCompactionJobSchema,
+  sweepIdempotencyKeyOf,
+} from '../shared/events.ts';
+import type { Strategy } from '../shared/strategy.ts';
 import type { Summarizer } from '../shared/summarizer.ts';
 import {
   type CompactionOutcome,
   type CompactionRequest,
+  effectivePolicy,
   type PipelineDeps,
   runCompaction,
 } from './pipeline.ts';
@@ -30,7 +39,7 @@ export interface JobResult {
 }
 
 export interface ProcessorDeps extends PipelineDeps {
-  /** The strategy when the event names none. Default: {@link DEFAULT_STRATEGY}. */
+  /** The strategy when the event names none; absent: the agent's or tenant's policy, else the built-in default. */
   defaultStrategy?: Strategy;
   /** The running worker, for the rate limiter; absent in tests that call the processor directly. */
   worker?: () => Worker | undefined;
@@ -55,20 +64,12 @@ interface RetryAfter {
 /** Builds the processor function for `new Worker(queue, processor)`. */
 export function createProcessor(deps: ProcessorDeps) {
   return async function process(job: Job, token?: string): Promise<JobResult> {
-    const parsed = runCompletedEventSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`invalid event: ${describeZodError(parsed.error)}`);
-    const event = parsed.data;
-    const log = deps.logger.child({ jobId: job.id, tenantId: event.tenantId, sessionId: event.sessionId });
-    const strategy = event.strategy ?? deps.defaultStrategy ?? DEFAULT_STRATEGY;
-    const request: CompactionRequest = {
-      tenantId: event.tenantId,
-      sessionId: event.sessionId,
-      strategy,
-      trigger: event.trigger,
-      idempotencyKey: idempotencyKeyOf(event),
-      eventId: event.eventId,
-      signal: deps.signal,
-    };
+    const request = requestOf(job, deps);
+    const log = deps.logger.child({
+      jobId: job.id,
+      tenantId: request.tenantId,
+      sessionId: request.sessionId,
+    });
     const settled = (outcome: CompactionOutcome): JobResult => {
       const { row } = outcome;
       log.info(
@@ -102,7 +103,14 @@ export function createProcessor(deps: ProcessorDeps) {
       const message = error instanceof Error ? error.message : String(error);
       const permanent = isPermanent(error);
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      if (lastAttempt && !permanent && wantsFallback(strategy) && deps.fallbackSummarizer) {
+      const strategy =
+        permanent || !lastAttempt || error instanceof SessionNotFoundError
+          ? request.strategy
+          : await effectivePolicy(deps.store, request).then(
+              (p) => p.strategy,
+              () => request.strategy,
+            );
+      if (lastAttempt && !permanent && strategy && wantsFallback(strategy) && deps.fallbackSummarizer) {
         log.warn(
           { err: message },
           'summary failed on the last attempt: falling back to the extractive summarizer',
@@ -116,7 +124,7 @@ export function createProcessor(deps: ProcessorDeps) {
         );
       }
       if ((permanent || lastAttempt) && !(error instanceof SessionNotFoundError)) {
-        await recordFailure(deps, event, strategy.type, message).catch((e: unknown) =>
+        await recordFailure(deps, request, strategy?.type ?? 'policy', message).catch((e: unknown) =>
           log.warn({ err: e }, 'could not record the failure in the ledger'),
         );
       }
@@ -126,10 +134,49 @@ export function createProcessor(deps: ProcessorDeps) {
   };
 }
 
+/**
+ * The compaction request a job asks for: `session.run.completed` from producers, or a sweep's job.
+ * @throws {UnrecoverableError} naming the bad field, or the unknown job name.
+ */
+function requestOf(job: Job, deps: ProcessorDeps): CompactionRequest & { eventId: string } {
+  if (job.name === SWEEP_COMPACTION) {
+    const parsed = sweepCompactionJobSchema.safeParse(job.data);
+    if (!parsed.success)
+      throw new UnrecoverableError(`invalid sweep job: ${describeZodError(parsed.error, 'job')}`);
+    const sweep = parsed.data;
+    return {
+      tenantId: sweep.tenantId,
+      sessionId: sweep.sessionId,
+      trigger: 'sweep',
+      expectedVersion: sweep.expectedVersion,
+      idempotencyKey: sweepIdempotencyKeyOf(sweep),
+      eventId: sweep.eventId,
+      signal: deps.signal,
+    };
+  }
+  if (job.name !== RUN_COMPLETED) {
+    throw new UnrecoverableError(
+      `unknown job name "${printable(job.name, 100)}": expected "${RUN_COMPLETED}"`,
+    );
+  }
+  const parsed = runCompletedEventSchema.safeParse(job.data);
+  if (!parsed.success) throw new UnrecoverableError(`invalid event: ${describeZodError(parsed.error)}`);
+  const event = parsed.data;
+  return {
+    tenantId: event.tenantId,
+    sessionId: event.sessionId,
+    strategy: event.strategy ?? deps.defaultStrategy,
+    trigger: event.trigger,
+    idempotencyKey: idempotencyKeyOf(event),
+    eventId: event.eventId,
+    signal: deps.signal,
+  };
+}
+
 /** A failed row for a session that exists; nothing for unknown sessions or foreign tenants. */
 async function recordFailure(
   deps: ProcessorDeps,
-  event: { tenantId: string; sessionId: string; eventId: string; trigger: 'event' | 'manual' },
+  event: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'eventId' | 'trigger'>,
   strategy: string,
   message: string,
 ) {

@@ -7,10 +7,10 @@
  * compaction changes nothing.
  */
 import { and, eq, gt, sql } from 'drizzle-orm';
-import type { Db } from '../shared/db.ts';
+import type { Db, Tx } from '../shared/db.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { type CompactionRow, compactions, sessions } from '../shared/schema.ts';
-import { lockSession, type Tx } from './store.ts';
+import { lockSession } from './store.ts';
 
 export interface RestoreRequest {
   tenantId: string;

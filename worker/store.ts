@@ -6,12 +6,22 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import { type Checkpoint, checkpointSchema } from '../shared/checkpoint.ts';
-import type { Db } from '../shared/db.ts';
+import type { Db, Tx } from '../shared/db.ts';
 import { FenceError, SessionNotFoundError } from '../shared/errors.ts';
 import type { Message, MessageMeta } from '../shared/message.ts';
 import type { CompactPlan, SessionSnapshot } from '../shared/plan.ts';
+import type { GateState, Mode, Policy } from '../shared/policy.ts';
 import { type CompactionRow, compactions, messages, sessions } from '../shared/schema.ts';
 import type { SummaryUsage } from '../shared/summarizer.ts';
+import { policiesFor } from './policies.ts';
+import { type ApplyEffect, continueInChild } from './transition.ts';
+
+/** The admission check's input: the session's state and the policies that may apply. */
+export interface Gate {
+  state: GateState;
+  agentPolicy: Policy | null;
+  tenantPolicy: Policy | null;
+}
 
 /** A consistent read of one session: its row and the metadata of its live messages. */
 export interface Snapshot extends SessionSnapshot {
@@ -51,15 +61,19 @@ export interface ApplyInput extends LedgerContext {
   summary: SummaryToWrite | null;
   /** The ledger row's reason, if any (e.g. a fallback). */
   note?: string | undefined;
+  /** `inPlace` (default) rewrites the session; `newSession` writes the result to a child session. */
+  mode?: Mode | undefined;
+  /**
+   * Whether the session would still be over its trigger with these counts (messages, tokens): if
+   * so the storm guard is set, so events do not retry a compaction that cannot help.
+   */
+  stillOverTrigger?: ((messages: number, tokens: number) => boolean) | undefined;
   /** Time spent before apply (snapshot, plan, summary), ms. */
   durationMs: number;
 }
 
 /** Result of an apply: `duplicate` when the idempotency key had already been used. */
 export type ApplyResult = { status: 'applied' | 'duplicate'; row: CompactionRow };
-
-/** A drizzle transaction. */
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /** Postgres operations of the pipeline, bound to one database. */
 export class CompactionStore {
@@ -110,6 +124,35 @@ export class CompactionStore {
       },
       { isolationLevel: 'repeatable read', accessMode: 'read only' },
     );
+  }
+
+  /**
+   * What the admission check needs, without locks: the session's counters, lineage and storm
+   * guard, and the agent's and tenant's policies.
+   * @throws {SessionNotFoundError} if the tenant has no such session.
+   */
+  async loadGate(tenantId: string, sessionId: string): Promise<Gate> {
+    const [row] = await this.db
+      .select({
+        agentId: sessions.agentId,
+        messageCount: sessions.messageCount,
+        tokenCount: sessions.tokenCount,
+        contextWindow: sessions.contextWindow,
+        lastCompactedAt: sessions.lastCompactedAt,
+        lastSeq: sessions.lastSeq,
+        compactionVersion: sessions.compactionVersion,
+        stormGuardSeq: sessions.stormGuardSeq,
+        childSessionId: sessions.childSessionId,
+      })
+      .from(sessions)
+      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+    if (!row) throw new SessionNotFoundError(tenantId, sessionId);
+    const policies = await policiesFor(this.db, tenantId, row.agentId);
+    return {
+      state: { ...row, lastCompactedAt: row.lastCompactedAt ? row.lastCompactedAt.getTime() : null },
+      agentPolicy: policies.agent,
+      tenantPolicy: policies.tenant,
+    };
   }
 
   /** Loads the full messages of `seqs` (ascending). Seqs no longer live are simply absent. */
@@ -165,41 +208,24 @@ export class CompactionStore {
         );
       }
       const compactionId = randomUUID();
-      const moved = await archiveMessages(tx, input, compactionId);
-      if (moved.count !== input.plan.leavingSeqs.length) {
-        throw new FenceError(
-          `session "${input.sessionId}": ${moved.count} of ${input.plan.leavingSeqs.length} planned messages ` +
-            'could still leave; the snapshot is stale',
-        );
-      }
-      const { summary, plan } = input;
-      if (summary && plan.summarySeq !== null) {
-        await tx.insert(messages).values({
-          tenantId: input.tenantId,
-          sessionId: input.sessionId,
-          seq: plan.summarySeq,
-          role: 'user',
-          kind: 'summary',
-          content: summary.text,
-          tokenCount: summary.tokenCount,
-          pinned: false,
-        });
-      }
-      const added = summary ? 1 : 0;
-      const messagesAfter = session.messageCount - moved.count + added;
-      const tokensAfter = session.tokenCount - moved.tokens + (summary?.tokenCount ?? 0);
+      const version = session.compactionVersion + 1;
+      const effect =
+        input.mode === 'newSession'
+          ? await continueInChild(tx, input, session, version)
+          : await compactInPlace(tx, input, session, compactionId);
+      const stillOver = input.stillOverTrigger?.(effect.messagesAfter, effect.tokensAfter) ?? false;
       await tx
         .update(sessions)
         .set({
-          messageCount: messagesAfter,
-          tokenCount: tokensAfter,
-          compactionVersion: session.compactionVersion + 1,
+          ...effect.sessionChanges,
+          compactionVersion: version,
           compactionCount: sql`${sessions.compactionCount} + 1`,
           lastCompactedAt: sql`now()`,
           updatedAt: sql`now()`,
-          ...(summary ? { checkpoint: summary.checkpoint } : {}),
+          stormGuardSeq: stillOver ? session.lastSeq : null,
         })
         .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)));
+      const { summary, plan } = input;
       const [row] = await tx
         .insert(compactions)
         .values({
@@ -207,15 +233,17 @@ export class CompactionStore {
           id: compactionId,
           status: 'applied',
           reason: input.note ?? null,
+          mode: input.mode ?? 'inPlace',
+          childSessionId: effect.childSessionId,
           summarizer: summary?.summarizer ?? null,
           cutoffSeq: plan.cutoffSeq,
           summarySeq: summary ? plan.summarySeq : null,
-          compactionVersion: session.compactionVersion + 1,
+          compactionVersion: version,
           messagesBefore: session.messageCount,
-          messagesAfter,
+          messagesAfter: effect.messagesAfter,
           tokensBefore: session.tokenCount,
-          tokensAfter,
-          messagesArchived: moved.count,
+          tokensAfter: effect.tokensAfter,
+          messagesArchived: effect.archived,
           summary: summary?.text ?? null,
           checkpointBefore: summary ? session.checkpoint : null,
           ...usageColumns(summary?.usage),
@@ -238,8 +266,16 @@ export class CompactionStore {
       durationMs: number;
       usage?: SummaryUsage | undefined;
       summarizer?: string | null;
+      /** Set the storm guard: the compaction could not bring the session under its trigger. */
+      stormGuard?: boolean;
     },
   ): Promise<ApplyResult> {
+    if (input.stormGuard) {
+      await this.db
+        .update(sessions)
+        .set({ stormGuardSeq: sql`${sessions.lastSeq}` })
+        .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)));
+    }
     const [session] = await this.db
       .select({ messageCount: sessions.messageCount, tokenCount: sessions.tokenCount })
       .from(sessions)
@@ -301,6 +337,9 @@ export async function lockSession(tx: Tx, tenantId: string, sessionId: string) {
       tokenCount: sessions.tokenCount,
       compactionVersion: sessions.compactionVersion,
       checkpoint: sessions.checkpoint,
+      lastSeq: sessions.lastSeq,
+      agentId: sessions.agentId,
+      contextWindow: sessions.contextWindow,
     })
     .from(sessions)
     .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
@@ -313,6 +352,51 @@ async function existingRow(tx: Tx, key: string | null): Promise<CompactionRow | 
   if (key === null) return undefined;
   const [row] = await tx.select().from(compactions).where(eq(compactions.idempotencyKey, key));
   return row;
+}
+
+/** The locked session row, as {@link lockSession} returns it. */
+export type LockedSession = Awaited<ReturnType<typeof lockSession>>;
+
+/** inPlace: archive the leaving messages, write the summary at its seq. */
+async function compactInPlace(
+  tx: Tx,
+  input: ApplyInput,
+  session: LockedSession,
+  compactionId: string,
+): Promise<ApplyEffect> {
+  const moved = await archiveMessages(tx, input, compactionId);
+  if (moved.count !== input.plan.leavingSeqs.length) {
+    throw new FenceError(
+      `session "${input.sessionId}": ${moved.count} of ${input.plan.leavingSeqs.length} planned messages ` +
+        'could still leave; the snapshot is stale',
+    );
+  }
+  const { summary, plan } = input;
+  if (summary && plan.summarySeq !== null) {
+    await tx.insert(messages).values({
+      tenantId: input.tenantId,
+      sessionId: input.sessionId,
+      seq: plan.summarySeq,
+      role: 'user',
+      kind: 'summary',
+      content: summary.text,
+      tokenCount: summary.tokenCount,
+      pinned: false,
+    });
+  }
+  const messagesAfter = session.messageCount - moved.count + (summary ? 1 : 0);
+  const tokensAfter = session.tokenCount - moved.tokens + (summary?.tokenCount ?? 0);
+  return {
+    messagesAfter,
+    tokensAfter,
+    archived: moved.count,
+    childSessionId: null,
+    sessionChanges: {
+      messageCount: messagesAfter,
+      tokenCount: tokensAfter,
+      ...(summary ? { checkpoint: summary.checkpoint } : {}),
+    },
+  };
 }
 
 /** Moves the planned seqs to the archive in one statement; pinned rows never match. */
