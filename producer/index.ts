@@ -18,7 +18,7 @@ import {
   runCompletedEventSchema,
 } from '../shared/events.ts';
 
-export { appendMessages, createSession, SessionExistsError } from './sessions.ts';
+export { appendMessages, createSession, liveSessionOf, SessionExistsError } from './sessions.ts';
 
 export interface ProducerOptions {
   /** redis:// URL of the BullMQ Redis. */

@@ -136,3 +136,25 @@ function toRow(tenantId: string, sessionId: string, m: NewMessage) {
     createdAt: m.createdAt ?? undefined,
   } satisfies typeof messages.$inferInsert;
 }
+
+/**
+ * The live session of a lineage: follows `child_session_id` from `sessionId` (a session that
+ * continued in a child after a `newSession` compaction) to the newest descendant, in one query.
+ * Agents call it to know where to append and what to load.
+ * @returns the live session's id (`sessionId` itself when it never transitioned).
+ * @throws {SessionNotFoundError} if the tenant has no such session.
+ */
+export async function liveSessionOf(db: Db, tenantId: string, sessionId: string): Promise<string> {
+  const rows = await db.execute<{ id: string }>(sql`
+    with recursive lineage(id, child, depth) as (
+      select id, child_session_id, 0 from sessions where tenant_id = ${tenantId} and id = ${sessionId}
+      union all
+      select s.id, s.child_session_id, l.depth + 1
+      from sessions s join lineage l on s.tenant_id = ${tenantId} and s.id = l.child
+      where l.depth < 1000
+    )
+    select id from lineage order by depth desc limit 1`);
+  const live = rows[0]?.id;
+  if (!live) throw new SessionNotFoundError(tenantId, sessionId);
+  return live;
+}

@@ -41,6 +41,11 @@ const envSchema = z.object({
     .min(4_000, 'must be at least 4,000 tokens')
     .max(2_000_000, 'must be at most 2,000,000 tokens')
     .default(100_000),
+  COMPACTOR_SWEEP_EVERY_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .refine((v) => v === 0 || (v >= 1_000 && v <= 7 * 24 * 3_600_000), 'must be 0 (off) or 1,000 ms to 7 days')
+    .default(300_000),
   COMPACTOR_LEASE_TTL_MS: ms(30_000),
   COMPACTOR_LOCK_DURATION_MS: ms(30_000),
   COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
@@ -63,6 +68,8 @@ export interface Config {
   model: string;
   /** Most input tokens of one LLM summary request; longer transcripts are summarized in chunks. */
   maxInputTokens: number;
+  /** Cadence of the scheduled sweep, ms; 0 turns the scheduler off. */
+  sweepEveryMs: number;
   /** Per-session lease TTL, ms (renewed every third of it while held). */
   leaseTtlMs: number;
   /** BullMQ job lock duration, ms: a job whose lock is not renewed for this long is stalled. */
@@ -97,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
     model: e.COMPACTOR_MODEL,
     maxInputTokens: e.COMPACTOR_MAX_INPUT_TOKENS,
+    sweepEveryMs: e.COMPACTOR_SWEEP_EVERY_MS,
     leaseTtlMs: e.COMPACTOR_LEASE_TTL_MS,
     lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
     stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,

@@ -5,6 +5,7 @@
  * Units: every `*_tokens` / `token_count` column is an estimated token count; `cost_usd` is US
  * dollars; `*_ms` columns are milliseconds.
  */
+import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
@@ -61,7 +62,13 @@ export const sessions = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    // Serves the sweep's keyset scan over live sessions (transitioned parents are left out).
+    index('sessions_sweep_idx')
+      .on(t.tenantId, t.id)
+      .where(sql`${t.childSessionId} is null`),
+  ],
 );
 
 /**

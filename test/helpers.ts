@@ -90,6 +90,7 @@ export function testConfig(databaseUrl: string, prefix: string, overrides: Parti
     anthropicBaseUrl: undefined,
     model: 'claude-haiku-4-5',
     maxInputTokens: 100_000,
+    sweepEveryMs: 0,
     leaseTtlMs: 30_000,
     lockDurationMs: 30_000,
     stalledIntervalMs: 30_000,

@@ -17,10 +17,12 @@ import { TranscriptError } from '../shared/transcript.ts';
 import { runDemo } from './demo.ts';
 import { migrateDatabase } from './migrate.ts';
 import { effectivePolicy, runCompaction } from './pipeline.ts';
+import { getPolicy, listPolicies, setPolicy } from './policies.ts';
 import { restoreCompaction } from './restore.ts';
 import { openServices, redactUrl } from './services.ts';
 import { retryUntilReady } from './startup.ts';
 import { CompactionStore } from './store.ts';
+import { runSweep, startSweepService } from './sweep.ts';
 import { startWorker } from './worker.ts';
 
 const USAGE = `usage: compactor <command> [options]
@@ -40,6 +42,12 @@ commands:
   history --tenant T --session S      print the session's ledger as JSON lines
   restore --tenant T --session S --compaction ID [--dry-run]
                                       put a compaction's archived messages back exactly
+
+  sweep [--dry-run]                   scan every session now; enqueue a compaction for each one over
+                                      its trigger (--dry-run: only list them)
+  policy set --tenant T [--agent A] --policy JSON
+  policy get --tenant T [--agent A]
+  policy list --tenant T              the tenant's and its agents' compaction policies
 
 strategies: none | slidingWindow:N | summarize[:keepRecent] | a JSON object
 environment: DATABASE_URL, REDIS_URL, COMPACTOR_QUEUE_PREFIX, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
@@ -61,6 +69,8 @@ const COMMANDS: Record<string, Command> = {
   compact: compactCommand,
   history: historyCommand,
   restore: restoreCommand,
+  sweep: sweepCommand,
+  policy: policyCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script) and returns the exit code. */
@@ -205,6 +215,7 @@ async function workerCommand(args: string[], config: () => Config): Promise<numb
   process.off('SIGTERM', stopStarting).off('SIGINT', stopStarting);
   const services = openServices(c, logger);
   const running = startWorker(services, { concurrency: positiveInt(values.concurrency, 'concurrency', 4) });
+  const sweeps = await startSweepService(services);
   logger.info(
     {
       concurrency: running.worker.opts.concurrency,
@@ -215,6 +226,7 @@ async function workerCommand(args: string[], config: () => Config): Promise<numb
   );
   return waitForSignals(async (force) => {
     logger.info({ force }, force ? 'second signal: forcing exit' : 'signal: finishing active jobs');
+    await sweeps.close();
     await running.close(force);
   });
 }
@@ -344,6 +356,66 @@ async function restoreCommand(args: string[], config: () => Config): Promise<num
     }
   } finally {
     await services.close();
+  }
+}
+
+async function sweepCommand(args: string[], config: () => Config): Promise<number> {
+  const { values } = parse(args, { 'dry-run': { type: 'boolean' } });
+  const c = config();
+  const database = openDatabase(c.databaseUrl, { max: 2 });
+  const producer = values['dry-run'] ? null : createProducer({ redisUrl: c.redisUrl, prefix: c.queuePrefix });
+  try {
+    const result = await runSweep(database.db, producer?.queue ?? null, {
+      dryRun: values['dry-run'] ?? false,
+    });
+    for (const due of result.sample) process.stdout.write(`${JSON.stringify(due)}\n`);
+    const { sample: _sample, ...totals } = result;
+    process.stdout.write(
+      `${JSON.stringify({ dryRun: values['dry-run'] ?? false, ...totals, ms: Math.round(totals.ms) })}\n`,
+    );
+    return 0;
+  } finally {
+    await producer?.close();
+    await database.close();
+  }
+}
+
+async function policyCommand(args: string[], config: () => Config): Promise<number> {
+  const [action, ...rest] = args;
+  const { values } = parse(rest, {
+    tenant: { type: 'string' },
+    agent: { type: 'string' },
+    policy: { type: 'string' },
+  });
+  const tenantId = required(values.tenant, 'tenant');
+  const agentId = values.agent ?? null;
+  const database = openDatabase(config().databaseUrl, { max: 1 });
+  try {
+    if (action === 'set') {
+      const text = required(values.policy, 'policy');
+      let input: unknown;
+      try {
+        input = JSON.parse(text);
+      } catch {
+        throw new UsageError(`--policy must be a JSON object, got: ${text.slice(0, 80)}`);
+      }
+      process.stdout.write(`${JSON.stringify(await setPolicy(database.db, tenantId, agentId, input))}\n`);
+    } else if (action === 'get') {
+      const row = await getPolicy(database.db, tenantId, agentId);
+      if (!row)
+        throw new InvalidInputError(
+          `no policy for tenant "${tenantId}"${agentId ? ` agent "${agentId}"` : ''}`,
+        );
+      process.stdout.write(`${JSON.stringify(row)}\n`);
+    } else if (action === 'list') {
+      for (const row of await listPolicies(database.db, tenantId))
+        process.stdout.write(`${JSON.stringify(row)}\n`);
+    } else {
+      throw new UsageError(`policy takes set, get or list, got "${action ?? ''}"`);
+    }
+    return 0;
+  } finally {
+    await database.close();
   }
 }
 

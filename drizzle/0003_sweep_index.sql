@@ -1,0 +1,1 @@
+CREATE INDEX "sessions_sweep_idx" ON "sessions" USING btree ("tenant_id","id") WHERE "sessions"."child_session_id" is null;
