@@ -25,6 +25,51 @@ const ms = (fallback: number) =>
     .max(3_600_000, 'must be at most 3,600,000 ms (one hour)')
     .default(fallback);
 
+/** A TCP port, 0 (any free port) to 65535. */
+const port = () =>
+  z.coerce
+    .number({ message: 'must be a port number' })
+    .int('must be a whole port number')
+    .min(0, 'must be 0 to 65535')
+    .max(65_535, 'must be 0 to 65535');
+
+/** A secret: long enough not to be guessed, printable ASCII without spaces. */
+const secret = () =>
+  z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .max(1_000, 'must be at most 1,000 characters')
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+/**
+ * `tenantA:tokenA,tenantB:tokenB` → token per tenant. Split at the last `:` of each entry (tenant
+ * ids may hold `:`, tokens may not); a tenant or a token given twice is refused as ambiguous.
+ */
+function parseTenantTokens(text: string, ctx: z.RefinementCtx): TenantToken[] {
+  const out: TenantToken[] = [];
+  for (const [i, entry] of text.split(',').entries()) {
+    const at = entry.trim().lastIndexOf(':');
+    const tenantId = entry.trim().slice(0, Math.max(at, 0));
+    const token = entry.trim().slice(at + 1);
+    const problem =
+      at < 1
+        ? 'must be tenant:token pairs separated by commas'
+        : !secret().safeParse(token).success
+          ? `the token of tenant "${tenantId}" must be 16-1,000 printable ASCII characters without spaces`
+          : out.some((t) => t.tenantId === tenantId)
+            ? `tenant "${tenantId}" is given twice`
+            : out.some((t) => t.token === token)
+              ? `entry ${i + 1} reuses another tenant's token`
+              : null;
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }
+    out.push({ tenantId, token });
+  }
+  return out;
+}
+
 const envSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/postgres'),
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
@@ -44,12 +89,29 @@ const envSchema = z.object({
   COMPACTOR_SWEEP_EVERY_MS: z.coerce
     .number({ message: 'must be a number of milliseconds' })
     .int('must be a whole number of milliseconds')
-    .refine((v) => v === 0 || (v >= 1_000 && v <= 7 * 24 * 3_600_000), 'must be 0 (off) or 1,000 ms to 7 days')
+    .refine(
+      (v) => v === 0 || (v >= 1_000 && v <= 7 * 24 * 3_600_000),
+      'must be 0 (off) or 1,000 ms to 7 days',
+    )
     .default(300_000),
+  COMPACTOR_BATCH_POLL_MS: ms(60_000),
   COMPACTOR_LEASE_TTL_MS: ms(30_000),
   COMPACTOR_LOCK_DURATION_MS: ms(30_000),
   COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
   COMPACTOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  COMPACTOR_METRICS_PORT: port().optional(),
+  COMPACTOR_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  COMPACTOR_DASHBOARD_PORT: port().default(3000),
+  COMPACTOR_DASHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
+  COMPACTOR_DASHBOARD_TOKEN: secret().optional(),
+  COMPACTOR_DASHBOARD_USER: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[^:]+$/, 'must not contain ":"')
+    .optional(),
+  COMPACTOR_DASHBOARD_PASSWORD: secret().optional(),
+  COMPACTOR_DASHBOARD_TOKENS: z.string().transform(parseTenantTokens).optional(),
 });
 
 /** Typed configuration of one compactor process. */
@@ -70,6 +132,8 @@ export interface Config {
   maxInputTokens: number;
   /** Cadence of the scheduled sweep, ms; 0 turns the scheduler off. */
   sweepEveryMs: number;
+  /** How often message batches are submitted and collected, ms (only with an Anthropic key). */
+  batchPollMs: number;
   /** Per-session lease TTL, ms (renewed every third of it while held). */
   leaseTtlMs: number;
   /** BullMQ job lock duration, ms: a job whose lock is not renewed for this long is stalled. */
@@ -77,6 +141,29 @@ export interface Config {
   /** How often a worker looks for stalled jobs, ms. */
   stalledIntervalMs: number;
   logLevel: z.infer<typeof envSchema>['COMPACTOR_LOG_LEVEL'];
+  /** The worker's /metrics, /healthz, /readyz server; port null: off. */
+  metrics: { port: number | null; host: string };
+  /** `compactor dashboard`: where it listens and who may use it. */
+  dashboard: DashboardConfig;
+}
+
+/** One tenant's bearer token for the dashboard's ledger API and pages. */
+export interface TenantToken {
+  tenantId: string;
+  token: string;
+}
+
+/** Where the dashboard listens and its credentials (all secrets; never log them). */
+export interface DashboardConfig {
+  port: number;
+  host: string;
+  /** Admin bearer token: Bull Board, /metrics, and every tenant's sessions. */
+  adminToken: string | undefined;
+  /** Admin basic-auth credentials (both or neither), for browsers. */
+  adminUser: string | undefined;
+  adminPassword: string | undefined;
+  /** Tenant-scoped credentials: a bearer token, or basic auth with the tenant id as user. */
+  tenantTokens: TenantToken[];
 }
 
 /** Thrown when an environment variable is invalid; the message names the variable. */
@@ -96,6 +183,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid environment: ${problems.join('; ')}`);
   }
   const e = parsed.data;
+  if ((e.COMPACTOR_DASHBOARD_USER === undefined) !== (e.COMPACTOR_DASHBOARD_PASSWORD === undefined)) {
+    throw new ConfigError(
+      'invalid environment: COMPACTOR_DASHBOARD_USER and COMPACTOR_DASHBOARD_PASSWORD go together; set both or neither',
+    );
+  }
+  const tenantTokens = e.COMPACTOR_DASHBOARD_TOKENS ?? [];
+  const adminSecrets = [e.COMPACTOR_DASHBOARD_TOKEN, e.COMPACTOR_DASHBOARD_PASSWORD];
+  if (tenantTokens.some((t) => adminSecrets.includes(t.token))) {
+    throw new ConfigError(
+      'invalid environment: COMPACTOR_DASHBOARD_TOKENS: a tenant token equals an admin secret',
+    );
+  }
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
@@ -105,9 +204,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     model: e.COMPACTOR_MODEL,
     maxInputTokens: e.COMPACTOR_MAX_INPUT_TOKENS,
     sweepEveryMs: e.COMPACTOR_SWEEP_EVERY_MS,
+    batchPollMs: e.COMPACTOR_BATCH_POLL_MS,
     leaseTtlMs: e.COMPACTOR_LEASE_TTL_MS,
     lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
     stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,
     logLevel: e.COMPACTOR_LOG_LEVEL,
+    metrics: { port: e.COMPACTOR_METRICS_PORT ?? null, host: e.COMPACTOR_METRICS_HOST },
+    dashboard: {
+      port: e.COMPACTOR_DASHBOARD_PORT,
+      host: e.COMPACTOR_DASHBOARD_HOST,
+      adminToken: e.COMPACTOR_DASHBOARD_TOKEN,
+      adminUser: e.COMPACTOR_DASHBOARD_USER,
+      adminPassword: e.COMPACTOR_DASHBOARD_PASSWORD,
+      tenantTokens,
+    },
   };
 }

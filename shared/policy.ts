@@ -49,6 +49,11 @@ export const policySchema = z
     triggers: triggersSchema.default({ contextFraction: 0.85, minIntervalMs: 0 }),
     mode: z.enum(MODES).default('inPlace'),
     enabled: z.boolean().default(true),
+    /**
+     * Sweep-found `summarize` compactions go through the Anthropic Message Batches API (half the
+     * price, results within 24 h) instead of one call each. Events are always summarized online.
+     */
+    batch: z.boolean().default(false),
   })
   .strict();
 
@@ -61,6 +66,7 @@ export const DEFAULT_POLICY: Policy = {
   triggers: { contextFraction: 0.85, minIntervalMs: 0 },
   mode: 'inPlace',
   enabled: true,
+  batch: false,
 };
 
 /** The policy in force and where it came from. */

@@ -65,9 +65,7 @@ export const sessions = pgTable(
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
     // Serves the sweep's keyset scan over live sessions (transitioned parents are left out).
-    index('sessions_sweep_idx')
-      .on(t.tenantId, t.id)
-      .where(sql`${t.childSessionId} is null`),
+    index('sessions_sweep_idx').on(t.tenantId, t.id).where(sql`${t.childSessionId} is null`),
   ],
 );
 
@@ -186,3 +184,41 @@ export const compactions = pgTable(
 export type SessionRow = typeof sessions.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type CompactionRow = typeof compactions.$inferSelect;
+
+/** Statuses of a batched summary request. */
+export const BATCH_STATUSES = ['queued', 'submitted', 'applied', 'skipped', 'failed'] as const;
+
+/**
+ * Summaries requested through the Message Batches API for sweep-found sessions: queued by the
+ * sweep's compaction job with its plan, submitted in batches by the poller, applied (fenced, under
+ * their idempotency key) when the batch ends.
+ */
+export const summaryBatches = pgTable(
+  'summary_batches',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    /** The sweep job's key: one batched summary per session version. */
+    idempotencyKey: text('idempotency_key').notNull(),
+    eventId: text('event_id'),
+    /** The session's compaction version the plan was made at (the fence at apply). */
+    expectedVersion: integer('expected_version').notNull(),
+    /** The summarize strategy in force. */
+    strategy: jsonb('strategy').notNull(),
+    /** The plan (shared/plan.ts CompactPlan) the summary covers. */
+    plan: jsonb('plan').notNull(),
+    /** The Message Batches API batch id, once submitted. */
+    batchId: text('batch_id'),
+    status: text('status', { enum: BATCH_STATUSES }).notNull().default('queued'),
+    reason: text('reason'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('summary_batches_idempotency_key_key').on(t.idempotencyKey),
+    index('summary_batches_open_idx')
+      .on(t.status, t.batchId)
+      .where(sql`${t.status} in ('queued', 'submitted')`),
+  ],
+);

@@ -64,7 +64,9 @@ export type FakeScenario =
   /** 200, the tool called with a checkpoint whose every field is blank (working set copied). */
   | 'empty-checkpoint'
   /** The socket is destroyed before any answer: a connection error for the client. */
-  | 'connection-reset';
+  | 'connection-reset'
+  /** Batches only: the request's result is `expired`. */
+  | 'expired';
 
 /** An error answer in the API's shape. */
 export interface FakeErrorBehaviour {
@@ -134,6 +136,14 @@ const ERROR_DEFAULTS: Record<number, [string, string]> = {
   529: ['overloaded_error', 'Overloaded'],
 };
 
+/** A message batch the fake holds: its validated requests and the behaviour scripted for each. */
+interface FakeBatch {
+  id: string;
+  requests: Array<{ customId: string; params: MessagesRequest; behaviour: FakeBehaviour }>;
+  retrieves: number;
+  createdAt: Date;
+}
+
 /** A request failing validation: answered 4xx before any scripted behaviour. */
 class InvalidRequest extends Error {
   override name = 'InvalidRequest';
@@ -155,6 +165,10 @@ export class FakeAnthropicServer {
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #sockets = new Set<Socket>();
   #server: Server | null = null;
+  #url = '';
+  readonly #batches = new Map<string, FakeBatch>();
+  /** Retrieves of a batch that still answer `in_progress` before it is `ended`. Default 1. */
+  batchRetrievesBeforeEnd = 1;
   #closing: Promise<void> | null = null;
   #counter = 0;
 
@@ -194,7 +208,8 @@ export class FakeAnthropicServer {
       });
     });
     const { port } = server.address() as AddressInfo;
-    return { url: `http://127.0.0.1:${port}`, close: () => this.close() };
+    this.#url = `http://127.0.0.1:${port}`;
+    return { url: this.#url, close: () => this.close() };
   }
 
   /** Stops the server; every step runs even if one fails. Idempotent. */
@@ -225,6 +240,10 @@ export class FakeAnthropicServer {
       receivedAt: Date.now(),
     };
     this.requests.push(recorded);
+    if (recorded.path.startsWith('/v1/messages/batches')) {
+      this.#batchRoute(recorded, res, requestId);
+      return;
+    }
     let body: MessagesRequest;
     try {
       body = validate(recorded);
@@ -351,10 +370,137 @@ export class FakeAnthropicServer {
       case 'connection-reset':
         req.socket.destroy();
         return;
+      case 'expired':
+        this.#sendError(res, requestId, 400, 'invalid_request_error', "'expired' is for batch requests only");
+        return;
       default:
         behaviour satisfies never;
         throw new Error(`FakeAnthropicServer: unknown behaviour ${JSON.stringify(behaviour)}`);
     }
+  }
+
+  /**
+   * The Message Batches API, as far as compactor uses it: `POST /v1/messages/batches` validates
+   * every request like `POST /v1/messages` and answers an `in_progress` batch;
+   * `GET /v1/messages/batches/{id}` reports it `ended` from the
+   * ({@link batchRetrievesBeforeEnd} + 1)-th retrieve on; `GET .../results` streams JSONL, one
+   * result per request, from the scripted behaviours in order: `'ok'` (the default) succeeds,
+   * an error behaviour `{ status }` gives an `errored` result, `'expired'` an `expired` one, and
+   * the other scenarios a succeeded result with that answer (refusal, max-tokens, ...).
+   */
+  #batchRoute(recorded: RecordedRequest, res: ServerResponse, requestId: string): void {
+    const path = recorded.path.split('?')[0] ?? '';
+    const match = /^\/v1\/messages\/batches(?:\/([\w-]+))?(\/results)?$/.exec(path);
+    const batch = match?.[1] ? this.#batches.get(match[1]) : undefined;
+    if (!match || (match[1] && !batch)) {
+      this.#sendError(
+        res,
+        requestId,
+        404,
+        'not_found_error',
+        `Not found: ${recorded.method} ${recorded.path}`,
+      );
+      return;
+    }
+    if (recorded.method === 'POST' && !match[1]) {
+      const body = recorded.body as
+        | { requests?: Array<{ custom_id?: unknown; params?: unknown }> }
+        | undefined;
+      if (!Array.isArray(body?.requests) || body.requests.length === 0) {
+        this.#sendError(
+          res,
+          requestId,
+          400,
+          'invalid_request_error',
+          'requests: at least one request is required',
+        );
+        return;
+      }
+      const requests: FakeBatch['requests'] = [];
+      for (const [i, r] of body.requests.entries()) {
+        try {
+          if (typeof r.custom_id !== 'string' || r.custom_id === '')
+            throw new InvalidRequest(400, 'invalid_request_error', 'custom_id: Field required');
+          const params = validate({
+            ...recorded,
+            path: '/v1/messages',
+            rawBody: JSON.stringify(r.params),
+            body: r.params,
+          });
+          requests.push({ customId: r.custom_id, params, behaviour: this.#queue.shift() ?? 'ok' });
+        } catch (error) {
+          if (!(error instanceof InvalidRequest)) throw error;
+          this.#sendError(res, requestId, error.status, error.errorType, `requests.${i}.${error.message}`);
+          return;
+        }
+      }
+      const created: FakeBatch = {
+        id: this.#nextId('msgbatch_fake_'),
+        requests,
+        retrieves: 0,
+        createdAt: new Date(),
+      };
+      this.#batches.set(created.id, created);
+      send(res, 200, requestId, JSON.stringify(this.#batchJson(created)));
+      return;
+    }
+    if (recorded.method === 'GET' && batch && !match[2]) {
+      batch.retrieves += 1;
+      send(res, 200, requestId, JSON.stringify(this.#batchJson(batch)));
+      return;
+    }
+    if (recorded.method === 'GET' && batch && match[2]) {
+      const lines = batch.requests.map((r) =>
+        JSON.stringify({ custom_id: r.customId, result: this.#batchResult(r) }),
+      );
+      res.writeHead(200, { 'content-type': 'application/binary', 'request-id': requestId });
+      res.end(`${lines.join('\n')}\n`);
+      return;
+    }
+    this.#sendError(res, requestId, 405, 'invalid_request_error', 'Method not allowed');
+  }
+
+  #batchJson(batch: FakeBatch): Record<string, unknown> {
+    const ended = batch.retrieves > this.batchRetrievesBeforeEnd;
+    const counts = { processing: 0, succeeded: 0, errored: 0, canceled: 0, expired: 0 };
+    for (const r of batch.requests) {
+      if (!ended) counts.processing++;
+      else if (r.behaviour === 'expired') counts.expired++;
+      else if (typeof r.behaviour === 'object' && 'status' in r.behaviour) counts.errored++;
+      else counts.succeeded++;
+    }
+    return {
+      id: batch.id,
+      type: 'message_batch',
+      processing_status: ended ? 'ended' : 'in_progress',
+      request_counts: counts,
+      created_at: batch.createdAt.toISOString(),
+      ended_at: ended ? new Date().toISOString() : null,
+      expires_at: new Date(batch.createdAt.getTime() + 24 * 3_600_000).toISOString(),
+      archived_at: null,
+      cancel_initiated_at: null,
+      results_url: ended ? `${this.#url}/v1/messages/batches/${batch.id}/results` : null,
+    };
+  }
+
+  #batchResult(request: FakeBatch['requests'][number]): Record<string, unknown> {
+    const { behaviour, params } = request;
+    if (behaviour === 'expired') return { type: 'expired' };
+    if (typeof behaviour === 'object' && 'status' in behaviour) {
+      const [type, message] = ERROR_DEFAULTS[behaviour.status] ?? ['api_error', 'Error'];
+      return { type: 'errored', error: { type: 'error', error: { type, message } } };
+    }
+    if (behaviour === 'refusal') {
+      return {
+        type: 'succeeded',
+        message: this.#message(params, [textBlock('I cannot help with that.')], 'refusal'),
+      };
+    }
+    const input =
+      typeof behaviour === 'object' && 'toolInput' in behaviour
+        ? behaviour.toolInput
+        : deriveCheckpoint(params);
+    return { type: 'succeeded', message: this.#message(params, [this.#toolUse(params, input)], 'tool_use') };
   }
 
   #toolUse(body: MessagesRequest, input: unknown): Record<string, unknown> {
@@ -372,7 +518,18 @@ export class FakeAnthropicServer {
     stopDetails: Record<string, unknown> | null = null,
     outputTokens?: number,
   ): void {
-    const message = {
+    const message = this.#message(body, content, stopReason, stopDetails, outputTokens);
+    send(res, 200, requestId, JSON.stringify(message));
+  }
+
+  #message(
+    body: MessagesRequest,
+    content: Array<Record<string, unknown>>,
+    stopReason: string,
+    stopDetails: Record<string, unknown> | null = null,
+    outputTokens?: number,
+  ): Record<string, unknown> {
+    return {
       id: this.#nextId('msg_fake_'),
       type: 'message',
       role: 'assistant',
@@ -385,7 +542,6 @@ export class FakeAnthropicServer {
       diagnostics: null,
       usage: this.#usage(body, outputTokens ?? estimateTokens(JSON.stringify(content))),
     };
-    send(res, 200, requestId, JSON.stringify(message));
   }
 
   /** Token counts: ~4 characters per token; the cacheable prefix read if seen before, else written. */

@@ -91,10 +91,20 @@ export function testConfig(databaseUrl: string, prefix: string, overrides: Parti
     model: 'claude-haiku-4-5',
     maxInputTokens: 100_000,
     sweepEveryMs: 0,
+    batchPollMs: 60_000,
     leaseTtlMs: 30_000,
     lockDurationMs: 30_000,
     stalledIntervalMs: 30_000,
     logLevel: 'silent',
+    metrics: { port: null, host: '127.0.0.1' },
+    dashboard: {
+      port: 0,
+      host: '127.0.0.1',
+      adminToken: undefined,
+      adminUser: undefined,
+      adminPassword: undefined,
+      tenantTokens: [],
+    },
     ...overrides,
   };
 }

@@ -117,17 +117,20 @@ describe('policies', () => {
     await event(t, 'by-tenant');
     await event(t, 'by-event', { strategy: { type: 'slidingWindow', maxMessages: 10 } });
     await event('nopolicy', 'by-default');
-    const after = async (tenant: string, s: string) => (await store.history(tenant, s))[0];
+    const ledgerOf = async (tenant: string, s: string) => (await store.history(tenant, s))[0];
     // The window keeps N, plus the pinned system prompt, plus at most a tool call kept with its result.
     const keptAbout = (n: number) => ({
       status: 'applied',
       strategy: 'slidingWindow',
       messagesAfter: expect.toSatisfy((m: number) => m > n && m <= n + 2),
     });
-    expect(await after(t, 'by-agent')).toMatchObject(keptAbout(20));
-    expect(await after(t, 'by-tenant')).toMatchObject(keptAbout(30));
-    expect(await after(t, 'by-event')).toMatchObject(keptAbout(10));
-    expect(await after('nopolicy', 'by-default')).toMatchObject({ status: 'applied', strategy: 'summarize' });
+    expect(await ledgerOf(t, 'by-agent')).toMatchObject(keptAbout(20));
+    expect(await ledgerOf(t, 'by-tenant')).toMatchObject(keptAbout(30));
+    expect(await ledgerOf(t, 'by-event')).toMatchObject(keptAbout(10));
+    expect(await ledgerOf('nopolicy', 'by-default')).toMatchObject({
+      status: 'applied',
+      strategy: 'summarize',
+    });
   });
 
   it('records an event below every trigger as skipped, with no summary paid for', async () => {

@@ -55,6 +55,7 @@ describe('resolvePolicy', () => {
       triggers: { contextFraction: 0.85, minIntervalMs: 0 },
       mode: 'inPlace',
       enabled: true,
+      batch: false,
     });
     const bad = policySchema.safeParse({ strategy: { type: 'none' }, triggers: { contextFraction: 1.5 } });
     expect(bad.success).toBe(false);

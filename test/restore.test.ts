@@ -76,6 +76,7 @@ async function compact(sessionId: string, strategy: Strategy) {
       eventId: null,
     },
   );
+  if (outcome.row === null) throw new Error('a manual compaction is never batched');
   expect(outcome.row.status).toBe('applied');
   return outcome.row;
 }

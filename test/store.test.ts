@@ -61,6 +61,7 @@ describe('migrate', () => {
         'compactions',
         'messages',
         'sessions',
+        'summary_batches',
       ]);
     } finally {
       await admin.unsafe(`drop database "${name}" with (force)`);

@@ -303,6 +303,7 @@ async function compactCommand(args: string[], config: () => Config): Promise<num
         eventId: null,
       },
     );
+    // A manual compaction never batches: it always has its ledger row.
     process.stdout.write(`${JSON.stringify(outcome.row)}\n`);
     return 0;
   } finally {

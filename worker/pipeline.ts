@@ -10,8 +10,9 @@ import { FenceError, LeaseBusyError } from '../shared/errors.ts';
 import { type CompactPlan, type Plan, planCompaction } from '../shared/plan.ts';
 import { admit, type EffectivePolicy, overTrigger, resolvePolicy } from '../shared/policy.ts';
 import type { Strategy, SummarizeStrategy } from '../shared/strategy.ts';
-import type { Summarizer } from '../shared/summarizer.ts';
+import type { SummarizeInput, Summarizer } from '../shared/summarizer.ts';
 import { estimateMessageTokens } from '../shared/tokens.ts';
+import type { QueuedSummary } from './batches.ts';
 import type { Lease } from './lease.ts';
 import type { ApplyResult, CompactionStore, SummaryToWrite } from './store.ts';
 
@@ -25,6 +26,11 @@ export interface PipelineDeps {
   now: () => number;
   /** Wall clock, ms since the epoch, for the minimum interval. Default `Date.now`. */
   wallClock?: () => number;
+  /** Message Batches for sweep-found summaries whose policy says `batch` (absent: always online). */
+  batching?: {
+    fits(input: SummarizeInput): boolean;
+    queue(item: QueuedSummary): Promise<boolean>;
+  };
   logger: Logger;
 }
 
@@ -46,8 +52,14 @@ export interface CompactionRequest {
   note?: string | undefined;
 }
 
-/** What happened: a new ledger row (`applied`, `skipped`), or the row an earlier run left (`duplicate`). */
-export type CompactionOutcome = ApplyResult & { plan: Plan | null };
+/**
+ * What happened: a new ledger row (`applied`, `skipped`), the row an earlier run left
+ * (`duplicate`), or a summary queued for the next message batch (`batched`; its ledger row is
+ * written when the batch ends).
+ */
+export type CompactionOutcome =
+  | (ApplyResult & { plan: Plan | null })
+  | { status: 'batched'; row: null; plan: CompactPlan; queued: boolean };
 
 /** Fence conflicts tolerated in one run before giving the job back to BullMQ. */
 const MAX_FENCE_RETRIES = 3;
@@ -154,7 +166,21 @@ async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutc
 
   let summary: SummaryToWrite | null = null;
   if (strategy.type === 'summarize') {
-    summary = await summarize(deps, request, strategy, snapshot.checkpoint, plan, signal);
+    const leaving = await deps.store.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs);
+    const input = summarizeInput(request, strategy, snapshot.checkpoint, leaving, signal);
+    if (request.trigger === 'sweep' && policy.batch && deps.batching?.fits(input)) {
+      const queued = await deps.batching.queue({
+        tenantId: request.tenantId,
+        sessionId: request.sessionId,
+        idempotencyKey: request.idempotencyKey,
+        eventId: request.eventId,
+        expectedVersion: snapshot.compactionVersion,
+        strategy,
+        plan,
+      });
+      return { status: 'batched', row: null, plan, queued };
+    }
+    summary = await summarize(deps, input, plan);
     if (summary.tokenCount >= plan.leavingTokens) {
       const reason =
         `a summary of ${summary.tokenCount} tokens would not make the session smaller ` +
@@ -185,16 +211,14 @@ async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutc
   return { ...result, plan };
 }
 
-async function summarize(
-  deps: PipelineDeps,
+function summarizeInput(
   request: CompactionRequest,
   strategy: SummarizeStrategy,
-  previous: Parameters<Summarizer['summarize']>[0]['previous'],
-  plan: CompactPlan,
+  previous: SummarizeInput['previous'],
+  leaving: SummarizeInput['leaving'],
   signal: AbortSignal,
-): Promise<SummaryToWrite> {
-  const leaving = await deps.store.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs);
-  const result = await deps.summarizer.summarize({
+): SummarizeInput {
+  return {
     tenantId: request.tenantId,
     sessionId: request.sessionId,
     previous,
@@ -202,7 +226,15 @@ async function summarize(
     maxSummaryTokens: strategy.maxSummaryTokens,
     model: strategy.model,
     signal,
-  });
+  };
+}
+
+async function summarize(
+  deps: PipelineDeps,
+  input: SummarizeInput,
+  plan: CompactPlan,
+): Promise<SummaryToWrite> {
+  const result = await deps.summarizer.summarize(input);
   const text = renderCheckpoint(result.checkpoint, plan.cutoffSeq);
   return {
     checkpoint: result.checkpoint,

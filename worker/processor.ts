@@ -31,8 +31,10 @@ import {
 /** What a finished job returns (stored by BullMQ as the job's return value, shown in Bull Board). */
 export interface JobResult {
   status: CompactionOutcome['status'];
+  /** The ledger row's status, or `batched` while a batch summary is pending. */
   ledgerStatus: string;
-  compactionId: string;
+  /** Null while a batch summary is pending. */
+  compactionId: string | null;
   messagesBefore: number | null;
   messagesAfter: number | null;
   reason: string | null;
@@ -72,6 +74,20 @@ export function createProcessor(deps: ProcessorDeps) {
     });
     const settled = (outcome: CompactionOutcome): JobResult => {
       const { row } = outcome;
+      if (row === null) {
+        log.info(
+          { status: outcome.status, queued: outcome.queued },
+          'summary queued for the next message batch',
+        );
+        return {
+          status: outcome.status,
+          ledgerStatus: 'batched',
+          compactionId: null,
+          messagesBefore: null,
+          messagesAfter: null,
+          reason: outcome.queued ? 'queued for the next message batch' : 'already queued for a message batch',
+        };
+      }
       log.info(
         { compactionId: row.id, status: outcome.status, ledgerStatus: row.status, reason: row.reason },
         'event settled',

@@ -9,7 +9,8 @@ import { type Database, openDatabase } from '../shared/db.ts';
 import type { Summarizer } from '../shared/summarizer.ts';
 import { LeaseManager } from './lease.ts';
 import { CompactionStore } from './store.ts';
-import { summarizerFor } from './summarizers/index.ts';
+import type { AnthropicBatches } from './summarizers/anthropic.ts';
+import { batchesFor, summarizerFor } from './summarizers/index.ts';
 
 export interface Services {
   config: Config;
@@ -20,12 +21,15 @@ export interface Services {
   store: CompactionStore;
   leases: LeaseManager;
   summarizer: Summarizer;
+  /** Message Batches client (batch summaries for sweeps), when an Anthropic key is set. */
+  batches: AnthropicBatches | null;
   /** Closes Redis and Postgres; every step runs, errors are logged. Memoized. */
   close(): Promise<void>;
 }
 
 export interface ServiceOverrides {
   summarizer?: Summarizer;
+  batches?: AnthropicBatches | null;
   /** Postgres pool size. */
   poolSize?: number;
 }
@@ -43,6 +47,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     store: new CompactionStore(database.db),
     leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
     summarizer: overrides.summarizer ?? summarizerFor(config),
+    batches: overrides.batches !== undefined ? overrides.batches : batchesFor(config),
     close: () => {
       closing ??= runAll(logger, [() => redis.quit().then(() => undefined), () => database.close()]);
       return closing;

@@ -18,6 +18,7 @@ import {
   type SweepCompactionJob,
 } from '../shared/events.ts';
 import { admit, type GateState, overTrigger, type Policy, resolvePolicy } from '../shared/policy.ts';
+import { pollBatches } from './batches.ts';
 import { policiesFor } from './policies.ts';
 import { runAll, type Services } from './services.ts';
 
@@ -25,6 +26,8 @@ import { runAll, type Services } from './services.ts';
 export const SWEEP_QUEUE = 'compaction-sweep';
 /** Id of the job scheduler: one per deployment, however many workers upsert it. */
 export const SWEEP_SCHEDULER_ID = 'compactor-sweep';
+/** Id of the scheduler that submits and collects message batches (with an Anthropic key only). */
+export const BATCH_SCHEDULER_ID = 'compactor-batches';
 
 /** A session a sweep found over its trigger. */
 export interface DueSession {
@@ -198,6 +201,9 @@ export async function startSweepService(services: Services): Promise<{ close(): 
   const connection = services.redis.duplicate();
   const sweepQueue = new Queue(SWEEP_QUEUE, { connection, prefix: config.queuePrefix });
   const compactionQueue = new Queue(COMPACTION_QUEUE, { connection, prefix: config.queuePrefix });
+  // Connection errors are logged by the services' Redis connection; without a listener, BullMQ
+  // prints each reconnect attempt's error as a raw stack on stderr, among the JSON log lines.
+  for (const queue of [sweepQueue, compactionQueue]) queue.on('error', () => {});
   let worker: Worker | undefined;
   if (config.sweepEveryMs > 0) {
     await sweepQueue.upsertJobScheduler(
@@ -205,9 +211,33 @@ export async function startSweepService(services: Services): Promise<{ close(): 
       { every: config.sweepEveryMs },
       { name: 'sweep' },
     );
+  } else {
+    await sweepQueue.removeJobScheduler(SWEEP_SCHEDULER_ID);
+  }
+  const { batches } = services;
+  if (batches) {
+    await sweepQueue.upsertJobScheduler(
+      BATCH_SCHEDULER_ID,
+      { every: config.batchPollMs },
+      { name: 'batches' },
+    );
+  } else {
+    await sweepQueue.removeJobScheduler(BATCH_SCHEDULER_ID);
+  }
+  if (config.sweepEveryMs > 0 || batches) {
     worker = new Worker(
       SWEEP_QUEUE,
-      async () => {
+      async (job) => {
+        if (job.name === 'batches' && batches) {
+          const polled = await pollBatches({
+            db: services.database.db,
+            store: services.store,
+            batches,
+            logger,
+          });
+          logger.info(polled, 'message batches polled');
+          return polled;
+        }
         const result = await runSweep(services.database.db, compactionQueue);
         logger.info(
           { scanned: result.scanned, due: result.due, enqueued: result.enqueued, ms: Math.round(result.ms) },
@@ -218,8 +248,6 @@ export async function startSweepService(services: Services): Promise<{ close(): 
       { connection, prefix: config.queuePrefix, concurrency: 1 },
     );
     worker.on('error', (error) => logger.error({ err: error.message }, 'sweep worker error'));
-  } else {
-    await sweepQueue.removeJobScheduler(SWEEP_SCHEDULER_ID);
   }
   let closing: Promise<void> | undefined;
   return {

@@ -6,6 +6,7 @@ import { Worker } from 'bullmq';
 import { COMPACTION_QUEUE } from '../shared/events.ts';
 import { createExtractiveSummarizer } from '../shared/extractive.ts';
 import type { Strategy } from '../shared/strategy.ts';
+import { type QueuedSummary, queueBatchedSummary } from './batches.ts';
 import { createProcessor, type JobResult } from './processor.ts';
 import { runAll, type Services } from './services.ts';
 
@@ -37,6 +38,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     leases: services.leases,
     summarizer: services.summarizer,
     fallbackSummarizer: createExtractiveSummarizer(),
+    batching: batchingOf(services),
     now: () => performance.now(),
     logger: services.logger,
     defaultStrategy: options.defaultStrategy,
@@ -73,5 +75,15 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
       ]);
       return closing;
     },
+  };
+}
+
+/** Batch summaries for sweeps, when the services have a Message Batches client. */
+function batchingOf(services: Services) {
+  const { batches } = services;
+  if (!batches) return undefined;
+  return {
+    fits: (input: Parameters<typeof batches.fits>[0]) => batches.fits(input),
+    queue: (item: QueuedSummary) => queueBatchedSummary(services.database.db, item),
   };
 }

@@ -90,6 +90,7 @@ async function main(): Promise<number> {
             eventId: null,
           },
         );
+        if (outcome.row === null) throw new Error('a manual compaction is never batched');
         rows.push(await measure(database, tenantId, session, original, outcome.row, summarizer.name));
       }
     }
@@ -110,7 +111,7 @@ async function measure(
   tenantId: string,
   session: string,
   original: TranscriptMessage[],
-  ledger: Awaited<ReturnType<typeof runCompaction>>['row'],
+  ledger: NonNullable<Awaited<ReturnType<typeof runCompaction>>['row']>,
   summarizer: string,
 ): Promise<Row> {
   const live = await database.sql<{ seq: string; pinned: boolean }[]>`

@@ -105,25 +105,11 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
 
   /** One Messages API call: the previous checkpoint merged with `leaving`. */
   async function summarizeOnce(input: SummarizeInput, model: string): Promise<SummaryResult> {
-    const prompt = buildSummaryPrompt({
-      previous: input.previous,
-      leaving: input.leaving,
-      maxSummaryTokens: input.maxSummaryTokens,
-    });
+    const { params, prompt } = summaryRequest(input, model);
     const started = now();
     let message: Anthropic.Message;
     try {
-      message = await client.messages.create(
-        {
-          model,
-          max_tokens: input.maxSummaryTokens,
-          system: [{ type: 'text', text: prompt.system, cache_control: { type: 'ephemeral' } }],
-          tools: [CHECKPOINT_TOOL],
-          tool_choice: { type: 'tool', name: SUMMARY_TOOL_NAME, disable_parallel_tool_use: true },
-          messages: [{ role: 'user', content: prompt.user }],
-        },
-        { signal: input.signal },
-      );
+      message = await client.messages.create(params, { signal: input.signal });
     } catch (error) {
       throw mapAnthropicError(error, { model });
     }
@@ -154,11 +140,124 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
         total = total ? addUsage(total, result.usage) : result.usage;
       }
       if (!previous || !total) throw new SummaryRejectedError('nothing to summarize: no leaving messages');
-      // The request verbatim comes from the transcript (or the previous checkpoint), not from the
-      // model, which saw it clipped and is told to leave it empty.
-      const lastUserRequest =
-        lastUserRequestOf(input.leaving) ?? input.previous?.lastUserRequest ?? previous.lastUserRequest;
-      return { checkpoint: { ...previous, lastUserRequest }, usage: total };
+      return { checkpoint: withLastRequest(previous, input), usage: total };
+    },
+  };
+}
+
+/** The Messages API request of one summary call, and the prompt it was built from. */
+function summaryRequest(input: SummarizeInput, model: string) {
+  const prompt = buildSummaryPrompt({
+    previous: input.previous,
+    leaving: input.leaving,
+    maxSummaryTokens: input.maxSummaryTokens,
+  });
+  const params: Anthropic.MessageCreateParamsNonStreaming = {
+    model,
+    max_tokens: input.maxSummaryTokens,
+    system: [{ type: 'text', text: prompt.system, cache_control: { type: 'ephemeral' } }],
+    tools: [CHECKPOINT_TOOL],
+    tool_choice: { type: 'tool', name: SUMMARY_TOOL_NAME, disable_parallel_tool_use: true },
+    messages: [{ role: 'user', content: prompt.user }],
+  };
+  return { params, prompt };
+}
+
+/**
+ * The request verbatim comes from the transcript (or the previous checkpoint), not from the model,
+ * which saw it clipped and is told to leave it empty.
+ */
+function withLastRequest(checkpoint: Checkpoint, input: SummarizeInput): Checkpoint {
+  const lastUserRequest =
+    lastUserRequestOf(input.leaving) ?? input.previous?.lastUserRequest ?? checkpoint.lastUserRequest;
+  return { ...checkpoint, lastUserRequest };
+}
+
+/** One summary request of a batch: `customId` comes back with its result. */
+export interface BatchItem {
+  customId: string;
+  input: SummarizeInput;
+}
+
+/** One request's answer in an ended batch: the model's message, or why there is none. */
+export type BatchAnswer =
+  | { customId: string; ok: true; message: Anthropic.Message }
+  | { customId: string; ok: false; error: string };
+
+/** Submits summaries through the Message Batches API and collects them (issue 5, "batch summaries"). */
+export interface AnthropicBatches {
+  /**
+   * Whether `input` fits one request of the input budget (a batch cannot fold chunks; a longer
+   * transcript is summarized online instead).
+   */
+  fits(input: SummarizeInput): boolean;
+  /** Creates one batch of `items`. @returns the batch id. @throws mapped SDK errors. */
+  submit(items: BatchItem[]): Promise<string>;
+  /** null while the batch runs; once it ended, one answer per request. @throws mapped SDK errors. */
+  collect(batchId: string): Promise<BatchAnswer[] | null>;
+  /**
+   * The summary in a batch answer, validated exactly like an online one, billed at
+   * {@link BATCH_PRICE_FACTOR}. `input` is the request's input rebuilt from the database.
+   * @throws {SummaryRejectedError} when the answer must not be committed.
+   */
+  summaryOf(message: Anthropic.Message, input: SummarizeInput): SummaryResult;
+}
+
+/** The Message Batches API is billed at half the price of the Messages API. */
+export const BATCH_PRICE_FACTOR = 0.5;
+
+/**
+ * A client for batch summaries with the same prompt, tool and validation as the online summarizer.
+ * @throws {SummarizerConfigError} when an option is invalid.
+ */
+export function createAnthropicBatches(options: AnthropicSummarizerOptions): AnthropicBatches {
+  if (!options.apiKey) throw new SummarizerConfigError('anthropic batches: apiKey is empty');
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
+    maxRetries: options.maxRetries ?? 0,
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+  });
+  const maxInputTokens = options.maxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS;
+  const modelOf = (input: SummarizeInput) => input.model || options.model;
+  return {
+    fits: (input) => chunkByBudget(input.leaving, maxInputTokens - fixedInputTokens(input)).length <= 1,
+    async submit(items) {
+      const requests = items.map(({ customId, input }) => ({
+        custom_id: customId,
+        params: summaryRequest(input, modelOf(input)).params,
+      }));
+      try {
+        return (await client.messages.batches.create({ requests })).id;
+      } catch (error) {
+        throw mapAnthropicError(error, { model: options.model });
+      }
+    },
+    async collect(batchId) {
+      try {
+        const batch = await client.messages.batches.retrieve(batchId);
+        if (batch.processing_status !== 'ended') return null;
+        const answers: BatchAnswer[] = [];
+        for await (const { custom_id: customId, result } of await client.messages.batches.results(batchId)) {
+          if (result.type === 'succeeded') answers.push({ customId, ok: true, message: result.message });
+          else {
+            const detail = result.type === 'errored' ? `: ${result.error.error.message}` : '';
+            answers.push({ customId, ok: false, error: `batch request ${result.type}${detail}` });
+          }
+        }
+        return answers;
+      } catch (error) {
+        throw mapAnthropicError(error, { model: options.model });
+      }
+    },
+    summaryOf(message, input) {
+      const { prompt } = summaryRequest(input, modelOf(input));
+      const checkpoint = checkpointFromMessage(message, prompt.workingSet);
+      const usage = usageOf(message, modelOf(input), 0);
+      return {
+        checkpoint: withLastRequest(checkpoint, input),
+        usage: { ...usage, costUsd: usage.costUsd * BATCH_PRICE_FACTOR },
+      };
     },
   };
 }

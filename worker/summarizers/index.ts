@@ -5,11 +5,22 @@
 import type { Config } from '../../shared/config.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive.ts';
 import type { Summarizer } from '../../shared/summarizer.ts';
-import { createAnthropicSummarizer } from './anthropic.ts';
+import { type AnthropicBatches, createAnthropicBatches, createAnthropicSummarizer } from './anthropic.ts';
 
 export function summarizerFor(config: Config): Summarizer {
   if (!config.anthropicApiKey) return createExtractiveSummarizer();
   return createAnthropicSummarizer({
+    apiKey: config.anthropicApiKey,
+    baseURL: config.anthropicBaseUrl,
+    model: config.model,
+    maxInputTokens: config.maxInputTokens,
+  });
+}
+
+/** The Message Batches client when an Anthropic key is set (batch summaries for sweeps), else null. */
+export function batchesFor(config: Config): AnthropicBatches | null {
+  if (!config.anthropicApiKey) return null;
+  return createAnthropicBatches({
     apiKey: config.anthropicApiKey,
     baseURL: config.anthropicBaseUrl,
     model: config.model,
