@@ -96,22 +96,33 @@ export function createProducer(options: ProducerOptions): Producer {
   };
 }
 
-/** Resolves once connected; rejects after the connect timeout with a message naming Redis. */
-async function waitReady(connection: Redis): Promise<void> {
-  if (connection.status === 'ready') return;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`Redis not reachable (status ${connection.status}); the event was not enqueued`));
-    }, 5_000);
-    const onReady = () => {
-      cleanup();
-      resolve();
-    };
-    const cleanup = () => {
-      clearTimeout(timer);
-      connection.off('ready', onReady);
-    };
-    connection.on('ready', onReady);
-  });
+/**
+ * Resolves once connected; rejects after the connect timeout with a message naming Redis. Callers
+ * waiting at the same time share one wait (a burst of events adds one listener, not one each).
+ */
+function waitReady(connection: Redis): Promise<void> {
+  if (connection.status === 'ready') return Promise.resolve();
+  let pending = waits.get(connection);
+  if (!pending) {
+    pending = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`Redis not reachable (status ${connection.status}); the event was not enqueued`));
+      }, 5_000);
+      const onReady = () => {
+        cleanup();
+        resolve();
+      };
+      const cleanup = () => {
+        clearTimeout(timer);
+        connection.off('ready', onReady);
+        waits.delete(connection);
+      };
+      connection.on('ready', onReady);
+    });
+    waits.set(connection, pending);
+  }
+  return pending;
 }
+
+const waits = new WeakMap<Redis, Promise<void>>();

@@ -26,12 +26,28 @@ export interface PipelineDeps {
   now: () => number;
   /** Wall clock, ms since the epoch, for the minimum interval. Default `Date.now`. */
   wallClock?: () => number;
+  /** Receives how long each stage took, ms (benchmarks and metrics: "where time goes"). */
+  onStage?: (stage: Stage, ms: number) => void;
   /** Message Batches for sweep-found summaries whose policy says `batch` (absent: always online). */
   batching?: {
     fits(input: SummarizeInput): boolean;
     queue(item: QueuedSummary): Promise<boolean>;
   };
   logger: Logger;
+}
+
+/** The timed stages of one run. */
+export type Stage = 'admission' | 'lease' | 'snapshot' | 'plan' | 'summarize' | 'apply';
+
+/** Runs `work`, reporting its duration as `stage`. */
+async function timed<T>(deps: PipelineDeps, stage: Stage, work: () => Promise<T> | T): Promise<T> {
+  if (!deps.onStage) return work();
+  const start = deps.now();
+  try {
+    return await work();
+  } finally {
+    deps.onStage(stage, deps.now() - start);
+  }
 }
 
 /** One request to compact a session. */
@@ -80,7 +96,7 @@ export async function runCompaction(
   const earlier = await deps.store.findByKey(request.idempotencyKey);
   if (earlier) return { status: 'duplicate', row: earlier, plan: null };
 
-  const gate = await deps.store.loadGate(request.tenantId, request.sessionId);
+  const gate = await timed(deps, 'admission', () => deps.store.loadGate(request.tenantId, request.sessionId));
   const policy = resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
   const admission = admit(request, policy, gate.state, (deps.wallClock ?? Date.now)());
   if (!admission.fire) {
@@ -93,7 +109,7 @@ export async function runCompaction(
     return { ...result, plan: null };
   }
 
-  const lease = await deps.leases.acquire(request.tenantId, request.sessionId);
+  const lease = await timed(deps, 'lease', () => deps.leases.acquire(request.tenantId, request.sessionId));
   if (!lease) throw new LeaseBusyError(`session "${request.sessionId}" is being compacted by another worker`);
   const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
   const run: Run = { request, policy, contextWindow: gate.state.contextWindow, started, signal };
@@ -146,8 +162,10 @@ function ledgerContext(request: CompactionRequest, policy: EffectivePolicy) {
 async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutcome> {
   const { request, policy, started, signal } = run;
   const strategy = policy.strategy;
-  const snapshot = await deps.store.loadSnapshot(request.tenantId, request.sessionId);
-  const plan = planCompaction(snapshot, snapshot.messages, strategy);
+  const snapshot = await timed(deps, 'snapshot', () =>
+    deps.store.loadSnapshot(request.tenantId, request.sessionId),
+  );
+  const plan = await timed(deps, 'plan', () => planCompaction(snapshot, snapshot.messages, strategy));
   const context = ledgerContext(request, policy);
   // A compaction that cannot help while a trigger still fires sets the storm guard.
   const stillOver = (messages: number, tokens: number) =>
@@ -180,7 +198,7 @@ async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutc
       });
       return { status: 'batched', row: null, plan, queued };
     }
-    summary = await summarize(deps, input, plan);
+    summary = await timed(deps, 'summarize', () => summarize(deps, input, plan));
     if (summary.tokenCount >= plan.leavingTokens) {
       const reason =
         `a summary of ${summary.tokenCount} tokens would not make the session smaller ` +
@@ -198,16 +216,18 @@ async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutc
     }
   }
   signal.throwIfAborted();
-  const result = await deps.store.apply({
-    ...context,
-    plan,
-    expectedVersion: snapshot.compactionVersion,
-    summary,
-    note: request.note,
-    mode: policy.mode,
-    stillOverTrigger: stillOver,
-    durationMs: deps.now() - started,
-  });
+  const result = await timed(deps, 'apply', () =>
+    deps.store.apply({
+      ...context,
+      plan,
+      expectedVersion: snapshot.compactionVersion,
+      summary,
+      note: request.note,
+      mode: policy.mode,
+      stillOverTrigger: stillOver,
+      durationMs: deps.now() - started,
+    }),
+  );
   return { ...result, plan };
 }
 
