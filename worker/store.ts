@@ -10,11 +10,15 @@ import type { Db, Tx } from '../shared/db.ts';
 import { FenceError, SessionNotFoundError } from '../shared/errors.ts';
 import type { Message, MessageMeta } from '../shared/message.ts';
 import type { CompactPlan, SessionSnapshot } from '../shared/plan.ts';
-import type { GateState, Mode, Policy } from '../shared/policy.ts';
-import { type CompactionRow, compactions, messages, sessions } from '../shared/schema.ts';
+import { type GateState, type Mode, type Policy, policySchema } from '../shared/policy.ts';
+import { type CompactionRow, compactionPolicies, compactions, messages, sessions } from '../shared/schema.ts';
 import type { SummaryUsage } from '../shared/summarizer.ts';
-import { policiesFor } from './policies.ts';
 import { type ApplyEffect, continueInChild } from './transition.ts';
+
+// Qualified on purpose: drizzle renders columns of a one-table select unqualified, and inside the
+// policy subqueries an unqualified tenant_id would resolve to the policy's own column.
+const OUTER_TENANT = sql.raw('"sessions"."tenant_id"');
+const OUTER_AGENT = sql.raw('"sessions"."agent_id"');
 
 /** The admission check's input: the session's state and the policies that may apply. */
 export interface Gate {
@@ -80,50 +84,52 @@ export class CompactionStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Reads the session row and its message metadata in one REPEATABLE READ transaction.
+   * Reads the session row, then the metadata of its messages up to the row's `last_seq`. Two plain
+   * reads, no transaction: a compaction or restore committing between them bumps the version the
+   * snapshot carries, and the apply's fence (and its count check) rejects the plan.
    * @throws {SessionNotFoundError} if the tenant has no such session.
    */
   async loadSnapshot(tenantId: string, sessionId: string): Promise<Snapshot> {
-    return this.db.transaction(
-      async (tx) => {
-        const [session] = await tx
-          .select()
-          .from(sessions)
-          .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
-        if (!session) throw new SessionNotFoundError(tenantId, sessionId);
-        const metas = await tx
-          .select({
-            seq: messages.seq,
-            role: messages.role,
-            kind: messages.kind,
-            toolCallId: messages.toolCallId,
-            toolName: messages.toolName,
-            tokenCount: messages.tokenCount,
-            pinned: messages.pinned,
-          })
-          .from(messages)
-          .where(
-            and(
-              eq(messages.tenantId, tenantId),
-              eq(messages.sessionId, sessionId),
-              lte(messages.seq, session.lastSeq),
-            ),
-          )
-          .orderBy(asc(messages.seq));
-        const checkpoint = session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint);
-        return {
-          tenantId,
-          sessionId,
-          compactionVersion: session.compactionVersion,
-          snapshotSeq: session.lastSeq,
-          messageCount: session.messageCount,
-          tokenCount: session.tokenCount,
-          checkpoint,
-          messages: metas,
-        };
-      },
-      { isolationLevel: 'repeatable read', accessMode: 'read only' },
-    );
+    const [session] = await this.db
+      .select({
+        compactionVersion: sessions.compactionVersion,
+        lastSeq: sessions.lastSeq,
+        messageCount: sessions.messageCount,
+        tokenCount: sessions.tokenCount,
+        checkpoint: sessions.checkpoint,
+      })
+      .from(sessions)
+      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+    if (!session) throw new SessionNotFoundError(tenantId, sessionId);
+    const metas = await this.db
+      .select({
+        seq: messages.seq,
+        role: messages.role,
+        kind: messages.kind,
+        toolCallId: messages.toolCallId,
+        toolName: messages.toolName,
+        tokenCount: messages.tokenCount,
+        pinned: messages.pinned,
+      })
+      .from(messages)
+      .where(
+        and(
+          eq(messages.tenantId, tenantId),
+          eq(messages.sessionId, sessionId),
+          lte(messages.seq, session.lastSeq),
+        ),
+      )
+      .orderBy(asc(messages.seq));
+    return {
+      tenantId,
+      sessionId,
+      compactionVersion: session.compactionVersion,
+      snapshotSeq: session.lastSeq,
+      messageCount: session.messageCount,
+      tokenCount: session.tokenCount,
+      checkpoint: session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint),
+      messages: metas,
+    };
   }
 
   /**
@@ -143,15 +149,22 @@ export class CompactionStore {
         compactionVersion: sessions.compactionVersion,
         stormGuardSeq: sessions.stormGuardSeq,
         childSessionId: sessions.childSessionId,
+        // The policies ride along in the same round trip.
+        agentPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
+          where p.tenant_id = ${OUTER_TENANT} and p.agent_id = ${OUTER_AGENT})`.mapWith(
+          compactionPolicies.policy,
+        ),
+        tenantPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
+          where p.tenant_id = ${OUTER_TENANT} and p.agent_id is null)`.mapWith(compactionPolicies.policy),
       })
       .from(sessions)
       .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
     if (!row) throw new SessionNotFoundError(tenantId, sessionId);
-    const policies = await policiesFor(this.db, tenantId, row.agentId);
+    const { agentPolicy, tenantPolicy, ...state } = row;
     return {
-      state: { ...row, lastCompactedAt: row.lastCompactedAt ? row.lastCompactedAt.getTime() : null },
-      agentPolicy: policies.agent,
-      tenantPolicy: policies.tenant,
+      state: { ...state, lastCompactedAt: state.lastCompactedAt ? state.lastCompactedAt.getTime() : null },
+      agentPolicy: agentPolicy == null ? null : policySchema.parse(agentPolicy),
+      tenantPolicy: tenantPolicy == null ? null : policySchema.parse(tenantPolicy),
     };
   }
 
