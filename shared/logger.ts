@@ -4,10 +4,23 @@
  */
 import { type Logger, pino } from 'pino';
 
+/**
+ * Fields never written, wherever a careless caller puts them: secrets (API keys, dashboard
+ * tokens and passwords, authorization headers, cookies) and session content (message content,
+ * summaries, checkpoints).
+ */
+const REDACT = [
+  ...['apiKey', 'token', 'password', 'authorization', 'cookie', 'content', 'summary', 'checkpoint'].flatMap(
+    (key) => [key, `*.${key}`],
+  ),
+  'headers.authorization',
+  'headers.cookie',
+  'headers["x-api-key"]',
+  '*.headers.authorization',
+  '*.headers["x-api-key"]',
+];
+
 /** A logger at `level` writing JSON lines to stderr. */
 export function createLogger(level: string, name = 'compactor'): Logger {
-  return pino(
-    { name, level, redact: ['apiKey', '*.apiKey', 'headers.authorization', 'headers["x-api-key"]'] },
-    pino.destination(2),
-  );
+  return pino({ name, level, redact: { paths: REDACT, censor: '[redacted]' } }, pino.destination(2));
 }

@@ -14,7 +14,10 @@ import { createLogger } from '../shared/logger.ts';
 import { explainStays, planCompaction } from '../shared/plan.ts';
 import { parseStrategy, type Strategy } from '../shared/strategy.ts';
 import { TranscriptError } from '../shared/transcript.ts';
+import { type Dashboard, DashboardConfigError, startDashboard } from './dashboard/index.ts';
 import { runDemo } from './demo.ts';
+import { createWorkerMetrics } from './metrics.ts';
+import { startMetricsServer } from './metrics-server.ts';
 import { migrateDatabase } from './migrate.ts';
 import { effectivePolicy, runCompaction } from './pipeline.ts';
 import { getPolicy, listPolicies, setPolicy } from './policies.ts';
@@ -36,7 +39,10 @@ commands:
                                       load JSONL transcripts as sessions
   enqueue --tenant T --session S [--event-id E] [--strategy X]
                                       enqueue session.run.completed
-  worker [--concurrency N]            process compaction jobs until SIGTERM
+  worker [--concurrency N]            process compaction jobs until SIGTERM (with
+                                      COMPACTOR_METRICS_PORT: /metrics, /healthz, /readyz)
+  dashboard [--port N] [--host H] [--read-only] [--insecure]
+                                      Bull Board, the ledger API and session pages until SIGTERM
   compact --tenant T --session S [--strategy X] [--dry-run]
                                       compact one session now; print the ledger row as JSON
   history --tenant T --session S      print the session's ledger as JSON lines
@@ -51,7 +57,9 @@ commands:
 
 strategies: none | slidingWindow:N | summarize[:keepRecent] | a JSON object
 environment: DATABASE_URL, REDIS_URL, COMPACTOR_QUEUE_PREFIX, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
-             COMPACTOR_MODEL, COMPACTOR_LOG_LEVEL`;
+             COMPACTOR_MODEL, COMPACTOR_LOG_LEVEL, COMPACTOR_METRICS_PORT, COMPACTOR_METRICS_HOST,
+             COMPACTOR_DASHBOARD_TOKEN, COMPACTOR_DASHBOARD_USER, COMPACTOR_DASHBOARD_PASSWORD,
+             COMPACTOR_DASHBOARD_TOKENS, COMPACTOR_DASHBOARD_PORT, COMPACTOR_DASHBOARD_HOST`;
 
 /** A wrong flag or argument: printed with the usage, exit code 2. */
 class UsageError extends Error {
@@ -66,6 +74,7 @@ const COMMANDS: Record<string, Command> = {
   import: importCommand,
   enqueue: enqueueCommand,
   worker: workerCommand,
+  dashboard: dashboardCommand,
   compact: compactCommand,
   history: historyCommand,
   restore: restoreCommand,
@@ -96,7 +105,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`compactor ${name}: ${error.message}\n${USAGE}\n`);
       return 2;
     }
-    const known = [ConfigError, InvalidInputError, TranscriptError].some((c) => error instanceof c);
+    const known = [ConfigError, InvalidInputError, TranscriptError, DashboardConfigError].some(
+      (c) => error instanceof c,
+    );
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`compactor ${name}: ${known ? message : `failed: ${message}`}\n`);
     return 1;
@@ -214,8 +225,18 @@ async function workerCommand(args: string[], config: () => Config): Promise<numb
   });
   process.off('SIGTERM', stopStarting).off('SIGINT', stopStarting);
   const services = openServices(c, logger);
-  const running = startWorker(services, { concurrency: positiveInt(values.concurrency, 'concurrency', 4) });
+  const metrics = createWorkerMetrics();
+  const running = startWorker(services, {
+    concurrency: positiveInt(values.concurrency, 'concurrency', 4),
+    metrics,
+  });
   const sweeps = await startSweepService(services);
+  const { port: metricsPort, host: metricsHost } = c.metrics;
+  const ops =
+    metricsPort === null
+      ? null
+      : await startMetricsServer(services, metrics, { port: metricsPort, host: metricsHost });
+  if (ops) logger.info({ url: ops.url }, 'metrics, /healthz and /readyz listening');
   logger.info(
     {
       concurrency: running.worker.opts.concurrency,
@@ -228,6 +249,43 @@ async function workerCommand(args: string[], config: () => Config): Promise<numb
     logger.info({ force }, force ? 'second signal: forcing exit' : 'signal: finishing active jobs');
     await sweeps.close();
     await running.close(force);
+    await ops?.close();
+  });
+}
+
+async function dashboardCommand(args: string[], config: () => Config): Promise<number> {
+  const { values } = parse(args, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'read-only': { type: 'boolean' },
+    insecure: { type: 'boolean' },
+  });
+  const c = config();
+  const port = values.port === undefined ? c.dashboard.port : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--port must be a port number (0-65535), got "${values.port}"`);
+  const host = values.host ?? c.dashboard.host;
+  const logger = createLogger(c.logLevel);
+  const services = openServices(c, logger, { poolSize: 4 });
+  let dashboard: Dashboard;
+  try {
+    dashboard = await startDashboard(services, {
+      port,
+      host,
+      readOnly: values['read-only'] ?? false,
+      insecure: values.insecure ?? false,
+    });
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+  logger.info(
+    { url: dashboard.url, readOnly: values['read-only'] ?? false, prefix: c.queuePrefix },
+    'dashboard listening',
+  );
+  return waitForSignals(async () => {
+    logger.info('signal: closing the dashboard');
+    await dashboard.close();
   });
 }
 

@@ -20,6 +20,7 @@ import {
 } from '../shared/events.ts';
 import type { Strategy } from '../shared/strategy.ts';
 import type { Summarizer } from '../shared/summarizer.ts';
+import type { WorkerMetrics } from './metrics.ts';
 import {
   type CompactionOutcome,
   type CompactionRequest,
@@ -51,6 +52,8 @@ export interface ProcessorDeps extends PipelineDeps {
   signal?: AbortSignal;
   /** Used on a job's last attempt when its strategy says `fallback: 'extractive'`. */
   fallbackSummarizer?: Summarizer;
+  /** Counts outcomes and lease conflicts (worker/metrics.ts); absent: nothing is counted. */
+  metrics?: Pick<WorkerMetrics, 'jobSettled' | 'leaseConflict'>;
 }
 
 /** Whether a strategy opted into the extractive fallback. */
@@ -66,6 +69,7 @@ interface RetryAfter {
 /** Builds the processor function for `new Worker(queue, processor)`. */
 export function createProcessor(deps: ProcessorDeps) {
   return async function process(job: Job, token?: string): Promise<JobResult> {
+    const started = deps.now();
     const request = requestOf(job, deps);
     const log = deps.logger.child({
       jobId: job.id,
@@ -74,7 +78,9 @@ export function createProcessor(deps: ProcessorDeps) {
     });
     const settled = (outcome: CompactionOutcome): JobResult => {
       const { row } = outcome;
+      const seconds = (deps.now() - started) / 1000;
       if (row === null) {
+        deps.metrics?.jobSettled('batched', request.trigger, seconds, null);
         log.info(
           { status: outcome.status, queued: outcome.queued },
           'summary queued for the next message batch',
@@ -88,6 +94,9 @@ export function createProcessor(deps: ProcessorDeps) {
           reason: outcome.queued ? 'queued for the next message batch' : 'already queued for a message batch',
         };
       }
+      const counted =
+        outcome.status === 'duplicate' ? 'duplicate' : row.status === 'skipped' ? 'skipped' : 'applied';
+      deps.metrics?.jobSettled(counted, request.trigger, seconds, row);
       log.info(
         { compactionId: row.id, status: outcome.status, ledgerStatus: row.status, reason: row.reason },
         'event settled',
@@ -105,6 +114,7 @@ export function createProcessor(deps: ProcessorDeps) {
       return settled(await runCompaction(deps, request));
     } catch (error) {
       if (error instanceof LeaseBusyError) {
+        deps.metrics?.leaseConflict();
         const delay = (deps.leaseBusyDelayMs ?? 1_000) * (1 + Math.random());
         await job.moveToDelayed(Date.now() + delay, token);
         throw new DelayedError();

@@ -2,11 +2,14 @@
  * The compaction worker: a BullMQ Worker on the `compaction` queue running the processor.
  * `close()` stops taking jobs and waits for the active ones (graceful); `close(true)` does not wait.
  */
-import { Worker } from 'bullmq';
-import { COMPACTION_QUEUE } from '../shared/events.ts';
+import { type Job, Worker } from 'bullmq';
+import { printable } from '../shared/errors.ts';
+import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../shared/events.ts';
 import { createExtractiveSummarizer } from '../shared/extractive.ts';
 import type { Strategy } from '../shared/strategy.ts';
 import { type QueuedSummary, queueBatchedSummary } from './batches.ts';
+import { instrumentStore, instrumentSummarizer, type WorkerMetrics } from './metrics.ts';
+import type { PipelineDeps } from './pipeline.ts';
 import { createProcessor, type JobResult } from './processor.ts';
 import { runAll, type Services } from './services.ts';
 
@@ -14,6 +17,10 @@ export interface WorkerOptions {
   /** Jobs processed at once by this process. Default 4. */
   concurrency?: number;
   defaultStrategy?: Strategy;
+  /** Receives each pipeline stage's duration, ms (benchmarks). */
+  onStage?: PipelineDeps['onStage'];
+  /** Counts jobs, LLM calls, lease conflicts and fence rejections (worker/metrics.ts). */
+  metrics?: WorkerMetrics;
 }
 
 export interface CompactionWorker {
@@ -33,15 +40,19 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   }
   const abort = new AbortController();
   let worker: Worker<unknown, JobResult> | undefined;
+  const { metrics } = options;
+  const fallback = createExtractiveSummarizer();
   const processor = createProcessor({
-    store: services.store,
+    store: metrics ? instrumentStore(services.store, metrics) : services.store,
     leases: services.leases,
-    summarizer: services.summarizer,
-    fallbackSummarizer: createExtractiveSummarizer(),
+    summarizer: metrics ? instrumentSummarizer(services.summarizer, metrics) : services.summarizer,
+    fallbackSummarizer: metrics ? instrumentSummarizer(fallback, metrics) : fallback,
+    metrics,
     batching: batchingOf(services),
     now: () => performance.now(),
     logger: services.logger,
     defaultStrategy: options.defaultStrategy,
+    onStage: options.onStage,
     worker: () => worker,
     signal: abort.signal,
   });
@@ -56,12 +67,15 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     maxStalledCount: 2,
   });
   worker.on('error', (error) => services.logger.error({ err: error.message }, 'worker error'));
-  worker.on('failed', (job, error) =>
+  worker.on('failed', (job, error) => {
+    // attemptsMade already counts this attempt; an UnrecoverableError is never retried.
+    const final = !job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+    metrics?.jobFailed(final, triggerOf(job), job?.processedOn ? (Date.now() - job.processedOn) / 1000 : 0);
     services.logger.warn(
-      { jobId: job?.id, attemptsMade: job?.attemptsMade, err: error.message },
+      { jobId: job?.id, ...idsOf(job?.data), attemptsMade: job?.attemptsMade, final, err: error.message },
       'job failed',
-    ),
-  );
+    );
+  });
   const w = worker;
   let closing: Promise<void> | undefined;
   return {
@@ -75,6 +89,24 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
       ]);
       return closing;
     },
+  };
+}
+
+/** What started a job, for metrics: `event`, `manual`, `sweep`, or `unknown` (a malformed job). */
+function triggerOf(job: Job | undefined): string {
+  if (job?.name === SWEEP_COMPACTION) return 'sweep';
+  if (job?.name !== RUN_COMPLETED) return 'unknown';
+  const trigger = (job.data as { trigger?: unknown } | null)?.trigger;
+  return trigger === 'manual' ? 'manual' : 'event';
+}
+
+/** The tenant and session ids of a job's (untrusted) data, made printable, for the logs. */
+function idsOf(data: unknown): { tenantId?: string; sessionId?: string } {
+  if (typeof data !== 'object' || data === null) return {};
+  const { tenantId, sessionId } = data as Record<string, unknown>;
+  return {
+    ...(typeof tenantId === 'string' ? { tenantId: printable(tenantId, 200) } : {}),
+    ...(typeof sessionId === 'string' ? { sessionId: printable(sessionId, 200) } : {}),
   };
 }
 

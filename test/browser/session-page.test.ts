@@ -1,0 +1,121 @@
+/**
+ * The session page in a real browser after real compactions (in-process worker, extractive
+ * summarizer): the chart marks each compaction, the checkpoint and the ledger are shown, the
+ * page's own script runs under its CSP, "compact now" goes through the API, and another tenant
+ * gets a 404. Saves a screenshot under the OS temp directory.
+ */
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendMessages } from '../../producer/index.ts';
+import { type DashboardFixture, startDashboardFixture, TENANT_TOKENS } from '../dashboard-fixture.ts';
+import { waitFor } from '../helpers.ts';
+import { type LaunchedBrowser, launchChromium } from './chromium.ts';
+
+/** Where the screenshot of the session page is saved. */
+const SCREENSHOT = path.join(tmpdir(), 'compactor-session-page.png');
+
+let f: DashboardFixture;
+const browsers: LaunchedBrowser[] = [];
+const session = 'research';
+
+async function pageAs(tenant: keyof typeof TENANT_TOKENS): Promise<{ page: Page; problems: string[] }> {
+  const launched = await launchChromium({
+    httpCredentials: { username: tenant, password: TENANT_TOKENS[tenant] },
+  });
+  browsers.push(launched);
+  const page = await launched.context.newPage();
+  page.setDefaultTimeout(10_000);
+  const problems: string[] = [];
+  // A CSP violation or a script error shows up here.
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(e.message));
+  return { page, problems };
+}
+
+beforeAll(async () => {
+  f = await startDashboardFixture();
+  await f.seed('acme', session, 'openhands__ponyc-4588');
+  await f.seed('globex', 'theirs');
+  // The agent goes on between compactions, so the size rises again after each drop.
+  const more = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      kind: 'message' as const,
+      content: `follow-up ${i}: ${'details of the next step '.repeat(40)}`,
+    }));
+  expect((await f.compact('acme', session, { type: 'summarize', keepRecent: 40 })).state).toBe('completed');
+  await appendMessages(f.tdb.database.db, 'acme', session, more(30));
+  expect((await f.compact('acme', session, { type: 'none' })).state).toBe('completed');
+  expect((await f.compact('acme', session, { type: 'summarize', keepRecent: 12 })).state).toBe('completed');
+  await appendMessages(f.tdb.database.db, 'acme', session, more(16));
+  expect((await f.compact('acme', session, { type: 'slidingWindow', maxMessages: 10 })).state).toBe(
+    'completed',
+  );
+});
+
+afterAll(async () => {
+  await Promise.all(browsers.map((b) => b.close()));
+  await f?.close();
+});
+
+describe('session page in Chromium', () => {
+  it('renders the chart, the checkpoint and the ledger after real compactions', async () => {
+    const rows = await f.tdb.database.sql<{ id: string; status: string }[]>`
+      select id, status from compactions where tenant_id = 'acme' and session_id = ${session}`;
+    expect(rows.map((r) => r.status).sort()).toEqual(['applied', 'applied', 'applied', 'skipped']);
+
+    const { page, problems } = await pageAs('acme');
+    await page.goto(`${f.dashboard.url}/sessions`);
+    await page.getByRole('link', { name: session }).click();
+    await page.waitForURL(`**/sessions/${session}`);
+    expect(await page.locator('h1').textContent()).toBe(`Session ${session}`);
+
+    const chart = page.locator('svg.chart');
+    expect(await chart.getAttribute('data-compactions')).toBe('4');
+    expect(await chart.locator('g.marker-applied').count()).toBe(6); // 3 applied × 2 panels
+    expect(await chart.locator('g.marker-skipped').count()).toBe(2);
+    expect(await chart.locator('path.series-tokens').getAttribute('d')).toMatch(
+      /^M[\d.]+,[\d.]+( L[\d.]+,[\d.]+)+$/,
+    );
+    expect(await page.locator('table.ledger tbody tr').count()).toBe(4);
+    expect(await page.locator('.checkpoint').textContent()).toContain('Working set');
+
+    // The page's own script runs (its CSP nonce works): a marker finds its ledger row.
+    const marker = chart.locator('g.marker-applied').first();
+    const id = await marker.getAttribute('data-compaction');
+    await marker.locator('rect').click();
+    expect(await page.locator(`tr#c-${id}`).getAttribute('class')).toContain('hl');
+
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    expect(problems).toEqual([]);
+  });
+
+  it('"compact now" enqueues a manual compaction through the API', async () => {
+    const { page, problems } = await pageAs('acme');
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(`${f.dashboard.url}/sessions/${session}`);
+    await page.getByRole('button', { name: 'compact now' }).click();
+    await page.locator('#action-result', { hasText: /^done: / }).waitFor();
+    await waitFor(async () => {
+      const [row] = await f.tdb.database.sql`
+        select 1 from compactions where session_id = ${session} and trigger = 'manual'`;
+      return row;
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("does not show a tenant another tenant's session", async () => {
+    const { page } = await pageAs('globex');
+    const response = await page.goto(`${f.dashboard.url}/sessions/${session}`);
+    expect(response?.status()).toBe(404);
+    expect(await page.locator('main').textContent()).toContain(`session "${session}" not found`);
+    const named = await page.goto(`${f.dashboard.url}/sessions/${session}?tenant=acme`);
+    expect(named?.status()).toBe(403);
+    const own = await page.goto(`${f.dashboard.url}/sessions/theirs`);
+    expect(own?.status()).toBe(200);
+  });
+});

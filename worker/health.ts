@@ -1,0 +1,96 @@
+/**
+ * Readiness: does this process reach Redis (PING) and Postgres (`select 1`), each within a short
+ * timeout. Liveness needs no check: a process that answers HTTP is up.
+ */
+import type { Redis } from 'ioredis';
+import type postgres from 'postgres';
+
+/** One dependency's answer: whether it replied in time, how long it took (ms), and why not. */
+export interface ReadinessCheck {
+  ok: boolean;
+  ms: number;
+  error?: string;
+}
+
+/** The readiness report served by `/readyz` (HTTP 200 when `ready`, else 503). */
+export interface Readiness {
+  ready: boolean;
+  checks: { redis: ReadinessCheck; postgres: ReadinessCheck };
+}
+
+/** A readiness probe and the connection it owns. */
+export interface ReadinessProbe {
+  check(): Promise<Readiness>;
+  /** Quits the probe's own Redis connection. Memoized. */
+  close(): Promise<void>;
+}
+
+/** Default time a dependency has to answer, ms. */
+export const READINESS_TIMEOUT_MS = 2_000;
+
+/**
+ * A probe on `redis` (duplicated into a connection of its own that fails fast while Redis is down,
+ * instead of queueing commands) and the postgres.js pool `sql`.
+ */
+export function readinessProbe(
+  redis: Redis,
+  sql: postgres.Sql,
+  timeoutMs = READINESS_TIMEOUT_MS,
+): ReadinessProbe {
+  const own = redis.duplicate({ enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
+  own.on('error', () => {
+    // Reported by the probe's answer; avoid an unhandled 'error' event.
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    async check() {
+      const [redisCheck, postgresCheck] = await Promise.all([
+        timed(async () => {
+          if (own.status === 'wait') await own.connect();
+          await own.ping();
+        }, timeoutMs),
+        timed(() => sql`select 1`.execute(), timeoutMs),
+      ]);
+      return {
+        ready: redisCheck.ok && postgresCheck.ok,
+        checks: { redis: redisCheck, postgres: postgresCheck },
+      };
+    },
+    close: () => {
+      closing ??=
+        own.status === 'ready'
+          ? own.quit().then(
+              () => undefined,
+              () => own.disconnect(),
+            )
+          : Promise.resolve(own.disconnect());
+      return closing;
+    },
+  };
+}
+
+async function timed(run: () => Promise<unknown>, timeoutMs: number): Promise<ReadinessCheck> {
+  const started = performance.now();
+  try {
+    await withTimeout(run(), timeoutMs);
+    return { ok: true, ms: Math.round(performance.now() - started) };
+  } catch (error) {
+    return {
+      ok: false,
+      ms: Math.round(performance.now() - started),
+      error: error instanceof Error ? error.message : String(error),
+    };
+  }
+}
+
+/**
+ * `promise`, or a rejection after `ms`. The promise keeps running; its late result is ignored.
+ * @throws {Error} `timed out after N ms`.
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
