@@ -5,12 +5,15 @@
  * kind, compactions applied, duplicates absorbed, messages lost (must be 0), double applications
  * (must be 0) and wall time; exits 1 if anything was lost or applied twice.
  *
- * Not part of `npm test`: it runs for a minute or more. Uses its own database, BullMQ prefix and
+ * Not part of `npm test`: it runs for a minute or more. Uses its own database, its own
+ * redis-server on a free port (its connection drops must not hit anyone else's clients), and a
  * fake Messages API server (answering after a random delay, so kills land mid-summary), and
  * removes them at the end.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -22,9 +25,9 @@ import type { Strategy } from '../../shared/strategy.ts';
 import { audit, violations } from '../../worker/audit.ts';
 import { LeaseManager } from '../../worker/lease.ts';
 import { migrateDatabase } from '../../worker/migrate.ts';
-import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../env.ts';
+import { ADMIN_DATABASE_URL, databaseUrlFor } from '../env.ts';
 import { FakeAnthropicServer } from '../fake-anthropic.ts';
-import { CORPUS_DIR, cleanRedis } from '../helpers.ts';
+import { CORPUS_DIR } from '../helpers.ts';
 import { type Child, killAllChildren, startCompactor } from '../processes.ts';
 
 const FAULTS = ['kill', 'leaseTheft', 'redisDrop', 'pgTerminate', 'duplicate', 'burst'] as const;
@@ -66,6 +69,8 @@ async function main(): Promise<number> {
   const url = databaseUrlFor(name);
   await migrateDatabase(url);
   const database = openDatabase(url, { max: 4, applicationName: 'compactor-soak' });
+  const ownRedis = await startRedisServer();
+  const REDIS_URL = ownRedis.url;
   const redis = new Redis(REDIS_URL);
   const fake = new FakeAnthropicServer();
   const llm = await fake.start();
@@ -227,7 +232,7 @@ async function main(): Promise<number> {
     await llm.close();
     await redis.quit();
     await database.close();
-    await cleanRedis(prefix);
+    ownRedis.stop();
     await admin.unsafe(`drop database if exists "${name}" with (force)`);
     await admin.end();
   }
@@ -250,6 +255,42 @@ async function settle(
       throw new Error(`soak: ${ids.length - done} events not settled in time`);
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/** A throwaway redis-server on a free loopback port, nothing kept on disk. */
+async function startRedisServer(): Promise<{ url: string; stop(): void }> {
+  const port = await new Promise<number>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  const url = `redis://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => {});
+    try {
+      await probe.connect();
+      await probe.ping();
+      probe.disconnect();
+      break;
+    } catch (error) {
+      probe.disconnect();
+      if (i > 50)
+        throw new Error(`soak: redis-server on port ${port} did not start: ${(error as Error).message}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return { url, stop: () => child.kill('SIGKILL') };
 }
 
 main().then(
