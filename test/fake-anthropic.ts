@@ -169,6 +169,8 @@ export class FakeAnthropicServer {
   readonly #batches = new Map<string, FakeBatch>();
   /** Retrieves of a batch that still answer `in_progress` before it is `ended`. Default 1. */
   batchRetrievesBeforeEnd = 1;
+  /** The answer when no behaviour is scripted. Default `'ok'`. */
+  defaultBehaviour: FakeBehaviour = 'ok';
   #closing: Promise<void> | null = null;
   #counter = 0;
 
@@ -252,7 +254,7 @@ export class FakeAnthropicServer {
       this.#sendError(res, requestId, error.status, error.errorType, error.message);
       return;
     }
-    await this.#answer(req, res, requestId, body, this.#queue.shift() ?? 'ok');
+    await this.#answer(req, res, requestId, body, this.#queue.shift() ?? this.defaultBehaviour);
   }
 
   async #answer(

@@ -14,6 +14,7 @@
  * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8).
  * Benchmarks print numbers; they assert nothing.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -77,7 +78,12 @@ async function main() {
   };
   try {
     await throughput(url, sql, prefix);
-    await llmScaling(url, sql, prefix, fake, llm.url);
+    const slow = await fakeServerProcess(1_000);
+    try {
+      await llmScaling(url, sql, prefix, slow.url);
+    } finally {
+      slow.kill();
+    }
     await bigSessions(url, sql, prefix, llm.url);
     await coalescing(url, sql, prefix, fake, llm.url);
     await writeFile(RESULTS, out.join('\n'));
@@ -268,13 +274,25 @@ async function latency(url: string, sql: postgres.Sql, prefix: () => string, mea
 
 // 2 ----------------------------------------------------------------------------------------------
 
-async function llmScaling(
-  url: string,
-  sql: postgres.Sql,
-  prefix: () => string,
-  fake: FakeAnthropicServer,
-  llmUrl: string,
-) {
+/** Starts test/bench/fake-server-process.ts answering after `delayMs`; resolves with its URL. */
+async function fakeServerProcess(delayMs: number): Promise<{ url: string; kill(): void }> {
+  const script = fileURLToPath(new URL('./fake-server-process.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, '--delay-ms', String(delayMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stdout.on('data', (d) => {
+      text += d;
+      const line = text.split('\n')[0];
+      if (text.includes('\n') && line) resolve(line.trim());
+    });
+    child.once('exit', (code) => reject(new Error(`fake server process exited with ${code}`)));
+  });
+  return { url, kill: () => child.kill('SIGKILL') };
+}
+
+async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, llmUrl: string) {
   const rows: string[][] = [];
   let targetMet = false;
   for (const c of [1, 8, 32, 128]) {
@@ -283,7 +301,6 @@ async function llmScaling(
     const p = prefix();
     const connection = redis();
     const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
-    fake.enqueue(...Array.from({ length: jobs }, () => ({ delayMs: 1_000 })));
     await queue.addBulk(
       Array.from({ length: jobs }, (_, i) => {
         const eventId = randomUUID();
@@ -327,7 +344,7 @@ async function llmScaling(
     await connection.quit();
   }
   section(
-    '2. LLM-bound scaling (fake Messages API answering after 1 s, one worker process)',
+    '2. LLM-bound scaling (fake Messages API in its own process answering after 1 s, one worker process)',
     ['concurrency', 'jobs', 'jobs/s', 'ideal jobs/s', 'of ideal', 'RSS before MB', 'peak RSS MB'],
     rows,
     [
