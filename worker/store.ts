@@ -13,7 +13,18 @@ import type { CompactPlan, SessionSnapshot } from '../shared/plan.ts';
 import { type GateState, type Mode, type Policy, policySchema } from '../shared/policy.ts';
 import { type CompactionRow, compactionPolicies, compactions, messages, sessions } from '../shared/schema.ts';
 import type { SummaryUsage } from '../shared/summarizer.ts';
-import { type ApplyEffect, continueInChild } from './transition.ts';
+import { type ApplyEffect, continueInChild, insertSummaryMessage } from './transition.ts';
+
+/** The columns of a MessageMeta (no content): what planning reads. */
+const META_COLUMNS = {
+  seq: messages.seq,
+  role: messages.role,
+  kind: messages.kind,
+  toolCallId: messages.toolCallId,
+  toolName: messages.toolName,
+  tokenCount: messages.tokenCount,
+  pinned: messages.pinned,
+};
 
 // Qualified on purpose: drizzle renders columns of a one-table select unqualified, and inside the
 // policy subqueries an unqualified tenant_id would resolve to the policy's own column.
@@ -102,15 +113,7 @@ export class CompactionStore {
       .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
     if (!session) throw new SessionNotFoundError(tenantId, sessionId);
     const metas = await this.db
-      .select({
-        seq: messages.seq,
-        role: messages.role,
-        kind: messages.kind,
-        toolCallId: messages.toolCallId,
-        toolName: messages.toolName,
-        tokenCount: messages.tokenCount,
-        pinned: messages.pinned,
-      })
+      .select(META_COLUMNS)
       .from(messages)
       .where(
         and(
@@ -172,16 +175,7 @@ export class CompactionStore {
   async loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]> {
     if (seqs.length === 0) return [];
     return this.db
-      .select({
-        seq: messages.seq,
-        role: messages.role,
-        kind: messages.kind,
-        toolCallId: messages.toolCallId,
-        toolName: messages.toolName,
-        tokenCount: messages.tokenCount,
-        pinned: messages.pinned,
-        content: messages.content,
-      })
+      .select({ ...META_COLUMNS, content: messages.content })
       .from(messages)
       .where(
         and(
@@ -386,16 +380,7 @@ async function compactInPlace(
   }
   const { summary, plan } = input;
   if (summary && plan.summarySeq !== null) {
-    await tx.insert(messages).values({
-      tenantId: input.tenantId,
-      sessionId: input.sessionId,
-      seq: plan.summarySeq,
-      role: 'user',
-      kind: 'summary',
-      content: summary.text,
-      tokenCount: summary.tokenCount,
-      pinned: false,
-    });
+    await insertSummaryMessage(tx, input.tenantId, input.sessionId, plan.summarySeq, summary);
   }
   const messagesAfter = session.messageCount - moved.count + (summary ? 1 : 0);
   const tokensAfter = session.tokenCount - moved.tokens + (summary?.tokenCount ?? 0);

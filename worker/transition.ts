@@ -39,6 +39,29 @@ export interface ParentSession {
 }
 
 /**
+ * Writes a compaction's summary message at `seq` (the last leaving seq), as role `user`, kind
+ * `summary`. Used in place and in a child session alike.
+ */
+export async function insertSummaryMessage(
+  tx: Tx,
+  tenantId: string,
+  sessionId: string,
+  seq: number,
+  summary: { text: string; tokenCount: number },
+): Promise<void> {
+  await tx.insert(messages).values({
+    tenantId,
+    sessionId,
+    seq,
+    role: 'user',
+    kind: 'summary',
+    content: summary.text,
+    tokenCount: summary.tokenCount,
+    pinned: false,
+  });
+}
+
+/**
  * The child's id: `<parent>.v<version>`, or for a long parent id a clipped prefix with a hash, so
  * the id stays within 200 characters and unique per parent and version.
  */
@@ -80,16 +103,7 @@ export async function continueInChild(
     )
     select count(*)::int as count, coalesce(sum(token_count), 0)::bigint as tokens from copied`);
   if (summary && plan.summarySeq !== null) {
-    await tx.insert(messages).values({
-      tenantId: input.tenantId,
-      sessionId: childId,
-      seq: plan.summarySeq,
-      role: 'user',
-      kind: 'summary',
-      content: summary.text,
-      tokenCount: summary.tokenCount,
-      pinned: false,
-    });
+    await insertSummaryMessage(tx, input.tenantId, childId, plan.summarySeq, summary);
   }
   const messagesAfter = Number(copied?.count ?? 0) + (summary ? 1 : 0);
   const tokensAfter = Number(copied?.tokens ?? 0) + (summary?.tokenCount ?? 0);
