@@ -4,6 +4,7 @@
  * and cannot be trusted to copy a long request character for character. Pure.
  */
 import type { Message } from './message.ts';
+import { isHighSurrogate } from './unicode.ts';
 
 /** Longest request kept, in characters; a longer one is cut with a marker saying how long it was. */
 export const REQUEST_CHARS = 20_000;
@@ -22,7 +23,6 @@ export function clipRequest(text: string): string {
   if (text.length <= REQUEST_CHARS) return text;
   const marker = `\n[… clipped: the request has ${text.length} characters]`;
   let end = REQUEST_CHARS - marker.length;
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  if (isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
   return text.slice(0, end) + marker;
 }

@@ -10,6 +10,7 @@
  */
 import type { Checkpoint } from './checkpoint.ts';
 import type { Message } from './message.ts';
+import { isHighSurrogate, isLowSurrogate } from './unicode.ts';
 import { extractWorkingSet, formatWorkingSetForPrompt } from './working-set.ts';
 
 /** Name of the single tool the model is forced to call. */
@@ -166,12 +167,4 @@ function renderWorkingSet(paths: string[]): string {
   const body =
     paths.length === 0 ? '(no file paths seen)' : formatWorkingSetForPrompt(paths, PROMPT_WORKING_SET_LIMIT);
   return `<working_set total="${paths.length}">\n${escapeText(body)}\n</working_set>`;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
 }

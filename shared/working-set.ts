@@ -11,6 +11,7 @@
  * paths even without a `/`. Pure: no I/O.
  */
 import type { Message } from './message.ts';
+import { isHighSurrogate, isLowSurrogate } from './unicode.ts';
 
 /** The words of a space-separated list, as a set. */
 function words(list: string): Set<string> {
@@ -444,12 +445,4 @@ function isUnsafeCodeUnit(code: number): boolean {
     isHighSurrogate(code) ||
     isLowSurrogate(code)
   );
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
 }

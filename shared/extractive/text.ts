@@ -1,4 +1,5 @@
 /** Text helpers of the extractive summarizer: sentences, clipping, cleaning list items. Pure. */
+import { isHighSurrogate, isLowSurrogate } from '../unicode.ts';
 
 /** Sentences of a message's prose: code blocks, indented code and the `[thinking]` tag left out. */
 export function sentences(text: string): string[] {
@@ -108,12 +109,4 @@ function isUnsafe(code: number): boolean {
     isHighSurrogate(code) ||
     isLowSurrogate(code)
   );
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
 }
