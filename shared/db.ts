@@ -1,6 +1,8 @@
 /**
  * The Postgres connection (postgres.js) and its drizzle wrapper, shared by worker and producer.
  */
+import type { SQL } from 'drizzle-orm';
+import { PgDialect, type PreparedQueryConfig } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import * as schema from './schema.ts';
@@ -44,3 +46,26 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     },
   };
 }
+
+/**
+ * Runs a raw statement as a prepared statement and returns its rows as objects.
+ *
+ * drizzle's `execute` and unprepared builders hand postgres.js `prepare: false` (drizzle-orm#6096);
+ * postgres.js then sends every statement with parameters in two round trips (Parse/Describe, wait
+ * for the parameter types, then Bind/Execute), and Postgres parses and plans it each time. A
+ * prepared statement is parsed once per connection and then takes one round trip. Use it for the
+ * hot path's fixed-text statements only: postgres.js keeps every distinct text it prepared for the
+ * life of the connection.
+ */
+export function executePrepared<T>(db: Db | Tx, query: SQL): Promise<T[]> {
+  const { session } = db._;
+  const prepared = session.prepareQuery<PreparedQueryConfig & { execute: T[] }>(
+    dialect.sqlToQuery(query),
+    undefined,
+    'compactor',
+    false,
+  );
+  return prepared.execute();
+}
+
+const dialect = new PgDialect();

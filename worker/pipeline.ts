@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { renderCheckpoint } from '../shared/checkpoint.ts';
-import { FenceError, LeaseBusyError } from '../shared/errors.ts';
+import { FenceError, LeaseBusyError, SessionNotFoundError } from '../shared/errors.ts';
 import { type CompactPlan, type Plan, planCompaction } from '../shared/plan.ts';
 import { admit, type EffectivePolicy, overTrigger, resolvePolicy } from '../shared/policy.ts';
 import type { Strategy, SummarizeStrategy } from '../shared/strategy.ts';
@@ -14,7 +14,7 @@ import type { SummarizeInput, Summarizer } from '../shared/summarizer.ts';
 import { estimateMessageTokens } from '../shared/tokens.ts';
 import type { QueuedSummary } from './batches.ts';
 import type { Lease } from './lease.ts';
-import type { ApplyResult, CompactionStore, SummaryToWrite } from './store.ts';
+import type { ApplyResult, CompactionStore, Gate, SummaryToWrite } from './store.ts';
 
 /** Side effects the pipeline needs. */
 export interface PipelineDeps {
@@ -93,10 +93,12 @@ export async function runCompaction(
 ): Promise<CompactionOutcome> {
   const started = deps.now();
   const log = deps.logger.child({ tenantId: request.tenantId, sessionId: request.sessionId });
-  const earlier = await deps.store.findByKey(request.idempotencyKey);
-  if (earlier) return { status: 'duplicate', row: earlier, plan: null };
-
-  const gate = await timed(deps, 'admission', () => deps.store.loadGate(request.tenantId, request.sessionId));
+  const gate = await timed(deps, 'admission', () => gateOf(deps.store, request));
+  if (gate === null || gate.keyUsed) {
+    const earlier = await deps.store.findByKey(request.idempotencyKey);
+    if (earlier) return { status: 'duplicate', row: earlier, plan: null };
+    if (gate === null) throw new SessionNotFoundError(request.tenantId, request.sessionId);
+  }
   const policy = resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
   const admission = admit(request, policy, gate.state, (deps.wallClock ?? Date.now)());
   if (!admission.fire) {
@@ -124,6 +126,19 @@ export async function runCompaction(
     }
   } finally {
     await lease.release();
+  }
+}
+
+/**
+ * The admission gate with the request's idempotency key checked in the same round trip; null for
+ * an unknown session (an earlier run's ledger row may still answer the request).
+ */
+async function gateOf(store: CompactionStore, request: CompactionRequest): Promise<Gate | null> {
+  try {
+    return await store.loadGate(request.tenantId, request.sessionId, request.idempotencyKey);
+  } catch (error) {
+    if (error instanceof SessionNotFoundError) return null;
+    throw error;
   }
 }
 

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import { type Checkpoint, checkpointSchema } from '../shared/checkpoint.ts';
-import type { Db, Tx } from '../shared/db.ts';
+import { type Db, executePrepared, type Tx } from '../shared/db.ts';
 import { FenceError, SessionNotFoundError } from '../shared/errors.ts';
 import type { Message, MessageMeta } from '../shared/message.ts';
 import type { CompactPlan, SessionSnapshot } from '../shared/plan.ts';
@@ -30,10 +30,21 @@ const META_COLUMNS = {
 // policy subqueries an unqualified tenant_id would resolve to the policy's own column.
 const OUTER_TENANT = sql.raw('"sessions"."tenant_id"');
 const OUTER_AGENT = sql.raw('"sessions"."agent_id"');
+const OUTER_ID = sql.raw('"sessions"."id"');
+const OUTER_LAST_SEQ = sql.raw('"sessions"."last_seq"');
+
+/** One message's metadata as the snapshot query sends it: the columns of {@link META_COLUMNS}, in order. */
+type MetaTuple = [number, Message['role'], Message['kind'], string | null, string | null, number, boolean];
+
+function metaOf([seq, role, kind, toolCallId, toolName, tokenCount, pinned]: MetaTuple): MessageMeta {
+  return { seq, role, kind, toolCallId, toolName, tokenCount, pinned };
+}
 
 /** The admission check's input: the session's state and the policies that may apply. */
 export interface Gate {
   state: GateState;
+  /** Whether a ledger row already holds the request's idempotency key (a duplicate). */
+  keyUsed: boolean;
   agentPolicy: Policy | null;
   tenantPolicy: Policy | null;
 }
@@ -92,37 +103,22 @@ export type ApplyResult = { status: 'applied' | 'duplicate'; row: CompactionRow 
 
 /** Postgres operations of the pipeline, bound to one database. */
 export class CompactionStore {
-  constructor(private readonly db: Db) {}
+  private readonly prepared: ReturnType<typeof prepareQueries>;
+
+  constructor(private readonly db: Db) {
+    this.prepared = prepareQueries(db);
+  }
 
   /**
-   * Reads the session row, then the metadata of its messages up to the row's `last_seq`. Two plain
-   * reads, no transaction: a compaction or restore committing between them bumps the version the
-   * snapshot carries, and the apply's fence (and its count check) rejects the plan.
+   * Reads the session row and the metadata of its messages up to the row's `last_seq`, in one
+   * statement (one snapshot of the database, one round trip; the metadata travels as one JSON
+   * array). A compaction or restore committing afterwards bumps the version the snapshot carries,
+   * and the apply's fence (and its count check) rejects the plan.
    * @throws {SessionNotFoundError} if the tenant has no such session.
    */
   async loadSnapshot(tenantId: string, sessionId: string): Promise<Snapshot> {
-    const [session] = await this.db
-      .select({
-        compactionVersion: sessions.compactionVersion,
-        lastSeq: sessions.lastSeq,
-        messageCount: sessions.messageCount,
-        tokenCount: sessions.tokenCount,
-        checkpoint: sessions.checkpoint,
-      })
-      .from(sessions)
-      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+    const [session] = await this.prepared.snapshot.execute({ tenantId, sessionId });
     if (!session) throw new SessionNotFoundError(tenantId, sessionId);
-    const metas = await this.db
-      .select(META_COLUMNS)
-      .from(messages)
-      .where(
-        and(
-          eq(messages.tenantId, tenantId),
-          eq(messages.sessionId, sessionId),
-          lte(messages.seq, session.lastSeq),
-        ),
-      )
-      .orderBy(asc(messages.seq));
     return {
       tenantId,
       sessionId,
@@ -131,40 +127,22 @@ export class CompactionStore {
       messageCount: session.messageCount,
       tokenCount: session.tokenCount,
       checkpoint: session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint),
-      messages: metas,
+      messages: session.metas.map(metaOf),
     };
   }
 
   /**
-   * What the admission check needs, without locks: the session's counters, lineage and storm
-   * guard, and the agent's and tenant's policies.
+   * What the admission check needs, without locks, in one round trip: the session's counters,
+   * lineage and storm guard, the agent's and tenant's policies, and whether `idempotencyKey` (if
+   * given) is already used.
    * @throws {SessionNotFoundError} if the tenant has no such session.
    */
-  async loadGate(tenantId: string, sessionId: string): Promise<Gate> {
-    const [row] = await this.db
-      .select({
-        agentId: sessions.agentId,
-        messageCount: sessions.messageCount,
-        tokenCount: sessions.tokenCount,
-        contextWindow: sessions.contextWindow,
-        lastCompactedAt: sessions.lastCompactedAt,
-        lastSeq: sessions.lastSeq,
-        compactionVersion: sessions.compactionVersion,
-        stormGuardSeq: sessions.stormGuardSeq,
-        childSessionId: sessions.childSessionId,
-        // The policies ride along in the same round trip.
-        agentPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
-          where p.tenant_id = ${OUTER_TENANT} and p.agent_id = ${OUTER_AGENT})`.mapWith(
-          compactionPolicies.policy,
-        ),
-        tenantPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
-          where p.tenant_id = ${OUTER_TENANT} and p.agent_id is null)`.mapWith(compactionPolicies.policy),
-      })
-      .from(sessions)
-      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+  async loadGate(tenantId: string, sessionId: string, idempotencyKey: string | null = null): Promise<Gate> {
+    const [row] = await this.prepared.gate.execute({ tenantId, sessionId, idempotencyKey });
     if (!row) throw new SessionNotFoundError(tenantId, sessionId);
-    const { agentPolicy, tenantPolicy, ...state } = row;
+    const { agentPolicy, tenantPolicy, keyUsed, ...state } = row;
     return {
+      keyUsed,
       state: { ...state, lastCompactedAt: state.lastCompactedAt ? state.lastCompactedAt.getTime() : null },
       agentPolicy: agentPolicy == null ? null : policySchema.parse(agentPolicy),
       tenantPolicy: tenantPolicy == null ? null : policySchema.parse(tenantPolicy),
@@ -189,10 +167,7 @@ export class CompactionStore {
 
   /** The ledger row holding `idempotencyKey`, if any. */
   async findByKey(idempotencyKey: string): Promise<CompactionRow | undefined> {
-    const [row] = await this.db
-      .select()
-      .from(compactions)
-      .where(eq(compactions.idempotencyKey, idempotencyKey));
+    const [row] = await this.prepared.byKey.execute({ idempotencyKey });
     return row;
   }
 
@@ -205,9 +180,11 @@ export class CompactionStore {
    */
   async apply(input: ApplyInput): Promise<ApplyResult> {
     return this.db.transaction(async (tx) => {
-      const session = await lockSession(tx, input.tenantId, input.sessionId);
-      const existing = await existingRow(tx, input.idempotencyKey);
-      if (existing) return { status: 'duplicate', row: existing };
+      const session = await lockSession(tx, input.tenantId, input.sessionId, input.idempotencyKey);
+      if (session.keyUsed) {
+        const existing = await existingRow(tx, input.idempotencyKey);
+        if (existing) return { status: 'duplicate', row: existing };
+      }
       if (session.compactionVersion !== input.expectedVersion) {
         throw new FenceError(
           `session "${input.sessionId}" is at compaction version ${session.compactionVersion}, ` +
@@ -221,19 +198,25 @@ export class CompactionStore {
           ? await continueInChild(tx, input, session, version)
           : await compactInPlace(tx, input, session, compactionId);
       const stillOver = input.stillOverTrigger?.(effect.messagesAfter, effect.tokensAfter) ?? false;
-      await tx
-        .update(sessions)
-        .set({
-          ...effect.sessionChanges,
-          compactionVersion: version,
-          compactionCount: sql`${sessions.compactionCount} + 1`,
-          lastCompactedAt: sql`now()`,
-          updatedAt: sql`now()`,
-          stormGuardSeq: stillOver ? session.lastSeq : null,
-        })
-        .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)));
+      // The counters and the ledger row in one statement: a data-modifying CTE always runs to
+      // completion, whether or not the insert reads it.
+      const counters = tx.$with('counters').as(
+        tx
+          .update(sessions)
+          .set({
+            ...effect.sessionChanges,
+            compactionVersion: version,
+            compactionCount: sql`${sessions.compactionCount} + 1`,
+            lastCompactedAt: sql`now()`,
+            updatedAt: sql`now()`,
+            stormGuardSeq: stillOver ? session.lastSeq : null,
+          })
+          .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)))
+          .returning({ id: sessions.id }),
+      );
       const { summary, plan } = input;
       const [row] = await tx
+        .with(counters)
         .insert(compactions)
         .values({
           ...ledgerBase(input),
@@ -256,7 +239,9 @@ export class CompactionStore {
           ...usageColumns(summary?.usage),
           durationMs: Math.round(input.durationMs),
         })
-        .returning();
+        .returning()
+        .prepare('compactor_apply_ledger')
+        .execute();
       return { status: 'applied', row: row as CompactionRow };
     });
   }
@@ -283,10 +268,10 @@ export class CompactionStore {
         .set({ stormGuardSeq: sql`${sessions.lastSeq}` })
         .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)));
     }
-    const [session] = await this.db
-      .select({ messageCount: sessions.messageCount, tokenCount: sessions.tokenCount })
-      .from(sessions)
-      .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)));
+    const [session] = await this.prepared.counters.execute({
+      tenantId: input.tenantId,
+      sessionId: input.sessionId,
+    });
     if (!session) throw new SessionNotFoundError(input.tenantId, input.sessionId);
     const [row] = await this.db
       .insert(compactions)
@@ -306,7 +291,9 @@ export class CompactionStore {
         durationMs: Math.round(input.durationMs),
       })
       .onConflictDoNothing()
-      .returning();
+      .returning()
+      .prepare('compactor_record')
+      .execute();
     if (row) return { status: 'applied', row };
     const existing = input.idempotencyKey ? await this.findByKey(input.idempotencyKey) : undefined;
     if (!existing)
@@ -333,11 +320,80 @@ export class CompactionStore {
   }
 }
 
+const TENANT = sql.placeholder('tenantId');
+const SESSION = sql.placeholder('sessionId');
+const KEY = sql.placeholder('idempotencyKey');
+
 /**
- * `SELECT ... FOR UPDATE` of the session row: serialises applies, restores and appends of one session.
+ * The store's fixed reads, built once and prepared: postgres.js then sends each in one round trip
+ * and Postgres parses and plans it once per connection (see `executePrepared` in shared/db.ts).
+ */
+function prepareQueries(db: Db) {
+  const ofSession = and(eq(sessions.tenantId, TENANT), eq(sessions.id, SESSION));
+  return {
+    gate: db
+      .select({
+        agentId: sessions.agentId,
+        messageCount: sessions.messageCount,
+        tokenCount: sessions.tokenCount,
+        contextWindow: sessions.contextWindow,
+        lastCompactedAt: sessions.lastCompactedAt,
+        lastSeq: sessions.lastSeq,
+        compactionVersion: sessions.compactionVersion,
+        stormGuardSeq: sessions.stormGuardSeq,
+        childSessionId: sessions.childSessionId,
+        // The policies and the idempotency check ride along in the same round trip.
+        agentPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
+          where p.tenant_id = ${OUTER_TENANT} and p.agent_id = ${OUTER_AGENT})`.mapWith(
+          compactionPolicies.policy,
+        ),
+        tenantPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
+          where p.tenant_id = ${OUTER_TENANT} and p.agent_id is null)`.mapWith(compactionPolicies.policy),
+        keyUsed: sql<boolean>`exists (select 1 from ${compactions} c where c.idempotency_key = ${KEY})`,
+      })
+      .from(sessions)
+      .where(ofSession)
+      .prepare('compactor_gate'),
+    snapshot: db
+      .select({
+        compactionVersion: sessions.compactionVersion,
+        lastSeq: sessions.lastSeq,
+        messageCount: sessions.messageCount,
+        tokenCount: sessions.tokenCount,
+        checkpoint: sessions.checkpoint,
+        metas: sql<MetaTuple[]>`coalesce((select json_agg(json_build_array(m.seq, m.role, m.kind,
+            m.tool_call_id, m.tool_name, m.token_count, m.pinned) order by m.seq)
+          from ${messages} m
+          where m.tenant_id = ${OUTER_TENANT} and m.session_id = ${OUTER_ID} and m.seq <= ${OUTER_LAST_SEQ}),
+          '[]'::json)`,
+      })
+      .from(sessions)
+      .where(ofSession)
+      .prepare('compactor_snapshot'),
+    counters: db
+      .select({ messageCount: sessions.messageCount, tokenCount: sessions.tokenCount })
+      .from(sessions)
+      .where(ofSession)
+      .prepare('compactor_counters'),
+    byKey: db
+      .select()
+      .from(compactions)
+      .where(eq(compactions.idempotencyKey, KEY))
+      .prepare('compactor_by_key'),
+  };
+}
+
+/**
+ * `SELECT ... FOR UPDATE` of the session row: serialises applies, restores and appends of one
+ * session. With `idempotencyKey`, `keyUsed` also says whether a ledger row holds it (same round trip).
  * @throws {SessionNotFoundError} when the tenant has no such session.
  */
-export async function lockSession(tx: Tx, tenantId: string, sessionId: string) {
+export async function lockSession(
+  tx: Tx,
+  tenantId: string,
+  sessionId: string,
+  idempotencyKey: string | null = null,
+) {
   const [session] = await tx
     .select({
       messageCount: sessions.messageCount,
@@ -347,10 +403,13 @@ export async function lockSession(tx: Tx, tenantId: string, sessionId: string) {
       lastSeq: sessions.lastSeq,
       agentId: sessions.agentId,
       contextWindow: sessions.contextWindow,
+      keyUsed: sql<boolean>`exists (select 1 from ${compactions} c where c.idempotency_key = ${idempotencyKey})`,
     })
     .from(sessions)
     .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
-    .for('update');
+    .for('update')
+    .prepare('compactor_lock_session')
+    .execute();
   if (!session) throw new SessionNotFoundError(tenantId, sessionId);
   return session;
 }
@@ -403,7 +462,9 @@ async function archiveMessages(
   input: ApplyInput,
   compactionId: string,
 ): Promise<{ count: number; tokens: number }> {
-  const rows = await tx.execute<{ count: number; tokens: string }>(sql`
+  const rows = await executePrepared<{ count: number; tokens: string }>(
+    tx,
+    sql`
     with moved as (
       delete from messages
       where tenant_id = ${input.tenantId} and session_id = ${input.sessionId}
@@ -418,7 +479,8 @@ async function archiveMessages(
       from moved
       returning token_count
     )
-    select count(*)::int as count, coalesce(sum(token_count), 0)::bigint as tokens from archived`);
+    select count(*)::int as count, coalesce(sum(token_count), 0)::bigint as tokens from archived`,
+  );
   const first = rows[0];
   return { count: Number(first?.count ?? 0), tokens: Number(first?.tokens ?? 0) };
 }

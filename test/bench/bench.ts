@@ -11,12 +11,13 @@
  * 5. Coalescing: 1,000 events for one session in a burst.
  * 6. Where time goes in one compaction, by pipeline stage.
  *
- * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8).
- * Benchmarks print numbers; they assert nothing.
+ * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8),
+ * `--parts 1,2,4,5` (default all; part 1 also runs 3 and 6, which need its numbers). Only a run of
+ * every part rewrites results.md. Benchmarks print numbers; they assert nothing.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Job, Queue } from 'bullmq';
@@ -39,8 +40,14 @@ import { cleanRedis, silentLogger, testConfig } from '../helpers.ts';
 import { startFloorWorker } from './floor.ts';
 
 const { values } = parseArgs({
-  options: { events: { type: 'string', default: '3000' }, concurrency: { type: 'string', default: '8' } },
+  options: {
+    events: { type: 'string', default: '3000' },
+    concurrency: { type: 'string', default: '8' },
+    parts: { type: 'string', default: '1,2,4,5' },
+  },
 });
+const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
+const ALL_PARTS = ['1', '2', '4', '5'].every((p) => PARTS.has(p));
 const EVENTS = Number(values.events);
 const CONCURRENCY = Number(values.concurrency);
 const TENANT = 'bench';
@@ -61,6 +68,23 @@ const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** CPU time used so far, ms: this process, and every postgres and redis-server process (Linux /proc). */
+async function cpuNow(): Promise<{ node: number; postgres: number; redis: number }> {
+  const usage = process.cpuUsage();
+  const totals = { node: (usage.user + usage.system) / 1000, postgres: 0, redis: 0 };
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  for (const pid of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ms = (Number(fields[11]) + Number(fields[12])) * tick;
+    if (comm.startsWith('postgres')) totals.postgres += ms;
+    else if (comm.startsWith('redis-server')) totals.redis += ms;
+  }
+  return totals;
+}
+
 async function main() {
   const name = `compactor_bench_${randomBytes(4).toString('hex')}`;
   const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
@@ -77,17 +101,21 @@ async function main() {
     return p;
   };
   try {
-    await throughput(url, sql, prefix);
-    const slow = await fakeServerProcess(1_000);
-    try {
-      await llmScaling(url, sql, prefix, slow.url);
-    } finally {
-      slow.kill();
+    if (PARTS.has('1')) await throughput(url, sql, prefix);
+    if (PARTS.has('2')) {
+      const slow = await fakeServerProcess(1_000);
+      try {
+        await llmScaling(url, sql, prefix, slow.url);
+      } finally {
+        slow.kill();
+      }
     }
-    await bigSessions(url, sql, prefix, llm.url);
-    await coalescing(url, sql, prefix, fake, llm.url);
-    await writeFile(RESULTS, out.join('\n'));
-    console.log(`\nwritten to ${RESULTS}`);
+    if (PARTS.has('4')) await bigSessions(url, sql, prefix, llm.url);
+    if (PARTS.has('5')) await coalescing(url, sql, prefix, fake, llm.url);
+    if (ALL_PARTS) {
+      await writeFile(RESULTS, out.join('\n'));
+      console.log(`\nwritten to ${RESULTS}`);
+    }
   } finally {
     await llm.close();
     await sql.end();
@@ -128,7 +156,8 @@ function redis() {
 // 1 + 3 + 6 ------------------------------------------------------------------------------------
 
 async function throughput(url: string, sql: postgres.Sql, prefix: () => string) {
-  const runs: Array<{ kind: 'floor' | 'compactor'; jobsPerS: number }> = [];
+  type Cpu = Awaited<ReturnType<typeof cpuNow>>;
+  const runs: Array<{ kind: 'floor' | 'compactor'; jobsPerS: number; cpu: Cpu }> = [];
   const stages = new Map<string, number[]>();
   const queueWait: number[] = [];
   for (const kind of ['floor', 'compactor', 'floor', 'compactor'] as const) {
@@ -155,6 +184,7 @@ async function throughput(url: string, sql: postgres.Sql, prefix: () => string) 
         opts: { jobId: e.eventId, removeOnComplete: false },
       })),
     );
+    const cpuBefore = await cpuNow();
     const started = performance.now();
     let close: () => Promise<void>;
     if (kind === 'floor') {
@@ -176,13 +206,23 @@ async function throughput(url: string, sql: postgres.Sql, prefix: () => string) 
       });
       const w = startWorker(services, {
         concurrency: CONCURRENCY,
-        onStage: (stage, ms) => stages.set(stage, [...(stages.get(stage) ?? []), ms]),
+        onStage: (stage, ms) => {
+          const list = stages.get(stage) ?? [];
+          list.push(ms);
+          stages.set(stage, list);
+        },
       });
       close = () => w.close();
     }
     const ms = await drained(queue, EVENTS, started);
+    const cpuAfter = await cpuNow();
     await close();
-    runs.push({ kind, jobsPerS: EVENTS / (ms / 1000) });
+    const perJob = (k: keyof Cpu) => (cpuAfter[k] - cpuBefore[k]) / EVENTS;
+    runs.push({
+      kind,
+      jobsPerS: EVENTS / (ms / 1000),
+      cpu: { node: perJob('node'), postgres: perJob('postgres'), redis: perJob('redis') },
+    });
     if (kind === 'compactor') {
       const jobs = await queue.getJobs(['completed'], 0, 499);
       for (const j of jobs) if (j.processedOn && j.timestamp) queueWait.push(j.processedOn - j.timestamp);
@@ -190,22 +230,30 @@ async function throughput(url: string, sql: postgres.Sql, prefix: () => string) 
     await queue.close();
     await connection.quit();
   }
-  const avg = (k: 'floor' | 'compactor') =>
-    runs.filter((r) => r.kind === k).reduce((n, r) => n + r.jobsPerS, 0) /
-    runs.filter((r) => r.kind === k).length;
-  const floor = avg('floor');
-  const ours = avg('compactor');
+  const avg = (k: 'floor' | 'compactor', of: (r: (typeof runs)[number]) => number) =>
+    runs.filter((r) => r.kind === k).reduce((n, r) => n + of(r), 0) / runs.filter((r) => r.kind === k).length;
+  const floor = avg('floor', (r) => r.jobsPerS);
+  const ours = avg('compactor', (r) => r.jobsPerS);
+  const row = (label: string, of: (k: 'floor' | 'compactor') => number, digits: number) => [
+    label,
+    fmt(of('floor'), digits),
+    fmt(of('compactor'), digits),
+  ];
   section(
     '1. Throughput against the floor (slidingWindow, no LLM)',
-    ['run', 'floor jobs/s', 'compactor jobs/s'],
+    ['', 'floor', 'compactor'],
     [
-      ['1', fmt(runs[0]?.jobsPerS ?? 0), fmt(runs[1]?.jobsPerS ?? 0)],
-      ['2', fmt(runs[2]?.jobsPerS ?? 0), fmt(runs[3]?.jobsPerS ?? 0)],
-      ['mean', fmt(floor), fmt(ours)],
+      row('run 1 jobs/s', (k) => runs.find((r) => r.kind === k)?.jobsPerS ?? 0, 1),
+      row('run 2 jobs/s', (k) => runs.findLast((r) => r.kind === k)?.jobsPerS ?? 0, 1),
+      row('**mean jobs/s**', (k) => avg(k, (r) => r.jobsPerS), 1),
+      row('CPU ms per job: Node (bench process)', (k) => avg(k, (r) => r.cpu.node), 2),
+      row('CPU ms per job: Postgres', (k) => avg(k, (r) => r.cpu.postgres), 2),
+      row('CPU ms per job: Redis', (k) => avg(k, (r) => r.cpu.redis), 2),
     ],
     [
       `${EVENTS} events on ${EVENTS} sessions of 60 messages, concurrency ${CONCURRENCY}, alternating runs.`,
       `Ratio compactor / floor: **${fmt(ours / floor, 2)}** (target ≥ 0.80: ${ours / floor >= 0.8 ? 'met' : 'missed'}).`,
+      'CPU is read from /proc (all postgres and redis-server processes on the machine, 10 ms ticks).',
     ],
   );
   await latency(url, sql, prefix, ours);
