@@ -9,6 +9,8 @@ import * as schema from './schema.ts';
 
 export type Db = PostgresJsDatabase<typeof schema>;
 
+const dialect = new PgDialect();
+
 /** A drizzle transaction on {@link Db}. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -48,7 +50,8 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
 }
 
 /**
- * Runs a raw statement as a prepared statement and returns its rows as objects.
+ * Runs a raw statement (drizzle `sql`, or a text with `$n` parameters) as a prepared statement
+ * and returns its rows as objects, with Postgres's column names.
  *
  * drizzle's `execute` and unprepared builders hand postgres.js `prepare: false` (drizzle-orm#6096);
  * postgres.js then sends every statement with parameters in two round trips (Parse/Describe, wait
@@ -57,15 +60,16 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
  * hot path's fixed-text statements only: postgres.js keeps every distinct text it prepared for the
  * life of the connection.
  */
-export function executePrepared<T>(db: Db | Tx, query: SQL): Promise<T[]> {
+export function executePrepared<T>(
+  db: Db | Tx,
+  query: SQL | { sql: string; params: unknown[] },
+): Promise<T[]> {
   const { session } = db._;
   const prepared = session.prepareQuery<PreparedQueryConfig & { execute: T[] }>(
-    dialect.sqlToQuery(query),
+    'getSQL' in query ? dialect.sqlToQuery(query) : query,
     undefined,
     'compactor',
     false,
   );
   return prepared.execute();
 }
-
-const dialect = new PgDialect();

@@ -4,7 +4,7 @@
  * unique idempotency key, not the Redis lease.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { type Checkpoint, checkpointSchema } from '../shared/checkpoint.ts';
 import { type Db, executePrepared, type Tx } from '../shared/db.ts';
 import { FenceError, SessionNotFoundError } from '../shared/errors.ts';
@@ -13,6 +13,7 @@ import type { CompactPlan, SessionSnapshot } from '../shared/plan.ts';
 import { type GateState, type Mode, type Policy, policySchema } from '../shared/policy.ts';
 import { type CompactionRow, compactionPolicies, compactions, messages, sessions } from '../shared/schema.ts';
 import type { SummaryUsage } from '../shared/summarizer.ts';
+import { insertLedgerRow, ledgerValues } from './ledger.ts';
 import { type ApplyEffect, continueInChild, insertSummaryMessage } from './transition.ts';
 
 /** The columns of a MessageMeta (no content): what planning reads. */
@@ -198,27 +199,10 @@ export class CompactionStore {
           ? await continueInChild(tx, input, session, version)
           : await compactInPlace(tx, input, session, compactionId);
       const stillOver = input.stillOverTrigger?.(effect.messagesAfter, effect.tokensAfter) ?? false;
-      // The counters and the ledger row in one statement: a data-modifying CTE always runs to
-      // completion, whether or not the insert reads it.
-      const counters = tx.$with('counters').as(
-        tx
-          .update(sessions)
-          .set({
-            ...effect.sessionChanges,
-            compactionVersion: version,
-            compactionCount: sql`${sessions.compactionCount} + 1`,
-            lastCompactedAt: sql`now()`,
-            updatedAt: sql`now()`,
-            stormGuardSeq: stillOver ? session.lastSeq : null,
-          })
-          .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)))
-          .returning({ id: sessions.id }),
-      );
       const { summary, plan } = input;
-      const [row] = await tx
-        .with(counters)
-        .insert(compactions)
-        .values({
+      const row = await insertLedgerRow(
+        tx,
+        ledgerValues({
           ...ledgerBase(input),
           id: compactionId,
           status: 'applied',
@@ -238,11 +222,18 @@ export class CompactionStore {
           checkpointBefore: summary ? session.checkpoint : null,
           ...usageColumns(summary?.usage),
           durationMs: Math.round(input.durationMs),
-        })
-        .returning()
-        .prepare('compactor_apply_ledger')
-        .execute();
-      return { status: 'applied', row: row as CompactionRow };
+        }),
+        {
+          session: {
+            ...effect.session,
+            childSessionId: effect.childSessionId,
+            stormGuardSeq: stillOver ? session.lastSeq : null,
+            compactionVersion: version,
+          },
+        },
+      );
+      if (!row) throw new Error(`ledger: the apply of "${input.idempotencyKey}" wrote no row`);
+      return { status: 'applied', row };
     });
   }
 
@@ -273,10 +264,11 @@ export class CompactionStore {
       sessionId: input.sessionId,
     });
     if (!session) throw new SessionNotFoundError(input.tenantId, input.sessionId);
-    const [row] = await this.db
-      .insert(compactions)
-      .values({
+    const row = await insertLedgerRow(
+      this.db,
+      ledgerValues({
         ...ledgerBase(input),
+        id: randomUUID(),
         idempotencyKey: input.status === 'failed' ? null : input.idempotencyKey,
         status: input.status,
         reason: input.reason,
@@ -289,11 +281,9 @@ export class CompactionStore {
         messagesArchived: 0,
         ...usageColumns(input.usage),
         durationMs: Math.round(input.durationMs),
-      })
-      .onConflictDoNothing()
-      .returning()
-      .prepare('compactor_record')
-      .execute();
+      }),
+      { skipIfKeyUsed: true },
+    );
     if (row) return { status: 'applied', row };
     const existing = input.idempotencyKey ? await this.findByKey(input.idempotencyKey) : undefined;
     if (!existing)
@@ -393,25 +383,54 @@ export async function lockSession(
   tenantId: string,
   sessionId: string,
   idempotencyKey: string | null = null,
-) {
-  const [session] = await tx
-    .select({
-      messageCount: sessions.messageCount,
-      tokenCount: sessions.tokenCount,
-      compactionVersion: sessions.compactionVersion,
-      checkpoint: sessions.checkpoint,
-      lastSeq: sessions.lastSeq,
-      agentId: sessions.agentId,
-      contextWindow: sessions.contextWindow,
-      keyUsed: sql<boolean>`exists (select 1 from ${compactions} c where c.idempotency_key = ${idempotencyKey})`,
-    })
-    .from(sessions)
-    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
-    .for('update')
-    .prepare('compactor_lock_session')
-    .execute();
-  if (!session) throw new SessionNotFoundError(tenantId, sessionId);
-  return session;
+): Promise<LockedSession> {
+  const [row] = await executePrepared<LockedRow>(tx, {
+    sql: LOCK_SESSION,
+    params: [tenantId, sessionId, idempotencyKey],
+  });
+  if (!row) throw new SessionNotFoundError(tenantId, sessionId);
+  return {
+    messageCount: row.message_count,
+    tokenCount: Number(row.token_count),
+    compactionVersion: row.compaction_version,
+    checkpoint: row.checkpoint,
+    lastSeq: Number(row.last_seq),
+    agentId: row.agent_id,
+    contextWindow: row.context_window,
+    keyUsed: row.key_used,
+  };
+}
+
+// A fixed text, prepared once per connection (built by hand: drizzle's builder cost more per call
+// than the statement itself, bench part 1).
+const LOCK_SESSION = `select message_count, token_count, compaction_version, checkpoint, last_seq, agent_id,
+    context_window, exists (select 1 from compactions c where c.idempotency_key = $3::text) as key_used
+  from sessions where tenant_id = $1::text and id = $2::text for update`;
+
+/** The row {@link LOCK_SESSION} returns, as postgres.js parses it (int8 as text). */
+interface LockedRow {
+  message_count: number;
+  token_count: string;
+  compaction_version: number;
+  checkpoint: unknown;
+  last_seq: string;
+  agent_id: string | null;
+  context_window: number | null;
+  key_used: boolean;
+}
+
+/** The locked session row, as {@link lockSession} returns it. */
+export interface LockedSession {
+  messageCount: number;
+  tokenCount: number;
+  compactionVersion: number;
+  /** The checkpoint JSON as stored (validated where it is used). */
+  checkpoint: unknown;
+  lastSeq: number;
+  agentId: string | null;
+  contextWindow: number | null;
+  /** Whether a ledger row holds the idempotency key passed to {@link lockSession}. */
+  keyUsed: boolean;
 }
 
 async function existingRow(tx: Tx, key: string | null): Promise<CompactionRow | undefined> {
@@ -419,9 +438,6 @@ async function existingRow(tx: Tx, key: string | null): Promise<CompactionRow | 
   const [row] = await tx.select().from(compactions).where(eq(compactions.idempotencyKey, key));
   return row;
 }
-
-/** The locked session row, as {@link lockSession} returns it. */
-export type LockedSession = Awaited<ReturnType<typeof lockSession>>;
 
 /** inPlace: archive the leaving messages, write the summary at its seq. */
 async function compactInPlace(
@@ -448,10 +464,10 @@ async function compactInPlace(
     tokensAfter,
     archived: moved.count,
     childSessionId: null,
-    sessionChanges: {
+    session: {
       messageCount: messagesAfter,
       tokenCount: tokensAfter,
-      ...(summary ? { checkpoint: summary.checkpoint } : {}),
+      checkpoint: summary?.checkpoint ?? null,
     },
   };
 }

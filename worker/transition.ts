@@ -18,8 +18,8 @@ export interface ApplyEffect {
   tokensAfter: number;
   archived: number;
   childSessionId: string | null;
-  /** Columns of the session row to set besides version, compaction count and guard. */
-  sessionChanges: Partial<typeof sessions.$inferInsert>;
+  /** The compacted session's row afterwards: its counters, and its new checkpoint (null: unchanged). */
+  session: { messageCount: number; tokenCount: number; checkpoint: Checkpoint | null };
 }
 
 /** The parts of an apply the transition needs. */
@@ -32,6 +32,8 @@ export interface TransitionInput {
 
 /** The parent row under lock. */
 export interface ParentSession {
+  messageCount: number;
+  tokenCount: number;
   lastSeq: number;
   agentId: string | null;
   contextWindow: number | null;
@@ -116,6 +118,7 @@ export async function continueInChild(
     tokensAfter,
     archived: 0,
     childSessionId: childId,
-    sessionChanges: { childSessionId: childId },
+    // The parent stays whole: its counters and checkpoint do not change.
+    session: { messageCount: parent.messageCount, tokenCount: parent.tokenCount, checkpoint: null },
   };
 }
