@@ -161,13 +161,40 @@ describe('worker metrics', () => {
     await seed('busy');
     const lease = await new LeaseManager(redis, { prefix }).acquire(tenantId, 'busy');
     expect(lease).not.toBeNull();
-    const event = { eventId: randomUUID(), tenantId, sessionId: 'busy', strategy: { type: 'none' } } as const;
+    const event = {
+      eventId: randomUUID(),
+      tenantId,
+      sessionId: 'busy',
+      trigger: 'manual',
+      strategy: { type: 'summarize', keepRecent: 10 },
+    } as const;
     await producer.runCompleted(event);
     await waitFor(async () =>
       (sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0) >= 1 ? true : undefined,
     );
     await lease?.release();
     expect(await settled(event.eventId)).toBe('completed');
+  });
+
+  it('runs a sliding window without the lease: no LLM call to pay for twice, the row lock suffices', async () => {
+    await seed('windowed');
+    const lease = await new LeaseManager(redis, { prefix }).acquire(tenantId, 'windowed');
+    expect(lease).not.toBeNull();
+    const conflictsBefore = sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0;
+    const event = {
+      eventId: randomUUID(),
+      tenantId,
+      sessionId: 'windowed',
+      trigger: 'manual',
+      strategy: { type: 'slidingWindow', maxMessages: 10 },
+    } as const;
+    await producer.runCompleted(event);
+    expect(await settled(event.eventId)).toBe('completed');
+    await lease?.release();
+    const result = (await producer.queue.getJob(event.eventId))?.returnvalue;
+    expect(result).toMatchObject({ status: 'applied', ledgerStatus: 'applied' });
+    expect(result.messagesAfter).toBeLessThan(result.messagesBefore);
+    expect(sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0).toBe(conflictsBefore);
   });
 
   it('answers /healthz and /readyz', async () => {

@@ -1,8 +1,10 @@
 /**
  * The compaction pipeline of DESIGN.md, with its side effects injected (STYLE.md point 4):
- * idempotency check → admission (policy, triggers, storm guard; no lock, no LLM) → lease →
- * snapshot → plan (pure) → summarize (no transaction open) → apply (one short fenced transaction)
- * → release. Used by the BullMQ processor and the `compact` CLI.
+ * idempotency check and admission (policy, triggers, storm guard; one read, no lock, no LLM) →
+ * lease → snapshot → plan (pure) → summarize (no transaction open) → apply (one short fenced
+ * transaction) → release. A strategy with no LLM call (`none`, `slidingWindow`) has nothing to pay
+ * for twice, so it takes no lease: snapshot, plan and apply run in one short transaction under the
+ * session's row lock. Used by the BullMQ processor and the `compact` CLI.
  */
 import type { Logger } from 'pino';
 import { renderCheckpoint } from '../shared/checkpoint.ts';
@@ -92,7 +94,6 @@ export async function runCompaction(
   request: CompactionRequest,
 ): Promise<CompactionOutcome> {
   const started = deps.now();
-  const log = deps.logger.child({ tenantId: request.tenantId, sessionId: request.sessionId });
   const gate = await timed(deps, 'admission', () => gateOf(deps.store, request));
   if (gate === null || gate.keyUsed) {
     const earlier = await deps.store.findByKey(request.idempotencyKey);
@@ -111,22 +112,58 @@ export async function runCompaction(
     return { ...result, plan: null };
   }
 
-  const lease = await timed(deps, 'lease', () => deps.leases.acquire(request.tenantId, request.sessionId));
-  if (!lease) throw new LeaseBusyError(`session "${request.sessionId}" is being compacted by another worker`);
-  const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
-  const run: Run = { request, policy, contextWindow: gate.state.contextWindow, started, signal };
-  try {
+  const retryFenced = async (once: () => Promise<CompactionOutcome>) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await compactOnce(deps, run);
+        return await once();
       } catch (error) {
         if (!(error instanceof FenceError) || attempt >= MAX_FENCE_RETRIES) throw error;
-        log.info({ attempt, reason: error.message }, 'fence rejected a stale plan; re-planning');
+        deps.logger.info(
+          { tenantId: request.tenantId, sessionId: request.sessionId, attempt, reason: error.message },
+          'fence rejected a stale plan; re-planning',
+        );
       }
     }
+  };
+  const { contextWindow } = gate.state;
+  // No LLM call, nothing to pay for twice: no lease; read, plan and apply under the row lock.
+  if (policy.strategy.type !== 'summarize') {
+    const strategy = policy.strategy;
+    const seenVersion = gate.state.compactionVersion;
+    return retryFenced(() =>
+      compactUnderLock(deps, { request, policy, contextWindow, started }, strategy, seenVersion),
+    );
+  }
+
+  const lease = await timed(deps, 'lease', () => deps.leases.acquire(request.tenantId, request.sessionId));
+  if (!lease) throw new LeaseBusyError(`session "${request.sessionId}" is being compacted by another worker`);
+  try {
+    const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
+    return await retryFenced(() => compactOnce(deps, { request, policy, contextWindow, started, signal }));
   } finally {
     await lease.release();
   }
+}
+
+/** A compaction that needs no LLM call: one transaction under the row lock (store.compactUnderLock). */
+async function compactUnderLock(
+  deps: PipelineDeps,
+  run: Omit<Run, 'signal'>,
+  strategy: Strategy,
+  seenVersion: number,
+): Promise<CompactionOutcome> {
+  const { request, policy } = run;
+  return deps.store.compactUnderLock({
+    ...ledgerContext(request, policy),
+    planStrategy: strategy,
+    seenVersion,
+    mode: policy.mode,
+    note: request.note,
+    stillOverTrigger: (messages, tokens) => overTrigger(policy.triggers, run.contextWindow, messages, tokens),
+    now: deps.now,
+    durationMs: () => deps.now() - run.started,
+    onStage: deps.onStage,
+  });
 }
 
 /**
@@ -160,6 +197,7 @@ interface Run {
   policy: EffectivePolicy;
   contextWindow: number | null;
   started: number;
+  /** Aborts the summary call (lease lost, worker stopping). */
   signal: AbortSignal;
 }
 

@@ -9,9 +9,10 @@ import { type Checkpoint, checkpointSchema } from '../shared/checkpoint.ts';
 import { type Db, executePrepared, type Tx } from '../shared/db.ts';
 import { FenceError, SessionNotFoundError } from '../shared/errors.ts';
 import type { Message, MessageMeta } from '../shared/message.ts';
-import type { CompactPlan, SessionSnapshot } from '../shared/plan.ts';
+import { type CompactPlan, type Plan, planCompaction, type SessionSnapshot } from '../shared/plan.ts';
 import { type GateState, type Mode, type Policy, policySchema } from '../shared/policy.ts';
 import { type CompactionRow, compactionPolicies, compactions, messages, sessions } from '../shared/schema.ts';
+import type { Strategy } from '../shared/strategy.ts';
 import type { SummaryUsage } from '../shared/summarizer.ts';
 import { insertLedgerRow, ledgerValues } from './ledger.ts';
 import { type ApplyEffect, continueInChild, insertSummaryMessage } from './transition.ts';
@@ -99,6 +100,24 @@ export interface ApplyInput extends LedgerContext {
   durationMs: number;
 }
 
+/** A compaction that needs no LLM call, for {@link CompactionStore.compactUnderLock}. */
+export interface UnderLockInput extends LedgerContext {
+  /** The strategy to plan with: `none` or `slidingWindow` (`strategy` names it in the ledger). */
+  planStrategy: Strategy;
+  mode?: Mode | undefined;
+  note?: string | undefined;
+  /** As in {@link ApplyInput}: sets the storm guard when the session stays over its trigger. */
+  stillOverTrigger?: ((messages: number, tokens: number) => boolean) | undefined;
+  /** compaction_version as the admission gate read it. */
+  seenVersion: number;
+  /** Clock for the stage timings, ms. */
+  now: () => number;
+  /** Time since the run started, ms (the ledger row's duration). */
+  durationMs: () => number;
+  /** Receives the snapshot, plan and apply durations, ms. */
+  onStage?: ((stage: 'snapshot' | 'plan' | 'apply', ms: number) => void) | undefined;
+}
+
 /** Result of an apply: `duplicate` when the idempotency key had already been used. */
 export type ApplyResult = { status: 'applied' | 'duplicate'; row: CompactionRow };
 
@@ -181,7 +200,12 @@ export class CompactionStore {
    */
   async apply(input: ApplyInput): Promise<ApplyResult> {
     return this.db.transaction(async (tx) => {
-      const session = await lockSession(tx, input.tenantId, input.sessionId, input.idempotencyKey);
+      let session = await lockSession(tx, input.tenantId, input.sessionId, input.idempotencyKey);
+      if (session.compactionVersion !== input.expectedVersion) {
+        // Read again now that the lock is ours: if the statement waited for the lock, its view
+        // predates the writer's commit, which may have used this very idempotency key.
+        session = await lockSession(tx, input.tenantId, input.sessionId, input.idempotencyKey);
+      }
       if (session.keyUsed) {
         const existing = await existingRow(tx, input.idempotencyKey);
         if (existing) return { status: 'duplicate', row: existing };
@@ -192,48 +216,83 @@ export class CompactionStore {
             `the plan was made at ${input.expectedVersion}`,
         );
       }
-      const compactionId = randomUUID();
-      const version = session.compactionVersion + 1;
-      const effect =
-        input.mode === 'newSession'
-          ? await continueInChild(tx, input, session, version)
-          : await compactInPlace(tx, input, session, compactionId);
-      const stillOver = input.stillOverTrigger?.(effect.messagesAfter, effect.tokensAfter) ?? false;
-      const { summary, plan } = input;
-      const row = await insertLedgerRow(
-        tx,
-        ledgerValues({
-          ...ledgerBase(input),
-          id: compactionId,
-          status: 'applied',
-          reason: input.note ?? null,
-          mode: input.mode ?? 'inPlace',
-          childSessionId: effect.childSessionId,
-          summarizer: summary?.summarizer ?? null,
-          cutoffSeq: plan.cutoffSeq,
-          summarySeq: summary ? plan.summarySeq : null,
-          compactionVersion: version,
-          messagesBefore: session.messageCount,
-          messagesAfter: effect.messagesAfter,
-          tokensBefore: session.tokenCount,
-          tokensAfter: effect.tokensAfter,
-          messagesArchived: effect.archived,
-          summary: summary?.text ?? null,
-          checkpointBefore: summary ? session.checkpoint : null,
-          ...usageColumns(summary?.usage),
-          durationMs: Math.round(input.durationMs),
-        }),
-        {
-          session: {
-            ...effect.session,
-            childSessionId: effect.childSessionId,
-            stormGuardSeq: stillOver ? session.lastSeq : null,
-            compactionVersion: version,
+      return applyPlan(tx, input, session);
+    });
+  }
+
+  /**
+   * A compaction that needs no LLM call (`none`, `slidingWindow`), read, planned and applied in
+   * one short transaction under the session's row lock. The lease exists so two workers do not
+   * pay for the same summary (DESIGN.md); with no summary to pay for, the row lock alone
+   * serialises the work. The messages and the idempotency key are read in the locking statement;
+   * when the version differs from `seenVersion` they are read again under the lock, since a
+   * statement that waited for the lock sees the database as it was before the writer committed.
+   * Appends (no version bump) it does not see are never touched.
+   * @returns the ledger row (`applied`, `skipped` with the plan's reason, or the key's earlier row).
+   * @throws {SessionNotFoundError} if the tenant has no such session.
+   * @throws {FenceError} if the session changed under the read (re-run it).
+   */
+  async compactUnderLock(input: UnderLockInput): Promise<ApplyResult & { plan: Plan | null }> {
+    return this.db.transaction(async (tx) => {
+      const started = input.now();
+      const read = () =>
+        lockSession(tx, input.tenantId, input.sessionId, input.idempotencyKey, { withMessages: true });
+      let session = await read();
+      // Changed since the gate (perhaps while the statement waited for the lock, so that its view
+      // predates the writer's commit): read again now that the lock is ours.
+      if (session.compactionVersion !== input.seenVersion) session = await read();
+      input.onStage?.('snapshot', input.now() - started);
+      if (session.keyUsed) {
+        const existing = await existingRow(tx, input.idempotencyKey);
+        if (existing) return { status: 'duplicate', row: existing, plan: null };
+      }
+      const snapshot = {
+        tenantId: input.tenantId,
+        sessionId: input.sessionId,
+        compactionVersion: session.compactionVersion,
+        snapshotSeq: session.lastSeq,
+      };
+      const planned = input.now();
+      const plan = planCompaction(snapshot, session.messages, input.planStrategy);
+      input.onStage?.('plan', input.now() - planned);
+      const applying = input.now();
+      try {
+        if (plan.action === 'skip') {
+          const stillOver = input.stillOverTrigger?.(session.messageCount, session.tokenCount) ?? false;
+          if (stillOver) await setStormGuard(tx, input.tenantId, input.sessionId);
+          const row = await insertLedgerRow(
+            tx,
+            ledgerValues({
+              ...ledgerBase(input),
+              id: randomUUID(),
+              status: 'skipped',
+              reason: plan.reason,
+              messagesBefore: session.messageCount,
+              messagesAfter: session.messageCount,
+              tokensBefore: session.tokenCount,
+              tokensAfter: session.tokenCount,
+              messagesArchived: 0,
+              durationMs: Math.round(input.durationMs()),
+            }),
+          );
+          if (!row) throw new Error(`ledger: the skip of "${input.idempotencyKey}" wrote no row`);
+          return { status: 'applied', row, plan };
+        }
+        const applied = await applyPlan(
+          tx,
+          {
+            ...input,
+            plan,
+            expectedVersion: session.compactionVersion,
+            summary: null,
+            durationMs: input.durationMs(),
           },
-        },
-      );
-      if (!row) throw new Error(`ledger: the apply of "${input.idempotencyKey}" wrote no row`);
-      return { status: 'applied', row };
+          session,
+        );
+        return { ...applied, plan };
+      } finally {
+        input.onStage?.('apply', input.now() - applying);
+      }
     });
   }
 
@@ -253,12 +312,7 @@ export class CompactionStore {
       stormGuard?: boolean;
     },
   ): Promise<ApplyResult> {
-    if (input.stormGuard) {
-      await this.db
-        .update(sessions)
-        .set({ stormGuardSeq: sql`${sessions.lastSeq}` })
-        .where(and(eq(sessions.tenantId, input.tenantId), eq(sessions.id, input.sessionId)));
-    }
+    if (input.stormGuard) await setStormGuard(this.db, input.tenantId, input.sessionId);
     const [session] = await this.prepared.counters.execute({
       tenantId: input.tenantId,
       sessionId: input.sessionId,
@@ -308,6 +362,55 @@ export class CompactionStore {
       .where(and(eq(compactions.tenantId, tenantId), eq(compactions.sessionId, sessionId)))
       .orderBy(asc(compactions.createdAt), asc(compactions.id));
   }
+}
+
+/**
+ * The write half of an apply, under the row lock, after the fence: archive (or continue in a child
+ * session), write the summary, update the session row and insert the ledger row.
+ */
+async function applyPlan(tx: Tx, input: ApplyInput, session: LockedSession): Promise<ApplyResult> {
+  const compactionId = randomUUID();
+  const version = session.compactionVersion + 1;
+  const effect =
+    input.mode === 'newSession'
+      ? await continueInChild(tx, input, session, version)
+      : await compactInPlace(tx, input, session, compactionId);
+  const stillOver = input.stillOverTrigger?.(effect.messagesAfter, effect.tokensAfter) ?? false;
+  const { summary, plan } = input;
+  const row = await insertLedgerRow(
+    tx,
+    ledgerValues({
+      ...ledgerBase(input),
+      id: compactionId,
+      status: 'applied',
+      reason: input.note ?? null,
+      mode: input.mode ?? 'inPlace',
+      childSessionId: effect.childSessionId,
+      summarizer: summary?.summarizer ?? null,
+      cutoffSeq: plan.cutoffSeq,
+      summarySeq: summary ? plan.summarySeq : null,
+      compactionVersion: version,
+      messagesBefore: session.messageCount,
+      messagesAfter: effect.messagesAfter,
+      tokensBefore: session.tokenCount,
+      tokensAfter: effect.tokensAfter,
+      messagesArchived: effect.archived,
+      summary: summary?.text ?? null,
+      checkpointBefore: summary ? session.checkpoint : null,
+      ...usageColumns(summary?.usage),
+      durationMs: Math.round(input.durationMs),
+    }),
+    {
+      session: {
+        ...effect.session,
+        childSessionId: effect.childSessionId,
+        stormGuardSeq: stillOver ? session.lastSeq : null,
+        compactionVersion: version,
+      },
+    },
+  );
+  if (!row) throw new Error(`ledger: the apply of "${input.idempotencyKey}" wrote no row`);
+  return { status: 'applied', row };
 }
 
 const TENANT = sql.placeholder('tenantId');
@@ -383,9 +486,10 @@ export async function lockSession(
   tenantId: string,
   sessionId: string,
   idempotencyKey: string | null = null,
+  options: { withMessages?: boolean } = {},
 ): Promise<LockedSession> {
   const [row] = await executePrepared<LockedRow>(tx, {
-    sql: LOCK_SESSION,
+    sql: options.withMessages ? LOCK_SESSION_WITH_MESSAGES : LOCK_SESSION,
     params: [tenantId, sessionId, idempotencyKey],
   });
   if (!row) throw new SessionNotFoundError(tenantId, sessionId);
@@ -398,14 +502,22 @@ export async function lockSession(
     agentId: row.agent_id,
     contextWindow: row.context_window,
     keyUsed: row.key_used,
+    messages: row.metas ? row.metas.map(metaOf) : [],
   };
 }
 
-// A fixed text, prepared once per connection (built by hand: drizzle's builder cost more per call
+// Fixed texts, prepared once per connection (built by hand: drizzle's builder cost more per call
 // than the statement itself, bench part 1).
-const LOCK_SESSION = `select message_count, token_count, compaction_version, checkpoint, last_seq, agent_id,
-    context_window, exists (select 1 from compactions c where c.idempotency_key = $3::text) as key_used
+const LOCK_COLUMNS = `message_count, token_count, compaction_version, checkpoint, last_seq, agent_id, context_window,
+    exists (select 1 from compactions c where c.idempotency_key = $3::text) as key_used`;
+const LOCK_SESSION = `select ${LOCK_COLUMNS}
   from sessions where tenant_id = $1::text and id = $2::text for update`;
+const LOCK_SESSION_WITH_MESSAGES = `select ${LOCK_COLUMNS},
+    coalesce((select json_agg(json_build_array(m.seq, m.role, m.kind, m.tool_call_id, m.tool_name,
+        m.token_count, m.pinned) order by m.seq)
+      from messages m
+      where m.tenant_id = s.tenant_id and m.session_id = s.id and m.seq <= s.last_seq), '[]'::json) as metas
+  from sessions s where s.tenant_id = $1::text and s.id = $2::text for update of s`;
 
 /** The row {@link LOCK_SESSION} returns, as postgres.js parses it (int8 as text). */
 interface LockedRow {
@@ -417,6 +529,7 @@ interface LockedRow {
   agent_id: string | null;
   context_window: number | null;
   key_used: boolean;
+  metas?: MetaTuple[];
 }
 
 /** The locked session row, as {@link lockSession} returns it. */
@@ -431,6 +544,16 @@ export interface LockedSession {
   contextWindow: number | null;
   /** Whether a ledger row holds the idempotency key passed to {@link lockSession}. */
   keyUsed: boolean;
+  /** With `withMessages`: the live messages' metadata up to `lastSeq`, ascending; else empty. */
+  messages: MessageMeta[];
+}
+
+/** Sets the storm guard to the session's `last_seq`: it lifts once enough new messages arrive. */
+async function setStormGuard(db: Db | Tx, tenantId: string, sessionId: string): Promise<void> {
+  await db
+    .update(sessions)
+    .set({ stormGuardSeq: sql`${sessions.lastSeq}` })
+    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
 }
 
 async function existingRow(tx: Tx, key: string | null): Promise<CompactionRow | undefined> {
