@@ -6,13 +6,46 @@
 import type { Checkpoint } from './checkpoint.ts';
 import type { Message } from './message.ts';
 
+/** Leaving messages, ascending seq: one array, or pages of it in order. */
+export type Leaving = Message[] | AsyncIterable<Message[]>;
+
+/** The non-empty pages of `leaving`, in order: an array is one page. */
+export async function* pagesOf(leaving: Leaving): AsyncGenerator<Message[]> {
+  if (Array.isArray(leaving)) {
+    if (leaving.length > 0) yield leaving;
+    return;
+  }
+  for await (const page of leaving) if (page.length > 0) yield page;
+}
+
+/** All of `leaving` in one array, for a summarizer that needs it whole. */
+export async function collectLeaving(leaving: Leaving): Promise<Message[]> {
+  if (Array.isArray(leaving)) return leaving;
+  const all: Message[] = [];
+  for await (const page of leaving) all.push(...page);
+  return all;
+}
+
+/**
+ * `leaving` when it is one array.
+ * @throws {Error} for pages: a caller bug (a single request, such as a batch's, needs the array).
+ */
+export function leavingArray(leaving: Leaving): Message[] {
+  if (!Array.isArray(leaving))
+    throw new Error('this summary needs its leaving messages as one array, not pages');
+  return leaving;
+}
+
 export interface SummarizeInput {
   tenantId: string;
   sessionId: string;
   /** The session's current checkpoint, or null before its first summary. */
   previous: Checkpoint | null;
-  /** Messages leaving the live history, ascending seq, summaries excluded. */
-  leaving: Message[];
+  /**
+   * Messages leaving the live history, ascending seq, summaries excluded: all at once, or in pages
+   * (each continuing the one before) so that a long history never sits in memory whole.
+   */
+  leaving: Leaving;
   /** Upper bound of the new checkpoint, in tokens. */
   maxSummaryTokens: number;
   /** Model override from the strategy. */

@@ -465,6 +465,40 @@ describe('anthropic summarizer: input budget', () => {
     expect(result.checkpoint.workingSet).toContain('src/module_0.py');
   });
 
+  it('summarizes messages read in pages with the same requests as the whole list, and no more', async () => {
+    const leaving = Array.from({ length: 60 }, (_, i) =>
+      msg(
+        i % 2 ? 'assistant' : 'user',
+        `step ${i}: edited src/module_${i}.py ${'because reasons '.repeat(80)}`,
+      ),
+    );
+    const transcripts = () =>
+      fake.requests.map((r) =>
+        [...((r.body as SentBody).messages[0]?.content ?? '').matchAll(/<message seq="(\d+)"/g)].map((m) =>
+          Number(m[1]),
+        ),
+      );
+    const whole = await summarizer({ maxInputTokens: 8_000 }).summarize(input({ leaving }));
+    const wholeRequests = transcripts();
+    fake.requests.length = 0;
+    // Pages of 7 messages: page boundaries fall inside chunks.
+    let pagesRead = 0;
+    const pages: AsyncIterable<Message[]> = {
+      async *[Symbol.asyncIterator]() {
+        for (let i = 0; i < leaving.length; i += 7) {
+          pagesRead++;
+          yield leaving.slice(i, i + 7);
+        }
+      },
+    };
+    const paged = await summarizer({ maxInputTokens: 8_000 }).summarize(input({ leaving: pages }));
+    expect(pagesRead).toBe(9);
+    expect(wholeRequests.length).toBeGreaterThan(1);
+    expect(transcripts()).toEqual(wholeRequests);
+    expect(paged.usage.inputTokens).toBe(whole.usage.inputTokens);
+    expect(paged.checkpoint.lastUserRequest).toBe(whole.checkpoint.lastUserRequest);
+  });
+
   it('refuses a budget too small for the prompt itself, as a configuration error', async () => {
     const error = await failure(summarizer({ maxInputTokens: 3_000 }).summarize(input()));
     expect(error).toBeInstanceOf(SummarizerConfigError);

@@ -8,7 +8,7 @@ import { appendMessages, createProducer, createSession, type Producer } from '..
 import { InvalidInputError } from '../shared/errors.ts';
 import { RUN_COMPLETED } from '../shared/events.ts';
 import { createExtractiveSummarizer } from '../shared/extractive.ts';
-import type { Summarizer } from '../shared/summarizer.ts';
+import { collectLeaving, type Summarizer } from '../shared/summarizer.ts';
 import { audit, violations } from '../worker/audit.ts';
 import { openServices } from '../worker/services.ts';
 import { CompactionStore } from '../worker/store.ts';
@@ -140,7 +140,7 @@ describe('worker', () => {
     const appending: Summarizer = {
       name: 'extractive',
       async summarize(input) {
-        summarizedSeqs = input.leaving.map((m) => m.seq);
+        summarizedSeqs = (await collectLeaving(input.leaving)).map((m) => m.seq);
         appended = await appendMessages(tdb.database.db, tenantId, 'append', [
           { role: 'user', kind: 'message', content: 'a new request arrived during the summary' },
           { role: 'assistant', kind: 'message', content: 'and an answer to it' },

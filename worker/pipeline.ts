@@ -237,9 +237,14 @@ async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutc
 
   let summary: SummaryToWrite | null = null;
   if (strategy.type === 'summarize') {
-    const leaving = await deps.store.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs);
+    // A batch request is one request and needs its messages whole; an online summary reads them
+    // in pages and folds its chunks as they arrive.
+    const batchable = request.trigger === 'sweep' && policy.batch && deps.batching !== undefined;
+    const leaving = batchable
+      ? await deps.store.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs)
+      : deps.store.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
     const input = summarizeInput(request, strategy, snapshot.checkpoint, leaving, signal);
-    if (request.trigger === 'sweep' && policy.batch && deps.batching?.fits(input)) {
+    if (batchable && deps.batching?.fits(input)) {
       const queued = await deps.batching.queue({
         tenantId: request.tenantId,
         sessionId: request.sessionId,

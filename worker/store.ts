@@ -172,17 +172,28 @@ export class CompactionStore {
   /** Loads the full messages of `seqs` (ascending). Seqs no longer live are simply absent. */
   async loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]> {
     if (seqs.length === 0) return [];
-    return this.db
-      .select({ ...META_COLUMNS, content: messages.content })
-      .from(messages)
-      .where(
-        and(
-          eq(messages.tenantId, tenantId),
-          eq(messages.sessionId, sessionId),
-          sql`${messages.seq} = any(${bigintArray(seqs)}::bigint[])`,
-        ),
-      )
-      .orderBy(asc(messages.seq));
+    return this.prepared.messages.execute({ tenantId, sessionId, seqs: bigintArray(seqs) });
+  }
+
+  /**
+   * The full messages of `seqs` (ascending) in pages of at most `pageSize` seqs, read one page at
+   * a time as the consumer asks, so a long history is never in memory whole. Iterable again (each
+   * pass reads again). Seqs no longer live are simply absent.
+   */
+  pagedMessages(
+    tenantId: string,
+    sessionId: string,
+    seqs: number[],
+    pageSize = MESSAGE_PAGE,
+  ): AsyncIterable<Message[]> {
+    const store = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        for (let i = 0; i < seqs.length; i += pageSize) {
+          yield await store.loadMessages(tenantId, sessionId, seqs.slice(i, i + pageSize));
+        }
+      },
+    };
   }
 
   /** The ledger row holding `idempotencyKey`, if any. */
@@ -413,6 +424,9 @@ async function applyPlan(tx: Tx, input: ApplyInput, session: LockedSession): Pro
   return { status: 'applied', row };
 }
 
+/** Messages per page when the leaving messages are read in pages (their content can be large). */
+const MESSAGE_PAGE = 500;
+
 const TENANT = sql.placeholder('tenantId');
 const SESSION = sql.placeholder('sessionId');
 const KEY = sql.placeholder('idempotencyKey');
@@ -463,6 +477,18 @@ function prepareQueries(db: Db) {
       .from(sessions)
       .where(ofSession)
       .prepare('compactor_snapshot'),
+    messages: db
+      .select({ ...META_COLUMNS, content: messages.content })
+      .from(messages)
+      .where(
+        and(
+          eq(messages.tenantId, TENANT),
+          eq(messages.sessionId, SESSION),
+          sql`${messages.seq} = any(${sql.placeholder('seqs')}::bigint[])`,
+        ),
+      )
+      .orderBy(asc(messages.seq))
+      .prepare('compactor_messages'),
     counters: db
       .select({ messageCount: sessions.messageCount, tokenCount: sessions.tokenCount })
       .from(sessions)

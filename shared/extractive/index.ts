@@ -23,7 +23,13 @@
 import { type Checkpoint, checkpointSchema, emptyCheckpoint } from '../checkpoint.ts';
 import { lastUserRequestOf } from '../last-request.ts';
 import type { Message } from '../message.ts';
-import { noUsage, type SummarizeInput, type Summarizer, type SummaryResult } from '../summarizer.ts';
+import {
+  collectLeaving,
+  noUsage,
+  type SummarizeInput,
+  type Summarizer,
+  type SummaryResult,
+} from '../summarizer.ts';
 import { extractWorkingSet } from '../working-set.ts';
 import { mergeBlockers } from './blockers.ts';
 import { fitBudget } from './budget.ts';
@@ -40,17 +46,21 @@ import { pairToolCalls } from './tool-runs.ts';
 export { REQUEST_CHARS } from '../last-request.ts';
 export { GOAL_CHARS, ITEM_CHARS, LIST_CAPS } from './limits.ts';
 
-/** Creates the `extractive` summarizer. Its `summarize` never rejects and reports {@link noUsage}. */
+/**
+ * Creates the `extractive` summarizer. Its `summarize` reports {@link noUsage} and never rejects on
+ * bad input; an error reading paged leaving messages (the database) is passed on.
+ */
 export function createExtractiveSummarizer(): Summarizer {
   return {
     name: 'extractive',
-    summarize(input: SummarizeInput): Promise<SummaryResult> {
-      const checkpoint = extractCheckpoint(
-        input?.previous ?? null,
-        input?.leaving ?? [],
-        input?.maxSummaryTokens,
-      );
-      return Promise.resolve({ checkpoint, usage: noUsage() });
+    async summarize(input: SummarizeInput): Promise<SummaryResult> {
+      // Reads the leaving messages whole: its rules (state at the cutoff, first request as goal)
+      // look across all of them, and it pays no LLM for their size.
+      const given = input?.leaving;
+      const pages = given !== null && typeof given === 'object' && Symbol.asyncIterator in given;
+      const leaving = Array.isArray(given) || pages ? await collectLeaving(given) : [];
+      const checkpoint = extractCheckpoint(input?.previous ?? null, leaving, input?.maxSummaryTokens);
+      return { checkpoint, usage: noUsage() };
     },
   };
 }

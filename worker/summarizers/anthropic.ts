@@ -15,9 +15,17 @@ import { type Checkpoint, checkpointSchema } from '../../shared/checkpoint.ts';
 import { chunkByBudget } from '../../shared/chunks.ts';
 import { SummarizerConfigError, SummaryRejectedError } from '../../shared/errors.ts';
 import { lastUserRequestOf } from '../../shared/last-request.ts';
+import type { Message } from '../../shared/message.ts';
 import { costUsd } from '../../shared/pricing.ts';
 import { buildSummaryPrompt, SUMMARY_TOOL_DESCRIPTION, SUMMARY_TOOL_NAME } from '../../shared/prompt.ts';
-import type { SummarizeInput, Summarizer, SummaryResult, SummaryUsage } from '../../shared/summarizer.ts';
+import {
+  leavingArray,
+  pagesOf,
+  type SummarizeInput,
+  type Summarizer,
+  type SummaryResult,
+  type SummaryUsage,
+} from '../../shared/summarizer.ts';
 import { estimateTextTokens } from '../../shared/tokens.ts';
 import { sanitizePath } from '../../shared/working-set.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
@@ -134,13 +142,32 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
       // Fold the chunks in order: each call merges one chunk into the checkpoint of those before it.
       let previous = input.previous;
       let total: SummaryUsage | null = null;
-      for (const chunk of chunkByBudget(input.leaving, budget)) {
+      let lastRequest: string | null = null;
+      const fold = async (chunk: Message[]) => {
         const result = await summarizeOnce({ ...input, previous, leaving: chunk }, model);
         previous = result.checkpoint;
         total = total ? addUsage(total, result.usage) : result.usage;
+        lastRequest = lastUserRequestOf(chunk) ?? lastRequest;
+      };
+      // Pages arrive in order; the last chunk of what has arrived may still grow, so it waits for
+      // the next page. Chunking greedily from a chunk's start, the boundaries come out as they
+      // would over the whole list at once, with at most a page and a chunk in memory.
+      let open: Message[] = [];
+      for await (const page of pagesOf(input.leaving)) {
+        const chunks = chunkByBudget(open.length > 0 ? open.concat(page) : page, budget);
+        open = chunks.pop() ?? [];
+        for (const chunk of chunks) await fold(chunk);
       }
+      if (open.length > 0) await fold(open);
       if (!previous || !total) throw new SummaryRejectedError('nothing to summarize: no leaving messages');
-      return { checkpoint: withLastRequest(previous, input), usage: total };
+      const checkpoint: Checkpoint = previous;
+      return {
+        checkpoint: {
+          ...checkpoint,
+          lastUserRequest: lastRequest ?? input.previous?.lastUserRequest ?? checkpoint.lastUserRequest,
+        },
+        usage: total,
+      };
     },
   };
 }
@@ -149,7 +176,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
 function summaryRequest(input: SummarizeInput, model: string) {
   const prompt = buildSummaryPrompt({
     previous: input.previous,
-    leaving: input.leaving,
+    leaving: leavingArray(input.leaving),
     maxSummaryTokens: input.maxSummaryTokens,
   });
   const params: Anthropic.MessageCreateParamsNonStreaming = {
@@ -169,7 +196,9 @@ function summaryRequest(input: SummarizeInput, model: string) {
  */
 function withLastRequest(checkpoint: Checkpoint, input: SummarizeInput): Checkpoint {
   const lastUserRequest =
-    lastUserRequestOf(input.leaving) ?? input.previous?.lastUserRequest ?? checkpoint.lastUserRequest;
+    lastUserRequestOf(leavingArray(input.leaving)) ??
+    input.previous?.lastUserRequest ??
+    checkpoint.lastUserRequest;
   return { ...checkpoint, lastUserRequest };
 }
 
@@ -221,7 +250,8 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
   const maxInputTokens = options.maxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS;
   const modelOf = (input: SummarizeInput) => input.model || options.model;
   return {
-    fits: (input) => chunkByBudget(input.leaving, maxInputTokens - fixedInputTokens(input)).length <= 1,
+    fits: (input) =>
+      chunkByBudget(leavingArray(input.leaving), maxInputTokens - fixedInputTokens(input)).length <= 1,
     async submit(items) {
       const requests = items.map(({ customId, input }) => ({
         custom_id: customId,
