@@ -215,10 +215,7 @@ function ledgerContext(request: CompactionRequest, policy: EffectivePolicy) {
 async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutcome> {
   const { request, policy, started, signal } = run;
   const strategy = policy.strategy;
-  const snapshot = await timed(deps, 'snapshot', () =>
-    deps.store.loadSnapshot(request.tenantId, request.sessionId),
-  );
-  const plan = await timed(deps, 'plan', () => planCompaction(snapshot, snapshot.messages, strategy));
+  const { snapshot, plan } = await loadAndPlan(deps, request, strategy);
   const context = ledgerContext(request, policy);
   // A compaction that cannot help while a trigger still fires sets the storm guard.
   const stillOver = (messages: number, tokens: number) =>
@@ -287,6 +284,18 @@ async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutc
     }),
   );
   return { ...result, plan };
+}
+
+/**
+ * The snapshot and its plan. The snapshot comes back without its message metadata, which only
+ * planning needs: for a long session it is most of the memory a run holds while it summarizes.
+ */
+async function loadAndPlan(deps: PipelineDeps, request: CompactionRequest, strategy: Strategy) {
+  const { messages, ...snapshot } = await timed(deps, 'snapshot', () =>
+    deps.store.loadSnapshot(request.tenantId, request.sessionId),
+  );
+  const plan = await timed(deps, 'plan', () => planCompaction(snapshot, messages, strategy));
+  return { snapshot, plan };
 }
 
 function summarizeInput(

@@ -172,7 +172,13 @@ export class CompactionStore {
   /** Loads the full messages of `seqs` (ascending). Seqs no longer live are simply absent. */
   async loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]> {
     if (seqs.length === 0) return [];
-    return this.prepared.messages.execute({ tenantId, sessionId, seqs: bigintArray(seqs) });
+    let first = Number.POSITIVE_INFINITY;
+    let last = Number.NEGATIVE_INFINITY;
+    for (const seq of seqs) {
+      if (seq < first) first = seq;
+      if (seq > last) last = seq;
+    }
+    return this.prepared.messages.execute({ tenantId, sessionId, first, last, seqs: bigintArray(seqs) });
   }
 
   /**
@@ -425,7 +431,7 @@ async function applyPlan(tx: Tx, input: ApplyInput, session: LockedSession): Pro
 }
 
 /** Messages per page when the leaving messages are read in pages (their content can be large). */
-const MESSAGE_PAGE = 500;
+const MESSAGE_PAGE = 2000;
 
 const TENANT = sql.placeholder('tenantId');
 const SESSION = sql.placeholder('sessionId');
@@ -484,6 +490,8 @@ function prepareQueries(db: Db) {
         and(
           eq(messages.tenantId, TENANT),
           eq(messages.sessionId, SESSION),
+          // The range lets Postgres scan the primary key once instead of probing it per seq.
+          sql`${messages.seq} between ${sql.placeholder('first')} and ${sql.placeholder('last')}`,
           sql`${messages.seq} = any(${sql.placeholder('seqs')}::bigint[])`,
         ),
       )

@@ -26,7 +26,7 @@ import {
   type SummaryResult,
   type SummaryUsage,
 } from '../../shared/summarizer.ts';
-import { estimateTextTokens } from '../../shared/tokens.ts';
+import { estimateMessageTokens, estimateTextTokens } from '../../shared/tokens.ts';
 import { sanitizePath } from '../../shared/working-set.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
 
@@ -149,16 +149,22 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
         total = total ? addUsage(total, result.usage) : result.usage;
         lastRequest = lastUserRequestOf(chunk) ?? lastRequest;
       };
-      // Pages arrive in order; the last chunk of what has arrived may still grow, so it waits for
-      // the next page. Chunking greedily from a chunk's start, the boundaries come out as they
-      // would over the whole list at once, with at most a page and a chunk in memory.
+      // Pages arrive in order and gather until they hold about two chunks; then every chunk but the
+      // last, which may still grow, is folded. Chunking greedily from a chunk's start, the
+      // boundaries come out as they would over the whole list at once, with about two chunks and
+      // a page in memory.
       let open: Message[] = [];
+      let openTokens = 0;
       for await (const page of pagesOf(input.leaving)) {
-        const chunks = chunkByBudget(open.length > 0 ? open.concat(page) : page, budget);
+        for (const m of page) open.push(m);
+        openTokens += page.reduce((n, m) => n + estimateMessageTokens(m.content), 0);
+        if (openTokens < 2 * budget) continue;
+        const chunks = chunkByBudget(open, budget);
         open = chunks.pop() ?? [];
+        openTokens = open.reduce((n, m) => n + estimateMessageTokens(m.content), 0);
         for (const chunk of chunks) await fold(chunk);
       }
-      if (open.length > 0) await fold(open);
+      for (const chunk of chunkByBudget(open, budget)) await fold(chunk);
       if (!previous || !total) throw new SummaryRejectedError('nothing to summarize: no leaving messages');
       const checkpoint: Checkpoint = previous;
       return {
