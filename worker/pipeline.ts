@@ -108,6 +108,7 @@ export async function runCompaction(
       status: 'skipped',
       reason: admission.reason,
       durationMs: deps.now() - started,
+      counts: gate.state,
     });
     return { ...result, plan: null };
   }
@@ -228,6 +229,7 @@ async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutc
       reason: plan.reason,
       durationMs: deps.now() - started,
       stormGuard: overNow,
+      counts: snapshot,
     });
     return { ...result, plan };
   }

@@ -327,13 +327,14 @@ export class CompactionStore {
       summarizer?: string | null;
       /** Set the storm guard: the compaction could not bring the session under its trigger. */
       stormGuard?: boolean;
+      /** The session's counters as the caller just read them (absent: read here, one more round trip). */
+      counts?: { messageCount: number; tokenCount: number };
     },
   ): Promise<ApplyResult> {
     if (input.stormGuard) await setStormGuard(this.db, input.tenantId, input.sessionId);
-    const [session] = await this.prepared.counters.execute({
-      tenantId: input.tenantId,
-      sessionId: input.sessionId,
-    });
+    const [session] = input.counts
+      ? [input.counts]
+      : await this.prepared.counters.execute({ tenantId: input.tenantId, sessionId: input.sessionId });
     if (!session) throw new SessionNotFoundError(input.tenantId, input.sessionId);
     const row = await insertLedgerRow(
       this.db,
