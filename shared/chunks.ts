@@ -29,14 +29,15 @@ export function chunkByBudget(messages: Message[], budgetTokens: number): Messag
   let current: Message[] = [];
   let currentTokens = TRANSCRIPT_WRAPPER_TOKENS;
   for (const unit of exchanges(messages)) {
-    const unitTokens = unit.reduce((n, m) => n + transcriptTokens(m), 0);
+    const tokensOf = unit.map(transcriptTokens);
+    const unitTokens = tokensOf.reduce((n, t) => n + t, 0);
     if (current.length > 0 && currentTokens + unitTokens > budgetTokens) {
       chunks.push(current);
       current = [];
       currentTokens = TRANSCRIPT_WRAPPER_TOKENS;
     }
-    for (const m of unit) {
-      const tokens = transcriptTokens(m);
+    for (const [i, m] of unit.entries()) {
+      const tokens = tokensOf[i] ?? 0;
       // A unit larger than the budget is split message by message: nothing else can be done.
       if (current.length > 0 && currentTokens + tokens > budgetTokens) {
         chunks.push(current);

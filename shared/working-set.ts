@@ -279,6 +279,8 @@ function scanText(text: string): string[] {
   const out: string[] = [];
   for (const match of prepared.matchAll(CANDIDATE)) {
     const raw = match[0];
+    // Most candidates are plain words: without a `.`, `/` or `\\` only a known name can be a file.
+    if (!hasPathMark(raw) && !KNOWN_NAMES.has(raw.replace(/^-+/, ''))) continue;
     const start = match.index ?? 0;
     const context = {
       before: prepared.slice(Math.max(0, start - 8), start),
@@ -288,6 +290,11 @@ function scanText(text: string): string[] {
     if (path !== null) out.push(path);
   }
   return out;
+}
+
+/** Whether `raw` holds a `.`, `/` or `\\`, one of which every path but a bare known name has. */
+function hasPathMark(raw: string): boolean {
+  return raw.includes('.') || raw.includes('/') || raw.includes('\\');
 }
 
 /**
