@@ -96,6 +96,12 @@ const envSchema = z.object({
     .default(300_000),
   COMPACTOR_BATCH_POLL_MS: ms(60_000),
   COMPACTOR_LEASE_TTL_MS: ms(30_000),
+  COMPACTOR_DB_POOL_SIZE: z.coerce
+    .number({ message: 'must be a number of connections' })
+    .int('must be a whole number of connections')
+    .min(1, 'must be at least 1')
+    .max(1_000, 'must be at most 1,000')
+    .optional(),
   COMPACTOR_LOCK_DURATION_MS: ms(30_000),
   COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
   COMPACTOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -136,6 +142,13 @@ export interface Config {
   batchPollMs: number;
   /** Per-session lease TTL, ms (renewed every third of it while held). */
   leaseTtlMs: number;
+  /**
+   * Postgres pool size of a process that runs compactions (`COMPACTOR_DB_POOL_SIZE`); unset: a
+   * worker sizes it from its concurrency (`poolSizeFor` in worker/services.ts: concurrency + 2, 10 to
+   * 32), other commands use 10. Every process's pool counts against Postgres's `max_connections`
+   * (100 by default). Optional so that a config built in code may leave it out.
+   */
+  dbPoolSize?: number | undefined;
   /** BullMQ job lock duration, ms: a job whose lock is not renewed for this long is stalled. */
   lockDurationMs: number;
   /** How often a worker looks for stalled jobs, ms. */
@@ -206,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepEveryMs: e.COMPACTOR_SWEEP_EVERY_MS,
     batchPollMs: e.COMPACTOR_BATCH_POLL_MS,
     leaseTtlMs: e.COMPACTOR_LEASE_TTL_MS,
+    dbPoolSize: e.COMPACTOR_DB_POOL_SIZE,
     lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
     stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,
     logLevel: e.COMPACTOR_LOG_LEVEL,

@@ -22,7 +22,7 @@ import { migrateDatabase } from './migrate.ts';
 import { effectivePolicy, runCompaction } from './pipeline.ts';
 import { getPolicy, listPolicies, setPolicy } from './policies.ts';
 import { restoreCompaction } from './restore.ts';
-import { openServices, redactUrl } from './services.ts';
+import { openServices, poolSizeFor, redactUrl } from './services.ts';
 import { retryUntilReady } from './startup.ts';
 import { CompactionStore } from './store.ts';
 import { runSweep, startSweepService } from './sweep.ts';
@@ -224,12 +224,11 @@ async function workerCommand(args: string[], config: () => Config): Promise<numb
     signal: starting.signal,
   });
   process.off('SIGTERM', stopStarting).off('SIGINT', stopStarting);
-  const services = openServices(c, logger);
+  const concurrency = positiveInt(values.concurrency, 'concurrency', 4);
+  const poolSize = poolSizeFor(c, concurrency);
+  const services = openServices(c, logger, { poolSize });
   const metrics = createWorkerMetrics();
-  const running = startWorker(services, {
-    concurrency: positiveInt(values.concurrency, 'concurrency', 4),
-    metrics,
-  });
+  const running = startWorker(services, { concurrency, metrics });
   const sweeps = await startSweepService(services);
   const { port: metricsPort, host: metricsHost } = c.metrics;
   const ops =
@@ -240,6 +239,7 @@ async function workerCommand(args: string[], config: () => Config): Promise<numb
   logger.info(
     {
       concurrency: running.worker.opts.concurrency,
+      dbPoolSize: poolSize,
       summarizer: services.summarizer.name,
       prefix: c.queuePrefix,
     },

@@ -30,13 +30,38 @@ export interface Services {
 export interface ServiceOverrides {
   summarizer?: Summarizer;
   batches?: AnthropicBatches | null;
-  /** Postgres pool size. */
+  /** Postgres pool size; default `config.dbPoolSize` (`COMPACTOR_DB_POOL_SIZE`), else {@link DEFAULT_POOL_SIZE}. */
   poolSize?: number;
+}
+
+/** Postgres connections of a process that runs no jobs, or when nothing else is known. */
+export const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * Most connections {@link poolSizeFor} gives a worker unless `COMPACTOR_DB_POOL_SIZE` says otherwise:
+ * Postgres allows 100 connections by default, shared by every worker, the dashboard and the CLI.
+ * At concurrency 128 (test/bench part 2), 32 connections took the wait for a connection out of the
+ * jobs' statements, and 64 did no better.
+ */
+export const MAX_DEFAULT_POOL_SIZE = 32;
+
+/**
+ * The Postgres pool of a worker running `concurrency` jobs at once: `COMPACTOR_DB_POOL_SIZE` when
+ * set; else one connection per job plus two (the sweep service and the batch collector share the
+ * pool), at least {@link DEFAULT_POOL_SIZE} and at most {@link MAX_DEFAULT_POOL_SIZE}. A job runs its
+ * statements one after another, so it never needs more than one connection; with fewer connections
+ * than jobs, postgres.js queues a statement behind other jobs' statements and transactions.
+ */
+export function poolSizeFor(config: Pick<Config, 'dbPoolSize'>, concurrency: number): number {
+  if (config.dbPoolSize !== undefined) return config.dbPoolSize;
+  return Math.min(MAX_DEFAULT_POOL_SIZE, Math.max(DEFAULT_POOL_SIZE, concurrency + 2));
 }
 
 /** Opens the services lazily: nothing connects until first use. */
 export function openServices(config: Config, logger: Logger, overrides: ServiceOverrides = {}): Services {
-  const database = openDatabase(config.databaseUrl, { max: overrides.poolSize ?? 10 });
+  const database = openDatabase(config.databaseUrl, {
+    max: overrides.poolSize ?? config.dbPoolSize ?? DEFAULT_POOL_SIZE,
+  });
   const redis = createRedis(config.redisUrl, logger);
   let closing: Promise<void> | undefined;
   return {
