@@ -8,9 +8,9 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Checkpoint } from '../shared/checkpoint.ts';
-import type { Tx } from '../shared/db.ts';
+import { executePrepared, type Tx } from '../shared/db.ts';
 import type { CompactPlan } from '../shared/plan.ts';
-import { messages, sessions } from '../shared/schema.ts';
+import { sessions } from '../shared/schema.ts';
 
 /** What one apply did to the session, for its counters and the ledger row. */
 export interface ApplyEffect {
@@ -51,15 +51,11 @@ export async function insertSummaryMessage(
   seq: number,
   summary: { text: string; tokenCount: number },
 ): Promise<void> {
-  await tx.insert(messages).values({
-    tenantId,
-    sessionId,
-    seq,
-    role: 'user',
-    kind: 'summary',
-    content: summary.text,
-    tokenCount: summary.tokenCount,
-    pinned: false,
+  // A fixed text, prepared once per connection: one round trip in the apply transaction.
+  await executePrepared(tx, {
+    sql: `insert into messages (tenant_id, session_id, seq, role, kind, content, token_count, pinned)
+      values ($1::text, $2::text, $3::bigint, 'user', 'summary', $4::text, $5::integer, false)`,
+    params: [tenantId, sessionId, seq, summary.text, summary.tokenCount],
   });
 }
 
