@@ -14,7 +14,7 @@ import { type GateState, type Mode, type Policy, policySchema } from '../shared/
 import { type CompactionRow, compactionPolicies, compactions, messages, sessions } from '../shared/schema.ts';
 import type { Strategy } from '../shared/strategy.ts';
 import type { SummaryUsage } from '../shared/summarizer.ts';
-import { insertLedgerRow, ledgerValues } from './ledger.ts';
+import { insertLedgerRow, type LedgerValues, ledgerValues } from './ledger.ts';
 import { type ApplyEffect, continueInChild, insertSummaryMessage } from './transition.ts';
 
 /** The columns of a MessageMeta (no content): what planning reads. */
@@ -32,8 +32,18 @@ const META_COLUMNS = {
 // policy subqueries an unqualified tenant_id would resolve to the policy's own column.
 const OUTER_TENANT = sql.raw('"sessions"."tenant_id"');
 const OUTER_AGENT = sql.raw('"sessions"."agent_id"');
-const OUTER_ID = sql.raw('"sessions"."id"');
-const OUTER_LAST_SEQ = sql.raw('"sessions"."last_seq"');
+
+/**
+ * The live messages' metadata up to the session row's `last_seq`, as one JSON array of
+ * {@link MetaTuple}s (`[]` for none); `session` names the session row in the outer query.
+ */
+function metasOf(session: string): string {
+  return `coalesce((select json_agg(json_build_array(m.seq, m.role, m.kind, m.tool_call_id, m.tool_name,
+      m.token_count, m.pinned) order by m.seq)
+    from messages m
+    where m.tenant_id = ${session}.tenant_id and m.session_id = ${session}.id and m.seq <= ${session}.last_seq),
+    '[]'::json)`;
+}
 
 /** One message's metadata as the snapshot query sends it: the columns of {@link META_COLUMNS}, in order. */
 type MetaTuple = [number, Message['role'], Message['kind'], string | null, string | null, number, boolean];
@@ -279,16 +289,9 @@ export class CompactionStore {
           if (stillOver) await setStormGuard(tx, input.tenantId, input.sessionId);
           const row = await insertLedgerRow(
             tx,
-            ledgerValues({
-              ...ledgerBase(input),
-              id: randomUUID(),
+            unchangedRow(input, session, {
               status: 'skipped',
               reason: plan.reason,
-              messagesBefore: session.messageCount,
-              messagesAfter: session.messageCount,
-              tokensBefore: session.tokenCount,
-              tokensAfter: session.tokenCount,
-              messagesArchived: 0,
               durationMs: Math.round(input.durationMs()),
             }),
           );
@@ -338,19 +341,12 @@ export class CompactionStore {
     if (!session) throw new SessionNotFoundError(input.tenantId, input.sessionId);
     const row = await insertLedgerRow(
       this.db,
-      ledgerValues({
-        ...ledgerBase(input),
-        id: randomUUID(),
+      unchangedRow(input, session, {
         idempotencyKey: input.status === 'failed' ? null : input.idempotencyKey,
         status: input.status,
         reason: input.reason,
         error: input.error ?? null,
         summarizer: input.summarizer ?? null,
-        messagesBefore: session.messageCount,
-        messagesAfter: session.messageCount,
-        tokensBefore: session.tokenCount,
-        tokensAfter: session.tokenCount,
-        messagesArchived: 0,
         ...usageColumns(input.usage),
         durationMs: Math.round(input.durationMs),
       }),
@@ -475,11 +471,7 @@ function prepareQueries(db: Db) {
         messageCount: sessions.messageCount,
         tokenCount: sessions.tokenCount,
         checkpoint: sessions.checkpoint,
-        metas: sql<MetaTuple[]>`coalesce((select json_agg(json_build_array(m.seq, m.role, m.kind,
-            m.tool_call_id, m.tool_name, m.token_count, m.pinned) order by m.seq)
-          from ${messages} m
-          where m.tenant_id = ${OUTER_TENANT} and m.session_id = ${OUTER_ID} and m.seq <= ${OUTER_LAST_SEQ}),
-          '[]'::json)`,
+        metas: sql<MetaTuple[]>`${sql.raw(metasOf('"sessions"'))}`,
       })
       .from(sessions)
       .where(ofSession)
@@ -547,11 +539,7 @@ const LOCK_COLUMNS = `message_count, token_count, compaction_version, checkpoint
     exists (select 1 from compactions c where c.idempotency_key = $3::text) as key_used`;
 const LOCK_SESSION = `select ${LOCK_COLUMNS}
   from sessions where tenant_id = $1::text and id = $2::text for update`;
-const LOCK_SESSION_WITH_MESSAGES = `select ${LOCK_COLUMNS},
-    coalesce((select json_agg(json_build_array(m.seq, m.role, m.kind, m.tool_call_id, m.tool_name,
-        m.token_count, m.pinned) order by m.seq)
-      from messages m
-      where m.tenant_id = s.tenant_id and m.session_id = s.id and m.seq <= s.last_seq), '[]'::json) as metas
+const LOCK_SESSION_WITH_MESSAGES = `select ${LOCK_COLUMNS}, ${metasOf('s')} as metas
   from sessions s where s.tenant_id = $1::text and s.id = $2::text for update of s`;
 
 /** The row {@link LOCK_SESSION} returns, as postgres.js parses it (int8 as text). */
@@ -657,6 +645,24 @@ async function archiveMessages(
   );
   const first = rows[0];
   return { count: Number(first?.count ?? 0), tokens: Number(first?.tokens ?? 0) };
+}
+
+/** A ledger row for a decision that changed nothing: the session's counters before and after are equal. */
+function unchangedRow(
+  input: LedgerContext,
+  counts: { messageCount: number; tokenCount: number },
+  fields: Partial<LedgerValues> & Pick<LedgerValues, 'status' | 'reason'>,
+): LedgerValues {
+  return ledgerValues({
+    ...ledgerBase(input),
+    id: randomUUID(),
+    messagesBefore: counts.messageCount,
+    messagesAfter: counts.messageCount,
+    tokensBefore: counts.tokenCount,
+    tokensAfter: counts.tokenCount,
+    messagesArchived: 0,
+    ...fields,
+  });
 }
 
 function ledgerBase(input: LedgerContext) {
