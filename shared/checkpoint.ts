@@ -1,7 +1,7 @@
 /**
- * The checkpoint: the structured summary a `summarize` compaction leaves behind (DESIGN.md,
- * "Strategies"). Stored in `sessions.checkpoint` and rendered as the text of the summary message.
- * Each compaction merges the previous checkpoint with the messages now leaving.
+ * The checkpoint: the structured summary a `summarize` compaction leaves behind. Stored in
+ * `sessions.checkpoint` and rendered as the text of the summary message. Each compaction merges the
+ * previous checkpoint with the messages now leaving.
  */
 import { z } from 'zod';
 import { formatWorkingSetForPrompt } from './working-set.ts';

@@ -1,7 +1,8 @@
 /**
  * Splits the leaving messages into chunks whose transcript fits an input budget, so a summary
  * request never exceeds it: the summarizer then folds the chunks in order, each one merged into
- * the checkpoint of the ones before (issue: "summarizing in chunks when it must"). Pure.
+ * the checkpoint of the ones before. A session too long for one request is still summarized, in
+ * several calls, rather than failing or dropping messages. Pure.
  *
  * A chunk boundary never falls inside an open tool exchange (between a tool call and the last of
  * the results it waits for) unless that exchange alone exceeds the budget.

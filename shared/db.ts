@@ -53,7 +53,10 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
  * Runs a raw statement (drizzle `sql`, or a text with `$n` parameters) as a prepared statement
  * and returns its rows as objects, with Postgres's column names.
  *
- * drizzle's `execute` and unprepared builders hand postgres.js `prepare: false` (drizzle-orm#6096);
+ * drizzle's `execute` and unprepared builders hand postgres.js `prepare: false`, whatever the client
+ * was configured with: drizzle-orm's postgres.js adapter calls `unsafe()` with no `prepare` option
+ * or with the builder's own `false`, and postgres.js defaults to unprepared (a known drizzle-orm bug,
+ * still there in 0.45.4).
  * postgres.js then sends every statement with parameters in two round trips (Parse/Describe, wait
  * for the parameter types, then Bind/Execute), and Postgres parses and plans it each time. A
  * prepared statement is parsed once per connection and then takes one round trip. Use it for the

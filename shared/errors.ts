@@ -1,6 +1,7 @@
 /**
- * The few error classes of compactor (STYLE.md point 5). Permanent ones are turned into BullMQ
- * `UnrecoverableError`s by the worker; anything else is treated as transient and retried.
+ * The few error classes of compactor, small and with `name` set, so one place can tell permanent
+ * from transient. Permanent ones are turned into BullMQ `UnrecoverableError`s by the worker;
+ * anything else is treated as transient and retried.
  */
 
 /** Input that can never succeed: a bad event, an unknown session, a foreign tenant. */
@@ -16,7 +17,10 @@ export class SessionNotFoundError extends InvalidInputError {
   }
 }
 
-/** The session changed between snapshot and apply (DESIGN.md fencing); re-plan and retry. */
+/**
+ * The session changed between snapshot and apply: its `compaction_version` (the fencing token) moved,
+ * so the plan is stale. Re-plan and retry.
+ */
 export class FenceError extends Error {
   override name = 'FenceError';
 }

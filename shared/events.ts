@@ -1,6 +1,7 @@
 /**
- * The contract between producer and worker (STYLE.md point 1): queue name, job name and the zod
- * schema of `session.run.completed`. Parsed on enqueue and again on dequeue.
+ * The contract between producer and worker, in one file both import: queue name, job name and the
+ * zod schema of `session.run.completed`. Parsed on enqueue and again on dequeue, so a bad event is
+ * refused at the producer and a job written by anything else is still checked by the worker.
  */
 import { z } from 'zod';
 import { printable } from './errors.ts';

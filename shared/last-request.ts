@@ -1,7 +1,8 @@
 /**
- * The last user request, verbatim (issue 4: "the last user request verbatim"). Taken by compactor
- * from the leaving messages themselves, for every summarizer: a model only sees clipped messages
- * and cannot be trusted to copy a long request character for character. Pure.
+ * The last user request, verbatim: after a compaction the agent must still know exactly what it was
+ * asked last. Taken by compactor from the leaving messages themselves, for every summarizer: a
+ * model only sees clipped messages and cannot be trusted to copy a long request character for
+ * character. Pure.
  */
 import type { Message } from './message.ts';
 import { isHighSurrogate } from './unicode.ts';

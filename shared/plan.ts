@@ -1,12 +1,13 @@
 /**
- * The planner: a pure function `(session, messages, strategy) -> Plan` (DESIGN.md, "plan"). It
- * decides which messages leave the live history and which stay, with no I/O and no clock.
+ * The planner: a pure function `(session, messages, strategy) -> Plan`. It decides which messages
+ * leave the live history and which stay, with no I/O and no clock, so every rule below is unit-tested
+ * without a database.
  *
- * Rules, each from DESIGN.md's invariants:
+ * Rules, each one an invariant of compaction (see docs/architecture.md, "Invariants"):
  * - the newest `maxMessages` / `keepRecent` messages stay verbatim;
- * - pinned messages never leave (invariant 4), nor the other half of a pinned tool pair;
+ * - pinned messages never leave, nor the other half of a pinned tool pair;
  * - a cutoff never separates a tool call from its result, and never passes a tool call still
- *   waiting for its result (invariant 3): the cutoff moves down to just before such a call;
+ *   waiting for its result: the cutoff moves down to just before such a call;
  * - `slidingWindow` keeps earlier summary messages; `summarize` supersedes them (the previous
  *   checkpoint is merged instead, so nothing is summarized twice).
  */

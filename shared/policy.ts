@@ -1,7 +1,7 @@
 /**
- * Compaction policies and triggers (DESIGN.md "Strategies and triggers"; issue 5). Pure: the
- * policy schema, the precedence rule, and the trigger check of one session. No I/O, no clock (the
- * caller passes `now`).
+ * Compaction policies and triggers: which strategy a session gets, and when it must be compacted.
+ * Pure: the policy schema, the precedence rule, and the trigger check of one session. No I/O, no
+ * clock (the caller passes `now`).
  *
  * Precedence, most specific first: the event's strategy override > the agent's policy > the
  * tenant's policy > the built-in default. Triggers and mode come from the most specific policy

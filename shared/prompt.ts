@@ -1,6 +1,6 @@
 /**
- * The summary prompt (DESIGN.md "Summarizers"): a fixed system prompt, cacheable across every call,
- * and a user message holding the previous checkpoint, the working set and the leaving messages.
+ * The summary prompt: a fixed system prompt, cacheable across every call, and a user message
+ * holding the previous checkpoint, the working set and the leaving messages.
  * Pure: no I/O, no clock, no SDK types; the `anthropic` summarizer turns the pieces into a request.
  *
  * The transcript is data, not instructions. Everything taken from the session goes inside a delimited

@@ -1,5 +1,5 @@
 /**
- * The Postgres data model of DESIGN.md, as a drizzle schema. drizzle-kit generates the SQL
+ * compactor's Postgres data model, as a drizzle schema. drizzle-kit generates the SQL
  * migrations in `drizzle/` from this file (`npm run db:generate`); never edit those by hand.
  *
  * Units: every `*_tokens` / `token_count` column is an estimated token count; `cost_usd` is US
@@ -45,7 +45,10 @@ export const sessions = pgTable(
     tokenCount: bigint('token_count', { mode: 'number' }).notNull().default(0),
     /** The model's context window in tokens, when the agent service says it. */
     contextWindow: integer('context_window'),
-    /** Bumped by every applied compaction or restore; the fencing token of DESIGN.md. */
+    /**
+     * Bumped by every applied compaction or restore: the fencing token. A plan records it from its
+     * snapshot, and the apply refuses to write when it has changed since.
+     */
     compactionVersion: integer('compaction_version').notNull().default(0),
     compactionCount: integer('compaction_count').notNull().default(0),
     lastCompactedAt: timestamp('last_compacted_at', { withTimezone: true }),

@@ -1,5 +1,5 @@
 /**
- * Compaction strategies (DESIGN.md "Strategies and triggers"). Pure data + zod schemas, shared by
+ * Compaction strategies: how a session is compacted. Pure data + zod schemas, shared by
  * the producer (event overrides) and the worker (planning).
  */
 import { z } from 'zod';

@@ -43,7 +43,7 @@ export interface TranscriptMessage {
   toolCallId: string | null;
   toolName: string | null;
   tokenCount: number;
-  /** System instructions are pinned by default (DESIGN.md invariant 4); a line may say `pinned`. */
+  /** System instructions are pinned by default, so no compaction archives them; a line may say `pinned`. */
   pinned: boolean;
   createdAt: Date | null;
 }

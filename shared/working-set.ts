@@ -1,7 +1,7 @@
 /**
- * The working set (DESIGN.md "Strategies and triggers"): the file paths an agent worked with, found in
- * its tool calls, tool results and messages, most recent first. Both summarizers hand it on: the
- * prompt shows the first 20, the checkpoint keeps all of them.
+ * The working set: the file paths an agent worked with, found in its tool calls, tool results and
+ * messages, most recent first. Both summarizers hand it on, so an agent still knows which files it
+ * was working on after a compaction: the prompt shows the first 20, the checkpoint keeps all of them.
  *
  * Extraction is a heuristic built for any agent and any language, not for one transcript format:
  * absolute paths (`/x/y`, `~/x`, `C:\x`), relative paths with a `/`, and bare file names with a

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   type Checkpoint,
@@ -15,6 +16,7 @@ import {
 import type { Message } from '../shared/message.ts';
 import { noUsage, type SummarizeInput } from '../shared/summarizer.ts';
 import { estimateTextTokens } from '../shared/tokens.ts';
+import { CORPUS_DIR } from './helpers.ts';
 
 /** Builds a transcript; seqs follow the order of the calls. */
 function transcript() {
@@ -493,10 +495,8 @@ describe('extractive checkpoint', () => {
   });
 });
 
-const CORPUS = '/work/shared/corpus/sessions';
-
 function loadSession(name: string): Message[] {
-  return readFileSync(`${CORPUS}/${name}`, 'utf8')
+  return readFileSync(path.join(CORPUS_DIR, name), 'utf8')
     .trim()
     .split('\n')
     .map((line) => ({ ...(JSON.parse(line) as Message), tokenCount: 0, pinned: false }));

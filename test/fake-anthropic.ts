@@ -1,7 +1,7 @@
 /**
  * A fake Anthropic Messages API: a real HTTP server (node:http) on 127.0.0.1, on a free port, that the
- * real @anthropic-ai/sdk talks to through `baseURL` (DESIGN.md: "Tests drive the real SDK against a
- * local HTTP server that speaks the Messages API ... No network").
+ * real @anthropic-ai/sdk talks to through `baseURL`. Tests drive the real SDK, so its request
+ * building, error classes and retries are exercised as in production, with no network and no API key.
  *
  * It speaks enough of `POST /v1/messages` for compactor's summarizer:
  * - it checks requests the way the API does where a mistake of ours could hide (authentication

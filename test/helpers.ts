@@ -16,8 +16,8 @@ import { type Database, openDatabase } from '../shared/db.ts';
 import { parseTranscript, type TranscriptMessage } from '../shared/transcript.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from './env.ts';
 
-/** The corpus of real transcripts beside the checkout. */
-export const CORPUS_DIR = fileURLToPath(new URL('../../shared/corpus/sessions', import.meta.url));
+/** The corpus of real transcripts shipped with the repository (`corpus/sessions`). */
+export const CORPUS_DIR = fileURLToPath(new URL('../corpus/sessions', import.meta.url));
 
 /** A logger that prints nothing (set TEST_LOG=debug to see the worker's logs). */
 export const silentLogger = pino({ level: process.env.TEST_LOG ?? 'silent' });

@@ -1,6 +1,7 @@
 /**
- * Issue 5 end to end on real Redis, Postgres and BullMQ: policy precedence, triggers and the storm
- * guard, sweeps that overlap with events, the scheduler, and the new-session transition.
+ * Policies, triggers, sweeps and the new-session transition, end to end on real Redis, Postgres and
+ * BullMQ: policy precedence, triggers and the storm guard, sweeps that overlap with events, the
+ * scheduler, and a child session that continues the compacted history.
  */
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';

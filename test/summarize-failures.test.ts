@@ -1,7 +1,8 @@
 /**
  * The `anthropic` summarizer inside a real worker when the Messages API misbehaves: each failure
- * takes the retry path of issue 4, a failed summary is never committed (invariant 6), the opt-in
- * fallback keeps sessions bounded, and every applied compaction is accounted for.
+ * takes its retry path (429 waits for retry-after, 529 and 5xx back off, other 4xx fail at once), a
+ * failed summary is never committed, the opt-in fallback keeps sessions bounded, and every applied
+ * compaction is accounted for.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../shared/message.ts';
 import {
@@ -8,6 +9,7 @@ import {
   MAX_PATH_CHARS,
   sanitizePath,
 } from '../shared/working-set.ts';
+import { CORPUS_DIR } from './helpers.ts';
 
 /** A tool call as the corpus stores it: `{"name", "arguments"}` JSON. */
 function callJson(name: string, args: Record<string, unknown>): string {
@@ -246,10 +248,8 @@ describe('formatWorkingSetForPrompt', () => {
   });
 });
 
-const CORPUS = '/work/shared/corpus/sessions';
-
 function loadSession(name: string): Message[] {
-  return readFileSync(`${CORPUS}/${name}`, 'utf8')
+  return readFileSync(path.join(CORPUS_DIR, name), 'utf8')
     .trim()
     .split('\n')
     .map((line) => ({ ...(JSON.parse(line) as Message), tokenCount: 0, pinned: false }));

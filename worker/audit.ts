@@ -1,6 +1,7 @@
 /**
- * Checks the invariants of DESIGN.md on the database, in SQL: used by the demo's "nothing lost"
- * line, by the tests and by the soak. Read-only.
+ * Checks compactor's invariants on the database, in SQL: no message stored twice, no tool call split
+ * from its result, no pinned message archived, no idempotency key applied twice, counters that match
+ * the live messages. Used by the demo's "nothing lost" line, by the tests and by the soak. Read-only.
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../shared/db.ts';

@@ -1,7 +1,8 @@
 /**
- * Batch summaries for sweeps (issue 5): a sweep's `summarize` compaction, when its policy says
- * `batch`, is queued in `summary_batches` with its plan instead of calling the LLM. A scheduled
- * poller submits queued requests as one Message Batch, and when a batch has ended applies each
+ * Batch summaries for sweeps, at the Message Batches API's lower price for work that can wait: a
+ * sweep's `summarize` compaction, when its policy says `batch`, is queued in `summary_batches` with
+ * its plan instead of calling the LLM. A scheduled poller submits queued requests as one Message
+ * Batch, and when a batch has ended applies each
  * summary with the same fencing and idempotency as an online compaction: the plan was made at
  * `expected_version`, so a session compacted meanwhile is fenced off and recorded as skipped.
  */

@@ -33,7 +33,7 @@ const USAGE = `usage: compactor <command> [options]
 commands:
   demo [dir] [--concurrency N]        migrate, import the corpus under a fresh tenant, compact every
                                       session through BullMQ and print a table (default dir:
-                                      ../shared/corpus/sessions)
+                                      the repository's corpus/sessions)
   migrate                             apply the SQL migrations in drizzle/ (safe to repeat)
   import <file-or-dir>... [--tenant T] [--session S]
                                       load JSONL transcripts as sessions

@@ -19,8 +19,8 @@ import { migrateDatabase } from './migrate.ts';
 import { openServices } from './services.ts';
 import { startWorker } from './worker.ts';
 
-/** The corpus beside the checkout (`../shared/corpus/sessions`), when present. */
-export const DEFAULT_CORPUS_DIR = fileURLToPath(new URL('../../shared/corpus/sessions', import.meta.url));
+/** The real transcripts shipped with the repository (`corpus/sessions`). */
+export const DEFAULT_CORPUS_DIR = fileURLToPath(new URL('../corpus/sessions', import.meta.url));
 
 export interface DemoOptions {
   /** Directory of `*.jsonl` transcripts. Default {@link DEFAULT_CORPUS_DIR}. */

@@ -1,7 +1,7 @@
 /**
- * The per-session lease of DESIGN.md: `SET key token NX PX ttl`, renewed while held, released by
- * token (compare-and-delete in Lua). It stops two workers from paying for the same LLM call; it is
- * NOT what keeps data correct (the fence in worker/store.ts is).
+ * The per-session lease: `SET key token NX PX ttl`, renewed while held, released by token
+ * (compare-and-delete in Lua). It stops two workers from paying for the same LLM call; it is NOT
+ * what keeps data correct (the fence in worker/store.ts is).
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';

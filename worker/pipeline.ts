@@ -1,5 +1,6 @@
 /**
- * The compaction pipeline of DESIGN.md, with its side effects injected (STYLE.md point 4):
+ * The compaction pipeline, with its side effects injected (database, lease, summarizer, logger,
+ * clock) so the callers stay thin and the tests can swap any of them:
  * idempotency check and admission (policy, triggers, storm guard; one read, no lock, no LLM) →
  * lease → snapshot → plan (pure) → summarize (no transaction open) → apply (one short fenced
  * transaction) → release. A strategy with no LLM call (`none`, `slidingWindow`) has nothing to pay
@@ -61,7 +62,7 @@ export interface CompactionRequest {
   trigger: 'event' | 'sweep' | 'manual';
   /** A sweep's job: the compaction version the sweep saw (a compaction since then makes it moot). */
   expectedVersion?: number | undefined;
-  /** One effect per key (DESIGN.md invariant 2). */
+  /** Exactly-once effect: a key changes the session at most once, however often the job is retried. */
   idempotencyKey: string;
   eventId: string | null;
   /** Aborts the LLM call (worker shutdown). */

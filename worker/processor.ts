@@ -1,6 +1,6 @@
 /**
- * The BullMQ processor: thin (STYLE.md point 4). Parse the event, run the pipeline, map errors to
- * BullMQ's retry semantics in one place:
+ * The BullMQ processor: thin, so the pipeline it calls can be run and tested without BullMQ. Parse
+ * the event, run the pipeline, map errors to BullMQ's retry semantics in one place:
  * - a bad event, an unknown session, a foreign tenant, an LLM request that can never succeed:
  *   `UnrecoverableError` (no retry; the job stays in the failed set with a message naming the cause);
  * - another worker holds the session's lease: the job goes back to delayed (no attempt used);

@@ -1,10 +1,10 @@
 /**
- * Undo (DESIGN.md invariant 7): puts the messages a compaction archived back into the live
- * history exactly (same seq, content, role, kind, tool ids, tokens, pinned, created_at), removes
- * the summary message it wrote, restores the checkpoint it replaced and marks its ledger row
- * `restored`. One transaction under the session row lock; it bumps `compaction_version`, so a
- * compaction planned before the restore is fenced off. Idempotent: restoring a restored
- * compaction changes nothing.
+ * Undo, since every compaction must be reversible from the archive: puts the messages a compaction
+ * archived back into the live history exactly (same seq, content, role, kind, tool ids, tokens,
+ * pinned, created_at), removes the summary message it wrote, restores the checkpoint it replaced and
+ * marks its ledger row `restored`. One transaction under the session row lock; it bumps
+ * `compaction_version`, so a compaction planned before the restore is fenced off. Idempotent:
+ * restoring a restored compaction changes nothing.
  */
 import { and, eq, gt, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../shared/db.ts';

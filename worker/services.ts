@@ -98,7 +98,7 @@ export function createRedis(url: string, logger: Logger): Redis {
   return redis;
 }
 
-/** Runs every cleanup step even if some fail (STYLE.md point 7). */
+/** Runs every cleanup step even if some fail, so one failed close never leaves a connection open. */
 export async function runAll(logger: Logger, steps: Array<() => Promise<unknown>>): Promise<void> {
   for (const step of steps) {
     try {

@@ -1,7 +1,8 @@
 /**
  * The Postgres adapter of the pipeline: snapshot reads, the apply transaction and ledger writes.
- * Correctness lives here, at write time (STYLE.md point 6): version fencing under a row lock and a
- * unique idempotency key, not the Redis lease.
+ * Correctness lives here, at write time: version fencing under a row lock and a unique idempotency
+ * key, not the Redis lease, which can expire or be lost while a worker still runs. The lease saves
+ * money; the fence keeps the data right.
  */
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, sql } from 'drizzle-orm';
@@ -219,9 +220,9 @@ export class CompactionStore {
   }
 
   /**
-   * The apply transaction of DESIGN.md: lock the session row, honour the idempotency key, check
-   * the fence, move the leaving messages to the archive set-based, write the summary message,
-   * update the counters and the version, insert the ledger row.
+   * The apply transaction: lock the session row, honour the idempotency key, check the fence, move
+   * the leaving messages to the archive set-based, write the summary message, update the counters
+   * and the version, insert the ledger row.
    * @throws {SessionNotFoundError} if the session vanished.
    * @throws {FenceError} if the session changed since the snapshot (re-plan and retry).
    */
@@ -250,11 +251,11 @@ export class CompactionStore {
   /**
    * A compaction that needs no LLM call (`none`, `slidingWindow`), read, planned and applied in
    * one short transaction under the session's row lock. The lease exists so two workers do not
-   * pay for the same summary (DESIGN.md); with no summary to pay for, the row lock alone
-   * serialises the work. The messages and the idempotency key are read in the locking statement;
-   * when the version differs from `seenVersion` they are read again under the lock, since a
-   * statement that waited for the lock sees the database as it was before the writer committed.
-   * Appends (no version bump) it does not see are never touched.
+   * pay for the same summary; with no summary to pay for, the row lock alone serialises the work.
+   * The messages and the idempotency key are read in the locking statement; when the version
+   * differs from `seenVersion` they are read again under the lock, since a statement that waited
+   * for the lock sees the database as it was before the writer committed. Appends (no version
+   * bump) it does not see are never touched.
    * @returns the ledger row (`applied`, `skipped` with the plan's reason, or the key's earlier row).
    * @throws {SessionNotFoundError} if the tenant has no such session.
    * @throws {FenceError} if the session changed under the read (re-run it).

@@ -1,10 +1,10 @@
 /**
- * Scheduled sweeps (DESIGN.md; issue 5): find the sessions over their trigger whose events were
- * lost, and enqueue one compaction job for each. The scan walks `sessions` in keyset order
- * (`(tenant_id, id) > (last page's last)`, never OFFSET) through a partial covering index, one page
- * at a time, so its memory stays flat however many sessions there are. Each job's idempotency key
- * derives from the session's compaction version: a sweep repeated, or overlapping with events,
- * never compacts one version twice.
+ * Scheduled sweeps, the safety net for events that never arrive: find the sessions over their
+ * trigger whose events were lost, and enqueue one compaction job for each. The scan walks
+ * `sessions` in keyset order (`(tenant_id, id) > (last page's last)`, never OFFSET) through a
+ * partial covering index, one page at a time, so its memory stays flat however many sessions there
+ * are. Each job's idempotency key derives from the session's compaction version: a sweep repeated,
+ * or overlapping with events, never compacts one version twice.
  */
 import { createHash } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';

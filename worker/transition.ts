@@ -1,5 +1,5 @@
 /**
- * The new-session transition (DESIGN.md "Modes"; issue 5): instead of rewriting the session, the
+ * The new-session transition (the `newSession` mode): instead of rewriting the session, the
  * compacted history — the summary and every message that stays — is written to a new child
  * session with `parent_session_id`; the original stays whole and points to its child. Runs inside
  * the apply transaction, under the parent's row lock, so messages appended meanwhile are copied

@@ -1,7 +1,8 @@
 /**
- * The `extractive` summarizer (DESIGN.md "Summarizers"): offline, deterministic, no LLM. It builds the
- * same checkpoint shape as `anthropic` from the previous checkpoint and the leaving messages, with
- * plain heuristics that hold for any agent (SWE-agent, mini-swe-agent, OpenHands, Claude Code, ...):
+ * The `extractive` summarizer: offline, deterministic, no LLM; the default when no API key is set.
+ * It builds the same checkpoint shape as `anthropic` from the previous checkpoint and the leaving
+ * messages, with plain heuristics that hold for any agent (SWE-agent, mini-swe-agent, OpenHands,
+ * Claude Code, ...):
  *
  * - goal: the previous goal, else the first user message, clipped to {@link GOAL_CHARS};
  * - lastUserRequest: the last user message, verbatim;

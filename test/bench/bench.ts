@@ -1,6 +1,8 @@
 /**
- * `npm run bench`: how close compactor runs to the limit of its own stack (issue 7), measured in
- * one run on this machine and reported as ratios. Writes every table to test/bench/results.md.
+ * `npm run bench`: how close compactor runs to the limit of its own stack (BullMQ, Redis and
+ * Postgres doing the same row work with nothing on top), measured in one run on this machine and
+ * reported as ratios, so the numbers mean the same on a slower or faster machine. Writes every table
+ * to test/bench/results.md.
  *
  * 1. Throughput against the floor (test/bench/floor.ts), alternating runs, same sessions (60
  *    messages each), same concurrency.

@@ -1,9 +1,9 @@
 /**
- * The floor of issue 7: the least a sliding-window compaction can cost on this stack. A bare BullMQ
- * worker whose processor runs one hand-written SQL transaction with the same row work as
- * compactor's apply: lock the session, check the idempotency key, move the leaving rows to the
- * archive, insert the ledger row, update the counters. No validation, no lease, no snapshot, no
- * planner: what compactor adds on top is what the ratio measures.
+ * The floor the benchmark compares against: the least a sliding-window compaction can cost on this
+ * stack. A bare BullMQ worker whose processor runs one hand-written SQL transaction with the same
+ * row work as compactor's apply: lock the session, check the idempotency key, move the leaving rows
+ * to the archive, insert the ledger row, update the counters. No validation, no lease, no snapshot,
+ * no planner: what compactor adds on top is what the ratio measures.
  */
 import { randomUUID } from 'node:crypto';
 import { type Job, Worker } from 'bullmq';

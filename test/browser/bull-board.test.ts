@@ -4,7 +4,7 @@
  * session page.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RUN_COMPLETED } from '../../shared/events.ts';
 import {
   ADMIN_PASSWORD,
@@ -13,7 +13,7 @@ import {
   startDashboardFixture,
 } from '../dashboard-fixture.ts';
 import { waitFor } from '../helpers.ts';
-import { type LaunchedBrowser, launchChromium } from './chromium.ts';
+import { describeBrowser, type LaunchedBrowser, launchChromium } from './chromium.ts';
 
 let f: DashboardFixture;
 const browsers: LaunchedBrowser[] = [];
@@ -26,29 +26,29 @@ async function browser(credentials?: { username: string; password: string }) {
   return launched.context;
 }
 
-beforeAll(async () => {
-  f = await startDashboardFixture();
-  await f.seed('acme', 'linked');
-  const good = await f.compact('acme', 'linked', { type: 'slidingWindow', maxMessages: 5 });
-  expect(good.state).toBe('completed');
-  goodJobId = good.jobId;
-  // A bad event, straight onto the queue as a buggy producer would send it: it fails for good.
-  await f.producer.queue.add(
-    RUN_COMPLETED,
-    { eventId: badEventId, tenantId: 'acme', sessionIdd: 'typo' },
-    { jobId: badEventId },
-  );
-  await waitFor(async () =>
-    (await f.producer.queue.getJobState(badEventId)) === 'failed' ? true : undefined,
-  );
-});
+describeBrowser('Bull Board in Chromium', () => {
+  beforeAll(async () => {
+    f = await startDashboardFixture();
+    await f.seed('acme', 'linked');
+    const good = await f.compact('acme', 'linked', { type: 'slidingWindow', maxMessages: 5 });
+    expect(good.state).toBe('completed');
+    goodJobId = good.jobId;
+    // A bad event, straight onto the queue as a buggy producer would send it: it fails for good.
+    await f.producer.queue.add(
+      RUN_COMPLETED,
+      { eventId: badEventId, tenantId: 'acme', sessionIdd: 'typo' },
+      { jobId: badEventId },
+    );
+    await waitFor(async () =>
+      (await f.producer.queue.getJobState(badEventId)) === 'failed' ? true : undefined,
+    );
+  });
 
-afterAll(async () => {
-  await Promise.all(browsers.map((b) => b.close()));
-  await f?.close();
-});
+  afterAll(async () => {
+    await Promise.all(browsers.map((b) => b.close()));
+    await f?.close();
+  });
 
-describe('Bull Board in Chromium', () => {
   it('is refused without credentials', async () => {
     const context = await browser();
     const page = await context.newPage();

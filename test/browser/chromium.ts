@@ -1,16 +1,23 @@
 /**
- * Debian's Chromium driven by playwright-core (no browser download: `.ci/run` installs the
- * `chromium` package when it is missing). Each launch is a browser with a fresh profile
- * (`--user-data-dir`, given through `launchPersistentContext`, which Playwright requires for it),
- * removed on close.
+ * The machine's Chromium driven by playwright-core (no browser download): the global set-up finds
+ * it, or installs Debian's package where it can (`find-chromium.ts`). Each launch is a browser with
+ * a fresh profile (`--user-data-dir`, given through `launchPersistentContext`, which Playwright
+ * requires for it), removed on close.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, type BrowserContextOptions, chromium } from 'playwright-core';
+import { describe, inject } from 'vitest';
 
-/** Where Debian installs Chromium. */
-export const CHROMIUM = '/usr/bin/chromium';
+/** The Chromium the global set-up found; empty when there is none (then the browser tests skip). */
+export const CHROMIUM = inject('chromium');
+
+/**
+ * `describe` for tests that need a browser: skipped, with the one line of what to install printed
+ * by the global set-up, when this machine has no Chromium. Under `CI=true` the set-up fails instead.
+ */
+export const describeBrowser = describe.skipIf(CHROMIUM === '');
 
 /** A browser (one context) and the cleanup of its profile. */
 export interface LaunchedBrowser {

@@ -7,11 +7,11 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { appendMessages } from '../../producer/index.ts';
 import { type DashboardFixture, startDashboardFixture, TENANT_TOKENS } from '../dashboard-fixture.ts';
 import { waitFor } from '../helpers.ts';
-import { type LaunchedBrowser, launchChromium } from './chromium.ts';
+import { describeBrowser, type LaunchedBrowser, launchChromium } from './chromium.ts';
 
 /** Where the screenshot of the session page is saved. */
 const SCREENSHOT = path.join(tmpdir(), 'compactor-session-page.png');
@@ -36,33 +36,33 @@ async function pageAs(tenant: keyof typeof TENANT_TOKENS): Promise<{ page: Page;
   return { page, problems };
 }
 
-beforeAll(async () => {
-  f = await startDashboardFixture();
-  await f.seed('acme', session, 'openhands__ponyc-4588');
-  await f.seed('globex', 'theirs');
-  // The agent goes on between compactions, so the size rises again after each drop.
-  const more = (n: number) =>
-    Array.from({ length: n }, (_, i) => ({
-      role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
-      kind: 'message' as const,
-      content: `follow-up ${i}: ${'details of the next step '.repeat(40)}`,
-    }));
-  expect((await f.compact('acme', session, { type: 'summarize', keepRecent: 40 })).state).toBe('completed');
-  await appendMessages(f.tdb.database.db, 'acme', session, more(30));
-  expect((await f.compact('acme', session, { type: 'none' })).state).toBe('completed');
-  expect((await f.compact('acme', session, { type: 'summarize', keepRecent: 12 })).state).toBe('completed');
-  await appendMessages(f.tdb.database.db, 'acme', session, more(16));
-  expect((await f.compact('acme', session, { type: 'slidingWindow', maxMessages: 10 })).state).toBe(
-    'completed',
-  );
-});
+describeBrowser('session page in Chromium', () => {
+  beforeAll(async () => {
+    f = await startDashboardFixture();
+    await f.seed('acme', session, 'openhands__ponyc-4588');
+    await f.seed('globex', 'theirs');
+    // The agent goes on between compactions, so the size rises again after each drop.
+    const more = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+        kind: 'message' as const,
+        content: `follow-up ${i}: ${'details of the next step '.repeat(40)}`,
+      }));
+    expect((await f.compact('acme', session, { type: 'summarize', keepRecent: 40 })).state).toBe('completed');
+    await appendMessages(f.tdb.database.db, 'acme', session, more(30));
+    expect((await f.compact('acme', session, { type: 'none' })).state).toBe('completed');
+    expect((await f.compact('acme', session, { type: 'summarize', keepRecent: 12 })).state).toBe('completed');
+    await appendMessages(f.tdb.database.db, 'acme', session, more(16));
+    expect((await f.compact('acme', session, { type: 'slidingWindow', maxMessages: 10 })).state).toBe(
+      'completed',
+    );
+  });
 
-afterAll(async () => {
-  await Promise.all(browsers.map((b) => b.close()));
-  await f?.close();
-});
+  afterAll(async () => {
+    await Promise.all(browsers.map((b) => b.close()));
+    await f?.close();
+  });
 
-describe('session page in Chromium', () => {
   it('renders the chart, the checkpoint and the ledger after real compactions', async () => {
     const rows = await f.tdb.database.sql<{ id: string; status: string }[]>`
       select id, status from compactions where tenant_id = 'acme' and session_id = ${session}`;

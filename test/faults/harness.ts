@@ -1,10 +1,12 @@
 /**
- * Shared pieces of the fault-injection suite (issue "Exactly once, and nothing lost, under crashes,
- * stalls, restarts"). Each scenario gets its own tenant, BullMQ prefix, fake Messages API (behind a
- * gate that can hold requests: a slow LLM on demand) and, when it asks, its own redis-server; the
- * real `compactor worker` CLI runs as child processes with short lock / stall / lease timings and a
- * Postgres `application_name` of its own, so the test can find its backends; every scenario ends
- * with the invariants of DESIGN.md checked on the database ({@link Scenario.expectInvariants}).
+ * Shared pieces of the fault-injection suite, which shows that each event takes effect exactly once
+ * and no message is lost under crashes, stalls and restarts. Each scenario gets its own tenant,
+ * BullMQ prefix, fake Messages API (behind a gate that can hold requests: a slow LLM on demand)
+ * and, when it asks, its own redis-server; the real `compactor worker` CLI runs as child processes
+ * with short lock / stall / lease timings and a Postgres `application_name` of its own, so the test
+ * can find its backends; every scenario ends with compactor's invariants checked on the database
+ * ({@link Scenario.expectInvariants}): nothing lost, one effect per idempotency key, tool pairs
+ * whole, pinned messages live.
  *
  * Each test file calls {@link faultSuite} once at top level: one database per file (cloned from the
  * template), every scenario cleaned up after its test (processes, connections, servers, keys).
@@ -393,7 +395,7 @@ export class Scenario {
   }
 
   /**
-   * Checks the invariants of DESIGN.md for the tenant: `audit()` finds no violation; every imported
+   * Checks compactor's invariants for the tenant: `audit()` finds no violation; every imported
    * (or appended) message is in `messages` or `archived_messages` exactly once, content intact
    * (live + archived originals = imported); pinned ones are live; every archived message belongs
    * to the applied compaction that moved it and is counted by it; no idempotency key applied twice.

@@ -6,8 +6,9 @@
  * checkpoint, whether the last user request was kept (live, or verbatim in the checkpoint), pinned
  * messages kept, tool pairs whole, and input tokens sent to the LLM per compaction.
  *
- * Targets (issue 4): 100% of paths, requests and pinned messages kept; tokens after at most 25% of
- * before on sessions over 100 messages. Exits 1 when a target is missed. Not part of `npm test`.
+ * Targets, what an agent needs to carry on after a compaction: 100% of paths, requests and pinned
+ * messages kept; tokens after at most 25% of before on sessions over 100 messages. Exits 1 when a
+ * target is missed. Not part of `npm test`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
- * The one place that maps @anthropic-ai/sdk errors to compactor's retry policy (DESIGN.md
- * "Summarizers": 429 honours retry-after, 529/5xx back off, 4xx other than 429 fail clearly).
+ * The one place that maps @anthropic-ai/sdk errors to compactor's retry policy (429 honours
+ * retry-after, 529/5xx back off, 4xx other than 429 fail clearly).
  *
  * - a request that can never succeed as sent (400, 401, 402, 403, 404, 413, 422; a 429 for a spend
  *   limit) becomes a {@link SummarizerConfigError}: permanent, the worker fails the job;

@@ -1,9 +1,9 @@
 /**
- * The `anthropic` summarizer (DESIGN.md "Summarizers"): one Messages API call per summary, through
- * @anthropic-ai/sdk. Structured output comes from a forced call of the single tool
- * `record_checkpoint`, whose input is validated with the checkpoint's zod schema; the fixed system
- * prompt (and the tool before it) is the cached prefix. Nothing from a refused, truncated, toolless,
- * invalid or empty answer is ever returned (invariant 6).
+ * The `anthropic` summarizer: one Messages API call per summary, through @anthropic-ai/sdk.
+ * Structured output comes from a forced call of the single tool `record_checkpoint`, whose input is
+ * validated with the checkpoint's zod schema; the fixed system prompt (and the tool before it) is
+ * the cached prefix. Nothing from a refused, truncated, toolless, invalid or empty answer is ever
+ * returned, so a failed summary is never committed.
  *
  * Retries belong to BullMQ: the SDK's own retries are off by default, and SDK errors are mapped by
  * {@link mapAnthropicError}.
@@ -219,7 +219,7 @@ export type BatchAnswer =
   | { customId: string; ok: true; message: Anthropic.Message }
   | { customId: string; ok: false; error: string };
 
-/** Submits summaries through the Message Batches API and collects them (issue 5, "batch summaries"). */
+/** Submits summaries through the Message Batches API and collects them (for sweeps with `batch` on). */
 export interface AnthropicBatches {
   /**
    * Whether `input` fits one request of the input budget (a batch cannot fold chunks; a longer
