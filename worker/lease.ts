@@ -6,18 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { sessionKeyOf } from '../shared/events.ts';
+import type { Lease, Leases } from './ports.ts';
+
+export type { Lease } from './ports.ts';
 
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
-
-/** A held lease. `signal` aborts when the lease is lost (expired or taken), so work can stop early. */
-export interface Lease {
-  readonly key: string;
-  readonly token: string;
-  readonly signal: AbortSignal;
-  /** Releases the lease if still ours; never throws. */
-  release(): Promise<void>;
-}
 
 export interface LeaseManagerOptions {
   /** Key prefix, e.g. the queue prefix. */
@@ -27,7 +21,7 @@ export interface LeaseManagerOptions {
 }
 
 /** Acquires per-session leases in Redis. */
-export class LeaseManager {
+export class LeaseManager implements Leases {
   private readonly ttlMs: number;
 
   constructor(

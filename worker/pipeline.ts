@@ -16,13 +16,13 @@ import type { Strategy, SummarizeStrategy } from '../shared/strategy.ts';
 import type { SummarizeInput, Summarizer } from '../shared/summarizer.ts';
 import { estimateMessageTokens } from '../shared/tokens.ts';
 import type { QueuedSummary } from './batches.ts';
-import type { Lease } from './lease.ts';
-import type { ApplyResult, CompactionStore, Gate, SummaryToWrite } from './store.ts';
+import type { ApplyResult, FencedWrites, Gate, Leases, SessionReads, SummaryToWrite } from './ports.ts';
 
 /** Side effects the pipeline needs. */
 export interface PipelineDeps {
-  store: CompactionStore;
-  leases: { acquire(tenantId: string, sessionId: string): Promise<Lease | null> };
+  /** Session reads and fenced writes (the Postgres adapter). */
+  store: SessionReads & FencedWrites;
+  leases: Leases;
   /** The summarizer for `summarize` plans. */
   summarizer: Summarizer;
   /** Monotonic-enough clock in ms (injected so tests can control it). */
@@ -172,7 +172,7 @@ async function compactUnderLock(
  * The admission gate with the request's idempotency key checked in the same round trip; null for
  * an unknown session (an earlier run's ledger row may still answer the request).
  */
-async function gateOf(store: CompactionStore, request: CompactionRequest): Promise<Gate | null> {
+async function gateOf(store: SessionReads, request: CompactionRequest): Promise<Gate | null> {
   try {
     return await store.loadGate(request.tenantId, request.sessionId, request.idempotencyKey);
   } catch (error) {
@@ -186,7 +186,7 @@ async function gateOf(store: CompactionStore, request: CompactionRequest): Promi
  * @throws {SessionNotFoundError} if the tenant has no such session.
  */
 export async function effectivePolicy(
-  store: CompactionStore,
+  store: SessionReads,
   request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy'>,
 ): Promise<EffectivePolicy> {
   const gate = await store.loadGate(request.tenantId, request.sessionId);

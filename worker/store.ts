@@ -16,6 +16,17 @@ import { type CompactionRow, compactionPolicies, compactions, messages, sessions
 import type { Strategy } from '../shared/strategy.ts';
 import type { SummaryUsage } from '../shared/summarizer.ts';
 import { insertLedgerRow, type LedgerValues, ledgerValues } from './ledger.ts';
+import type {
+  ApplyInput,
+  ApplyResult,
+  FencedWrites,
+  Gate,
+  LedgerContext,
+  RecordInput,
+  SessionReads,
+  Snapshot,
+  UnderLockInput,
+} from './ports.ts';
 import { type ApplyEffect, continueInChild, insertSummaryMessage } from './transition.ts';
 
 /** The columns of a MessageMeta (no content): what planning reads. */
@@ -53,87 +64,8 @@ function metaOf([seq, role, kind, toolCallId, toolName, tokenCount, pinned]: Met
   return { seq, role, kind, toolCallId, toolName, tokenCount, pinned };
 }
 
-/** The admission check's input: the session's state and the policies that may apply. */
-export interface Gate {
-  state: GateState;
-  /** Whether a ledger row already holds the request's idempotency key (a duplicate). */
-  keyUsed: boolean;
-  agentPolicy: Policy | null;
-  tenantPolicy: Policy | null;
-}
-
-/** A consistent read of one session: its row and the metadata of its live messages. */
-export interface Snapshot extends SessionSnapshot {
-  messageCount: number;
-  tokenCount: number;
-  checkpoint: Checkpoint | null;
-  /** Live messages with seq ≤ snapshotSeq, ascending, without content. */
-  messages: MessageMeta[];
-}
-
-/** What a ledger row says about who asked and why. */
-export interface LedgerContext {
-  tenantId: string;
-  sessionId: string;
-  /** Unique per effect; null only for `failed` rows. */
-  idempotencyKey: string | null;
-  eventId: string | null;
-  trigger: 'event' | 'sweep' | 'manual';
-  strategy: string;
-}
-
-/** The summary to write with a `summarize` compaction. */
-export interface SummaryToWrite {
-  checkpoint: Checkpoint;
-  /** Rendered text of the summary message. */
-  text: string;
-  /** Estimated tokens of `text`. */
-  tokenCount: number;
-  summarizer: string;
-  usage: SummaryUsage;
-}
-
-export interface ApplyInput extends LedgerContext {
-  plan: CompactPlan;
-  /** compaction_version read with the snapshot: the fencing token. */
-  expectedVersion: number;
-  summary: SummaryToWrite | null;
-  /** The ledger row's reason, if any (e.g. a fallback). */
-  note?: string | undefined;
-  /** `inPlace` (default) rewrites the session; `newSession` writes the result to a child session. */
-  mode?: Mode | undefined;
-  /**
-   * Whether the session would still be over its trigger with these counts (messages, tokens): if
-   * so the storm guard is set, so events do not retry a compaction that cannot help.
-   */
-  stillOverTrigger?: ((messages: number, tokens: number) => boolean) | undefined;
-  /** Time spent before apply (snapshot, plan, summary), ms. */
-  durationMs: number;
-}
-
-/** A compaction that needs no LLM call, for {@link CompactionStore.compactUnderLock}. */
-export interface UnderLockInput extends LedgerContext {
-  /** The strategy to plan with: `none` or `slidingWindow` (`strategy` names it in the ledger). */
-  planStrategy: Strategy;
-  mode?: Mode | undefined;
-  note?: string | undefined;
-  /** As in {@link ApplyInput}: sets the storm guard when the session stays over its trigger. */
-  stillOverTrigger?: ((messages: number, tokens: number) => boolean) | undefined;
-  /** compaction_version as the admission gate read it. */
-  seenVersion: number;
-  /** Clock for the stage timings, ms. */
-  now: () => number;
-  /** Time since the run started, ms (the ledger row's duration). */
-  durationMs: () => number;
-  /** Receives the snapshot, plan and apply durations, ms. */
-  onStage?: ((stage: 'snapshot' | 'plan' | 'apply', ms: number) => void) | undefined;
-}
-
-/** Result of an apply: `duplicate` when the idempotency key had already been used. */
-export type ApplyResult = { status: 'applied' | 'duplicate'; row: CompactionRow };
-
 /** Postgres operations of the pipeline, bound to one database. */
-export class CompactionStore {
+export class CompactionStore implements SessionReads, FencedWrites {
   private readonly prepared: ReturnType<typeof prepareQueries>;
 
   constructor(private readonly db: Db) {
@@ -321,20 +253,7 @@ export class CompactionStore {
    * Records a decision that changed nothing (`skipped`) under its idempotency key, or a `failed`
    * attempt (key null). A skip whose key is already used returns the existing row instead.
    */
-  async record(
-    input: LedgerContext & {
-      status: 'skipped' | 'failed';
-      reason: string;
-      error?: string | null;
-      durationMs: number;
-      usage?: SummaryUsage | undefined;
-      summarizer?: string | null;
-      /** Set the storm guard: the compaction could not bring the session under its trigger. */
-      stormGuard?: boolean;
-      /** The session's counters as the caller just read them (absent: read here, one more round trip). */
-      counts?: { messageCount: number; tokenCount: number };
-    },
-  ): Promise<ApplyResult> {
+  async record(input: RecordInput): Promise<ApplyResult> {
     if (input.stormGuard) await setStormGuard(this.db, input.tenantId, input.sessionId);
     const [session] = input.counts
       ? [input.counts]
