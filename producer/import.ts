@@ -5,10 +5,10 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Db } from '../shared/db.ts';
-import { InvalidInputError, printable } from '../shared/errors.ts';
-import { idSchema } from '../shared/events.ts';
-import { parseTranscript } from '../shared/transcript.ts';
+import { InvalidInputError, printable } from '../shared/contract/errors.ts';
+import { idSchema } from '../shared/contract/events.ts';
+import { parseTranscript } from '../shared/contract/transcript.ts';
+import type { Db } from '../shared/postgres/db.ts';
 import { createSession } from './sessions.ts';
 
 export interface ImportedSession {

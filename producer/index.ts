@@ -6,7 +6,7 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { InvalidInputError } from '../shared/errors.ts';
+import { InvalidInputError } from '../shared/contract/errors.ts';
 import {
   COMPACTION_QUEUE,
   DEFAULT_JOB_OPTIONS,
@@ -16,7 +16,7 @@ import {
   type RunCompletedEvent,
   type RunCompletedInput,
   runCompletedEventSchema,
-} from '../shared/events.ts';
+} from '../shared/contract/events.ts';
 
 export { appendMessages, createSession, liveSessionOf, SessionExistsError } from './sessions.ts';
 

@@ -3,16 +3,16 @@
  * append messages to a live one. Every write is scoped by tenant.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../shared/db.ts';
-import { InvalidInputError, SessionNotFoundError } from '../shared/errors.ts';
-import type { Kind, Role } from '../shared/message.ts';
-import { messages, sessions } from '../shared/schema.ts';
-import { estimateMessageTokens } from '../shared/tokens.ts';
+import { InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
+import type { Kind, Role } from '../shared/contract/message.ts';
+import { estimateMessageTokens } from '../shared/contract/tokens.ts';
+import type { Db } from '../shared/postgres/db.ts';
+import { messages, sessions } from '../shared/postgres/schema.ts';
 
 /** Rows per INSERT: 11 columns × 2,000 = 22,000 parameters, well under Postgres' 65,535. */
 export const INSERT_BATCH_ROWS = 2_000;
 
-/** A message to store. `tokenCount` defaults to the estimate of shared/tokens.ts. */
+/** A message to store. `tokenCount` defaults to the estimate of shared/contract/tokens.ts. */
 export interface NewMessage {
   seq: number;
   role: Role;

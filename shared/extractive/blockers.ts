@@ -1,5 +1,5 @@
 /** Blockers: errors of failed tool results, cleared when the same call later succeeds. */
-import type { Message } from '../message.ts';
+import type { Message } from '../contract/message.ts';
 import { callSource, describeCall } from './describe-call.ts';
 import { detectError } from './error-lines.ts';
 import { type Item, PREVIOUS } from './items.ts';

@@ -1,6 +1,7 @@
 /** Fitting the checkpoint into `maxSummaryTokens` by dropping the oldest list items. */
-import { type Checkpoint, emptyCheckpoint, renderCheckpoint } from '../checkpoint.ts';
-import { estimateTextTokens } from '../tokens.ts';
+
+import { estimateTextTokens } from '../contract/tokens.ts';
+import { type Checkpoint, emptyCheckpoint, renderCheckpoint } from '../summary/checkpoint.ts';
 import type { Item } from './items.ts';
 import { type ListKey, TRIM_ORDER } from './limits.ts';
 

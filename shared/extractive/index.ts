@@ -21,17 +21,18 @@
  * This file assembles the checkpoint; each heuristic lives in its own module beside it (`tool-runs`,
  * `describe-call`, `shell`, `error-lines`, `blockers`, `completed`, `state`, `intents`, `budget`).
  */
-import { type Checkpoint, checkpointSchema, emptyCheckpoint } from '../checkpoint.ts';
-import { lastUserRequestOf } from '../last-request.ts';
-import type { Message } from '../message.ts';
+
+import type { Message } from '../contract/message.ts';
+import { type Checkpoint, checkpointSchema, emptyCheckpoint } from '../summary/checkpoint.ts';
+import { lastUserRequestOf } from '../summary/last-request.ts';
 import {
   collectLeaving,
   noUsage,
   type SummarizeInput,
   type Summarizer,
   type SummaryResult,
-} from '../summarizer.ts';
-import { extractWorkingSet } from '../working-set.ts';
+} from '../summary/summarizer.ts';
+import { extractWorkingSet } from '../working-set/working-set.ts';
 import { mergeBlockers } from './blockers.ts';
 import { fitBudget } from './budget.ts';
 import { completedItems } from './completed.ts';
@@ -44,7 +45,7 @@ import { clipWords, collapse } from './text.ts';
 import { pairToolCalls } from './tool-runs.ts';
 
 /** Longest last user request kept verbatim, in characters (the checkpoint schema's bound). */
-export { REQUEST_CHARS } from '../last-request.ts';
+export { REQUEST_CHARS } from '../summary/last-request.ts';
 export { GOAL_CHARS, ITEM_CHARS, LIST_CAPS } from './limits.ts';
 
 /**

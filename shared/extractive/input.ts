@@ -1,8 +1,9 @@
 /** Input hygiene: which messages can be summarized, and the previous checkpoint made valid. */
-import { type Checkpoint, checkpointSchema, emptyCheckpoint } from '../checkpoint.ts';
-import { clipRequest } from '../last-request.ts';
-import type { Message } from '../message.ts';
-import { extractWorkingSet } from '../working-set.ts';
+
+import type { Message } from '../contract/message.ts';
+import { type Checkpoint, checkpointSchema, emptyCheckpoint } from '../summary/checkpoint.ts';
+import { clipRequest } from '../summary/last-request.ts';
+import { extractWorkingSet } from '../working-set/working-set.ts';
 import { MAX_WORKING_SET, TRIM_ORDER } from './limits.ts';
 import { cleanItem, clipWords } from './text.ts';
 

@@ -1,5 +1,5 @@
 /** What the agent's prose states: intents after its last tool result, decisions, and open questions. */
-import type { Message } from '../message.ts';
+import type { Message } from '../contract/message.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS, LIST_CAPS } from './limits.ts';
 import { clipWords, findLastIndex, isThinking, sentences } from './text.ts';

@@ -1,5 +1,5 @@
 /** Where the agent stands at the cutoff: in progress and pending. */
-import type { Message } from '../message.ts';
+import type { Message } from '../contract/message.ts';
 import { describeCall } from './describe-call.ts';
 import { trailingIntents } from './intents.ts';
 import type { Item } from './items.ts';

@@ -1,5 +1,5 @@
 /** Text helpers of the extractive summarizer: sentences, clipping, cleaning list items. Pure. */
-import { isHighSurrogate, isLowSurrogate } from '../unicode.ts';
+import { isHighSurrogate, isLowSurrogate } from '../contract/unicode.ts';
 
 /** Sentences of a message's prose: code blocks, indented code and the `[thinking]` tag left out. */
 export function sentences(text: string): string[] {

@@ -26,19 +26,19 @@ import { type Job, Queue, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { createProducer } from '../../producer/index.ts';
-import { openDatabase } from '../../shared/db.ts';
-import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/events.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive.ts';
-import { LeaseManager } from '../../worker/lease.ts';
-import { migrateDatabase } from '../../worker/migrate.ts';
-import { runCompaction, type Stage } from '../../worker/pipeline.ts';
-import { openServices, poolSizeFor } from '../../worker/services.ts';
-import { CompactionStore } from '../../worker/store.ts';
+import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { openDatabase } from '../../shared/postgres/db.ts';
+import { runCompaction, type Stage } from '../../worker/pipeline/pipeline.ts';
+import { migrateDatabase } from '../../worker/postgres/migrate.ts';
+import { CompactionStore } from '../../worker/postgres/store.ts';
+import { startWorker } from '../../worker/queue/worker.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
+import { openServices, poolSizeFor } from '../../worker/runtime/services.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
-import { startWorker } from '../../worker/worker.ts';
-import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../env.ts';
-import { FakeAnthropicServer } from '../fake-anthropic.ts';
-import { cleanRedis, silentLogger, testConfig } from '../helpers.ts';
+import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
+import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
+import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { startFloorWorker } from './floor.ts';
 
 const { values } = parseArgs({
@@ -451,7 +451,7 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
     [
       `Target ≥ 90% of ideal at 128, steady state: ${targetMet ? 'met' : 'missed'}.`,
       `${LLM_WAVES} waves of jobs per level (16 at concurrency 1). "Whole run" is every job over the time from the worker's start to the last completion, ramp-up and the last wave's tail included. "Steady" counts the completions after the first wave's (the concurrency-th completion) up to the start of the last job, while every slot is busy; it is what a worker fed continuously sustains. Ideal is concurrency / 1 s and ignores the database work each job does besides its LLM call.`,
-      `Postgres pool: ${pools.join(', ')} (the worker's default, worker/services.ts poolSizeFor). "Worker event loop busy" is the event-loop utilization of this process (worker and bench) during the run: near 100%, the worker is CPU-bound and jobs wait for it between their I/O steps.`,
+      `Postgres pool: ${pools.join(', ')} (the worker's default, worker/runtime/services.ts poolSizeFor). "Worker event loop busy" is the event-loop utilization of this process (worker and bench) during the run: near 100%, the worker is CPU-bound and jobs wait for it between their I/O steps.`,
     ],
   );
 }

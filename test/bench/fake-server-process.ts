@@ -5,7 +5,7 @@
  * stdout and answers every request after N ms (default 0), until it is killed.
  */
 import { parseArgs } from 'node:util';
-import { FakeAnthropicServer } from '../fake-anthropic.ts';
+import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 
 const { values } = parseArgs({ options: { 'delay-ms': { type: 'string', default: '0' } } });
 const delayMs = Number(values['delay-ms']);

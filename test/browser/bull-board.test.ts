@@ -5,14 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { RUN_COMPLETED } from '../../shared/events.ts';
+import { RUN_COMPLETED } from '../../shared/contract/events.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
   type DashboardFixture,
   startDashboardFixture,
-} from '../dashboard-fixture.ts';
-import { waitFor } from '../helpers.ts';
+} from '../support/dashboard-fixture.ts';
+import { waitFor } from '../support/fixtures.ts';
 import { describeBrowser, type LaunchedBrowser, launchChromium } from './chromium.ts';
 
 let f: DashboardFixture;

@@ -9,8 +9,8 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { appendMessages } from '../../producer/index.ts';
-import { type DashboardFixture, startDashboardFixture, TENANT_TOKENS } from '../dashboard-fixture.ts';
-import { waitFor } from '../helpers.ts';
+import { type DashboardFixture, startDashboardFixture, TENANT_TOKENS } from '../support/dashboard-fixture.ts';
+import { waitFor } from '../support/fixtures.ts';
 import { describeBrowser, type LaunchedBrowser, launchChromium } from './chromium.ts';
 
 /** Where the screenshot of the session page is saved. */

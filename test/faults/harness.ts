@@ -24,15 +24,15 @@ import { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { createProducer, createSession, type Producer } from '../../producer/index.ts';
-import { COMPACTION_QUEUE, idempotencyKeyOf, RUN_COMPLETED } from '../../shared/events.ts';
-import { type CompactionRow, compactions } from '../../shared/schema.ts';
-import type { Strategy } from '../../shared/strategy.ts';
-import { estimateMessageTokens } from '../../shared/tokens.ts';
-import { type AuditReport, audit, violations } from '../../worker/audit.ts';
-import { LeaseManager } from '../../worker/lease.ts';
-import type { JobResult } from '../../worker/processor.ts';
-import { REDIS_URL } from '../env.ts';
-import { FakeAnthropicServer } from '../fake-anthropic.ts';
+import { COMPACTION_QUEUE, idempotencyKeyOf, RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
+import { type CompactionRow, compactions } from '../../shared/postgres/schema.ts';
+import type { Strategy } from '../../shared/strategies/index.ts';
+import { type AuditReport, audit, violations } from '../../worker/postgres/audit.ts';
+import type { JobResult } from '../../worker/queue/processor.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
+import { REDIS_URL } from '../support/env.ts';
+import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import {
   cleanRedis,
   createTestDatabase,
@@ -40,8 +40,8 @@ import {
   type TestDatabase,
   testPrefix,
   waitFor,
-} from '../helpers.ts';
-import { type Child, killAllChildren, startCompactor } from '../processes.ts';
+} from '../support/fixtures.ts';
+import { type Child, killAllChildren, startCompactor } from '../support/processes.ts';
 
 /**
  * Short BullMQ lock / stalled-check / lease timings, so a dead worker's job is recovered in seconds;

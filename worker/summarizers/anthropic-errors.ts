@@ -13,7 +13,7 @@
  * a failed job in Bull Board can be traced on Anthropic's side, and the SDK error as `cause`.
  */
 import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import { SummarizerConfigError } from '../../shared/errors.ts';
+import { SummarizerConfigError } from '../../shared/contract/errors.ts';
 
 /** The API said 429: retry no sooner than {@link retryAfterMs} from when it answered. Transient. */
 export class RateLimitedError extends Error {

@@ -11,13 +11,18 @@
 import { performance } from 'node:perf_hooks';
 import Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { type Checkpoint, checkpointSchema } from '../../shared/checkpoint.ts';
-import { chunkByBudget } from '../../shared/chunks.ts';
-import { SummarizerConfigError, SummaryRejectedError } from '../../shared/errors.ts';
-import { lastUserRequestOf } from '../../shared/last-request.ts';
-import type { Message } from '../../shared/message.ts';
-import { costUsd } from '../../shared/pricing.ts';
-import { buildSummaryPrompt, SUMMARY_TOOL_DESCRIPTION, SUMMARY_TOOL_NAME } from '../../shared/prompt.ts';
+import { SummarizerConfigError, SummaryRejectedError } from '../../shared/contract/errors.ts';
+import type { Message } from '../../shared/contract/message.ts';
+import { estimateMessageTokens, estimateTextTokens } from '../../shared/contract/tokens.ts';
+import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
+import { chunkByBudget } from '../../shared/summary/chunks.ts';
+import { lastUserRequestOf } from '../../shared/summary/last-request.ts';
+import { costUsd } from '../../shared/summary/pricing.ts';
+import {
+  buildSummaryPrompt,
+  SUMMARY_TOOL_DESCRIPTION,
+  SUMMARY_TOOL_NAME,
+} from '../../shared/summary/prompt.ts';
 import {
   leavingArray,
   pagesOf,
@@ -25,9 +30,8 @@ import {
   type Summarizer,
   type SummaryResult,
   type SummaryUsage,
-} from '../../shared/summarizer.ts';
-import { estimateMessageTokens, estimateTextTokens } from '../../shared/tokens.ts';
-import { sanitizePath } from '../../shared/working-set.ts';
+} from '../../shared/summary/summarizer.ts';
+import { sanitizePath } from '../../shared/working-set/working-set.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
 
 /** Endpoint used when no `baseURL` is given. Passed explicitly so the SDK never reads ANTHROPIC_BASE_URL itself. */

@@ -2,9 +2,10 @@
  * Chooses the summarizer from the configuration: `anthropic` when `ANTHROPIC_API_KEY` is set,
  * `extractive` (offline, deterministic) otherwise.
  */
-import type { Config } from '../../shared/config.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive.ts';
-import type { Summarizer } from '../../shared/summarizer.ts';
+
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import type { Config } from '../../shared/runtime/config.ts';
+import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { type AnthropicBatches, createAnthropicBatches, createAnthropicSummarizer } from './anthropic.ts';
 
 export function summarizerFor(config: Config): Summarizer {

@@ -1,0 +1,235 @@
+/**
+ * Compaction policies and triggers: which strategy a session gets, and when it must be compacted.
+ * Pure: the policy schema, the precedence rule, and the trigger check of one session. No I/O, no
+ * clock (the caller passes `now`).
+ *
+ * Precedence, most specific first: the event's strategy override > the agent's policy > the
+ * tenant's policy > the built-in default. Triggers and mode come from the most specific policy
+ * (an event only overrides the strategy).
+ */
+import { z } from 'zod';
+import { DEFAULT_STRATEGY, type Strategy, strategySchema } from '../strategies/index.ts';
+
+/**
+ * When a session must be compacted. Any trigger that fires is enough; a session with none that
+ * applies (no context window known, no message or token limit) is compacted whenever the plan
+ * finds messages to move.
+ */
+export const triggersSchema = z
+  .object({
+    /** Fires when the session holds more than this many live messages. */
+    maxMessages: z.number().int().min(1).max(10_000_000).optional(),
+    /** Fires when the session's tokens exceed this many. */
+    maxTokens: z.number().int().min(1).max(100_000_000).optional(),
+    /**
+     * Fires when the session's tokens exceed this share of its context window (when the session
+     * records one). Default 0.85, in the spirit of the common 85-90% thresholds.
+     */
+    contextFraction: z.number().gt(0).max(1).default(0.85),
+    /** Least time between two compactions of one session, ms. Default 0. */
+    minIntervalMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 24 * 3_600_000)
+      .default(0),
+  })
+  .strict();
+
+export type Triggers = z.infer<typeof triggersSchema>;
+
+/** `inPlace` rewrites the session; `newSession` continues the compacted history in a child session. */
+export const MODES = ['inPlace', 'newSession'] as const;
+export type Mode = (typeof MODES)[number];
+
+/** A policy as written by `compactor policy set` (validated on write). */
+export const policySchema = z
+  .object({
+    strategy: strategySchema,
+    triggers: triggersSchema.default({ contextFraction: 0.85, minIntervalMs: 0 }),
+    mode: z.enum(MODES).default('inPlace'),
+    enabled: z.boolean().default(true),
+    /**
+     * Sweep-found `summarize` compactions go through the Anthropic Message Batches API (half the
+     * price, results within 24 h) instead of one call each. Events are always summarized online.
+     */
+    batch: z.boolean().default(false),
+  })
+  .strict();
+
+export type Policy = z.infer<typeof policySchema>;
+export type PolicyInput = z.input<typeof policySchema>;
+
+/** The built-in default: summarize, keep 10, trigger at 85% of the context window, in place. */
+export const DEFAULT_POLICY: Policy = {
+  strategy: DEFAULT_STRATEGY,
+  triggers: { contextFraction: 0.85, minIntervalMs: 0 },
+  mode: 'inPlace',
+  enabled: true,
+  batch: false,
+};
+
+/** The policy in force and where it came from. */
+export interface EffectivePolicy extends Policy {
+  source: 'agent' | 'tenant' | 'default';
+  /** True when the event named the strategy. */
+  strategyOverridden: boolean;
+}
+
+/**
+ * Applies the precedence rule.
+ * @param override the event's strategy, if it named one.
+ */
+export function resolvePolicy(
+  override: Strategy | undefined,
+  agent: Policy | null,
+  tenant: Policy | null,
+): EffectivePolicy {
+  const base = agent ?? tenant ?? DEFAULT_POLICY;
+  const source = agent ? 'agent' : tenant ? 'tenant' : 'default';
+  return { ...base, strategy: override ?? base.strategy, source, strategyOverridden: override !== undefined };
+}
+
+/** The numbers of a session the triggers look at. Tokens are estimated; times are ms since the epoch. */
+export interface SessionStats {
+  messageCount: number;
+  tokenCount: number;
+  contextWindow: number | null;
+  lastCompactedAt: number | null;
+}
+
+/** Which trigger fired, or why none did. */
+export type TriggerDecision = { fire: true; reason: string } | { fire: false; reason: string };
+
+/**
+ * Decides whether `triggers` fire for a session at time `now` (ms since the epoch).
+ * The minimum interval wins over every other trigger.
+ */
+export function checkTriggers(triggers: Triggers, session: SessionStats, now: number): TriggerDecision {
+  if (session.lastCompactedAt !== null && triggers.minIntervalMs > 0) {
+    const since = now - session.lastCompactedAt;
+    if (since < triggers.minIntervalMs) {
+      return {
+        fire: false,
+        reason: `compacted ${since} ms ago, less than the minimum interval of ${triggers.minIntervalMs} ms`,
+      };
+    }
+  }
+  const limits = triggerLimits(triggers, session.contextWindow);
+  if (limits.maxMessages === null && limits.maxTokens === null) {
+    return {
+      fire: true,
+      reason: 'no trigger applies to this session (no limit set, no context window known)',
+    };
+  }
+  if (limits.maxMessages !== null && session.messageCount > limits.maxMessages) {
+    return {
+      fire: true,
+      reason: `${session.messageCount} messages, over the limit of ${limits.maxMessages}`,
+    };
+  }
+  if (limits.maxTokens !== null && session.tokenCount > limits.maxTokens) {
+    return { fire: true, reason: `${session.tokenCount} tokens, over the limit of ${limits.maxTokens}` };
+  }
+  const parts = [
+    limits.maxMessages !== null ? `${session.messageCount} of ${limits.maxMessages} messages` : null,
+    limits.maxTokens !== null ? `${session.tokenCount} of ${limits.maxTokens} tokens` : null,
+  ].filter(Boolean);
+  return { fire: false, reason: `below every trigger: ${parts.join(', ')}` };
+}
+
+/**
+ * The effective limits: `maxTokens` is the lower of the absolute limit and `contextFraction` of
+ * the context window. Null means "no such limit".
+ */
+export function triggerLimits(
+  triggers: Triggers,
+  contextWindow: number | null,
+): { maxMessages: number | null; maxTokens: number | null } {
+  const fromWindow = contextWindow ? Math.floor(contextWindow * triggers.contextFraction) : null;
+  const tokenLimits = [triggers.maxTokens ?? null, fromWindow].filter((v): v is number => v !== null);
+  return {
+    maxMessages: triggers.maxMessages ?? null,
+    maxTokens: tokenLimits.length > 0 ? Math.min(...tokenLimits) : null,
+  };
+}
+
+/** The session row as the admission check reads it. */
+export interface GateState extends SessionStats {
+  lastSeq: number;
+  compactionVersion: number;
+  /** `last_seq` when a compaction last failed to bring the session under its trigger, or null. */
+  stormGuardSeq: number | null;
+  /** Set when the session continued in a child session. */
+  childSessionId: string | null;
+}
+
+/** What asks for the compaction. */
+export interface AdmissionRequest {
+  trigger: 'event' | 'sweep' | 'manual';
+  /** A sweep's job carries the version it saw: a compaction since then makes it moot. */
+  expectedVersion?: number | undefined;
+}
+
+/**
+ * Decides, before any lock or LLM call, whether a compaction is worth attempting. Manual
+ * requests skip the triggers, the minimum interval and the storm guard, not the lineage rule.
+ * @param now wall-clock time, ms since the epoch.
+ */
+export function admit(
+  request: AdmissionRequest,
+  policy: EffectivePolicy,
+  state: GateState,
+  now: number,
+): TriggerDecision {
+  if (state.childSessionId !== null) {
+    return { fire: false, reason: `the session continued in session "${state.childSessionId}"` };
+  }
+  if (request.trigger === 'manual') return { fire: true, reason: 'manual request' };
+  if (!policy.enabled)
+    return { fire: false, reason: `compaction is disabled by the ${policy.source} policy` };
+  if (request.expectedVersion !== undefined && request.expectedVersion !== state.compactionVersion) {
+    return {
+      fire: false,
+      reason: `compacted since the sweep saw it (version ${request.expectedVersion}, now ${state.compactionVersion})`,
+    };
+  }
+  const decision = checkTriggers(policy.triggers, state, now);
+  if (decision.fire && state.stormGuardSeq !== null) {
+    const needed = newMessagesToRetry(policy.strategy);
+    const arrived = state.lastSeq - state.stormGuardSeq;
+    if (arrived < needed) {
+      return {
+        fire: false,
+        reason:
+          `storm guard: the last compaction could not bring the session under its trigger; ` +
+          `waiting for ${needed - arrived} more message(s) before trying again`,
+      };
+    }
+  }
+  return decision;
+}
+
+/**
+ * New messages after which a compaction that could not get under the trigger may help again:
+ * as many as the strategy keeps verbatim (once they arrive, the messages kept last time can leave).
+ */
+export function newMessagesToRetry(strategy: Strategy): number {
+  if (strategy.type === 'slidingWindow') return strategy.maxMessages;
+  if (strategy.type === 'summarize') return Math.max(1, strategy.keepRecent);
+  return 1;
+}
+
+/** Whether a session of these counts would still fire the message/token triggers. */
+export function overTrigger(
+  triggers: Triggers,
+  contextWindow: number | null,
+  messages: number,
+  tokens: number,
+): boolean {
+  const limits = triggerLimits(triggers, contextWindow);
+  return (
+    (limits.maxMessages !== null && messages > limits.maxMessages) ||
+    (limits.maxTokens !== null && tokens > limits.maxTokens)
+  );
+}

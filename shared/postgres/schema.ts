@@ -1,0 +1,227 @@
+/**
+ * compactor's Postgres data model, as a drizzle schema. drizzle-kit generates the SQL
+ * migrations in `drizzle/` from this file (`npm run db:generate`); never edit those by hand.
+ *
+ * Units: every `*_tokens` / `token_count` column is an estimated token count; `cost_usd` is US
+ * dollars; `*_ms` columns are milliseconds.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+/** Message roles, as agent frameworks and the corpus name them. */
+export const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
+/** Message kinds; `summary` is written only by compactor. */
+export const MESSAGE_KINDS = ['message', 'tool_call', 'tool_result', 'summary'] as const;
+/** What started a compaction. */
+export const TRIGGERS = ['event', 'sweep', 'manual'] as const;
+/** Ledger row outcomes. */
+export const COMPACTION_STATUSES = ['applied', 'skipped', 'failed', 'restored'] as const;
+
+/** One agent conversation. `tenant_id` scopes every read and write. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').notNull(),
+    tenantId: text('tenant_id').notNull(),
+    agentId: text('agent_id'),
+    /** Highest seq ever written; the next message gets `last_seq + 1`. -1 when empty. */
+    lastSeq: bigint('last_seq', { mode: 'number' }).notNull().default(-1),
+    messageCount: integer('message_count').notNull().default(0),
+    tokenCount: bigint('token_count', { mode: 'number' }).notNull().default(0),
+    /** The model's context window in tokens, when the agent service says it. */
+    contextWindow: integer('context_window'),
+    /**
+     * Bumped by every applied compaction or restore: the fencing token. A plan records it from its
+     * snapshot, and the apply refuses to write when it has changed since.
+     */
+    compactionVersion: integer('compaction_version').notNull().default(0),
+    compactionCount: integer('compaction_count').notNull().default(0),
+    lastCompactedAt: timestamp('last_compacted_at', { withTimezone: true }),
+    /** The current checkpoint (structured summary), or null before the first summary. */
+    checkpoint: jsonb('checkpoint'),
+    parentSessionId: text('parent_session_id'),
+    /** Set when the session continued in a child session (newSession mode); the session stays whole. */
+    childSessionId: text('child_session_id'),
+    /**
+     * Storm guard: `last_seq` when a compaction could not bring the session under its trigger.
+     * Events skip cheaply until enough new messages arrive for another compaction to help.
+     */
+    stormGuardSeq: bigint('storm_guard_seq', { mode: 'number' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    // Serves the sweep's keyset scan over live sessions (transitioned parents are left out).
+    index('sessions_sweep_idx').on(t.tenantId, t.id).where(sql`${t.childSessionId} is null`),
+  ],
+);
+
+/**
+ * Per-tenant and per-agent compaction policies (shared/policy/policy.ts). `agent_id` null is the tenant's
+ * own policy; one row per (tenant, agent), nulls not distinct.
+ */
+export const compactionPolicies = pgTable(
+  'compaction_policies',
+  {
+    tenantId: text('tenant_id').notNull(),
+    agentId: text('agent_id'),
+    /** The validated policy: `{ strategy, triggers, mode, enabled }`. */
+    policy: jsonb('policy').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [unique('compaction_policies_tenant_agent_key').on(t.tenantId, t.agentId).nullsNotDistinct()],
+);
+
+/** Columns shared by live and archived messages. */
+const messageColumns = {
+  tenantId: text('tenant_id').notNull(),
+  sessionId: text('session_id').notNull(),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+  role: text('role', { enum: MESSAGE_ROLES }).notNull(),
+  kind: text('kind', { enum: MESSAGE_KINDS }).notNull(),
+  content: text('content').notNull(),
+  toolCallId: text('tool_call_id'),
+  toolName: text('tool_name'),
+  tokenCount: integer('token_count').notNull(),
+  pinned: boolean('pinned').notNull().default(false),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+};
+
+/** The live history of each session. */
+export const messages = pgTable('messages', messageColumns, (t) => [
+  primaryKey({ columns: [t.tenantId, t.sessionId, t.seq] }),
+  foreignKey({
+    columns: [t.tenantId, t.sessionId],
+    foreignColumns: [sessions.tenantId, sessions.id],
+  }).onDelete('cascade'),
+]);
+
+/**
+ * Messages moved out of `messages` by a compaction, linked to it. A seq can appear here more than
+ * once per session (an original message, then the summary that later took its seq), never twice
+ * for one compaction.
+ */
+export const archivedMessages = pgTable(
+  'archived_messages',
+  {
+    ...messageColumns,
+    compactionId: uuid('compaction_id').notNull(),
+    archivedAt: timestamp('archived_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.compactionId, t.seq] }),
+    index('archived_messages_session_seq_idx').on(t.tenantId, t.sessionId, t.seq),
+  ],
+);
+
+/** The ledger: one row per compaction decision. */
+export const compactions = pgTable(
+  'compactions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    sessionId: text('session_id').notNull(),
+    tenantId: text('tenant_id').notNull(),
+    /**
+     * `event:<tenantId>:<eventId>` for events, `manual:<uuid>` for the CLI. Unique: one effect per key.
+     * Null only on `failed` rows, which record an attempt and must not block a later retry.
+     */
+    idempotencyKey: text('idempotency_key'),
+    eventId: text('event_id'),
+    trigger: text('trigger', { enum: TRIGGERS }).notNull(),
+    strategy: text('strategy').notNull(),
+    summarizer: text('summarizer'),
+    status: text('status', { enum: COMPACTION_STATUSES }).notNull(),
+    reason: text('reason'),
+    /** Highest seq that left; messages above it were never touched. */
+    cutoffSeq: bigint('cutoff_seq', { mode: 'number' }),
+    /** Seq the summary message took (the last leaving seq), when one was written. */
+    summarySeq: bigint('summary_seq', { mode: 'number' }),
+    compactionVersion: integer('compaction_version'),
+    messagesBefore: integer('messages_before'),
+    messagesAfter: integer('messages_after'),
+    tokensBefore: bigint('tokens_before', { mode: 'number' }),
+    tokensAfter: bigint('tokens_after', { mode: 'number' }),
+    messagesArchived: integer('messages_archived'),
+    summary: text('summary'),
+    /** The session's checkpoint before this compaction replaced it (what a restore puts back). */
+    checkpointBefore: jsonb('checkpoint_before'),
+    /** The child session a `newSession` compaction wrote the compacted history to. */
+    childSessionId: text('child_session_id'),
+    /** `inPlace` or `newSession`. */
+    mode: text('mode', { enum: ['inPlace', 'newSession'] }),
+    model: text('model'),
+    inputTokens: integer('input_tokens'),
+    outputTokens: integer('output_tokens'),
+    cacheReadTokens: integer('cache_read_tokens'),
+    cacheWriteTokens: integer('cache_write_tokens'),
+    costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }),
+    llmMs: integer('llm_ms'),
+    durationMs: integer('duration_ms'),
+    error: text('error'),
+    restoredAt: timestamp('restored_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('compactions_idempotency_key_key').on(t.idempotencyKey),
+    index('compactions_session_created_idx').on(t.tenantId, t.sessionId, t.createdAt),
+  ],
+);
+
+export type SessionRow = typeof sessions.$inferSelect;
+export type MessageRow = typeof messages.$inferSelect;
+export type CompactionRow = typeof compactions.$inferSelect;
+
+/** Statuses of a batched summary request. */
+export const BATCH_STATUSES = ['queued', 'submitted', 'applied', 'skipped', 'failed'] as const;
+
+/**
+ * Summaries requested through the Message Batches API for sweep-found sessions: queued by the
+ * sweep's compaction job with its plan, submitted in batches by the poller, applied (fenced, under
+ * their idempotency key) when the batch ends.
+ */
+export const summaryBatches = pgTable(
+  'summary_batches',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    /** The sweep job's key: one batched summary per session version. */
+    idempotencyKey: text('idempotency_key').notNull(),
+    eventId: text('event_id'),
+    /** The session's compaction version the plan was made at (the fence at apply). */
+    expectedVersion: integer('expected_version').notNull(),
+    /** The summarize strategy in force. */
+    strategy: jsonb('strategy').notNull(),
+    /** The plan (shared/planning/plan.ts CompactPlan) the summary covers. */
+    plan: jsonb('plan').notNull(),
+    /** The Message Batches API batch id, once submitted. */
+    batchId: text('batch_id'),
+    status: text('status', { enum: BATCH_STATUSES }).notNull().default('queued'),
+    reason: text('reason'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('summary_batches_idempotency_key_key').on(t.idempotencyKey),
+    index('summary_batches_open_idx')
+      .on(t.status, t.batchId)
+      .where(sql`${t.status} in ('queued', 'submitted')`),
+  ],
+);

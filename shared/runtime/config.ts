@@ -1,0 +1,236 @@
+/**
+ * The one place that reads `process.env`. Parsed once with zod; a bad value stops start-up with a
+ * message naming the variable. Everything else receives the typed {@link Config}.
+ */
+import { z } from 'zod';
+
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL starting with ${protocols.join(' or ')}//` },
+  );
+
+/** A duration in ms between 100 ms and one hour, from its decimal text. */
+const ms = (fallback: number) =>
+  z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be at least 100 ms')
+    .max(3_600_000, 'must be at most 3,600,000 ms (one hour)')
+    .default(fallback);
+
+/** A TCP port, 0 (any free port) to 65535. */
+const port = () =>
+  z.coerce
+    .number({ message: 'must be a port number' })
+    .int('must be a whole port number')
+    .min(0, 'must be 0 to 65535')
+    .max(65_535, 'must be 0 to 65535');
+
+/** A secret: long enough not to be guessed, printable ASCII without spaces. */
+const secret = () =>
+  z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .max(1_000, 'must be at most 1,000 characters')
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+/**
+ * `tenantA:tokenA,tenantB:tokenB` → token per tenant. Split at the last `:` of each entry (tenant
+ * ids may hold `:`, tokens may not); a tenant or a token given twice is refused as ambiguous.
+ */
+function parseTenantTokens(text: string, ctx: z.RefinementCtx): TenantToken[] {
+  const out: TenantToken[] = [];
+  for (const [i, entry] of text.split(',').entries()) {
+    const at = entry.trim().lastIndexOf(':');
+    const tenantId = entry.trim().slice(0, Math.max(at, 0));
+    const token = entry.trim().slice(at + 1);
+    const problem =
+      at < 1
+        ? 'must be tenant:token pairs separated by commas'
+        : !secret().safeParse(token).success
+          ? `the token of tenant "${tenantId}" must be 16-1,000 printable ASCII characters without spaces`
+          : out.some((t) => t.tenantId === tenantId)
+            ? `tenant "${tenantId}" is given twice`
+            : out.some((t) => t.token === token)
+              ? `entry ${i + 1} reuses another tenant's token`
+              : null;
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }
+    out.push({ tenantId, token });
+  }
+  return out;
+}
+
+const envSchema = z.object({
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/postgres'),
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  COMPACTOR_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 _ . -')
+    .default('compactor'),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
+  COMPACTOR_MODEL: z.string().min(1).default('claude-haiku-4-5'),
+  COMPACTOR_MAX_INPUT_TOKENS: z.coerce
+    .number({ message: 'must be a number of tokens' })
+    .int('must be a whole number of tokens')
+    .min(4_000, 'must be at least 4,000 tokens')
+    .max(2_000_000, 'must be at most 2,000,000 tokens')
+    .default(100_000),
+  COMPACTOR_SWEEP_EVERY_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .refine(
+      (v) => v === 0 || (v >= 1_000 && v <= 7 * 24 * 3_600_000),
+      'must be 0 (off) or 1,000 ms to 7 days',
+    )
+    .default(300_000),
+  COMPACTOR_BATCH_POLL_MS: ms(60_000),
+  COMPACTOR_LEASE_TTL_MS: ms(30_000),
+  COMPACTOR_DB_POOL_SIZE: z.coerce
+    .number({ message: 'must be a number of connections' })
+    .int('must be a whole number of connections')
+    .min(1, 'must be at least 1')
+    .max(1_000, 'must be at most 1,000')
+    .optional(),
+  COMPACTOR_LOCK_DURATION_MS: ms(30_000),
+  COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
+  COMPACTOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  COMPACTOR_METRICS_PORT: port().optional(),
+  COMPACTOR_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  COMPACTOR_DASHBOARD_PORT: port().default(3000),
+  COMPACTOR_DASHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
+  COMPACTOR_DASHBOARD_TOKEN: secret().optional(),
+  COMPACTOR_DASHBOARD_USER: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[^:]+$/, 'must not contain ":"')
+    .optional(),
+  COMPACTOR_DASHBOARD_PASSWORD: secret().optional(),
+  COMPACTOR_DASHBOARD_TOKENS: z.string().transform(parseTenantTokens).optional(),
+});
+
+/** Typed configuration of one compactor process. */
+export interface Config {
+  /** postgres:// URL of the database holding sessions, messages and the ledger. */
+  databaseUrl: string;
+  /** redis:// URL of the BullMQ Redis. */
+  redisUrl: string;
+  /** BullMQ key prefix; tests and tenants of one Redis keep apart by it. */
+  queuePrefix: string;
+  /** Set: the `anthropic` summarizer is used; unset: `extractive`. */
+  anthropicApiKey: string | undefined;
+  /** Overrides the Messages API endpoint (tests point it at a local fake server). */
+  anthropicBaseUrl: string | undefined;
+  /** Model id for LLM summaries. */
+  model: string;
+  /** Most input tokens of one LLM summary request; longer transcripts are summarized in chunks. */
+  maxInputTokens: number;
+  /** Cadence of the scheduled sweep, ms; 0 turns the scheduler off. */
+  sweepEveryMs: number;
+  /** How often message batches are submitted and collected, ms (only with an Anthropic key). */
+  batchPollMs: number;
+  /** Per-session lease TTL, ms (renewed every third of it while held). */
+  leaseTtlMs: number;
+  /**
+   * Postgres pool size of a process that runs compactions (`COMPACTOR_DB_POOL_SIZE`); unset: a
+   * worker sizes it from its concurrency (`poolSizeFor` in worker/runtime/services.ts: concurrency + 2, 10 to
+   * 32), other commands use 10. Every process's pool counts against Postgres's `max_connections`
+   * (100 by default). Optional so that a config built in code may leave it out.
+   */
+  dbPoolSize?: number | undefined;
+  /** BullMQ job lock duration, ms: a job whose lock is not renewed for this long is stalled. */
+  lockDurationMs: number;
+  /** How often a worker looks for stalled jobs, ms. */
+  stalledIntervalMs: number;
+  logLevel: z.infer<typeof envSchema>['COMPACTOR_LOG_LEVEL'];
+  /** The worker's /metrics, /healthz, /readyz server; port null: off. */
+  metrics: { port: number | null; host: string };
+  /** `compactor dashboard`: where it listens and who may use it. */
+  dashboard: DashboardConfig;
+}
+
+/** One tenant's bearer token for the dashboard's ledger API and pages. */
+export interface TenantToken {
+  tenantId: string;
+  token: string;
+}
+
+/** Where the dashboard listens and its credentials (all secrets; never log them). */
+export interface DashboardConfig {
+  port: number;
+  host: string;
+  /** Admin bearer token: Bull Board, /metrics, and every tenant's sessions. */
+  adminToken: string | undefined;
+  /** Admin basic-auth credentials (both or neither), for browsers. */
+  adminUser: string | undefined;
+  adminPassword: string | undefined;
+  /** Tenant-scoped credentials: a bearer token, or basic auth with the tenant id as user. */
+  tenantTokens: TenantToken[];
+}
+
+/** Thrown when an environment variable is invalid; the message names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses the environment (default: `process.env`). Empty strings count as unset.
+ * @throws {ConfigError} naming each bad variable and what it must be.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid environment: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  if ((e.COMPACTOR_DASHBOARD_USER === undefined) !== (e.COMPACTOR_DASHBOARD_PASSWORD === undefined)) {
+    throw new ConfigError(
+      'invalid environment: COMPACTOR_DASHBOARD_USER and COMPACTOR_DASHBOARD_PASSWORD go together; set both or neither',
+    );
+  }
+  const tenantTokens = e.COMPACTOR_DASHBOARD_TOKENS ?? [];
+  const adminSecrets = [e.COMPACTOR_DASHBOARD_TOKEN, e.COMPACTOR_DASHBOARD_PASSWORD];
+  if (tenantTokens.some((t) => adminSecrets.includes(t.token))) {
+    throw new ConfigError(
+      'invalid environment: COMPACTOR_DASHBOARD_TOKENS: a tenant token equals an admin secret',
+    );
+  }
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    queuePrefix: e.COMPACTOR_QUEUE_PREFIX,
+    anthropicApiKey: e.ANTHROPIC_API_KEY,
+    anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
+    model: e.COMPACTOR_MODEL,
+    maxInputTokens: e.COMPACTOR_MAX_INPUT_TOKENS,
+    sweepEveryMs: e.COMPACTOR_SWEEP_EVERY_MS,
+    batchPollMs: e.COMPACTOR_BATCH_POLL_MS,
+    leaseTtlMs: e.COMPACTOR_LEASE_TTL_MS,
+    dbPoolSize: e.COMPACTOR_DB_POOL_SIZE,
+    lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
+    stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,
+    logLevel: e.COMPACTOR_LOG_LEVEL,
+    metrics: { port: e.COMPACTOR_METRICS_PORT ?? null, host: e.COMPACTOR_METRICS_HOST },
+    dashboard: {
+      port: e.COMPACTOR_DASHBOARD_PORT,
+      host: e.COMPACTOR_DASHBOARD_HOST,
+      adminToken: e.COMPACTOR_DASHBOARD_TOKEN,
+      adminUser: e.COMPACTOR_DASHBOARD_USER,
+      adminPassword: e.COMPACTOR_DASHBOARD_PASSWORD,
+      tenantTokens,
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * The last user request, verbatim: after a compaction the agent must still know exactly what it was
+ * asked last. Taken by compactor from the leaving messages themselves, for every summarizer: a
+ * model only sees clipped messages and cannot be trusted to copy a long request character for
+ * character. Pure.
+ */
+import type { Message } from '../contract/message.ts';
+import { isHighSurrogate } from '../contract/unicode.ts';
+
+/** Longest request kept, in characters; a longer one is cut with a marker saying how long it was. */
+export const REQUEST_CHARS = 20_000;
+
+/** The last non-empty user message of kind `message`, verbatim (clipped past {@link REQUEST_CHARS}), or null. */
+export function lastUserRequestOf(messages: Message[]): string | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m && m.role === 'user' && m.kind === 'message' && m.content.trim()) return clipRequest(m.content);
+  }
+  return null;
+}
+
+/** Clips a request longer than {@link REQUEST_CHARS}, never splitting a surrogate pair. */
+export function clipRequest(text: string): string {
+  if (text.length <= REQUEST_CHARS) return text;
+  const marker = `\n[… clipped: the request has ${text.length} characters]`;
+  let end = REQUEST_CHARS - marker.length;
+  if (isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
+  return text.slice(0, end) + marker;
+}

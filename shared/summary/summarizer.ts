@@ -1,0 +1,97 @@
+/**
+ * The one interface both summarizers implement (`anthropic`, `extractive`). A summarizer turns the
+ * previous checkpoint plus the messages now leaving into a new checkpoint. It never sees messages
+ * already summarized, nor any message above the cutoff.
+ */
+
+import type { Message } from '../contract/message.ts';
+import type { Checkpoint } from './checkpoint.ts';
+
+/** Leaving messages, ascending seq: one array, or pages of it in order. */
+export type Leaving = Message[] | AsyncIterable<Message[]>;
+
+/** The non-empty pages of `leaving`, in order: an array is one page. */
+export async function* pagesOf(leaving: Leaving): AsyncGenerator<Message[]> {
+  if (Array.isArray(leaving)) {
+    if (leaving.length > 0) yield leaving;
+    return;
+  }
+  for await (const page of leaving) if (page.length > 0) yield page;
+}
+
+/** All of `leaving` in one array, for a summarizer that needs it whole. */
+export async function collectLeaving(leaving: Leaving): Promise<Message[]> {
+  if (Array.isArray(leaving)) return leaving;
+  const all: Message[] = [];
+  for await (const page of leaving) all.push(...page);
+  return all;
+}
+
+/**
+ * `leaving` when it is one array.
+ * @throws {Error} for pages: a caller bug (a single request, such as a batch's, needs the array).
+ */
+export function leavingArray(leaving: Leaving): Message[] {
+  if (!Array.isArray(leaving))
+    throw new Error('this summary needs its leaving messages as one array, not pages');
+  return leaving;
+}
+
+export interface SummarizeInput {
+  tenantId: string;
+  sessionId: string;
+  /** The session's current checkpoint, or null before its first summary. */
+  previous: Checkpoint | null;
+  /**
+   * Messages leaving the live history, ascending seq, summaries excluded: all at once, or in pages
+   * (each continuing the one before) so that a long history never sits in memory whole.
+   */
+  leaving: Leaving;
+  /** Upper bound of the new checkpoint, in tokens. */
+  maxSummaryTokens: number;
+  /** Model override from the strategy. */
+  model?: string | undefined;
+  /** Aborts an in-flight LLM call (worker shutdown, lost lease). */
+  signal?: AbortSignal | undefined;
+}
+
+/** LLM usage of one summary; all zero for `extractive`. Tokens are the API's counts; cost in USD. */
+export interface SummaryUsage {
+  model: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costUsd: number;
+  /** Wall time of the LLM call(s), ms. */
+  llmMs: number;
+}
+
+export interface SummaryResult {
+  checkpoint: Checkpoint;
+  usage: SummaryUsage;
+}
+
+export interface Summarizer {
+  /** `anthropic` or `extractive`; recorded in the ledger. */
+  readonly name: string;
+  /**
+   * @throws {SummaryRejectedError} when the output is empty, a refusal, truncated or invalid:
+   *   nothing may be committed from it.
+   * @throws transient errors (network, 429, 5xx) plainly, for BullMQ to retry with backoff.
+   */
+  summarize(input: SummarizeInput): Promise<SummaryResult>;
+}
+
+/** Usage of a summarizer that calls no LLM. */
+export function noUsage(llmMs = 0): SummaryUsage {
+  return {
+    model: null,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costUsd: 0,
+    llmMs,
+  };
+}

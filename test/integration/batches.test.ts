@@ -1,0 +1,153 @@
+/**
+ * Batch summaries for sweeps through the Message Batches API of the fake server: queued by the
+ * sweep's jobs, submitted as one batch, applied when it ends with the same fencing and
+ * idempotency as online compactions.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProducer, createSession, type Producer } from '../../producer/index.ts';
+import { runCompaction } from '../../worker/pipeline/pipeline.ts';
+import { audit, violations } from '../../worker/postgres/audit.ts';
+import { setPolicy } from '../../worker/postgres/policies.ts';
+import { pollBatches } from '../../worker/queue/batches.ts';
+import { runSweep } from '../../worker/queue/sweep.ts';
+import { type CompactionWorker, startWorker } from '../../worker/queue/worker.ts';
+import { openServices, type Services } from '../../worker/runtime/services.ts';
+import { REDIS_URL } from '../support/env.ts';
+import { type FakeAnthropicHandle, FakeAnthropicServer } from '../support/fake-anthropic.ts';
+import {
+  cleanRedis,
+  createTestDatabase,
+  loadCorpusSession,
+  silentLogger,
+  type TestDatabase,
+  testConfig,
+  testPrefix,
+  waitFor,
+} from '../support/fixtures.ts';
+
+let tdb: TestDatabase;
+let prefix: string;
+let producer: Producer;
+let fake: FakeAnthropicServer;
+let llm: FakeAnthropicHandle;
+let services: Services;
+let worker: CompactionWorker;
+const tenantId = 'batchy';
+const sessions = ['a', 'b', 'c', 'd'];
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  prefix = testPrefix();
+  producer = createProducer({ redisUrl: REDIS_URL, prefix });
+  fake = new FakeAnthropicServer();
+  llm = await fake.start();
+  const config = testConfig(tdb.url, prefix, { anthropicApiKey: 'sk-test', anthropicBaseUrl: llm.url });
+  services = openServices(config, silentLogger, { poolSize: 3 });
+  worker = startWorker(openServices(config, silentLogger, { poolSize: 3 }), { concurrency: 4 });
+  await setPolicy(tdb.database.db, tenantId, null, {
+    strategy: { type: 'summarize', keepRecent: 8 },
+    triggers: { maxMessages: 20 },
+    batch: true,
+  });
+  for (const sessionId of sessions) {
+    await createSession(tdb.database.db, {
+      tenantId,
+      sessionId,
+      messages: await loadCorpusSession('sweagent__ctf-web-i_got_id'),
+    });
+  }
+});
+
+afterAll(async () => {
+  await worker?.close();
+  await services?.close();
+  await producer?.close();
+  await llm?.close();
+  await cleanRedis(prefix);
+  await tdb?.drop();
+});
+
+const batchRows = () =>
+  tdb.database.sql<{ session_id: string; status: string; reason: string | null }[]>`
+    select session_id, status, reason from summary_batches where tenant_id = ${tenantId} order by session_id`;
+
+function poll() {
+  const { batches } = services;
+  if (!batches) throw new Error('an Anthropic key is configured, so batches exist');
+  return pollBatches({ db: services.database.db, store: services.store, batches, logger: silentLogger });
+}
+
+describe('batch summaries for sweeps', () => {
+  it('queues, submits one batch, and applies each summary once it ends, fenced and at half price', async () => {
+    await runSweep(tdb.database.db, producer.queue);
+    await waitFor(async () => (await batchRows()).length === sessions.length);
+    expect((await batchRows()).map((r) => r.status)).toEqual(['queued', 'queued', 'queued', 'queued']);
+    expect(fake.requests).toHaveLength(0); // nothing paid for yet
+
+    // A repeated sweep does not queue the same session version twice.
+    await runSweep(tdb.database.db, producer.queue);
+    await waitFor(async () =>
+      Object.values(await producer.queue.getJobCounts('waiting', 'active')).every((n) => n === 0),
+    );
+    expect(await batchRows()).toHaveLength(sessions.length);
+
+    fake.enqueue('ok', 'ok', { status: 500 }, 'ok');
+    const first = await poll();
+    expect(first).toMatchObject({ submitted: 4, running: 1, applied: 0 });
+    expect(fake.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    const created = fake.requests[0]?.body as { requests: unknown[] } | undefined;
+    expect(created?.requests).toHaveLength(4);
+
+    // Meanwhile session d is compacted by hand: its batch summary must be fenced off.
+    await runCompaction(
+      { ...services, now: () => performance.now() },
+      {
+        tenantId,
+        sessionId: 'd',
+        strategy: { type: 'slidingWindow', maxMessages: 10 },
+        trigger: 'manual',
+        idempotencyKey: `manual:${randomUUID()}`,
+        eventId: null,
+      },
+    );
+
+    const second = await poll();
+    expect(second).toMatchObject({ applied: 2, failed: 1, skipped: 1, running: 0 });
+    const rows = await batchRows();
+    expect(rows.map((r) => [r.session_id, r.status])).toEqual([
+      ['a', 'applied'],
+      ['b', 'applied'],
+      ['c', 'failed'],
+      ['d', 'skipped'],
+    ]);
+    expect(rows[3]?.reason).toMatch(
+      /compacted since the sweep saw it|the session changed while the batch ran/,
+    );
+
+    const ledger = await tdb.database.sql<
+      {
+        session_id: string;
+        status: string;
+        summarizer: string | null;
+        cost_usd: string | null;
+        idempotency_key: string | null;
+      }[]
+    >`
+      select session_id, status, summarizer, cost_usd, idempotency_key from compactions
+      where tenant_id = ${tenantId} and trigger = 'sweep' order by session_id, status`;
+    const applied = ledger.filter((r) => r.status === 'applied');
+    expect(applied.map((r) => [r.session_id, r.summarizer])).toEqual([
+      ['a', 'anthropic-batch'],
+      ['b', 'anthropic-batch'],
+    ]);
+    expect(Number(applied[0]?.cost_usd)).toBeGreaterThan(0);
+    expect(ledger.filter((r) => r.session_id === 'c').map((r) => r.status)).toEqual(['failed']);
+
+    // Polling again changes nothing: every request is settled.
+    expect(await poll()).toMatchObject({ submitted: 0, applied: 0, failed: 0, skipped: 0, running: 0 });
+    const report = await audit(tdb.database.db, tenantId);
+    expect(violations(report)).toEqual([]);
+    expect(report.liveOriginals + report.archivedOriginals).toBe(64 * sessions.length);
+  });
+});

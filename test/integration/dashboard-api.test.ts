@@ -1,0 +1,360 @@
+/**
+ * The dashboard over HTTP, as operators and tenants use it: authentication, the ledger API
+ * (tenant scoping, pagination, validation, trigger, restore), Bull Board's retry keeping the
+ * exactly-once guarantee, the session page's escaping, health checks and /metrics.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { audit, violations } from '../../worker/postgres/audit.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USER,
+  type DashboardFixture,
+  startDashboardFixture,
+  TENANT_TOKENS,
+} from '../support/dashboard-fixture.ts';
+import { REDIS_URL } from '../support/env.ts';
+import { waitFor } from '../support/fixtures.ts';
+
+let f: DashboardFixture;
+const HOSTILE = '<script>alert("owned")</script><img src=x onerror=alert(1)> & "quotes"';
+
+beforeAll(async () => {
+  f = await startDashboardFixture();
+  for (const id of ['a-1', 'a-2', 'a-3', 'a-4', 'a-5']) await f.seed('acme', id);
+  await f.seed('globex', 'g-1');
+  await f.seed('acme', 'hostile', 'minisweagent__astropy-12907');
+  expect((await f.compact('acme', 'a-1', { type: 'slidingWindow', maxMessages: 4 })).state).toBe('completed');
+  expect((await f.compact('acme', 'hostile', { type: 'summarize', keepRecent: 1 })).state).toBe('completed');
+  // Session content is untrusted: hostile markup in the checkpoint and the agent id.
+  await f.tdb.database.sql`
+    update sessions set agent_id = ${HOSTILE}, checkpoint = jsonb_set(checkpoint, '{goal}', to_jsonb(${HOSTILE}::text))
+    where tenant_id = 'acme' and id = 'hostile'`;
+});
+
+afterAll(async () => {
+  await f?.close();
+});
+
+/** A JSON answer, loosely typed: the assertions check its shape. */
+// biome-ignore lint/suspicious/noExplicitAny: answers are checked field by field by the tests
+type Json = Record<string, any>;
+
+async function json(response: Response) {
+  return { status: response.status, body: (await response.json()) as Json };
+}
+
+const post = (body: unknown = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+describe('authentication', () => {
+  it('refuses a request without credentials or with wrong ones, as JSON with a challenge', async () => {
+    const none = await f.request('nobody', '/api/sessions');
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Basic realm="compactor"/);
+    expect(await none.json()).toEqual({ error: { status: 401, message: 'credentials required' } });
+    const wrong = await f.request('nobody', '/api/sessions', { headers: { authorization: 'Bearer nope' } });
+    expect(await json(wrong)).toEqual({
+      status: 401,
+      body: { error: { status: 401, message: 'invalid credentials' } },
+    });
+    expect((await f.request('nobody', '/queues')).status).toBe(401);
+    expect((await f.request('nobody', '/metrics')).status).toBe(401);
+    expect((await f.request('nobody', '/sessions')).status).toBe(401);
+  });
+
+  it('accepts basic auth: the admin user, or a tenant id with its token', async () => {
+    const basic = (user: string, password: string) => ({
+      headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+    });
+    expect((await f.request('nobody', '/queues/api/queues', basic(ADMIN_USER, ADMIN_PASSWORD))).status).toBe(
+      200,
+    );
+    const tenant = await f.request('nobody', '/api/sessions', basic('acme', TENANT_TOKENS.acme));
+    expect(tenant.status).toBe(200);
+    // Another tenant's token under this tenant's name is no credential at all.
+    expect((await f.request('nobody', '/api/sessions', basic('acme', TENANT_TOKENS.globex))).status).toBe(
+      401,
+    );
+  });
+
+  it('keeps Bull Board and /metrics for the admin', async () => {
+    expect(await json(await f.request('acme', '/queues/api/queues'))).toEqual({
+      status: 403,
+      body: { error: { status: 403, message: 'this needs the admin credential' } },
+    });
+    expect((await f.request('acme', '/metrics')).status).toBe(403);
+    const metrics = await f.request('admin', '/metrics');
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toMatch(/compactor_queue_depth\{queue="compaction",state="completed"\} \d+/);
+    expect(text).toMatch(/compactor_dashboard_auth_failures_total\{reason="missing"\} \d+/);
+  });
+
+  it('answers the health checks without credentials', async () => {
+    expect(await json(await f.request('nobody', '/healthz'))).toEqual({
+      status: 200,
+      body: { status: 'ok' },
+    });
+    const ready = await json(await f.request('nobody', '/readyz'));
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({
+      ready: true,
+      checks: { redis: { ok: true }, postgres: { ok: true } },
+    });
+  });
+});
+
+describe('ledger API', () => {
+  it('lists only the caller tenant sessions, page by page, with size and last compaction', async () => {
+    const seen: Json[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const page = await json(await f.request('acme', `/api/sessions?limit=2${query}`));
+      expect(page.status).toBe(200);
+      expect(page.body.sessions.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.sessions);
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen.map((s) => s.id)).toEqual(['a-1', 'a-2', 'a-3', 'a-4', 'a-5', 'hostile']);
+    const a1 = seen.find((s) => s.id === 'a-1');
+    expect(a1).toMatchObject({
+      compactionCount: 1,
+      lastCompaction: { status: 'applied', strategy: 'slidingWindow' },
+    });
+    expect(a1?.messageCount).toBeGreaterThan(0);
+    expect(seen.find((s) => s.id === 'a-2')?.lastCompaction).toBeNull();
+  });
+
+  it('answers 400 naming the field for bad input', async () => {
+    const tooMany = await json(await f.request('acme', '/api/sessions?limit=201'));
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error.message).toMatch(/^query\.limit: /);
+    const cursor = await json(await f.request('acme', '/api/sessions?cursor=not-a-cursor'));
+    expect(cursor).toMatchObject({
+      status: 400,
+      body: { error: { message: expect.stringMatching(/^query\.cursor/) } },
+    });
+    const id = await json(await f.request('acme', '/api/sessions/a-1/compactions/12'));
+    expect(id.body.error.message).toMatch(/^path\.compactionId: /);
+    const body = await json(
+      await f.request('acme', '/api/sessions/a-2/compact', post({ strategy: { type: 'magic' } })),
+    );
+    expect(body.status).toBe(400);
+    expect(body.body.error.message).toMatch(/^body\.strategy/);
+    const extra = await json(await f.request('acme', '/api/sessions/a-2/compact', post({ strateg: 'typo' })));
+    expect(extra.body.error.message).toMatch(/^body/);
+    const notJson = await f.request('acme', '/api/sessions/a-2/compact', { method: 'POST', body: '{}' });
+    expect(notJson.status).toBe(415);
+  });
+
+  it('answers an unknown and a foreign session alike (404)', async () => {
+    const foreign = await json(await f.request('acme', '/api/sessions/g-1'));
+    const unknown = await json(await f.request('acme', '/api/sessions/g-2'));
+    expect(foreign).toEqual({
+      status: 404,
+      body: { error: { status: 404, message: 'session "g-1" not found' } },
+    });
+    expect(unknown).toEqual({
+      status: 404,
+      body: { error: { status: 404, message: 'session "g-2" not found' } },
+    });
+    expect((await f.request('acme', '/api/sessions/g-1/compactions')).status).toBe(404);
+    expect((await f.request('acme', '/sessions/g-1')).status).toBe(404);
+    expect((await f.request('globex', '/api/sessions/g-1')).status).toBe(200);
+  });
+
+  it('lets the admin name a tenant, and never a tenant another one', async () => {
+    const missing = await json(await f.request('admin', '/api/sessions'));
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.message).toMatch(/^query\.tenant: /);
+    const globex = await json(await f.request('admin', '/api/sessions?tenant=globex'));
+    expect(globex.body.sessions.map((s: { id: string }) => s.id)).toEqual(['g-1']);
+    expect((await f.request('acme', '/api/sessions?tenant=globex')).status).toBe(403);
+    expect((await f.request('acme', '/api/sessions?tenant=acme')).status).toBe(200);
+  });
+
+  it('shows a session ledger and one compaction with what it archived, content only when asked', async () => {
+    const ledger = await json(await f.request('acme', '/api/sessions/a-1/compactions'));
+    expect(ledger.body.compactions).toHaveLength(1);
+    const row = ledger.body.compactions[0];
+    expect(row).toMatchObject({ status: 'applied', strategy: 'slidingWindow', trigger: 'event' });
+    expect(row).not.toHaveProperty('summary');
+
+    const detail = await json(await f.request('acme', `/api/sessions/a-1/compactions/${row.id}?limit=3`));
+    expect(detail.status).toBe(200);
+    expect(detail.body.archived.totalMessages).toBe(row.messagesArchived);
+    expect(detail.body.archived.totalTokens).toBe(row.tokensBefore - row.tokensAfter);
+    expect(detail.body.archived.messages).toHaveLength(Math.min(3, row.messagesArchived));
+    const first = detail.body.archived.messages[0];
+    expect(Object.keys(first).sort()).toEqual(
+      ['createdAt', 'kind', 'pinned', 'role', 'seq', 'tokenCount', 'toolCallId', 'toolName'].sort(),
+    );
+    expect(first).toMatchObject({ seq: expect.any(Number), tokenCount: expect.any(Number), pinned: false });
+    // Every archived message, page by page, in seq order.
+    const seqs: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const q: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const page = await json(await f.request('acme', `/api/sessions/a-1/compactions/${row.id}?limit=4${q}`));
+      seqs.push(...page.body.archived.messages.map((m: { seq: number }) => m.seq));
+      cursor = page.body.archived.nextCursor;
+    } while (cursor);
+    expect(seqs).toHaveLength(row.messagesArchived);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+
+    const withContent = await json(
+      await f.request('acme', `/api/sessions/a-1/compactions/${row.id}?limit=1&content=true`),
+    );
+    expect(typeof withContent.body.archived.messages[0].content).toBe('string');
+    const other = await json(await f.request('globex', `/api/sessions/a-1/compactions/${row.id}`));
+    expect(other.status).toBe(404);
+  });
+
+  it('enqueues a manual compaction through the producer', async () => {
+    const answer = await json(
+      await f.request(
+        'acme',
+        '/api/sessions/a-2/compact',
+        post({ strategy: { type: 'slidingWindow', maxMessages: 5 } }),
+      ),
+    );
+    expect(answer.status).toBe(202);
+    expect(answer.body).toMatchObject({
+      eventId: expect.any(String),
+      jobId: answer.body.eventId,
+      coalesced: false,
+    });
+    const job = await waitFor(async () => {
+      const j = await f.producer.queue.getJob(answer.body.jobId);
+      return j?.finishedOn ? j : undefined;
+    });
+    expect(job.data).toMatchObject({ tenantId: 'acme', sessionId: 'a-2', trigger: 'manual' });
+    const ledger = await json(await f.request('acme', '/api/sessions/a-2/compactions'));
+    expect(ledger.body.compactions).toMatchObject([{ status: 'applied', trigger: 'manual' }]);
+    expect((await f.request('globex', '/api/sessions/a-2/compact', post())).status).toBe(404);
+  });
+
+  it('restores a compaction, waits for a running compaction (409), and refuses what cannot be restored', async () => {
+    const [row] = (await json(await f.request('acme', '/api/sessions/a-1/compactions'))).body.compactions;
+    const path = `/api/sessions/a-1/compactions/${row.id}/restore`;
+    const redis = new Redis(REDIS_URL);
+    try {
+      // Another holder of the session's lease: a compaction is running.
+      const lease = await new LeaseManager(redis, { prefix: f.prefix }).acquire('acme', 'a-1');
+      expect(lease).not.toBeNull();
+      const busy = await json(await f.request('acme', path, post()));
+      expect(busy.status).toBe(409);
+      expect(busy.body.error.message).toMatch(/being compacted right now/);
+      await lease?.release();
+    } finally {
+      await redis.quit();
+    }
+    const dry = await json(await f.request('acme', path, post({ dryRun: true })));
+    expect(dry.body).toMatchObject({ status: 'dry-run' });
+    expect(dry.body.restoredSeqs).toHaveLength(row.messagesArchived);
+    const done = await json(await f.request('acme', path, post()));
+    expect(done).toMatchObject({
+      status: 200,
+      body: { status: 'restored', compaction: { status: 'restored' } },
+    });
+    const again = await json(await f.request('acme', path, post()));
+    expect(again.body.status).toBe('already-restored');
+    expect(violations(await audit(f.tdb.database.db, 'acme', 'a-1'))).toEqual([]);
+
+    const skipped = await f.compact('acme', 'a-3', { type: 'none' });
+    expect(skipped.state).toBe('completed');
+    const [none] = (await json(await f.request('acme', '/api/sessions/a-3/compactions'))).body.compactions;
+    const refused = await json(
+      await f.request('acme', `/api/sessions/a-3/compactions/${none.id}/restore`, post()),
+    );
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toMatch(/skipped/);
+  });
+
+  it('refuses a write sent from another site', async () => {
+    const response = await f.request('acme', '/api/sessions/a-4/compact', {
+      ...post(),
+      headers: { 'content-type': 'application/json', origin: 'http://evil.example' },
+    });
+    expect(response.status).toBe(403);
+  });
+});
+
+describe('Bull Board', () => {
+  it('retrying a completed job has no second effect: the ledger key absorbs it', async () => {
+    const { jobId, state } = await f.compact('acme', 'a-5', { type: 'slidingWindow', maxMessages: 6 });
+    expect(state).toBe('completed');
+    const before = await f.tdb.database
+      .sql`select * from compactions where tenant_id = 'acme' and session_id = 'a-5'`;
+    const live = await f.tdb.database.sql`select count(*)::int as n from messages where session_id = 'a-5'`;
+    const retry = await f.request('admin', `/queues/api/queues/compaction/${jobId}/retry`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(retry.status).toBe(204);
+    const job = await waitFor(async () => {
+      const j = await f.producer.queue.getJob(jobId);
+      return j && (await j.getState()) === 'completed' && j.returnvalue?.status === 'duplicate'
+        ? j
+        : undefined;
+    });
+    expect(job.returnvalue).toMatchObject({ status: 'duplicate', ledgerStatus: 'applied' });
+    const after = await f.tdb.database
+      .sql`select * from compactions where tenant_id = 'acme' and session_id = 'a-5'`;
+    expect(after).toEqual(before);
+    expect(
+      await f.tdb.database.sql`select count(*)::int as n from messages where session_id = 'a-5'`,
+    ).toEqual(live);
+    expect(violations(await audit(f.tdb.database.db, 'acme', 'a-5'))).toEqual([]);
+  });
+
+  it("links a session's job to its session page", async () => {
+    const list = await json(
+      await f.request('admin', '/queues/api/queues?activeQueue=compaction&status=completed'),
+    );
+    const queue = list.body.queues.find((q: { name: string }) => q.name === 'compaction');
+    const job = queue.jobs.find((j: { data: { sessionId: string } }) => j.data.sessionId === 'a-1');
+    expect(job.externalUrl).toEqual({ displayText: 'Session page', href: '/sessions/a-1?tenant=acme' });
+    expect((await f.request('admin', job.externalUrl.href)).status).toBe(200);
+  });
+});
+
+describe('session page', () => {
+  it('renders the chart, the checkpoint and the ledger, with session content escaped', async () => {
+    const response = await f.request('acme', '/sessions/hostile');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-security-policy')).toMatch(/script-src 'nonce-[^']+'/);
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    const html = await response.text();
+    expect(html).toContain('<svg class="chart" data-compactions="1"');
+    expect(html).toContain('class="ledger"');
+    expect(html).toContain(
+      '&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;',
+    );
+    expect(html).not.toContain('<img src=x');
+    expect(html).not.toContain('<script>alert');
+    // The only script is the page's own, under the nonce.
+    const nonce = /script-src 'nonce-([^']+)'/.exec(
+      response.headers.get('content-security-policy') ?? '',
+    )?.[1];
+    expect(html.match(/<script\b[^>]*>/g)).toEqual([`<script nonce="${nonce}">`]);
+  });
+
+  it('lists the sessions with links, and asks the admin for a tenant', async () => {
+    const html = await (await f.request('acme', '/sessions')).text();
+    expect(html).toContain('<a href="/sessions/a-1">a-1</a>');
+    expect(html).not.toContain('g-1');
+    const prompt = await (await f.request('admin', '/sessions')).text();
+    expect(prompt).toContain('name="tenant"');
+    const admin = await (await f.request('admin', '/sessions?tenant=acme')).text();
+    expect(admin).toContain('<a href="/sessions/a-1?tenant=acme">a-1</a>');
+  });
+});

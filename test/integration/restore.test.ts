@@ -1,0 +1,247 @@
+/**
+ * Undo: a restored compaction puts back exactly what it archived, is idempotent and fenced.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendMessages, createSession } from '../../producer/index.ts';
+import { FenceError, InvalidInputError } from '../../shared/contract/errors.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { planCompaction } from '../../shared/planning/plan.ts';
+import type { Strategy } from '../../shared/strategies/index.ts';
+import { runCompaction } from '../../worker/pipeline/pipeline.ts';
+import { audit, violations } from '../../worker/postgres/audit.ts';
+import { restoreCompaction } from '../../worker/postgres/restore.ts';
+import { CompactionStore } from '../../worker/postgres/store.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
+import { REDIS_URL } from '../support/env.ts';
+import {
+  cleanRedis,
+  createTestDatabase,
+  loadCorpusSession,
+  silentLogger,
+  type TestDatabase,
+  testPrefix,
+} from '../support/fixtures.ts';
+import { runCompactor } from '../support/processes.ts';
+
+let tdb: TestDatabase;
+let store: CompactionStore;
+let redis: Redis;
+let prefix: string;
+const tenantId = 'acme';
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  store = new CompactionStore(tdb.database.db);
+  redis = new Redis(REDIS_URL);
+  prefix = testPrefix();
+});
+
+afterAll(async () => {
+  await redis?.quit();
+  await cleanRedis(prefix);
+  await tdb?.drop();
+});
+
+/** Every column of the live history, in seq order: what "exactly" means. */
+async function liveRows(sessionId: string) {
+  return tdb.database.sql`
+    select seq::int, role, kind, content, tool_call_id, tool_name, token_count, pinned, created_at
+    from messages where tenant_id = ${tenantId} and session_id = ${sessionId} order by seq`;
+}
+
+async function sessionRow(sessionId: string) {
+  const [row] = await tdb.database.sql`
+    select message_count, token_count::int, compaction_version, checkpoint
+    from sessions where tenant_id = ${tenantId} and id = ${sessionId}`;
+  return row;
+}
+
+async function compact(sessionId: string, strategy: Strategy) {
+  const outcome = await runCompaction(
+    {
+      store,
+      leases: new LeaseManager(redis, { prefix }),
+      summarizer: createExtractiveSummarizer(),
+      now: () => performance.now(),
+      logger: silentLogger,
+    },
+    {
+      tenantId,
+      sessionId,
+      strategy,
+      trigger: 'manual',
+      idempotencyKey: `manual:${randomUUID()}`,
+      eventId: null,
+    },
+  );
+  if (outcome.row === null) throw new Error('a manual compaction is never batched');
+  expect(outcome.row.status).toBe('applied');
+  return outcome.row;
+}
+
+async function seed(sessionId: string) {
+  const messages = await loadCorpusSession('minisweagent__pvlib-1854');
+  await createSession(tdb.database.db, { tenantId, sessionId, messages });
+  return messages;
+}
+
+describe('restore', () => {
+  it('puts back exactly what a summarize compaction archived, and only once', async () => {
+    await seed('one');
+    const before = await liveRows('one');
+    const sessionBefore = await sessionRow('one');
+    const row = await compact('one', { type: 'summarize', keepRecent: 10, maxSummaryTokens: 2000 });
+    expect((await liveRows('one')).length).toBeLessThan(before.length);
+
+    const result = await restoreCompaction(tdb.database.db, {
+      tenantId,
+      sessionId: 'one',
+      compactionId: row.id,
+    });
+    expect(result.status).toBe('restored');
+    expect(result.row.status).toBe('restored');
+    expect(result.removedSummarySeq).toBe(row.summarySeq);
+    expect(await liveRows('one')).toEqual(before);
+    expect(await sessionRow('one')).toMatchObject({
+      message_count: sessionBefore?.message_count,
+      token_count: sessionBefore?.token_count,
+      checkpoint: null,
+      compaction_version: 2,
+    });
+    expect(violations(await audit(tdb.database.db, tenantId, 'one'))).toEqual([]);
+
+    const again = await restoreCompaction(tdb.database.db, {
+      tenantId,
+      sessionId: 'one',
+      compactionId: row.id,
+    });
+    expect(again.status).toBe('already-restored');
+    expect(await liveRows('one')).toEqual(before);
+    expect((await sessionRow('one'))?.compaction_version).toBe(2);
+  });
+
+  it('restores stacked compactions newest first, back to the original history', async () => {
+    await seed('stack');
+    const original = await liveRows('stack');
+    const first = await compact('stack', { type: 'summarize', keepRecent: 20, maxSummaryTokens: 2000 });
+    const checkpointAfterFirst = (await sessionRow('stack'))?.checkpoint;
+    const afterFirst = await liveRows('stack');
+    await appendMessages(
+      tdb.database.db,
+      tenantId,
+      'stack',
+      Array.from({ length: 30 }, (_, i) => ({
+        role: i % 2 ? ('assistant' as const) : ('user' as const),
+        kind: 'message' as const,
+        content: `later message ${i}: ${'words '.repeat(40)}`,
+      })),
+    );
+    const afterAppend = await liveRows('stack');
+    const second = await compact('stack', { type: 'summarize', keepRecent: 5, maxSummaryTokens: 2000 });
+
+    const refused = restoreCompaction(tdb.database.db, {
+      tenantId,
+      sessionId: 'stack',
+      compactionId: first.id,
+    });
+    await expect(refused).rejects.toThrow(InvalidInputError);
+    await expect(refused).rejects.toThrow(second.id);
+
+    await restoreCompaction(tdb.database.db, { tenantId, sessionId: 'stack', compactionId: second.id });
+    expect(await liveRows('stack')).toEqual(afterAppend);
+    expect((await sessionRow('stack'))?.checkpoint).toEqual(checkpointAfterFirst);
+    await restoreCompaction(tdb.database.db, { tenantId, sessionId: 'stack', compactionId: first.id });
+    const appendedLive = (await liveRows('stack')).slice(original.length);
+    expect((await liveRows('stack')).slice(0, original.length)).toEqual(original);
+    expect(appendedLive).toEqual(afterAppend.slice(afterFirst.length));
+    const report = await audit(tdb.database.db, tenantId, 'stack');
+    expect(violations(report)).toEqual([]);
+    expect(report).toMatchObject({ archivedOriginals: 0, liveSummaries: 0 });
+  });
+
+  it('fences off a compaction planned before the restore', async () => {
+    await seed('fence');
+    const row = await compact('fence', { type: 'slidingWindow', maxMessages: 40 });
+    const snapshot = await store.loadSnapshot(tenantId, 'fence');
+    const plan = planCompaction(snapshot, snapshot.messages, { type: 'slidingWindow', maxMessages: 10 });
+    if (plan.action !== 'compact') throw new Error('expected a plan');
+    await restoreCompaction(tdb.database.db, { tenantId, sessionId: 'fence', compactionId: row.id });
+    const stale = store.apply({
+      tenantId,
+      sessionId: 'fence',
+      idempotencyKey: 'stale',
+      eventId: null,
+      trigger: 'manual',
+      strategy: 'slidingWindow',
+      plan,
+      expectedVersion: snapshot.compactionVersion,
+      summary: null,
+      durationMs: 0,
+    });
+    await expect(stale).rejects.toThrow(FenceError);
+    expect(violations(await audit(tdb.database.db, tenantId, 'fence'))).toEqual([]);
+  });
+
+  it('refuses what cannot be restored, naming why, and changes nothing', async () => {
+    await seed('refuse');
+    const row = await compact('refuse', { type: 'slidingWindow', maxMessages: 40 });
+    const skipped = await store.record({
+      tenantId,
+      sessionId: 'refuse',
+      idempotencyKey: 'skip-1',
+      eventId: null,
+      trigger: 'manual',
+      strategy: 'none',
+      status: 'skipped',
+      reason: 'strategy is none',
+      durationMs: 0,
+    });
+    const before = await liveRows('refuse');
+    const cases: Array<[Parameters<typeof restoreCompaction>[1], RegExp]> = [
+      [{ tenantId, sessionId: 'refuse', compactionId: 'abc' }, /"abc" is not a UUID/],
+      [{ tenantId, sessionId: 'refuse', compactionId: randomUUID() }, /not found for session "refuse"/],
+      [
+        { tenantId: 'intruder', sessionId: 'refuse', compactionId: row.id },
+        /session "refuse" not found for tenant/,
+      ],
+      [{ tenantId, sessionId: 'refuse', compactionId: skipped.row.id }, /is skipped: it moved nothing/],
+    ];
+    for (const [request, message] of cases) {
+      await expect(restoreCompaction(tdb.database.db, request)).rejects.toThrow(message);
+    }
+    expect(await liveRows('refuse')).toEqual(before);
+  });
+
+  it('previews with --dry-run and restores from the command line', async () => {
+    await seed('cli');
+    const row = await compact('cli', { type: 'summarize', keepRecent: 10, maxSummaryTokens: 2000 });
+    const env = {
+      DATABASE_URL: tdb.url,
+      REDIS_URL,
+      COMPACTOR_QUEUE_PREFIX: prefix,
+      COMPACTOR_LOG_LEVEL: 'warn',
+    };
+    const args = ['restore', '--tenant', tenantId, '--session', 'cli', '--compaction', row.id];
+    const compacted = await liveRows('cli');
+
+    const preview = await runCompactor([...args, '--dry-run'], env);
+    expect(preview.code, preview.stderr).toBe(0);
+    expect(JSON.parse(preview.stdout)).toMatchObject({
+      status: 'dry-run',
+      removedSummarySeq: row.summarySeq,
+    });
+    expect(JSON.parse(preview.stdout).restoredSeqs).toHaveLength(row.messagesArchived ?? -1);
+    expect(await liveRows('cli')).toEqual(compacted);
+
+    const done = await runCompactor(args, env);
+    expect(done.code, done.stderr).toBe(0);
+    expect(JSON.parse(done.stdout)).toMatchObject({
+      status: 'restored',
+      row: { id: row.id, status: 'restored' },
+    });
+    const history = await runCompactor(['history', '--tenant', tenantId, '--session', 'cli'], env);
+    expect(JSON.parse(history.stdout.trim())).toMatchObject({ id: row.id, status: 'restored' });
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * A dashboard for one test file: its own database and BullMQ prefix, `compactor dashboard`'s
+ * server on a free loopback port with admin and two tenants' credentials, an in-process worker
+ * (extractive summarizer) to make real compactions, and fetch helpers per credential.
+ */
+import { randomUUID } from 'node:crypto';
+import { createProducer, createSession, type Producer } from '../../producer/index.ts';
+import type { NewMessage } from '../../producer/sessions.ts';
+import type { RunCompletedInput } from '../../shared/contract/events.ts';
+import { type Dashboard, startDashboard } from '../../worker/http/dashboard/index.ts';
+import { type CompactionWorker, startWorker } from '../../worker/queue/worker.ts';
+import { openServices } from '../../worker/runtime/services.ts';
+import { REDIS_URL } from './env.ts';
+import {
+  cleanRedis,
+  createTestDatabase,
+  loadCorpusSession,
+  silentLogger,
+  type TestDatabase,
+  testConfig,
+  testPrefix,
+  waitFor,
+} from './fixtures.ts';
+
+export const ADMIN_TOKEN = 'admin-token-4f1c9e2b7a6d';
+export const ADMIN_USER = 'operator';
+export const ADMIN_PASSWORD = 'operator-password-93b1';
+/** Two tenants and their tokens. */
+export const TENANT_TOKENS = {
+  acme: 'acme-token-5e8a1f0c3b9d',
+  globex: 'globex-token-c27d84e16fa0',
+} as const;
+export type Who = 'admin' | keyof typeof TENANT_TOKENS | 'nobody';
+
+export interface DashboardFixture {
+  tdb: TestDatabase;
+  prefix: string;
+  dashboard: Dashboard;
+  producer: Producer;
+  /** Creates a session from a corpus transcript, plus `extra` messages after it. */
+  seed(
+    tenantId: string,
+    sessionId: string,
+    corpus?: string,
+    extra?: Array<Omit<NewMessage, 'seq'>>,
+  ): Promise<void>;
+  /** Enqueues an event with `strategy` and waits until its job settles; returns the job's state. */
+  compact(
+    tenantId: string,
+    sessionId: string,
+    strategy: RunCompletedInput['strategy'],
+  ): Promise<{ jobId: string; state: string }>;
+  /** `fetch` on the dashboard as `who` (a bearer token; `nobody` sends none). */
+  request(who: Who, path: string, init?: RequestInit): Promise<Response>;
+  /** Stops the worker and the dashboard, drops the database, cleans Redis. */
+  close(): Promise<void>;
+}
+
+/** The `Authorization` header of `who`. */
+export function authorization(who: Who): Record<string, string> {
+  if (who === 'nobody') return {};
+  const token = who === 'admin' ? ADMIN_TOKEN : TENANT_TOKENS[who];
+  return { authorization: `Bearer ${token}` };
+}
+
+/** Starts the fixture. */
+export async function startDashboardFixture(options: { readOnly?: boolean } = {}): Promise<DashboardFixture> {
+  const tdb = await createTestDatabase();
+  const prefix = testPrefix();
+  const config = testConfig(tdb.url, prefix, {
+    dashboard: {
+      port: 0,
+      host: '127.0.0.1',
+      adminToken: ADMIN_TOKEN,
+      adminUser: ADMIN_USER,
+      adminPassword: ADMIN_PASSWORD,
+      tenantTokens: Object.entries(TENANT_TOKENS).map(([tenantId, token]) => ({ tenantId, token })),
+    },
+  });
+  const dashboard = await startDashboard(openServices(config, silentLogger, { poolSize: 3 }), {
+    port: 0,
+    host: '127.0.0.1',
+    readOnly: options.readOnly ?? false,
+    insecure: false,
+  });
+  const worker: CompactionWorker = startWorker(openServices(config, silentLogger, { poolSize: 3 }), {
+    concurrency: 2,
+  });
+  const producer = createProducer({ redisUrl: REDIS_URL, prefix });
+  return {
+    tdb,
+    prefix,
+    dashboard,
+    producer,
+    async seed(tenantId, sessionId, corpus = 'sweagent__ctf-rev-rock', extra = []) {
+      const messages = await loadCorpusSession(corpus);
+      let seq = messages.length;
+      const more = extra.map((m) => ({ ...m, seq: seq++ }));
+      await createSession(tdb.database.db, { tenantId, sessionId, messages: [...messages, ...more] });
+    },
+    async compact(tenantId, sessionId, strategy) {
+      const eventId = randomUUID();
+      await producer.runCompleted({ eventId, tenantId, sessionId, strategy });
+      const state = await waitFor(async () => {
+        const s = await producer.queue.getJobState(eventId);
+        return s === 'completed' || s === 'failed' ? s : undefined;
+      });
+      return { jobId: eventId, state };
+    },
+    request(who, path, init = {}) {
+      const headers = { ...authorization(who), ...(init.headers as Record<string, string> | undefined) };
+      return fetch(`${dashboard.url}${path}`, { ...init, headers, redirect: 'manual' });
+    },
+    async close() {
+      await worker.close();
+      await producer.close();
+      await dashboard.close();
+      await cleanRedis(prefix);
+      await tdb.drop();
+    },
+  };
+}

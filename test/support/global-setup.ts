@@ -1,0 +1,54 @@
+/**
+ * Runs once per `vitest run`: checks that Postgres and Redis answer, finds (or installs) Chromium
+ * for the browser tests, and builds a migrated template database that each test file clones
+ * (CREATE DATABASE ... TEMPLATE is far faster than migrating per file). The template is dropped at
+ * the end.
+ */
+
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import type { TestProject } from 'vitest/node';
+import { migrateDatabase } from '../../worker/postgres/migrate.ts';
+import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from './env.ts';
+import { CHROMIUM_HINT, findChromium, installChromium } from './find-chromium.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    templateDatabase: string;
+    /** The Chromium binary for the browser tests; empty when none could be had. */
+    chromium: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new Error(`tests need Redis at ${REDIS_URL}: ${(error as Error).message}`);
+  } finally {
+    redis.disconnect();
+  }
+  const chromium = findChromium() ?? installChromium();
+  if (!chromium) {
+    // CI must run every test: a missing browser fails the run there instead of skipping.
+    if (process.env.CI === 'true' || process.env.CI === '1') throw new Error(CHROMIUM_HINT);
+    console.warn(`skipping the browser tests: ${CHROMIUM_HINT}`);
+  }
+  project.provide('chromium', chromium ?? '');
+  const template = `compactor_tpl_${process.pid}_${Date.now().toString(36)}`;
+  const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database "${template}"`);
+  } catch (error) {
+    await admin.end();
+    throw new Error(`tests need Postgres at ${ADMIN_DATABASE_URL}: ${(error as Error).message}`);
+  }
+  await migrateDatabase(databaseUrlFor(template));
+  project.provide('templateDatabase', template);
+  return async () => {
+    await admin.unsafe(`drop database if exists "${template}" with (force)`);
+    await admin.end();
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * Runs the real `compactor` command as a child process, as a user or an orchestrator would, and
+ * keeps track of the children so a test file can kill any it leaves behind.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The `compactor` bin script. */
+export const BIN = fileURLToPath(new URL('../../worker/bin/compactor.js', import.meta.url));
+
+/** What a finished child printed and how it ended. */
+export interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A running child: its output so far and a promise of how it ends. */
+export type Child = ChildProcess & { done: Promise<Run>; output(): { stdout: string; stderr: string } };
+
+const children = new Set<ChildProcess>();
+
+/**
+ * Starts `compactor <args>` with `env` (the parent's environment without Anthropic variables,
+ * plus `env`).
+ */
+export function startCompactor(args: string[], env: Record<string, string>): Child {
+  const { ANTHROPIC_API_KEY: _k, ANTHROPIC_BASE_URL: _u, ...inherited } = process.env;
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const done = new Promise<Run>((resolve) => {
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return Object.assign(child, { done, output: () => ({ stdout, stderr }) });
+}
+
+/** Runs `compactor <args>` to completion. */
+export function runCompactor(args: string[], env: Record<string, string>): Promise<Run> {
+  return startCompactor(args, env).done;
+}
+
+/** SIGKILLs every child still running (for afterAll). */
+export async function killAllChildren(): Promise<void> {
+  const running = [...children];
+  for (const child of running) child.kill('SIGKILL');
+  await Promise.all(
+    running.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('close', r)))),
+  );
+}

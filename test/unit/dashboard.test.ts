@@ -1,0 +1,229 @@
+/**
+ * The dashboard's pure parts: credentials from the environment, authentication, the start-up
+ * refusal, the chart and the escaping of untrusted text, the Bull Board session link.
+ */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../shared/runtime/config.ts';
+import {
+  assertStartable,
+  authenticate,
+  type Credentials,
+  DashboardConfigError,
+  isLoopback,
+  safeEqual,
+} from '../../worker/http/dashboard/auth.ts';
+import { niceMax, renderChart } from '../../worker/http/dashboard/chart.ts';
+import { escapeHtml, href } from '../../worker/http/dashboard/html.ts';
+import { sessionLink } from '../../worker/http/dashboard/server.ts';
+
+const credentials: Credentials = {
+  adminToken: 'admin-token-0123456789',
+  adminUser: 'ops',
+  adminPassword: 'ops-password-0123456789',
+  tenantTokens: [
+    { tenantId: 'acme', token: 'acme-token-0123456789' },
+    { tenantId: 'a:b', token: 'ab-token-0123456789ab' },
+  ],
+};
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+describe('dashboard configuration', () => {
+  it('reads credentials and addresses from the environment', () => {
+    const config = loadConfig({
+      COMPACTOR_DASHBOARD_TOKEN: 'admin-token-0123456789',
+      COMPACTOR_DASHBOARD_TOKENS: 'acme:acme-token-0123456789, tenant:with:colon:other-token-0123456789',
+      COMPACTOR_DASHBOARD_PORT: '8080',
+      COMPACTOR_METRICS_PORT: '9464',
+    });
+    expect(config.dashboard).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      adminToken: 'admin-token-0123456789',
+      tenantTokens: [
+        { tenantId: 'acme', token: 'acme-token-0123456789' },
+        { tenantId: 'tenant:with:colon', token: 'other-token-0123456789' },
+      ],
+    });
+    expect(config.metrics).toEqual({ port: 9464, host: '0.0.0.0' });
+    expect(loadConfig({}).metrics.port).toBeNull();
+  });
+
+  it('refuses weak, malformed or ambiguous credentials, naming the variable', () => {
+    const bad: Array<[Record<string, string>, RegExp]> = [
+      [{ COMPACTOR_DASHBOARD_TOKEN: 'short' }, /COMPACTOR_DASHBOARD_TOKEN: must be at least 16 characters/],
+      [{ COMPACTOR_DASHBOARD_TOKENS: 'acme' }, /COMPACTOR_DASHBOARD_TOKENS: must be tenant:token pairs/],
+      [{ COMPACTOR_DASHBOARD_TOKENS: 'acme:short' }, /the token of tenant "acme"/],
+      [
+        { COMPACTOR_DASHBOARD_TOKENS: 'a:same-token-0123456789,b:same-token-0123456789' },
+        /reuses another tenant's token/,
+      ],
+      [
+        { COMPACTOR_DASHBOARD_TOKENS: 'a:token-one-0123456789,a:token-two-0123456789' },
+        /tenant "a" is given twice/,
+      ],
+      [
+        { COMPACTOR_DASHBOARD_USER: 'ops' },
+        /COMPACTOR_DASHBOARD_USER and COMPACTOR_DASHBOARD_PASSWORD go together/,
+      ],
+      [
+        {
+          COMPACTOR_DASHBOARD_TOKEN: 'shared-token-0123456789',
+          COMPACTOR_DASHBOARD_TOKENS: 'a:shared-token-0123456789',
+        },
+        /a tenant token equals an admin secret/,
+      ],
+      [{ COMPACTOR_METRICS_PORT: '70000' }, /COMPACTOR_METRICS_PORT: must be 0 to 65535/],
+    ];
+    for (const [env, message] of bad) {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env)).toThrow(message);
+    }
+  });
+});
+
+describe('authentication', () => {
+  it('knows the admin and each tenant by bearer token or basic auth', () => {
+    expect(authenticate('Bearer admin-token-0123456789', credentials)).toEqual({
+      ok: true,
+      principal: { role: 'admin' },
+    });
+    expect(authenticate('bearer acme-token-0123456789', credentials)).toEqual({
+      ok: true,
+      principal: { role: 'tenant', tenantId: 'acme' },
+    });
+    expect(authenticate('Bearer ab-token-0123456789ab', credentials)).toMatchObject({
+      principal: { tenantId: 'a:b' },
+    });
+    expect(authenticate(basic('ops', 'ops-password-0123456789'), credentials)).toMatchObject({
+      principal: { role: 'admin' },
+    });
+    expect(authenticate(basic('acme', 'acme-token-0123456789'), credentials)).toMatchObject({
+      principal: { role: 'tenant', tenantId: 'acme' },
+    });
+  });
+
+  it('refuses anything else', () => {
+    expect(authenticate(undefined, credentials)).toEqual({ ok: false, reason: 'missing' });
+    for (const header of [
+      'Bearer',
+      'Bearer wrong',
+      'Token admin-token-0123456789',
+      basic('ops', 'acme-token-0123456789'),
+      basic('acme', 'ops-password-0123456789'),
+      basic('globex', 'acme-token-0123456789'),
+      'Basic !!!',
+      basic('', ''),
+    ]) {
+      expect(authenticate(header, credentials)).toEqual({ ok: false, reason: 'invalid' });
+    }
+    const tenantsOnly = {
+      ...credentials,
+      adminToken: undefined,
+      adminUser: undefined,
+      adminPassword: undefined,
+    };
+    expect(authenticate(basic('', ''), tenantsOnly)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('compares secrets of any length', () => {
+    expect(safeEqual('abc', 'abc')).toBe(true);
+    expect(safeEqual('abc', 'abcd')).toBe(false);
+    expect(safeEqual('', '')).toBe(true);
+  });
+
+  it('starts without credentials only when told --insecure on loopback', () => {
+    const none: Credentials = {
+      adminToken: undefined,
+      adminUser: undefined,
+      adminPassword: undefined,
+      tenantTokens: [],
+    };
+    expect(() => assertStartable(none, '127.0.0.1', false)).toThrow(DashboardConfigError);
+    expect(() => assertStartable(none, '127.0.0.1', false)).toThrow(/COMPACTOR_DASHBOARD_TOKEN/);
+    expect(() => assertStartable(none, '0.0.0.0', true)).toThrow(/only allowed on a loopback host/);
+    expect(() => assertStartable(none, '192.168.1.4', true)).toThrow(DashboardConfigError);
+    expect(() => assertStartable(none, '127.0.0.1', true)).not.toThrow();
+    expect(() => assertStartable(none, '::1', true)).not.toThrow();
+    expect(() => assertStartable(credentials, '0.0.0.0', false)).not.toThrow();
+    expect(['localhost', '127.0.0.1', '127.8.9.10', '::1', '[::1]'].every(isLoopback)).toBe(true);
+    expect(['0.0.0.0', '::', '10.0.0.1', 'example.com', '127.0.0.1.example.com'].some(isLoopback)).toBe(
+      false,
+    );
+  });
+});
+
+describe('pages', () => {
+  it('escapes text for elements and attributes', () => {
+    expect(escapeHtml(`<a href="x" onclick='y'>&</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;',
+    );
+    expect(href({ admin: true, tenantId: 'a&b' }, '/sessions/x', { cursor: 'c"d' })).toBe(
+      '/sessions/x?tenant=a%26b&amp;cursor=c%22d',
+    );
+    expect(href({ admin: false, tenantId: 'acme' }, '/sessions')).toBe('/sessions');
+  });
+
+  it('draws one marker per ledger row and the size line through before → after', () => {
+    const at = (s: number) => new Date(Date.UTC(2025, 0, 1, 12, 0, s));
+    const svg = renderChart({
+      rows: [
+        {
+          id: 'c1',
+          createdAt: at(10),
+          status: 'applied',
+          strategy: 'summarize',
+          tokensBefore: 9_000,
+          tokensAfter: 1_000,
+          messagesBefore: 90,
+          messagesAfter: 11,
+        },
+        {
+          id: 'c2"><script>',
+          createdAt: at(30),
+          status: 'skipped',
+          strategy: '<b>x</b>',
+          tokensBefore: 4_000,
+          tokensAfter: 4_000,
+          messagesBefore: 40,
+          messagesAfter: 40,
+        },
+      ],
+      current: { at: at(50), tokens: 5_000, messages: 50 },
+    });
+    expect(svg).toMatch(/^<svg class="chart" data-compactions="2"/);
+    expect(svg.match(/class="marker marker-applied"/g)).toHaveLength(2); // one per panel
+    expect(svg.match(/class="marker marker-skipped"/g)).toHaveLength(2);
+    expect(svg).not.toContain('<script>');
+    expect(svg).not.toContain('<b>x</b>');
+    expect(svg).toContain(
+      'applied summarize at 2025-01-01 12:00:10Z: tokens 9,000 → 1,000, messages 90 → 11',
+    );
+    // Tokens: 9,000 → 1,000 at 10 s, 4,000 at 30 s, 5,000 now: four points on the path.
+    const tokens = /<path class="series series-tokens" d="([^"]+)"/.exec(svg)?.[1] ?? '';
+    expect(tokens.split(' ')).toHaveLength(4);
+    expect(svg).toContain('>10k<');
+  });
+
+  it('rounds the axis up to 1, 2, 2.5 or 5 times a power of ten', () => {
+    expect([1, 3, 7, 10, 11, 2_600, 19_374, 20_620].map(niceMax)).toEqual([
+      1, 5, 10, 10, 20, 5_000, 20_000, 25_000,
+    ]);
+  });
+
+  it("links a job to its session's page only when its data names one", () => {
+    expect(sessionLink({ tenantId: 'a b', sessionId: 'x/y' })).toEqual({
+      displayText: 'Session page',
+      href: '/sessions/x%2Fy?tenant=a+b',
+    });
+    for (const data of [
+      null,
+      'x',
+      { tenantId: 'a' },
+      { tenantId: 1, sessionId: 'x' },
+      { tenantId: '', sessionId: 'x' },
+    ]) {
+      expect(sessionLink(data)).toBeUndefined();
+    }
+  });
+});

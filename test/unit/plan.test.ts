@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import type { MessageMeta } from '../../shared/contract/message.ts';
+import { type CompactPlan, planCompaction, type SessionSnapshot } from '../../shared/planning/plan.ts';
+
+const snapshot: SessionSnapshot = { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq: 1_000 };
+
+/** Builds messages from a compact notation: `u` user, `a` assistant, `s` system, `S` summary,
+ *  `c1`/`r1` tool call/result with id 1; a trailing `!` pins the message. */
+function msgs(spec: string): MessageMeta[] {
+  return spec.split(' ').map((token, seq) => {
+    const pinned = token.endsWith('!');
+    const t = pinned ? token.slice(0, -1) : token;
+    const base = { seq, toolCallId: null, toolName: null, tokenCount: 10, pinned };
+    if (t === 'u') return { ...base, role: 'user', kind: 'message' };
+    if (t === 'a') return { ...base, role: 'assistant', kind: 'message' };
+    if (t === 's') return { ...base, role: 'system', kind: 'message' };
+    if (t === 'S') return { ...base, role: 'user', kind: 'summary' };
+    if (t.startsWith('c')) return { ...base, role: 'assistant', kind: 'tool_call', toolCallId: t.slice(1) };
+    if (t.startsWith('r')) return { ...base, role: 'tool', kind: 'tool_result', toolCallId: t.slice(1) };
+    throw new Error(`bad token ${token}`);
+  });
+}
+
+function compact(spec: string, strategy: Parameters<typeof planCompaction>[2]): CompactPlan {
+  const plan = planCompaction(snapshot, msgs(spec), strategy);
+  if (plan.action !== 'compact') throw new Error(`expected a compaction, got skip: ${plan.reason}`);
+  return plan;
+}
+
+/** Every tool pair is either wholly leaving or wholly staying. */
+function pairsWhole(spec: string, plan: CompactPlan): boolean {
+  const all = msgs(spec);
+  const leaving = new Set(plan.leavingSeqs);
+  const byId = new Map<string, boolean[]>();
+  for (const m of all) {
+    if (m.toolCallId === null) continue;
+    byId.set(m.toolCallId, [...(byId.get(m.toolCallId) ?? []), leaving.has(m.seq)]);
+  }
+  return [...byId.values()].every((v) => v.every((x) => x === v[0]));
+}
+
+describe('planCompaction', () => {
+  it('keeps the newest maxMessages and archives the rest (slidingWindow)', () => {
+    const plan = compact('u a u a u a u a', { type: 'slidingWindow', maxMessages: 3 });
+    expect(plan.leavingSeqs).toEqual([0, 1, 2, 3, 4]);
+    expect(plan.cutoffSeq).toBe(4);
+    expect(plan.keptCount).toBe(3);
+    expect(plan.summarySeq).toBeNull();
+    expect(plan.leavingTokens).toBe(50);
+  });
+
+  it('skips when the session is not larger than the window, and for strategy none', () => {
+    expect(planCompaction(snapshot, msgs('u a u'), { type: 'slidingWindow', maxMessages: 3 })).toMatchObject({
+      action: 'skip',
+      reason: '3 messages, not more than the 3 kept',
+    });
+    expect(planCompaction(snapshot, msgs('u a u a'), { type: 'none' })).toMatchObject({ action: 'skip' });
+  });
+
+  it('never archives pinned messages', () => {
+    const plan = compact('s! u a u! a u a', { type: 'slidingWindow', maxMessages: 2 });
+    expect(plan.leavingSeqs).toEqual([1, 2, 4]);
+    expect(plan.keptCount).toBe(4);
+  });
+
+  it('moves the cutoff below a tool call whose result would stay', () => {
+    // window of 2 would keep only r1 and a: the call c1 (seq 2) must stay with its result.
+    const spec = 'u a c1 r1 a';
+    const plan = compact(spec, { type: 'slidingWindow', maxMessages: 2 });
+    expect(plan.leavingSeqs).toEqual([0, 1]);
+    expect(pairsWhole(spec, plan)).toBe(true);
+    expect(plan.notes.join('\n')).toContain('tool result at seq 3 stays');
+  });
+
+  it('keeps parallel tool calls and their results together', () => {
+    const spec = 'u a c1 c2 r1 r2 a u';
+    for (let keep = 1; keep <= 7; keep++) {
+      const plan = planCompaction(snapshot, msgs(spec), { type: 'slidingWindow', maxMessages: keep });
+      if (plan.action === 'compact') expect(pairsWhole(spec, plan), `keep ${keep}`).toBe(true);
+    }
+  });
+
+  it('does not compact past a tool call still waiting for its result', () => {
+    const plan = compact('u a u a c9 u a', { type: 'summarize', keepRecent: 1, maxSummaryTokens: 2000 });
+    expect(plan.cutoffSeq).toBe(3);
+    expect(plan.leavingSeqs).not.toContain(4);
+    expect(plan.notes.join('\n')).toContain('still waits for its result');
+  });
+
+  it('keeps the other half of a pinned tool pair', () => {
+    const plan = compact('u c1! r1 a u a', { type: 'slidingWindow', maxMessages: 1 });
+    expect(plan.leavingSeqs).toEqual([0, 3, 4]);
+  });
+
+  it('summarize supersedes the previous summary but only covers new messages', () => {
+    const plan = compact('s! S u a u a u a', { type: 'summarize', keepRecent: 2, maxSummaryTokens: 2000 });
+    expect(plan.leavingSeqs).toEqual([1, 2, 3, 4, 5]);
+    expect(plan.coverSeqs).toEqual([2, 3, 4, 5]);
+    expect(plan.summarySeq).toBe(5);
+  });
+
+  it('slidingWindow keeps earlier summaries', () => {
+    const plan = compact('S u a u a u a', { type: 'slidingWindow', maxMessages: 2 });
+    expect(plan.leavingSeqs).toEqual([1, 2, 3, 4]);
+  });
+
+  it('skips a summarize that would only move earlier summaries', () => {
+    const plan = planCompaction(snapshot, msgs('S u a'), {
+      type: 'summarize',
+      keepRecent: 2,
+      maxSummaryTokens: 2000,
+    });
+    expect(plan).toMatchObject({
+      action: 'skip',
+      reason: 'only earlier summaries would leave; nothing new to summarize',
+    });
+  });
+
+  it('skips when the only candidates are tied to a pending call', () => {
+    const plan = planCompaction(snapshot, msgs('c1 u a'), { type: 'slidingWindow', maxMessages: 2 });
+    expect(plan.action).toBe('skip');
+  });
+
+  it('refuses messages out of seq order', () => {
+    const bad = msgs('u a u').reverse();
+    expect(() => planCompaction(snapshot, bad, { type: 'slidingWindow', maxMessages: 1 })).toThrow(
+      /ascending seq/,
+    );
+  });
+});

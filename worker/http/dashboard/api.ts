@@ -1,0 +1,213 @@
+/**
+ * The ledger API: JSON, tenant-scoped (the tenant comes from the credentials; see context.ts).
+ *
+ * - `GET  /api/sessions?limit&cursor`: sessions with their size and last compaction
+ * - `GET  /api/sessions/:sessionId`: one session, with its current checkpoint
+ * - `GET  /api/sessions/:sessionId/compactions?limit&cursor`: its ledger, newest first
+ * - `GET  /api/sessions/:sessionId/compactions/:compactionId?limit&cursor&content`: one compaction
+ *   and the messages it archived (seq, role, kind, tokens; content, summary and the replaced
+ *   checkpoint only with `content=true`)
+ * - `POST /api/sessions/:sessionId/compact` `{ strategy? }`: enqueues a manual `session.run.completed`
+ * - `POST /api/sessions/:sessionId/compactions/:compactionId/restore` `{ dryRun? }`: restores it
+ *
+ * `limit` is 1-200 (default 50); `cursor` is the `nextCursor` of the previous page. Errors are
+ * `{ error: { status, message } }`: 400 bad input (the field named), 401, 403 (another tenant named,
+ * or a write to a read-only dashboard), 404 unknown or foreign session (the same answer), 409 a
+ * restore that must wait or cannot apply now.
+ */
+import { randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { EnqueueResult } from '../../../producer/index.ts';
+import { InvalidInputError } from '../../../shared/contract/errors.ts';
+import { idSchema, type RunCompletedInput } from '../../../shared/contract/events.ts';
+import type { Db } from '../../../shared/postgres/db.ts';
+import type { CompactionRow } from '../../../shared/postgres/schema.ts';
+import { strategySchema } from '../../../shared/strategies/index.ts';
+import { restoreCompaction } from '../../postgres/restore.ts';
+import type { Lease } from '../../redis/lease.ts';
+import { type DashboardEnv, HttpError, parseInput, scopeTenant, sessionNotFound } from './context.ts';
+import {
+  BadCursorError,
+  getCompaction,
+  getSession,
+  listArchived,
+  listLedger,
+  listSessions,
+} from './queries.ts';
+
+/** What the API reads and writes through. */
+export interface ApiDeps {
+  db: Db;
+  /** Enqueues an event (the producer's `runCompleted`). */
+  enqueue(event: RunCompletedInput): Promise<EnqueueResult>;
+  leases: { acquire(tenantId: string, sessionId: string): Promise<Lease | null> };
+  readOnly: boolean;
+  logger: Logger;
+}
+
+const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().min(1).max(2_000).optional(),
+});
+const compactionQuery = pageQuery.extend({ content: z.enum(['true', 'false', '1', '0']).optional() });
+const compactBody = z.object({ strategy: strategySchema.optional() }).strict();
+const restoreBody = z.object({ dryRun: z.boolean().optional() }).strict();
+const compactionId = z.uuid({ message: 'must be a compaction id (a UUID)' });
+
+/** The API routes, to mount at `/api` behind authentication. */
+export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
+  const api = new Hono<DashboardEnv>();
+  api.use('*', scopeTenant());
+  api.use('*', async (c, next) => {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      if (deps.readOnly) throw new HttpError(403, 'the dashboard is read-only');
+      const type = c.req.header('content-type') ?? '';
+      if (!/^application\/json\b/i.test(type))
+        throw new HttpError(415, 'send content-type: application/json');
+    }
+    await next();
+  });
+
+  api.get('/sessions', async (c) => {
+    const q = parseInput(pageQuery, c.req.query(), 'query');
+    const page = await paged(() => listSessions(deps.db, c.get('tenantId'), q));
+    return c.json({ sessions: page.items, nextCursor: page.nextCursor });
+  });
+
+  api.get('/sessions/:sessionId', async (c) => {
+    return c.json({ session: await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId')) });
+  });
+
+  api.get('/sessions/:sessionId/compactions', async (c) => {
+    const session = await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId'));
+    const q = parseInput(pageQuery, c.req.query(), 'query');
+    const page = await paged(() => listLedger(deps.db, session.tenantId, session.id, q));
+    return c.json({ compactions: page.items, nextCursor: page.nextCursor });
+  });
+
+  api.get('/sessions/:sessionId/compactions/:compactionId', async (c) => {
+    const session = await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId'));
+    const id = parseInput(compactionId, c.req.param('compactionId'), 'path.compactionId');
+    const q = parseInput(compactionQuery, c.req.query(), 'query');
+    const content = q.content === 'true' || q.content === '1';
+    const row = await ownCompaction(deps.db, session.tenantId, session.id, id);
+    const archived = await paged(() => listArchived(deps.db, row, { ...q, content }));
+    return c.json({
+      compaction: content ? row : withoutContent(row),
+      archived: {
+        messages: archived.items,
+        totalMessages: archived.totalMessages,
+        totalTokens: archived.totalTokens,
+        nextCursor: archived.nextCursor,
+      },
+    });
+  });
+
+  api.post('/sessions/:sessionId/compact', async (c) => {
+    const session = await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId'));
+    const body = parseInput(compactBody, await jsonBody(c.req.raw), 'body');
+    const eventId = randomUUID();
+    let result: EnqueueResult;
+    try {
+      result = await deps.enqueue({
+        eventId,
+        tenantId: session.tenantId,
+        sessionId: session.id,
+        trigger: 'manual',
+        occurredAt: new Date().toISOString(),
+        strategy: body.strategy,
+      });
+    } catch (error) {
+      if (error instanceof InvalidInputError) throw new HttpError(400, error.message);
+      throw new HttpError(503, `could not enqueue: ${(error as Error).message}`);
+    }
+    deps.logger.info(
+      { tenantId: session.tenantId, sessionId: session.id, eventId, jobId: result.jobId },
+      'manual compaction enqueued from the dashboard',
+    );
+    return c.json({ eventId, jobId: result.jobId, coalesced: result.coalesced }, 202);
+  });
+
+  api.post('/sessions/:sessionId/compactions/:compactionId/restore', async (c) => {
+    const session = await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId'));
+    const id = parseInput(compactionId, c.req.param('compactionId'), 'path.compactionId');
+    const body = parseInput(restoreBody, await jsonBody(c.req.raw), 'body');
+    await ownCompaction(deps.db, session.tenantId, session.id, id);
+    // The lease keeps a running compaction from paying for a summary the restore would fence off.
+    const lease = await deps.leases.acquire(session.tenantId, session.id);
+    if (!lease)
+      throw new HttpError(409, `session "${session.id}" is being compacted right now; try again shortly`);
+    try {
+      const result = await restoreCompaction(deps.db, {
+        tenantId: session.tenantId,
+        sessionId: session.id,
+        compactionId: id,
+        dryRun: body.dryRun ?? false,
+      });
+      deps.logger.info(
+        { tenantId: session.tenantId, sessionId: session.id, compactionId: id, status: result.status },
+        'restore from the dashboard',
+      );
+      return c.json({
+        status: result.status,
+        restoredSeqs: result.restoredSeqs,
+        removedSummarySeq: result.removedSummarySeq,
+        compaction: withoutContent(result.row),
+      });
+    } catch (error) {
+      // Not applied, or later compactions still stand: the request is fine, the session's state is not.
+      if (error instanceof InvalidInputError) throw new HttpError(409, error.message);
+      throw error;
+    } finally {
+      await lease.release();
+    }
+  });
+
+  return api;
+}
+
+/** The tenant's session. @throws {HttpError} 400 for a malformed id, 404 when unknown or foreign. */
+export async function ownSession(db: Db, tenantId: string, rawId: string) {
+  const sessionId = parseInput(idSchema, rawId, 'path.sessionId');
+  const session = await getSession(db, tenantId, sessionId);
+  if (!session) throw sessionNotFound(sessionId);
+  return session;
+}
+
+async function ownCompaction(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  id: string,
+): Promise<CompactionRow> {
+  const row = await getCompaction(db, tenantId, sessionId, id);
+  if (!row) throw new HttpError(404, `compaction ${id} not found for session "${sessionId}"`);
+  return row;
+}
+
+function withoutContent(row: CompactionRow) {
+  const { summary: _s, checkpointBefore: _c, ...rest } = row;
+  return rest;
+}
+
+async function paged<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof BadCursorError) throw new HttpError(400, `query.cursor: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The request's JSON body; an empty body is `{}`. @throws {HttpError} 400 when it is not JSON. */
+async function jsonBody(request: Request): Promise<unknown> {
+  const text = await request.text();
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'body: not valid JSON');
+  }
+}

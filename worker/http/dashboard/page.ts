@@ -1,0 +1,199 @@
+/**
+ * The dashboard's server-rendered pages: the session list, a session (its size over time with
+ * each compaction marked, the current checkpoint, the ledger), and the admin's tenant prompt.
+ * Pure: data in, HTML out. Session content is untrusted: every value is escaped, and the only
+ * script is the fixed one below, allowed by the response's CSP nonce.
+ */
+
+import type { SessionRow } from '../../../shared/postgres/schema.ts';
+import { checkpointSchema } from '../../../shared/summary/checkpoint.ts';
+import { formatTime, renderChart } from './chart.ts';
+import { escapeHtml, href, layout, type PageContext } from './html.ts';
+import type { LedgerEntry, Page, SessionListItem } from './queries.ts';
+
+/** The session list, one page of it. */
+export function renderSessionList(ctx: PageContext, page: Page<SessionListItem>): string {
+  const rows = page.items.map((s) => {
+    const last = s.lastCompaction;
+    const lastCell = last
+      ? `<span class="status-${last.status}">${last.status}</span> ${escapeHtml(last.strategy)} · ${time(last.createdAt)}<br><span class="muted">tokens ${num(last.tokensBefore)} → ${num(last.tokensAfter)}</span>`
+      : '<span class="muted">never</span>';
+    return `<tr>
+<td><a href="${href(ctx, `/sessions/${encodeURIComponent(s.id)}`)}">${escapeHtml(s.id)}</a></td>
+<td>${escapeHtml(s.agentId ?? '')}</td>
+<td class="num">${num(s.messageCount)}</td><td class="num">${num(s.tokenCount)}</td>
+<td class="num">${num(s.compactionCount)}</td><td>${lastCell}</td><td>${time(s.updatedAt)}</td></tr>`;
+  });
+  const next = page.nextCursor
+    ? `<p><a href="${href(ctx, '/sessions', { cursor: page.nextCursor })}">next page →</a></p>`
+    : '';
+  const body = `<h1>Sessions</h1>
+<table class="sessions"><thead><tr><th>session</th><th>agent</th><th>messages</th><th>tokens</th>
+<th>compactions</th><th>last compaction</th><th>updated</th></tr></thead>
+<tbody>${rows.join('\n') || '<tr><td colspan="7" class="muted">no sessions</td></tr>'}</tbody></table>${next}`;
+  return layout({ title: 'sessions', nonce: ctx.nonce, ctx, body });
+}
+
+/** The admin's page when no tenant is named: a form asking for one. */
+export function renderTenantPrompt(nonce: string): string {
+  const body = `<h1>Sessions</h1><form method="get" action="/sessions" class="card">
+<label>tenant <input name="tenant" required maxlength="200" autofocus></label> <button>open</button>
+<p class="muted">The admin credential sees every tenant; name the one to open.</p></form>`;
+  return layout({ title: 'sessions', nonce, body });
+}
+
+/**
+ * A session's page.
+ * @param ledger the session's ledger rows, newest first (at most the page's window).
+ * @param truncated whether older rows were left out.
+ */
+export function renderSessionPage(
+  ctx: PageContext,
+  session: SessionRow,
+  ledger: LedgerEntry[],
+  truncated: boolean,
+): string {
+  const chart = renderChart({
+    rows: [...ledger].reverse(),
+    current: { at: session.updatedAt, tokens: session.tokenCount, messages: session.messageCount },
+  });
+  const api = `/api/sessions/${encodeURIComponent(session.id)}`;
+  const actions = ctx.readOnly
+    ? ''
+    : `<p><button data-post="${href(ctx, `${api}/compact`)}" data-confirm="Enqueue a manual compaction of this session?">compact now</button> <span id="action-result" class="muted"></span></p>`;
+  const body = `<h1>Session ${escapeHtml(session.id)}</h1>
+${stats(ctx, session)}
+${actions}
+<h2>Tokens and messages over time</h2>
+<div class="legend muted"><span>▮ <b class="status-applied">applied</b></span><span>▮ <b class="status-restored">restored</b></span><span>▮ <b class="status-skipped">skipped</b></span><span>▮ <b class="status-failed">failed</b></span><span>click a marker to find its ledger row</span></div>
+${chart}
+<h2>Current checkpoint</h2>
+${checkpoint(session.checkpoint)}
+<h2>Ledger</h2>
+${truncated ? `<p class="muted">the newest ${ledger.length} rows; the API pages through all of them</p>` : ''}
+${ledgerTable(ctx, session, ledger)}`;
+  return layout({ title: `session ${session.id}`, nonce: ctx.nonce, ctx, body, script: SCRIPT });
+}
+
+function stats(ctx: PageContext, s: SessionRow): string {
+  const used =
+    s.contextWindow && s.contextWindow > 0
+      ? ` <span class="muted">(${((s.tokenCount / s.contextWindow) * 100).toFixed(1)}% of ${num(s.contextWindow)})</span>`
+      : '';
+  const link = (id: string | null) =>
+    id ? `<a href="${href(ctx, `/sessions/${encodeURIComponent(id)}`)}">${escapeHtml(id)}</a>` : '—';
+  const rows: Array<[string, string]> = [
+    ['messages', num(s.messageCount)],
+    ['tokens', `${num(s.tokenCount)}${used}`],
+    ['compactions', `${num(s.compactionCount)} <span class="muted">(version ${s.compactionVersion})</span>`],
+    ['last compacted', s.lastCompactedAt ? time(s.lastCompactedAt) : 'never'],
+    ['agent', escapeHtml(s.agentId ?? '—')],
+    ['created / updated', `${time(s.createdAt)} / ${time(s.updatedAt)}`],
+    ['parent / child session', `${link(s.parentSessionId)} / ${link(s.childSessionId)}`],
+  ];
+  return `<table class="stats">${rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join('')}</table>`;
+}
+
+const SECTIONS = [
+  ['completed', 'Completed'],
+  ['inProgress', 'In progress'],
+  ['pending', 'Pending'],
+  ['blockers', 'Blockers and errors'],
+  ['decisions', 'Decisions'],
+  ['openQuestions', 'Open questions'],
+] as const;
+
+function checkpoint(value: unknown): string {
+  if (value === null || value === undefined)
+    return '<p class="muted">none yet (no summary has been written)</p>';
+  const parsed = checkpointSchema.safeParse(value);
+  if (!parsed.success) return `<pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre>`;
+  const c = parsed.data;
+  const parts: string[] = [];
+  if (c.goal) parts.push(`<p><b>Goal</b>: ${escapeHtml(c.goal)}</p>`);
+  if (c.lastUserRequest) {
+    const size = `${num(c.lastUserRequest.length)} characters`;
+    parts.push(
+      `<details><summary><b>Last user request</b> <span class="muted">(verbatim, ${size})</span></summary><pre>${escapeHtml(c.lastUserRequest)}</pre></details>`,
+    );
+  }
+  for (const [key, title] of SECTIONS) {
+    if (c[key].length === 0) continue;
+    parts.push(`<p><b>${title}</b></p><ul>${c[key].map((v) => `<li>${escapeHtml(v)}</li>`).join('')}</ul>`);
+  }
+  if (c.workingSet.length > 0) {
+    const item = (p: string) => `<li><code>${escapeHtml(p)}</code></li>`;
+    const rest = c.workingSet.slice(12, 1_000);
+    const more =
+      rest.length > 0
+        ? `<details><summary class="muted">… and ${num(c.workingSet.length - 12)} more</summary><ul>${rest.map(item).join('')}</ul></details>`
+        : '';
+    parts.push(
+      `<p><b>Working set</b> <span class="muted">(most recent first)</span></p><ul>${c.workingSet.slice(0, 12).map(item).join('')}</ul>${more}`,
+    );
+  }
+  return `<div class="card checkpoint">${parts.join('\n') || '<p class="muted">empty</p>'}</div>`;
+}
+
+function ledgerTable(ctx: PageContext, session: SessionRow, ledger: LedgerEntry[]): string {
+  if (ledger.length === 0) return '<p class="muted">no compactions yet</p>';
+  const api = `/api/sessions/${encodeURIComponent(session.id)}/compactions`;
+  const rows = ledger.map((r) => {
+    const saved = (r.tokensBefore ?? 0) - (r.tokensAfter ?? 0);
+    const restore =
+      !ctx.readOnly && r.status === 'applied'
+        ? ` <button data-post="${href(ctx, `${api}/${r.id}/restore`)}" data-confirm="Restore this compaction? Its archived messages go back.">restore</button>`
+        : '';
+    const why = [r.reason, r.error].filter((v): v is string => !!v).map((v) => escapeHtml(v.slice(0, 400)));
+    return `<tr id="c-${escapeHtml(r.id)}" class="ledger-row">
+<td>${time(r.createdAt)}</td><td>${r.trigger}</td><td>${escapeHtml(r.strategy)}${r.mode === 'newSession' ? ' <span class="muted">(new session)</span>' : ''}</td>
+<td class="status-${r.status}">${r.status}</td>
+<td class="num">${num(r.messagesBefore)} → ${num(r.messagesAfter)}</td>
+<td class="num">${num(r.tokensBefore)} → ${num(r.tokensAfter)}${saved > 0 ? `<br><span class="muted">−${num(saved)}</span>` : ''}</td>
+<td class="num">${num(r.messagesArchived)}</td>
+<td>${escapeHtml([r.summarizer, r.model].filter(Boolean).join(' / ') || '—')}</td>
+<td class="num">${r.inputTokens !== null ? `${num(r.inputTokens)} / ${num(r.outputTokens)}` : '—'}</td>
+<td class="num">${r.costUsd !== null ? `$${r.costUsd.toFixed(4)}` : '—'}</td>
+<td class="num">${num(r.durationMs)}</td>
+<td>${why.join('<br>')}</td>
+<td><a href="${href(ctx, `${api}/${r.id}`)}">details</a>${restore}</td></tr>`;
+  });
+  return `<table class="ledger"><thead><tr><th>when</th><th>trigger</th><th>strategy</th><th>status</th>
+<th>messages</th><th>tokens</th><th>archived</th><th>summarizer / model</th><th>LLM in / out</th><th>cost</th>
+<th>ms</th><th>reason</th><th></th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
+}
+
+function num(v: number | null | undefined): string {
+  return v === null || v === undefined ? '—' : v.toLocaleString('en-US');
+}
+
+function time(d: Date | string): string {
+  return escapeHtml(formatTime(new Date(d).getTime()));
+}
+
+/**
+ * The page's only script: markers jump to their ledger row; buttons POST to the JSON API (the
+ * browser resends its credentials; `content-type: application/json` keeps other sites out) and
+ * show the answer.
+ */
+const SCRIPT = `
+for (const m of document.querySelectorAll('.marker')) {
+  m.addEventListener('click', () => {
+    for (const r of document.querySelectorAll('tr.hl')) r.classList.remove('hl');
+    const row = document.getElementById('c-' + m.dataset.compaction);
+    if (row) { row.classList.add('hl'); row.scrollIntoView({ block: 'center' }); }
+  });
+}
+for (const b of document.querySelectorAll('button[data-post]')) {
+  b.addEventListener('click', async () => {
+    if (!confirm(b.dataset.confirm)) return;
+    const out = document.getElementById('action-result') || b.parentElement;
+    b.disabled = true;
+    try {
+      const r = await fetch(b.dataset.post, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const j = await r.json().catch(() => ({}));
+      out.textContent = r.ok ? 'done: ' + (j.status || j.jobId || 'ok') : 'error ' + r.status + ': ' + ((j.error && j.error.message) || '');
+      if (r.ok) setTimeout(() => location.reload(), 1500);
+    } catch (e) { out.textContent = String(e); } finally { b.disabled = false; }
+  });
+}`;

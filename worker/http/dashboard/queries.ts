@@ -1,0 +1,267 @@
+/**
+ * The dashboard's reads of Postgres, every one scoped by tenant. Lists use keyset pagination
+ * (`where key > last key of the previous page`, never OFFSET) with opaque cursors, and fetch one
+ * row more than asked to know whether another page follows.
+ */
+import { and, asc, desc, eq, getTableColumns, gt, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../../../shared/postgres/db.ts';
+import {
+  archivedMessages,
+  type CompactionRow,
+  compactions,
+  type SessionRow,
+  sessions,
+} from '../../../shared/postgres/schema.ts';
+
+/** One page of a list and the cursor of the next (null on the last page). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** The latest ledger row of a session, as the session list shows it. */
+export interface LastCompaction {
+  id: string;
+  status: CompactionRow['status'];
+  trigger: CompactionRow['trigger'];
+  strategy: string;
+  tokensBefore: number | null;
+  tokensAfter: number | null;
+  createdAt: Date;
+}
+
+/** A session in the list: its size and its last compaction. */
+export type SessionListItem = Pick<
+  SessionRow,
+  | 'id'
+  | 'agentId'
+  | 'messageCount'
+  | 'tokenCount'
+  | 'contextWindow'
+  | 'compactionCount'
+  | 'lastCompactedAt'
+  | 'parentSessionId'
+  | 'childSessionId'
+  | 'createdAt'
+  | 'updatedAt'
+> & { lastCompaction: LastCompaction | null };
+
+/** A ledger row without the summary text and the previous checkpoint (both session content). */
+export type LedgerEntry = Omit<CompactionRow, 'summary' | 'checkpointBefore'>;
+
+/** One archived message: metadata always, `content` only when asked for. */
+export interface ArchivedMessage {
+  seq: number;
+  role: string;
+  kind: string;
+  toolName: string | null;
+  toolCallId: string | null;
+  tokenCount: number;
+  pinned: boolean;
+  createdAt: Date;
+  content?: string;
+}
+
+/** Thrown for a cursor this API did not hand out. */
+export class BadCursorError extends Error {
+  override name = 'BadCursorError';
+}
+
+/** Encodes a cursor (opaque to clients). */
+export function encodeCursor(key: Record<string, string | number>): string {
+  return Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+}
+
+/**
+ * Decodes a cursor whose fields are all in `fields`, of the given types.
+ * @throws {BadCursorError} when it is not one this API returned.
+ */
+export function decodeCursor<K extends string>(
+  cursor: string,
+  fields: Record<K, 'string' | 'number'>,
+): Record<K, string & number> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new BadCursorError('is not a cursor this API returned');
+  }
+  if (typeof parsed !== 'object' || parsed === null)
+    throw new BadCursorError('is not a cursor this API returned');
+  for (const [name, type] of Object.entries(fields)) {
+    if (typeof (parsed as Record<string, unknown>)[name] !== type)
+      throw new BadCursorError('is not a cursor this API returned');
+  }
+  return parsed as Record<K, string & number>;
+}
+
+/** A tenant's sessions in id order, `limit` per page, each with its latest ledger row. */
+export async function listSessions(
+  db: Db,
+  tenantId: string,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<Page<SessionListItem>> {
+  const after = page.cursor ? decodeCursor(page.cursor, { id: 'string' }).id : undefined;
+  const rows = await db
+    .select({
+      id: sessions.id,
+      agentId: sessions.agentId,
+      messageCount: sessions.messageCount,
+      tokenCount: sessions.tokenCount,
+      contextWindow: sessions.contextWindow,
+      compactionCount: sessions.compactionCount,
+      lastCompactedAt: sessions.lastCompactedAt,
+      parentSessionId: sessions.parentSessionId,
+      childSessionId: sessions.childSessionId,
+      createdAt: sessions.createdAt,
+      updatedAt: sessions.updatedAt,
+    })
+    .from(sessions)
+    .where(and(eq(sessions.tenantId, tenantId), after === undefined ? undefined : gt(sessions.id, after)))
+    .orderBy(asc(sessions.id))
+    .limit(page.limit + 1);
+  const items = rows.slice(0, page.limit);
+  const last = await lastCompactions(
+    db,
+    tenantId,
+    items.map((s) => s.id),
+  );
+  const next = rows.length > page.limit ? items[items.length - 1] : undefined;
+  return {
+    items: items.map((s) => ({ ...s, lastCompaction: last.get(s.id) ?? null })),
+    nextCursor: next ? encodeCursor({ id: next.id }) : null,
+  };
+}
+
+async function lastCompactions(
+  db: Db,
+  tenantId: string,
+  ids: string[],
+): Promise<Map<string, LastCompaction>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectDistinctOn([compactions.sessionId], {
+      sessionId: compactions.sessionId,
+      id: compactions.id,
+      status: compactions.status,
+      trigger: compactions.trigger,
+      strategy: compactions.strategy,
+      tokensBefore: compactions.tokensBefore,
+      tokensAfter: compactions.tokensAfter,
+      createdAt: compactions.createdAt,
+    })
+    .from(compactions)
+    .where(and(eq(compactions.tenantId, tenantId), inArray(compactions.sessionId, ids)))
+    .orderBy(compactions.sessionId, desc(compactions.createdAt), desc(compactions.id));
+  return new Map(rows.map(({ sessionId, ...row }) => [sessionId, row]));
+}
+
+/** The tenant's session, or null (unknown, or another tenant's: the caller cannot tell). */
+export async function getSession(db: Db, tenantId: string, sessionId: string): Promise<SessionRow | null> {
+  const [row] = await db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+  return row ?? null;
+}
+
+const {
+  summary: _summary,
+  checkpointBefore: _checkpointBefore,
+  ...ledgerColumns
+} = getTableColumns(compactions);
+
+/** A session's ledger, newest first, `limit` per page. */
+export async function listLedger(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<Page<LedgerEntry>> {
+  const after = page.cursor ? decodeCursor(page.cursor, { createdAt: 'string', id: 'string' }) : undefined;
+  const rows = await db
+    .select({ ...ledgerColumns, key: sql<string>`${compactions.createdAt}::text` })
+    .from(compactions)
+    .where(
+      and(
+        eq(compactions.tenantId, tenantId),
+        eq(compactions.sessionId, sessionId),
+        after
+          ? sql`(${compactions.createdAt}, ${compactions.id}) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(compactions.createdAt), desc(compactions.id))
+    .limit(page.limit + 1);
+  const items = rows.slice(0, page.limit);
+  const next = rows.length > page.limit ? items[items.length - 1] : undefined;
+  return {
+    items: items.map(({ key: _key, ...row }) => row),
+    nextCursor: next ? encodeCursor({ createdAt: next.key, id: next.id }) : null,
+  };
+}
+
+/** One compaction of the tenant's session, or null. */
+export async function getCompaction(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  compactionId: string,
+): Promise<CompactionRow | null> {
+  const [row] = await db
+    .select()
+    .from(compactions)
+    .where(
+      and(
+        eq(compactions.id, compactionId),
+        eq(compactions.tenantId, tenantId),
+        eq(compactions.sessionId, sessionId),
+      ),
+    );
+  return row ?? null;
+}
+
+/** The messages a compaction archived, by seq, `limit` per page; `content` only when asked for. */
+export async function listArchived(
+  db: Db,
+  row: Pick<CompactionRow, 'id' | 'tenantId' | 'sessionId'>,
+  page: { limit: number; cursor?: string | undefined; content: boolean },
+): Promise<Page<ArchivedMessage> & { totalMessages: number; totalTokens: number }> {
+  const after = page.cursor ? decodeCursor(page.cursor, { seq: 'number' }).seq : undefined;
+  const scope = and(
+    eq(archivedMessages.compactionId, row.id),
+    eq(archivedMessages.tenantId, row.tenantId),
+    eq(archivedMessages.sessionId, row.sessionId),
+  );
+  const rows = await db
+    .select({
+      seq: archivedMessages.seq,
+      role: archivedMessages.role,
+      kind: archivedMessages.kind,
+      toolName: archivedMessages.toolName,
+      toolCallId: archivedMessages.toolCallId,
+      tokenCount: archivedMessages.tokenCount,
+      pinned: archivedMessages.pinned,
+      createdAt: archivedMessages.createdAt,
+      ...(page.content ? { content: archivedMessages.content } : {}),
+    })
+    .from(archivedMessages)
+    .where(and(scope, after === undefined ? undefined : gt(archivedMessages.seq, after)))
+    .orderBy(asc(archivedMessages.seq))
+    .limit(page.limit + 1);
+  const [totals] = await db
+    .select({
+      messages: sql<number>`count(*)::int`,
+      tokens: sql<string>`coalesce(sum(${archivedMessages.tokenCount}), 0)::bigint`,
+    })
+    .from(archivedMessages)
+    .where(scope);
+  const items = rows.slice(0, page.limit);
+  const next = rows.length > page.limit ? items[items.length - 1] : undefined;
+  return {
+    items,
+    nextCursor: next ? encodeCursor({ seq: next.seq }) : null,
+    totalMessages: Number(totals?.messages ?? 0),
+    totalTokens: Number(totals?.tokens ?? 0),
+  };
+}

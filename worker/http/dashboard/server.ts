@@ -1,0 +1,324 @@
+/**
+ * `compactor dashboard`: one HTTP server with
+ * - `/queues`: Bull Board for the `compaction` and `compaction-sweep` queues (admin only; each
+ *   job of a session links to its session page);
+ * - `/api/...`: the ledger API (api.ts), tenant-scoped;
+ * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts);
+ * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators).
+ * Everything but the health checks needs credentials (auth.ts); cross-site writes are refused by
+ * an Origin check, and the pages run under a nonce-based Content-Security-Policy.
+ */
+import { randomBytes } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import type { QueueAdapterOptions } from '@bull-board/api/typings/app';
+import { HonoAdapter } from '@bull-board/hono';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { Queue } from 'bullmq';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Logger } from 'pino';
+import { createProducer } from '../../../producer/index.ts';
+import { COMPACTION_QUEUE } from '../../../shared/contract/events.ts';
+import { readinessProbe } from '../../observability/health.ts';
+import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
+import { SWEEP_QUEUE } from '../../queue/sweep.ts';
+import { runAll, type Services } from '../../runtime/services.ts';
+import { type Listening, listen, opsRoutes } from '../ops.ts';
+import { type ApiDeps, apiRoutes, ownSession } from './api.ts';
+import { assertStartable, authenticate, type Credentials, hasCredentials } from './auth.ts';
+import { type DashboardEnv, HttpError, scopeTenant } from './context.ts';
+import { renderErrorPage } from './html.ts';
+import { renderSessionList, renderSessionPage, renderTenantPrompt } from './page.ts';
+import { BadCursorError, listLedger, listSessions } from './queries.ts';
+
+/** Ledger rows the session page draws and lists (the newest; the API pages through the rest). */
+const PAGE_LEDGER_ROWS = 200;
+
+export interface DashboardOptions {
+  /** Bull Board read-only, and the API refuses writes (403). */
+  readOnly: boolean;
+  credentials: Credentials;
+}
+
+/** What the app needs besides its options. */
+export interface DashboardDeps extends Omit<ApiDeps, 'readOnly'> {
+  queues: Queue[];
+  metrics: DashboardMetrics;
+  ready: Parameters<typeof opsRoutes>[0]['ready'];
+  logger: Logger;
+}
+
+/**
+ * The dashboard as a Hono app (no listening socket: tests call `app.request`).
+ * Without credentials every request is treated as the admin (only `--insecure` on loopback).
+ */
+export function createDashboardApp(deps: DashboardDeps, options: DashboardOptions): Hono<DashboardEnv> {
+  const { credentials, readOnly } = options;
+  const app = new Hono<DashboardEnv>();
+  const open = !hasCredentials(credentials);
+
+  app.use('*', async (c, next) => {
+    const started = performance.now();
+    c.set('nonce', randomBytes(16).toString('base64'));
+    await next();
+    // Ids and status only: never the query string (cursors), headers or bodies.
+    const principal = c.get('principal');
+    const entry = {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round(performance.now() - started),
+      ...(principal ? { role: principal.role } : {}),
+      ...(c.get('tenantId') ? { tenantId: c.get('tenantId') } : {}),
+    };
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') deps.logger.debug(entry, 'dashboard request');
+    else deps.logger.info(entry, 'dashboard request');
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'same-origin');
+    c.header('x-frame-options', 'DENY');
+  });
+
+  const auth: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+    if (open) {
+      c.set('principal', { role: 'admin' });
+      return next();
+    }
+    const result = authenticate(c.req.header('authorization'), credentials);
+    if (!result.ok) {
+      deps.metrics.authFailed(result.reason);
+      c.header('www-authenticate', 'Basic realm="compactor", charset="UTF-8"');
+      throw new HttpError(401, result.reason === 'missing' ? 'credentials required' : 'invalid credentials');
+    }
+    c.set('principal', result.principal);
+    await next();
+  };
+  const adminOnly: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+    if (c.get('principal').role !== 'admin') {
+      deps.metrics.authFailed('forbidden');
+      throw new HttpError(403, 'this needs the admin credential');
+    }
+    await next();
+  };
+
+  // Health checks answer without credentials; /metrics needs the admin.
+  app.route(
+    '/',
+    opsRoutes({ registry: deps.metrics.registry, ready: deps.ready, metricsGuard: [auth, adminOnly] }),
+  );
+  app.use('*', auth);
+  app.use('*', sameOriginWrites);
+  app.use(
+    '*',
+    bodyLimit({ maxSize: 64 * 1024, onError: () => errorResponse(413, 'request body too large') }),
+  );
+
+  app.use('/queues', adminOnly);
+  app.use('/queues/*', adminOnly);
+  app.route('/queues', bullBoard(deps.queues, readOnly));
+
+  app.route('/api', apiRoutes({ ...deps, readOnly }));
+
+  app.get('/', (c) => c.redirect('/sessions'));
+  app.get('/favicon.ico', (c) => c.body(null, 204));
+  app.get('/sessions', scopeTenant(tenantPrompt), async (c) => {
+    const page = await listSessions(deps.db, c.get('tenantId'), {
+      limit: 50,
+      cursor: c.req.query('cursor') || undefined,
+    }).catch((error: unknown) => {
+      if (error instanceof BadCursorError) throw new HttpError(400, `query.cursor: ${error.message}`);
+      throw error;
+    });
+    return htmlPage(c, renderSessionList(pageContext(c, readOnly), page));
+  });
+  app.get('/sessions/:sessionId', scopeTenant(), async (c) => {
+    const session = await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId'));
+    const ledger = await listLedger(deps.db, session.tenantId, session.id, { limit: PAGE_LEDGER_ROWS });
+    const html = renderSessionPage(
+      pageContext(c, readOnly),
+      session,
+      ledger.items,
+      ledger.nextCursor !== null,
+    );
+    return htmlPage(c, html);
+  });
+
+  app.notFound((c) => respondError(c, new HttpError(404, 'not found')));
+  app.onError((error, c) => {
+    if (error instanceof HttpError) return respondError(c, error);
+    deps.logger.error(
+      { err: error.message, method: c.req.method, path: c.req.path },
+      'dashboard request failed',
+    );
+    return respondError(c, new HttpError(500, 'internal error'));
+  });
+  return app;
+}
+
+function tenantPrompt(c: Context<DashboardEnv>) {
+  return htmlPage(c, renderTenantPrompt(c.get('nonce')));
+}
+
+function pageContext(c: Context<DashboardEnv>, readOnly: boolean) {
+  return {
+    nonce: c.get('nonce'),
+    tenantId: c.get('tenantId'),
+    admin: c.get('principal').role === 'admin',
+    readOnly,
+  };
+}
+
+/** An HTML page under a CSP that allows only this response's inline style and script. */
+function htmlPage(c: Context<DashboardEnv>, html: string) {
+  const nonce = c.get('nonce');
+  c.header(
+    'content-security-policy',
+    `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; ` +
+      "img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  );
+  c.header('cache-control', 'no-store');
+  return c.html(html);
+}
+
+/** JSON for the API, Bull Board's API and /metrics; a small page for the pages. */
+function respondError(c: Context<DashboardEnv>, error: HttpError) {
+  const path = c.req.path;
+  if (path.startsWith('/sessions') || path === '/') {
+    c.status(error.status);
+    return htmlPage(c, renderErrorPage(error.status, error.message, c.get('nonce') ?? ''));
+  }
+  return c.json({ error: { status: error.status, message: error.message } }, error.status);
+}
+
+function errorResponse(status: HttpError['status'], message: string): Response {
+  return Response.json({ error: { status, message } }, { status });
+}
+
+/**
+ * Refuses writes (anything but GET/HEAD/OPTIONS) sent by a page of another site: browsers send
+ * `Origin` (and `Sec-Fetch-Site`) on those, and resend cached basic-auth credentials with them.
+ */
+const sameOriginWrites: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+  if (!['GET', 'HEAD', 'OPTIONS'].includes(c.req.method)) {
+    const origin = c.req.header('origin');
+    const site = c.req.header('sec-fetch-site');
+    let sameHost = true;
+    if (origin !== undefined) {
+      try {
+        sameHost = new URL(origin).host === c.req.header('host');
+      } catch {
+        sameHost = false;
+      }
+    }
+    if (!sameHost || (site !== undefined && site !== 'same-origin' && site !== 'none')) {
+      throw new HttpError(403, 'cross-site request refused');
+    }
+  }
+  await next();
+};
+
+/** Bull Board on the two queues; a session's jobs link to its page. */
+function bullBoard(queues: Queue[], readOnly: boolean): Hono {
+  const serverAdapter = new HonoAdapter(serveStatic);
+  serverAdapter.setBasePath('/queues');
+  createBullBoard({
+    queues: queues.map(
+      (queue) =>
+        new BullMQAdapter(queue, {
+          readOnlyMode: readOnly,
+          description:
+            queue.name === COMPACTION_QUEUE
+              ? 'session.run.completed events and sweep-found compactions'
+              : 'the scheduled sweep',
+          // No link for jobs without a session (the sweep's own jobs): the UI shows none.
+          externalJobUrl: ((job) => sessionLink(job.data)) as QueueAdapterOptions['externalJobUrl'],
+        }),
+    ),
+    serverAdapter,
+    options: {
+      uiConfig: {
+        boardTitle: 'compactor',
+        miscLinks: [{ text: 'Sessions', url: '/sessions' }],
+        hideDocsLink: true,
+      },
+    },
+  });
+  return serverAdapter.registerPlugin() as unknown as Hono;
+}
+
+/** The session page of a job's session, when its data names one (job data is untrusted). */
+export function sessionLink(data: unknown): { displayText: string; href: string } | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const { tenantId, sessionId } = data as { tenantId?: unknown; sessionId?: unknown };
+  if (typeof tenantId !== 'string' || typeof sessionId !== 'string' || !tenantId || !sessionId)
+    return undefined;
+  const query = new URLSearchParams({ tenant: tenantId });
+  return {
+    displayText: 'Session page',
+    href: `/sessions/${encodeURIComponent(sessionId)}?${query.toString()}`,
+  };
+}
+
+/** A running dashboard. */
+export interface Dashboard extends Listening {
+  app: Hono<DashboardEnv>;
+}
+
+/**
+ * Starts `compactor dashboard` on `services`: checks it may start, opens the queues, the producer
+ * and the readiness probe, and listens.
+ * @throws {DashboardConfigError} without credentials, unless `insecure` on a loopback host.
+ * @throws {Error} when the address cannot be bound.
+ */
+export async function startDashboard(
+  services: Services,
+  options: { port: number; host: string; readOnly: boolean; insecure: boolean },
+): Promise<Dashboard> {
+  const { config, logger } = services;
+  const credentials = config.dashboard;
+  assertStartable(credentials, options.host, options.insecure);
+  const connection = services.redis.duplicate();
+  const queues = [COMPACTION_QUEUE, SWEEP_QUEUE].map(
+    (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
+  );
+  const producer = createProducer({ redisUrl: config.redisUrl, prefix: config.queuePrefix });
+  const probe = readinessProbe(services.redis, services.database.sql);
+  const metrics = createDashboardMetrics();
+  metrics.watchQueues(queues);
+  const app = createDashboardApp(
+    {
+      db: services.database.db,
+      enqueue: (event) => producer.runCompleted(event),
+      leases: services.leases,
+      queues,
+      metrics,
+      ready: () => probe.check(),
+      logger,
+    },
+    { readOnly: options.readOnly, credentials },
+  );
+  const cleanup = () =>
+    runAll(logger, [
+      ...queues.map((q) => () => q.close()),
+      () => producer.close(),
+      () => probe.close(),
+      () => connection.quit(),
+      () => services.close(),
+    ]);
+  let listening: Listening;
+  try {
+    listening = await listen(app, options.port, options.host);
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    ...listening,
+    app,
+    close: () => {
+      closing ??= runAll(logger, [() => listening.close(), cleanup]);
+      return closing;
+    },
+  };
+}

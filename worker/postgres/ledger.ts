@@ -1,0 +1,153 @@
+/**
+ * Writing a ledger row (`compactions`): one fixed statement, prepared once per connection, that can
+ * carry the session's counter update with it. The hot path writes one per job; drizzle's insert
+ * builder spent about as long building it as Postgres spent running it (`npm run bench`, part 1),
+ * so the text is built once here from the column list and only the values travel.
+ */
+
+import { type Db, executePrepared, type Tx } from '../../shared/postgres/db.ts';
+import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
+
+/** Every column of a ledger row but `created_at` (the database's clock sets it). */
+export type LedgerValues = Omit<CompactionRow, 'createdAt'>;
+
+/** The columns, in the order of the statement's parameters: [field, column, cast]. */
+const COLUMNS: ReadonlyArray<readonly [keyof LedgerValues, string, string]> = [
+  ['id', 'id', 'uuid'],
+  ['sessionId', 'session_id', 'text'],
+  ['tenantId', 'tenant_id', 'text'],
+  ['idempotencyKey', 'idempotency_key', 'text'],
+  ['eventId', 'event_id', 'text'],
+  ['trigger', 'trigger', 'text'],
+  ['strategy', 'strategy', 'text'],
+  ['summarizer', 'summarizer', 'text'],
+  ['status', 'status', 'text'],
+  ['reason', 'reason', 'text'],
+  ['cutoffSeq', 'cutoff_seq', 'bigint'],
+  ['summarySeq', 'summary_seq', 'bigint'],
+  ['compactionVersion', 'compaction_version', 'integer'],
+  ['messagesBefore', 'messages_before', 'integer'],
+  ['messagesAfter', 'messages_after', 'integer'],
+  ['tokensBefore', 'tokens_before', 'bigint'],
+  ['tokensAfter', 'tokens_after', 'bigint'],
+  ['messagesArchived', 'messages_archived', 'integer'],
+  ['summary', 'summary', 'text'],
+  ['checkpointBefore', 'checkpoint_before', 'jsonb'],
+  ['childSessionId', 'child_session_id', 'text'],
+  ['mode', 'mode', 'text'],
+  ['model', 'model', 'text'],
+  ['inputTokens', 'input_tokens', 'integer'],
+  ['outputTokens', 'output_tokens', 'integer'],
+  ['cacheReadTokens', 'cache_read_tokens', 'integer'],
+  ['cacheWriteTokens', 'cache_write_tokens', 'integer'],
+  ['costUsd', 'cost_usd', 'numeric'],
+  ['llmMs', 'llm_ms', 'integer'],
+  ['durationMs', 'duration_ms', 'integer'],
+  ['error', 'error', 'text'],
+  ['restoredAt', 'restored_at', 'timestamptz'],
+];
+
+const INSERT = `insert into compactions (${COLUMNS.map(([, column]) => column).join(', ')})
+  values (${COLUMNS.map(([, , cast], i) => `$${i + 1}::${cast}`).join(', ')})`;
+
+const N = COLUMNS.length;
+
+/** Ledger insert that does nothing when the idempotency key is already used. */
+const INSERT_UNLESS_KEY_USED = `${INSERT} on conflict do nothing returning created_at`;
+
+/**
+ * The session's row after an apply and the ledger row, in one statement: a data-modifying CTE
+ * always runs to completion, whether or not the insert reads it. The checkpoint and the child
+ * session id are left as they are when null.
+ */
+const UPDATE_SESSION_AND_INSERT = `with counters as (
+    update sessions set
+      message_count = $${N + 3}::integer,
+      token_count = $${N + 4}::bigint,
+      checkpoint = coalesce($${N + 5}::jsonb, checkpoint),
+      child_session_id = coalesce($${N + 6}::text, child_session_id),
+      storm_guard_seq = $${N + 7}::bigint,
+      compaction_version = $${N + 8}::integer,
+      compaction_count = compaction_count + 1,
+      last_compacted_at = now(),
+      updated_at = now()
+    where tenant_id = $${N + 1}::text and id = $${N + 2}::text
+    returning 1
+  )
+  ${INSERT} returning created_at`;
+
+/** What an apply sets on the session row besides the compaction count and the timestamps. */
+export interface SessionAfterApply {
+  messageCount: number;
+  tokenCount: number;
+  /** The new checkpoint; null leaves it as it is. */
+  checkpoint: Checkpoint | null;
+  /** The child a `newSession` compaction continued in; null leaves it as it is. */
+  childSessionId: string | null;
+  /** The storm guard: `last_seq` when the session is still over its trigger, else null. */
+  stormGuardSeq: number | null;
+  compactionVersion: number;
+}
+
+/** A ledger row's values with every optional column null. */
+export function ledgerValues(
+  values: Pick<
+    LedgerValues,
+    'id' | 'sessionId' | 'tenantId' | 'idempotencyKey' | 'eventId' | 'trigger' | 'strategy' | 'status'
+  > &
+    Partial<LedgerValues>,
+): LedgerValues {
+  const row = {} as Record<keyof LedgerValues, unknown>;
+  for (const [field] of COLUMNS) row[field] = values[field] ?? null;
+  return row as LedgerValues;
+}
+
+function parametersOf(values: LedgerValues): unknown[] {
+  return COLUMNS.map(([field, , cast]) => {
+    const value = values[field];
+    if (value === null || value === undefined) return null;
+    if (cast === 'jsonb') return JSON.stringify(value);
+    if (value instanceof Date) return value.toISOString();
+    return value;
+  });
+}
+
+function rowOf(values: LedgerValues, createdAt: string | Date): CompactionRow {
+  return { ...values, createdAt: createdAt instanceof Date ? createdAt : new Date(createdAt) };
+}
+
+/**
+ * Inserts a ledger row; with `session`, also updates the session's row (`tenantId`, `sessionId`
+ * of `values`) in the same statement. Run it inside the apply transaction, under the row lock.
+ * @returns the row as stored, or null when `skipIfKeyUsed` and the idempotency key is taken.
+ * @throws the database's unique violation when the key is taken and `skipIfKeyUsed` is not set.
+ */
+export async function insertLedgerRow(
+  db: Db | Tx,
+  values: LedgerValues,
+  options: { session?: SessionAfterApply; skipIfKeyUsed?: boolean } = {},
+): Promise<CompactionRow | null> {
+  const { session } = options;
+  if (session && options.skipIfKeyUsed) throw new Error('insertLedgerRow: an apply cannot skip on conflict');
+  const parameters = parametersOf(values);
+  const text = session
+    ? UPDATE_SESSION_AND_INSERT
+    : options.skipIfKeyUsed
+      ? INSERT_UNLESS_KEY_USED
+      : `${INSERT} returning created_at`;
+  if (session) {
+    parameters.push(
+      values.tenantId,
+      values.sessionId,
+      session.messageCount,
+      session.tokenCount,
+      session.checkpoint === null ? null : JSON.stringify(session.checkpoint),
+      session.childSessionId,
+      session.stormGuardSeq,
+      session.compactionVersion,
+    );
+  }
+  const [row] = await executePrepared<{ created_at: string | Date }>(db, { sql: text, params: parameters });
+  return row ? rowOf(values, row.created_at) : null;
+}

@@ -1,0 +1,110 @@
+/**
+ * The `compaction_policies` table: set, get and list policies, validated with the zod schema of
+ * shared/policy/policy.ts on write (bad input changes nothing), and the lookup the pipeline uses.
+ */
+import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
+import { InvalidInputError, printable } from '../../shared/contract/errors.ts';
+import { describeZodError, idSchema } from '../../shared/contract/events.ts';
+import { type Policy, policySchema } from '../../shared/policy/policy.ts';
+import type { Db } from '../../shared/postgres/db.ts';
+import { compactionPolicies } from '../../shared/postgres/schema.ts';
+
+/** A stored policy and whom it applies to. `agentId` null: the tenant's own policy. */
+export interface PolicyRow {
+  tenantId: string;
+  agentId: string | null;
+  policy: Policy;
+  updatedAt: Date;
+}
+
+/**
+ * Validates `input` and stores it as the policy of the tenant (agentId null) or of one agent.
+ * @returns the policy as stored (defaults filled in).
+ * @throws {InvalidInputError} naming the bad field; nothing is written.
+ */
+export async function setPolicy(
+  db: Db,
+  tenantId: string,
+  agentId: string | null,
+  input: unknown,
+): Promise<PolicyRow> {
+  checkId('tenant', tenantId);
+  if (agentId !== null) checkId('agent', agentId);
+  const parsed = policySchema.safeParse(input);
+  if (!parsed.success)
+    throw new InvalidInputError(`invalid policy: ${describeZodError(parsed.error, 'policy')}`);
+  const [row] = await db
+    .insert(compactionPolicies)
+    .values({ tenantId, agentId, policy: parsed.data })
+    .onConflictDoUpdate({
+      target: [compactionPolicies.tenantId, compactionPolicies.agentId],
+      set: { policy: parsed.data, updatedAt: sql`now()` },
+    })
+    .returning();
+  return toRow(row as typeof compactionPolicies.$inferSelect);
+}
+
+/** The tenant's (agentId null) or one agent's policy, or null when none is set. */
+export async function getPolicy(db: Db, tenantId: string, agentId: string | null): Promise<PolicyRow | null> {
+  const [row] = await db
+    .select()
+    .from(compactionPolicies)
+    .where(
+      and(
+        eq(compactionPolicies.tenantId, tenantId),
+        agentId === null ? isNull(compactionPolicies.agentId) : eq(compactionPolicies.agentId, agentId),
+      ),
+    );
+  return row ? toRow(row) : null;
+}
+
+/** Every policy of a tenant: its own first, then its agents' by id. */
+export async function listPolicies(db: Db, tenantId: string): Promise<PolicyRow[]> {
+  const rows = await db
+    .select()
+    .from(compactionPolicies)
+    .where(eq(compactionPolicies.tenantId, tenantId))
+    .orderBy(sql`${compactionPolicies.agentId} nulls first`, asc(compactionPolicies.agentId));
+  return rows.map(toRow);
+}
+
+/** The agent's and the tenant's policies in one query (either may be null). */
+export async function policiesFor(
+  db: Db,
+  tenantId: string,
+  agentId: string | null,
+): Promise<{ agent: Policy | null; tenant: Policy | null }> {
+  const rows = await db
+    .select()
+    .from(compactionPolicies)
+    .where(
+      and(
+        eq(compactionPolicies.tenantId, tenantId),
+        agentId === null
+          ? isNull(compactionPolicies.agentId)
+          : or(isNull(compactionPolicies.agentId), eq(compactionPolicies.agentId, agentId)),
+      ),
+    );
+  const find = (agent: boolean) => rows.find((r) => (r.agentId !== null) === agent);
+  const agentRow = agentId === null ? undefined : find(true);
+  const tenantRow = find(false);
+  return {
+    agent: agentRow ? policySchema.parse(agentRow.policy) : null,
+    tenant: tenantRow ? policySchema.parse(tenantRow.policy) : null,
+  };
+}
+
+function toRow(row: typeof compactionPolicies.$inferSelect): PolicyRow {
+  return {
+    tenantId: row.tenantId,
+    agentId: row.agentId,
+    policy: policySchema.parse(row.policy),
+    updatedAt: row.updatedAt,
+  };
+}
+
+function checkId(what: string, id: string): void {
+  const valid = idSchema.safeParse(id);
+  if (!valid.success)
+    throw new InvalidInputError(`${what} id "${printable(id)}": ${valid.error.issues[0]?.message}`);
+}

@@ -1,0 +1,164 @@
+/**
+ * Undo, since every compaction must be reversible from the archive: puts the messages a compaction
+ * archived back into the live history exactly (same seq, content, role, kind, tool ids, tokens,
+ * pinned, created_at), removes the summary message it wrote, restores the checkpoint it replaced and
+ * marks its ledger row `restored`. One transaction under the session row lock; it bumps
+ * `compaction_version`, so a compaction planned before the restore is fenced off. Idempotent:
+ * restoring a restored compaction changes nothing.
+ */
+import { and, eq, gt, sql } from 'drizzle-orm';
+import { InvalidInputError } from '../../shared/contract/errors.ts';
+import type { Db, Tx } from '../../shared/postgres/db.ts';
+import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
+import { lockSession } from './store.ts';
+
+export interface RestoreRequest {
+  tenantId: string;
+  sessionId: string;
+  compactionId: string;
+  /** Only report what would come back; write nothing. */
+  dryRun?: boolean;
+}
+
+export interface RestoreResult {
+  /** `restored` now, `already-restored` earlier (nothing done), or `dry-run`. */
+  status: 'restored' | 'already-restored' | 'dry-run';
+  row: CompactionRow;
+  /** Seqs put back (or that would be), ascending. */
+  restoredSeqs: number[];
+  /** Seq of the summary message removed (or that would be), if the compaction wrote one. */
+  removedSummarySeq: number | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Restores one compaction.
+ * @throws {InvalidInputError} when the compaction id is malformed, is not one of this tenant's
+ *   session's compactions, was not applied (skipped/failed rows moved nothing), or a later
+ *   applied compaction still stands (restore that one first: its summary covers this one's).
+ * @throws {SessionNotFoundError} when the tenant has no such session.
+ * @throws {Error} when the archive does not match the ledger (nothing is written).
+ */
+export async function restoreCompaction(db: Db, request: RestoreRequest): Promise<RestoreResult> {
+  const { tenantId, sessionId, compactionId } = request;
+  if (!UUID.test(compactionId)) throw new InvalidInputError(`compaction id "${compactionId}" is not a UUID`);
+  return db.transaction(async (tx) => {
+    const session = await lockSession(tx, tenantId, sessionId);
+    const [row] = await tx
+      .select()
+      .from(compactions)
+      .where(
+        and(
+          eq(compactions.id, compactionId),
+          eq(compactions.tenantId, tenantId),
+          eq(compactions.sessionId, sessionId),
+        ),
+      );
+    if (!row) {
+      throw new InvalidInputError(
+        `compaction ${compactionId} not found for session "${sessionId}" of tenant "${tenantId}"`,
+      );
+    }
+    if (row.status === 'restored') {
+      return { status: 'already-restored', row, restoredSeqs: [], removedSummarySeq: null };
+    }
+    if (row.status !== 'applied') {
+      throw new InvalidInputError(
+        `compaction ${compactionId} is ${row.status}: it moved nothing, so nothing to restore`,
+      );
+    }
+    await refuseIfLaterApplied(tx, row);
+    const seqs = await archivedSeqs(tx, compactionId);
+    if (seqs.length !== row.messagesArchived) {
+      throw new Error(
+        `archive of compaction ${compactionId} holds ${seqs.length} messages, the ledger says ${row.messagesArchived}`,
+      );
+    }
+    const result = { restoredSeqs: seqs, removedSummarySeq: row.summarySeq };
+    if (request.dryRun) return { status: 'dry-run', row, ...result };
+
+    const removed = row.summarySeq === null ? { count: 0, tokens: 0 } : await removeSummary(tx, row);
+    const back = await unarchive(tx, row);
+    await tx
+      .update(sessions)
+      .set({
+        messageCount: session.messageCount + back.count - removed.count,
+        tokenCount: session.tokenCount + back.tokens - removed.tokens,
+        compactionVersion: session.compactionVersion + 1,
+        updatedAt: sql`now()`,
+        ...(row.summarySeq === null ? {} : { checkpoint: row.checkpointBefore }),
+      })
+      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+    const [updated] = await tx
+      .update(compactions)
+      .set({ status: 'restored', restoredAt: sql`now()` })
+      .where(eq(compactions.id, compactionId))
+      .returning();
+    return { status: 'restored', row: updated as CompactionRow, ...result };
+  });
+}
+
+async function archivedSeqs(tx: Tx, compactionId: string): Promise<number[]> {
+  const rows = await tx.execute<{ seq: string }>(
+    sql`select seq from archived_messages where compaction_id = ${compactionId} order by seq`,
+  );
+  return rows.map((r) => Number(r.seq));
+}
+
+async function refuseIfLaterApplied(tx: Tx, row: CompactionRow): Promise<void> {
+  const later = await tx
+    .select({ id: compactions.id })
+    .from(compactions)
+    .where(
+      and(
+        eq(compactions.tenantId, row.tenantId),
+        eq(compactions.sessionId, row.sessionId),
+        eq(compactions.status, 'applied'),
+        gt(compactions.compactionVersion, row.compactionVersion ?? 0),
+      ),
+    )
+    .orderBy(compactions.compactionVersion);
+  if (later.length > 0) {
+    throw new InvalidInputError(
+      `compaction ${row.id} has later compactions still applied; restore them first, newest first: ` +
+        later
+          .map((l) => l.id)
+          .reverse()
+          .join(', '),
+    );
+  }
+}
+
+/** Deletes the summary message the compaction wrote; it must be there (no later compaction stands). */
+async function removeSummary(tx: Tx, row: CompactionRow): Promise<{ count: number; tokens: number }> {
+  const deleted = await tx.execute<{ token_count: number }>(sql`
+    delete from messages
+    where tenant_id = ${row.tenantId} and session_id = ${row.sessionId} and seq = ${row.summarySeq}
+      and kind = 'summary'
+    returning token_count`);
+  if (deleted.length !== 1) {
+    throw new Error(
+      `summary message of compaction ${row.id} at seq ${row.summarySeq} is missing; nothing restored`,
+    );
+  }
+  return { count: 1, tokens: Number(deleted[0]?.token_count ?? 0) };
+}
+
+/** Moves the compaction's archived messages back, set-based, exactly as they were. */
+async function unarchive(tx: Tx, row: CompactionRow): Promise<{ count: number; tokens: number }> {
+  const [moved] = await tx.execute<{ count: number; tokens: string }>(sql`
+    with back as (
+      delete from archived_messages where compaction_id = ${row.id}
+      returning tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name, token_count, pinned,
+        created_at
+    ), inserted as (
+      insert into messages (tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name, token_count,
+        pinned, created_at)
+      select tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name, token_count, pinned, created_at
+      from back
+      returning token_count
+    )
+    select count(*)::int as count, coalesce(sum(token_count), 0)::bigint as tokens from inserted`);
+  return { count: Number(moved?.count ?? 0), tokens: Number(moved?.tokens ?? 0) };
+}

@@ -1,0 +1,279 @@
+/**
+ * Batch summaries for sweeps, at the Message Batches API's lower price for work that can wait: a
+ * sweep's `summarize` compaction, when its policy says `batch`, is queued in `summary_batches` with
+ * its plan instead of calling the LLM. A scheduled poller submits queued requests as one Message
+ * Batch, and when a batch has ended applies each
+ * summary with the same fencing and idempotency as an online compaction: the plan was made at
+ * `expected_version`, so a session compacted meanwhile is fenced off and recorded as skipped.
+ */
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import { FenceError } from '../../shared/contract/errors.ts';
+import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
+import type { CompactPlan } from '../../shared/planning/plan.ts';
+import type { Db } from '../../shared/postgres/db.ts';
+import { sessions, summaryBatches } from '../../shared/postgres/schema.ts';
+import { type SummarizeStrategy, summarizeStrategySchema } from '../../shared/strategies/index.ts';
+import { type Checkpoint, checkpointSchema, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
+import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
+import type { CompactionStore } from '../postgres/store.ts';
+import type { AnthropicBatches } from '../summarizers/anthropic.ts';
+
+/** What the pipeline hands over when it queues a batched summary. */
+export interface QueuedSummary {
+  tenantId: string;
+  sessionId: string;
+  idempotencyKey: string;
+  eventId: string | null;
+  expectedVersion: number;
+  strategy: SummarizeStrategy;
+  plan: CompactPlan;
+}
+
+/**
+ * Queues a summary for the next batch (again, if an earlier batch request under this key failed).
+ * @returns false when one is already queued, running or done under this idempotency key.
+ */
+export async function queueBatchedSummary(db: Db, item: QueuedSummary): Promise<boolean> {
+  // A request whose batch failed may be queued again under the same key; a live one may not.
+  const inserted = await db
+    .insert(summaryBatches)
+    .values({ ...item, strategy: item.strategy, plan: item.plan })
+    .onConflictDoUpdate({
+      target: summaryBatches.idempotencyKey,
+      set: {
+        status: 'queued',
+        batchId: null,
+        reason: null,
+        plan: item.plan,
+        strategy: item.strategy,
+        updatedAt: sql`now()`,
+      },
+      setWhere: sql`${summaryBatches.status} = 'failed'`,
+    })
+    .returning({ id: summaryBatches.id });
+  return inserted.length > 0;
+}
+
+/** What one poll did. */
+export interface PollResult {
+  submitted: number;
+  applied: number;
+  skipped: number;
+  failed: number;
+  /** Batches still running. */
+  running: number;
+}
+
+export interface PollDeps {
+  db: Db;
+  store: CompactionStore;
+  batches: AnthropicBatches;
+  logger: Logger;
+  /** Most requests per submitted batch. Default 1,000. */
+  maxBatchSize?: number;
+}
+
+/**
+ * One poll: submit what is queued, then collect and apply every ended batch.
+ * @throws mapped SDK errors (transient: the scheduler polls again).
+ */
+export async function pollBatches(deps: PollDeps): Promise<PollResult> {
+  const result: PollResult = { submitted: 0, applied: 0, skipped: 0, failed: 0, running: 0 };
+  await submitQueued(deps, result);
+  const open = await deps.db
+    .selectDistinct({ batchId: summaryBatches.batchId })
+    .from(summaryBatches)
+    .where(eq(summaryBatches.status, 'submitted'));
+  for (const { batchId } of open) {
+    if (batchId) await collectBatch(deps, batchId, result);
+  }
+  return result;
+}
+
+type Row = typeof summaryBatches.$inferSelect;
+
+async function submitQueued(deps: PollDeps, result: PollResult): Promise<void> {
+  const queued = await deps.db
+    .select()
+    .from(summaryBatches)
+    .where(eq(summaryBatches.status, 'queued'))
+    .orderBy(summaryBatches.tenantId, summaryBatches.sessionId) // a stable order: custom ids map back anyway
+    .limit(deps.maxBatchSize ?? 1_000);
+  const items: Array<{ customId: string; input: SummarizeInput }> = [];
+  for (const row of queued) {
+    const input = await rebuildInput(deps, row);
+    if (typeof input === 'string') {
+      await finish(deps, row, 'skipped', input);
+      result.skipped++;
+    } else {
+      items.push({ customId: row.id, input });
+    }
+  }
+  if (items.length === 0) return;
+  const batchId = await deps.batches.submit(items);
+  await deps.db
+    .update(summaryBatches)
+    .set({ batchId, status: 'submitted', updatedAt: sql`now()` })
+    .where(
+      inArray(
+        summaryBatches.id,
+        items.map((i) => i.customId),
+      ),
+    );
+  result.submitted += items.length;
+  deps.logger.info({ batchId, requests: items.length }, 'summary batch submitted');
+}
+
+async function collectBatch(deps: PollDeps, batchId: string, result: PollResult): Promise<void> {
+  const answers = await deps.batches.collect(batchId);
+  if (answers === null) {
+    result.running++;
+    return;
+  }
+  const rows = await deps.db
+    .select()
+    .from(summaryBatches)
+    .where(and(eq(summaryBatches.batchId, batchId), eq(summaryBatches.status, 'submitted')));
+  const byId = new Map(answers.map((a) => [a.customId, a]));
+  for (const row of rows) {
+    const answer = byId.get(row.id);
+    if (!answer?.ok) {
+      const why = answer ? answer.error : 'the batch has no result for this request';
+      await recordFailed(deps, row, why);
+      result.failed++;
+      continue;
+    }
+    const outcome = await applyAnswer(deps, row, answer.message);
+    result[outcome]++;
+  }
+}
+
+/** Validates the batch's summary and applies it fenced, under the sweep job's idempotency key. */
+async function applyAnswer(
+  deps: PollDeps,
+  row: Row,
+  message: Parameters<AnthropicBatches['summaryOf']>[0],
+): Promise<'applied' | 'skipped' | 'failed'> {
+  const input = await rebuildInput(deps, row);
+  if (typeof input === 'string') {
+    await finish(deps, row, 'skipped', input);
+    await recordSkipped(deps, row, input);
+    return 'skipped';
+  }
+  let summary: ReturnType<AnthropicBatches['summaryOf']>;
+  try {
+    summary = deps.batches.summaryOf(message, input);
+  } catch (error) {
+    await recordFailed(deps, row, (error as Error).message);
+    return 'failed';
+  }
+  const plan = row.plan as CompactPlan;
+  const text = renderCheckpoint(summary.checkpoint, plan.cutoffSeq);
+  const tokenCount = estimateMessageTokens(text);
+  if (tokenCount >= plan.leavingTokens) {
+    const why = `a summary of ${tokenCount} tokens would not make the session smaller (${plan.leavingTokens} tokens would leave)`;
+    await finish(deps, row, 'skipped', why);
+    await recordSkipped(deps, row, why);
+    return 'skipped';
+  }
+  try {
+    await deps.store.apply({
+      ...ledgerContext(row),
+      plan,
+      expectedVersion: row.expectedVersion,
+      summary: {
+        checkpoint: summary.checkpoint,
+        text,
+        tokenCount,
+        summarizer: 'anthropic-batch',
+        usage: summary.usage,
+      },
+      note: `summarized through message batch ${row.batchId}`,
+      durationMs: 0,
+    });
+  } catch (error) {
+    if (!(error instanceof FenceError)) throw error;
+    const why = `the session changed while the batch ran: ${error.message}`;
+    await finish(deps, row, 'skipped', why);
+    await recordSkipped(deps, row, why);
+    return 'skipped';
+  }
+  await finish(deps, row, 'applied', null);
+  return 'applied';
+}
+
+/**
+ * The summarize input of a queued row, from the database: the plan's covered messages and the
+ * session's checkpoint, valid only while the session is still at the plan's version.
+ * @returns the input, or why the request is moot.
+ */
+async function rebuildInput(deps: PollDeps, row: Row): Promise<SummarizeInput | string> {
+  const [session] = await deps.db
+    .select({ version: sessions.compactionVersion, checkpoint: sessions.checkpoint })
+    .from(sessions)
+    .where(and(eq(sessions.tenantId, row.tenantId), eq(sessions.id, row.sessionId)));
+  if (!session) return 'the session no longer exists';
+  if (session.version !== row.expectedVersion) {
+    return `compacted since the sweep saw it (version ${row.expectedVersion}, now ${session.version})`;
+  }
+  const plan = row.plan as CompactPlan;
+  const strategy = summarizeStrategySchema.parse(row.strategy);
+  const leaving = await deps.store.loadMessages(row.tenantId, row.sessionId, plan.coverSeqs);
+  const previous: Checkpoint | null =
+    session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint);
+  return {
+    tenantId: row.tenantId,
+    sessionId: row.sessionId,
+    previous,
+    leaving,
+    maxSummaryTokens: strategy.maxSummaryTokens,
+    model: strategy.model,
+  };
+}
+
+function ledgerContext(row: Row) {
+  return {
+    tenantId: row.tenantId,
+    sessionId: row.sessionId,
+    idempotencyKey: row.idempotencyKey,
+    eventId: row.eventId,
+    trigger: 'sweep' as const,
+    strategy: 'summarize',
+  };
+}
+
+async function finish(
+  deps: PollDeps,
+  row: Row,
+  status: 'applied' | 'skipped' | 'failed',
+  reason: string | null,
+) {
+  await deps.db
+    .update(summaryBatches)
+    .set({ status, reason, updatedAt: sql`now()` })
+    .where(eq(summaryBatches.id, row.id));
+}
+
+async function recordSkipped(deps: PollDeps, row: Row, reason: string) {
+  await deps.store
+    .record({ ...ledgerContext(row), status: 'skipped', reason, durationMs: 0 })
+    .catch(() => {});
+}
+
+/** A failed batch request: recorded (key null, so the next sweep may try again), never committed. */
+async function recordFailed(deps: PollDeps, row: Row, why: string) {
+  await finish(deps, row, 'failed', why);
+  await deps.store
+    .record({
+      ...ledgerContext(row),
+      idempotencyKey: null,
+      status: 'failed',
+      reason: 'batch summary failed',
+      error: why,
+      durationMs: 0,
+    })
+    .catch((error: unknown) =>
+      deps.logger.warn({ err: (error as Error).message }, 'could not record a failed batch'),
+    );
+}

@@ -1,0 +1,270 @@
+/**
+ * Scheduled sweeps, the safety net for events that never arrive: find the sessions over their
+ * trigger whose events were lost, and enqueue one compaction job for each. The scan walks
+ * `sessions` in keyset order (`(tenant_id, id) > (last page's last)`, never OFFSET) through a
+ * partial covering index, one page at a time, so its memory stays flat however many sessions there
+ * are. Each job's idempotency key derives from the session's compaction version: a sweep repeated,
+ * or overlapping with events, never compacts one version twice.
+ */
+import { createHash } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
+import { sql } from 'drizzle-orm';
+import {
+  COMPACTION_QUEUE,
+  DEFAULT_JOB_OPTIONS,
+  deduplicationIdOf,
+  SWEEP_COMPACTION,
+  type SweepCompactionJob,
+} from '../../shared/contract/events.ts';
+import {
+  admit,
+  type GateState,
+  overTrigger,
+  type Policy,
+  resolvePolicy,
+} from '../../shared/policy/policy.ts';
+import type { Db } from '../../shared/postgres/db.ts';
+import { policiesFor } from '../postgres/policies.ts';
+import { runAll, type Services } from '../runtime/services.ts';
+import { pollBatches } from './batches.ts';
+
+/** BullMQ queue of the sweep job itself (the compactions it finds go on the compaction queue). */
+export const SWEEP_QUEUE = 'compaction-sweep';
+/** Id of the job scheduler: one per deployment, however many workers upsert it. */
+export const SWEEP_SCHEDULER_ID = 'compactor-sweep';
+/** Id of the scheduler that submits and collects message batches (with an Anthropic key only). */
+export const BATCH_SCHEDULER_ID = 'compactor-batches';
+
+/** A session a sweep found over its trigger. */
+export interface DueSession {
+  tenantId: string;
+  sessionId: string;
+  compactionVersion: number;
+  reason: string;
+}
+
+export interface SweepResult {
+  scanned: number;
+  due: number;
+  /** Jobs added (0 on a dry run; duplicates of waiting jobs are absorbed by BullMQ). */
+  enqueued: number;
+  ms: number;
+  /** The first due sessions found (at most 100), for `compactor sweep` to print. */
+  sample: DueSession[];
+}
+
+export interface SweepOptions {
+  /** Rows per page. Default 1,000. */
+  pageSize?: number;
+  /** Wall clock, ms since the epoch. */
+  now?: () => number;
+  /** Only report; enqueue nothing. */
+  dryRun?: boolean;
+  /** Called once per page with the rows scanned so far (progress, benchmarks). */
+  onPage?: (scanned: number) => void;
+}
+
+type Row = {
+  tenant_id: string;
+  id: string;
+  agent_id: string | null;
+  message_count: number;
+  token_count: string;
+  context_window: number | null;
+  last_compacted_at: string | Date | null;
+  last_seq: string;
+  compaction_version: number;
+  storm_guard_seq: string | null;
+};
+
+/**
+ * Scans every live session once and enqueues a compaction for each one over its trigger.
+ * @param queue the compaction queue (null on a dry run).
+ */
+export async function runSweep(
+  db: Db,
+  queue: Queue | null,
+  options: SweepOptions = {},
+): Promise<SweepResult> {
+  const started = performance.now();
+  const pageSize = options.pageSize ?? 1_000;
+  const now = options.now ?? Date.now;
+  const policies = new PolicyCache(db);
+  const result: SweepResult = { scanned: 0, due: 0, enqueued: 0, ms: 0, sample: [] };
+  let after: { tenant: string; id: string } | null = null;
+  for (;;) {
+    const page: Row[] = await db.execute<Row>(sql`
+      select tenant_id, id, agent_id, message_count, token_count, context_window, last_compacted_at, last_seq,
+        compaction_version, storm_guard_seq
+      from sessions
+      where child_session_id is null
+        ${after ? sql`and (tenant_id, id) > (${after.tenant}, ${after.id})` : sql``}
+      order by tenant_id, id
+      limit ${pageSize}`);
+    if (page.length === 0) break;
+    result.scanned += page.length;
+    const due: DueSession[] = [];
+    for (const row of page) {
+      const found = await dueSession(row, await policies.get(row.tenant_id, row.agent_id), now());
+      if (found) due.push(found);
+    }
+    result.due += due.length;
+    for (const d of due) if (result.sample.length < 100) result.sample.push(d);
+    if (queue && !options.dryRun && due.length > 0) result.enqueued += await enqueue(queue, due);
+    const last = page[page.length - 1] as Row;
+    after = { tenant: last.tenant_id, id: last.id };
+    options.onPage?.(result.scanned);
+    if (page.length < pageSize) break;
+  }
+  result.ms = performance.now() - started;
+  return result;
+}
+
+/** Whether one session is over a trigger a sweep should act on (a real limit, not "no trigger"). */
+async function dueSession(row: Row, policies: Policies, now: number): Promise<DueSession | null> {
+  const policy = resolvePolicy(undefined, policies.agent, policies.tenant);
+  const state: GateState = {
+    messageCount: row.message_count,
+    tokenCount: Number(row.token_count),
+    contextWindow: row.context_window,
+    lastCompactedAt: row.last_compacted_at === null ? null : new Date(row.last_compacted_at).getTime(),
+    lastSeq: Number(row.last_seq),
+    compactionVersion: row.compaction_version,
+    stormGuardSeq: row.storm_guard_seq === null ? null : Number(row.storm_guard_seq),
+    childSessionId: null,
+  };
+  if (!overTrigger(policy.triggers, state.contextWindow, state.messageCount, state.tokenCount)) return null;
+  const decision = admit({ trigger: 'sweep' }, policy, state, now);
+  if (!decision.fire) return null;
+  return {
+    tenantId: row.tenant_id,
+    sessionId: row.id,
+    compactionVersion: row.compaction_version,
+    reason: decision.reason,
+  };
+}
+
+/** Adds one job per due session; returns how many BullMQ accepted as new. */
+async function enqueue(queue: Queue, due: DueSession[]): Promise<number> {
+  const jobs = due.map((d) => {
+    const data: SweepCompactionJob = {
+      eventId: sweepJobIdOf(d),
+      tenantId: d.tenantId,
+      sessionId: d.sessionId,
+      expectedVersion: d.compactionVersion,
+    };
+    return {
+      name: SWEEP_COMPACTION,
+      data,
+      opts: {
+        ...DEFAULT_JOB_OPTIONS,
+        jobId: data.eventId,
+        deduplication: { id: deduplicationIdOf(d), keepLastIfActive: true },
+      },
+    };
+  });
+  const added = await queue.addBulk(jobs);
+  return added.length;
+}
+
+/**
+ * A BullMQ-safe job id per session and version (ids may hold characters BullMQ refuses, like `:`):
+ * `sweep-<24 hex of sha256(tenant, session)>-v<version>`.
+ */
+export function sweepJobIdOf(d: Pick<DueSession, 'tenantId' | 'sessionId' | 'compactionVersion'>): string {
+  const hash = createHash('sha256').update(`${d.tenantId}\u0000${d.sessionId}`).digest('hex').slice(0, 24);
+  return `sweep-${hash}-v${d.compactionVersion}`;
+}
+
+interface Policies {
+  agent: Policy | null;
+  tenant: Policy | null;
+}
+
+/** Policies by tenant and agent, read once per sweep (bounded: evicts all past 10,000 entries). */
+class PolicyCache {
+  private readonly entries = new Map<string, Policies>();
+  constructor(private readonly db: Db) {}
+
+  async get(tenantId: string, agentId: string | null): Promise<Policies> {
+    const key = `${tenantId}\u0000${agentId ?? ''}`;
+    const hit = this.entries.get(key);
+    if (hit) return hit;
+    if (this.entries.size >= 10_000) this.entries.clear();
+    const found = await policiesFor(this.db, tenantId, agentId);
+    this.entries.set(key, found);
+    return found;
+  }
+}
+
+/**
+ * Runs scheduled sweeps in this process: upserts the job scheduler (one per deployment, however
+ * many workers start; `sweepEveryMs` 0 removes it) and starts a sweep worker of concurrency 1.
+ * @returns `close()`, which stops the sweep worker and its queues (every step runs).
+ */
+export async function startSweepService(services: Services): Promise<{ close(): Promise<void> }> {
+  const { config, logger } = services;
+  const connection = services.redis.duplicate();
+  const sweepQueue = new Queue(SWEEP_QUEUE, { connection, prefix: config.queuePrefix });
+  const compactionQueue = new Queue(COMPACTION_QUEUE, { connection, prefix: config.queuePrefix });
+  // Connection errors are logged by the services' Redis connection; without a listener, BullMQ
+  // prints each reconnect attempt's error as a raw stack on stderr, among the JSON log lines.
+  for (const queue of [sweepQueue, compactionQueue]) queue.on('error', () => {});
+  let worker: Worker | undefined;
+  if (config.sweepEveryMs > 0) {
+    await sweepQueue.upsertJobScheduler(
+      SWEEP_SCHEDULER_ID,
+      { every: config.sweepEveryMs },
+      { name: 'sweep' },
+    );
+  } else {
+    await sweepQueue.removeJobScheduler(SWEEP_SCHEDULER_ID);
+  }
+  const { batches } = services;
+  if (batches) {
+    await sweepQueue.upsertJobScheduler(
+      BATCH_SCHEDULER_ID,
+      { every: config.batchPollMs },
+      { name: 'batches' },
+    );
+  } else {
+    await sweepQueue.removeJobScheduler(BATCH_SCHEDULER_ID);
+  }
+  if (config.sweepEveryMs > 0 || batches) {
+    worker = new Worker(
+      SWEEP_QUEUE,
+      async (job) => {
+        if (job.name === 'batches' && batches) {
+          const polled = await pollBatches({
+            db: services.database.db,
+            store: services.store,
+            batches,
+            logger,
+          });
+          logger.info(polled, 'message batches polled');
+          return polled;
+        }
+        const result = await runSweep(services.database.db, compactionQueue);
+        logger.info(
+          { scanned: result.scanned, due: result.due, enqueued: result.enqueued, ms: Math.round(result.ms) },
+          'sweep done',
+        );
+        return { scanned: result.scanned, due: result.due, enqueued: result.enqueued };
+      },
+      { connection, prefix: config.queuePrefix, concurrency: 1 },
+    );
+    worker.on('error', (error) => logger.error({ err: error.message }, 'sweep worker error'));
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    close: () => {
+      closing ??= runAll(logger, [
+        async () => worker?.close(),
+        () => sweepQueue.close(),
+        () => compactionQueue.close(),
+        () => connection.quit(),
+      ]);
+      return closing;
+    },
+  };
+}

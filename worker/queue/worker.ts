@@ -1,0 +1,121 @@
+/**
+ * The compaction worker: a BullMQ Worker on the `compaction` queue running the processor.
+ * `close()` stops taking jobs and waits for the active ones (graceful); `close(true)` does not wait.
+ */
+import { type Job, Worker } from 'bullmq';
+import { printable } from '../../shared/contract/errors.ts';
+import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../shared/contract/events.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import type { Strategy } from '../../shared/strategies/index.ts';
+import { instrumentStore, instrumentSummarizer, type WorkerMetrics } from '../observability/metrics.ts';
+import type { PipelineDeps } from '../pipeline/pipeline.ts';
+import { runAll, type Services } from '../runtime/services.ts';
+import { type QueuedSummary, queueBatchedSummary } from './batches.ts';
+import { createProcessor, type JobResult } from './processor.ts';
+
+export interface WorkerOptions {
+  /** Jobs processed at once by this process. Default 4. */
+  concurrency?: number;
+  defaultStrategy?: Strategy;
+  /** Receives each pipeline stage's duration, ms (benchmarks). */
+  onStage?: PipelineDeps['onStage'];
+  /** Counts jobs, LLM calls, lease conflicts and fence rejections (worker/observability/metrics.ts). */
+  metrics?: WorkerMetrics;
+}
+
+export interface CompactionWorker {
+  worker: Worker<unknown, JobResult>;
+  /** Stops the worker (waiting for active jobs unless `force`), then closes the services. Memoized. */
+  close(force?: boolean): Promise<void>;
+}
+
+/**
+ * Starts a worker on `services`.
+ * @throws {Error} if `concurrency` is not a positive integer.
+ */
+export function startWorker(services: Services, options: WorkerOptions = {}): CompactionWorker {
+  const concurrency = options.concurrency ?? 4;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new Error(`concurrency must be a positive integer, got ${concurrency}`);
+  }
+  const abort = new AbortController();
+  let worker: Worker<unknown, JobResult> | undefined;
+  const { metrics } = options;
+  const fallback = createExtractiveSummarizer();
+  const processor = createProcessor({
+    store: metrics ? instrumentStore(services.store, metrics) : services.store,
+    leases: services.leases,
+    summarizer: metrics ? instrumentSummarizer(services.summarizer, metrics) : services.summarizer,
+    fallbackSummarizer: metrics ? instrumentSummarizer(fallback, metrics) : fallback,
+    metrics,
+    batching: batchingOf(services),
+    now: () => performance.now(),
+    logger: services.logger,
+    defaultStrategy: options.defaultStrategy,
+    onStage: options.onStage,
+    worker: () => worker,
+    signal: abort.signal,
+  });
+  // BullMQ does not close a connection it was given; this one is ours to quit on close.
+  const connection = services.redis.duplicate();
+  worker = new Worker<unknown, JobResult>(COMPACTION_QUEUE, processor, {
+    connection,
+    prefix: services.config.queuePrefix,
+    concurrency,
+    lockDuration: services.config.lockDurationMs,
+    stalledInterval: services.config.stalledIntervalMs,
+    maxStalledCount: 2,
+  });
+  worker.on('error', (error) => services.logger.error({ err: error.message }, 'worker error'));
+  worker.on('failed', (job, error) => {
+    // attemptsMade already counts this attempt; an UnrecoverableError is never retried.
+    const final = !job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+    metrics?.jobFailed(final, triggerOf(job), job?.processedOn ? (Date.now() - job.processedOn) / 1000 : 0);
+    services.logger.warn(
+      { jobId: job?.id, ...idsOf(job?.data), attemptsMade: job?.attemptsMade, final, err: error.message },
+      'job failed',
+    );
+  });
+  const w = worker;
+  let closing: Promise<void> | undefined;
+  return {
+    worker: w,
+    close: (force = false) => {
+      if (force) abort.abort(new Error('worker forced to stop'));
+      closing ??= runAll(services.logger, [
+        () => w.close(force),
+        () => connection.quit(),
+        () => services.close(),
+      ]);
+      return closing;
+    },
+  };
+}
+
+/** What started a job, for metrics: `event`, `manual`, `sweep`, or `unknown` (a malformed job). */
+function triggerOf(job: Job | undefined): string {
+  if (job?.name === SWEEP_COMPACTION) return 'sweep';
+  if (job?.name !== RUN_COMPLETED) return 'unknown';
+  const trigger = (job.data as { trigger?: unknown } | null)?.trigger;
+  return trigger === 'manual' ? 'manual' : 'event';
+}
+
+/** The tenant and session ids of a job's (untrusted) data, made printable, for the logs. */
+function idsOf(data: unknown): { tenantId?: string; sessionId?: string } {
+  if (typeof data !== 'object' || data === null) return {};
+  const { tenantId, sessionId } = data as Record<string, unknown>;
+  return {
+    ...(typeof tenantId === 'string' ? { tenantId: printable(tenantId, 200) } : {}),
+    ...(typeof sessionId === 'string' ? { sessionId: printable(sessionId, 200) } : {}),
+  };
+}
+
+/** Batch summaries for sweeps, when the services have a Message Batches client. */
+function batchingOf(services: Services) {
+  const { batches } = services;
+  if (!batches) return undefined;
+  return {
+    fits: (input: Parameters<typeof batches.fits>[0]) => batches.fits(input),
+    queue: (item: QueuedSummary) => queueBatchedSummary(services.database.db, item),
+  };
+}

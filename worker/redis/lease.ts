@@ -1,0 +1,81 @@
+/**
+ * The per-session lease: `SET key token NX PX ttl`, renewed while held, released by token
+ * (compare-and-delete in Lua). It stops two workers from paying for the same LLM call; it is NOT
+ * what keeps data correct (the fence in worker/postgres/store.ts is).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { sessionKeyOf } from '../../shared/contract/events.ts';
+import type { Lease, Leases } from '../pipeline/ports.ts';
+
+export type { Lease } from '../pipeline/ports.ts';
+
+const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+export interface LeaseManagerOptions {
+  /** Key prefix, e.g. the queue prefix. */
+  prefix: string;
+  /** Lease time-to-live, ms. Renewed every ttl/3. Default 30,000. */
+  ttlMs?: number;
+}
+
+/** Acquires per-session leases in Redis. */
+export class LeaseManager implements Leases {
+  private readonly ttlMs: number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: LeaseManagerOptions,
+  ) {
+    this.ttlMs = options.ttlMs ?? 30_000;
+    if (!Number.isInteger(this.ttlMs) || this.ttlMs < 100)
+      throw new Error('LeaseManager: ttlMs must be an integer ≥ 100');
+  }
+
+  /** Redis key of a session's lease. */
+  keyOf(tenantId: string, sessionId: string): string {
+    return `${this.options.prefix}:lease:${sessionKeyOf(tenantId, sessionId)}`;
+  }
+
+  /**
+   * Tries once to take the lease.
+   * @returns the lease, or null if another holder has it.
+   */
+  async acquire(tenantId: string, sessionId: string): Promise<Lease | null> {
+    const key = this.keyOf(tenantId, sessionId);
+    const token = randomUUID();
+    const ok = await this.redis.set(key, token, 'PX', this.ttlMs, 'NX');
+    if (ok !== 'OK') return null;
+    const controller = new AbortController();
+    const lost = (why: string) => {
+      if (!controller.signal.aborted) controller.abort(new Error(`lease ${key} lost: ${why}`));
+    };
+    const timer = setInterval(
+      () => {
+        this.redis.eval(RENEW, 1, key, token, String(this.ttlMs)).then(
+          (renewed) => {
+            if (renewed !== 1) lost('expired or taken by another holder');
+          },
+          // A failed renewal is not yet a lost lease: the key lives until its TTL. Try again next tick.
+          () => {},
+        );
+      },
+      Math.floor(this.ttlMs / 3),
+    );
+    timer.unref();
+    let released: Promise<void> | undefined;
+    return {
+      key,
+      token,
+      signal: controller.signal,
+      release: () => {
+        released ??= (async () => {
+          clearInterval(timer);
+          await this.redis.eval(RELEASE, 1, key, token).catch(() => {});
+        })();
+        return released;
+      },
+    };
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Opens what a compactor process talks to (Postgres, Redis, the summarizer) from a typed config,
+ * and closes it all in one idempotent call that runs every step even if one fails.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { type Database, openDatabase } from '../../shared/postgres/db.ts';
+import type { Config } from '../../shared/runtime/config.ts';
+import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import { CompactionStore } from '../postgres/store.ts';
+import { LeaseManager } from '../redis/lease.ts';
+import type { AnthropicBatches } from '../summarizers/anthropic.ts';
+import { batchesFor, summarizerFor } from '../summarizers/index.ts';
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  /** Shared connection for leases; BullMQ-safe (`maxRetriesPerRequest: null`). */
+  redis: Redis;
+  store: CompactionStore;
+  leases: LeaseManager;
+  summarizer: Summarizer;
+  /** Message Batches client (batch summaries for sweeps), when an Anthropic key is set. */
+  batches: AnthropicBatches | null;
+  /** Closes Redis and Postgres; every step runs, errors are logged. Memoized. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  summarizer?: Summarizer;
+  batches?: AnthropicBatches | null;
+  /** Postgres pool size; default `config.dbPoolSize` (`COMPACTOR_DB_POOL_SIZE`), else {@link DEFAULT_POOL_SIZE}. */
+  poolSize?: number;
+}
+
+/** Postgres connections of a process that runs no jobs, or when nothing else is known. */
+export const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * Most connections {@link poolSizeFor} gives a worker unless `COMPACTOR_DB_POOL_SIZE` says otherwise:
+ * Postgres allows 100 connections by default, shared by every worker, the dashboard and the CLI.
+ * At concurrency 128 (test/bench part 2), 32 connections took the wait for a connection out of the
+ * jobs' statements, and 64 did no better.
+ */
+export const MAX_DEFAULT_POOL_SIZE = 32;
+
+/**
+ * The Postgres pool of a worker running `concurrency` jobs at once: `COMPACTOR_DB_POOL_SIZE` when
+ * set; else one connection per job plus two (the sweep service and the batch collector share the
+ * pool), at least {@link DEFAULT_POOL_SIZE} and at most {@link MAX_DEFAULT_POOL_SIZE}. A job runs its
+ * statements one after another, so it never needs more than one connection; with fewer connections
+ * than jobs, postgres.js queues a statement behind other jobs' statements and transactions.
+ */
+export function poolSizeFor(config: Pick<Config, 'dbPoolSize'>, concurrency: number): number {
+  if (config.dbPoolSize !== undefined) return config.dbPoolSize;
+  return Math.min(MAX_DEFAULT_POOL_SIZE, Math.max(DEFAULT_POOL_SIZE, concurrency + 2));
+}
+
+/** Opens the services lazily: nothing connects until first use. */
+export function openServices(config: Config, logger: Logger, overrides: ServiceOverrides = {}): Services {
+  const database = openDatabase(config.databaseUrl, {
+    max: overrides.poolSize ?? config.dbPoolSize ?? DEFAULT_POOL_SIZE,
+  });
+  const redis = createRedis(config.redisUrl, logger);
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    logger,
+    database,
+    redis,
+    store: new CompactionStore(database.db),
+    leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
+    summarizer: overrides.summarizer ?? summarizerFor(config),
+    batches: overrides.batches !== undefined ? overrides.batches : batchesFor(config),
+    close: () => {
+      closing ??= runAll(logger, [() => redis.quit().then(() => undefined), () => database.close()]);
+      return closing;
+    },
+  };
+}
+
+/**
+ * An ioredis connection as BullMQ wants it (`maxRetriesPerRequest: null`: commands wait for a
+ * reconnect instead of failing), logging connection errors once per change of state.
+ */
+export function createRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+  let lastError = '';
+  redis.on('error', (error: Error) => {
+    if (error.message === lastError) return;
+    lastError = error.message;
+    logger.error({ err: error.message, redis: redactUrl(url) }, 'Redis connection error; retrying');
+  });
+  redis.on('ready', () => {
+    lastError = '';
+  });
+  return redis;
+}
+
+/** Runs every cleanup step even if some fail, so one failed close never leaves a connection open. */
+export async function runAll(logger: Logger, steps: Array<() => Promise<unknown>>): Promise<void> {
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (error) {
+      logger.warn({ err: (error as Error).message }, 'shutdown step failed');
+    }
+  }
+}
+
+/** The URL without its password, for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '<invalid url>';
+  }
+}
