@@ -3,7 +3,7 @@
  * append messages to a live one. Every write is scoped by tenant.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import { InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
+import { SessionExistsError, SessionNotFoundError } from '../shared/contract/errors.ts';
 import type { Kind, Role } from '../shared/contract/message.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import type { Db } from '../shared/postgres/db.ts';
@@ -25,10 +25,7 @@ export interface NewMessage {
   createdAt?: Date | null;
 }
 
-/** Thrown when a session id is already taken for the tenant; nothing was written. */
-export class SessionExistsError extends InvalidInputError {
-  override name = 'SessionExistsError';
-}
+export { SessionExistsError };
 
 export interface CreateSessionInput {
   tenantId: string;

@@ -1,7 +1,12 @@
 /**
- * The few error classes of compactor, small and with `name` set, so one place can tell permanent
- * from transient. Permanent ones are turned into BullMQ `UnrecoverableError`s by the worker;
- * anything else is treated as transient and retried.
+ * compactor's error taxonomy, in one file. Each class is small, sets `name`, and belongs to one of
+ * three families that decide what happens next:
+ * - input that can never succeed ({@link InvalidInputError} and its subclasses, and
+ *   {@link ConfigError} / {@link SummarizerConfigError}: fix the input or the configuration);
+ * - conflicts that resolve themselves ({@link LeaseBusyError}, {@link FenceError}: try again);
+ * - transient failures ({@link RateLimitedError}, {@link TransientError}, and anything unknown).
+ * {@link toError} turns whatever was thrown into an `Error`, once, at the edge that catches it. The
+ * BullMQ worker's table from error to job action is `worker/queue/job-actions.ts`.
  */
 
 /** Input that can never succeed: a bad event, an unknown session, a foreign tenant. */
@@ -17,12 +22,32 @@ export class SessionNotFoundError extends InvalidInputError {
   }
 }
 
+/** A session id is already taken for the tenant; nothing was written. */
+export class SessionExistsError extends InvalidInputError {
+  override name = 'SessionExistsError';
+}
+
+/** A transcript that cannot be imported; the message names the source, line and field. */
+export class TranscriptError extends InvalidInputError {
+  override name = 'TranscriptError';
+}
+
+/** An environment variable is invalid; the message names the variable and what it must be. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 /**
- * The session changed between snapshot and apply: its `compaction_version` (the fencing token) moved,
- * so the plan is stale. Re-plan and retry.
+ * The session changed between the snapshot a plan was made from and the write (another compaction
+ * or a restore committed first): the plan is discarded; re-plan and retry.
  */
 export class FenceError extends Error {
   override name = 'FenceError';
+}
+
+/** Another worker holds the session's lease: try later, without using an attempt. */
+export class LeaseBusyError extends Error {
+  override name = 'LeaseBusyError';
 }
 
 /** A summary that must not be committed (empty, refusal, truncated, invalid). Retryable. */
@@ -35,14 +60,64 @@ export class SummarizerConfigError extends Error {
   override name = 'SummarizerConfigError';
 }
 
-/** Another worker holds the session's lease. */
-export class LeaseBusyError extends Error {
-  override name = 'LeaseBusyError';
+/** The LLM API said 429: retry no sooner than {@link retryAfterMs} from when it answered. */
+export class RateLimitedError extends Error {
+  override name = 'RateLimitedError';
+  /** Wait asked for by `retry-after-ms` / `retry-after`, in ms; null when the response gave none. */
+  readonly retryAfterMs: number | null;
+  /** The API's request id, or null. */
+  readonly requestId: string | null;
+  constructor(
+    message: string,
+    details: { retryAfterMs: number | null; requestId: string | null; cause?: unknown },
+  ) {
+    super(message, { cause: details.cause });
+    this.retryAfterMs = details.retryAfterMs;
+    this.requestId = details.requestId;
+  }
+}
+
+/** A failure that may pass: overload, server error, timeout, lost connection, garbled body. */
+export class TransientError extends Error {
+  override name = 'TransientError';
+  /** HTTP status, or null when no response came (connection error, timeout). */
+  readonly status: number | null;
+  /** The API's request id, or null. */
+  readonly requestId: string | null;
+  constructor(
+    message: string,
+    details: { status: number | null; requestId: string | null; cause?: unknown },
+  ) {
+    super(message, { cause: details.cause });
+    this.status = details.status;
+    this.requestId = details.requestId;
+  }
 }
 
 /** Whether retrying cannot help. */
 export function isPermanent(error: unknown): boolean {
-  return error instanceof InvalidInputError || error instanceof SummarizerConfigError;
+  return (
+    error instanceof InvalidInputError ||
+    error instanceof SummarizerConfigError ||
+    error instanceof ConfigError
+  );
+}
+
+/**
+ * Whatever was thrown, as an `Error`: errors pass through; a string becomes its message; anything
+ * else is described (JSON when it can be, else `String`), so a `throw 42` or a rejected plain
+ * object still reaches the log and the failed job with a readable message.
+ */
+export function toError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  if (typeof thrown === 'string') return new Error(thrown);
+  let text: string;
+  try {
+    text = JSON.stringify(thrown) ?? String(thrown);
+  } catch {
+    text = String(thrown);
+  }
+  return new Error(`non-error thrown: ${printable(text, 500)}`, { cause: thrown });
 }
 
 /**

@@ -4,7 +4,7 @@
  * Pure: bytes in, validated messages or an error naming the line and field out.
  */
 import { z } from 'zod';
-import { printable } from './errors.ts';
+import { printable, TranscriptError } from './errors.ts';
 import { estimateMessageTokens } from './tokens.ts';
 
 /** Longest message content accepted, in characters. */
@@ -48,10 +48,7 @@ export interface TranscriptMessage {
   createdAt: Date | null;
 }
 
-/** A transcript that cannot be imported; the message names the source, line and field. */
-export class TranscriptError extends Error {
-  override name = 'TranscriptError';
-}
+export { TranscriptError };
 
 /**
  * Decodes and parses a whole transcript.

@@ -8,7 +8,7 @@
  * (an event only overrides the strategy).
  */
 import { z } from 'zod';
-import { DEFAULT_STRATEGY, type Strategy, strategySchema } from '../strategies/index.ts';
+import { DEFAULT_STRATEGY, type Strategy, strategySchema, strategyUnit } from '../strategies/index.ts';
 
 /**
  * When a session must be compacted. Any trigger that fires is enough; a session with none that
@@ -215,9 +215,7 @@ export function admit(
  * as many as the strategy keeps verbatim (once they arrive, the messages kept last time can leave).
  */
 export function newMessagesToRetry(strategy: Strategy): number {
-  if (strategy.type === 'slidingWindow') return strategy.maxMessages;
-  if (strategy.type === 'summarize') return Math.max(1, strategy.keepRecent);
-  return 1;
+  return Math.max(1, strategyUnit(strategy).kept(strategy));
 }
 
 /** Whether a session of these counts would still fire the message/token triggers. */

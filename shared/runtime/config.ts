@@ -3,6 +3,7 @@
  * message naming the variable. Everything else receives the typed {@link Config}.
  */
 import { z } from 'zod';
+import { ConfigError } from '../contract/errors.ts';
 
 const url = (protocols: string[]) =>
   z.string().refine(
@@ -179,10 +180,7 @@ export interface DashboardConfig {
   tenantTokens: TenantToken[];
 }
 
-/** Thrown when an environment variable is invalid; the message names the variable. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 /**
  * Parses the environment (default: `process.env`). Empty strings count as unset.

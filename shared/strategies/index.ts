@@ -1,36 +1,19 @@
 /**
- * Compaction strategies: how a session is compacted. Pure data + zod schemas, shared by
- * the producer (event overrides) and the worker (planning).
+ * The strategy registry: every compaction strategy, its JSON schema (a discriminated union on
+ * `type`, shared by the producer's event overrides, stored policies and the CLI), its shorthand and
+ * its unit. A new strategy is a file beside this one and a line in {@link STRATEGIES} and
+ * {@link strategySchema}.
  */
 import { z } from 'zod';
+import { none, noneStrategySchema } from './none.ts';
+import { slidingWindow, slidingWindowStrategySchema } from './sliding-window.ts';
+import { summarize, summarizeStrategySchema } from './summarize.ts';
+import type { StrategyUnit } from './unit.ts';
 
-export const noneStrategySchema = z.object({ type: z.literal('none') }).strict();
-
-export const slidingWindowStrategySchema = z
-  .object({
-    type: z.literal('slidingWindow'),
-    /** Newest messages kept verbatim (pinned messages are kept on top of these). */
-    maxMessages: z.number().int().min(1).max(100_000),
-  })
-  .strict();
-
-export const summarizeStrategySchema = z
-  .object({
-    type: z.literal('summarize'),
-    /** Newest messages kept verbatim after the summary. */
-    keepRecent: z.number().int().min(0).max(100_000),
-    /** Upper bound of the checkpoint, in tokens. */
-    maxSummaryTokens: z.number().int().min(256).max(32_000).default(2_000),
-    /** Model override for the `anthropic` summarizer. */
-    model: z.string().min(1).max(200).optional(),
-    /**
-     * Opt-in: when the LLM summary still fails on the job's last attempt (outage, refusals), use the
-     * `extractive` summarizer instead, so the session stays bounded; the ledger records it.
-     * Absent means `none`.
-     */
-    fallback: z.enum(['none', 'extractive']).optional(),
-  })
-  .strict();
+export { type NoneStrategy, noneStrategySchema } from './none.ts';
+export { type SlidingWindowStrategy, slidingWindowStrategySchema } from './sliding-window.ts';
+export { type SummarizeStrategy, summarizeStrategySchema } from './summarize.ts';
+export type { StrategyUnit } from './unit.ts';
 
 /** One of `none`, `slidingWindow { maxMessages }`, `summarize { keepRecent, maxSummaryTokens?, model? }`. */
 export const strategySchema = z.discriminatedUnion('type', [
@@ -40,8 +23,19 @@ export const strategySchema = z.discriminatedUnion('type', [
 ]);
 
 export type Strategy = z.infer<typeof strategySchema>;
-export type SlidingWindowStrategy = z.infer<typeof slidingWindowStrategySchema>;
-export type SummarizeStrategy = z.infer<typeof summarizeStrategySchema>;
+
+/** Every strategy's unit, by name. */
+export const STRATEGIES: { readonly [T in Strategy['type']]: StrategyUnit<Extract<Strategy, { type: T }>> } =
+  {
+    none,
+    slidingWindow,
+    summarize,
+  };
+
+/** The unit of a parsed strategy (its planning rule, whether it summarizes). */
+export function strategyUnit<S extends Strategy>(strategy: S): StrategyUnit<S> {
+  return STRATEGIES[strategy.type] as unknown as StrategyUnit<S>;
+}
 
 /** Built-in default when neither the event nor a policy says otherwise. */
 export const DEFAULT_STRATEGY: Strategy = {
@@ -49,6 +43,10 @@ export const DEFAULT_STRATEGY: Strategy = {
   keepRecent: 10,
   maxSummaryTokens: 2_000,
 };
+
+const FORMS = `${Object.values(STRATEGIES)
+  .map((unit) => unit.usage)
+  .join(', ')} or JSON`;
 
 /**
  * Parses the CLI shorthand: `none`, `slidingWindow:50`, `summarize`, `summarize:20`, or a JSON
@@ -65,16 +63,14 @@ export function parseStrategy(text: string): Strategy {
       throw new Error(`strategy: not valid JSON: ${trimmed.slice(0, 80)}`);
     }
   } else {
-    const [type, arg, ...rest] = trimmed.split(':');
+    const [type = '', arg, ...rest] = trimmed.split(':');
     const n = arg === undefined || arg === '' ? undefined : Number(arg);
     if (rest.length > 0 || (n !== undefined && !Number.isInteger(n))) {
-      throw new Error(`strategy: cannot read "${trimmed}"; use none, slidingWindow:N, summarize[:N] or JSON`);
+      throw new Error(`strategy: cannot read "${trimmed}"; use ${FORMS}`);
     }
-    if (type === 'none') candidate = { type };
-    else if (type === 'slidingWindow') candidate = { type, maxMessages: n };
-    else if (type === 'summarize') candidate = { type, keepRecent: n ?? DEFAULT_STRATEGY_KEEP_RECENT };
-    else
-      throw new Error(`strategy: unknown type "${type}"; use none, slidingWindow:N, summarize[:N] or JSON`);
+    const unit = Object.hasOwn(STRATEGIES, type) ? STRATEGIES[type as Strategy['type']] : undefined;
+    if (!unit) throw new Error(`strategy: unknown type "${type}"; use ${FORMS}`);
+    candidate = unit.shorthand(n);
   }
   const parsed = strategySchema.safeParse(candidate);
   if (!parsed.success) {
@@ -83,5 +79,3 @@ export function parseStrategy(text: string): Strategy {
   }
   return parsed.data;
 }
-
-const DEFAULT_STRATEGY_KEEP_RECENT = 10;

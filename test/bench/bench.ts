@@ -515,7 +515,8 @@ async function bigSessions(url: string, sql: postgres.Sql, prefix: () => string,
     const started = performance.now();
     const outcome = await runCompaction(
       {
-        store,
+        reads: store,
+        writes: store,
         leases: new LeaseManager(connection, { prefix: p }),
         summarizer,
         now: () => performance.now(),

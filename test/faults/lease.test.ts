@@ -52,7 +52,7 @@ describe('the lease lost while a job runs', () => {
 
     s.gate.release(); // the first job's summary arrives, planned on the version before the second's
     const r1 = await s.completed(first.jobId);
-    expect(r1).toMatchObject({ status: 'applied', ledgerStatus: 'skipped', attemptsMade: 1 });
+    expect(r1).toMatchObject({ status: 'skipped', ledgerStatus: 'skipped', attemptsMade: 1 });
     const fenced = await logged(w, FENCE_LOG);
     expect(fenced.sessionId).toBe('s1');
     const rows = await s.ledger('s1');

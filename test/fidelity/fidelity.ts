@@ -81,7 +81,14 @@ async function main(): Promise<number> {
         const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
         await createSession(database.db, { tenantId, sessionId: session, messages: original });
         const outcome = await runCompaction(
-          { store, leases, summarizer, now: () => performance.now(), logger: silentLogger },
+          {
+            reads: store,
+            writes: store,
+            leases,
+            summarizer,
+            now: () => performance.now(),
+            logger: silentLogger,
+          },
           {
             tenantId,
             sessionId: session,

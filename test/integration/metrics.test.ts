@@ -197,6 +197,40 @@ describe('worker metrics', () => {
     expect(sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0).toBe(conflictsBefore);
   });
 
+  it('counts a fence rejection on the no-LLM path too, and the re-plan applies', async () => {
+    await seed('window-fenced');
+    // Once, a message the plan saw leaving cannot be deleted (as if pinned meanwhile): the archive
+    // moves fewer rows than planned, which the write rejects as a stale plan. A sequence counts the
+    // attempts, since it is the one thing the rejected transaction's rollback does not undo.
+    const [victim] = await tdb.database.sql<{ seq: number }[]>`
+      select min(seq)::int as seq from messages where tenant_id = ${tenantId} and session_id = 'window-fenced'
+        and not pinned`;
+    await tdb.database.sql.unsafe(`
+      create sequence fence_once;
+      create function fence_once_keep() returns trigger language plpgsql as $$
+      begin
+        if old.seq = ${victim?.seq} and nextval('fence_once') = 1 then return null; end if;
+        return old;
+      end $$;
+      create trigger fence_once_keep before delete on messages
+        for each row when (old.session_id = 'window-fenced') execute function fence_once_keep();`);
+    const before = sample(await scrape(), 'compactor_fence_rejections_total') ?? 0;
+    const event = {
+      eventId: randomUUID(),
+      tenantId,
+      sessionId: 'window-fenced',
+      trigger: 'manual',
+      strategy: { type: 'slidingWindow', maxMessages: 10 },
+    } as const;
+    await producer.runCompleted(event);
+    expect(await settled(event.eventId)).toBe('completed');
+    expect((await producer.queue.getJob(event.eventId))?.returnvalue).toMatchObject({
+      status: 'applied',
+      ledgerStatus: 'applied',
+    });
+    expect(sample(await scrape(), 'compactor_fence_rejections_total')).toBe(before + 1);
+  });
+
   it('answers /healthz and /readyz', async () => {
     expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${server.url}/readyz`);

@@ -9,6 +9,7 @@ import { FenceError, InvalidInputError } from '../../shared/contract/errors.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
+import { changeOf, entryOf, skipOf } from '../../worker/pipeline/change.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
@@ -61,7 +62,8 @@ async function sessionRow(sessionId: string) {
 async function compact(sessionId: string, strategy: Strategy) {
   const outcome = await runCompaction(
     {
-      store,
+      reads: store,
+      writes: store,
       leases: new LeaseManager(redis, { prefix }),
       summarizer: createExtractiveSummarizer(),
       now: () => performance.now(),
@@ -168,18 +170,11 @@ describe('restore', () => {
     const plan = planCompaction(snapshot, snapshot.messages, { type: 'slidingWindow', maxMessages: 10 });
     if (plan.action !== 'compact') throw new Error('expected a plan');
     await restoreCompaction(tdb.database.db, { tenantId, sessionId: 'fence', compactionId: row.id });
-    const stale = store.apply({
-      tenantId,
-      sessionId: 'fence',
-      idempotencyKey: 'stale',
-      eventId: null,
-      trigger: 'manual',
-      strategy: 'slidingWindow',
-      plan,
-      expectedVersion: snapshot.compactionVersion,
-      summary: null,
-      durationMs: 0,
-    });
+    const entry = entryOf(
+      { tenantId, sessionId: 'fence', idempotencyKey: 'stale', eventId: null, trigger: 'manual' },
+      'slidingWindow',
+    );
+    const stale = store.apply(changeOf(entry, plan, snapshot.compactionVersion, null, null));
     await expect(stale).rejects.toThrow(FenceError);
     expect(violations(await audit(tdb.database.db, tenantId, 'fence'))).toEqual([]);
   });
@@ -187,17 +182,14 @@ describe('restore', () => {
   it('refuses what cannot be restored, naming why, and changes nothing', async () => {
     await seed('refuse');
     const row = await compact('refuse', { type: 'slidingWindow', maxMessages: 40 });
-    const skipped = await store.record({
+    const requester = {
       tenantId,
       sessionId: 'refuse',
       idempotencyKey: 'skip-1',
       eventId: null,
-      trigger: 'manual',
-      strategy: 'none',
-      status: 'skipped',
-      reason: 'strategy is none',
-      durationMs: 0,
-    });
+      trigger: 'manual' as const,
+    };
+    const skipped = await store.record(skipOf(entryOf(requester, 'none'), 'strategy is none'));
     const before = await liveRows('refuse');
     const cases: Array<[Parameters<typeof restoreCompaction>[1], RegExp]> = [
       [{ tenantId, sessionId: 'refuse', compactionId: 'abc' }, /"abc" is not a UUID/],

@@ -12,6 +12,7 @@ import { SessionExistsError } from '../../producer/sessions.ts';
 import { FenceError } from '../../shared/contract/errors.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
+import { changeOf, entryOf } from '../../worker/pipeline/change.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
@@ -129,18 +130,11 @@ describe('apply', () => {
     const snapshot = await store.loadSnapshot(tenantId, sessionId);
     const plan = planCompaction(snapshot, snapshot.messages, { type: 'slidingWindow', maxMessages: 10 });
     if (plan.action !== 'compact') throw new Error('expected a compaction');
-    const input = {
-      tenantId,
-      sessionId,
-      idempotencyKey: `test:${sessionId}`,
-      eventId: null,
-      trigger: 'manual' as const,
-      strategy: 'slidingWindow',
-      plan,
-      expectedVersion: snapshot.compactionVersion,
-      summary: null,
-      durationMs: 1,
-    };
+    const entry = entryOf(
+      { tenantId, sessionId, idempotencyKey: `test:${sessionId}`, eventId: null, trigger: 'manual' },
+      'slidingWindow',
+    );
+    const input = changeOf(entry, plan, snapshot.compactionVersion, null, null);
     return { snapshot, plan, input };
   }
 

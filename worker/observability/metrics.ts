@@ -21,10 +21,8 @@
  */
 import type { JobState, Queue } from 'bullmq';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { FenceError } from '../../shared/contract/errors.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
-import type { CompactionStore } from '../postgres/store.ts';
 import { withTimeout } from './health.ts';
 
 /** What a settled job did. */
@@ -241,22 +239,4 @@ export function instrumentSummarizer(summarizer: Summarizer, metrics: WorkerMetr
       }
     },
   };
-}
-
-/**
- * The store, with fence rejections counted: a view whose `apply` reports each {@link FenceError}
- * (the pipeline re-plans after it, so the processor only sees the last one). Every other method is
- * the store's own.
- */
-export function instrumentStore(store: CompactionStore, metrics: WorkerMetrics): CompactionStore {
-  const view: CompactionStore = Object.create(store);
-  view.apply = async (input) => {
-    try {
-      return await store.apply(input);
-    } catch (error) {
-      if (error instanceof FenceError) metrics.fenceRejected();
-      throw error;
-    }
-  };
-  return view;
 }

@@ -1,36 +1,62 @@
 /**
- * The compaction pipeline, with its side effects injected (database, lease, summarizer, logger,
- * clock) so the callers stay thin and the tests can swap any of them:
- * idempotency check and admission (policy, triggers, storm guard; one read, no lock, no LLM) →
- * lease → snapshot → plan (pure) → summarize (no transaction open) → apply (one short fenced
- * transaction) → release. A strategy with no LLM call (`none`, `slidingWindow`) has nothing to pay
- * for twice, so it takes no lease: snapshot, plan and apply run in one short transaction under the
- * session's row lock. Used by the BullMQ processor and the `compact` CLI.
+ * The compaction pipeline, one path for every strategy: idempotency check and admission (policy,
+ * triggers, storm guard; one read, no lock, no LLM) → snapshot → plan (pure, the strategy's own
+ * rule) → summarize (strategies that summarize: under the session's lease, no transaction open) →
+ * a {@link Change} written by the fenced writes. A strategy that writes no summary has nothing to
+ * pay for twice, so it takes no lease: the snapshot is read under the session's row lock and the
+ * same decision is written in that transaction.
+ *
+ * Every side effect comes through the ports (`ports.ts`); nothing here talks to Postgres, Redis
+ * or an LLM. Used by the BullMQ processor, the batch poller's sweeps and the `compact` command.
  */
 import type { Logger } from 'pino';
 import { FenceError, LeaseBusyError, SessionNotFoundError } from '../../shared/contract/errors.ts';
-import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
-import { type CompactPlan, type Plan, planCompaction } from '../../shared/planning/plan.ts';
+import { planCompaction } from '../../shared/planning/plan.ts';
+import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
 import { admit, type EffectivePolicy, overTrigger, resolvePolicy } from '../../shared/policy/policy.ts';
-import type { Strategy, SummarizeStrategy } from '../../shared/strategies/index.ts';
-import { renderCheckpoint } from '../../shared/summary/checkpoint.ts';
+import { type Strategy, type SummarizeStrategy, strategyUnit } from '../../shared/strategies/index.ts';
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
-import type { QueuedSummary } from '../queue/batches.ts';
-import type { ApplyResult, FencedWrites, Gate, Leases, SessionReads, SummaryToWrite } from './ports.ts';
+import { changeOf, entryOf, guardOf, skipOf } from './change.ts';
+import type {
+  Clock,
+  Decision,
+  FencedWrites,
+  Gate,
+  Leases,
+  LedgerEntry,
+  SessionReads,
+  Snapshot,
+  StormGuardRule,
+  WriteResult,
+} from './ports.ts';
+import { notSmaller, summarize, summarizeInput } from './summary.ts';
 
-/** Side effects the pipeline needs. */
+/** A summary queued for the next message batch instead of an online call (see worker/queue/batches.ts). */
+export interface QueuedSummary {
+  tenantId: string;
+  sessionId: string;
+  idempotencyKey: string;
+  eventId: string | null;
+  expectedVersion: number;
+  strategy: SummarizeStrategy;
+  plan: CompactPlan;
+}
+
+/** Side effects the pipeline needs: its ports. */
 export interface PipelineDeps {
-  /** Session reads and fenced writes (the Postgres adapter). */
-  store: SessionReads & FencedWrites;
+  reads: SessionReads;
+  writes: FencedWrites;
   leases: Leases;
-  /** The summarizer for `summarize` plans. */
+  /** The summarizer for strategies that summarize. */
   summarizer: Summarizer;
   /** Monotonic-enough clock in ms (injected so tests can control it). */
-  now: () => number;
+  now: Clock['now'];
   /** Wall clock, ms since the epoch, for the minimum interval. Default `Date.now`. */
-  wallClock?: () => number;
+  wallClock?: Clock['wall'];
   /** Receives how long each stage took, ms (benchmarks and metrics: "where time goes"). */
   onStage?: (stage: Stage, ms: number) => void;
+  /** Called for each plan the fence rejected (the pipeline then re-plans), whatever the strategy. */
+  onFenceRejected?: () => void;
   /** Message Batches for sweep-found summaries whose policy says `batch` (absent: always online). */
   batching?: {
     fits(input: SummarizeInput): boolean;
@@ -42,17 +68,6 @@ export interface PipelineDeps {
 /** The timed stages of one run. */
 export type Stage = 'admission' | 'lease' | 'snapshot' | 'plan' | 'summarize' | 'apply';
 
-/** Runs `work`, reporting its duration as `stage`. */
-async function timed<T>(deps: PipelineDeps, stage: Stage, work: () => Promise<T> | T): Promise<T> {
-  if (!deps.onStage) return work();
-  const start = deps.now();
-  try {
-    return await work();
-  } finally {
-    deps.onStage(stage, deps.now() - start);
-  }
-}
-
 /** One request to compact a session. */
 export interface CompactionRequest {
   tenantId: string;
@@ -62,7 +77,7 @@ export interface CompactionRequest {
   trigger: 'event' | 'sweep' | 'manual';
   /** A sweep's job: the compaction version the sweep saw (a compaction since then makes it moot). */
   expectedVersion?: number | undefined;
-  /** Exactly-once effect: a key changes the session at most once, however often the job is retried. */
+  /** One effect per key: a second request with the same key changes nothing. */
   idempotencyKey: string;
   eventId: string | null;
   /** Aborts the LLM call (worker shutdown). */
@@ -72,16 +87,25 @@ export interface CompactionRequest {
 }
 
 /**
- * What happened: a new ledger row (`applied`, `skipped`), the row an earlier run left
- * (`duplicate`), or a summary queued for the next message batch (`batched`; its ledger row is
- * written when the batch ends).
+ * What happened: the ledger row the request left (`applied`, `skipped`; `duplicate` for the row
+ * an earlier run left), or a summary queued for the next message batch (`batched`; its ledger row
+ * is written when the batch ends).
  */
 export type CompactionOutcome =
-  | (ApplyResult & { plan: Plan | null })
+  | (WriteResult & { plan: Plan | null })
   | { status: 'batched'; row: null; plan: CompactPlan; queued: boolean };
 
 /** Fence conflicts tolerated in one run before giving the job back to BullMQ. */
 const MAX_FENCE_RETRIES = 3;
+
+/** One admitted request: the policy in force and what its ledger rows say. */
+interface Run {
+  request: CompactionRequest;
+  policy: EffectivePolicy;
+  entry: LedgerEntry;
+  guard: StormGuardRule;
+  started: number;
+}
 
 /**
  * Runs the pipeline once for `request`.
@@ -95,89 +119,34 @@ export async function runCompaction(
   request: CompactionRequest,
 ): Promise<CompactionOutcome> {
   const started = deps.now();
-  const gate = await timed(deps, 'admission', () => gateOf(deps.store, request));
+  const gate = await timed(deps, 'admission', () => gateOf(deps.reads, request));
   if (gate === null || gate.keyUsed) {
-    const earlier = await deps.store.findByKey(request.idempotencyKey);
+    const earlier = await deps.reads.findByKey(request.idempotencyKey);
     if (earlier) return { status: 'duplicate', row: earlier, plan: null };
     if (gate === null) throw new SessionNotFoundError(request.tenantId, request.sessionId);
   }
   const policy = resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
+  const entry = entryOf(request, policy.strategy.type, policy.mode);
   const admission = admit(request, policy, gate.state, (deps.wallClock ?? Date.now)());
   if (!admission.fire) {
-    const result = await deps.store.record({
-      ...ledgerContext(request, policy),
-      status: 'skipped',
-      reason: admission.reason,
-      durationMs: deps.now() - started,
+    const skipped = skipOf(entry, admission.reason, {
       counts: gate.state,
+      durationMs: elapsed(deps, started),
     });
-    return { ...result, plan: null };
+    return { ...(await deps.writes.record(skipped)), plan: null };
   }
+  const run: Run = { request, policy, entry, guard: guardOf(policy, gate.state.contextWindow), started };
 
-  const retryFenced = async (once: () => Promise<CompactionOutcome>) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await once();
-      } catch (error) {
-        if (!(error instanceof FenceError) || attempt >= MAX_FENCE_RETRIES) throw error;
-        deps.logger.info(
-          { tenantId: request.tenantId, sessionId: request.sessionId, attempt, reason: error.message },
-          'fence rejected a stale plan; re-planning',
-        );
-      }
-    }
-  };
-  const { contextWindow } = gate.state;
-  // No LLM call, nothing to pay for twice: no lease; read, plan and apply under the row lock.
-  if (policy.strategy.type !== 'summarize') {
-    const strategy = policy.strategy;
-    const seenVersion = gate.state.compactionVersion;
-    return retryFenced(() =>
-      compactUnderLock(deps, { request, policy, contextWindow, started }, strategy, seenVersion),
-    );
+  if (!strategyUnit(policy.strategy).summarizes) {
+    return fenced(deps, run, () => compactUnderLock(deps, run, gate.state.compactionVersion));
   }
-
   const lease = await timed(deps, 'lease', () => deps.leases.acquire(request.tenantId, request.sessionId));
   if (!lease) throw new LeaseBusyError(`session "${request.sessionId}" is being compacted by another worker`);
   try {
     const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
-    return await retryFenced(() => compactOnce(deps, { request, policy, contextWindow, started, signal }));
+    return await fenced(deps, run, () => compactWithSummary(deps, run, signal));
   } finally {
     await lease.release();
-  }
-}
-
-/** A compaction that needs no LLM call: one transaction under the row lock (store.compactUnderLock). */
-async function compactUnderLock(
-  deps: PipelineDeps,
-  run: Omit<Run, 'signal'>,
-  strategy: Strategy,
-  seenVersion: number,
-): Promise<CompactionOutcome> {
-  const { request, policy } = run;
-  return deps.store.compactUnderLock({
-    ...ledgerContext(request, policy),
-    planStrategy: strategy,
-    seenVersion,
-    mode: policy.mode,
-    note: request.note,
-    stillOverTrigger: (messages, tokens) => overTrigger(policy.triggers, run.contextWindow, messages, tokens),
-    now: deps.now,
-    durationMs: () => deps.now() - run.started,
-    onStage: deps.onStage,
-  });
-}
-
-/**
- * The admission gate with the request's idempotency key checked in the same round trip; null for
- * an unknown session (an earlier run's ledger row may still answer the request).
- */
-async function gateOf(store: SessionReads, request: CompactionRequest): Promise<Gate | null> {
-  try {
-    return await store.loadGate(request.tenantId, request.sessionId, request.idempotencyKey);
-  } catch (error) {
-    if (error instanceof SessionNotFoundError) return null;
-    throw error;
   }
 }
 
@@ -186,151 +155,180 @@ async function gateOf(store: SessionReads, request: CompactionRequest): Promise<
  * @throws {SessionNotFoundError} if the tenant has no such session.
  */
 export async function effectivePolicy(
-  store: SessionReads,
+  reads: SessionReads,
   request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy'>,
 ): Promise<EffectivePolicy> {
-  const gate = await store.loadGate(request.tenantId, request.sessionId);
+  const gate = await reads.loadGate(request.tenantId, request.sessionId);
   return resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
 }
 
-/** One admitted compaction: the request and the policy in force. */
-interface Run {
-  request: CompactionRequest;
-  policy: EffectivePolicy;
-  contextWindow: number | null;
-  started: number;
-  /** Aborts the summary call (lease lost, worker stopping). */
-  signal: AbortSignal;
-}
-
-function ledgerContext(request: CompactionRequest, policy: EffectivePolicy) {
-  return {
-    tenantId: request.tenantId,
-    sessionId: request.sessionId,
-    idempotencyKey: request.idempotencyKey,
-    eventId: request.eventId,
-    trigger: request.trigger,
-    strategy: policy.strategy.type,
-  };
-}
-
-async function compactOnce(deps: PipelineDeps, run: Run): Promise<CompactionOutcome> {
-  const { request, policy, started, signal } = run;
-  const strategy = policy.strategy;
-  const { snapshot, plan } = await loadAndPlan(deps, request, strategy);
-  const context = ledgerContext(request, policy);
-  // A compaction that cannot help while a trigger still fires sets the storm guard.
-  const stillOver = (messages: number, tokens: number) =>
-    overTrigger(policy.triggers, run.contextWindow, messages, tokens);
-  const overNow = stillOver(snapshot.messageCount, snapshot.tokenCount);
+/**
+ * What a plan becomes: no change (with the storm guard set when the session stays over its
+ * trigger), or the change that carries it out. The one decision both paths make.
+ */
+function decide(deps: PipelineDeps, run: Run, snapshot: Snapshot, plan: Plan): Decision {
   if (plan.action === 'skip') {
-    const result = await deps.store.record({
-      ...context,
-      status: 'skipped',
-      reason: plan.reason,
-      durationMs: deps.now() - started,
-      stormGuard: overNow,
-      counts: snapshot,
-    });
-    return { ...result, plan };
+    return {
+      noChange: skipOf(run.entry, plan.reason, {
+        stormGuard: stillOver(run, snapshot),
+        counts: snapshot,
+        durationMs: elapsed(deps, run.started),
+      }),
+    };
   }
+  return { change: changeFor(deps, run, plan, snapshot.compactionVersion, null) };
+}
 
-  let summary: SummaryToWrite | null = null;
-  if (strategy.type === 'summarize') {
-    // A batch request is one request and needs its messages whole; an online summary reads them
-    // in pages and folds its chunks as they arrive.
-    const batchable = request.trigger === 'sweep' && policy.batch && deps.batching !== undefined;
-    const leaving = batchable
-      ? await deps.store.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs)
-      : deps.store.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
-    const input = summarizeInput(request, strategy, snapshot.checkpoint, leaving, signal);
-    if (batchable && deps.batching?.fits(input)) {
-      const queued = await deps.batching.queue({
-        tenantId: request.tenantId,
-        sessionId: request.sessionId,
-        idempotencyKey: request.idempotencyKey,
-        eventId: request.eventId,
-        expectedVersion: snapshot.compactionVersion,
-        strategy,
-        plan,
-      });
-      return { status: 'batched', row: null, plan, queued };
-    }
-    summary = await timed(deps, 'summarize', () => summarize(deps, input, plan));
-    if (summary.tokenCount >= plan.leavingTokens) {
-      const reason =
-        `a summary of ${summary.tokenCount} tokens would not make the session smaller ` +
-        `(${plan.leavingTokens} tokens would leave)`;
-      const result = await deps.store.record({
-        ...context,
-        status: 'skipped',
-        reason,
-        durationMs: deps.now() - started,
-        usage: summary.usage,
-        summarizer: summary.summarizer,
-        stormGuard: overNow,
-      });
-      return { ...result, plan };
-    }
-  }
-  signal.throwIfAborted();
-  const result = await timed(deps, 'apply', () =>
-    deps.store.apply({
-      ...context,
-      plan,
-      expectedVersion: snapshot.compactionVersion,
-      summary,
-      note: request.note,
-      mode: policy.mode,
-      stillOverTrigger: stillOver,
-      durationMs: deps.now() - started,
-    }),
+function changeFor(
+  deps: PipelineDeps,
+  run: Run,
+  plan: CompactPlan,
+  expectedVersion: number,
+  summary: Parameters<typeof changeOf>[3],
+) {
+  const entry = { ...run.entry, reason: run.request.note ?? null, durationMs: elapsed(deps, run.started) };
+  return changeOf(entry, plan, expectedVersion, summary, run.guard);
+}
+
+/** A strategy with no summary: read, plan and write in one transaction under the row lock. */
+async function compactUnderLock(
+  deps: PipelineDeps,
+  run: Run,
+  seenVersion: number,
+): Promise<CompactionOutcome> {
+  const { request } = run;
+  let plan = null as Plan | null;
+  const start = deps.now();
+  let decided = start;
+  const result = await deps.writes.applyUnderLock(
+    {
+      tenantId: request.tenantId,
+      sessionId: request.sessionId,
+      idempotencyKey: request.idempotencyKey,
+      seenVersion,
+    },
+    (snapshot) => {
+      const planning = deps.now();
+      deps.onStage?.('snapshot', planning - start);
+      plan = planCompaction(snapshot, snapshot.messages, run.policy.strategy);
+      const decision = decide(deps, run, snapshot, plan);
+      decided = deps.now();
+      deps.onStage?.('plan', decided - planning);
+      return decision;
+    },
   );
+  if (plan !== null) deps.onStage?.('apply', deps.now() - decided);
   return { ...result, plan };
 }
 
-/**
- * The snapshot and its plan. The snapshot comes back without its message metadata, which only
- * planning needs: for a long session it is most of the memory a run holds while it summarizes.
- */
-async function loadAndPlan(deps: PipelineDeps, request: CompactionRequest, strategy: Strategy) {
+/** A strategy that summarizes: snapshot, plan, summary with no transaction open, fenced apply. */
+async function compactWithSummary(
+  deps: PipelineDeps,
+  run: Run,
+  signal: AbortSignal,
+): Promise<CompactionOutcome> {
+  const { request, policy } = run;
+  const strategy = policy.strategy as SummarizeStrategy;
   const { messages, ...snapshot } = await timed(deps, 'snapshot', () =>
-    deps.store.loadSnapshot(request.tenantId, request.sessionId),
+    deps.reads.loadSnapshot(request.tenantId, request.sessionId),
   );
   const plan = await timed(deps, 'plan', () => planCompaction(snapshot, messages, strategy));
-  return { snapshot, plan };
+  // The message metadata is dropped here: for a long session it is most of what a run holds while
+  // it summarizes.
+  const seen = { ...snapshot, messages: [] };
+  if (plan.action === 'skip') {
+    const decision = decide(deps, run, seen, plan);
+    return { ...(await write(deps, decision)), plan };
+  }
+  // A batch request is one request and needs its messages whole; an online summary reads them in
+  // pages and folds its chunks as they arrive.
+  const batchable = request.trigger === 'sweep' && policy.batch && deps.batching !== undefined;
+  const leaving = batchable
+    ? await deps.reads.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs)
+    : deps.reads.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
+  const input = summarizeInput(request, strategy, snapshot.checkpoint, leaving, signal);
+  if (batchable && deps.batching?.fits(input)) {
+    const queued = await deps.batching.queue({
+      tenantId: request.tenantId,
+      sessionId: request.sessionId,
+      idempotencyKey: request.idempotencyKey,
+      eventId: request.eventId,
+      expectedVersion: snapshot.compactionVersion,
+      strategy,
+      plan,
+    });
+    return { status: 'batched', row: null, plan, queued };
+  }
+  const summary = await timed(deps, 'summarize', () => summarize(deps.summarizer, input, plan));
+  const useless = notSmaller(summary, plan);
+  if (useless !== null) {
+    const skipped = skipOf(run.entry, useless, {
+      stormGuard: stillOver(run, seen),
+      usage: summary.usage,
+      summarizer: summary.summarizer,
+      durationMs: elapsed(deps, run.started),
+    });
+    return { ...(await deps.writes.record(skipped)), plan };
+  }
+  signal.throwIfAborted();
+  const change = changeFor(deps, run, plan, snapshot.compactionVersion, summary);
+  return { ...(await timed(deps, 'apply', () => deps.writes.apply(change))), plan };
 }
 
-function summarizeInput(
-  request: CompactionRequest,
-  strategy: SummarizeStrategy,
-  previous: SummarizeInput['previous'],
-  leaving: SummarizeInput['leaving'],
-  signal: AbortSignal,
-): SummarizeInput {
-  return {
-    tenantId: request.tenantId,
-    sessionId: request.sessionId,
-    previous,
-    leaving,
-    maxSummaryTokens: strategy.maxSummaryTokens,
-    model: strategy.model,
-    signal,
-  };
+function write(deps: PipelineDeps, decision: Decision): Promise<WriteResult> {
+  return 'change' in decision ? deps.writes.apply(decision.change) : deps.writes.record(decision.noChange);
 }
 
-async function summarize(
+/** Whether the session, as read, still fires its message or token trigger. */
+function stillOver(run: Run, snapshot: Pick<Snapshot, 'messageCount' | 'tokenCount'>): boolean {
+  return overTrigger(run.guard.triggers, run.guard.contextWindow, snapshot.messageCount, snapshot.tokenCount);
+}
+
+/** Runs `once`, planning again after each fence rejection, up to {@link MAX_FENCE_RETRIES} times. */
+async function fenced(
   deps: PipelineDeps,
-  input: SummarizeInput,
-  plan: CompactPlan,
-): Promise<SummaryToWrite> {
-  const result = await deps.summarizer.summarize(input);
-  const text = renderCheckpoint(result.checkpoint, plan.cutoffSeq);
-  return {
-    checkpoint: result.checkpoint,
-    text,
-    tokenCount: estimateMessageTokens(text),
-    summarizer: deps.summarizer.name,
-    usage: result.usage,
-  };
+  run: Run,
+  once: () => Promise<CompactionOutcome>,
+): Promise<CompactionOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await once();
+    } catch (error) {
+      if (!(error instanceof FenceError)) throw error;
+      deps.onFenceRejected?.();
+      if (attempt >= MAX_FENCE_RETRIES) throw error;
+      deps.logger.info(
+        { tenantId: run.request.tenantId, sessionId: run.request.sessionId, attempt, reason: error.message },
+        'fence rejected a stale plan; re-planning',
+      );
+    }
+  }
+}
+
+/**
+ * The admission gate with the request's idempotency key checked in the same round trip; null for
+ * an unknown session (an earlier run's ledger row may still answer the request).
+ */
+async function gateOf(reads: SessionReads, request: CompactionRequest): Promise<Gate | null> {
+  try {
+    return await reads.loadGate(request.tenantId, request.sessionId, request.idempotencyKey);
+  } catch (error) {
+    if (error instanceof SessionNotFoundError) return null;
+    throw error;
+  }
+}
+
+/** Runs `work`, reporting its duration as `stage`. */
+async function timed<T>(deps: PipelineDeps, stage: Stage, work: () => Promise<T> | T): Promise<T> {
+  if (!deps.onStage) return work();
+  const start = deps.now();
+  try {
+    return await work();
+  } finally {
+    deps.onStage(stage, deps.now() - start);
+  }
+}
+
+function elapsed(deps: PipelineDeps, since: number): number {
+  return Math.round(deps.now() - since);
 }

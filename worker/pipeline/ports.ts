@@ -3,13 +3,17 @@
  * The pipeline imports these interfaces and nothing that talks to Postgres, Redis or an LLM; the
  * adapters (Postgres reads and fenced writes, the Redis lease, the summarizers) implement them,
  * and the runtime hands the pipeline the adapters it built.
+ *
+ * A write is a {@link Change}: data the pipeline derived from a pure plan (which effects, which
+ * ledger entry, which fence). The Postgres adapter executes it blindly under the session's row
+ * lock; the only decisions it makes are the ones that must be made at write time — is the
+ * idempotency key already used, is the session still at the version the plan was made at.
  */
-
 import type { Message, MessageMeta } from '../../shared/contract/message.ts';
-import type { CompactPlan, Plan, SessionSnapshot } from '../../shared/planning/plan.ts';
-import type { GateState, Mode, Policy } from '../../shared/policy/policy.ts';
+import type { Effect } from '../../shared/planning/effects.ts';
+import type { SessionSnapshot } from '../../shared/planning/types.ts';
+import type { GateState, Mode, Policy, Triggers } from '../../shared/policy/policy.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
-import type { Strategy } from '../../shared/strategies/index.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { SummaryUsage } from '../../shared/summary/summarizer.ts';
 
@@ -31,88 +35,122 @@ export interface Snapshot extends SessionSnapshot {
   messages: MessageMeta[];
 }
 
-/** What a ledger row says about who asked and why. */
-export interface LedgerContext {
+/**
+ * Who asked for a compaction and how it went, as the ledger records it. The adapter adds what only
+ * the write knows (counters before and after, the new version, the time).
+ */
+export interface LedgerEntry {
   tenantId: string;
   sessionId: string;
   /** Unique per effect; null only for `failed` rows. */
   idempotencyKey: string | null;
   eventId: string | null;
   trigger: 'event' | 'sweep' | 'manual';
+  /** The strategy's name, or `policy` when a failure came before a policy was resolved. */
   strategy: string;
+  mode: Mode;
+  /** Why: a skip's reason, a fallback's note, a failure's summary. */
+  reason: string | null;
+  /** A failed attempt's error message. */
+  error: string | null;
+  summarizer: string | null;
+  usage: SummaryUsage | null;
+  /** Time spent on the request before the write, ms. */
+  durationMs: number;
 }
 
-/** The summary to write with a `summarize` compaction. */
-export interface SummaryToWrite {
-  checkpoint: Checkpoint;
-  /** Rendered text of the summary message. */
-  text: string;
-  /** Estimated tokens of `text`. */
-  tokenCount: number;
-  summarizer: string;
-  usage: SummaryUsage;
-}
-
-/** A plan to apply under the fence. */
-export interface ApplyInput extends LedgerContext {
-  plan: CompactPlan;
-  /** compaction_version read with the snapshot: the fencing token. */
+/** A compaction to write: effects, the fence they are valid under, and the ledger entry. */
+export interface Change {
+  entry: LedgerEntry;
+  /** compaction_version the plan was made at: the fencing token. */
   expectedVersion: number;
-  summary: SummaryToWrite | null;
-  /** The ledger row's reason, if any (e.g. a fallback). */
-  note?: string | undefined;
-  /** `inPlace` (default) rewrites the session; `newSession` writes the result to a child session. */
-  mode?: Mode | undefined;
-  /** Whether the session would still be over its trigger with these counts (messages, tokens). */
-  stillOverTrigger?: ((messages: number, tokens: number) => boolean) | undefined;
-  /** Time spent before apply (snapshot, plan, summary), ms. */
-  durationMs: number;
+  /** Highest seq that leaves (recorded in the ledger). */
+  cutoffSeq: number;
+  /** Seq of the summary message, or null without one. */
+  summarySeq: number | null;
+  /** Executed in order, in one transaction. */
+  effects: Effect[];
+  /**
+   * The session's triggers: when the session is still over them after the change, the storm guard
+   * is set so that events stop retrying a compaction that cannot help. Data, evaluated at write
+   * time with the counters the write produced.
+   */
+  guard: StormGuardRule | null;
 }
 
-/** A compaction that needs no LLM call, read, planned and applied under the row lock. */
-export interface UnderLockInput extends LedgerContext {
-  planStrategy: Strategy;
-  mode?: Mode | undefined;
-  note?: string | undefined;
-  stillOverTrigger?: ((messages: number, tokens: number) => boolean) | undefined;
-  /** compaction_version as the admission gate read it. */
-  seenVersion: number;
-  now: () => number;
-  durationMs: () => number;
-  onStage?: ((stage: 'snapshot' | 'plan' | 'apply', ms: number) => void) | undefined;
+/** The triggers a change is measured against after it is written. */
+export interface StormGuardRule {
+  triggers: Triggers;
+  /** The session's context window in tokens, for `contextFraction`. */
+  contextWindow: number | null;
 }
 
-/** Result of a write: `duplicate` when the idempotency key had already been used. */
-export type ApplyResult = { status: 'applied' | 'duplicate'; row: CompactionRow };
-
-/** A ledger row that changes no message: a `skipped` decision or a `failed` attempt. */
-export interface RecordInput extends LedgerContext {
+/** A decision that changes no message: a `skipped` decision, or a `failed` attempt (no key). */
+export interface NoChange {
+  entry: LedgerEntry;
   status: 'skipped' | 'failed';
-  reason: string;
-  error?: string | null;
-  durationMs: number;
-  usage?: SummaryUsage | undefined;
-  summarizer?: string | null;
-  stormGuard?: boolean;
-  counts?: { messageCount: number; tokenCount: number };
+  /** Set the storm guard: a compaction could not bring the session under its trigger. */
+  stormGuard: boolean;
+  /** The session's counters as the caller just read them (absent: the adapter reads them). */
+  counts?: { messageCount: number; tokenCount: number } | undefined;
+}
+
+/** What the pipeline decides about a snapshot read under the row lock. */
+export type Decision = { change: Change } | { noChange: NoChange };
+
+/**
+ * The ledger row a write left: `applied`, `skipped` or `failed` as its status says, or
+ * `duplicate` when the idempotency key had already been used (`row` is then the earlier one).
+ */
+export interface WriteResult {
+  status: 'applied' | 'skipped' | 'failed' | 'duplicate';
+  row: CompactionRow;
 }
 
 /** Reads of one session, tenant-scoped. */
 export interface SessionReads {
-  /** @throws {SessionNotFoundError} if the tenant has no such session. */
+  /**
+   * The session's counters, lineage, storm guard and policies, and whether `idempotencyKey` is
+   * already in the ledger; no lock.
+   * @throws {SessionNotFoundError} if the tenant has no such session.
+   */
   loadGate(tenantId: string, sessionId: string, idempotencyKey?: string | null): Promise<Gate>;
   /** @throws {SessionNotFoundError} if the tenant has no such session. */
   loadSnapshot(tenantId: string, sessionId: string): Promise<Snapshot>;
+  /** The full messages of `seqs` (ascending); seqs no longer live are absent. */
   loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]>;
+  /** The same, read a page at a time as the consumer asks, so a long history is never whole. */
   pagedMessages(tenantId: string, sessionId: string, seqs: number[]): AsyncIterable<Message[]>;
   findByKey(idempotencyKey: string): Promise<CompactionRow | undefined>;
 }
 
+/** Where a locked read starts: the session, the request's key and the version the gate saw. */
+export interface LockedRead {
+  tenantId: string;
+  sessionId: string;
+  idempotencyKey: string;
+  /** compaction_version as the admission gate read it. */
+  seenVersion: number;
+}
+
 /** Writes, each checked at write time against the session's version and the idempotency key. */
 export interface FencedWrites {
-  apply(input: ApplyInput): Promise<ApplyResult>;
-  compactUnderLock(input: UnderLockInput): Promise<ApplyResult & { plan: Plan | null }>;
-  record(input: RecordInput): Promise<ApplyResult>;
+  /**
+   * Executes `change` in one transaction under the session's row lock.
+   * @returns the new ledger row, or the earlier one when its key is already used (`duplicate`).
+   * @throws {FenceError} if the session is no longer at `change.expectedVersion`, or the messages
+   *   the plan saw can no longer leave (re-plan and retry).
+   * @throws {SessionNotFoundError} if the session vanished.
+   */
+  apply(change: Change): Promise<WriteResult>;
+  /**
+   * Reads the session under its row lock, hands the snapshot to `decide` (pure) and writes what it
+   * decides, all in one transaction: for changes that need no LLM call, so no lease is needed.
+   * @throws as {@link FencedWrites.apply}.
+   */
+  applyUnderLock(read: LockedRead, decide: (snapshot: Snapshot) => Decision): Promise<WriteResult>;
+  /** Writes a ledger row that changes no message (a skip under its key returns the earlier row). */
+  record(noChange: NoChange): Promise<WriteResult>;
 }
 
 /** A held lease. `signal` aborts when the lease is lost (expired or taken), so work can stop early. */
@@ -128,4 +166,12 @@ export interface Lease {
 export interface Leases {
   /** The session's lease, or null when another worker holds it. */
   acquire(tenantId: string, sessionId: string): Promise<Lease | null>;
+}
+
+/** The pipeline's clocks. */
+export interface Clock {
+  /** Monotonic-enough time in ms, for durations. */
+  now(): number;
+  /** Wall-clock time, ms since the epoch, for the minimum interval between compactions. */
+  wall(): number;
 }

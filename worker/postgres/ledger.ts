@@ -1,13 +1,18 @@
 /**
- * Writing a ledger row (`compactions`): one fixed statement, prepared once per connection, that can
- * carry the session's counter update with it. The hot path writes one per job; drizzle's insert
+ * The ledger (`compactions`): the one place a ledger row is built from what the pipeline asked for
+ * (a {@link Change} or a {@link NoChange}) and what the write found, and written. One fixed
+ * statement, prepared once per connection, can carry the session's counter update with it. The hot path writes one per job; drizzle's insert
  * builder spent about as long building it as Postgres spent running it (`npm run bench`, part 1),
  * so the text is built once here from the column list and only the values travel.
  */
 
+import { randomUUID } from 'node:crypto';
 import { type Db, executePrepared, type Tx } from '../../shared/postgres/db.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
+import type { Change, LedgerEntry, NoChange } from '../pipeline/ports.ts';
+import type { EffectFacts } from './effects.ts';
+import type { LockedSession } from './lock.ts';
 
 /** Every column of a ledger row but `created_at` (the database's clock sets it). */
 export type LedgerValues = Omit<CompactionRow, 'createdAt'>;
@@ -91,7 +96,7 @@ export interface SessionAfterApply {
 }
 
 /** A ledger row's values with every optional column null. */
-export function ledgerValues(
+function ledgerValues(
   values: Pick<
     LedgerValues,
     'id' | 'sessionId' | 'tenantId' | 'idempotencyKey' | 'eventId' | 'trigger' | 'strategy' | 'status'
@@ -101,6 +106,88 @@ export function ledgerValues(
   const row = {} as Record<keyof LedgerValues, unknown>;
   for (const [field] of COLUMNS) row[field] = values[field] ?? null;
   return row as LedgerValues;
+}
+
+/** The columns every row takes from its entry: who asked, why, and what the LLM cost. */
+function entryColumns(entry: LedgerEntry) {
+  const { usage } = entry;
+  return {
+    tenantId: entry.tenantId,
+    sessionId: entry.sessionId,
+    idempotencyKey: entry.idempotencyKey,
+    eventId: entry.eventId,
+    trigger: entry.trigger,
+    strategy: entry.strategy,
+    reason: entry.reason,
+    error: entry.error,
+    summarizer: entry.summarizer,
+    durationMs: Math.round(entry.durationMs),
+    ...(usage
+      ? {
+          model: usage.model,
+          inputTokens: usage.inputTokens,
+          outputTokens: usage.outputTokens,
+          cacheReadTokens: usage.cacheReadTokens,
+          cacheWriteTokens: usage.cacheWriteTokens,
+          costUsd: usage.costUsd,
+          llmMs: Math.round(usage.llmMs),
+        }
+      : {}),
+  };
+}
+
+/**
+ * The row of an applied change: the counters before (the locked row) and after (what the effects
+ * did), the version it produced, the summary it wrote and the checkpoint it replaced (so a
+ * restore can put it back).
+ */
+export function appliedRow(
+  id: string,
+  change: Change,
+  locked: LockedSession,
+  facts: EffectFacts,
+  version: number,
+): LedgerValues {
+  const summary = change.effects.find((e) => e.type === 'writeSummary');
+  return ledgerValues({
+    ...entryColumns(change.entry),
+    id,
+    status: 'applied',
+    mode: change.entry.mode,
+    childSessionId: facts.childSessionId,
+    cutoffSeq: change.cutoffSeq,
+    summarySeq: change.summarySeq,
+    compactionVersion: version,
+    messagesBefore: locked.messageCount,
+    messagesAfter: facts.messagesAfter,
+    tokensBefore: locked.tokenCount,
+    tokensAfter: facts.tokensAfter,
+    messagesArchived: facts.archived,
+    summary: summary?.text ?? null,
+    checkpointBefore: summary ? locked.checkpoint : null,
+  });
+}
+
+/**
+ * The row of a decision that changed nothing: the session's counters before and after are equal.
+ * A `failed` row never holds an idempotency key, so a later attempt may still apply.
+ */
+export function unchangedRow(
+  noChange: NoChange,
+  counts: { messageCount: number; tokenCount: number },
+): LedgerValues {
+  const columns = entryColumns(noChange.entry);
+  return ledgerValues({
+    ...columns,
+    idempotencyKey: noChange.status === 'failed' ? null : columns.idempotencyKey,
+    id: randomUUID(),
+    status: noChange.status,
+    messagesBefore: counts.messageCount,
+    messagesAfter: counts.messageCount,
+    tokensBefore: counts.tokenCount,
+    tokensAfter: counts.tokenCount,
+    messagesArchived: 0,
+  });
 }
 
 function parametersOf(values: LedgerValues): unknown[] {

@@ -10,7 +10,7 @@ import { and, eq, gt, sql } from 'drizzle-orm';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
 import type { Db, Tx } from '../../shared/postgres/db.ts';
 import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
-import { lockSession } from './store.ts';
+import { lockSession } from './lock.ts';
 
 export interface RestoreRequest {
   tenantId: string;

@@ -9,26 +9,19 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { FenceError } from '../../shared/contract/errors.ts';
-import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
 import type { CompactPlan } from '../../shared/planning/plan.ts';
 import type { Db } from '../../shared/postgres/db.ts';
 import { sessions, summaryBatches } from '../../shared/postgres/schema.ts';
-import { type SummarizeStrategy, summarizeStrategySchema } from '../../shared/strategies/index.ts';
-import { type Checkpoint, checkpointSchema, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
+import { summarizeStrategySchema } from '../../shared/strategies/index.ts';
+import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
-import type { CompactionStore } from '../postgres/store.ts';
+import { changeOf, entryOf, failureOf, type Requester, skipOf } from '../pipeline/change.ts';
+import type { QueuedSummary } from '../pipeline/pipeline.ts';
+import type { FencedWrites, SessionReads } from '../pipeline/ports.ts';
+import { notSmaller, summaryToWrite } from '../pipeline/summary.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
 
-/** What the pipeline hands over when it queues a batched summary. */
-export interface QueuedSummary {
-  tenantId: string;
-  sessionId: string;
-  idempotencyKey: string;
-  eventId: string | null;
-  expectedVersion: number;
-  strategy: SummarizeStrategy;
-  plan: CompactPlan;
-}
+export type { QueuedSummary };
 
 /**
  * Queues a summary for the next batch (again, if an earlier batch request under this key failed).
@@ -67,7 +60,8 @@ export interface PollResult {
 
 export interface PollDeps {
   db: Db;
-  store: CompactionStore;
+  /** Reads of the session and the fenced writes that apply a collected summary. */
+  store: SessionReads & FencedWrites;
   batches: AnthropicBatches;
   logger: Logger;
   /** Most requests per submitted batch. Default 1,000. */
@@ -169,29 +163,19 @@ async function applyAnswer(
     return 'failed';
   }
   const plan = row.plan as CompactPlan;
-  const text = renderCheckpoint(summary.checkpoint, plan.cutoffSeq);
-  const tokenCount = estimateMessageTokens(text);
-  if (tokenCount >= plan.leavingTokens) {
-    const why = `a summary of ${tokenCount} tokens would not make the session smaller (${plan.leavingTokens} tokens would leave)`;
-    await finish(deps, row, 'skipped', why);
-    await recordSkipped(deps, row, why);
+  const written = summaryToWrite(summary.checkpoint, plan, 'anthropic-batch', summary.usage);
+  const useless = notSmaller(written, plan);
+  if (useless !== null) {
+    await finish(deps, row, 'skipped', useless);
+    await recordSkipped(deps, row, useless);
     return 'skipped';
   }
+  const entry = {
+    ...entryOf(requesterOf(row), 'summarize'),
+    reason: `summarized through message batch ${row.batchId}`,
+  };
   try {
-    await deps.store.apply({
-      ...ledgerContext(row),
-      plan,
-      expectedVersion: row.expectedVersion,
-      summary: {
-        checkpoint: summary.checkpoint,
-        text,
-        tokenCount,
-        summarizer: 'anthropic-batch',
-        usage: summary.usage,
-      },
-      note: `summarized through message batch ${row.batchId}`,
-      durationMs: 0,
-    });
+    await deps.store.apply(changeOf(entry, plan, row.expectedVersion, written, null));
   } catch (error) {
     if (!(error instanceof FenceError)) throw error;
     const why = `the session changed while the batch ran: ${error.message}`;
@@ -232,14 +216,14 @@ async function rebuildInput(deps: PollDeps, row: Row): Promise<SummarizeInput | 
   };
 }
 
-function ledgerContext(row: Row) {
+/** Who asked for a batched summary: the sweep job, under its key. */
+function requesterOf(row: Row): Requester {
   return {
     tenantId: row.tenantId,
     sessionId: row.sessionId,
     idempotencyKey: row.idempotencyKey,
     eventId: row.eventId,
-    trigger: 'sweep' as const,
-    strategy: 'summarize',
+    trigger: 'sweep',
   };
 }
 
@@ -256,23 +240,14 @@ async function finish(
 }
 
 async function recordSkipped(deps: PollDeps, row: Row, reason: string) {
-  await deps.store
-    .record({ ...ledgerContext(row), status: 'skipped', reason, durationMs: 0 })
-    .catch(() => {});
+  await deps.store.record(skipOf(entryOf(requesterOf(row), 'summarize'), reason)).catch(() => {});
 }
 
 /** A failed batch request: recorded (key null, so the next sweep may try again), never committed. */
 async function recordFailed(deps: PollDeps, row: Row, why: string) {
   await finish(deps, row, 'failed', why);
   await deps.store
-    .record({
-      ...ledgerContext(row),
-      idempotencyKey: null,
-      status: 'failed',
-      reason: 'batch summary failed',
-      error: why,
-      durationMs: 0,
-    })
+    .record(failureOf(entryOf(requesterOf(row), 'summarize'), why, 'batch summary failed'))
     .catch((error: unknown) =>
       deps.logger.warn({ err: (error as Error).message }, 'could not record a failed batch'),
     );

@@ -1,19 +1,13 @@
 /**
- * The BullMQ processor: thin, so the pipeline it calls can be run and tested without BullMQ. Parse
- * the event, run the pipeline, map errors to BullMQ's retry semantics in one place:
- * - a bad event, an unknown session, a foreign tenant, an LLM request that can never succeed:
- *   `UnrecoverableError` (no retry; the job stays in the failed set with a message naming the cause);
- * - another worker holds the session's lease: the job goes back to delayed (no attempt used);
- * - the LLM says 429: the whole worker pauses for `retry-after` (BullMQ's rate limiter);
- * - anything else: thrown as is, retried with exponential backoff.
+ * The BullMQ processor: thin. Parse the job into a compaction request, run the pipeline, and on an
+ * error do what the table in `job-actions.ts` says (delay, pause the worker, fail for good, retry).
+ * Two policies sit on top of that table: a strategy that opted into the extractive fallback gets it
+ * on the job's last attempt, and a job that fails for good (or on its last attempt) leaves a
+ * `failed` row in the ledger.
  */
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import {
-  isPermanent,
-  LeaseBusyError,
-  printable,
-  SessionNotFoundError,
-} from '../../shared/contract/errors.ts';
+import type { Logger } from 'pino';
+import { isPermanent, printable, SessionNotFoundError, toError } from '../../shared/contract/errors.ts';
 import {
   describeZodError,
   idempotencyKeyOf,
@@ -26,6 +20,7 @@ import {
 import type { Strategy } from '../../shared/strategies/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
+import { entryOf, failureOf } from '../pipeline/change.ts';
 import {
   type CompactionOutcome,
   type CompactionRequest,
@@ -33,6 +28,7 @@ import {
   type PipelineDeps,
   runCompaction,
 } from '../pipeline/pipeline.ts';
+import { jobActionFor } from './job-actions.ts';
 
 /** What a finished job returns (stored by BullMQ as the job's return value, shown in Bull Board). */
 export interface JobResult {
@@ -64,11 +60,6 @@ export interface ProcessorDeps extends PipelineDeps {
 /** Whether a strategy opted into the extractive fallback. */
 function wantsFallback(strategy: Strategy): boolean {
   return strategy.type === 'summarize' && strategy.fallback === 'extractive';
-}
-
-/** Errors that carry how long the LLM asked us to wait (shape of worker/summarizers/anthropic-errors.ts). */
-interface RetryAfter {
-  retryAfterMs: number;
 }
 
 /** Builds the processor function for `new Worker(queue, processor)`. */
@@ -117,52 +108,72 @@ export function createProcessor(deps: ProcessorDeps) {
     };
     try {
       return settled(await runCompaction(deps, request));
-    } catch (error) {
-      if (error instanceof LeaseBusyError) {
+    } catch (thrown) {
+      const error = toError(thrown);
+      const action = jobActionFor(error, {
+        leaseBusyDelayMs: deps.leaseBusyDelayMs ?? 1_000,
+        random: Math.random,
+      });
+      const worker = deps.worker?.();
+      if (action.type === 'delay') {
         deps.metrics?.leaseConflict();
-        const delay = (deps.leaseBusyDelayMs ?? 1_000) * (1 + Math.random());
-        await job.moveToDelayed(Date.now() + delay, token);
+        await job.moveToDelayed(Date.now() + action.ms, token);
         throw new DelayedError();
       }
-      const retryAfterMs = (error as Partial<RetryAfter>).retryAfterMs;
-      const worker = deps.worker?.();
-      if (typeof retryAfterMs === 'number' && worker) {
-        log.warn({ retryAfterMs }, 'LLM rate limit: pausing the worker');
-        await worker.rateLimit(retryAfterMs);
+      if (action.type === 'pauseWorker' && worker) {
+        log.warn({ retryAfterMs: action.ms }, 'LLM rate limit: pausing the worker');
+        await worker.rateLimit(action.ms);
         throw Worker.RateLimitError();
       }
-      const message = error instanceof Error ? error.message : String(error);
-      const permanent = isPermanent(error);
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const strategy =
-        permanent || !lastAttempt || error instanceof SessionNotFoundError
-          ? request.strategy
-          : await effectivePolicy(deps.store, request).then(
-              (p) => p.strategy,
-              () => request.strategy,
-            );
+      const permanent = action.type === 'fail';
+      const strategy = await strategyInForce(deps, request, error, lastAttempt && !permanent);
       if (lastAttempt && !permanent && strategy && wantsFallback(strategy) && deps.fallbackSummarizer) {
-        log.warn(
-          { err: message },
-          'summary failed on the last attempt: falling back to the extractive summarizer',
-        );
-        const note = `fell back to ${deps.fallbackSummarizer.name}: ${deps.summarizer.name} failed on the last attempt: ${message}`;
-        return settled(
-          await runCompaction(
-            { ...deps, summarizer: deps.fallbackSummarizer },
-            { ...request, note: note.slice(0, 2_000) },
-          ),
-        );
+        return settled(await runFallback(deps, request, error, log));
       }
       if ((permanent || lastAttempt) && !(error instanceof SessionNotFoundError)) {
-        await recordFailure(deps, request, strategy?.type ?? 'policy', message).catch((e: unknown) =>
-          log.warn({ err: e }, 'could not record the failure in the ledger'),
-        );
+        const entry = entryOf(request, strategy?.type ?? 'policy');
+        await deps.writes
+          .record(failureOf(entry, error.message))
+          .catch((e: unknown) => log.warn({ err: e }, 'could not record the failure in the ledger'));
       }
-      if (permanent) throw new UnrecoverableError(message);
+      if (permanent) throw new UnrecoverableError(error.message);
       throw error;
     }
   };
+}
+
+/**
+ * The strategy the request ran with, for the fallback and the failure row: the request's own, or
+ * (when `resolve`, on a last attempt that may fall back) the policy's, read again.
+ */
+async function strategyInForce(
+  deps: ProcessorDeps,
+  request: CompactionRequest,
+  error: Error,
+  resolve: boolean,
+): Promise<Strategy | undefined> {
+  if (!resolve || isPermanent(error)) return request.strategy;
+  return effectivePolicy(deps.reads, request).then(
+    (policy) => policy.strategy,
+    () => request.strategy,
+  );
+}
+
+/** Runs the request again with the extractive summarizer; the ledger row's reason says why. */
+async function runFallback(
+  deps: ProcessorDeps,
+  request: CompactionRequest,
+  error: Error,
+  log: Logger,
+): Promise<CompactionOutcome> {
+  const fallback = deps.fallbackSummarizer as Summarizer;
+  log.warn(
+    { err: error.message },
+    'summary failed on the last attempt: falling back to the extractive summarizer',
+  );
+  const note = `fell back to ${fallback.name}: ${deps.summarizer.name} failed on the last attempt: ${error.message}`;
+  return runCompaction({ ...deps, summarizer: fallback }, { ...request, note: note.slice(0, 2_000) });
 }
 
 /**
@@ -202,25 +213,4 @@ function requestOf(job: Job, deps: ProcessorDeps): CompactionRequest & { eventId
     eventId: event.eventId,
     signal: deps.signal,
   };
-}
-
-/** A failed row for a session that exists; nothing for unknown sessions or foreign tenants. */
-async function recordFailure(
-  deps: ProcessorDeps,
-  event: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'eventId' | 'trigger'>,
-  strategy: string,
-  message: string,
-) {
-  await deps.store.record({
-    tenantId: event.tenantId,
-    sessionId: event.sessionId,
-    idempotencyKey: null,
-    eventId: event.eventId,
-    trigger: event.trigger,
-    strategy,
-    status: 'failed',
-    reason: 'the job failed',
-    error: message.slice(0, 2_000),
-    durationMs: 0,
-  });
 }

@@ -7,7 +7,7 @@ import { printable } from '../../shared/contract/errors.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
-import { instrumentStore, instrumentSummarizer, type WorkerMetrics } from '../observability/metrics.ts';
+import { instrumentSummarizer, type WorkerMetrics } from '../observability/metrics.ts';
 import type { PipelineDeps } from '../pipeline/pipeline.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { type QueuedSummary, queueBatchedSummary } from './batches.ts';
@@ -43,7 +43,9 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   const { metrics } = options;
   const fallback = createExtractiveSummarizer();
   const processor = createProcessor({
-    store: metrics ? instrumentStore(services.store, metrics) : services.store,
+    reads: services.reads,
+    writes: services.writes,
+    onFenceRejected: metrics?.fenceRejected,
     leases: services.leases,
     summarizer: metrics ? instrumentSummarizer(services.summarizer, metrics) : services.summarizer,
     fallbackSummarizer: metrics ? instrumentSummarizer(fallback, metrics) : fallback,

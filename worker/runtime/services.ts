@@ -19,6 +19,10 @@ export interface Services {
   /** Shared connection for leases; BullMQ-safe (`maxRetriesPerRequest: null`). */
   redis: Redis;
   store: CompactionStore;
+  /** The pipeline's read port: the store. */
+  reads: CompactionStore;
+  /** The pipeline's fenced-write port: the store. */
+  writes: CompactionStore;
   leases: LeaseManager;
   summarizer: Summarizer;
   /** Message Batches client (batch summaries for sweeps), when an Anthropic key is set. */
@@ -64,12 +68,15 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
   });
   const redis = createRedis(config.redisUrl, logger);
   let closing: Promise<void> | undefined;
+  const store = new CompactionStore(database.db);
   return {
     config,
     logger,
     database,
     redis,
-    store: new CompactionStore(database.db),
+    store,
+    reads: store,
+    writes: store,
     leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
     summarizer: overrides.summarizer ?? summarizerFor(config),
     batches: overrides.batches !== undefined ? overrides.batches : batchesFor(config),

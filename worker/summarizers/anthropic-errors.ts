@@ -13,41 +13,15 @@
  * a failed job in Bull Board can be traced on Anthropic's side, and the SDK error as `cause`.
  */
 import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import { SummarizerConfigError } from '../../shared/contract/errors.ts';
+import {
+  TransientError as AnthropicTransientError,
+  RateLimitedError,
+  SummarizerConfigError,
+} from '../../shared/contract/errors.ts';
 
-/** The API said 429: retry no sooner than {@link retryAfterMs} from when it answered. Transient. */
-export class RateLimitedError extends Error {
-  override name = 'RateLimitedError';
-  /** Wait asked for by `retry-after-ms` / `retry-after`, in ms; null when the response gave none. */
-  readonly retryAfterMs: number | null;
-  /** The API's request id, or null. */
-  readonly requestId: string | null;
-  constructor(
-    message: string,
-    details: { retryAfterMs: number | null; requestId: string | null; cause?: unknown },
-  ) {
-    super(message, { cause: details.cause });
-    this.retryAfterMs = details.retryAfterMs;
-    this.requestId = details.requestId;
-  }
-}
-
-/** A failure that may pass: overload, server error, timeout, lost connection, garbled body. */
-export class AnthropicTransientError extends Error {
-  override name = 'AnthropicTransientError';
-  /** HTTP status, or null when no response came (connection error, timeout). */
-  readonly status: number | null;
-  /** The API's request id, or null. */
-  readonly requestId: string | null;
-  constructor(
-    message: string,
-    details: { status: number | null; requestId: string | null; cause?: unknown },
-  ) {
-    super(message, { cause: details.cause });
-    this.status = details.status;
-    this.requestId = details.requestId;
-  }
-}
+// The LLM error classes belong to the taxonomy in shared/contract/errors.ts; re-exported here
+// where the SDK's errors are mapped to them.
+export { AnthropicTransientError, RateLimitedError };
 
 /** What the mapping may mention in its messages. */
 export interface AnthropicErrorContext {

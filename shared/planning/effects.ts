@@ -1,0 +1,101 @@
+/**
+ * A compaction as data: the effects that carry out a plan, in order. The pipeline derives them
+ * from the plan, the summary and the mode; the Postgres adapter executes them one by one under the
+ * session's row lock without deciding anything itself. Pure.
+ */
+import { createHash } from 'node:crypto';
+import type { Checkpoint } from '../summary/checkpoint.ts';
+import type { CompactPlan } from './types.ts';
+
+/** Move these live messages to the archive, linked to the compaction. Pinned ones never match. */
+export interface ArchiveEffect {
+  type: 'archive';
+  /** Exactly the seqs that leave, ascending; the adapter checks that all of them moved. */
+  seqs: number[];
+  /** No seq above it is touched: messages appended meanwhile stay. */
+  cutoffSeq: number;
+}
+
+/**
+ * Continue the compacted history in a new child session: every live message but `withoutSeqs` is
+ * copied with its seq; the parent stays whole and points to the child.
+ */
+export interface ContinueInChildEffect {
+  type: 'continueInChild';
+  childSessionId: string;
+  withoutSeqs: number[];
+}
+
+/**
+ * Write the summary message at `seq` (role `user`, kind `summary`) and make `checkpoint` the
+ * session's current one; `into` says which session: the compacted one, or the child just created.
+ */
+export interface WriteSummaryEffect {
+  type: 'writeSummary';
+  into: 'session' | 'child';
+  seq: number;
+  text: string;
+  /** Estimated tokens of `text`. */
+  tokenCount: number;
+  checkpoint: Checkpoint;
+}
+
+/** One step of a compaction. */
+export type Effect = ArchiveEffect | ContinueInChildEffect | WriteSummaryEffect;
+
+/** The summary a compaction writes (already rendered and counted). */
+export interface RenderedSummary {
+  checkpoint: Checkpoint;
+  text: string;
+  tokenCount: number;
+}
+
+/**
+ * The effects of a compact plan.
+ * @param mode `inPlace` archives what leaves; `newSession` copies what stays into a child session.
+ * @param version the compaction version the session will have afterwards (names the child).
+ * @throws {Error} if a summarizing plan comes without its summary, or a summary without a seq for it.
+ */
+export function effectsOf(
+  sessionId: string,
+  plan: CompactPlan,
+  summary: RenderedSummary | null,
+  mode: 'inPlace' | 'newSession',
+  version: number,
+): Effect[] {
+  if ((summary === null) !== (plan.summarySeq === null)) {
+    throw new Error(`effectsOf: plan of ${plan.strategy} and summary disagree on whether to write one`);
+  }
+  const effects: Effect[] =
+    mode === 'newSession'
+      ? [
+          {
+            type: 'continueInChild',
+            childSessionId: childSessionIdOf(sessionId, version),
+            withoutSeqs: plan.leavingSeqs,
+          },
+        ]
+      : [{ type: 'archive', seqs: plan.leavingSeqs, cutoffSeq: plan.cutoffSeq }];
+  if (summary && plan.summarySeq !== null) {
+    effects.push({
+      type: 'writeSummary',
+      into: mode === 'newSession' ? 'child' : 'session',
+      seq: plan.summarySeq,
+      text: summary.text,
+      tokenCount: summary.tokenCount,
+      checkpoint: summary.checkpoint,
+    });
+  }
+  return effects;
+}
+
+/**
+ * The child's id: `<parent>.v<version>`, or for a long parent id a clipped prefix with a hash, so
+ * the id stays within 200 characters and unique per parent and version.
+ */
+export function childSessionIdOf(parentId: string, version: number): string {
+  const suffix = `.v${version}`;
+  if (parentId.length + suffix.length <= 200) return `${parentId}${suffix}`;
+  const hash = createHash('sha256').update(parentId).digest('hex').slice(0, 12);
+  return `${parentId.slice(0, 200 - suffix.length - hash.length - 1)}~${hash}${suffix}`;
+}

@@ -1,0 +1,138 @@
+/**
+ * The window rule every compacting strategy plans with: keep the newest `keep` messages, then move
+ * the cutoff down so that no tool call is separated from its result and no call still waiting for
+ * its result leaves; pinned messages (and the other half of a pinned tool pair) never leave. Pure:
+ * no I/O, no clock. Each rule is an invariant of compaction (see docs/architecture.md, "Invariants").
+ */
+import type { MessageMeta } from '../contract/message.ts';
+import type { Plan, SessionSnapshot, SkipPlan } from './types.ts';
+
+/** How a strategy uses the window. */
+export interface WindowRule {
+  /** The strategy's name, recorded in the plan. */
+  strategy: string;
+  /** Newest messages kept verbatim (pinned ones are kept on top of these). */
+  keep: number;
+  /** Earlier summary messages stay (`slidingWindow`) or leave to be superseded (`summarize`). */
+  keepSummaries: boolean;
+  /** Whether a summary replaces what leaves: then the plan says what it covers and where it goes. */
+  summarizes: boolean;
+}
+
+/**
+ * Plans one compaction by the window rule.
+ * @param messages the snapshot's live messages in ascending seq (checked by the caller).
+ */
+export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], rule: WindowRule): Plan {
+  const { keep, strategy } = rule;
+  if (messages.length <= keep) {
+    return skip(strategy, `${messages.length} messages, not more than the ${keep} kept`);
+  }
+
+  const notes: string[] = [];
+  const firstKept = messages[messages.length - keep];
+  let cutoff = firstKept ? firstKept.seq - 1 : (messages[messages.length - 1]?.seq ?? -1);
+  notes.push(`window: newest ${keep} messages stay, cutoff at seq ${cutoff}`);
+
+  const pairs = indexToolPairs(messages);
+  cutoff = stopBeforePendingCalls(cutoff, pairs, notes);
+  cutoff = keepToolPairsWhole(cutoff, messages, pairs, notes);
+
+  const stay = partnersOfPinned(messages, pairs);
+  const leaving = messages.filter(
+    (m) => m.seq <= cutoff && !m.pinned && !stay.has(m.seq) && !(rule.keepSummaries && m.kind === 'summary'),
+  );
+  if (leaving.length === 0) return skip(strategy, `nothing can leave: ${notes[notes.length - 1]}`);
+
+  const cover = rule.summarizes ? leaving.filter((m) => m.kind !== 'summary') : [];
+  if (rule.summarizes && cover.length === 0) {
+    return skip(strategy, 'only earlier summaries would leave; nothing new to summarize');
+  }
+  const leavingSeqs = leaving.map((m) => m.seq);
+  const last = leavingSeqs[leavingSeqs.length - 1] as number;
+  return {
+    action: 'compact',
+    strategy,
+    cutoffSeq: last,
+    leavingSeqs,
+    coverSeqs: cover.map((m) => m.seq),
+    summarySeq: rule.summarizes ? last : null,
+    leavingTokens: leaving.reduce((sum, m) => sum + m.tokenCount, 0),
+    keptCount: messages.length - leaving.length,
+    notes,
+  };
+}
+
+interface ToolPairs {
+  /** tool_call_id -> seq of the call. */
+  callSeq: Map<string, number>;
+  /** tool_call_id -> seq of the (first) result. */
+  resultSeq: Map<string, number>;
+}
+
+function indexToolPairs(messages: MessageMeta[]): ToolPairs {
+  const callSeq = new Map<string, number>();
+  const resultSeq = new Map<string, number>();
+  for (const m of messages) {
+    if (m.toolCallId === null) continue;
+    if (m.kind === 'tool_call' && !callSeq.has(m.toolCallId)) callSeq.set(m.toolCallId, m.seq);
+    if (m.kind === 'tool_result' && !resultSeq.has(m.toolCallId)) resultSeq.set(m.toolCallId, m.seq);
+  }
+  return { callSeq, resultSeq };
+}
+
+/** A call with no result yet pins the cutoff below it: the agent is still waiting on it. */
+function stopBeforePendingCalls(cutoff: number, pairs: ToolPairs, notes: string[]): number {
+  let result = cutoff;
+  for (const [id, seq] of pairs.callSeq) {
+    if (seq <= result && !pairs.resultSeq.has(id)) {
+      result = seq - 1;
+      notes.push(`tool call ${id} at seq ${seq} still waits for its result: cutoff at seq ${result}`);
+    }
+  }
+  return result;
+}
+
+/** Moves the cutoff down until no kept result has its call leaving (a fixpoint; the cutoff only falls). */
+function keepToolPairsWhole(
+  cutoff: number,
+  messages: MessageMeta[],
+  pairs: ToolPairs,
+  notes: string[],
+): number {
+  let result = cutoff;
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i] as MessageMeta;
+      if (m.seq <= result) break;
+      if (m.kind !== 'tool_result' || m.toolCallId === null) continue;
+      const call = pairs.callSeq.get(m.toolCallId);
+      if (call !== undefined && call <= result) {
+        result = call - 1;
+        changed = true;
+        notes.push(
+          `tool result at seq ${m.seq} stays, so its call at seq ${call} stays: cutoff at seq ${result}`,
+        );
+      }
+    }
+  }
+  return result;
+}
+
+/** Seqs that stay because the other half of their tool pair is pinned. */
+function partnersOfPinned(messages: MessageMeta[], pairs: ToolPairs): Set<number> {
+  const stay = new Set<number>();
+  for (const m of messages) {
+    if (!m.pinned || m.toolCallId === null) continue;
+    const partner =
+      m.kind === 'tool_call' ? pairs.resultSeq.get(m.toolCallId) : pairs.callSeq.get(m.toolCallId);
+    if (partner !== undefined) stay.add(partner);
+  }
+  return stay;
+}
+
+/** A plan that changes nothing, with the reason the ledger records. */
+export function skip(strategy: string, reason: string): SkipPlan {
+  return { action: 'skip', strategy, reason };
+}

@@ -1,0 +1,40 @@
+/**
+ * What a compaction strategy is, in one place: its zod schema, its command-line shorthand, whether
+ * it needs a summary, and its pure planning rule. Adding a strategy is one file that exports a
+ * {@link StrategyUnit} and one line in the registry (`index.ts`); the pipeline, the Postgres
+ * adapter and the CLI read everything else from the unit.
+ */
+import type { z } from 'zod';
+import type { MessageMeta } from '../contract/message.ts';
+import type { Plan, SessionSnapshot } from '../planning/types.ts';
+
+/** One strategy. `S` is its parsed shape; `S['type']` is its name. */
+export interface StrategyUnit<S extends { type: string } = { type: string }> {
+  /** The strategy's name: the `type` of its JSON form, recorded in the ledger. */
+  readonly type: S['type'];
+  /** Validates the JSON form (events, policies, the CLI). Strict: unknown keys are refused. */
+  readonly schema: z.ZodType<S>;
+  /**
+   * The candidate JSON form of the shorthand `type[:N]` (validated afterwards by `schema`);
+   * `n` is the number after the colon, if any.
+   */
+  shorthand(n: number | undefined): unknown;
+  /** The shorthand's form for help texts, e.g. `slidingWindow:N`. */
+  readonly usage: string;
+  /**
+   * Whether applying it writes a summary (an LLM call, or the extractive summarizer). A strategy
+   * that summarizes takes the session's lease and calls its summarizer with no transaction open;
+   * one that does not is read, planned and applied in one short transaction under the row lock.
+   */
+  readonly summarizes: boolean;
+  /**
+   * Messages it keeps verbatim. After a compaction that could not bring the session under its
+   * trigger (the storm guard), as many new messages must arrive before another one may help.
+   */
+  kept(strategy: S): number;
+  /**
+   * The planning rule: which messages leave. Pure. The caller has checked that `messages` are the
+   * snapshot's live messages, strictly ascending by seq.
+   */
+  plan(snapshot: SessionSnapshot, messages: MessageMeta[], strategy: S): Plan;
+}

@@ -1,0 +1,84 @@
+/**
+ * Pure builders of what the pipeline hands its fenced writes: the ledger entry of a request, and
+ * the {@link Change} a compact plan becomes. Every path that writes a compaction — an event, a
+ * sweep, a manual run, a batch summary collected later — builds it here, so a ledger row is
+ * described in one place.
+ */
+import { effectsOf } from '../../shared/planning/effects.ts';
+import type { CompactPlan } from '../../shared/planning/types.ts';
+import type { EffectivePolicy, Mode } from '../../shared/policy/policy.ts';
+import type { Change, LedgerEntry, NoChange, StormGuardRule } from './ports.ts';
+import type { SummaryToWrite } from './summary.ts';
+
+/** Who asked: the part of a request that the ledger records. */
+export interface Requester {
+  tenantId: string;
+  sessionId: string;
+  idempotencyKey: string | null;
+  eventId: string | null;
+  trigger: 'event' | 'sweep' | 'manual';
+}
+
+/** A ledger entry with nothing recorded yet but who asked, the strategy and the mode. */
+export function entryOf(requester: Requester, strategy: string, mode: Mode = 'inPlace'): LedgerEntry {
+  return {
+    tenantId: requester.tenantId,
+    sessionId: requester.sessionId,
+    idempotencyKey: requester.idempotencyKey,
+    eventId: requester.eventId,
+    trigger: requester.trigger,
+    strategy,
+    mode,
+    reason: null,
+    error: null,
+    summarizer: null,
+    usage: null,
+    durationMs: 0,
+  };
+}
+
+/** The storm-guard rule of a policy: its triggers, measured against the session's window. */
+export function guardOf(policy: EffectivePolicy, contextWindow: number | null): StormGuardRule {
+  return { triggers: policy.triggers, contextWindow };
+}
+
+/**
+ * The change that carries out `plan`: its effects, under the fence of `expectedVersion`.
+ * @param summary the summary to write; null for a plan that writes none.
+ */
+export function changeOf(
+  entry: LedgerEntry,
+  plan: CompactPlan,
+  expectedVersion: number,
+  summary: SummaryToWrite | null,
+  guard: StormGuardRule | null,
+): Change {
+  return {
+    entry: summary ? { ...entry, summarizer: summary.summarizer, usage: summary.usage } : entry,
+    expectedVersion,
+    cutoffSeq: plan.cutoffSeq,
+    summarySeq: summary ? plan.summarySeq : null,
+    effects: effectsOf(entry.sessionId, plan, summary, entry.mode, expectedVersion + 1),
+    guard,
+  };
+}
+
+/** A skipped decision: nothing changes, the reason is recorded. */
+export function skipOf(
+  entry: LedgerEntry,
+  reason: string,
+  options: Partial<Pick<NoChange, 'stormGuard' | 'counts'>> &
+    Partial<Pick<LedgerEntry, 'usage' | 'summarizer' | 'durationMs'>> = {},
+): NoChange {
+  const { stormGuard = false, counts, ...more } = options;
+  return { entry: { ...entry, ...more, reason }, status: 'skipped', stormGuard, counts };
+}
+
+/** A failed attempt: recorded without its key (so a later attempt may still apply), never committed. */
+export function failureOf(entry: LedgerEntry, error: string, reason = 'the job failed'): NoChange {
+  return {
+    entry: { ...entry, idempotencyKey: null, reason, error: error.slice(0, 2_000) },
+    status: 'failed',
+    stormGuard: false,
+  };
+}

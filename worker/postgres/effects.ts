@@ -1,0 +1,197 @@
+/**
+ * Executes a change's effects inside the apply transaction, under the session's row lock, in the
+ * order given, and reports what they did. It decides nothing: the plan and the pipeline did. The
+ * one check it makes is the one only the write can make — every seq the plan saw leaving could
+ * still leave — and a failure there is a {@link FenceError}, so the pipeline re-plans.
+ */
+import { sql } from 'drizzle-orm';
+import { FenceError } from '../../shared/contract/errors.ts';
+import type {
+  ArchiveEffect,
+  ContinueInChildEffect,
+  Effect,
+  WriteSummaryEffect,
+} from '../../shared/planning/effects.ts';
+import { executePrepared, type Tx } from '../../shared/postgres/db.ts';
+import { sessions } from '../../shared/postgres/schema.ts';
+import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
+import type { LockedSession } from './lock.ts';
+
+/** What the effects did, for the session's counters and the ledger row. */
+export interface EffectFacts {
+  /** The compacted history's size afterwards: the session's, or the child's when one was made. */
+  messagesAfter: number;
+  tokensAfter: number;
+  /** Messages moved to the archive. */
+  archived: number;
+  childSessionId: string | null;
+  /** The compacted session's own row afterwards (a parent that continued in a child is unchanged). */
+  session: { messageCount: number; tokenCount: number; checkpoint: Checkpoint | null };
+}
+
+interface Where {
+  tenantId: string;
+  sessionId: string;
+}
+
+/** Running counters of one session while effects execute. */
+interface Counters {
+  messages: number;
+  tokens: number;
+  checkpoint: Checkpoint | null;
+}
+
+/**
+ * Executes `effects` in order.
+ * @param compactionId the ledger row's id, which archived messages link to.
+ * @throws {FenceError} when fewer messages could leave than the plan saw (the snapshot is stale).
+ */
+export async function executeEffects(
+  tx: Tx,
+  where: Where,
+  effects: Effect[],
+  locked: LockedSession,
+  compactionId: string,
+): Promise<EffectFacts> {
+  const session: Counters = { messages: locked.messageCount, tokens: locked.tokenCount, checkpoint: null };
+  let child: (Counters & { id: string }) | null = null;
+  let archived = 0;
+  for (const effect of effects) {
+    switch (effect.type) {
+      case 'archive': {
+        const moved = await archive(tx, where, effect, compactionId);
+        session.messages -= moved.count;
+        session.tokens -= moved.tokens;
+        archived += moved.count;
+        break;
+      }
+      case 'continueInChild':
+        child = await continueInChild(tx, where, effect, locked);
+        break;
+      case 'writeSummary': {
+        const target = effect.into === 'child' ? child : session;
+        if (target === null) throw new Error('writeSummary into a child: no continueInChild before it');
+        const id = effect.into === 'child' && child ? child.id : where.sessionId;
+        await insertSummaryMessage(tx, where.tenantId, id, effect);
+        target.messages += 1;
+        target.tokens += effect.tokenCount;
+        target.checkpoint = effect.checkpoint;
+        break;
+      }
+      default:
+        throw new Error(`unknown effect ${JSON.stringify(effect satisfies never)}`);
+    }
+  }
+  if (child) await settleChild(tx, where.tenantId, child);
+  const result = child ?? session;
+  return {
+    messagesAfter: result.messages,
+    tokensAfter: result.tokens,
+    archived,
+    childSessionId: child?.id ?? null,
+    session: { messageCount: session.messages, tokenCount: session.tokens, checkpoint: session.checkpoint },
+  };
+}
+
+/** Moves the planned seqs to the archive in one statement; pinned rows never match. */
+async function archive(
+  tx: Tx,
+  where: Where,
+  effect: ArchiveEffect,
+  compactionId: string,
+): Promise<{ count: number; tokens: number }> {
+  const rows = await executePrepared<{ count: number; tokens: string }>(
+    tx,
+    sql`
+    with moved as (
+      delete from messages
+      where tenant_id = ${where.tenantId} and session_id = ${where.sessionId}
+        and seq = any(${bigintArray(effect.seqs)}::bigint[])
+        and seq <= ${effect.cutoffSeq} and not pinned
+      returning *
+    ), archived as (
+      insert into archived_messages (tenant_id, session_id, seq, role, kind, content, tool_call_id,
+        tool_name, token_count, pinned, created_at, compaction_id)
+      select tenant_id, session_id, seq, role, kind, content, tool_call_id,
+        tool_name, token_count, pinned, created_at, ${compactionId}::uuid
+      from moved
+      returning token_count
+    )
+    select count(*)::int as count, coalesce(sum(token_count), 0)::bigint as tokens from archived`,
+  );
+  const count = Number(rows[0]?.count ?? 0);
+  if (count !== effect.seqs.length) {
+    throw new FenceError(
+      `session "${where.sessionId}": ${count} of ${effect.seqs.length} planned messages ` +
+        'could still leave; the snapshot is stale',
+    );
+  }
+  return { count, tokens: Number(rows[0]?.tokens ?? 0) };
+}
+
+/**
+ * Creates the child session and copies into it, set-based and with their seqs, every live message
+ * of the parent but those that leave; messages appended meanwhile are live and copied too. The
+ * parent's messages are not touched.
+ */
+async function continueInChild(
+  tx: Tx,
+  where: Where,
+  effect: ContinueInChildEffect,
+  parent: LockedSession,
+): Promise<Counters & { id: string }> {
+  const id = effect.childSessionId;
+  await tx.insert(sessions).values({
+    id,
+    tenantId: where.tenantId,
+    agentId: parent.agentId,
+    contextWindow: parent.contextWindow,
+    parentSessionId: where.sessionId,
+    lastSeq: parent.lastSeq,
+    checkpoint: parent.checkpoint,
+  });
+  const [copied] = await tx.execute<{ count: number; tokens: string }>(sql`
+    with copied as (
+      insert into messages (tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name, token_count,
+        pinned, created_at)
+      select tenant_id, ${id}, seq, role, kind, content, tool_call_id, tool_name, token_count, pinned, created_at
+      from messages
+      where tenant_id = ${where.tenantId} and session_id = ${where.sessionId}
+        and not (seq = any(${bigintArray(effect.withoutSeqs)}::bigint[]))
+      returning token_count
+    )
+    select count(*)::int as count, coalesce(sum(token_count), 0)::bigint as tokens from copied`);
+  return { id, messages: Number(copied?.count ?? 0), tokens: Number(copied?.tokens ?? 0), checkpoint: null };
+}
+
+/** The child's counters (and its checkpoint, when a summary was written into it). */
+async function settleChild(tx: Tx, tenantId: string, child: Counters & { id: string }): Promise<void> {
+  await tx
+    .update(sessions)
+    .set({
+      messageCount: child.messages,
+      tokenCount: child.tokens,
+      ...(child.checkpoint ? { checkpoint: child.checkpoint } : {}),
+    })
+    .where(sql`${sessions.tenantId} = ${tenantId} and ${sessions.id} = ${child.id}`);
+}
+
+/** The summary message: role `user`, kind `summary`, at the seq of the last message that left. */
+async function insertSummaryMessage(
+  tx: Tx,
+  tenantId: string,
+  sessionId: string,
+  effect: WriteSummaryEffect,
+): Promise<void> {
+  // A fixed text, prepared once per connection: one round trip in the apply transaction.
+  await executePrepared(tx, {
+    sql: `insert into messages (tenant_id, session_id, seq, role, kind, content, token_count, pinned)
+      values ($1::text, $2::text, $3::bigint, 'user', 'summary', $4::text, $5::integer, false)`,
+    params: [tenantId, sessionId, effect.seq, effect.text, effect.tokenCount],
+  });
+}
+
+/** A bigint[] literal passed as one text parameter (keeps 100,000 seqs within one parameter). */
+export function bigintArray(values: number[]): string {
+  return `{${values.join(',')}}`;
+}

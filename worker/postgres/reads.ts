@@ -1,0 +1,228 @@
+/**
+ * The Postgres reads of the pipeline and of the ledger: the admission gate, the snapshot, message
+ * pages, a ledger row by key, a session's history. The hot ones are built once and prepared, so
+ * postgres.js sends each in one round trip and Postgres plans it once per connection.
+ */
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { SessionNotFoundError } from '../../shared/contract/errors.ts';
+import type { Message } from '../../shared/contract/message.ts';
+import { policySchema } from '../../shared/policy/policy.ts';
+import type { Db } from '../../shared/postgres/db.ts';
+import {
+  type CompactionRow,
+  compactionPolicies,
+  compactions,
+  messages,
+  sessions,
+} from '../../shared/postgres/schema.ts';
+import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
+import type { Gate, SessionReads, Snapshot } from '../pipeline/ports.ts';
+import { bigintArray } from './effects.ts';
+import { type MetaTuple, metaOf, metasOf } from './lock.ts';
+
+/** The columns of a MessageMeta (no content): what planning reads. */
+const META_COLUMNS = {
+  seq: messages.seq,
+  role: messages.role,
+  kind: messages.kind,
+  toolCallId: messages.toolCallId,
+  toolName: messages.toolName,
+  tokenCount: messages.tokenCount,
+  pinned: messages.pinned,
+};
+
+// Qualified on purpose: drizzle renders columns of a one-table select unqualified, and inside the
+// policy subqueries an unqualified tenant_id would resolve to the policy's own column.
+const OUTER_TENANT = sql.raw('"sessions"."tenant_id"');
+const OUTER_AGENT = sql.raw('"sessions"."agent_id"');
+
+/** Reads of sessions and the ledger, tenant-scoped, bound to one database. */
+export class PostgresReads implements SessionReads {
+  private readonly prepared: ReturnType<typeof prepareQueries>;
+
+  constructor(private readonly db: Db) {
+    this.prepared = prepareQueries(db);
+  }
+
+  /**
+   * Reads the session row and the metadata of its messages up to the row's `last_seq`, in one
+   * statement (one snapshot of the database, one round trip; the metadata travels as one JSON
+   * array). A compaction or restore committing afterwards bumps the version the snapshot carries,
+   * and the apply's fence (and its count check) rejects the plan.
+   * @throws {SessionNotFoundError} if the tenant has no such session.
+   */
+  async loadSnapshot(tenantId: string, sessionId: string): Promise<Snapshot> {
+    const [session] = await this.prepared.snapshot.execute({ tenantId, sessionId });
+    if (!session) throw new SessionNotFoundError(tenantId, sessionId);
+    return {
+      tenantId,
+      sessionId,
+      compactionVersion: session.compactionVersion,
+      snapshotSeq: session.lastSeq,
+      messageCount: session.messageCount,
+      tokenCount: session.tokenCount,
+      checkpoint: session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint),
+      messages: session.metas.map(metaOf),
+    };
+  }
+
+  /**
+   * What the admission check needs, without locks, in one round trip: the session's counters,
+   * lineage and storm guard, the agent's and tenant's policies, and whether `idempotencyKey` (if
+   * given) is already used.
+   * @throws {SessionNotFoundError} if the tenant has no such session.
+   */
+  async loadGate(tenantId: string, sessionId: string, idempotencyKey: string | null = null): Promise<Gate> {
+    const [row] = await this.prepared.gate.execute({ tenantId, sessionId, idempotencyKey });
+    if (!row) throw new SessionNotFoundError(tenantId, sessionId);
+    const { agentPolicy, tenantPolicy, keyUsed, ...state } = row;
+    return {
+      keyUsed,
+      state: { ...state, lastCompactedAt: state.lastCompactedAt ? state.lastCompactedAt.getTime() : null },
+      agentPolicy: agentPolicy == null ? null : policySchema.parse(agentPolicy),
+      tenantPolicy: tenantPolicy == null ? null : policySchema.parse(tenantPolicy),
+    };
+  }
+
+  /** Loads the full messages of `seqs` (ascending). Seqs no longer live are simply absent. */
+  async loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]> {
+    if (seqs.length === 0) return [];
+    let first = Number.POSITIVE_INFINITY;
+    let last = Number.NEGATIVE_INFINITY;
+    for (const seq of seqs) {
+      if (seq < first) first = seq;
+      if (seq > last) last = seq;
+    }
+    return this.prepared.messages.execute({ tenantId, sessionId, first, last, seqs: bigintArray(seqs) });
+  }
+
+  /**
+   * The full messages of `seqs` (ascending) in pages of at most `pageSize` seqs, read one page at
+   * a time as the consumer asks, so a long history is never in memory whole. Iterable again (each
+   * pass reads again). Seqs no longer live are simply absent.
+   */
+  pagedMessages(
+    tenantId: string,
+    sessionId: string,
+    seqs: number[],
+    pageSize = MESSAGE_PAGE,
+  ): AsyncIterable<Message[]> {
+    const store = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        for (let i = 0; i < seqs.length; i += pageSize) {
+          yield await store.loadMessages(tenantId, sessionId, seqs.slice(i, i + pageSize));
+        }
+      },
+    };
+  }
+
+  /** The session's message and token counters, or undefined for an unknown session. */
+  async loadCounters(
+    tenantId: string,
+    sessionId: string,
+  ): Promise<{ messageCount: number; tokenCount: number } | undefined> {
+    const [row] = await this.prepared.counters.execute({ tenantId, sessionId });
+    return row;
+  }
+
+  /** The ledger row holding `idempotencyKey`, if any. */
+  async findByKey(idempotencyKey: string): Promise<CompactionRow | undefined> {
+    const [row] = await this.prepared.byKey.execute({ idempotencyKey });
+    return row;
+  }
+
+  /** @throws {SessionNotFoundError} unless the tenant has this session. */
+  async assertSession(tenantId: string, sessionId: string): Promise<void> {
+    const [row] = await this.db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+    if (!row) throw new SessionNotFoundError(tenantId, sessionId);
+  }
+
+  /** The session's ledger, oldest first. Tenant-scoped. */
+  async history(tenantId: string, sessionId: string): Promise<CompactionRow[]> {
+    return this.db
+      .select()
+      .from(compactions)
+      .where(and(eq(compactions.tenantId, tenantId), eq(compactions.sessionId, sessionId)))
+      .orderBy(asc(compactions.createdAt), asc(compactions.id));
+  }
+}
+
+/** Messages per page when the leaving messages are read in pages (their content can be large). */
+const MESSAGE_PAGE = 2000;
+
+const TENANT = sql.placeholder('tenantId');
+const SESSION = sql.placeholder('sessionId');
+const KEY = sql.placeholder('idempotencyKey');
+
+/**
+ * The store's fixed reads, built once and prepared: postgres.js then sends each in one round trip
+ * and Postgres parses and plans it once per connection (see `executePrepared` in shared/postgres/db.ts).
+ */
+function prepareQueries(db: Db) {
+  const ofSession = and(eq(sessions.tenantId, TENANT), eq(sessions.id, SESSION));
+  return {
+    gate: db
+      .select({
+        agentId: sessions.agentId,
+        messageCount: sessions.messageCount,
+        tokenCount: sessions.tokenCount,
+        contextWindow: sessions.contextWindow,
+        lastCompactedAt: sessions.lastCompactedAt,
+        lastSeq: sessions.lastSeq,
+        compactionVersion: sessions.compactionVersion,
+        stormGuardSeq: sessions.stormGuardSeq,
+        childSessionId: sessions.childSessionId,
+        // The policies and the idempotency check ride along in the same round trip.
+        agentPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
+          where p.tenant_id = ${OUTER_TENANT} and p.agent_id = ${OUTER_AGENT})`.mapWith(
+          compactionPolicies.policy,
+        ),
+        tenantPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
+          where p.tenant_id = ${OUTER_TENANT} and p.agent_id is null)`.mapWith(compactionPolicies.policy),
+        keyUsed: sql<boolean>`exists (select 1 from ${compactions} c where c.idempotency_key = ${KEY})`,
+      })
+      .from(sessions)
+      .where(ofSession)
+      .prepare('compactor_gate'),
+    snapshot: db
+      .select({
+        compactionVersion: sessions.compactionVersion,
+        lastSeq: sessions.lastSeq,
+        messageCount: sessions.messageCount,
+        tokenCount: sessions.tokenCount,
+        checkpoint: sessions.checkpoint,
+        metas: sql<MetaTuple[]>`${sql.raw(metasOf('"sessions"'))}`,
+      })
+      .from(sessions)
+      .where(ofSession)
+      .prepare('compactor_snapshot'),
+    messages: db
+      .select({ ...META_COLUMNS, content: messages.content })
+      .from(messages)
+      .where(
+        and(
+          eq(messages.tenantId, TENANT),
+          eq(messages.sessionId, SESSION),
+          // The range lets Postgres scan the primary key once instead of probing it per seq.
+          sql`${messages.seq} between ${sql.placeholder('first')} and ${sql.placeholder('last')}`,
+          sql`${messages.seq} = any(${sql.placeholder('seqs')}::bigint[])`,
+        ),
+      )
+      .orderBy(asc(messages.seq))
+      .prepare('compactor_messages'),
+    counters: db
+      .select({ messageCount: sessions.messageCount, tokenCount: sessions.tokenCount })
+      .from(sessions)
+      .where(ofSession)
+      .prepare('compactor_counters'),
+    byKey: db
+      .select()
+      .from(compactions)
+      .where(eq(compactions.idempotencyKey, KEY))
+      .prepare('compactor_by_key'),
+  };
+}

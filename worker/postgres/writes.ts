@@ -1,0 +1,145 @@
+/**
+ * The fenced writes of the pipeline, over Postgres. Correctness lives here, at write time: every
+ * write locks the session row, honours the idempotency key (a key already in the ledger returns
+ * its row and changes nothing) and checks the version fence (a plan made at another version is
+ * rejected), then executes the change's effects and writes the ledger row and the session's
+ * counters in one transaction. The Redis lease only saves money.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { FenceError, SessionNotFoundError } from '../../shared/contract/errors.ts';
+import { overTrigger } from '../../shared/policy/policy.ts';
+import type { Db, Tx } from '../../shared/postgres/db.ts';
+import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
+import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
+import type {
+  Change,
+  Decision,
+  FencedWrites,
+  LockedRead,
+  NoChange,
+  Snapshot,
+  WriteResult,
+} from '../pipeline/ports.ts';
+import { executeEffects } from './effects.ts';
+import { appliedRow, insertLedgerRow, unchangedRow } from './ledger.ts';
+import { type LockedSession, lockSession } from './lock.ts';
+import type { PostgresReads } from './reads.ts';
+
+/** Fenced writes bound to one database. */
+export class PostgresWrites implements FencedWrites {
+  constructor(
+    private readonly db: Db,
+    private readonly reads: PostgresReads,
+  ) {}
+
+  async apply(change: Change): Promise<WriteResult> {
+    const { tenantId, sessionId, idempotencyKey } = change.entry;
+    return this.db.transaction(async (tx) => {
+      let locked = await lockSession(tx, tenantId, sessionId, idempotencyKey);
+      if (locked.compactionVersion !== change.expectedVersion) {
+        // Read again now that the lock is ours: if the statement waited for the lock, its view
+        // predates the writer's commit, which may have used this very idempotency key.
+        locked = await lockSession(tx, tenantId, sessionId, idempotencyKey);
+      }
+      const earlier = locked.keyUsed ? await existingRow(tx, idempotencyKey) : undefined;
+      if (earlier) return { status: 'duplicate', row: earlier };
+      if (locked.compactionVersion !== change.expectedVersion) {
+        throw new FenceError(
+          `session "${sessionId}" is at compaction version ${locked.compactionVersion}, ` +
+            `the plan was made at ${change.expectedVersion}`,
+        );
+      }
+      return writeChange(tx, change, locked);
+    });
+  }
+
+  async applyUnderLock(read: LockedRead, decide: (snapshot: Snapshot) => Decision): Promise<WriteResult> {
+    const { tenantId, sessionId, idempotencyKey } = read;
+    return this.db.transaction(async (tx) => {
+      const lock = () => lockSession(tx, tenantId, sessionId, idempotencyKey, { withMessages: true });
+      let locked = await lock();
+      // Changed since the gate (perhaps while the statement waited for the lock, so that its view
+      // predates the writer's commit): read again now that the lock is ours.
+      if (locked.compactionVersion !== read.seenVersion) locked = await lock();
+      const earlier = locked.keyUsed ? await existingRow(tx, idempotencyKey) : undefined;
+      if (earlier) return { status: 'duplicate', row: earlier };
+      const decision = decide({
+        tenantId,
+        sessionId,
+        compactionVersion: locked.compactionVersion,
+        snapshotSeq: locked.lastSeq,
+        messageCount: locked.messageCount,
+        tokenCount: locked.tokenCount,
+        checkpoint: locked.checkpoint === null ? null : checkpointSchema.parse(locked.checkpoint),
+        messages: locked.messages,
+      });
+      if ('change' in decision) return writeChange(tx, decision.change, locked);
+      const written = await writeNoChange(tx, decision.noChange, locked);
+      if (!written) throw new Error(`ledger: the skip of "${idempotencyKey}" wrote no row`);
+      return written;
+    });
+  }
+
+  async record(noChange: NoChange): Promise<WriteResult> {
+    const { tenantId, sessionId, idempotencyKey } = noChange.entry;
+    const counts = noChange.counts ?? (await this.reads.loadCounters(tenantId, sessionId));
+    if (!counts) throw new SessionNotFoundError(tenantId, sessionId);
+    const written = await writeNoChange(this.db, noChange, counts);
+    if (written) return written;
+    const existing = idempotencyKey ? await this.reads.findByKey(idempotencyKey) : undefined;
+    if (!existing) throw new Error(`ledger: insert of "${idempotencyKey}" conflicted but no row holds it`);
+    return { status: 'duplicate', row: existing };
+  }
+}
+
+/**
+ * The write half of an apply, under the row lock, after the fence: the effects, then the session
+ * row and the ledger row in one statement.
+ */
+async function writeChange(tx: Tx, change: Change, locked: LockedSession): Promise<WriteResult> {
+  const id = randomUUID();
+  const version = locked.compactionVersion + 1;
+  const where = { tenantId: change.entry.tenantId, sessionId: change.entry.sessionId };
+  const facts = await executeEffects(tx, where, change.effects, locked, id);
+  const { guard } = change;
+  const stillOver =
+    guard !== null &&
+    overTrigger(guard.triggers, guard.contextWindow, facts.messagesAfter, facts.tokensAfter);
+  const row = await insertLedgerRow(tx, appliedRow(id, change, locked, facts, version), {
+    session: {
+      ...facts.session,
+      childSessionId: facts.childSessionId,
+      stormGuardSeq: stillOver ? locked.lastSeq : null,
+      compactionVersion: version,
+    },
+  });
+  if (!row) throw new Error(`ledger: the apply of "${change.entry.idempotencyKey}" wrote no row`);
+  return { status: 'applied', row };
+}
+
+/**
+ * A ledger row that changes no message (and the storm guard, when asked).
+ * @returns null when the row's idempotency key is already used (nothing written).
+ */
+async function writeNoChange(
+  db: Db | Tx,
+  noChange: NoChange,
+  counts: { messageCount: number; tokenCount: number },
+): Promise<WriteResult | null> {
+  const { tenantId, sessionId } = noChange.entry;
+  if (noChange.stormGuard) {
+    await db
+      .update(sessions)
+      .set({ stormGuardSeq: sql`${sessions.lastSeq}` })
+      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+  }
+  const row = await insertLedgerRow(db, unchangedRow(noChange, counts), { skipIfKeyUsed: true });
+  return row ? { status: noChange.status, row } : null;
+}
+
+async function existingRow(tx: Tx, key: string | null): Promise<CompactionRow | undefined> {
+  if (key === null) return undefined;
+  const [row] = await tx.select().from(compactions).where(eq(compactions.idempotencyKey, key));
+  return row;
+}
