@@ -22,11 +22,10 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { MESSAGE_KINDS, MESSAGE_ROLES } from '../contract/message.ts';
 
-/** Message roles, as agent frameworks and the corpus name them. */
-export const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
-/** Message kinds; `summary` is written only by compactor. */
-export const MESSAGE_KINDS = ['message', 'tool_call', 'tool_result', 'summary'] as const;
+export { MESSAGE_KINDS, MESSAGE_ROLES };
+
 /** What started a compaction. */
 export const TRIGGERS = ['event', 'sweep', 'manual'] as const;
 /** Ledger row outcomes. */
