@@ -162,6 +162,28 @@ export async function effectivePolicy(
   return resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
 }
 
+/** What a request would do if it ran now: the policy in force, the session as read, and its plan. */
+export interface Preview {
+  policy: EffectivePolicy;
+  snapshot: Snapshot;
+  plan: Plan;
+}
+
+/**
+ * Plans `request` exactly as {@link runCompaction} would, and writes nothing: for `compact
+ * --dry-run` and the dashboard. Admission (triggers, storm guard) is not applied, as for a manual
+ * request.
+ * @throws {SessionNotFoundError} if the tenant has no such session.
+ */
+export async function previewCompaction(
+  reads: SessionReads,
+  request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy'>,
+): Promise<Preview> {
+  const policy = await effectivePolicy(reads, request);
+  const snapshot = await reads.loadSnapshot(request.tenantId, request.sessionId);
+  return { policy, snapshot, plan: planCompaction(snapshot, snapshot.messages, policy.strategy) };
+}
+
 /**
  * What a plan becomes: no change (with the storm guard set when the session stays over its
  * trigger), or the change that carries it out. The one decision both paths make.
