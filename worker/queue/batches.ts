@@ -6,12 +6,10 @@
  * summary with the same fencing and idempotency as an online compaction: the plan was made at
  * `expected_version`, so a session compacted meanwhile is fenced off and recorded as skipped.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { FenceError } from '../../shared/contract/errors.ts';
 import type { CompactPlan } from '../../shared/planning/plan.ts';
 import type { Db } from '../../shared/postgres/db.ts';
-import { sessions, summaryBatches } from '../../shared/postgres/schema.ts';
 import { summarizeStrategySchema } from '../../shared/strategies/index.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
@@ -19,34 +17,19 @@ import { changeOf, entryOf, failureOf, type Requester, skipOf } from '../pipelin
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
 import type { FencedWrites, SessionReads } from '../pipeline/ports.ts';
 import { notSmaller, summaryToWrite } from '../pipeline/summary.ts';
+import {
+  finishRow,
+  markSubmitted,
+  openBatchIds,
+  queuedRows,
+  type SummaryBatchRow as Row,
+  sessionVersion,
+  submittedRows,
+} from '../postgres/summary-batches.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
 
+export { queueBatchedSummary } from '../postgres/summary-batches.ts';
 export type { QueuedSummary };
-
-/**
- * Queues a summary for the next batch (again, if an earlier batch request under this key failed).
- * @returns false when one is already queued, running or done under this idempotency key.
- */
-export async function queueBatchedSummary(db: Db, item: QueuedSummary): Promise<boolean> {
-  // A request whose batch failed may be queued again under the same key; a live one may not.
-  const inserted = await db
-    .insert(summaryBatches)
-    .values({ ...item, strategy: item.strategy, plan: item.plan })
-    .onConflictDoUpdate({
-      target: summaryBatches.idempotencyKey,
-      set: {
-        status: 'queued',
-        batchId: null,
-        reason: null,
-        plan: item.plan,
-        strategy: item.strategy,
-        updatedAt: sql`now()`,
-      },
-      setWhere: sql`${summaryBatches.status} = 'failed'`,
-    })
-    .returning({ id: summaryBatches.id });
-  return inserted.length > 0;
-}
 
 /** What one poll did. */
 export interface PollResult {
@@ -75,25 +58,12 @@ export interface PollDeps {
 export async function pollBatches(deps: PollDeps): Promise<PollResult> {
   const result: PollResult = { submitted: 0, applied: 0, skipped: 0, failed: 0, running: 0 };
   await submitQueued(deps, result);
-  const open = await deps.db
-    .selectDistinct({ batchId: summaryBatches.batchId })
-    .from(summaryBatches)
-    .where(eq(summaryBatches.status, 'submitted'));
-  for (const { batchId } of open) {
-    if (batchId) await collectBatch(deps, batchId, result);
-  }
+  for (const batchId of await openBatchIds(deps.db)) await collectBatch(deps, batchId, result);
   return result;
 }
 
-type Row = typeof summaryBatches.$inferSelect;
-
 async function submitQueued(deps: PollDeps, result: PollResult): Promise<void> {
-  const queued = await deps.db
-    .select()
-    .from(summaryBatches)
-    .where(eq(summaryBatches.status, 'queued'))
-    .orderBy(summaryBatches.tenantId, summaryBatches.sessionId) // a stable order: custom ids map back anyway
-    .limit(deps.maxBatchSize ?? 1_000);
+  const queued = await queuedRows(deps.db, deps.maxBatchSize ?? 1_000);
   const items: Array<{ customId: string; input: SummarizeInput }> = [];
   for (const row of queued) {
     const input = await rebuildInput(deps, row);
@@ -106,15 +76,11 @@ async function submitQueued(deps: PollDeps, result: PollResult): Promise<void> {
   }
   if (items.length === 0) return;
   const batchId = await deps.batches.submit(items);
-  await deps.db
-    .update(summaryBatches)
-    .set({ batchId, status: 'submitted', updatedAt: sql`now()` })
-    .where(
-      inArray(
-        summaryBatches.id,
-        items.map((i) => i.customId),
-      ),
-    );
+  await markSubmitted(
+    deps.db,
+    items.map((item) => item.customId),
+    batchId,
+  );
   result.submitted += items.length;
   deps.logger.info({ batchId, requests: items.length }, 'summary batch submitted');
 }
@@ -125,10 +91,7 @@ async function collectBatch(deps: PollDeps, batchId: string, result: PollResult)
     result.running++;
     return;
   }
-  const rows = await deps.db
-    .select()
-    .from(summaryBatches)
-    .where(and(eq(summaryBatches.batchId, batchId), eq(summaryBatches.status, 'submitted')));
+  const rows = await submittedRows(deps.db, batchId);
   const byId = new Map(answers.map((a) => [a.customId, a]));
   for (const row of rows) {
     const answer = byId.get(row.id);
@@ -193,10 +156,7 @@ async function applyAnswer(
  * @returns the input, or why the request is moot.
  */
 async function rebuildInput(deps: PollDeps, row: Row): Promise<SummarizeInput | string> {
-  const [session] = await deps.db
-    .select({ version: sessions.compactionVersion, checkpoint: sessions.checkpoint })
-    .from(sessions)
-    .where(and(eq(sessions.tenantId, row.tenantId), eq(sessions.id, row.sessionId)));
+  const session = await sessionVersion(deps.db, row.tenantId, row.sessionId);
   if (!session) return 'the session no longer exists';
   if (session.version !== row.expectedVersion) {
     return `compacted since the sweep saw it (version ${row.expectedVersion}, now ${session.version})`;
@@ -233,10 +193,7 @@ async function finish(
   status: 'applied' | 'skipped' | 'failed',
   reason: string | null,
 ) {
-  await deps.db
-    .update(summaryBatches)
-    .set({ status, reason, updatedAt: sql`now()` })
-    .where(eq(summaryBatches.id, row.id));
+  await finishRow(deps.db, row.id, status, reason);
 }
 
 async function recordSkipped(deps: PollDeps, row: Row, reason: string) {
