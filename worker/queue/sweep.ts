@@ -8,7 +8,6 @@
  */
 import { createHash } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import { sql } from 'drizzle-orm';
 import {
   COMPACTION_QUEUE,
   DEFAULT_JOB_OPTIONS,
@@ -25,6 +24,7 @@ import {
 } from '../../shared/policy/policy.ts';
 import type { Db } from '../../shared/postgres/db.ts';
 import { policiesFor } from '../postgres/policies.ts';
+import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { pollBatches } from './batches.ts';
 
@@ -64,18 +64,7 @@ export interface SweepOptions {
   onPage?: (scanned: number) => void;
 }
 
-type Row = {
-  tenant_id: string;
-  id: string;
-  agent_id: string | null;
-  message_count: number;
-  token_count: string;
-  context_window: number | null;
-  last_compacted_at: string | Date | null;
-  last_seq: string;
-  compaction_version: number;
-  storm_guard_seq: string | null;
-};
+type Row = SweepRow;
 
 /**
  * Scans every live session once and enqueues a compaction for each one over its trigger.
@@ -91,17 +80,7 @@ export async function runSweep(
   const now = options.now ?? Date.now;
   const policies = new PolicyCache(db);
   const result: SweepResult = { scanned: 0, due: 0, enqueued: 0, ms: 0, sample: [] };
-  let after: { tenant: string; id: string } | null = null;
-  for (;;) {
-    const page: Row[] = await db.execute<Row>(sql`
-      select tenant_id, id, agent_id, message_count, token_count, context_window, last_compacted_at, last_seq,
-        compaction_version, storm_guard_seq
-      from sessions
-      where child_session_id is null
-        ${after ? sql`and (tenant_id, id) > (${after.tenant}, ${after.id})` : sql``}
-      order by tenant_id, id
-      limit ${pageSize}`);
-    if (page.length === 0) break;
+  for await (const page of liveSessionPages(db, pageSize)) {
     result.scanned += page.length;
     const due: DueSession[] = [];
     for (const row of page) {
@@ -111,10 +90,7 @@ export async function runSweep(
     result.due += due.length;
     for (const d of due) if (result.sample.length < 100) result.sample.push(d);
     if (queue && !options.dryRun && due.length > 0) result.enqueued += await enqueue(queue, due);
-    const last = page[page.length - 1] as Row;
-    after = { tenant: last.tenant_id, id: last.id };
     options.onPage?.(result.scanned);
-    if (page.length < pageSize) break;
   }
   result.ms = performance.now() - started;
   return result;
