@@ -180,6 +180,41 @@ describe('compactor import, compact, history', () => {
   });
 });
 
+/** Usage mistakes and the one line each must print: [what, argv, line]. */
+const USAGE_ERRORS: Array<[string, string[], string]> = [
+  [
+    'a mistyped command',
+    ['histroy'],
+    'compactor: unknown command "histroy"; did you mean "history"? (see: compactor --help)',
+  ],
+  ['an unknown command', ['frobnicate'], 'compactor: unknown command "frobnicate" (see: compactor --help)'],
+  [
+    'a mistyped option',
+    ['history', '--tenant', 't', '--sesion', 's'],
+    'compactor history: unknown option --sesion; did you mean --session? (see: compactor history --help)',
+  ],
+  [
+    'a missing option',
+    ['history', '--tenant', 't'],
+    'compactor history: missing --session (see: compactor history --help)',
+  ],
+  [
+    'an option without its value',
+    ['history', '--tenant'],
+    'compactor history: --tenant needs a value (see: compactor history --help)',
+  ],
+  [
+    'a mistyped action',
+    ['policy', 'delet', '--tenant', 't'],
+    'compactor policy: unknown action "delet"; did you mean "delete"? (see: compactor policy --help)',
+  ],
+  [
+    'a bad value',
+    ['worker', '--concurrency', 'many'],
+    'compactor worker: --concurrency must be a positive integer, got "many" (see: compactor worker --help)',
+  ],
+];
+
 describe('compactor help and usage errors', () => {
   it('lists every command and environment variable in --help, and prints the version', async () => {
     const help = await run(['--help']);
@@ -216,30 +251,13 @@ describe('compactor help and usage errors', () => {
     expect(action.stdout).toContain('usage: compactor policy delete --tenant T [--agent A]');
   });
 
-  it('names the one wrong thing on one line, with where to look, and exits 2', async () => {
-    const cases: Array<[string[], string]> = [
-      [['histroy'], 'compactor: unknown command "histroy"; did you mean "history"? (see: compactor --help)'],
-      [['frobnicate'], 'compactor: unknown command "frobnicate" (see: compactor --help)'],
-      [
-        ['history', '--tenant', 't', '--sesion', 's'],
-        'compactor history: unknown option --sesion; did you mean --session? (see: compactor history --help)',
-      ],
-      [['history', '--tenant', 't'], 'compactor history: missing --session (see: compactor history --help)'],
-      [['history', '--tenant'], 'compactor history: --tenant needs a value (see: compactor history --help)'],
-      [
-        ['policy', 'delet', '--tenant', 't'],
-        'compactor policy: unknown action "delet"; did you mean "delete"? (see: compactor policy --help)',
-      ],
-      [
-        ['worker', '--concurrency', 'many'],
-        'compactor worker: --concurrency must be a positive integer, got "many" (see: compactor worker --help)',
-      ],
-    ];
-    for (const [args, line] of cases) {
+  it.each(USAGE_ERRORS)(
+    'names the one wrong thing on one line and exits 2: %s',
+    async (_what, args, line) => {
       const result = await run(args);
-      expect(result, args.join(' ')).toMatchObject({ code: 2, stdout: '', stderr: `${line}\n` });
-    }
-  });
+      expect(result).toMatchObject({ code: 2, stdout: '', stderr: `${line}\n` });
+    },
+  );
 });
 
 describe('compactor history, restore, sessions and policy for people', () => {
