@@ -71,7 +71,8 @@ function parseTenantTokens(text: string, ctx: z.RefinementCtx): TenantToken[] {
   return out;
 }
 
-const envSchema = z.object({
+/** The environment variables compactor reads, with their rules and defaults (`compactor --help` lists them). */
+export const envSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/postgres'),
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   COMPACTOR_QUEUE_PREFIX: z

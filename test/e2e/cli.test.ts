@@ -3,7 +3,7 @@
  * Anthropic SDK against the fake Messages API server.
  */
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +73,7 @@ describe('compactor demo', () => {
         /nothing lost: \d+ live \+ \d+ archived = (\d+) of \1 imported messages; all invariants hold/,
       );
       expect(result.stdout).not.toContain('CHECK FAILED');
+      expect(result.stderr).not.toContain('\x1b'); // not a terminal: no progress bar
     }
   });
 });
@@ -88,7 +89,7 @@ describe('compactor import, compact, history', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('session "rock" already exists for tenant "cli"; not imported again');
 
-    const preview = await run([
+    const dryRun = [
       'compact',
       '--tenant',
       'cli',
@@ -97,14 +98,26 @@ describe('compactor import, compact, history', () => {
       '--strategy',
       'slidingWindow:10',
       '--dry-run',
-    ]);
+    ];
+    const preview = await run([...dryRun, '--json']);
     expect(preview.code, preview.stderr).toBe(0);
     const { plan, stays } = JSON.parse(preview.stdout);
     expect(plan.action).toBe('compact');
     expect(stays).toContainEqual({ seq: 0, reason: 'pinned' }); // the system prompt, pinned on import
     expect(plan.notes[0]).toContain('window: newest 10 messages stay');
     expect(plan.leavingSeqs.length).toBeGreaterThan(20);
-    expect((await run(['history', '--tenant', 'cli', '--session', 'rock'])).stdout).toBe('');
+
+    // For people: the leaving seqs as one range, not a line per seq.
+    const readable = await run(dryRun);
+    expect(readable.code, readable.stderr).toBe(0);
+    expect(readable.stdout).toContain(`leaving  1-${plan.leavingSeqs.at(-1)}\n`);
+    expect(readable.stdout).toContain('stays    0 (pinned)');
+    expect(readable.stdout).toContain('why      window: newest 10 messages stay');
+    expect(readable.stdout.trim().split('\n').length).toBeLessThan(10);
+
+    const empty = await run(['history', '--tenant', 'cli', '--session', 'rock']);
+    expect(empty.stdout).toBe('');
+    expect(empty.stderr).toBe('session "rock" has no compactions yet\n');
 
     const compacted = await run([
       'compact',
@@ -123,13 +136,24 @@ describe('compactor import, compact, history', () => {
       messagesArchived: plan.leavingSeqs.length,
     });
 
-    const history = await run(['history', '--tenant', 'cli', '--session', 'rock']);
+    const history = await run(['history', '--tenant', 'cli', '--session', 'rock', '--json']);
     const lines = history.stdout
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
     expect(lines[0].id).toBe(row.id);
+
+    const table = (await run(['history', '--tenant', 'cli', '--session', 'rock'])).stdout.trim().split('\n');
+    expect(table[0]).toMatch(
+      /^created \(UTC\)\s+id\s+status\s+trigger\s+strategy\s+messages\s+tokens\s+cost\s+reason$/,
+    );
+    expect(table).toHaveLength(3);
+    expect(table[2]).toMatch(
+      new RegExp(
+        `^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  ${row.id.slice(0, 8)}  applied  manual   slidingWindow +37→11 `,
+      ),
+    );
   });
 
   it('names the bad variable and stops when the environment is wrong', async () => {
@@ -141,7 +165,7 @@ describe('compactor import, compact, history', () => {
   it('refuses bad usage with exit code 2', async () => {
     const result = await run(['compact', '--tenant', 'x']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--session is required');
+    expect(result.stderr).toBe('compactor compact: missing --session (see: compactor compact --help)\n');
     const strategy = await run([
       'compact',
       '--tenant',
@@ -153,6 +177,169 @@ describe('compactor import, compact, history', () => {
     ]);
     expect(strategy.code).toBe(2);
     expect(strategy.stderr).toContain('strategy');
+  });
+});
+
+/** Usage mistakes and the one line each must print: [what, argv, line]. */
+const USAGE_ERRORS: Array<[string, string[], string]> = [
+  [
+    'a mistyped command',
+    ['histroy'],
+    'compactor: unknown command "histroy"; did you mean "history"? (see: compactor --help)',
+  ],
+  ['an unknown command', ['frobnicate'], 'compactor: unknown command "frobnicate" (see: compactor --help)'],
+  [
+    'a mistyped option',
+    ['history', '--tenant', 't', '--sesion', 's'],
+    'compactor history: unknown option --sesion; did you mean --session? (see: compactor history --help)',
+  ],
+  [
+    'a missing option',
+    ['history', '--tenant', 't'],
+    'compactor history: missing --session (see: compactor history --help)',
+  ],
+  [
+    'an option without its value',
+    ['history', '--tenant'],
+    'compactor history: --tenant needs a value (see: compactor history --help)',
+  ],
+  [
+    'a mistyped action',
+    ['policy', 'delet', '--tenant', 't'],
+    'compactor policy: unknown action "delet"; did you mean "delete"? (see: compactor policy --help)',
+  ],
+  [
+    'a bad value',
+    ['worker', '--concurrency', 'many'],
+    'compactor worker: --concurrency must be a positive integer, got "many" (see: compactor worker --help)',
+  ],
+];
+
+describe('compactor help and usage errors', () => {
+  it('lists every command and environment variable in --help, and prints the version', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    for (const command of ['demo', 'import', 'compact', 'history', 'restore', 'sweep', 'policy', 'sessions'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${command} +\\S`, 'm'));
+    for (const variable of [
+      'COMPACTOR_MAX_INPUT_TOKENS',
+      'COMPACTOR_STALLED_INTERVAL_MS',
+      'COMPACTOR_DB_POOL_SIZE',
+    ])
+      expect(help.stdout).toMatch(new RegExp(`^  ${variable} +\\S.*\\(`, 'm'));
+    expect((await run(['help'])).stdout).toBe(help.stdout);
+
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    const printed = await run(['--version']);
+    expect(printed).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+
+  it("prints one command's usage, options and an example for --help, without touching the database", async () => {
+    for (const args of [
+      ['history', '--help'],
+      ['help', 'history'],
+      ['history', '--tenant', 'x', '-h'],
+    ]) {
+      const result = await run(args, { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('usage: compactor history --tenant T --session S [--json]');
+      expect(result.stdout).toMatch(/^ {2}--session S +session id \(required\)$/m);
+      expect(result.stdout).toMatch(/^example/m);
+      expect(result.stdout).toContain('  compactor history --tenant acme --session run-42');
+    }
+    const action = await run(['policy', 'delete', '--help']);
+    expect(action.stdout).toContain('usage: compactor policy delete --tenant T [--agent A]');
+  });
+
+  it.each(USAGE_ERRORS)(
+    'names the one wrong thing on one line and exits 2: %s',
+    async (_what, args, line) => {
+      const result = await run(args);
+      expect(result).toMatchObject({ code: 2, stdout: '', stderr: `${line}\n` });
+    },
+  );
+});
+
+describe('compactor history, restore, sessions and policy for people', () => {
+  it('fits the ledger to the width, restores by the short id it shows, and keeps --json whole', async () => {
+    const file = path.join(dir, 'sweagent__ctf-rev-rock.jsonl');
+    expect((await run(['import', file, '--tenant', 'people', '--session', 'rock'])).code).toBe(0);
+    const session = ['--tenant', 'people', '--session', 'rock'];
+    expect((await run(['compact', ...session, '--strategy', 'slidingWindow:10'])).code).toBe(0);
+    expect((await run(['compact', ...session, '--strategy', 'slidingWindow:50'])).code).toBe(0); // skipped
+
+    const rows = await new CompactionStore(tdb.database.db).history('people', 'rock');
+    const json = await run(['history', ...session, '--json']);
+    expect(json.stdout).toBe(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+
+    const wide = await run(['history', ...session]);
+    expect(wide.stdout).toContain('11 messages, not more than the 50 kept'); // a pipe: nothing cut
+    const narrow = await run(['history', ...session], { COLUMNS: '110' });
+    const lines = narrow.stdout.trimEnd().split('\n');
+    for (const line of lines) expect([...line].length).toBeLessThanOrEqual(110);
+    expect(lines[3]).toMatch(/ skipped .*11 messages, not.*…$/);
+
+    const shortId = (lines[2] as string).split(/\s+/)[2] as string;
+    expect(shortId).toBe(rows[0]?.id.slice(0, 8));
+    const restored = await run(['restore', ...session, '--compaction', shortId]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(JSON.parse(restored.stdout)).toMatchObject({ status: 'restored', row: { id: rows[0]?.id } });
+    const unknown = await run(['restore', ...session, '--compaction', '00000000']);
+    expect(unknown).toMatchObject({ code: 1, stdout: '' });
+    expect(unknown.stderr).toBe(
+      'compactor restore: no compaction of session "rock" has an id starting with "00000000"\n',
+    );
+  });
+
+  it("lists a tenant's sessions as a table, and as JSON lines", async () => {
+    const imported = await run(['import', dir, '--tenant', 'listing']);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stderr).toBe(''); // not a terminal: no progress bar
+    expect(imported.stdout.trim().split('\n')).toHaveLength(SESSIONS.length);
+
+    const table = await run(['sessions', 'list', '--tenant', 'listing']);
+    expect(table.code, table.stderr).toBe(0);
+    const lines = table.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(
+      /^session\s+agent\s+messages\s+tokens\s+compactions\s+last compacted \(UTC\)\s+continued in$/,
+    );
+    expect(lines).toHaveLength(SESSIONS.length + 2);
+    expect(lines[2]).toMatch(/^minisweagent__pvlib-1854\s+-\s+[\d,]+\s+[\d,]+\s+0\s+-\s+-$/);
+
+    const limited = await run(['sessions', 'list', '--tenant', 'listing', '--limit', '1', '--json']);
+    const items = limited.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({
+      id: 'minisweagent__pvlib-1854',
+      compactionCount: 0,
+      childSessionId: null,
+    });
+
+    const none = await run(['sessions', 'list', '--tenant', 'nobody']);
+    expect(none).toMatchObject({ code: 0, stdout: '', stderr: 'tenant "nobody" has no sessions\n' });
+  });
+
+  it("deletes an agent's policy, and refuses to delete one that is not there", async () => {
+    const who = ['--tenant', 'pol', '--agent', 'triage'];
+    const set = await run(['policy', 'set', ...who, '--policy', '{"strategy":{"type":"none"}}']);
+    expect(set.code, set.stderr).toBe(0);
+    const deleted = await run(['policy', 'delete', ...who]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(JSON.parse(deleted.stdout)).toMatchObject({
+      tenantId: 'pol',
+      agentId: 'triage',
+      policy: { strategy: { type: 'none' } },
+    });
+    expect((await run(['policy', 'get', ...who])).code).toBe(1);
+    const again = await run(['policy', 'delete', ...who]);
+    expect(again).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'compactor policy delete: no policy for tenant "pol" agent "triage"; nothing deleted\n',
+    });
   });
 });
 

@@ -233,7 +233,7 @@ describe('restore', () => {
       status: 'restored',
       row: { id: row.id, status: 'restored' },
     });
-    const history = await runCompactor(['history', '--tenant', tenantId, '--session', 'cli'], env);
+    const history = await runCompactor(['history', '--tenant', tenantId, '--session', 'cli', '--json'], env);
     expect(JSON.parse(history.stdout.trim())).toMatchObject({ id: row.id, status: 'restored' });
   });
 });

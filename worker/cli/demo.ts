@@ -18,6 +18,7 @@ import { audit, violations } from '../postgres/audit.ts';
 import { migrateDatabase } from '../postgres/migrate.ts';
 import { startWorker } from '../queue/worker.ts';
 import { openServices } from '../runtime/services.ts';
+import type { Progress, TerminalStream } from './progress.ts';
 
 /** The real transcripts shipped with the repository (`corpus/sessions`). */
 export const DEFAULT_CORPUS_DIR = fileURLToPath(new URL('../../corpus/sessions', import.meta.url));
@@ -28,9 +29,11 @@ export interface DemoOptions {
   /** Worker concurrency. */
   concurrency: number;
   /** Where the table goes. */
-  out: NodeJS.WritableStream;
-  /** Where progress goes. */
-  progress: NodeJS.WritableStream;
+  out: TerminalStream;
+  /** Where progress lines go (stderr). */
+  err: TerminalStream;
+  /** The bar for the import and the wait, drawn on a terminal only. */
+  progress: Progress;
   /** Longest wait for the events to settle, ms. Default 300,000. */
   timeoutMs?: number;
 }
@@ -57,7 +60,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
   const dir = options.dir ?? DEFAULT_CORPUS_DIR;
   if (!existsSync(dir))
     throw new InvalidInputError(`${dir}: no such directory; pass a directory of .jsonl transcripts`);
-  const say = (line: string) => options.progress.write(`${line}\n`);
+  const say = (line: string) => options.progress.print(options.err, line);
   const started = performance.now();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
 
@@ -71,7 +74,12 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
   const running = startWorker(services, { concurrency: options.concurrency });
   try {
     const imported: ImportedSession[] = [];
-    for (const file of files) imported.push(await importTranscript(services.database.db, file, { tenantId }));
+    options.progress.start('importing', files.length, 'transcripts');
+    for (const file of files) {
+      imported.push(await importTranscript(services.database.db, file, { tenantId }));
+      options.progress.increment();
+    }
+    options.progress.stop();
     const importedMessages = imported.reduce((n, s) => n + s.messageCount, 0);
     say(`imported ${imported.length} sessions, ${importedMessages} messages`);
 
@@ -86,7 +94,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
       `enqueued ${eventIds.length} events and ${eventIds.length} duplicates; worker concurrency ${options.concurrency}`,
     );
 
-    await waitSettled(producer.queue, eventIds, options.timeoutMs ?? 300_000, say);
+    await waitSettled(producer.queue, eventIds, options.timeoutMs ?? 300_000, say, options.progress);
     const rows = await ledgerRows(services.database.db, tenantId);
     const report = await audit(services.database.db, tenantId);
     const wallMs = performance.now() - started;
@@ -99,28 +107,36 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     for (const p of problems) options.out.write(`CHECK FAILED: ${p}\n`);
     return problems.length === 0 ? 0 : 1;
   } finally {
+    options.progress.stop();
     await running.close();
     await producer.close();
   }
 }
 
-/** Waits until every job is completed or failed, printing progress once a second. */
+/**
+ * Waits until every job is completed or failed: a bar on a terminal, else a line once a second.
+ * @throws {Error} when they have not settled within `timeoutMs`.
+ */
 async function waitSettled(
   queue: { getJobState(id: string): Promise<string> },
   jobIds: string[],
   timeoutMs: number,
   say: (line: string) => void,
+  progress: Progress,
 ): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   let lastReport = 0;
+  progress.start('settling', jobIds.length, 'events');
   for (;;) {
     const states = await Promise.all(jobIds.map((id) => queue.getJobState(id)));
     const settled = states.filter((s) => s === 'completed' || s === 'failed').length;
+    progress.update(settled);
     if (settled === jobIds.length) {
+      progress.stop();
       say(`settled ${settled}/${jobIds.length} events`);
       return;
     }
-    if (performance.now() - lastReport > 1_000) {
+    if (!progress.drawing && performance.now() - lastReport > 1_000) {
       say(`settled ${settled}/${jobIds.length} events...`);
       lastReport = performance.now();
     }

@@ -1,5 +1,5 @@
 /**
- * The `compaction_policies` table: set, get and list policies, validated with the zod schema of
+ * The `compaction_policies` table: set, get, list and delete policies, validated with the zod schema of
  * shared/policy/policy.ts on write (bad input changes nothing), and the lookup the pipeline uses.
  */
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
@@ -55,6 +55,28 @@ export async function getPolicy(db: Db, tenantId: string, agentId: string | null
         agentId === null ? isNull(compactionPolicies.agentId) : eq(compactionPolicies.agentId, agentId),
       ),
     );
+  return row ? toRow(row) : null;
+}
+
+/**
+ * Deletes the tenant's (agentId null) or one agent's policy; the sessions it governed then follow
+ * the next policy in precedence (the tenant's, then the built-in default).
+ * @returns the deleted policy, or null when none was set (nothing changed).
+ */
+export async function deletePolicy(
+  db: Db,
+  tenantId: string,
+  agentId: string | null,
+): Promise<PolicyRow | null> {
+  const [row] = await db
+    .delete(compactionPolicies)
+    .where(
+      and(
+        eq(compactionPolicies.tenantId, tenantId),
+        agentId === null ? isNull(compactionPolicies.agentId) : eq(compactionPolicies.agentId, agentId),
+      ),
+    )
+    .returning();
   return row ? toRow(row) : null;
 }
 

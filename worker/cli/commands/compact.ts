@@ -1,0 +1,168 @@
+/**
+ * `compactor compact`: compacts one session now, in-process, through the pipeline; `--dry-run`
+ * shows what would happen and writes nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { explainStays, type Plan, planCompaction, type StayReason } from '../../../shared/planning/plan.ts';
+import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
+import { createLogger } from '../../../shared/runtime/logger.ts';
+import type { Strategy } from '../../../shared/strategies/index.ts';
+import { effectivePolicy, runCompaction } from '../../pipeline/pipeline.ts';
+import { openServices, type Services } from '../../runtime/services.ts';
+import { type Command, flag, SESSION_OPTION, strategyOption, TENANT_OPTION, text } from '../command.ts';
+import { formatCount, seqRanges } from '../format.ts';
+
+/** What `compact --dry-run` reports; `--json` prints it as is. */
+export interface CompactionPreview {
+  dryRun: true;
+  tenantId: string;
+  sessionId: string;
+  /** The strategy that would run. */
+  strategy: Strategy;
+  /** Where it comes from: the `--strategy` override, the agent's or tenant's policy, the default. */
+  policy: {
+    source: EffectivePolicy['source'] | 'override';
+    mode: EffectivePolicy['mode'];
+    triggers: EffectivePolicy['triggers'];
+  };
+  /** Highest seq the plan saw. */
+  snapshotSeq: number;
+  plan: Plan;
+  /** Messages at or below the cutoff that stay, each with its reason (compact plans only). */
+  stays: StayReason[];
+}
+
+/**
+ * Plans a compaction of the session without writing anything: the policy in force (or the
+ * `strategy` override), the session's snapshot, and the plan the pipeline would carry out now.
+ * The one place the dry run decides anything, so it can follow the pipeline's planning exactly.
+ * @throws {SessionNotFoundError} if the tenant has no such session.
+ */
+export async function previewCompaction(
+  services: Pick<Services, 'store'>,
+  request: { tenantId: string; sessionId: string; strategy?: Strategy | undefined },
+): Promise<CompactionPreview> {
+  const { tenantId, sessionId } = request;
+  const snapshot = await services.store.loadSnapshot(tenantId, sessionId);
+  const { strategy, source, mode, triggers } = await effectivePolicy(services.store, {
+    tenantId,
+    sessionId,
+    strategy: request.strategy,
+  });
+  const plan = planCompaction(snapshot, snapshot.messages, strategy);
+  const stays = plan.action === 'compact' ? explainStays(snapshot.messages, plan) : [];
+  return {
+    dryRun: true,
+    tenantId,
+    sessionId,
+    strategy,
+    policy: { source: request.strategy ? 'override' : source, mode, triggers },
+    snapshotSeq: snapshot.snapshotSeq,
+    plan,
+    stays,
+  };
+}
+
+/** A strategy in the `--strategy` shorthand where it has one, plus what the shorthand leaves out. */
+export function strategyLabel(strategy: Strategy): string {
+  if (strategy.type === 'none') return 'none';
+  if (strategy.type === 'slidingWindow') return `slidingWindow:${strategy.maxMessages}`;
+  const extras = [
+    `summary up to ${formatCount(strategy.maxSummaryTokens)} tokens`,
+    ...(strategy.model ? [`model ${strategy.model}`] : []),
+    ...(strategy.fallback ? [`fallback ${strategy.fallback}`] : []),
+  ];
+  return `summarize:${strategy.keepRecent} (${extras.join(', ')})`;
+}
+
+/**
+ * The preview for people: which seqs leave and which stay below the cutoff, as ranges
+ * (`1-34, 36-69`), and why the cutoff sits where it does.
+ * @returns lines without newlines.
+ */
+export function previewLines(preview: CompactionPreview): string[] {
+  const { plan, policy } = preview;
+  const label = (name: string) => name.padEnd(9);
+  const lines = [
+    `dry run: session "${preview.sessionId}" of tenant "${preview.tenantId}", up to seq ${preview.snapshotSeq}; nothing written`,
+    `${label('strategy')}${strategyLabel(preview.strategy)}`,
+    `${label('policy')}${policy.source}, mode ${policy.mode}, triggers ${JSON.stringify(policy.triggers)}`,
+  ];
+  if (plan.action === 'skip') {
+    lines.push(`${label('plan')}skip: ${plan.reason}`);
+    return lines;
+  }
+  lines.push(
+    `${label('plan')}${plan.leavingSeqs.length} messages leave (${formatCount(plan.leavingTokens)} tokens), ${plan.keptCount} stay`,
+    `${label('leaving')}${seqRanges(plan.leavingSeqs)}`,
+  );
+  if (plan.summarySeq !== null)
+    lines.push(
+      `${label('summary')}covers ${seqRanges(plan.coverSeqs) || 'nothing new'}; written at seq ${plan.summarySeq}`,
+    );
+  const byReason = new Map<string, number[]>();
+  for (const s of preview.stays) byReason.set(s.reason, [...(byReason.get(s.reason) ?? []), s.seq]);
+  const stays = [...byReason].map(([reason, seqs]) => `${seqRanges(seqs)} (${reason})`);
+  lines.push(`${label('stays')}${[...stays, `above ${plan.cutoffSeq} (the kept window)`].join('; ')}`);
+  plan.notes.forEach((note, i) => {
+    lines.push(`${label(i === 0 ? 'why' : '')}${note}`);
+  });
+  return lines;
+}
+
+export const compactCommand: Command = {
+  name: 'compact',
+  summary: 'compact one session now and print its ledger row as JSON (--dry-run: only show the plan)',
+  options: {
+    tenant: TENANT_OPTION,
+    session: SESSION_OPTION,
+    strategy: { type: 'string', value: 'X', description: 'strategy for this run, over the policy' },
+    'dry-run': {
+      type: 'boolean',
+      description: 'show which seqs would leave and stay, and why; write nothing',
+    },
+    json: { type: 'boolean', description: 'with --dry-run: the whole plan as JSON, for scripts' },
+  },
+  notes: [
+    'Runs the pipeline in-process, as a worker would, with trigger "manual": the policy, the lease',
+    'and the fencing all apply. Without --dry-run the output is always the ledger row as JSON.',
+  ],
+  examples: [
+    'compactor compact --tenant acme --session run-42 --strategy slidingWindow:50 --dry-run',
+    'compactor compact --tenant acme --session run-42',
+  ],
+  async run(args, context) {
+    const tenantId = text(args, 'tenant');
+    const sessionId = text(args, 'session');
+    const override = strategyOption(args);
+    const c = context.config();
+    const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
+    try {
+      if (flag(args, 'dry-run')) {
+        const preview = await previewCompaction(services, { tenantId, sessionId, strategy: override });
+        context.stdout.write(
+          flag(args, 'json')
+            ? `${JSON.stringify(preview, null, 2)}\n`
+            : `${previewLines(preview).join('\n')}\n`,
+        );
+        return 0;
+      }
+      const outcome = await runCompaction(
+        { ...services, now: () => performance.now() },
+        {
+          tenantId,
+          sessionId,
+          strategy: override,
+          trigger: 'manual',
+          idempotencyKey: `manual:${randomUUID()}`,
+          eventId: null,
+        },
+      );
+      // A manual compaction never batches: it always has its ledger row.
+      context.stdout.write(`${JSON.stringify(outcome.row)}\n`);
+      return 0;
+    } finally {
+      await services.close();
+    }
+  },
+};

@@ -1,0 +1,79 @@
+/** `compactor history`: a session's ledger, as a table for people or JSON lines for scripts. */
+import type { CompactionRow } from '../../../shared/postgres/schema.ts';
+import { openStore } from '../../runtime/store.ts';
+import { type Command, flag, JSON_OPTION, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
+import { type Column, formatChange, formatUsd, formatUtc, renderTable } from '../format.ts';
+import { outputWidth } from '../terminal.ts';
+
+/** Characters of a compaction id the table shows; `restore --compaction` takes them as a prefix. */
+export const SHORT_ID = 8;
+
+const COLUMNS: Column[] = [
+  { header: 'created (UTC)' },
+  { header: 'id' },
+  { header: 'status' },
+  { header: 'trigger' },
+  { header: 'strategy' },
+  { header: 'messages', align: 'right' },
+  { header: 'tokens', align: 'right' },
+  { header: 'cost', align: 'right' },
+  { header: 'reason', flex: true, minWidth: 12 },
+];
+
+/**
+ * The ledger as table lines, oldest first, fitted to `width` characters by cutting the reason
+ * (an error when the compaction failed) with `…`.
+ */
+export function historyTable(rows: readonly CompactionRow[], width: number): string[] {
+  return renderTable(
+    COLUMNS,
+    rows.map((r) => [
+      formatUtc(r.createdAt),
+      r.id.slice(0, SHORT_ID),
+      r.status,
+      r.trigger,
+      r.strategy,
+      formatChange(r.messagesBefore, r.messagesAfter),
+      formatChange(r.tokensBefore, r.tokensAfter),
+      formatUsd(r.costUsd),
+      r.reason ?? r.error ?? '',
+    ]),
+    width,
+  );
+}
+
+export const historyCommand: Command = {
+  name: 'history',
+  summary: "print a session's compactions: a table, or JSON lines with --json",
+  options: { tenant: TENANT_OPTION, session: SESSION_OPTION, json: JSON_OPTION },
+  notes: [
+    'Oldest first. The table fits the terminal by cutting the reason; its id column is the first',
+    `${SHORT_ID} characters of the compaction id, which restore --compaction accepts. --json prints each`,
+    'ledger row whole, one per line.',
+  ],
+  examples: [
+    'compactor history --tenant acme --session run-42',
+    'compactor history --tenant acme --session run-42 --json | jq .costUsd',
+  ],
+  async run(args, context) {
+    const tenantId = text(args, 'tenant');
+    const sessionId = text(args, 'session');
+    const { store, close } = openStore(context.config());
+    try {
+      const rows = await store.history(tenantId, sessionId);
+      if (rows.length === 0) {
+        await store.assertSession(tenantId, sessionId); // a foreign session: "not found"
+        if (!flag(args, 'json')) context.stderr.write(`session "${sessionId}" has no compactions yet\n`);
+        return 0;
+      }
+      if (flag(args, 'json')) {
+        for (const row of rows) context.stdout.write(`${JSON.stringify(row)}\n`);
+      } else {
+        context.stdout.write(`${historyTable(rows, outputWidth(context.stdout)).join('\n')}\n`);
+      }
+      return 0;
+    } finally {
+      await close();
+    }
+  },
+};

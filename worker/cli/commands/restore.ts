@@ -1,0 +1,88 @@
+/** `compactor restore`: puts a compaction's archived messages back exactly. */
+import { InvalidInputError } from '../../../shared/contract/errors.ts';
+import { createLogger } from '../../../shared/runtime/logger.ts';
+import { restoreCompaction } from '../../postgres/restore.ts';
+import { openServices, type Services } from '../../runtime/services.ts';
+import { type Command, flag, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
+import { SHORT_ID } from './history.ts';
+
+/** A compaction id cut short, as `history` shows it: hex (and dashes), shorter than a whole UUID. */
+const ID_PREFIX = new RegExp(`^[0-9a-f][0-9a-f-]{${SHORT_ID - 1},34}$`, 'i');
+
+/**
+ * The whole id of the session's compaction whose id starts with `id`, when `id` is such a prefix;
+ * any other text is returned as is (restoreCompaction judges it).
+ * @throws {InvalidInputError} when no compaction of the session, or more than one, starts with it.
+ */
+export async function resolveCompactionId(
+  services: Pick<Services, 'store'>,
+  request: { tenantId: string; sessionId: string; compactionId: string },
+): Promise<string> {
+  const { tenantId, sessionId, compactionId } = request;
+  if (!ID_PREFIX.test(compactionId)) return compactionId;
+  const prefix = compactionId.toLowerCase();
+  const matches = (await services.store.history(tenantId, sessionId)).filter((r) => r.id.startsWith(prefix));
+  if (matches.length === 1) return (matches[0] as { id: string }).id;
+  if (matches.length === 0) {
+    await services.store.assertSession(tenantId, sessionId);
+    throw new InvalidInputError(
+      `no compaction of session "${sessionId}" has an id starting with "${prefix}"`,
+    );
+  }
+  throw new InvalidInputError(
+    `${matches.length} compactions of session "${sessionId}" have ids starting with "${prefix}"; give more of the id`,
+  );
+}
+
+export const restoreCommand: Command = {
+  name: 'restore',
+  summary: 'undo one compaction: its archived messages go back exactly; print the result as JSON',
+  options: {
+    tenant: TENANT_OPTION,
+    session: SESSION_OPTION,
+    compaction: {
+      type: 'string',
+      value: 'ID',
+      description: `the compaction id, or its first ${SHORT_ID}+ characters as history shows them`,
+      required: true,
+    },
+    'dry-run': { type: 'boolean', description: 'list the seqs that would come back; write nothing' },
+  },
+  notes: [
+    'The archived messages return with their seq, content and order, the summary message goes, the',
+    'checkpoint it replaced comes back, and the ledger row becomes "restored". Restore stacked',
+    'compactions newest first; restoring twice changes nothing.',
+  ],
+  examples: ['compactor restore --tenant acme --session run-42 --compaction 3f2a1b9c --dry-run'],
+  async run(args, context) {
+    const tenantId = text(args, 'tenant');
+    const sessionId = text(args, 'session');
+    const c = context.config();
+    const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
+    try {
+      const compactionId = await resolveCompactionId(services, {
+        tenantId,
+        sessionId,
+        compactionId: text(args, 'compaction'),
+      });
+      // The lease keeps a running compaction from paying for a summary the restore will fence off.
+      const lease = await services.leases.acquire(tenantId, sessionId);
+      if (!lease)
+        throw new InvalidInputError(`session "${sessionId}" is being compacted right now; try again`);
+      try {
+        const result = await restoreCompaction(services.database.db, {
+          tenantId,
+          sessionId,
+          compactionId,
+          dryRun: flag(args, 'dry-run'),
+        });
+        context.stdout.write(`${JSON.stringify(result)}\n`);
+        return 0;
+      } finally {
+        await lease.release();
+      }
+    } finally {
+      await services.close();
+    }
+  },
+};

@@ -1,0 +1,49 @@
+/** `compactor sweep`: one sweep now, as the scheduler runs it. */
+import { isNull } from 'drizzle-orm';
+import { createProducer } from '../../../producer/index.ts';
+import { openDatabase } from '../../../shared/postgres/db.ts';
+import { sessions } from '../../../shared/postgres/schema.ts';
+import { runSweep } from '../../queue/sweep.ts';
+import { type Command, flag } from '../command.ts';
+import { createProgress } from '../progress.ts';
+
+export const sweepCommand: Command = {
+  name: 'sweep',
+  summary: 'scan every session now; enqueue a compaction for each one over its trigger',
+  options: {
+    'dry-run': { type: 'boolean', description: 'only list the sessions over their trigger; enqueue nothing' },
+  },
+  notes: [
+    'Prints each due session (the first 100) as a JSON line, then the totals as one JSON line.',
+    'The worker runs the same sweep every COMPACTOR_SWEEP_EVERY_MS.',
+  ],
+  examples: ['compactor sweep --dry-run'],
+  async run(args, context) {
+    const dryRun = flag(args, 'dry-run');
+    const c = context.config();
+    const database = openDatabase(c.databaseUrl, { max: 2 });
+    const producer = dryRun ? null : createProducer({ redisUrl: c.redisUrl, prefix: c.queuePrefix });
+    const progress = createProgress(context.stderr);
+    try {
+      if (progress.drawing) {
+        // Only for the bar's total (the scan itself counts as it goes): the sessions the sweep
+        // walks, those not continued in a child session. A stale count only misplaces the bar.
+        const total = await database.db.$count(sessions, isNull(sessions.childSessionId));
+        progress.start('sweeping', total, 'sessions');
+      }
+      const result = await runSweep(database.db, producer?.queue ?? null, {
+        dryRun,
+        onPage: (scanned) => progress.update(scanned),
+      });
+      progress.stop();
+      for (const due of result.sample) context.stdout.write(`${JSON.stringify(due)}\n`);
+      const { sample: _sample, ...totals } = result;
+      context.stdout.write(`${JSON.stringify({ dryRun, ...totals, ms: Math.round(totals.ms) })}\n`);
+      return 0;
+    } finally {
+      progress.stop();
+      await producer?.close();
+      await database.close();
+    }
+  },
+};

@@ -1,0 +1,66 @@
+/** `compactor worker`: processes compaction jobs until SIGTERM/SIGINT. */
+import { createLogger } from '../../../shared/runtime/logger.ts';
+import { startMetricsServer } from '../../http/metrics-server.ts';
+import { createWorkerMetrics } from '../../observability/metrics.ts';
+import { migrateDatabase } from '../../postgres/migrate.ts';
+import { startSweepService } from '../../queue/sweep.ts';
+import { startWorker } from '../../queue/worker.ts';
+import { openServices, poolSizeFor, redactUrl } from '../../runtime/services.ts';
+import { retryUntilReady } from '../../runtime/startup.ts';
+import { type Command, positiveInt } from '../command.ts';
+import { waitForSignals } from '../signals.ts';
+
+export const workerCommand: Command = {
+  name: 'worker',
+  summary: 'process compaction jobs until SIGTERM (with COMPACTOR_METRICS_PORT: /metrics, /healthz, /readyz)',
+  options: {
+    concurrency: { type: 'string', value: 'N', description: 'jobs at once (default 4)' },
+  },
+  notes: [
+    'Waits for Postgres and applies the migrations first. The first SIGTERM/SIGINT stops taking jobs',
+    'and lets the active ones finish, then exits 0; a second exits at once (BullMQ hands the',
+    'unfinished job to another worker). Also runs the scheduled sweeps (COMPACTOR_SWEEP_EVERY_MS).',
+    'Logs are JSON lines on stderr.',
+  ],
+  examples: ['COMPACTOR_METRICS_PORT=9464 compactor worker --concurrency 8'],
+  async run(args, context) {
+    const concurrency = positiveInt(args, 'concurrency', 4);
+    const c = context.config();
+    const logger = createLogger(c.logLevel);
+    const starting = new AbortController();
+    const stopStarting = () => starting.abort();
+    process.once('SIGTERM', stopStarting).once('SIGINT', stopStarting);
+    await retryUntilReady(() => migrateDatabase(c.databaseUrl), {
+      logger,
+      what: `Postgres at ${redactUrl(c.databaseUrl)}`,
+      signal: starting.signal,
+    });
+    process.off('SIGTERM', stopStarting).off('SIGINT', stopStarting);
+    const poolSize = poolSizeFor(c, concurrency);
+    const services = openServices(c, logger, { poolSize });
+    const metrics = createWorkerMetrics();
+    const running = startWorker(services, { concurrency, metrics });
+    const sweeps = await startSweepService(services);
+    const { port: metricsPort, host: metricsHost } = c.metrics;
+    const ops =
+      metricsPort === null
+        ? null
+        : await startMetricsServer(services, metrics, { port: metricsPort, host: metricsHost });
+    if (ops) logger.info({ url: ops.url }, 'metrics, /healthz and /readyz listening');
+    logger.info(
+      {
+        concurrency: running.worker.opts.concurrency,
+        dbPoolSize: poolSize,
+        summarizer: services.summarizer.name,
+        prefix: c.queuePrefix,
+      },
+      'worker started',
+    );
+    return waitForSignals(async (force) => {
+      logger.info({ force }, force ? 'second signal: forcing exit' : 'signal: finishing active jobs');
+      await sweeps.close();
+      await running.close(force);
+      await ops?.close();
+    });
+  },
+};

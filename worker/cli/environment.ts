@@ -1,0 +1,111 @@
+/**
+ * Every environment variable compactor reads, for `compactor --help`. The names and defaults come
+ * from the config schema itself, and the descriptions are keyed by the schema's names, so a
+ * variable added to the schema without a description fails the type check, and its default can
+ * never disagree with the help. test/unit/cli-environment.test.ts also greps the sources for
+ * `process.env` reads that bypass the schema.
+ */
+import type { z } from 'zod';
+import { envSchema } from '../../shared/runtime/config.ts';
+
+/** A variable of the config schema. */
+export type ConfigVariable = keyof typeof envSchema.shape;
+
+/** One variable as the help lists it. */
+export interface EnvironmentVariable {
+  name: string;
+  /** What it does, one line. */
+  description: string;
+  /** The default (`default 3000`), or what leaving it unset means (`unset: off`). */
+  default: string;
+}
+
+interface Described {
+  description: string;
+  /** What leaving it unset means, when the schema has no default value. Default `unset`. */
+  unset?: string;
+}
+
+const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
+  DATABASE_URL: { description: 'Postgres holding sessions, messages, the archive and the ledger' },
+  REDIS_URL: { description: 'Redis of BullMQ and the session leases' },
+  COMPACTOR_QUEUE_PREFIX: {
+    description: 'BullMQ key prefix (deployments sharing one Redis keep apart by it)',
+  },
+  ANTHROPIC_API_KEY: {
+    description: 'set: summaries by the anthropic summarizer',
+    unset: 'unset: offline extractive summaries',
+  },
+  ANTHROPIC_BASE_URL: { description: 'another Messages API endpoint', unset: "unset: Anthropic's API" },
+  COMPACTOR_MODEL: { description: 'model of LLM summaries' },
+  COMPACTOR_MAX_INPUT_TOKENS: {
+    description: 'input tokens of one LLM request; longer transcripts are summarized in chunks',
+  },
+  COMPACTOR_SWEEP_EVERY_MS: { description: 'ms between scheduled sweeps; 0 turns them off' },
+  COMPACTOR_BATCH_POLL_MS: { description: 'ms between submitting and collecting message batches' },
+  COMPACTOR_LEASE_TTL_MS: { description: 'ms a session lease lives unless renewed (every third of it)' },
+  COMPACTOR_DB_POOL_SIZE: {
+    description: 'Postgres connections of a process that compacts',
+    unset: 'unset: worker concurrency + 2, 10 to 32; others 10',
+  },
+  COMPACTOR_LOCK_DURATION_MS: { description: 'ms a BullMQ job lock lasts unrenewed before the job stalls' },
+  COMPACTOR_STALLED_INTERVAL_MS: { description: 'ms between a worker’s checks for stalled jobs' },
+  COMPACTOR_LOG_LEVEL: {
+    description: 'fatal, error, warn, info, debug, trace or silent (JSON logs on stderr)',
+  },
+  COMPACTOR_METRICS_PORT: {
+    description: 'worker serves /metrics, /healthz, /readyz on this port (0: any free one)',
+    unset: 'unset: off',
+  },
+  COMPACTOR_METRICS_HOST: { description: 'address of the metrics server' },
+  COMPACTOR_DASHBOARD_PORT: { description: 'port of compactor dashboard (--port overrides)' },
+  COMPACTOR_DASHBOARD_HOST: { description: 'address of compactor dashboard (--host overrides)' },
+  COMPACTOR_DASHBOARD_TOKEN: { description: 'dashboard admin bearer token, at least 16 characters' },
+  COMPACTOR_DASHBOARD_USER: { description: 'dashboard admin basic-auth user (with _PASSWORD)' },
+  COMPACTOR_DASHBOARD_PASSWORD: { description: 'dashboard admin basic-auth password (with _USER)' },
+  COMPACTOR_DASHBOARD_TOKENS: {
+    description: 'tenantA:tokenA,tenantB:tokenB: tenant-scoped dashboard access',
+  },
+};
+
+/**
+ * Variables read outside the config schema: terminal settings the command line itself looks at,
+ * which are not configuration of compactor.
+ */
+const OTHER_VARIABLES: EnvironmentVariable[] = [
+  {
+    name: 'COLUMNS',
+    description: 'width tables fit when stdout is not a terminal (a terminal’s own width wins)',
+    default: 'unset: no limit',
+  },
+];
+
+/** The default a schema field gives when the variable is unset, or undefined when it has none. */
+function schemaDefault(field: z.ZodType): unknown {
+  const parsed = field.safeParse(undefined);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Every variable compactor reads: the config schema's in its order, then {@link OTHER_VARIABLES}. */
+export function environmentVariables(): EnvironmentVariable[] {
+  const fromSchema = (Object.keys(envSchema.shape) as ConfigVariable[]).map((name) => {
+    const described = CONFIG_VARIABLES[name];
+    const value = schemaDefault(envSchema.shape[name] as z.ZodType);
+    return {
+      name,
+      description: described.description,
+      default: value === undefined ? (described.unset ?? 'unset') : `default ${String(value)}`,
+    };
+  });
+  return [...fromSchema, ...OTHER_VARIABLES];
+}
+
+/**
+ * The help's environment section: one variable per line, `NAME  description (default …)`.
+ * @returns lines without newlines.
+ */
+export function environmentHelp(): string[] {
+  const variables = environmentVariables();
+  const width = Math.max(...variables.map((v) => v.name.length));
+  return variables.map((v) => `  ${v.name.padEnd(width)}  ${v.description} (${v.default})`);
+}
