@@ -12,6 +12,7 @@ export const none: StrategyUnit<NoneStrategy> = {
   schema: noneStrategySchema,
   usage: 'none',
   shorthand: () => ({ type: 'none' }),
+  describe: () => 'none',
   kept: () => 0,
   summarizes: false,
   plan: () => skip('none', 'strategy is none'),

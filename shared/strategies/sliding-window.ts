@@ -21,6 +21,7 @@ export const slidingWindow: StrategyUnit<SlidingWindowStrategy> = {
   schema: slidingWindowStrategySchema,
   usage: 'slidingWindow:N',
   shorthand: (n) => ({ type: 'slidingWindow', maxMessages: n }),
+  describe: (strategy) => `slidingWindow:${strategy.maxMessages}`,
   kept: (strategy) => strategy.maxMessages,
   summarizes: false,
   plan: (snapshot, messages, strategy) =>

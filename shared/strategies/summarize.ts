@@ -37,6 +37,14 @@ export const summarize: StrategyUnit<SummarizeStrategy> = {
   schema: summarizeStrategySchema as unknown as z.ZodType<SummarizeStrategy>,
   usage: 'summarize[:N]',
   shorthand: (n) => ({ type: 'summarize', keepRecent: n ?? DEFAULT_KEEP_RECENT }),
+  describe: (strategy) => {
+    const extras = [
+      `summary up to ${strategy.maxSummaryTokens.toLocaleString('en-US')} tokens`,
+      ...(strategy.model ? [`model ${strategy.model}`] : []),
+      ...(strategy.fallback ? [`fallback ${strategy.fallback}`] : []),
+    ];
+    return `summarize:${strategy.keepRecent} (${extras.join(', ')})`;
+  },
   kept: (strategy) => strategy.keepRecent,
   summarizes: true,
   plan: (snapshot, messages, strategy) =>

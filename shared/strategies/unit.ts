@@ -19,6 +19,11 @@ export interface StrategyUnit<S extends { type: string } = { type: string }> {
    * `n` is the number after the colon, if any.
    */
   shorthand(n: number | undefined): unknown;
+  /**
+   * The strategy for people: its shorthand (`slidingWindow:50`), plus in parentheses what the
+   * shorthand leaves out.
+   */
+  describe(strategy: S): string;
   /** The shorthand's form for help texts, e.g. `slidingWindow:N`. */
   readonly usage: string;
   /**

@@ -3,11 +3,11 @@
  * shows what would happen and writes nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { explainStays, type Plan, planCompaction, type StayReason } from '../../../shared/planning/plan.ts';
+import { explainStays, type Plan, type StayReason } from '../../../shared/planning/plan.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
 import { createLogger } from '../../../shared/runtime/logger.ts';
-import type { Strategy } from '../../../shared/strategies/index.ts';
-import { effectivePolicy, runCompaction } from '../../pipeline/pipeline.ts';
+import { type Strategy, strategyUnit } from '../../../shared/strategies/index.ts';
+import { previewCompaction as preview, runCompaction } from '../../pipeline/pipeline.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import { type Command, flag, SESSION_OPTION, strategyOption, TENANT_OPTION, text } from '../command.ts';
 import { formatCount, seqRanges } from '../format.ts';
@@ -39,17 +39,12 @@ export interface CompactionPreview {
  * @throws {SessionNotFoundError} if the tenant has no such session.
  */
 export async function previewCompaction(
-  services: Pick<Services, 'store'>,
+  services: Pick<Services, 'reads'>,
   request: { tenantId: string; sessionId: string; strategy?: Strategy | undefined },
 ): Promise<CompactionPreview> {
   const { tenantId, sessionId } = request;
-  const snapshot = await services.store.loadSnapshot(tenantId, sessionId);
-  const { strategy, source, mode, triggers } = await effectivePolicy(services.store, {
-    tenantId,
-    sessionId,
-    strategy: request.strategy,
-  });
-  const plan = planCompaction(snapshot, snapshot.messages, strategy);
+  const { policy, snapshot, plan } = await preview(services.reads, request);
+  const { strategy, source, mode, triggers } = policy;
   const stays = plan.action === 'compact' ? explainStays(snapshot.messages, plan) : [];
   return {
     dryRun: true,
@@ -65,14 +60,7 @@ export async function previewCompaction(
 
 /** A strategy in the `--strategy` shorthand where it has one, plus what the shorthand leaves out. */
 export function strategyLabel(strategy: Strategy): string {
-  if (strategy.type === 'none') return 'none';
-  if (strategy.type === 'slidingWindow') return `slidingWindow:${strategy.maxMessages}`;
-  const extras = [
-    `summary up to ${formatCount(strategy.maxSummaryTokens)} tokens`,
-    ...(strategy.model ? [`model ${strategy.model}`] : []),
-    ...(strategy.fallback ? [`fallback ${strategy.fallback}`] : []),
-  ];
-  return `summarize:${strategy.keepRecent} (${extras.join(', ')})`;
+  return strategyUnit(strategy).describe(strategy);
 }
 
 /**
