@@ -193,8 +193,9 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
   });
 
   afterAll(async () => {
-    // Each step closes something the steps before it may still be using; every step runs even if
-    // one fails, so a failed close does not also leak the database and the Redis keys.
+    // Users go before what they use: the file's own closers, workers (they finish their jobs),
+    // the producer and clients, the fake API, then the Redis keys and the database. Every step
+    // runs even if one fails, so a failed close does not also leave the database and keys behind.
     const steps: Array<() => unknown> = [
       ...teardowns.splice(0).reverse(),
       () => ctx.closeWorkers(),
