@@ -19,27 +19,16 @@ import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { importTranscript } from '../../producer/import.ts';
-import { createProducer, createSession, type Producer, SessionExistsError } from '../../producer/index.ts';
+import { createSession, SessionExistsError } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { RUN_COMPLETED, type RunCompletedInput } from '../../shared/contract/events.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
-import { type CompactionWorker, startWorker } from '../../worker/queue/worker.ts';
-import { openServices } from '../../worker/runtime/services.ts';
-import { REDIS_URL } from '../support/env.ts';
-import {
-  cleanRedis,
-  createTestDatabase,
-  loadCorpusSession,
-  silentLogger,
-  type TestDatabase,
-  testConfig,
-  testPrefix,
-  waitFor,
-} from '../support/fixtures.ts';
+import type { CompactionWorker } from '../../worker/queue/worker.ts';
+import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
 import { killAllChildren, runCompactor } from '../support/processes.ts';
 
 const CORPUS = fileURLToPath(new URL('./bad-input/', import.meta.url));
@@ -221,21 +210,9 @@ const transcriptCases: TranscriptCase[] = [
 // ---------------------------------------------------------------------------------------------------
 // Fixtures
 
-let tdb: TestDatabase;
-let prefix: string;
-let producer: Producer;
+const ctx = useIntegration();
 let running: CompactionWorker;
-let store: CompactionStore;
 let validTranscript: string;
-
-function cliEnv(): Record<string, string> {
-  return {
-    DATABASE_URL: tdb.url,
-    REDIS_URL,
-    COMPACTOR_QUEUE_PREFIX: prefix,
-    COMPACTOR_LOG_LEVEL: 'warn',
-  };
-}
 
 interface TableState {
   table: string;
@@ -248,7 +225,7 @@ async function snapshot(): Promise<TableState[]> {
   const digest = (table: string) =>
     `select '${table}' as table, count(*)::int as rows,
             md5(coalesce(string_agg(t::text, E'\\n' order by t::text), '')) as digest from ${table} t`;
-  return tdb.database.sql.unsafe<TableState[]>(
+  return ctx.tdb.database.sql.unsafe<TableState[]>(
     ['sessions', 'messages', 'archived_messages', 'compactions'].map(digest).join(' union all '),
   );
 }
@@ -256,7 +233,7 @@ async function snapshot(): Promise<TableState[]> {
 /** Waits until the job is done, or scheduled for a retry (`delayed`, which a test then rejects). */
 async function settled(jobId: string): Promise<string> {
   return waitFor(async () => {
-    const state = await producer.queue.getJobState(jobId);
+    const state = await ctx.producer.queue.getJobState(jobId);
     return state === 'completed' || state === 'failed' || state === 'delayed' ? state : undefined;
   });
 }
@@ -270,40 +247,35 @@ function expectClearMessage(message: string, expected: string) {
 
 async function expectFailedOnce(jobId: string, expected: string) {
   expect(await settled(jobId)).toBe('failed');
-  const job = await producer.queue.getJob(jobId);
+  const job = await ctx.producer.queue.getJob(jobId);
   expect(job?.attemptsMade).toBe(1);
   expectClearMessage(job?.failedReason ?? '', expected);
 }
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  prefix = testPrefix();
-  producer = createProducer({ redisUrl: REDIS_URL, prefix });
-  store = new CompactionStore(tdb.database.db);
-  running = startWorker(openServices(testConfig(tdb.url, prefix), silentLogger, { poolSize: 3 }), {
-    concurrency: 4,
-  });
+  running = ctx.startWorker({ concurrency: 4 });
   generatedDir = mkdtempSync(path.join(tmpdir(), 'compactor-bad-input-'));
   for (const g of GENERATED_TRANSCRIPTS) await writeFile(path.join(generatedDir, g.name), g.bytes());
   validTranscript = path.join(tmpdir(), `compactor-bad-input-good-${randomUUID()}.jsonl`);
   await writeFile(validTranscript, line(SYSTEM));
 
   // The owner's session, compacted once, so it has live, archived and ledger rows to protect.
-  await createSession(tdb.database.db, {
+  await createSession(ctx.tdb.database.db, {
     ...OWNER,
     messages: await loadCorpusSession('sweagent__ctf-rev-rock'),
   });
   const eventId = randomUUID();
-  await producer.runCompleted({ eventId, ...OWNER, strategy: { type: 'slidingWindow', maxMessages: 10 } });
+  await ctx.producer.runCompleted({
+    eventId,
+    ...OWNER,
+    strategy: { type: 'slidingWindow', maxMessages: 10 },
+  });
   expect(await settled(eventId)).toBe('completed');
 });
 
-afterAll(async () => {
+// Before the database is dropped: a `compactor` child still running holds connections to it.
+ctx.onTeardown(async () => {
   await killAllChildren();
-  await running?.close();
-  await producer?.close();
-  if (prefix) await cleanRedis(prefix);
-  await tdb?.drop();
   if (generatedDir) await rm(generatedDir, { recursive: true, force: true });
   if (validTranscript) await rm(validTranscript, { force: true });
 });
@@ -320,20 +292,23 @@ describe('bad events', () => {
 
   it.each(eventCases)('the producer refuses $name ($description)', async (c) => {
     const before = await snapshot();
-    const counts = await producer.queue.getJobCounts();
+    const counts = await ctx.producer.queue.getJobCounts();
     if (c.seeded) {
       // Only the database can tell: the producer enqueues it, and the worker fails it once.
       const input = c.event as RunCompletedInput;
-      await expect(producer.runCompleted(input)).resolves.toEqual({ jobId: input.eventId, coalesced: false });
+      await expect(ctx.producer.runCompleted(input)).resolves.toEqual({
+        jobId: input.eventId,
+        coalesced: false,
+      });
       await expectFailedOnce(input.eventId, c.expected);
     } else {
-      const error = await producer.runCompleted(c.event as RunCompletedInput).then(
+      const error = await ctx.producer.runCompleted(c.event as RunCompletedInput).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(error).toBeInstanceOf(InvalidInputError);
       expectClearMessage((error as Error).message, c.expected);
-      expect(await producer.queue.getJobCounts()).toEqual(counts);
+      expect(await ctx.producer.queue.getJobCounts()).toEqual(counts);
     }
     expect(await snapshot()).toEqual(before);
   });
@@ -343,7 +318,7 @@ describe('bad events', () => {
     async (c) => {
       const before = await snapshot();
       // As a buggy producer in another language would: no validation, five attempts.
-      await producer.queue.add(RUN_COMPLETED, c.event, { jobId: c.jobId, attempts: 5 });
+      await ctx.producer.queue.add(RUN_COMPLETED, c.event, { jobId: c.jobId, attempts: 5 });
       await expectFailedOnce(c.jobId, c.expected);
       expect(await snapshot()).toEqual(before);
     },
@@ -356,7 +331,7 @@ describe('bad events', () => {
 describe('bad transcripts', () => {
   it.each(transcriptCases)('import refuses $name ($description), naming the line and field', async (c) => {
     const before = await snapshot();
-    const error = await importTranscript(tdb.database.db, c.file(), { tenantId: 'importer' }).then(
+    const error = await importTranscript(ctx.tdb.database.db, c.file(), { tenantId: 'importer' }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -399,7 +374,7 @@ describe('bad transcripts', () => {
     ],
   ])('import refuses %s and writes nothing', async (_, ids, expected) => {
     const before = await snapshot();
-    const error = await importTranscript(tdb.database.db, validTranscript, {
+    const error = await importTranscript(ctx.tdb.database.db, validTranscript, {
       tenantId: 'importer',
       ...ids,
     }).then(
@@ -415,7 +390,7 @@ describe('bad transcripts', () => {
 
   it('`compactor import` refuses every bad transcript with its error on stderr and exit code 1', async () => {
     const before = await snapshot();
-    const run = await runCompactor(['import', TRANSCRIPTS_DIR, generatedDir, '--tenant', 'cli'], cliEnv());
+    const run = await runCompactor(['import', TRANSCRIPTS_DIR, generatedDir, '--tenant', 'cli'], ctx.cliEnv);
     expect(run.code, run.stderr).toBe(1);
     expect(run.stdout).toBe('');
     const lines = run.stderr.trimEnd().split('\n');
@@ -431,13 +406,13 @@ describe('bad transcripts', () => {
 
 describe('tenant isolation', () => {
   it("the CLI shows another tenant nothing of the owner's session and changes nothing", async () => {
-    expect((await store.history(OWNER.tenantId, OWNER.sessionId)).length).toBeGreaterThan(0);
+    expect((await ctx.store.history(OWNER.tenantId, OWNER.sessionId)).length).toBeGreaterThan(0);
     const before = await snapshot();
     const intruder = ['--tenant', 'intruder', '--session', OWNER.sessionId];
     // Writing through the pipeline as another tenant is covered by the `seeded` event cases.
     const [history, preview] = await Promise.all([
-      runCompactor(['history', ...intruder], cliEnv()),
-      runCompactor(['compact', ...intruder, '--strategy', 'slidingWindow:1', '--dry-run'], cliEnv()),
+      runCompactor(['history', ...intruder], ctx.cliEnv),
+      runCompactor(['compact', ...intruder, '--strategy', 'slidingWindow:1', '--dry-run'], ctx.cliEnv),
     ]);
     const notFound = `session "${OWNER.sessionId}" not found for tenant "intruder"`;
     expect(history).toMatchObject({ code: 1, stdout: '' });
@@ -451,7 +426,7 @@ describe('tenant isolation', () => {
     const messages = await loadCorpusSession('sweagent__ctf-rev-rock');
     const a = { tenantId: 'twin:x', sessionId: 's' };
     const b = { tenantId: 'twin', sessionId: 'x:s' };
-    for (const s of [a, b]) await createSession(tdb.database.db, { ...s, messages });
+    for (const s of [a, b]) await createSession(ctx.tdb.database.db, { ...s, messages });
     // Paused, both jobs wait side by side: had they one deduplication id, the second would coalesce.
     await running.worker.pause();
     const events = [a, b].map((s) => ({
@@ -461,14 +436,14 @@ describe('tenant isolation', () => {
     }));
     try {
       for (const e of events) {
-        await expect(producer.runCompleted(e)).resolves.toEqual({ jobId: e.eventId, coalesced: false });
+        await expect(ctx.producer.runCompleted(e)).resolves.toEqual({ jobId: e.eventId, coalesced: false });
       }
     } finally {
       running.worker.resume();
     }
     for (const e of events) {
       expect(await settled(e.eventId)).toBe('completed');
-      const rows = await store.history(e.tenantId, e.sessionId);
+      const rows = await ctx.store.history(e.tenantId, e.sessionId);
       expect(rows.map((r) => [r.status, r.eventId])).toEqual([['applied', e.eventId]]);
     }
   });

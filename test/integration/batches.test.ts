@@ -4,54 +4,33 @@
  * idempotency as online compactions.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProducer, createSession, type Producer } from '../../producer/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createSession } from '../../producer/index.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { pollBatches } from '../../worker/queue/batches.ts';
 import { runSweep } from '../../worker/queue/sweep.ts';
-import { type CompactionWorker, startWorker } from '../../worker/queue/worker.ts';
-import { openServices, type Services } from '../../worker/runtime/services.ts';
-import { REDIS_URL } from '../support/env.ts';
-import { type FakeAnthropicHandle, FakeAnthropicServer } from '../support/fake-anthropic.ts';
-import {
-  cleanRedis,
-  createTestDatabase,
-  loadCorpusSession,
-  silentLogger,
-  type TestDatabase,
-  testConfig,
-  testPrefix,
-  waitFor,
-} from '../support/fixtures.ts';
+import type { Services } from '../../worker/runtime/services.ts';
+import { loadCorpusSession, silentLogger, waitFor } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
 
-let tdb: TestDatabase;
-let prefix: string;
-let producer: Producer;
-let fake: FakeAnthropicServer;
-let llm: FakeAnthropicHandle;
+const ctx = useIntegration({ anthropic: true });
+/** Services of this process, for polling batches and compacting by hand beside the worker. */
 let services: Services;
-let worker: CompactionWorker;
 const tenantId = 'batchy';
 const sessions = ['a', 'b', 'c', 'd'];
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  prefix = testPrefix();
-  producer = createProducer({ redisUrl: REDIS_URL, prefix });
-  fake = new FakeAnthropicServer();
-  llm = await fake.start();
-  const config = testConfig(tdb.url, prefix, { anthropicApiKey: 'sk-test', anthropicBaseUrl: llm.url });
-  services = openServices(config, silentLogger, { poolSize: 3 });
-  worker = startWorker(openServices(config, silentLogger, { poolSize: 3 }), { concurrency: 4 });
-  await setPolicy(tdb.database.db, tenantId, null, {
+  services = ctx.services();
+  ctx.startWorker({ concurrency: 4 });
+  await setPolicy(ctx.tdb.database.db, tenantId, null, {
     strategy: { type: 'summarize', keepRecent: 8 },
     triggers: { maxMessages: 20 },
     batch: true,
   });
   for (const sessionId of sessions) {
-    await createSession(tdb.database.db, {
+    await createSession(ctx.tdb.database.db, {
       tenantId,
       sessionId,
       messages: await loadCorpusSession('sweagent__ctf-web-i_got_id'),
@@ -59,17 +38,8 @@ beforeAll(async () => {
   }
 });
 
-afterAll(async () => {
-  await worker?.close();
-  await services?.close();
-  await producer?.close();
-  await llm?.close();
-  await cleanRedis(prefix);
-  await tdb?.drop();
-});
-
 const batchRows = () =>
-  tdb.database.sql<{ session_id: string; status: string; reason: string | null }[]>`
+  ctx.tdb.database.sql<{ session_id: string; status: string; reason: string | null }[]>`
     select session_id, status, reason from summary_batches where tenant_id = ${tenantId} order by session_id`;
 
 function poll() {
@@ -80,23 +50,23 @@ function poll() {
 
 describe('batch summaries for sweeps', () => {
   it('queues, submits one batch, and applies each summary once it ends, fenced and at half price', async () => {
-    await runSweep(tdb.database.db, producer.queue);
+    await runSweep(ctx.tdb.database.db, ctx.producer.queue);
     await waitFor(async () => (await batchRows()).length === sessions.length);
     expect((await batchRows()).map((r) => r.status)).toEqual(['queued', 'queued', 'queued', 'queued']);
-    expect(fake.requests).toHaveLength(0); // nothing paid for yet
+    expect(ctx.fake.requests).toHaveLength(0); // nothing paid for yet
 
     // A repeated sweep does not queue the same session version twice.
-    await runSweep(tdb.database.db, producer.queue);
+    await runSweep(ctx.tdb.database.db, ctx.producer.queue);
     await waitFor(async () =>
-      Object.values(await producer.queue.getJobCounts('waiting', 'active')).every((n) => n === 0),
+      Object.values(await ctx.producer.queue.getJobCounts('waiting', 'active')).every((n) => n === 0),
     );
     expect(await batchRows()).toHaveLength(sessions.length);
 
-    fake.enqueue('ok', 'ok', { status: 500 }, 'ok');
+    ctx.fake.enqueue('ok', 'ok', { status: 500 }, 'ok');
     const first = await poll();
     expect(first).toMatchObject({ submitted: 4, running: 1, applied: 0 });
-    expect(fake.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
-    const created = fake.requests[0]?.body as { requests: unknown[] } | undefined;
+    expect(ctx.fake.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    const created = ctx.fake.requests[0]?.body as { requests: unknown[] } | undefined;
     expect(created?.requests).toHaveLength(4);
 
     // Meanwhile session d is compacted by hand: its batch summary must be fenced off.
@@ -125,7 +95,7 @@ describe('batch summaries for sweeps', () => {
       /compacted since the sweep saw it|the session changed while the batch ran/,
     );
 
-    const ledger = await tdb.database.sql<
+    const ledger = await ctx.tdb.database.sql<
       {
         session_id: string;
         status: string;
@@ -146,7 +116,7 @@ describe('batch summaries for sweeps', () => {
 
     // Polling again changes nothing: every request is settled.
     expect(await poll()).toMatchObject({ submitted: 0, applied: 0, failed: 0, skipped: 0, running: 0 });
-    const report = await audit(tdb.database.db, tenantId);
+    const report = await audit(ctx.tdb.database.db, tenantId);
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(64 * sessions.length);
   });

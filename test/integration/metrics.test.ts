@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProducer, createSession, type Producer } from '../../producer/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createSession } from '../../producer/index.ts';
 import { RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
@@ -15,27 +15,12 @@ import { startMetricsServer } from '../../worker/http/metrics-server.ts';
 import type { Listening } from '../../worker/http/ops.ts';
 import { readinessProbe } from '../../worker/observability/health.ts';
 import { createWorkerMetrics } from '../../worker/observability/metrics.ts';
-import { type CompactionWorker, startWorker } from '../../worker/queue/worker.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
-import { openServices } from '../../worker/runtime/services.ts';
-import { REDIS_URL } from '../support/env.ts';
-import {
-  cleanRedis,
-  createTestDatabase,
-  loadCorpusSession,
-  silentLogger,
-  type TestDatabase,
-  testConfig,
-  testPrefix,
-  waitFor,
-} from '../support/fixtures.ts';
+import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
 
-let tdb: TestDatabase;
-let prefix: string;
-let producer: Producer;
-let worker: CompactionWorker;
+const ctx = useIntegration();
 let server: Listening;
-let redis: Redis;
 const tenantId = 'acme';
 let bumped = false;
 
@@ -47,7 +32,7 @@ function fencingSummarizer(): Summarizer {
     async summarize(input) {
       if (input.sessionId === 'fenced' && !bumped) {
         bumped = true;
-        await tdb.database.sql`
+        await ctx.tdb.database.sql`
           update sessions set compaction_version = compaction_version + 1
           where tenant_id = ${input.tenantId} and id = ${input.sessionId}`;
       }
@@ -57,7 +42,7 @@ function fencingSummarizer(): Summarizer {
 }
 
 async function seed(sessionId: string) {
-  await createSession(tdb.database.db, {
+  await createSession(ctx.tdb.database.db, {
     tenantId,
     sessionId,
     messages: await loadCorpusSession('sweagent__ctf-rev-rock'),
@@ -79,32 +64,18 @@ function sample(text: string, series: string): number | undefined {
 
 async function settled(jobId: string) {
   return waitFor(async () => {
-    const state = await producer.queue.getJobState(jobId);
+    const state = await ctx.producer.queue.getJobState(jobId);
     return state === 'completed' || state === 'failed' ? state : undefined;
   });
 }
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  prefix = testPrefix();
-  producer = createProducer({ redisUrl: REDIS_URL, prefix });
-  redis = new Redis(REDIS_URL);
-  const services = openServices(testConfig(tdb.url, prefix), silentLogger, {
-    poolSize: 3,
-    summarizer: fencingSummarizer(),
-  });
+  // The server reads the worker's services, so both share them.
+  const services = ctx.services({ summarizer: fencingSummarizer() });
   const metrics = createWorkerMetrics();
-  worker = startWorker(services, { concurrency: 2, metrics });
+  ctx.startWorker({ services, concurrency: 2, metrics });
   server = await startMetricsServer(services, metrics, { port: 0, host: '127.0.0.1' });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await worker?.close();
-  await producer?.close();
-  await redis?.quit();
-  await cleanRedis(prefix);
-  await tdb?.drop();
+  ctx.onTeardown(() => server.close());
 });
 
 describe('worker metrics', () => {
@@ -117,17 +88,17 @@ describe('worker metrics', () => {
       sessionId: 'fenced',
       strategy: { type: 'summarize', keepRecent: 4 },
     } as const;
-    await producer.runCompleted(summarize);
+    await ctx.producer.runCompleted(summarize);
     expect(await settled(summarize.eventId)).toBe('completed');
     // The same event again, after its job is gone: a duplicate.
-    await producer.queue.remove(summarize.eventId);
-    await producer.runCompleted(summarize);
+    await ctx.producer.queue.remove(summarize.eventId);
+    await ctx.producer.runCompleted(summarize);
     expect(await settled(summarize.eventId)).toBe('completed');
     const skip = { eventId: randomUUID(), tenantId, sessionId: 'quiet', strategy: { type: 'none' } } as const;
-    await producer.runCompleted(skip);
+    await ctx.producer.runCompleted(skip);
     expect(await settled(skip.eventId)).toBe('completed');
     const bad = randomUUID();
-    await producer.queue.add(RUN_COMPLETED, { eventId: bad, tenantId }, { jobId: bad, attempts: 3 });
+    await ctx.producer.queue.add(RUN_COMPLETED, { eventId: bad, tenantId }, { jobId: bad, attempts: 3 });
     expect(await settled(bad)).toBe('failed');
 
     const text = await waitFor(async () => {
@@ -144,7 +115,7 @@ describe('worker metrics', () => {
     expect(sample(text, 'compactor_llm_latency_seconds_count{summarizer="extractive",result="ok"}')).toBe(2);
     expect(sample(text, 'compactor_compaction_duration_seconds_count{outcome="applied"}')).toBe(1);
     expect(sample(text, 'compactor_compaction_duration_seconds_count{outcome="failed"}')).toBe(1);
-    const [row] = await tdb.database.sql<{ saved: number; archived: number }[]>`
+    const [row] = await ctx.tdb.database.sql<{ saved: number; archived: number }[]>`
       select (tokens_before - tokens_after)::int as saved, messages_archived as archived
       from compactions where session_id = 'fenced' and status = 'applied'`;
     expect(sample(text, 'compactor_tokens_saved_total')).toBe(row?.saved);
@@ -159,7 +130,7 @@ describe('worker metrics', () => {
 
   it('counts a lease conflict when another worker holds the session', async () => {
     await seed('busy');
-    const lease = await new LeaseManager(redis, { prefix }).acquire(tenantId, 'busy');
+    const lease = await new LeaseManager(ctx.redis, { prefix: ctx.prefix }).acquire(tenantId, 'busy');
     expect(lease).not.toBeNull();
     const event = {
       eventId: randomUUID(),
@@ -168,7 +139,7 @@ describe('worker metrics', () => {
       trigger: 'manual',
       strategy: { type: 'summarize', keepRecent: 10 },
     } as const;
-    await producer.runCompleted(event);
+    await ctx.producer.runCompleted(event);
     await waitFor(async () =>
       (sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0) >= 1 ? true : undefined,
     );
@@ -178,7 +149,7 @@ describe('worker metrics', () => {
 
   it('runs a sliding window without the lease: no LLM call to pay for twice, the row lock suffices', async () => {
     await seed('windowed');
-    const lease = await new LeaseManager(redis, { prefix }).acquire(tenantId, 'windowed');
+    const lease = await new LeaseManager(ctx.redis, { prefix: ctx.prefix }).acquire(tenantId, 'windowed');
     expect(lease).not.toBeNull();
     const conflictsBefore = sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0;
     const event = {
@@ -188,10 +159,10 @@ describe('worker metrics', () => {
       trigger: 'manual',
       strategy: { type: 'slidingWindow', maxMessages: 10 },
     } as const;
-    await producer.runCompleted(event);
+    await ctx.producer.runCompleted(event);
     expect(await settled(event.eventId)).toBe('completed');
     await lease?.release();
-    const result = (await producer.queue.getJob(event.eventId))?.returnvalue;
+    const result = (await ctx.producer.queue.getJob(event.eventId))?.returnvalue;
     expect(result).toMatchObject({ status: 'applied', ledgerStatus: 'applied' });
     expect(result.messagesAfter).toBeLessThan(result.messagesBefore);
     expect(sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0).toBe(conflictsBefore);
@@ -202,10 +173,10 @@ describe('worker metrics', () => {
     // Once, a message the plan saw leaving cannot be deleted (as if pinned meanwhile): the archive
     // moves fewer rows than planned, which the write rejects as a stale plan. A sequence counts the
     // attempts, since it is the one thing the rejected transaction's rollback does not undo.
-    const [victim] = await tdb.database.sql<{ seq: number }[]>`
+    const [victim] = await ctx.tdb.database.sql<{ seq: number }[]>`
       select min(seq)::int as seq from messages where tenant_id = ${tenantId} and session_id = 'window-fenced'
         and not pinned`;
-    await tdb.database.sql.unsafe(`
+    await ctx.tdb.database.sql.unsafe(`
       create sequence fence_once;
       create function fence_once_keep() returns trigger language plpgsql as $$
       begin
@@ -222,9 +193,9 @@ describe('worker metrics', () => {
       trigger: 'manual',
       strategy: { type: 'slidingWindow', maxMessages: 10 },
     } as const;
-    await producer.runCompleted(event);
+    await ctx.producer.runCompleted(event);
     expect(await settled(event.eventId)).toBe('completed');
-    expect((await producer.queue.getJob(event.eventId))?.returnvalue).toMatchObject({
+    expect((await ctx.producer.queue.getJob(event.eventId))?.returnvalue).toMatchObject({
       status: 'applied',
       ledgerStatus: 'applied',
     });
@@ -247,7 +218,7 @@ describe('readiness', () => {
     // Nothing listens on port 1: both connections are refused.
     const deadRedis = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: null });
     const deadSql = postgres('postgres://postgres@127.0.0.1:1/postgres', { max: 1, connect_timeout: 1 });
-    const liveSql = postgres(tdb.url, { max: 1 });
+    const liveSql = postgres(ctx.tdb.url, { max: 1 });
     const down = readinessProbe(deadRedis, deadSql, 1_000);
     const redisDown = readinessProbe(deadRedis, liveSql, 1_000);
     try {

@@ -6,42 +6,23 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  appendMessages,
-  createProducer,
-  createSession,
-  liveSessionOf,
-  type Producer,
-} from '../../producer/index.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appendMessages, createSession, liveSessionOf } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { PolicyInput } from '../../shared/policy/policy.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
 import { runSweep, SWEEP_QUEUE, startSweepService } from '../../worker/queue/sweep.ts';
-import { type CompactionWorker, startWorker } from '../../worker/queue/worker.ts';
+import type { CompactionWorker } from '../../worker/queue/worker.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { REDIS_URL } from '../support/env.ts';
-import {
-  cleanRedis,
-  createTestDatabase,
-  loadCorpusSession,
-  silentLogger,
-  type TestDatabase,
-  testConfig,
-  testPrefix,
-  waitFor,
-} from '../support/fixtures.ts';
+import { loadCorpusSession, silentLogger, waitFor } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
 import { runCompactor } from '../support/processes.ts';
 
-let tdb: TestDatabase;
-let prefix: string;
-let producer: Producer;
-let store: CompactionStore;
+const ctx = useIntegration();
 let summaries = 0;
-const workers: CompactionWorker[] = [];
 
 /** The extractive summarizer, counting its calls (a stand-in for money spent on an LLM). */
 const counting: Summarizer = {
@@ -52,32 +33,12 @@ const counting: Summarizer = {
   },
 };
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  prefix = testPrefix();
-  producer = createProducer({ redisUrl: REDIS_URL, prefix });
-  store = new CompactionStore(tdb.database.db);
-});
-
 afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.close()));
-});
-
-afterAll(async () => {
-  await producer?.close();
-  await cleanRedis(prefix);
-  await tdb?.drop();
+  await ctx.closeWorkers();
 });
 
 function worker(concurrency = 4): CompactionWorker {
-  const w = startWorker(
-    openServices(testConfig(tdb.url, prefix), silentLogger, { poolSize: 3, summarizer: counting }),
-    {
-      concurrency,
-    },
-  );
-  workers.push(w);
-  return w;
+  return ctx.startWorker({ summarizer: counting, concurrency });
 }
 
 async function seed(
@@ -87,22 +48,22 @@ async function seed(
   corpus = 'sweagent__ctf-web-i_got_id',
 ) {
   const messages = await loadCorpusSession(corpus);
-  await createSession(tdb.database.db, { tenantId, sessionId, agentId, messages });
+  await createSession(ctx.tdb.database.db, { tenantId, sessionId, agentId, messages });
   return messages;
 }
 
 async function event(tenantId: string, sessionId: string, extra: Record<string, unknown> = {}) {
   const eventId = randomUUID();
-  await producer.runCompleted({ eventId, tenantId, sessionId, ...extra });
+  await ctx.producer.runCompleted({ eventId, tenantId, sessionId, ...extra });
   await waitFor(async () => {
-    const s = await producer.queue.getJobState(eventId);
+    const s = await ctx.producer.queue.getJobState(eventId);
     return s === 'completed' || s === 'failed' ? s : undefined;
   });
   return eventId;
 }
 
 const policy = (tenantId: string, agentId: string | null, input: PolicyInput) =>
-  setPolicy(tdb.database.db, tenantId, agentId, input);
+  setPolicy(ctx.tdb.database.db, tenantId, agentId, input);
 
 describe('policies', () => {
   it('event override > agent policy > tenant policy > built-in default', async () => {
@@ -118,7 +79,7 @@ describe('policies', () => {
     await event(t, 'by-tenant');
     await event(t, 'by-event', { strategy: { type: 'slidingWindow', maxMessages: 10 } });
     await event('nopolicy', 'by-default');
-    const ledgerOf = async (tenant: string, s: string) => (await store.history(tenant, s))[0];
+    const ledgerOf = async (tenant: string, s: string) => (await ctx.store.history(tenant, s))[0];
     // The window keeps N, plus the pinned system prompt, plus at most a tool call kept with its result.
     const keptAbout = (n: number) => ({
       status: 'applied',
@@ -141,7 +102,7 @@ describe('policies', () => {
     worker();
     const before = summaries;
     await event(t, 's');
-    const [row] = await store.history(t, 's');
+    const [row] = await ctx.store.history(t, 's');
     expect(row).toMatchObject({ status: 'skipped', reason: 'below every trigger: 64 of 500 messages' });
     expect(summaries).toBe(before);
   });
@@ -157,19 +118,19 @@ describe('policies', () => {
       ...m,
       pinned: true,
     }));
-    await createSession(tdb.database.db, { tenantId: t, sessionId: 's', messages });
+    await createSession(ctx.tdb.database.db, { tenantId: t, sessionId: 's', messages });
     worker();
     await event(t, 's');
     await event(t, 's');
     await event(t, 's');
-    const rows = await store.history(t, 's');
+    const rows = await ctx.store.history(t, 's');
     expect(rows.map((r) => r.status)).toEqual(['skipped', 'skipped', 'skipped']);
     expect(rows[0]?.reason).toMatch(/^nothing can leave/);
     expect(rows[1]?.reason).toMatch(/^storm guard: /);
     expect(rows[2]?.reason).toMatch(/^storm guard: /);
     // Enough new messages lift the guard.
     await appendMessages(
-      tdb.database.db,
+      ctx.tdb.database.db,
       t,
       's',
       Array.from({ length: 5 }, (_, i) => ({
@@ -179,17 +140,12 @@ describe('policies', () => {
       })),
     );
     await event(t, 's');
-    const last = (await store.history(t, 's')).at(-1);
+    const last = (await ctx.store.history(t, 's')).at(-1);
     expect(last?.reason).not.toMatch(/^storm guard/);
   });
 
   it('policy set/get/list on the command line, refusing a bad policy and naming the field', async () => {
-    const env = {
-      DATABASE_URL: tdb.url,
-      REDIS_URL,
-      COMPACTOR_QUEUE_PREFIX: prefix,
-      COMPACTOR_LOG_LEVEL: 'warn',
-    };
+    const env = ctx.cliEnv;
     const set = await runCompactor(
       ['policy', 'set', '--tenant', 'cli', '--agent', 'a1', '--policy', '{"strategy":{"type":"none"}}'],
       env,
@@ -230,22 +186,17 @@ describe('sweeps', () => {
     });
     await seed(t, 'big'); // 64 messages
     await seed(t, 'small', null, 'sweagent__ctf-rev-rock'); // 37 messages
-    const dry = await runSweep(tdb.database.db, null, { dryRun: true });
+    const dry = await runSweep(ctx.tdb.database.db, null, { dryRun: true });
     expect(dry.sample.filter((d) => d.tenantId === t)).toEqual([
       { tenantId: t, sessionId: 'big', compactionVersion: 0, reason: '64 messages, over the limit of 50' },
     ]);
-    const env = {
-      DATABASE_URL: tdb.url,
-      REDIS_URL,
-      COMPACTOR_QUEUE_PREFIX: prefix,
-      COMPACTOR_LOG_LEVEL: 'warn',
-    };
+    const env = ctx.cliEnv;
     const cli = await runCompactor(['sweep', '--dry-run'], env);
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.stdout).toContain('"sessionId":"big"');
     expect(cli.stdout).not.toContain('"sessionId":"small"');
-    expect(await store.history(t, 'big')).toEqual([]);
-    expect(await producer.queue.getJobCounts('waiting', 'active', 'delayed')).toEqual({
+    expect(await ctx.store.history(t, 'big')).toEqual([]);
+    expect(await ctx.producer.queue.getJobCounts('waiting', 'active', 'delayed')).toEqual({
       waiting: 0,
       active: 0,
       delayed: 0,
@@ -260,33 +211,33 @@ describe('sweeps', () => {
     worker(4);
     worker(4);
     await Promise.all([
-      ...ids.map((id) => producer.runCompleted({ eventId: randomUUID(), tenantId: t, sessionId: id })),
-      runSweep(tdb.database.db, producer.queue),
-      runSweep(tdb.database.db, producer.queue),
+      ...ids.map((id) => ctx.producer.runCompleted({ eventId: randomUUID(), tenantId: t, sessionId: id })),
+      runSweep(ctx.tdb.database.db, ctx.producer.queue),
+      runSweep(ctx.tdb.database.db, ctx.producer.queue),
     ]);
-    await runSweep(tdb.database.db, producer.queue);
+    await runSweep(ctx.tdb.database.db, ctx.producer.queue);
     await waitFor(async () => {
-      const c = await producer.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+      const c = await ctx.producer.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
       return Object.values(c).every((n) => n === 0);
     }, 30_000);
     for (const id of ids) {
-      const rows = await store.history(t, id);
+      const rows = await ctx.store.history(t, id);
       expect(
         rows.filter((r) => r.status === 'applied'),
         id,
       ).toHaveLength(1);
     }
-    const report = await audit(tdb.database.db, t);
+    const report = await audit(ctx.tdb.database.db, t);
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(64 * ids.length);
   });
 
   it('creates the scheduler once however many workers start', async () => {
-    const config = { ...testConfig(tdb.url, prefix), sweepEveryMs: 60_000 };
+    const config = { ...ctx.config, sweepEveryMs: 60_000 };
     const services = [0, 1, 2].map(() => openServices(config, silentLogger, { poolSize: 1 }));
     const sweeps = await Promise.all(services.map((s) => startSweepService(s)));
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue(SWEEP_QUEUE, { connection: redis, prefix });
+    const queue = new Queue(SWEEP_QUEUE, { connection: redis, prefix: ctx.prefix });
     try {
       const schedulers = await queue.getJobSchedulers();
       expect(schedulers.map((s) => [s.key, s.every])).toEqual([['compactor-sweep', 60_000]]);
@@ -307,24 +258,24 @@ describe('new-session transition', () => {
     const original = await seed(t, 'root');
     worker();
     await event(t, 'root');
-    const [row] = await store.history(t, 'root');
+    const [row] = await ctx.store.history(t, 'root');
     expect(row).toMatchObject({
       status: 'applied',
       mode: 'newSession',
       childSessionId: 'root.v1',
       messagesArchived: 0,
     });
-    const parent = await tdb.database.sql`
+    const parent = await ctx.tdb.database.sql`
       select count(*)::int as n from messages where tenant_id = ${t} and session_id = 'root'`;
     expect(parent[0]?.n).toBe(original.length);
-    const [child] = await tdb.database.sql`
+    const [child] = await ctx.tdb.database.sql`
       select parent_session_id, message_count from sessions where tenant_id = ${t} and id = 'root.v1'`;
     expect(child).toMatchObject({ parent_session_id: 'root', message_count: row?.messagesAfter });
-    expect(await liveSessionOf(tdb.database.db, t, 'root')).toBe('root.v1');
+    expect(await liveSessionOf(ctx.tdb.database.db, t, 'root')).toBe('root.v1');
 
     // The child grows and transitions again; the lineage resolves to the grandchild in one call.
     await appendMessages(
-      tdb.database.db,
+      ctx.tdb.database.db,
       t,
       'root.v1',
       Array.from({ length: 20 }, (_, i) => ({
@@ -334,12 +285,12 @@ describe('new-session transition', () => {
       })),
     );
     await event(t, 'root.v1');
-    expect(await liveSessionOf(tdb.database.db, t, 'root')).toBe('root.v1.v1');
+    expect(await liveSessionOf(ctx.tdb.database.db, t, 'root')).toBe('root.v1.v1');
     // An event for the parent is skipped: its history continues elsewhere.
     await event(t, 'root');
-    expect((await store.history(t, 'root')).at(-1)?.reason).toBe(
+    expect((await ctx.store.history(t, 'root')).at(-1)?.reason).toBe(
       'the session continued in session "root.v1"',
     );
-    expect(violations(await audit(tdb.database.db, t))).toEqual([]);
+    expect(violations(await audit(ctx.tdb.database.db, t))).toEqual([]);
   });
 });

@@ -2,8 +2,7 @@
  * Undo: a restored compaction puts back exactly what it archived, is idempotent and fenced.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appendMessages, createSession } from '../../producer/index.ts';
 import { FenceError, InvalidInputError } from '../../shared/contract/errors.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
@@ -13,47 +12,23 @@ import { changeOf, entryOf, skipOf } from '../../worker/pipeline/change.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
-import { REDIS_URL } from '../support/env.ts';
-import {
-  cleanRedis,
-  createTestDatabase,
-  loadCorpusSession,
-  silentLogger,
-  type TestDatabase,
-  testPrefix,
-} from '../support/fixtures.ts';
+import { loadCorpusSession, silentLogger } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
 import { runCompactor } from '../support/processes.ts';
 
-let tdb: TestDatabase;
-let store: CompactionStore;
-let redis: Redis;
-let prefix: string;
+const ctx = useIntegration();
 const tenantId = 'acme';
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  store = new CompactionStore(tdb.database.db);
-  redis = new Redis(REDIS_URL);
-  prefix = testPrefix();
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await cleanRedis(prefix);
-  await tdb?.drop();
-});
 
 /** Every column of the live history, in seq order: what "exactly" means. */
 async function liveRows(sessionId: string) {
-  return tdb.database.sql`
+  return ctx.tdb.database.sql`
     select seq::int, role, kind, content, tool_call_id, tool_name, token_count, pinned, created_at
     from messages where tenant_id = ${tenantId} and session_id = ${sessionId} order by seq`;
 }
 
 async function sessionRow(sessionId: string) {
-  const [row] = await tdb.database.sql`
+  const [row] = await ctx.tdb.database.sql`
     select message_count, token_count::int, compaction_version, checkpoint
     from sessions where tenant_id = ${tenantId} and id = ${sessionId}`;
   return row;
@@ -62,9 +37,9 @@ async function sessionRow(sessionId: string) {
 async function compact(sessionId: string, strategy: Strategy) {
   const outcome = await runCompaction(
     {
-      reads: store,
-      writes: store,
-      leases: new LeaseManager(redis, { prefix }),
+      reads: ctx.store,
+      writes: ctx.store,
+      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
       summarizer: createExtractiveSummarizer(),
       now: () => performance.now(),
       logger: silentLogger,
@@ -85,7 +60,7 @@ async function compact(sessionId: string, strategy: Strategy) {
 
 async function seed(sessionId: string) {
   const messages = await loadCorpusSession('minisweagent__pvlib-1854');
-  await createSession(tdb.database.db, { tenantId, sessionId, messages });
+  await createSession(ctx.tdb.database.db, { tenantId, sessionId, messages });
   return messages;
 }
 
@@ -97,7 +72,7 @@ describe('restore', () => {
     const row = await compact('one', { type: 'summarize', keepRecent: 10, maxSummaryTokens: 2000 });
     expect((await liveRows('one')).length).toBeLessThan(before.length);
 
-    const result = await restoreCompaction(tdb.database.db, {
+    const result = await restoreCompaction(ctx.tdb.database.db, {
       tenantId,
       sessionId: 'one',
       compactionId: row.id,
@@ -112,9 +87,9 @@ describe('restore', () => {
       checkpoint: null,
       compaction_version: 2,
     });
-    expect(violations(await audit(tdb.database.db, tenantId, 'one'))).toEqual([]);
+    expect(violations(await audit(ctx.tdb.database.db, tenantId, 'one'))).toEqual([]);
 
-    const again = await restoreCompaction(tdb.database.db, {
+    const again = await restoreCompaction(ctx.tdb.database.db, {
       tenantId,
       sessionId: 'one',
       compactionId: row.id,
@@ -131,7 +106,7 @@ describe('restore', () => {
     const checkpointAfterFirst = (await sessionRow('stack'))?.checkpoint;
     const afterFirst = await liveRows('stack');
     await appendMessages(
-      tdb.database.db,
+      ctx.tdb.database.db,
       tenantId,
       'stack',
       Array.from({ length: 30 }, (_, i) => ({
@@ -143,7 +118,7 @@ describe('restore', () => {
     const afterAppend = await liveRows('stack');
     const second = await compact('stack', { type: 'summarize', keepRecent: 5, maxSummaryTokens: 2000 });
 
-    const refused = restoreCompaction(tdb.database.db, {
+    const refused = restoreCompaction(ctx.tdb.database.db, {
       tenantId,
       sessionId: 'stack',
       compactionId: first.id,
@@ -151,14 +126,14 @@ describe('restore', () => {
     await expect(refused).rejects.toThrow(InvalidInputError);
     await expect(refused).rejects.toThrow(second.id);
 
-    await restoreCompaction(tdb.database.db, { tenantId, sessionId: 'stack', compactionId: second.id });
+    await restoreCompaction(ctx.tdb.database.db, { tenantId, sessionId: 'stack', compactionId: second.id });
     expect(await liveRows('stack')).toEqual(afterAppend);
     expect((await sessionRow('stack'))?.checkpoint).toEqual(checkpointAfterFirst);
-    await restoreCompaction(tdb.database.db, { tenantId, sessionId: 'stack', compactionId: first.id });
+    await restoreCompaction(ctx.tdb.database.db, { tenantId, sessionId: 'stack', compactionId: first.id });
     const appendedLive = (await liveRows('stack')).slice(original.length);
     expect((await liveRows('stack')).slice(0, original.length)).toEqual(original);
     expect(appendedLive).toEqual(afterAppend.slice(afterFirst.length));
-    const report = await audit(tdb.database.db, tenantId, 'stack');
+    const report = await audit(ctx.tdb.database.db, tenantId, 'stack');
     expect(violations(report)).toEqual([]);
     expect(report).toMatchObject({ archivedOriginals: 0, liveSummaries: 0 });
   });
@@ -166,17 +141,17 @@ describe('restore', () => {
   it('fences off a compaction planned before the restore', async () => {
     await seed('fence');
     const row = await compact('fence', { type: 'slidingWindow', maxMessages: 40 });
-    const snapshot = await store.loadSnapshot(tenantId, 'fence');
+    const snapshot = await ctx.store.loadSnapshot(tenantId, 'fence');
     const plan = planCompaction(snapshot, snapshot.messages, { type: 'slidingWindow', maxMessages: 10 });
     if (plan.action !== 'compact') throw new Error('expected a plan');
-    await restoreCompaction(tdb.database.db, { tenantId, sessionId: 'fence', compactionId: row.id });
+    await restoreCompaction(ctx.tdb.database.db, { tenantId, sessionId: 'fence', compactionId: row.id });
     const entry = entryOf(
       { tenantId, sessionId: 'fence', idempotencyKey: 'stale', eventId: null, trigger: 'manual' },
       'slidingWindow',
     );
-    const stale = store.apply(changeOf(entry, plan, snapshot.compactionVersion, null, null));
+    const stale = ctx.store.apply(changeOf(entry, plan, snapshot.compactionVersion, null, null));
     await expect(stale).rejects.toThrow(FenceError);
-    expect(violations(await audit(tdb.database.db, tenantId, 'fence'))).toEqual([]);
+    expect(violations(await audit(ctx.tdb.database.db, tenantId, 'fence'))).toEqual([]);
   });
 
   it('refuses what cannot be restored, naming why, and changes nothing', async () => {
@@ -189,7 +164,7 @@ describe('restore', () => {
       eventId: null,
       trigger: 'manual' as const,
     };
-    const skipped = await store.record(skipOf(entryOf(requester, 'none'), 'strategy is none'));
+    const skipped = await ctx.store.record(skipOf(entryOf(requester, 'none'), 'strategy is none'));
     const before = await liveRows('refuse');
     const cases: Array<[Parameters<typeof restoreCompaction>[1], RegExp]> = [
       [{ tenantId, sessionId: 'refuse', compactionId: 'abc' }, /"abc" is not a UUID/],
@@ -201,7 +176,7 @@ describe('restore', () => {
       [{ tenantId, sessionId: 'refuse', compactionId: skipped.row.id }, /is skipped: it moved nothing/],
     ];
     for (const [request, message] of cases) {
-      await expect(restoreCompaction(tdb.database.db, request)).rejects.toThrow(message);
+      await expect(restoreCompaction(ctx.tdb.database.db, request)).rejects.toThrow(message);
     }
     expect(await liveRows('refuse')).toEqual(before);
   });
@@ -209,12 +184,7 @@ describe('restore', () => {
   it('previews with --dry-run and restores from the command line', async () => {
     await seed('cli');
     const row = await compact('cli', { type: 'summarize', keepRecent: 10, maxSummaryTokens: 2000 });
-    const env = {
-      DATABASE_URL: tdb.url,
-      REDIS_URL,
-      COMPACTOR_QUEUE_PREFIX: prefix,
-      COMPACTOR_LOG_LEVEL: 'warn',
-    };
+    const env = ctx.cliEnv;
     const args = ['restore', '--tenant', tenantId, '--session', 'cli', '--compaction', row.id];
     const compacted = await liveRows('cli');
 

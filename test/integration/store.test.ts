@@ -15,28 +15,24 @@ import { planCompaction } from '../../shared/planning/plan.ts';
 import { changeOf, entryOf } from '../../worker/pipeline/change.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor } from '../support/env.ts';
-import { CORPUS_DIR, createTestDatabase, type TestDatabase } from '../support/fixtures.ts';
+import { CORPUS_DIR } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
 
-let tdb: TestDatabase;
-let store: CompactionStore;
+const ctx = useIntegration();
 let dir: string;
 const tenantId = 'acme';
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  store = new CompactionStore(tdb.database.db);
   dir = await mkdtemp(path.join(tmpdir(), 'compactor-store-'));
 });
 
 afterAll(async () => {
-  await tdb?.drop();
   await rm(dir, { recursive: true, force: true });
 });
 
 async function countRows(sessionId: string) {
-  const [r] = await tdb.database.sql<{ live: number; archived: number; ledger: number }[]>`
+  const [r] = await ctx.tdb.database.sql<{ live: number; archived: number; ledger: number }[]>`
     select (select count(*) from messages where tenant_id = ${tenantId} and session_id = ${sessionId})::int as live,
            (select count(*) from archived_messages where tenant_id = ${tenantId} and session_id = ${sessionId})::int as archived,
            (select count(*) from compactions where tenant_id = ${tenantId} and session_id = ${sessionId})::int as ledger`;
@@ -74,12 +70,14 @@ describe('migrate', () => {
 describe('import', () => {
   it('loads a corpus transcript and refuses to import it twice', async () => {
     const file = path.join(CORPUS_DIR, 'minisweagent__marshmallow-1343.jsonl');
-    const first = await importTranscript(tdb.database.db, file, { tenantId });
+    const first = await importTranscript(ctx.tdb.database.db, file, { tenantId });
     expect(first).toMatchObject({ sessionId: 'minisweagent__marshmallow-1343', messageCount: 519 });
-    await expect(importTranscript(tdb.database.db, file, { tenantId })).rejects.toThrow(SessionExistsError);
+    await expect(importTranscript(ctx.tdb.database.db, file, { tenantId })).rejects.toThrow(
+      SessionExistsError,
+    );
     expect(await countRows(first.sessionId)).toEqual({ live: 519, archived: 0, ledger: 0 });
     // Another tenant may hold a session of the same name.
-    await expect(importTranscript(tdb.database.db, file, { tenantId: 'other' })).resolves.toMatchObject({
+    await expect(importTranscript(ctx.tdb.database.db, file, { tenantId: 'other' })).resolves.toMatchObject({
       messageCount: 519,
     });
   });
@@ -106,7 +104,7 @@ describe('import', () => {
   ])('refuses a transcript with %s, naming the line, and writes nothing', async (_, text, message) => {
     const file = path.join(dir, 'bad.jsonl');
     await writeFile(file, text);
-    const error = await importTranscript(tdb.database.db, file, { tenantId }).catch((e: unknown) => e);
+    const error = await importTranscript(ctx.tdb.database.db, file, { tenantId }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TranscriptError);
     expect((error as Error).message).toMatch(message);
     expect(await countRows('bad')).toEqual({ live: 0, archived: 0, ledger: 0 });
@@ -117,7 +115,7 @@ describe('import', () => {
     const good = Buffer.from('{"seq":0,"role":"user","kind":"message","content":"ok"}\n');
     const bad = Buffer.from([0x7b, 0x22, 0x73, 0xe9, 0x71, 0x22, 0x7d]);
     await writeFile(file, Buffer.concat([good, bad]));
-    await expect(importTranscript(tdb.database.db, file, { tenantId })).rejects.toThrow(
+    await expect(importTranscript(ctx.tdb.database.db, file, { tenantId })).rejects.toThrow(
       /latin1\.jsonl:2: not valid UTF-8/,
     );
   });
@@ -126,8 +124,8 @@ describe('import', () => {
 describe('apply', () => {
   async function imported(sessionId: string) {
     const file = path.join(CORPUS_DIR, 'sweagent__ctf-web-i_got_id.jsonl');
-    await importTranscript(tdb.database.db, file, { tenantId, sessionId });
-    const snapshot = await store.loadSnapshot(tenantId, sessionId);
+    await importTranscript(ctx.tdb.database.db, file, { tenantId, sessionId });
+    const snapshot = await ctx.store.loadSnapshot(tenantId, sessionId);
     const plan = planCompaction(snapshot, snapshot.messages, { type: 'slidingWindow', maxMessages: 10 });
     if (plan.action !== 'compact') throw new Error('expected a compaction');
     const entry = entryOf(
@@ -140,7 +138,7 @@ describe('apply', () => {
 
   it('moves exactly the planned messages to the archive and records the ledger row', async () => {
     const { snapshot, plan, input } = await imported('apply-ok');
-    const result = await store.apply(input);
+    const result = await ctx.store.apply(input);
     expect(result.status).toBe('applied');
     expect(result.row).toMatchObject({
       status: 'applied',
@@ -149,32 +147,32 @@ describe('apply', () => {
       messagesArchived: plan.leavingSeqs.length,
       cutoffSeq: plan.cutoffSeq,
     });
-    const archived = await tdb.database.sql<{ seq: number }[]>`
+    const archived = await ctx.tdb.database.sql<{ seq: number }[]>`
       select seq::int from archived_messages where compaction_id = ${result.row.id} order by seq`;
     expect(archived.map((r) => r.seq)).toEqual(plan.leavingSeqs);
-    expect(violations(await audit(tdb.database.db, tenantId, 'apply-ok'))).toEqual([]);
+    expect(violations(await audit(ctx.tdb.database.db, tenantId, 'apply-ok'))).toEqual([]);
     // The same key again: nothing more happens.
-    const again = await store.apply({ ...input, expectedVersion: snapshot.compactionVersion + 1 });
+    const again = await ctx.store.apply({ ...input, expectedVersion: snapshot.compactionVersion + 1 });
     expect(again).toMatchObject({ status: 'duplicate', row: { id: result.row.id } });
     expect(await countRows('apply-ok')).toMatchObject({ archived: plan.leavingSeqs.length, ledger: 1 });
   });
 
   it('rejects a plan made at an older compaction version and changes nothing', async () => {
     const { input } = await imported('apply-fenced');
-    await tdb.database.sql`
+    await ctx.tdb.database.sql`
       update sessions set compaction_version = compaction_version + 1 where tenant_id = ${tenantId} and id = 'apply-fenced'`;
     const before = await countRows('apply-fenced');
-    await expect(store.apply(input)).rejects.toThrow(FenceError);
+    await expect(ctx.store.apply(input)).rejects.toThrow(FenceError);
     expect(await countRows('apply-fenced')).toEqual(before);
   });
 
   it('rolls back when a planned message was pinned since the snapshot', async () => {
     const { plan, input } = await imported('apply-pinned');
-    await tdb.database.sql`
+    await ctx.tdb.database.sql`
       update messages set pinned = true
       where tenant_id = ${tenantId} and session_id = 'apply-pinned' and seq = ${plan.leavingSeqs[0] as number}`;
     const before = await countRows('apply-pinned');
-    await expect(store.apply(input)).rejects.toThrow(/snapshot is stale/);
+    await expect(ctx.store.apply(input)).rejects.toThrow(/snapshot is stale/);
     expect(await countRows('apply-pinned')).toEqual(before);
   });
 });

@@ -3,79 +3,45 @@
  * a worker in this process, the ledger and the invariants checked on the database.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { appendMessages, createProducer, createSession, type Producer } from '../../producer/index.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appendMessages, createSession } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { collectLeaving, type Summarizer } from '../../shared/summary/summarizer.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
-import { type CompactionWorker, startWorker } from '../../worker/queue/worker.ts';
-import { openServices } from '../../worker/runtime/services.ts';
-import { REDIS_URL } from '../support/env.ts';
-import {
-  cleanRedis,
-  createTestDatabase,
-  loadCorpusSession,
-  silentLogger,
-  type TestDatabase,
-  testConfig,
-  testPrefix,
-  waitFor,
-} from '../support/fixtures.ts';
+import type { CompactionWorker } from '../../worker/queue/worker.ts';
+import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
 
-let tdb: TestDatabase;
-let prefix: string;
-let producer: Producer;
-let store: CompactionStore;
-const workers: CompactionWorker[] = [];
+const ctx = useIntegration();
 const tenantId = 'acme';
 
-/** Starts a worker on this file's database and prefix; closed in afterAll. */
+/** Starts a worker on this file's database and prefix; closed after the test. */
 function worker(summarizer?: Summarizer, concurrency = 2): CompactionWorker {
-  const services = openServices(testConfig(tdb.url, prefix), silentLogger, {
-    poolSize: 3,
-    ...(summarizer ? { summarizer } : {}),
-  });
-  const w = startWorker(services, { concurrency });
-  workers.push(w);
-  return w;
+  return ctx.startWorker({ summarizer, concurrency });
 }
 
 async function seed(sessionId: string, corpusName = 'sweagent__ctf-rev-rock') {
   const messages = await loadCorpusSession(corpusName);
-  await createSession(tdb.database.db, { tenantId, sessionId, messages });
+  await createSession(ctx.tdb.database.db, { tenantId, sessionId, messages });
   return messages;
 }
 
 async function settled(jobId: string) {
   return waitFor(async () => {
-    const state = await producer.queue.getJobState(jobId);
+    const state = await ctx.producer.queue.getJobState(jobId);
     return state === 'completed' || state === 'failed' ? state : undefined;
   });
 }
 
 async function ledger(sessionId: string) {
-  return store.history(tenantId, sessionId);
+  return ctx.store.history(tenantId, sessionId);
 }
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  prefix = testPrefix();
-  producer = createProducer({ redisUrl: REDIS_URL, prefix });
-  store = new CompactionStore(tdb.database.db);
-});
 
 afterEach(async () => {
   // Each test runs its own workers, so a job is handled by the worker the test configured.
-  await Promise.all(workers.splice(0).map((w) => w.close()));
-});
-
-afterAll(async () => {
-  await producer?.close();
-  await cleanRedis(prefix);
-  await tdb?.drop();
+  await ctx.closeWorkers();
 });
 
 describe('worker', () => {
@@ -88,20 +54,20 @@ describe('worker', () => {
       sessionId: 'dup',
       strategy: { type: 'slidingWindow', maxMessages: 10 },
     } as const;
-    await producer.runCompleted(event);
-    await producer.runCompleted(event);
+    await ctx.producer.runCompleted(event);
+    await ctx.producer.runCompleted(event);
     expect(await settled(event.eventId)).toBe('completed');
     // The same event again after completion: absorbed by the idempotency key in the ledger.
-    await producer.queue.remove(event.eventId);
-    await producer.runCompleted(event);
+    await ctx.producer.queue.remove(event.eventId);
+    await ctx.producer.runCompleted(event);
     expect(await settled(event.eventId)).toBe('completed');
-    const job = await producer.queue.getJob(event.eventId);
+    const job = await ctx.producer.queue.getJob(event.eventId);
     expect(job?.returnvalue).toMatchObject({ status: 'duplicate', ledgerStatus: 'applied' });
 
     const rows = await ledger('dup');
     expect(rows.map((r) => r.status)).toEqual(['applied']);
     expect(rows[0]).toMatchObject({ messagesBefore: original.length, strategy: 'slidingWindow' });
-    const report = await audit(tdb.database.db, tenantId, 'dup');
+    const report = await audit(ctx.tdb.database.db, tenantId, 'dup');
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(original.length);
     expect(report.liveOriginals).toBeLessThanOrEqual(10 + 1); // window + the pinned system prompt
@@ -112,7 +78,7 @@ describe('worker', () => {
     worker(undefined, 4);
     worker(undefined, 4);
     // Bypass the producer's per-session deduplication so both jobs really run side by side.
-    const queue = producer.queue;
+    const queue = ctx.producer.queue;
     const ids = [randomUUID(), randomUUID()];
     await Promise.all(
       ids.map((eventId) =>
@@ -127,7 +93,7 @@ describe('worker', () => {
     const rows = await ledger('pair');
     expect(rows.filter((r) => r.status === 'applied')).toHaveLength(1);
     expect(rows.filter((r) => r.status === 'skipped')).toHaveLength(1);
-    const report = await audit(tdb.database.db, tenantId, 'pair');
+    const report = await audit(ctx.tdb.database.db, tenantId, 'pair');
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(original.length);
   });
@@ -141,7 +107,7 @@ describe('worker', () => {
       name: 'extractive',
       async summarize(input) {
         summarizedSeqs = (await collectLeaving(input.leaving)).map((m) => m.seq);
-        appended = await appendMessages(tdb.database.db, tenantId, 'append', [
+        appended = await appendMessages(ctx.tdb.database.db, tenantId, 'append', [
           { role: 'user', kind: 'message', content: 'a new request arrived during the summary' },
           { role: 'assistant', kind: 'message', content: 'and an answer to it' },
         ]);
@@ -150,7 +116,7 @@ describe('worker', () => {
     };
     worker(appending);
     const eventId = randomUUID();
-    await producer.runCompleted({
+    await ctx.producer.runCompleted({
       eventId,
       tenantId,
       sessionId: 'append',
@@ -166,13 +132,13 @@ describe('worker', () => {
     expect(summarizedSeqs.length).toBeGreaterThan(0);
     expect(Math.max(...summarizedSeqs)).toBe(row?.cutoffSeq);
     expect(summarizedSeqs).not.toContain(original.length);
-    const live = await tdb.database.sql<{ seq: number; content: string }[]>`
+    const live = await ctx.tdb.database.sql<{ seq: number; content: string }[]>`
       select seq::int, content from messages where tenant_id = ${tenantId} and session_id = 'append' and seq >= ${original.length} order by seq`;
     expect(live.map((m) => m.content)).toEqual([
       'a new request arrived during the summary',
       'and an answer to it',
     ]);
-    const report = await audit(tdb.database.db, tenantId, 'append');
+    const report = await audit(ctx.tdb.database.db, tenantId, 'append');
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(original.length + 2);
     expect(report.liveSummaries).toBe(1);
@@ -182,26 +148,26 @@ describe('worker', () => {
     worker();
     const eventId = randomUUID();
     // Straight onto the queue, as a buggy producer in another language might.
-    await producer.queue.add(
+    await ctx.producer.queue.add(
       RUN_COMPLETED,
       { eventId, tenantId, sessionIdd: 'typo' },
       { jobId: eventId, attempts: 5 },
     );
     expect(await settled(eventId)).toBe('failed');
-    const job = await producer.queue.getJob(eventId);
+    const job = await ctx.producer.queue.getJob(eventId);
     expect(job?.failedReason).toContain('event.sessionId');
     expect(job?.attemptsMade).toBe(1);
-    const [count] = await tdb.database.sql<
+    const [count] = await ctx.tdb.database.sql<
       { n: number }[]
     >`select count(*)::int as n from compactions where event_id = ${eventId}`;
     expect(count?.n).toBe(0);
   });
 
   it('the producer refuses a bad event before enqueueing it', async () => {
-    await expect(producer.runCompleted({ eventId: 'e:1', tenantId, sessionId: 'x' })).rejects.toThrow(
+    await expect(ctx.producer.runCompleted({ eventId: 'e:1', tenantId, sessionId: 'x' })).rejects.toThrow(
       InvalidInputError,
     );
-    await expect(producer.runCompleted({ eventId: 'e1', tenantId, sessionId: '' })).rejects.toThrow(
+    await expect(ctx.producer.runCompleted({ eventId: 'e1', tenantId, sessionId: '' })).rejects.toThrow(
       /event\.sessionId/,
     );
   });
@@ -211,11 +177,11 @@ describe('worker', () => {
     worker();
     const foreign = { eventId: randomUUID(), tenantId: 'intruder', sessionId: 'owned' };
     const missing = { eventId: randomUUID(), tenantId, sessionId: 'nope' };
-    await producer.runCompleted(foreign);
-    await producer.runCompleted(missing);
+    await ctx.producer.runCompleted(foreign);
+    await ctx.producer.runCompleted(missing);
     for (const e of [foreign, missing]) {
       expect(await settled(e.eventId)).toBe('failed');
-      const job = await producer.queue.getJob(e.eventId);
+      const job = await ctx.producer.queue.getJob(e.eventId);
       expect(job?.failedReason).toBe(`session "${e.sessionId}" not found for tenant "${e.tenantId}"`);
       expect(job?.attemptsMade).toBe(1);
     }

@@ -1,7 +1,8 @@
 /**
  * Test fixtures: each test file gets its own database (cloned from the migrated template) and its
  * own BullMQ prefix, and leaves nothing behind. Dropping the database without FORCE doubles as a
- * leak check: it fails while a connection is still open.
+ * leak check: it fails while a connection is still open. Integration test files get all of this,
+ * opened and closed in order, from `useIntegration` (integration.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
