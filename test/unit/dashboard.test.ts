@@ -1,6 +1,7 @@
 /**
  * The dashboard's pure parts: credentials from the environment, authentication, the start-up
- * refusal, the chart and the escaping of untrusted text, the Bull Board session link.
+ * refusal, the chart and the escaping of untrusted text, the Bull Board session link and its
+ * template without other origins.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/runtime/config.ts';
@@ -12,9 +13,9 @@ import {
   isLoopback,
   safeEqual,
 } from '../../worker/http/dashboard/auth.ts';
+import { sessionLink, withoutOtherOrigins } from '../../worker/http/dashboard/bull-board.ts';
 import { niceMax, renderChart } from '../../worker/http/dashboard/chart.ts';
 import { escapeHtml, href } from '../../worker/http/dashboard/html.ts';
-import { sessionLink } from '../../worker/http/dashboard/server.ts';
 
 const credentials: Credentials = {
   adminToken: 'admin-token-0123456789',
@@ -225,5 +226,25 @@ describe('pages', () => {
     ]) {
       expect(sessionLink(data)).toBeUndefined();
     }
+  });
+
+  it("takes the other origins' links out of Bull Board's template, and refuses one it cannot", () => {
+    const template = [
+      '<head>',
+      '    <link rel="icon" type="image/svg+xml" href="<%= favIconDefault %>">',
+      '    <link rel="preconnect" href="https://fonts.gstatic.com" crossorigin>',
+      '    <link href="https://fonts.googleapis.com/css2?family=IBM+Plex+Sans&display=swap" rel="stylesheet">',
+      '<link href="//cdn.example/x.css" rel="stylesheet"><link href="static/css/main.1.css" rel="stylesheet"></head>',
+    ].join('\n');
+    expect(withoutOtherOrigins(template)).toBe(
+      [
+        '<head>',
+        '    <link rel="icon" type="image/svg+xml" href="<%= favIconDefault %>">',
+        '<link href="static/css/main.1.css" rel="stylesheet"></head>',
+      ].join('\n'),
+    );
+    expect(() => withoutOtherOrigins('<script src="https://cdn.example/x.js"></script>')).toThrow(
+      /references another origin: src="https:\/\/cdn\.example/,
+    );
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `compactor dashboard`: one HTTP server with
  * - `/queues`: Bull Board for the `compaction` and `compaction-sweep` queues (admin only; each
- *   job of a session links to its session page);
+ *   job of a session links to its session page; its page loads nothing from other origins, see
+ *   bull-board.ts);
  * - `/api/...`: the ledger API (api.ts), tenant-scoped;
  * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts);
  * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators).
@@ -9,11 +10,6 @@
  * an Origin check, and the pages run under a nonce-based Content-Security-Policy.
  */
 import { randomBytes } from 'node:crypto';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import type { QueueAdapterOptions } from '@bull-board/api/typings/app';
-import { HonoAdapter } from '@bull-board/hono';
-import { serveStatic } from '@hono/node-server/serve-static';
 import { Queue } from 'bullmq';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -27,6 +23,7 @@ import { runAll, type Services } from '../../runtime/services.ts';
 import { type Listening, listen, opsRoutes } from '../ops.ts';
 import { type ApiDeps, apiRoutes, ownSession } from './api.ts';
 import { assertStartable, authenticate, type Credentials, hasCredentials } from './auth.ts';
+import { bullBoard, offlineBullBoardViews } from './bull-board.ts';
 import { type DashboardEnv, HttpError, scopeTenant } from './context.ts';
 import { renderErrorPage } from './html.ts';
 import { renderSessionList, renderSessionPage, renderTenantPrompt } from './page.ts';
@@ -44,6 +41,8 @@ export interface DashboardOptions {
 /** What the app needs besides its options. */
 export interface DashboardDeps extends Omit<ApiDeps, 'readOnly'> {
   queues: Queue[];
+  /** Directory of Bull Board's page template (see {@link offlineBullBoardViews}). */
+  bullBoardViews: string;
   metrics: DashboardMetrics;
   ready: Parameters<typeof opsRoutes>[0]['ready'];
   logger: Logger;
@@ -115,7 +114,7 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
 
   app.use('/queues', adminOnly);
   app.use('/queues/*', adminOnly);
-  app.route('/queues', bullBoard(deps.queues, readOnly));
+  app.route('/queues', bullBoard(deps.queues, { readOnly, viewsPath: deps.bullBoardViews }));
 
   app.route('/api', apiRoutes({ ...deps, readOnly }));
 
@@ -217,48 +216,6 @@ const sameOriginWrites: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   await next();
 };
 
-/** Bull Board on the two queues; a session's jobs link to its page. */
-function bullBoard(queues: Queue[], readOnly: boolean): Hono {
-  const serverAdapter = new HonoAdapter(serveStatic);
-  serverAdapter.setBasePath('/queues');
-  createBullBoard({
-    queues: queues.map(
-      (queue) =>
-        new BullMQAdapter(queue, {
-          readOnlyMode: readOnly,
-          description:
-            queue.name === COMPACTION_QUEUE
-              ? 'session.run.completed events and sweep-found compactions'
-              : 'the scheduled sweep',
-          // No link for jobs without a session (the sweep's own jobs): the UI shows none.
-          externalJobUrl: ((job) => sessionLink(job.data)) as QueueAdapterOptions['externalJobUrl'],
-        }),
-    ),
-    serverAdapter,
-    options: {
-      uiConfig: {
-        boardTitle: 'compactor',
-        miscLinks: [{ text: 'Sessions', url: '/sessions' }],
-        hideDocsLink: true,
-      },
-    },
-  });
-  return serverAdapter.registerPlugin() as unknown as Hono;
-}
-
-/** The session page of a job's session, when its data names one (job data is untrusted). */
-export function sessionLink(data: unknown): { displayText: string; href: string } | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const { tenantId, sessionId } = data as { tenantId?: unknown; sessionId?: unknown };
-  if (typeof tenantId !== 'string' || typeof sessionId !== 'string' || !tenantId || !sessionId)
-    return undefined;
-  const query = new URLSearchParams({ tenant: tenantId });
-  return {
-    displayText: 'Session page',
-    href: `/sessions/${encodeURIComponent(sessionId)}?${query.toString()}`,
-  };
-}
-
 /** A running dashboard. */
 export interface Dashboard extends Listening {
   app: Hono<DashboardEnv>;
@@ -277,6 +234,8 @@ export async function startDashboard(
   const { config, logger } = services;
   const credentials = config.dashboard;
   assertStartable(credentials, options.host, options.insecure);
+  // First: it can refuse to start, before anything is opened.
+  const views = offlineBullBoardViews();
   const connection = services.redis.duplicate();
   const queues = [COMPACTION_QUEUE, SWEEP_QUEUE].map(
     (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
@@ -291,6 +250,7 @@ export async function startDashboard(
       enqueue: (event) => producer.runCompleted(event),
       leases: services.leases,
       queues,
+      bullBoardViews: views.path,
       metrics,
       ready: () => probe.check(),
       logger,
@@ -304,6 +264,7 @@ export async function startDashboard(
       () => probe.close(),
       () => connection.quit(),
       () => services.close(),
+      () => views.remove(),
     ]);
   let listening: Listening;
   try {
