@@ -12,6 +12,7 @@ import { appendMessages } from '../../producer/index.ts';
 import { type DashboardFixture, startDashboardFixture, TENANT_TOKENS } from '../support/dashboard-fixture.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { describeBrowser, type LaunchedBrowser, launchChromium } from './chromium.ts';
+import { saveScreenshot } from './screenshots.ts';
 
 /** Where the screenshot of the session page is saved. */
 const SCREENSHOT = path.join(tmpdir(), 'compactor-session-page.png');
@@ -105,6 +106,66 @@ describeBrowser('session page in Chromium', () => {
         select 1 from compactions where session_id = ${session} and trigger = 'manual'`;
       return row;
     });
+    expect(problems).toEqual([]);
+  });
+
+  it('marks a restore at the time it happened, right of what came between', async () => {
+    await f.seed('acme', 'restorable');
+    expect((await f.compact('acme', 'restorable', { type: 'slidingWindow', maxMessages: 6 })).state).toBe(
+      'completed',
+    );
+    expect((await f.compact('acme', 'restorable', { type: 'none' })).state).toBe('completed');
+    const [applied] = await f.tdb.database.sql<{ id: string }[]>`
+      select id from compactions where session_id = 'restorable' and status = 'applied'`;
+    const restore = await f.request('acme', `/api/sessions/restorable/compactions/${applied?.id}/restore`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(restore.status).toBe(200);
+    // In ms, as the page has them (JavaScript dates drop Postgres's microseconds).
+    const [row] = await f.tdb.database.sql<{ created: number; restored: number }[]>`
+      select floor(extract(epoch from created_at) * 1000)::float8 as created,
+             floor(extract(epoch from restored_at) * 1000)::float8 as restored
+      from compactions where id = ${applied?.id ?? ''}`;
+
+    const { page, problems } = await pageAs('acme');
+    await page.goto(`${f.dashboard.url}/sessions/restorable`);
+    const chart = page.locator('svg.chart');
+    const attr = async (name: string) => Number(await chart.getAttribute(name));
+    const scale = {
+      t0: await attr('data-t0'),
+      t1: await attr('data-t1'),
+      x0: await attr('data-x0'),
+      x1: await attr('data-x1'),
+      width: Number((await chart.getAttribute('viewBox'))?.split(' ')[2]),
+    };
+    const box = await chart.boundingBox();
+    /** Where a person sees time `t` on the screen, from the chart's own scale. */
+    const screenX = (t: number) =>
+      (box?.x ?? 0) +
+      ((scale.x0 + ((t - scale.t0) / (scale.t1 - scale.t0)) * (scale.x1 - scale.x0)) / scale.width) *
+        (box?.width ?? 0);
+    const lineX = async (selector: string) => {
+      const line = await chart.locator(`${selector} line`).first().boundingBox();
+      return (line?.x ?? 0) + (line?.width ?? 0) / 2;
+    };
+
+    const restoreMarker = chart.locator('g.marker-restored[data-kind="restore"]').first();
+    expect(Number(await restoreMarker.getAttribute('data-at'))).toBe(row?.restored);
+    expect(await restoreMarker.getAttribute('data-compaction')).toBe(applied?.id);
+    const restoreX = await lineX('g.marker-restored[data-kind="restore"]');
+    expect(Math.abs(restoreX - screenX(row?.restored ?? 0))).toBeLessThan(1.5);
+    // The compaction itself stays at its own time, as applied; the skip came between the two.
+    const compaction = chart.locator(`g.marker-applied[data-compaction="${applied?.id}"]`).first();
+    expect(Number(await compaction.getAttribute('data-at'))).toBe(row?.created);
+    const compactionX = await lineX(`g.marker-applied[data-compaction="${applied?.id}"]`);
+    const skippedX = await lineX('g.marker-skipped');
+    expect(compactionX).toBeLessThan(skippedX);
+    expect(skippedX).toBeLessThan(restoreX);
+    expect(await page.locator(`tr#c-${applied?.id}`).textContent()).toContain('restored');
+
+    await saveScreenshot(page, 'session-page-restore');
     expect(problems).toEqual([]);
   });
 

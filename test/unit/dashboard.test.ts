@@ -206,6 +206,57 @@ describe('pages', () => {
     expect(svg).toContain('>10k<');
   });
 
+  it('marks a restore at the time of the restore, and its compaction as applied at its own time', () => {
+    const at = (s: number) => new Date(Date.UTC(2025, 0, 1, 12, 0, s));
+    const svg = renderChart({
+      rows: [
+        {
+          id: 'c1',
+          createdAt: at(0),
+          status: 'restored',
+          restoredAt: at(60),
+          strategy: 'summarize',
+          tokensBefore: 9_000,
+          tokensAfter: 1_000,
+          messagesBefore: 90,
+          messagesAfter: 11,
+        },
+        {
+          id: 'c2',
+          createdAt: at(20),
+          status: 'skipped',
+          strategy: 'none',
+          tokensBefore: 2_000,
+          tokensAfter: 2_000,
+          messagesBefore: 20,
+          messagesAfter: 20,
+        },
+      ],
+      current: { at: at(100), tokens: 10_000, messages: 100 },
+    });
+    const attr = (name: string) => Number(new RegExp(`data-${name}="([\\d.]+)"`).exec(svg)?.[1]);
+    const [t0, t1, x0, x1] = [attr('t0'), attr('t1'), attr('x0'), attr('x1')] as const;
+    const xOf = (t: Date) => x0 + ((t.getTime() - t0) / (t1 - t0)) * (x1 - x0);
+    const lineX = (kind: string, status: string) =>
+      new RegExp(
+        `class="marker marker-${status}" data-compaction="c1" data-kind="${kind}" data-at="(\\d+)"><title>[^<]*</title><line x1="([\\d.]+)"`,
+      ).exec(svg);
+    const restore = lineX('restore', 'restored');
+    expect(Number(restore?.[1])).toBe(at(60).getTime());
+    expect(Number(restore?.[2])).toBeCloseTo(xOf(at(60)), 0);
+    const compaction = lineX('compaction', 'applied');
+    expect(Number(compaction?.[1])).toBe(at(0).getTime());
+    expect(Number(compaction?.[2])).toBeCloseTo(xOf(at(0)), 0);
+    expect(svg.match(/data-kind="restore"/g)).toHaveLength(2); // one per panel
+    expect(svg).toContain(
+      'restored at 2025-01-01 12:01:00Z: the compaction summarize at 2025-01-01 12:00:00Z',
+    );
+    expect(svg).toContain('applied summarize at 2025-01-01 12:00:00Z: tokens 9,000 → 1,000');
+    // The restore adds no guessed point: 9,000 → 1,000, 2,000, then the current 10,000.
+    const tokens = /<path class="series series-tokens" d="([^"]+)"/.exec(svg)?.[1] ?? '';
+    expect(tokens.split(' ')).toHaveLength(4);
+  });
+
   it('rounds the axis up to 1, 2, 2.5 or 5 times a power of ten', () => {
     expect([1, 3, 7, 10, 11, 2_600, 19_374, 20_620].map(niceMax)).toEqual([
       1, 5, 10, 10, 20, 5_000, 20_000, 25_000,

@@ -146,7 +146,7 @@ function ledgerTable(ctx: PageContext, session: SessionRow, ledger: LedgerEntry[
         : '';
     const why = [r.reason, r.error].filter((v): v is string => !!v).map((v) => escapeHtml(v.slice(0, 400)));
     return `<tr id="c-${escapeHtml(r.id)}" class="ledger-row">
-<td>${time(r.createdAt)}</td><td>${r.trigger}</td><td>${escapeHtml(r.strategy)}${r.mode === 'newSession' ? ' <span class="muted">(new session)</span>' : ''}</td>
+<td>${time(r.createdAt)}${r.restoredAt ? `<br><span class="status-restored">restored ${time(r.restoredAt)}</span>` : ''}</td><td>${r.trigger}</td><td>${escapeHtml(r.strategy)}${r.mode === 'newSession' ? ' <span class="muted">(new session)</span>' : ''}</td>
 <td class="status-${r.status}">${r.status}</td>
 <td class="num">${num(r.messagesBefore)} → ${num(r.messagesAfter)}</td>
 <td class="num">${num(r.tokensBefore)} → ${num(r.tokensAfter)}${saved > 0 ? `<br><span class="muted">−${num(saved)}</span>` : ''}</td>
