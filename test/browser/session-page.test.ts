@@ -1,21 +1,18 @@
 /**
- * The session page in a real browser after real compactions (in-process worker, extractive
- * summarizer): the chart marks each compaction, the checkpoint and the ledger are shown, the
- * page's own script runs under its CSP, "compact now" goes through the API, and another tenant
- * gets a 404. Saves a screenshot under the OS temp directory.
+ * The session page in a real browser after real compactions (in-process worker; summaries by the
+ * anthropic summarizer against a fake Messages API, so a test can make one fail): the chart marks
+ * each compaction and each restore where it happened, the checkpoint and the ledger are shown, the
+ * page's own script runs under its CSP, "compact now" says what happened (applied, skipped,
+ * failed) and the ledger follows without a reload, and another tenant gets a 404. Screenshots go
+ * to test/browser/screenshots/.
  */
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { appendMessages } from '../../producer/index.ts';
+import { appendMessages, createSession } from '../../producer/index.ts';
 import { type DashboardFixture, startDashboardFixture, TENANT_TOKENS } from '../support/dashboard-fixture.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { describeBrowser, type LaunchedBrowser, launchChromium } from './chromium.ts';
 import { saveScreenshot } from './screenshots.ts';
-
-/** Where the screenshot of the session page is saved. */
-const SCREENSHOT = path.join(tmpdir(), 'compactor-session-page.png');
 
 let f: DashboardFixture;
 const browsers: LaunchedBrowser[] = [];
@@ -39,9 +36,21 @@ async function pageAs(tenant: keyof typeof TENANT_TOKENS): Promise<{ page: Page;
 
 describeBrowser('session page in Chromium', () => {
   beforeAll(async () => {
-    f = await startDashboardFixture();
+    f = await startDashboardFixture({ anthropic: true });
     await f.seed('acme', session, 'openhands__ponyc-4588');
+    await f.seed('acme', 'fragile');
+    await f.seed('acme', 'fresh');
     await f.seed('globex', 'theirs');
+    await createSession(f.tdb.database.db, {
+      tenantId: 'acme',
+      sessionId: 'tiny',
+      messages: ['fix the flaky test', 'done: it was a race'].map((content, seq) => ({
+        seq,
+        role: seq === 0 ? 'user' : 'assistant',
+        kind: 'message',
+        content,
+      })),
+    });
     // The agent goes on between compactions, so the size rises again after each drop.
     const more = (n: number) =>
       Array.from({ length: n }, (_, i) => ({
@@ -91,21 +100,64 @@ describeBrowser('session page in Chromium', () => {
     await marker.locator('rect').click();
     expect(await page.locator(`tr#c-${id}`).getAttribute('class')).toContain('hl');
 
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    await saveScreenshot(page, 'session-page');
     expect(problems).toEqual([]);
   });
 
-  it('"compact now" enqueues a manual compaction through the API', async () => {
+  it('"compact now" says it applied, with the sizes, and the ledger shows the row without a reload', async () => {
     const { page, problems } = await pageAs('acme');
     page.on('dialog', (dialog) => void dialog.accept());
-    await page.goto(`${f.dashboard.url}/sessions/${session}`);
+    await page.goto(`${f.dashboard.url}/sessions/fresh`);
+    const ledgerRows = page.locator('table.ledger tbody tr');
+    const before = await ledgerRows.count();
     await page.getByRole('button', { name: 'compact now' }).click();
-    await page.locator('#action-result', { hasText: /^done: / }).waitFor();
-    await waitFor(async () => {
-      const [row] = await f.tdb.database.sql`
-        select 1 from compactions where session_id = ${session} and trigger = 'manual'`;
-      return row;
-    });
+    const said = await outcomeOf(page, '#action-result');
+
+    const [row] = await f.tdb.database.sql<Sizes[]>`
+      select id, status, messages_before, messages_after, tokens_before::int, tokens_after::int
+      from compactions where session_id = 'fresh'`;
+    expect(row?.status).toBe('applied');
+    expect(said).toBe(
+      `applied: messages ${row?.messages_before} → ${row?.messages_after}, tokens ${fmt(row?.tokens_before)} → ${fmt(row?.tokens_after)}`,
+    );
+    expect(await page.locator('#action-result').getAttribute('class')).toContain('outcome-applied');
+    // The ledger, the chart and the stats were read again: the new row is on top, the line still said.
+    await ledgerRows.nth(before).waitFor();
+    expect(await ledgerRows.first().getAttribute('id')).toBe(`c-${row?.id}`);
+    expect(await ledgerRows.first().textContent()).toMatch(/manual[\s\S]*applied/);
+    expect(await page.locator('svg.chart').getAttribute('data-compactions')).toBe(String(before + 1));
+    expect(await page.locator('#action-result').textContent()).toBe(said);
+    await saveScreenshot(page, 'compact-now-applied');
+    expect(problems).toEqual([]);
+  });
+
+  it('"compact now" says it skipped, and why', async () => {
+    const { page, problems } = await pageAs('acme');
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(`${f.dashboard.url}/sessions/tiny`);
+    await page.getByRole('button', { name: 'compact now' }).click();
+    const said = await outcomeOf(page, '#action-result');
+    const [row] = await f.tdb.database.sql<{ status: string; reason: string }[]>`
+      select status, reason from compactions where session_id = 'tiny'`;
+    expect(row?.status).toBe('skipped');
+    expect(said).toBe(`skipped: ${row?.reason}`);
+    await page.locator('table.ledger tbody tr').first().waitFor();
+    expect(await page.locator('table.ledger tbody tr').first().textContent()).toContain(row?.reason ?? '?');
+    await saveScreenshot(page, 'compact-now-skipped');
+    expect(problems).toEqual([]);
+  });
+
+  it('"compact now" says it failed, with the error', async () => {
+    // The Messages API refuses the summary request (400): no retry can help, the job fails for good.
+    f.fake?.enqueue({ status: 400, message: 'prompt is too long for this model' });
+    const { page, problems } = await pageAs('acme');
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(`${f.dashboard.url}/sessions/fragile`);
+    await page.getByRole('button', { name: 'compact now' }).click();
+    const said = await outcomeOf(page, '#action-result');
+    expect(said).toMatch(/^failed: .*prompt is too long for this model/);
+    await page.locator('table.ledger td.status-failed').waitFor();
+    await saveScreenshot(page, 'compact-now-failed');
     expect(problems).toEqual([]);
   });
 
@@ -115,22 +167,25 @@ describeBrowser('session page in Chromium', () => {
       'completed',
     );
     expect((await f.compact('acme', 'restorable', { type: 'none' })).state).toBe('completed');
-    const [applied] = await f.tdb.database.sql<{ id: string }[]>`
-      select id from compactions where session_id = 'restorable' and status = 'applied'`;
-    const restore = await f.request('acme', `/api/sessions/restorable/compactions/${applied?.id}/restore`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(restore.status).toBe(200);
+    const [applied] = await f.tdb.database.sql<{ id: string; archived: number }[]>`
+      select id, messages_archived as archived from compactions
+      where session_id = 'restorable' and status = 'applied'`;
+
+    // Restored from the page: its line says so and the chart is redrawn without a reload.
+    const { page, problems } = await pageAs('acme');
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(`${f.dashboard.url}/sessions/restorable`);
+    await page.locator(`tr#c-${applied?.id}`).getByRole('button', { name: 'restore' }).click();
+    expect(await outcomeOf(page, '#ledger-result')).toBe(
+      `restored: ${applied?.archived} archived messages back in the session`,
+    );
+    await page.locator('g.marker-restored[data-kind="restore"]').first().waitFor();
     // In ms, as the page has them (JavaScript dates drop Postgres's microseconds).
     const [row] = await f.tdb.database.sql<{ created: number; restored: number }[]>`
       select floor(extract(epoch from created_at) * 1000)::float8 as created,
              floor(extract(epoch from restored_at) * 1000)::float8 as restored
       from compactions where id = ${applied?.id ?? ''}`;
 
-    const { page, problems } = await pageAs('acme');
-    await page.goto(`${f.dashboard.url}/sessions/restorable`);
     const chart = page.locator('svg.chart');
     const attr = async (name: string) => Number(await chart.getAttribute(name));
     const scale = {
@@ -180,3 +235,24 @@ describeBrowser('session page in Chromium', () => {
     expect(own?.status()).toBe(200);
   });
 });
+
+/** Sizes of a ledger row. */
+interface Sizes {
+  id: string;
+  status: string;
+  messages_before: number;
+  messages_after: number;
+  tokens_before: number;
+  tokens_after: number;
+}
+
+function fmt(v: number | undefined): string {
+  return v === undefined ? '?' : v.toLocaleString('en-US');
+}
+
+/** The line an action ends with, once it is no longer the "working" one. */
+async function outcomeOf(page: Page, selector: string): Promise<string> {
+  const out = page.locator(`${selector}:not(.outcome-running)`);
+  await out.filter({ hasText: /\S/ }).waitFor({ timeout: 40_000 });
+  return (await out.textContent()) ?? '';
+}

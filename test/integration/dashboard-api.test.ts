@@ -1,10 +1,12 @@
 /**
  * The dashboard over HTTP, as operators and tenants use it: authentication, the ledger API
- * (tenant scoping, pagination, validation, trigger, restore), Bull Board's retry keeping the
- * exactly-once guarantee, the session page's escaping, health checks and /metrics.
+ * (tenant scoping, pagination, validation, "compact now" answering what happened, restore), Bull
+ * Board's retry keeping the exactly-once guarantee, the session page's escaping, health checks and
+ * /metrics. Summaries go to a fake Messages API, so a test can make one fail.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSession } from '../../producer/index.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import {
@@ -21,8 +23,18 @@ let f: DashboardFixture;
 const HOSTILE = '<script>alert("owned")</script><img src=x onerror=alert(1)> & "quotes"';
 
 beforeAll(async () => {
-  f = await startDashboardFixture();
-  for (const id of ['a-1', 'a-2', 'a-3', 'a-4', 'a-5']) await f.seed('acme', id);
+  f = await startDashboardFixture({ anthropic: true });
+  for (const id of ['a-1', 'a-2', 'a-3', 'a-4', 'a-5', 'busy']) await f.seed('acme', id);
+  await createSession(f.tdb.database.db, {
+    tenantId: 'acme',
+    sessionId: 'tiny',
+    messages: ['hello', 'hi there', 'bye'].map((content, seq) => ({
+      seq,
+      role: seq % 2 === 0 ? 'user' : 'assistant',
+      kind: 'message',
+      content,
+    })),
+  });
   await f.seed('globex', 'g-1');
   await f.seed('acme', 'hostile', 'minisweagent__astropy-12907');
   expect((await f.compact('acme', 'a-1', { type: 'slidingWindow', maxMessages: 4 })).state).toBe('completed');
@@ -121,7 +133,7 @@ describe('ledger API', () => {
       seen.push(...page.body.sessions);
       cursor = page.body.nextCursor;
     } while (cursor);
-    expect(seen.map((s) => s.id)).toEqual(['a-1', 'a-2', 'a-3', 'a-4', 'a-5', 'hostile']);
+    expect(seen.map((s) => s.id)).toEqual(['a-1', 'a-2', 'a-3', 'a-4', 'a-5', 'busy', 'hostile', 'tiny']);
     const a1 = seen.find((s) => s.id === 'a-1');
     expect(a1).toMatchObject({
       compactionCount: 1,
@@ -216,7 +228,7 @@ describe('ledger API', () => {
     expect(other.status).toBe(404);
   });
 
-  it('enqueues a manual compaction through the producer', async () => {
+  it('compacts now and answers what happened: applied, with the sizes before and after', async () => {
     const answer = await json(
       await f.request(
         'acme',
@@ -224,20 +236,106 @@ describe('ledger API', () => {
         post({ strategy: { type: 'slidingWindow', maxMessages: 5 } }),
       ),
     );
-    expect(answer.status).toBe(202);
+    expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({
       eventId: expect.any(String),
       jobId: answer.body.eventId,
       coalesced: false,
+      state: 'completed',
+      outcome: 'applied',
+      result: { ledgerStatus: 'applied' },
+      compaction: { status: 'applied', trigger: 'manual' },
     });
-    const job = await waitFor(async () => {
-      const j = await f.producer.queue.getJob(answer.body.jobId);
-      return j?.finishedOn ? j : undefined;
+    const { compaction } = answer.body;
+    expect(answer.body.result).toMatchObject({
+      compactionId: compaction.id,
+      messagesBefore: compaction.messagesBefore,
+      messagesAfter: compaction.messagesAfter,
     });
-    expect(job.data).toMatchObject({ tenantId: 'acme', sessionId: 'a-2', trigger: 'manual' });
+    expect(compaction.messagesAfter).toBeLessThan(compaction.messagesBefore);
+    expect(answer.body.message).toBe(
+      `applied: messages ${compaction.messagesBefore} → ${compaction.messagesAfter}, tokens ${compaction.tokensBefore.toLocaleString('en-US')} → ${compaction.tokensAfter.toLocaleString('en-US')}`,
+    );
+    const job = await f.producer.queue.getJob(answer.body.jobId);
+    expect(job?.data).toMatchObject({ tenantId: 'acme', sessionId: 'a-2', trigger: 'manual' });
     const ledger = await json(await f.request('acme', '/api/sessions/a-2/compactions'));
-    expect(ledger.body.compactions).toMatchObject([{ status: 'applied', trigger: 'manual' }]);
+    expect(ledger.body.compactions).toMatchObject([
+      { id: compaction.id, status: 'applied', trigger: 'manual' },
+    ]);
     expect((await f.request('globex', '/api/sessions/a-2/compact', post())).status).toBe(404);
+  });
+
+  it('says a skip and its reason', async () => {
+    const answer = await json(
+      await f.request(
+        'acme',
+        '/api/sessions/tiny/compact',
+        post({ strategy: { type: 'slidingWindow', maxMessages: 5 } }),
+      ),
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      state: 'completed',
+      outcome: 'skipped',
+      result: { ledgerStatus: 'skipped', reason: expect.any(String) },
+      compaction: { status: 'skipped', trigger: 'manual' },
+    });
+    expect(answer.body.message).toBe(`skipped: ${answer.body.result.reason}`);
+  });
+
+  it('says a failure and its error', async () => {
+    // The LLM refuses the request as sent (400): retrying cannot help, the job fails for good.
+    f.fake?.enqueue({ status: 400, message: 'max_tokens: too large for this model' });
+    const answer = await json(
+      await f.request(
+        'acme',
+        '/api/sessions/a-4/compact',
+        post({ strategy: { type: 'summarize', keepRecent: 4 } }),
+      ),
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ state: 'failed', outcome: 'failed', error: expect.any(String) });
+    expect(answer.body.error).toContain('max_tokens: too large for this model');
+    expect(answer.body.message).toBe(`failed: ${answer.body.error}`);
+    const [row] = (await json(await f.request('acme', '/api/sessions/a-4/compactions'))).body.compactions;
+    expect(row).toMatchObject({ status: 'failed', trigger: 'manual' });
+  });
+
+  it('answers 202 when the job is still running when the wait ends, and waits not at all when told', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      // A worker holds the session: the summary job goes back to delayed until it is let go.
+      const lease = await new LeaseManager(redis, { prefix: f.prefix }).acquire('acme', 'busy');
+      expect(lease).not.toBeNull();
+      const answer = await json(
+        await f.request(
+          'acme',
+          '/api/sessions/busy/compact',
+          post({ strategy: { type: 'summarize', keepRecent: 4 }, waitMs: 300 }),
+        ),
+      );
+      expect(answer.status).toBe(202);
+      expect(answer.body).toMatchObject({ state: 'running', outcome: 'running', jobId: answer.body.eventId });
+      expect(answer.body.message).toMatch(
+        /^still running after [\d.]+ s \(job (waiting|active|delayed)\); the ledger will show the outcome$/,
+      );
+      await lease?.release();
+      const job = await waitFor(async () => {
+        const j = await f.producer.queue.getJob(answer.body.jobId);
+        return j?.finishedOn ? j : undefined;
+      });
+      expect(job.returnvalue).toMatchObject({ ledgerStatus: 'applied' });
+    } finally {
+      await redis.quit();
+    }
+    const queued = await json(await f.request('acme', '/api/sessions/busy/compact', post({ waitMs: 0 })));
+    expect(queued).toMatchObject({ status: 202, body: { state: 'queued', message: 'enqueued' } });
+    await waitFor(async () => (await f.producer.queue.getJob(queued.body.jobId))?.finishedOn);
+    const tooLong = await json(
+      await f.request('acme', '/api/sessions/busy/compact', post({ waitMs: 60_000 })),
+    );
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.message).toMatch(/^body\.waitMs: /);
   });
 
   it('restores a compaction, waits for a running compaction (409), and refuses what cannot be restored', async () => {

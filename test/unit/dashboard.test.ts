@@ -1,7 +1,7 @@
 /**
  * The dashboard's pure parts: credentials from the environment, authentication, the start-up
- * refusal, the chart and the escaping of untrusted text, the Bull Board session link and its
- * template without other origins.
+ * refusal, the chart and the escaping of untrusted text, the line "compact now" shows, the Bull
+ * Board session link and its template without other origins.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/runtime/config.ts';
@@ -16,6 +16,7 @@ import {
 import { sessionLink, withoutOtherOrigins } from '../../worker/http/dashboard/bull-board.ts';
 import { niceMax, renderChart } from '../../worker/http/dashboard/chart.ts';
 import { escapeHtml, href } from '../../worker/http/dashboard/html.ts';
+import { describeOutcome } from '../../worker/http/dashboard/outcome.ts';
 
 const credentials: Credentials = {
   adminToken: 'admin-token-0123456789',
@@ -297,5 +298,82 @@ describe('pages', () => {
     expect(() => withoutOtherOrigins('<script src="https://cdn.example/x.js"></script>')).toThrow(
       /references another origin: src="https:\/\/cdn\.example/,
     );
+  });
+});
+
+describe('"compact now" outcome', () => {
+  const result = (over: Record<string, unknown>) => ({
+    status: 'applied',
+    ledgerStatus: 'applied',
+    compactionId: 'c1',
+    messagesBefore: 120,
+    messagesAfter: 11,
+    reason: null,
+    ...over,
+  });
+  const plain = { waitedMs: 1_234, coalesced: false };
+
+  it('says what the ledger says, whichever job status the worker version reports', () => {
+    expect(
+      describeOutcome(
+        { state: 'completed', result: result({}) },
+        { ...plain, tokens: { before: 40_000, after: 3_210 } },
+      ),
+    ).toEqual({ outcome: 'applied', message: 'applied: messages 120 → 11, tokens 40,000 → 3,210' });
+    // A skip, as today's worker reports it (status applied) and as the next one will (skipped).
+    for (const status of ['applied', 'skipped']) {
+      expect(
+        describeOutcome(
+          {
+            state: 'completed',
+            result: result({ status, ledgerStatus: 'skipped', reason: 'below every trigger' }),
+          },
+          plain,
+        ),
+      ).toEqual({ outcome: 'skipped', message: 'skipped: below every trigger' });
+    }
+    expect(
+      describeOutcome({ state: 'completed', result: result({ status: 'duplicate' }) }, plain).message,
+    ).toBe('already done by an earlier event: applied: messages 120 → 11');
+    expect(
+      describeOutcome(
+        {
+          state: 'completed',
+          result: result({
+            ledgerStatus: 'batched',
+            compactionId: null,
+            reason: 'queued for the next message batch',
+          }),
+        },
+        plain,
+      ),
+    ).toEqual({ outcome: 'batched', message: 'queued for the next message batch' });
+    expect(describeOutcome({ state: 'completed', result: null }, plain).outcome).toBe('unknown');
+  });
+
+  it('says a failure with its error, a job still running, and a coalesced event', () => {
+    expect(describeOutcome({ state: 'failed', error: 'LLM said 400', attemptsMade: 1 }, plain)).toEqual({
+      outcome: 'failed',
+      message: 'failed: LLM said 400',
+    });
+    expect(
+      describeOutcome(
+        { state: 'running', jobState: 'delayed', attemptsMade: 2, lastError: 'timeout' },
+        plain,
+      ),
+    ).toEqual({
+      outcome: 'running',
+      message:
+        'still running after 1.2 s (job delayed; the last attempt failed: timeout); the ledger will show the outcome',
+    });
+    expect(describeOutcome({ state: 'unknown' }, plain).message).toBe(
+      'the job is no longer in the queue; see the ledger',
+    );
+    expect(
+      describeOutcome({ state: 'failed', error: 'x'.repeat(2_000), attemptsMade: 5 }, plain).message,
+    ).toHaveLength('failed: '.length + 501);
+    expect(
+      describeOutcome({ state: 'completed', result: result({}) }, { ...plain, coalesced: true }).message,
+    ).toBe('joined the compaction already waiting for this session; applied: messages 120 → 11');
   });
 });

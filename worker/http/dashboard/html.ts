@@ -2,6 +2,7 @@
  * HTML helpers of the dashboard's pages: escaping (session content is untrusted: every text and
  * attribute goes through {@link escapeHtml}) and the shared page layout. Pure.
  */
+import { createHash } from 'node:crypto';
 
 /** Text made safe inside an element or a double- or single-quoted attribute. */
 export function escapeHtml(text: string): string {
@@ -52,9 +53,18 @@ details{margin:6px 0}summary{cursor:pointer}
 pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font-size:12px;background:#f3f4f6;padding:6px}
 tr.hl td{background:#fef9c3}.muted{color:#6b7280}.legend span{margin-right:14px}
 button{font:inherit;padding:3px 10px;cursor:pointer}
+.outcome{font-weight:600}.outcome-applied,.outcome-restored{color:#1d4ed8}.outcome-skipped,.outcome-duplicate{color:#4b5563}
+.outcome-failed,.outcome-error{color:#b91c1c}.outcome-running,.outcome-batched,.outcome-dry-run{color:#b45309}
 `;
 
-/** A complete page: header with navigation, the body, an optional inline script (nonce'd). */
+/**
+ * The CSP source that allows the pages' one stylesheet: its hash. A hash rather than the response's
+ * nonce because the session page re-reads itself to refresh its sections, and the browser checks
+ * the `<style>` of that parsed copy against the page's policy: a nonce of another response fails.
+ */
+export const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
+
+/** A complete page: header with navigation, the body, an optional inline script (nonce'd), the stylesheet (hashed). */
 export function layout(options: {
   title: string;
   nonce: string;
@@ -75,7 +85,7 @@ export function layout(options: {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(options.title)} · compactor</title>
-<style nonce="${options.nonce}">${STYLE}</style></head>
+<style>${STYLE}</style></head>
 <body><header><strong>compactor</strong>${nav}</header>
 <main>${options.body}</main>${script}</body></html>`;
 }

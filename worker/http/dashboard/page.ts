@@ -60,18 +60,21 @@ export function renderSessionPage(
   const api = `/api/sessions/${encodeURIComponent(session.id)}`;
   const actions = ctx.readOnly
     ? ''
-    : `<p><button data-post="${href(ctx, `${api}/compact`)}" data-confirm="Enqueue a manual compaction of this session?">compact now</button> <span id="action-result" class="muted"></span></p>`;
+    : `<p><button data-post="${href(ctx, `${api}/compact`)}" data-out="action-result" data-busy="compacting… waiting for the worker (up to 30 s)" data-confirm="Compact this session now?">compact now</button> <span id="action-result" class="outcome" role="status"></span></p>`;
+  // Sections marked data-refresh are re-read from the server after an action (see SCRIPT).
   const body = `<h1>Session ${escapeHtml(session.id)}</h1>
-${stats(ctx, session)}
+<section id="stats" data-refresh>${stats(ctx, session)}</section>
 ${actions}
 <h2>Tokens and messages over time</h2>
 <div class="legend muted"><span>▮ <b class="status-applied">applied</b></span><span>▮ <b class="status-restored">restored</b></span><span>▮ <b class="status-skipped">skipped</b></span><span>▮ <b class="status-failed">failed</b></span><span>click a marker to find its ledger row</span></div>
-${chart}
+<section id="chart" data-refresh>${chart}</section>
 <h2>Current checkpoint</h2>
-${checkpoint(session.checkpoint)}
+<section id="checkpoint" data-refresh>${checkpoint(session.checkpoint)}</section>
 <h2>Ledger</h2>
+<p id="ledger-result" class="outcome" role="status"></p>
+<section id="ledger" data-refresh>
 ${truncated ? `<p class="muted">the newest ${ledger.length} rows; the API pages through all of them</p>` : ''}
-${ledgerTable(ctx, session, ledger)}`;
+${ledgerTable(ctx, session, ledger)}</section>`;
   return layout({ title: `session ${session.id}`, nonce: ctx.nonce, ctx, body, script: SCRIPT });
 }
 
@@ -142,7 +145,7 @@ function ledgerTable(ctx: PageContext, session: SessionRow, ledger: LedgerEntry[
     const saved = (r.tokensBefore ?? 0) - (r.tokensAfter ?? 0);
     const restore =
       !ctx.readOnly && r.status === 'applied'
-        ? ` <button data-post="${href(ctx, `${api}/${r.id}/restore`)}" data-confirm="Restore this compaction? Its archived messages go back.">restore</button>`
+        ? ` <button data-post="${href(ctx, `${api}/${r.id}/restore`)}" data-out="ledger-result" data-busy="restoring…" data-confirm="Restore this compaction? Its archived messages go back.">restore</button>`
         : '';
     const why = [r.reason, r.error].filter((v): v is string => !!v).map((v) => escapeHtml(v.slice(0, 400)));
     return `<tr id="c-${escapeHtml(r.id)}" class="ledger-row">
@@ -172,28 +175,42 @@ function time(d: Date | string): string {
 }
 
 /**
- * The page's only script: markers jump to their ledger row; buttons POST to the JSON API (the
- * browser resends its credentials; `content-type: application/json` keeps other sites out) and
- * show the answer.
+ * The page's only script. Markers jump to their ledger row. Buttons POST to the JSON API (the
+ * browser resends its credentials; `content-type: application/json` keeps other sites out), show
+ * the answer's one-line `message` (what happened, not merely that a request was sent), then re-read
+ * the page and swap in its data-refresh sections, so the ledger and the chart show the result
+ * without losing that line. Clicks are delegated to the document, so swapped-in buttons and markers
+ * work too.
  */
 const SCRIPT = `
-for (const m of document.querySelectorAll('.marker')) {
-  m.addEventListener('click', () => {
+const say = (out, text, kind) => { out.textContent = text; out.className = 'outcome outcome-' + kind; };
+async function refresh() {
+  const r = await fetch(location.href, { headers: { accept: 'text/html' } });
+  if (!r.ok) return;
+  const doc = new DOMParser().parseFromString(await r.text(), 'text/html');
+  for (const el of document.querySelectorAll('[data-refresh]')) {
+    const next = doc.getElementById(el.id);
+    if (next) el.replaceWith(document.adoptNode(next));
+  }
+}
+document.addEventListener('click', async (event) => {
+  const m = event.target.closest('.marker');
+  if (m) {
     for (const r of document.querySelectorAll('tr.hl')) r.classList.remove('hl');
     const row = document.getElementById('c-' + m.dataset.compaction);
     if (row) { row.classList.add('hl'); row.scrollIntoView({ block: 'center' }); }
-  });
-}
-for (const b of document.querySelectorAll('button[data-post]')) {
-  b.addEventListener('click', async () => {
-    if (!confirm(b.dataset.confirm)) return;
-    const out = document.getElementById('action-result') || b.parentElement;
-    b.disabled = true;
-    try {
-      const r = await fetch(b.dataset.post, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      const j = await r.json().catch(() => ({}));
-      out.textContent = r.ok ? 'done: ' + (j.status || j.jobId || 'ok') : 'error ' + r.status + ': ' + ((j.error && j.error.message) || '');
-      if (r.ok) setTimeout(() => location.reload(), 1500);
-    } catch (e) { out.textContent = String(e); } finally { b.disabled = false; }
-  });
-}`;
+    return;
+  }
+  const b = event.target.closest('button[data-post]');
+  if (!b || b.disabled || !confirm(b.dataset.confirm)) return;
+  const out = document.getElementById(b.dataset.out);
+  b.disabled = true;
+  say(out, b.dataset.busy, 'running');
+  try {
+    const r = await fetch(b.dataset.post, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const j = await r.json().catch(() => ({}));
+    if (r.ok) say(out, j.message || j.status || 'done', j.outcome || j.status || 'done');
+    else say(out, 'error ' + r.status + ': ' + ((j.error && j.error.message) || r.statusText), 'error');
+    await refresh();
+  } catch (e) { say(out, String(e), 'error'); } finally { b.disabled = false; }
+});`;

@@ -25,7 +25,8 @@ import { type ApiDeps, apiRoutes, ownSession } from './api.ts';
 import { assertStartable, authenticate, type Credentials, hasCredentials } from './auth.ts';
 import { bullBoard, offlineBullBoardViews } from './bull-board.ts';
 import { type DashboardEnv, HttpError, scopeTenant } from './context.ts';
-import { renderErrorPage } from './html.ts';
+import { renderErrorPage, STYLE_SOURCE } from './html.ts';
+import { createJobWaiter } from './jobs.ts';
 import { renderSessionList, renderSessionPage, renderTenantPrompt } from './page.ts';
 import { BadCursorError, listLedger, listSessions } from './queries.ts';
 
@@ -167,12 +168,12 @@ function pageContext(c: Context<DashboardEnv>, readOnly: boolean) {
   };
 }
 
-/** An HTML page under a CSP that allows only this response's inline style and script. */
+/** An HTML page under a CSP that allows only the pages' stylesheet and this response's inline script. */
 function htmlPage(c: Context<DashboardEnv>, html: string) {
   const nonce = c.get('nonce');
   c.header(
     'content-security-policy',
-    `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; ` +
+    `default-src 'none'; style-src ${STYLE_SOURCE}; script-src 'nonce-${nonce}'; connect-src 'self'; ` +
       "img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   );
   c.header('cache-control', 'no-store');
@@ -237,10 +238,13 @@ export async function startDashboard(
   // First: it can refuse to start, before anything is opened.
   const views = offlineBullBoardViews();
   const connection = services.redis.duplicate();
-  const queues = [COMPACTION_QUEUE, SWEEP_QUEUE].map(
+  const [compaction, sweep] = [COMPACTION_QUEUE, SWEEP_QUEUE].map(
     (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
-  );
+  ) as [Queue, Queue];
+  const queues = [compaction, sweep];
   const producer = createProducer({ redisUrl: config.redisUrl, prefix: config.queuePrefix });
+  // Its events connection blocks on reads, so it gets one of its own.
+  const jobs = createJobWaiter(compaction, services.redis.duplicate());
   const probe = readinessProbe(services.redis, services.database.sql);
   const metrics = createDashboardMetrics();
   metrics.watchQueues(queues);
@@ -248,6 +252,7 @@ export async function startDashboard(
     {
       db: services.database.db,
       enqueue: (event) => producer.runCompleted(event),
+      jobs,
       leases: services.leases,
       queues,
       bullBoardViews: views.path,
@@ -261,6 +266,7 @@ export async function startDashboard(
     runAll(logger, [
       ...queues.map((q) => () => q.close()),
       () => producer.close(),
+      () => jobs.close(),
       () => probe.close(),
       () => connection.quit(),
       () => services.close(),
