@@ -3,8 +3,8 @@
  * anthropic summarizer against a fake Messages API, so a test can make one fail): the chart marks
  * each compaction and each restore where it happened, the checkpoint and the ledger are shown, the
  * page's own script runs under its CSP, "compact now" says what happened (applied, skipped,
- * failed) and the ledger follows without a reload, and another tenant gets a 404. Screenshots go
- * to test/browser/screenshots/.
+ * failed) and the ledger follows without a reload, a ledger row's "details" opens the compaction's
+ * page, and another tenant gets a 404. Screenshots go to test/browser/screenshots/.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -222,6 +222,62 @@ describeBrowser('session page in Chromium', () => {
 
     await saveScreenshot(page, 'session-page-restore');
     expect(problems).toEqual([]);
+  });
+
+  it("opens a compaction's details as a page: its fields, summary, checkpoint before and archived messages", async () => {
+    // The second summary of the session: it replaced a checkpoint, and the LLM's usage was recorded.
+    const [row] = await f.tdb.database.sql<
+      { id: string; messages_archived: number; model: string; cost_usd: string; summary: string }[]
+    >`
+      select id, messages_archived, model, cost_usd::text, summary from compactions
+      where session_id = ${session} and strategy = 'summarize' and checkpoint_before is not null
+      order by created_at limit 1`;
+    expect(row).toBeDefined();
+    const { page, problems } = await pageAs('acme');
+    await page.goto(`${f.dashboard.url}/sessions/${session}`);
+    await page.locator(`tr#c-${row?.id}`).getByRole('link', { name: 'details' }).click();
+    await page.waitForURL(`**/sessions/${session}/compactions/${row?.id}`);
+
+    expect(await page.locator('h1').textContent()).toBe(`Compaction applied of session ${session}`);
+    const field = async (name: string) =>
+      (
+        await page
+          .locator('table.fields tr', { has: page.getByRole('rowheader', { name, exact: true }) })
+          .locator('td')
+          .textContent()
+      )?.trim();
+    expect(await field('status')).toBe('applied');
+    expect(await field('strategy')).toMatch(/^summarize/);
+    expect(await field('summarizer')).toBe('anthropic');
+    expect(await field('model')).toBe(row?.model);
+    expect(await field('cost USD')).toBe(`$${Number(row?.cost_usd).toFixed(6)}`);
+    expect(await field('messages archived')).toBe(String(row?.messages_archived));
+    expect(await field('LLM input / output tokens')).toMatch(/^[\d,]+ \/ [\d,]+$/);
+    expect(await field('total time')).toMatch(/^[\d,]+ ms$/);
+    expect(await page.locator('pre.summary').textContent()).toBe(row?.summary);
+    expect(await page.locator('.checkpoint').textContent()).toContain('Working set');
+    // Every archived message (fewer than a page here), in seq order, each clipped.
+    const seqs = await page.locator('table.archived tbody tr td:first-child').allTextContents();
+    expect(seqs).toHaveLength(row?.messages_archived ?? -1);
+    const numbers = seqs.map((v) => Number(v.replaceAll(',', '')));
+    expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+    expect(await page.locator('p.archived-total').textContent()).toMatch(
+      new RegExp(`^${row?.messages_archived} messages, [\\d,]+ tokens$`),
+    );
+    for (const cell of await page.locator('table.archived td.preview').allTextContents()) {
+      expect(cell.length).toBeLessThanOrEqual(240 + ' characters)'.length + 20);
+    }
+    await saveScreenshot(page, 'compaction-details');
+
+    // Back to the session page, at the ledger row.
+    await page.locator('a.back').first().click();
+    await page.waitForURL(`**/sessions/${session}#c-${row?.id}`);
+    await page.locator('svg.chart').waitFor();
+    expect(problems).toEqual([]);
+
+    const { page: other } = await pageAs('globex');
+    const foreign = await other.goto(`${f.dashboard.url}/sessions/${session}/compactions/${row?.id}`);
+    expect(foreign?.status()).toBe(404);
   });
 
   it("does not show a tenant another tenant's session", async () => {

@@ -43,6 +43,13 @@ beforeAll(async () => {
   await f.tdb.database.sql`
     update sessions set agent_id = ${HOSTILE}, checkpoint = jsonb_set(checkpoint, '{goal}', to_jsonb(${HOSTILE}::text))
     where tenant_id = 'acme' and id = 'hostile'`;
+  await f.tdb.database.sql`
+    update compactions set summary = ${HOSTILE}, model = ${HOSTILE}
+    where tenant_id = 'acme' and session_id = 'hostile'`;
+  await f.tdb.database.sql`
+    update archived_messages set content = ${HOSTILE.repeat(20)}
+    where tenant_id = 'acme' and session_id = 'hostile'
+      and seq = (select min(seq) from archived_messages where session_id = 'hostile')`;
 });
 
 afterAll(async () => {
@@ -454,5 +461,51 @@ describe('session page', () => {
     expect(prompt).toContain('name="tenant"');
     const admin = await (await f.request('admin', '/sessions?tenant=acme')).text();
     expect(admin).toContain('<a href="/sessions/a-1?tenant=acme">a-1</a>');
+  });
+
+  it("serves a compaction's page: scoped, validated, every value escaped, no script", async () => {
+    const [row] = (await json(await f.request('acme', '/api/sessions/hostile/compactions'))).body.compactions;
+    const path = `/sessions/hostile/compactions/${row.id}`;
+    const response = await f.request('acme', path);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    const html = await response.text();
+    expect(html).toContain(
+      '<h1>Compaction <span class="status-applied">applied</span> of session hostile</h1>',
+    );
+    expect(html).toContain('<a class="back" href="/sessions/hostile#c-');
+    expect(html).toContain(`<p class="archived-total">${row.messagesArchived} messages,`);
+    // The hostile summary, model and archived message, escaped (and the message clipped).
+    expect(html).toContain('<pre class="summary">&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;');
+    expect(html).toContain('<th scope="row">model</th><td>&lt;script&gt;');
+    expect(html).toMatch(
+      /<td class="preview">(&lt;script&gt;.*?){3}<span class="muted">… \([\d,]+ characters\)<\/span><\/td>/,
+    );
+    expect(html).not.toContain('<script>alert');
+    expect(html).not.toContain('<img src=x');
+    expect(html).not.toMatch(/<script\b/);
+
+    const admin = await f.request('admin', `${path}?tenant=acme`);
+    expect(admin.status).toBe(200);
+    expect(await admin.text()).toContain(`href="/sessions/hostile?tenant=acme#c-${row.id}"`);
+    expect((await f.request('globex', path)).status).toBe(404);
+    expect((await f.request('acme', '/sessions/hostile/compactions/12')).status).toBe(400);
+    expect(await (await f.request('acme', '/sessions/hostile/compactions/12')).text()).toContain(
+      'path.compactionId: ',
+    );
+    const unknown = await f.request(
+      'acme',
+      '/sessions/hostile/compactions/00000000-0000-4000-8000-000000000000',
+    );
+    expect(unknown.status).toBe(404);
+    const cursor = await f.request('acme', `${path}?cursor=nope`);
+    expect(cursor.status).toBe(400);
+    expect(await cursor.text()).toContain('query.cursor: ');
+  });
+
+  it('links each ledger row to its page', async () => {
+    const [row] = (await json(await f.request('acme', '/api/sessions/a-1/compactions'))).body.compactions;
+    const html = await (await f.request('acme', '/sessions/a-1')).text();
+    expect(html).toContain(`<a href="/sessions/a-1/compactions/${row.id}">details</a>`);
   });
 });

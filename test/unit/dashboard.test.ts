@@ -15,7 +15,7 @@ import {
 } from '../../worker/http/dashboard/auth.ts';
 import { sessionLink, withoutOtherOrigins } from '../../worker/http/dashboard/bull-board.ts';
 import { niceMax, renderChart } from '../../worker/http/dashboard/chart.ts';
-import { escapeHtml, href } from '../../worker/http/dashboard/html.ts';
+import { escapeHtml, href, preview } from '../../worker/http/dashboard/html.ts';
 import { describeOutcome } from '../../worker/http/dashboard/outcome.ts';
 
 const credentials: Credentials = {
@@ -164,6 +164,13 @@ describe('pages', () => {
       '/sessions/x?tenant=a%26b&amp;cursor=c%22d',
     );
     expect(href({ admin: false, tenantId: 'acme' }, '/sessions')).toBe('/sessions');
+  });
+
+  it('clips a preview by characters, escaped, saying the full length', () => {
+    expect(preview('<b>short</b>', 20)).toBe('&lt;b&gt;short&lt;/b&gt;');
+    expect(preview('😀'.repeat(5), 3)).toBe('😀😀😀<span class="muted">… (5 characters)</span>');
+    // A prefix Postgres cut: the full length comes from the database.
+    expect(preview('a<b', 3, 9_000)).toBe('a&lt;b<span class="muted">… (9,000 characters)</span>');
   });
 
   it('draws one marker per ledger row and the size line through before → after', () => {

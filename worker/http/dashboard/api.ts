@@ -73,7 +73,8 @@ const compactBody = z
   })
   .strict();
 const restoreBody = z.object({ dryRun: z.boolean().optional() }).strict();
-const compactionId = z.uuid({ message: 'must be a compaction id (a UUID)' });
+/** A compaction id in a path. */
+export const compactionId = z.uuid({ message: 'must be a compaction id (a UUID)' });
 
 /** The API routes, to mount at `/api` behind authentication. */
 export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
@@ -223,7 +224,11 @@ export async function ownSession(db: Db, tenantId: string, rawId: string) {
   return session;
 }
 
-async function ownCompaction(
+/**
+ * A compaction of the tenant's session.
+ * @throws {HttpError} 404 when the session has no such compaction.
+ */
+export async function ownCompaction(
   db: Db,
   tenantId: string,
   sessionId: string,

@@ -13,7 +13,7 @@
  * The svg carries its time scale (`data-t0`/`data-t1`, ms, onto `data-x0`/`data-x1`) and each
  * marker its time (`data-at`, ms), so a reader (or a test) can check where a marker stands.
  */
-import { escapeHtml } from './html.ts';
+import { escapeHtml, formatTime } from './html.ts';
 
 /** A ledger row as the chart reads it. */
 export interface ChartRow {
@@ -197,12 +197,4 @@ function compact(v: number): string {
 
 function fmt(v: number | null): string {
   return v === null ? '?' : v.toLocaleString('en-US');
-}
-
-/** `2025-01-31 12:34:56Z`. */
-export function formatTime(t: number): string {
-  return new Date(t)
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, 'Z');
 }

@@ -14,6 +14,35 @@ export function escapeHtml(text: string): string {
     .replaceAll("'", '&#39;');
 }
 
+/** `2025-01-31 12:34:56Z`. */
+export function formatTime(t: number): string {
+  return new Date(t)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
+}
+
+/** `12,345`, or `—` for no value. */
+export function num(v: number | null | undefined): string {
+  return v === null || v === undefined ? '—' : v.toLocaleString('en-US');
+}
+
+/** A time as `2025-01-31 12:34:56Z`, escaped. */
+export function time(d: Date | string): string {
+  return escapeHtml(formatTime(new Date(d).getTime()));
+}
+
+/**
+ * Untrusted text cut to `max` characters (code points, as Postgres counts them), escaped; when cut,
+ * says how long it was. `total` is the full text's length when `text` is already a prefix of it.
+ */
+export function preview(text: string, max: number, total?: number): string {
+  const chars = Array.from(text);
+  const length = Math.max(total ?? 0, chars.length);
+  if (length <= max) return escapeHtml(text);
+  return `${escapeHtml(chars.slice(0, max).join(''))}<span class="muted">… (${num(length)} characters)</span>`;
+}
+
 /** Who the page is for, and how its links carry the tenant. */
 export interface PageContext {
   /** Nonce of this response's Content-Security-Policy, for the inline style and script. */
@@ -51,7 +80,8 @@ th{background:#f3f4f6;font-weight:600}td.num{text-align:right;font-variant-numer
 details{margin:6px 0}summary{cursor:pointer}
 .marker{cursor:pointer}
 pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font-size:12px;background:#f3f4f6;padding:6px}
-tr.hl td{background:#fef9c3}.muted{color:#6b7280}.legend span{margin-right:14px}
+tr.hl td{background:#fef9c3}tr.summary td{background:#ecfdf5}td.preview{max-width:640px;word-break:break-word}
+.fields th{text-align:left;color:#4b5563;font-weight:500;background:#f9fafb}.muted{color:#6b7280}.legend span{margin-right:14px}
 button{font:inherit;padding:3px 10px;cursor:pointer}
 .outcome{font-weight:600}.outcome-applied,.outcome-restored{color:#1d4ed8}.outcome-skipped,.outcome-duplicate{color:#4b5563}
 .outcome-failed,.outcome-error{color:#b91c1c}.outcome-running,.outcome-batched,.outcome-dry-run{color:#b45309}

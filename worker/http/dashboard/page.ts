@@ -6,9 +6,9 @@
  */
 
 import type { SessionRow } from '../../../shared/postgres/schema.ts';
-import { checkpointSchema } from '../../../shared/summary/checkpoint.ts';
-import { formatTime, renderChart } from './chart.ts';
-import { escapeHtml, href, layout, type PageContext } from './html.ts';
+import { renderChart } from './chart.ts';
+import { renderCheckpoint } from './checkpoint-view.ts';
+import { escapeHtml, href, layout, num, type PageContext, time } from './html.ts';
 import type { LedgerEntry, Page, SessionListItem } from './queries.ts';
 
 /** The session list, one page of it. */
@@ -69,7 +69,7 @@ ${actions}
 <div class="legend muted"><span>▮ <b class="status-applied">applied</b></span><span>▮ <b class="status-restored">restored</b></span><span>▮ <b class="status-skipped">skipped</b></span><span>▮ <b class="status-failed">failed</b></span><span>click a marker to find its ledger row</span></div>
 <section id="chart" data-refresh>${chart}</section>
 <h2>Current checkpoint</h2>
-<section id="checkpoint" data-refresh>${checkpoint(session.checkpoint)}</section>
+<section id="checkpoint" data-refresh>${renderCheckpoint(session.checkpoint)}</section>
 <h2>Ledger</h2>
 <p id="ledger-result" class="outcome" role="status"></p>
 <section id="ledger" data-refresh>
@@ -97,47 +97,6 @@ function stats(ctx: PageContext, s: SessionRow): string {
   return `<table class="stats">${rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join('')}</table>`;
 }
 
-const SECTIONS = [
-  ['completed', 'Completed'],
-  ['inProgress', 'In progress'],
-  ['pending', 'Pending'],
-  ['blockers', 'Blockers and errors'],
-  ['decisions', 'Decisions'],
-  ['openQuestions', 'Open questions'],
-] as const;
-
-function checkpoint(value: unknown): string {
-  if (value === null || value === undefined)
-    return '<p class="muted">none yet (no summary has been written)</p>';
-  const parsed = checkpointSchema.safeParse(value);
-  if (!parsed.success) return `<pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre>`;
-  const c = parsed.data;
-  const parts: string[] = [];
-  if (c.goal) parts.push(`<p><b>Goal</b>: ${escapeHtml(c.goal)}</p>`);
-  if (c.lastUserRequest) {
-    const size = `${num(c.lastUserRequest.length)} characters`;
-    parts.push(
-      `<details><summary><b>Last user request</b> <span class="muted">(verbatim, ${size})</span></summary><pre>${escapeHtml(c.lastUserRequest)}</pre></details>`,
-    );
-  }
-  for (const [key, title] of SECTIONS) {
-    if (c[key].length === 0) continue;
-    parts.push(`<p><b>${title}</b></p><ul>${c[key].map((v) => `<li>${escapeHtml(v)}</li>`).join('')}</ul>`);
-  }
-  if (c.workingSet.length > 0) {
-    const item = (p: string) => `<li><code>${escapeHtml(p)}</code></li>`;
-    const rest = c.workingSet.slice(12, 1_000);
-    const more =
-      rest.length > 0
-        ? `<details><summary class="muted">… and ${num(c.workingSet.length - 12)} more</summary><ul>${rest.map(item).join('')}</ul></details>`
-        : '';
-    parts.push(
-      `<p><b>Working set</b> <span class="muted">(most recent first)</span></p><ul>${c.workingSet.slice(0, 12).map(item).join('')}</ul>${more}`,
-    );
-  }
-  return `<div class="card checkpoint">${parts.join('\n') || '<p class="muted">empty</p>'}</div>`;
-}
-
 function ledgerTable(ctx: PageContext, session: SessionRow, ledger: LedgerEntry[]): string {
   if (ledger.length === 0) return '<p class="muted">no compactions yet</p>';
   const api = `/api/sessions/${encodeURIComponent(session.id)}/compactions`;
@@ -159,19 +118,11 @@ function ledgerTable(ctx: PageContext, session: SessionRow, ledger: LedgerEntry[
 <td class="num">${r.costUsd !== null ? `$${r.costUsd.toFixed(4)}` : '—'}</td>
 <td class="num">${num(r.durationMs)}</td>
 <td>${why.join('<br>')}</td>
-<td><a href="${href(ctx, `${api}/${r.id}`)}">details</a>${restore}</td></tr>`;
+<td><a href="${href(ctx, `/sessions/${encodeURIComponent(session.id)}/compactions/${r.id}`)}">details</a>${restore}</td></tr>`;
   });
   return `<table class="ledger"><thead><tr><th>when</th><th>trigger</th><th>strategy</th><th>status</th>
 <th>messages</th><th>tokens</th><th>archived</th><th>summarizer / model</th><th>LLM in / out</th><th>cost</th>
 <th>ms</th><th>reason</th><th></th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
-}
-
-function num(v: number | null | undefined): string {
-  return v === null || v === undefined ? '—' : v.toLocaleString('en-US');
-}
-
-function time(d: Date | string): string {
-  return escapeHtml(formatTime(new Date(d).getTime()));
 }
 
 /**

@@ -60,6 +60,10 @@ export interface ArchivedMessage {
   pinned: boolean;
   createdAt: Date;
   content?: string;
+  /** The content's first characters, when a preview was asked for. */
+  preview?: string;
+  /** The content's length in characters, with a preview. */
+  chars?: number;
 }
 
 /** Thrown for a cursor this API did not hand out. */
@@ -221,11 +225,14 @@ export async function getCompaction(
   return row ?? null;
 }
 
-/** The messages a compaction archived, by seq, `limit` per page; `content` only when asked for. */
+/**
+ * The messages a compaction archived, by seq, `limit` per page; `content` only when asked for, or
+ * its first `preview` characters (cut by Postgres: a page of 100KB tool outputs stays small).
+ */
 export async function listArchived(
   db: Db,
   row: Pick<CompactionRow, 'id' | 'tenantId' | 'sessionId'>,
-  page: { limit: number; cursor?: string | undefined; content: boolean },
+  page: { limit: number; cursor?: string | undefined; content: boolean; preview?: number | undefined },
 ): Promise<Page<ArchivedMessage> & { totalMessages: number; totalTokens: number }> {
   const after = page.cursor ? decodeCursor(page.cursor, { seq: 'number' }).seq : undefined;
   const scope = and(
@@ -244,6 +251,12 @@ export async function listArchived(
       pinned: archivedMessages.pinned,
       createdAt: archivedMessages.createdAt,
       ...(page.content ? { content: archivedMessages.content } : {}),
+      ...(page.preview === undefined
+        ? {}
+        : {
+            preview: sql<string>`left(${archivedMessages.content}, ${page.preview})`,
+            chars: sql<number>`char_length(${archivedMessages.content})`,
+          }),
     })
     .from(archivedMessages)
     .where(and(scope, after === undefined ? undefined : gt(archivedMessages.seq, after)))

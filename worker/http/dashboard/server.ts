@@ -4,7 +4,8 @@
  *   job of a session links to its session page; its page loads nothing from other origins, see
  *   bull-board.ts);
  * - `/api/...`: the ledger API (api.ts), tenant-scoped;
- * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts);
+ * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts), and
+ *   `/sessions/:sessionId/compactions/:compactionId`: one compaction (details-page.ts);
  * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators).
  * Everything but the health checks needs credentials (auth.ts); cross-site writes are refused by
  * an Origin check, and the pages run under a nonce-based Content-Security-Policy.
@@ -21,17 +22,20 @@ import { createDashboardMetrics, type DashboardMetrics } from '../../observabili
 import { SWEEP_QUEUE } from '../../queue/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { type Listening, listen, opsRoutes } from '../ops.ts';
-import { type ApiDeps, apiRoutes, ownSession } from './api.ts';
+import { type ApiDeps, apiRoutes, compactionId, ownCompaction, ownSession } from './api.ts';
 import { assertStartable, authenticate, type Credentials, hasCredentials } from './auth.ts';
 import { bullBoard, offlineBullBoardViews } from './bull-board.ts';
-import { type DashboardEnv, HttpError, scopeTenant } from './context.ts';
+import { type DashboardEnv, HttpError, parseInput, scopeTenant } from './context.ts';
+import { PREVIEW_CHARS, renderDetailsPage } from './details-page.ts';
 import { renderErrorPage, STYLE_SOURCE } from './html.ts';
 import { createJobWaiter } from './jobs.ts';
 import { renderSessionList, renderSessionPage, renderTenantPrompt } from './page.ts';
-import { BadCursorError, listLedger, listSessions } from './queries.ts';
+import { BadCursorError, listArchived, listLedger, listSessions } from './queries.ts';
 
 /** Ledger rows the session page draws and lists (the newest; the API pages through the rest). */
 const PAGE_LEDGER_ROWS = 200;
+/** Archived messages per page of a compaction's page. */
+const PAGE_ARCHIVED_ROWS = 100;
 
 export interface DashboardOptions {
   /** Bull Board read-only, and the API refuses writes (403). */
@@ -125,10 +129,7 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     const page = await listSessions(deps.db, c.get('tenantId'), {
       limit: 50,
       cursor: c.req.query('cursor') || undefined,
-    }).catch((error: unknown) => {
-      if (error instanceof BadCursorError) throw new HttpError(400, `query.cursor: ${error.message}`);
-      throw error;
-    });
+    }).catch(badCursor);
     return htmlPage(c, renderSessionList(pageContext(c, readOnly), page));
   });
   app.get('/sessions/:sessionId', scopeTenant(), async (c) => {
@@ -143,6 +144,23 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     return htmlPage(c, html);
   });
 
+  app.get('/sessions/:sessionId/compactions/:compactionId', scopeTenant(), async (c) => {
+    const session = await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId'));
+    const id = parseInput(compactionId, c.req.param('compactionId'), 'path.compactionId');
+    const row = await ownCompaction(deps.db, session.tenantId, session.id, id);
+    const cursor = c.req.query('cursor') || undefined;
+    const archived = await listArchived(deps.db, row, {
+      limit: PAGE_ARCHIVED_ROWS,
+      cursor,
+      content: false,
+      preview: PREVIEW_CHARS,
+    }).catch(badCursor);
+    const html = renderDetailsPage(pageContext(c, readOnly), session, row, archived, {
+      firstPage: cursor === undefined,
+    });
+    return htmlPage(c, html);
+  });
+
   app.notFound((c) => respondError(c, new HttpError(404, 'not found')));
   app.onError((error, c) => {
     if (error instanceof HttpError) return respondError(c, error);
@@ -153,6 +171,12 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     return respondError(c, new HttpError(500, 'internal error'));
   });
   return app;
+}
+
+/** A cursor the pages did not hand out is bad input. */
+function badCursor(error: unknown): never {
+  if (error instanceof BadCursorError) throw new HttpError(400, `query.cursor: ${error.message}`);
+  throw error;
 }
 
 function tenantPrompt(c: Context<DashboardEnv>) {
