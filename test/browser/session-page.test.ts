@@ -1,10 +1,11 @@
 /**
  * The session page in a real browser after real compactions (in-process worker; summaries by the
  * anthropic summarizer against a fake Messages API, so a test can make one fail): the chart marks
- * each compaction and each restore where it happened, the checkpoint and the ledger are shown, the
- * page's own script runs under its CSP, "compact now" says what happened (applied, skipped,
- * failed) and the ledger follows without a reload, a ledger row's "details" opens the compaction's
- * page, and another tenant gets a 404. Screenshots go to test/browser/screenshots/.
+ * each compaction and each restore where it happened; the checkpoint, the ledger and the live
+ * context with its token total are shown; the page's own script runs under its CSP; "compact now"
+ * says what happened (applied, skipped, failed) and the ledger follows without a reload; a ledger
+ * row's "details" opens the compaction's page; another tenant gets a 404. Screenshots go to
+ * test/browser/screenshots/.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -127,7 +128,49 @@ describeBrowser('session page in Chromium', () => {
     expect(await ledgerRows.first().textContent()).toMatch(/manual[\s\S]*applied/);
     expect(await page.locator('svg.chart').getAttribute('data-compactions')).toBe(String(before + 1));
     expect(await page.locator('#action-result').textContent()).toBe(said);
+    expect(await page.locator('p.context-total').textContent()).toBe(
+      `${fmt(row?.tokens_after)} tokens in ${row?.messages_after} messages`,
+    );
     await saveScreenshot(page, 'compact-now-applied');
+    expect(problems).toEqual([]);
+  });
+
+  it('shows the live context as stored: each message, the summary highlighted, and the token total', async () => {
+    await f.seed('acme', 'contextual');
+    expect((await f.compact('acme', 'contextual', { type: 'summarize', keepRecent: 6 })).state).toBe(
+      'completed',
+    );
+    const live = await f.tdb.database.sql<{ seq: number; kind: string; token_count: number }[]>`
+      select seq::int, kind, token_count from messages where session_id = 'contextual' order by seq`;
+    const tokens = live.reduce((sum, m) => sum + m.token_count, 0);
+    const { page, problems } = await pageAs('acme');
+    await page.goto(`${f.dashboard.url}/sessions/contextual`);
+
+    expect(await page.locator('p.context-total').textContent()).toBe(
+      `${fmt(tokens)} tokens in ${live.length} messages`,
+    );
+    const rows = page.locator('table.context tbody tr');
+    expect(await rows.count()).toBe(live.length);
+    expect(await rows.locator('td:first-child').allTextContents()).toEqual(live.map((m) => fmt(m.seq)));
+    expect(await rows.locator('td:nth-child(5)').allTextContents()).toEqual(
+      live.map((m) => fmt(m.token_count)),
+    );
+    // The summary message stands out: its own background, and it says "summary".
+    const summary = rows.filter({ hasText: 'summary' });
+    expect(await summary.count()).toBe(1);
+    expect(await summary.locator('td:first-child').textContent()).toBe(
+      fmt(live.find((m) => m.kind === 'summary')?.seq),
+    );
+    const background = (row: typeof summary) =>
+      row
+        .locator('td')
+        .first()
+        .evaluate((td) => (globalThis as unknown as BrowserWindow).getComputedStyle(td).backgroundColor);
+    expect(await background(summary)).toBe('rgb(236, 253, 245)');
+    expect(await background(rows.last())).not.toBe('rgb(236, 253, 245)');
+    expect(await page.locator('.context-shown').count()).toBe(0); // all shown: nothing capped
+    await page.locator('#context').scrollIntoViewIfNeeded();
+    await saveScreenshot(page, 'session-live-context');
     expect(problems).toEqual([]);
   });
 
@@ -311,4 +354,9 @@ async function outcomeOf(page: Page, selector: string): Promise<string> {
   const out = page.locator(`${selector}:not(.outcome-running)`);
   await out.filter({ hasText: /\S/ }).waitFor({ timeout: 40_000 });
   return (await out.textContent()) ?? '';
+}
+
+/** What the tests call on the page's window (the project's TypeScript has no DOM types). */
+interface BrowserWindow {
+  getComputedStyle(element: unknown): { backgroundColor: string };
 }

@@ -27,6 +27,16 @@ beforeAll(async () => {
   for (const id of ['a-1', 'a-2', 'a-3', 'a-4', 'a-5', 'busy']) await f.seed('acme', id);
   await createSession(f.tdb.database.db, {
     tenantId: 'acme',
+    sessionId: 'long',
+    messages: Array.from({ length: 250 }, (_, seq) => ({
+      seq,
+      role: seq % 2 === 0 ? 'user' : 'assistant',
+      kind: 'message',
+      content: seq === 249 ? HOSTILE : `message ${seq}`,
+    })),
+  });
+  await createSession(f.tdb.database.db, {
+    tenantId: 'acme',
     sessionId: 'tiny',
     messages: ['hello', 'hi there', 'bye'].map((content, seq) => ({
       seq,
@@ -140,7 +150,17 @@ describe('ledger API', () => {
       seen.push(...page.body.sessions);
       cursor = page.body.nextCursor;
     } while (cursor);
-    expect(seen.map((s) => s.id)).toEqual(['a-1', 'a-2', 'a-3', 'a-4', 'a-5', 'busy', 'hostile', 'tiny']);
+    expect(seen.map((s) => s.id)).toEqual([
+      'a-1',
+      'a-2',
+      'a-3',
+      'a-4',
+      'a-5',
+      'busy',
+      'hostile',
+      'long',
+      'tiny',
+    ]);
     const a1 = seen.find((s) => s.id === 'a-1');
     expect(a1).toMatchObject({
       compactionCount: 1,
@@ -507,5 +527,33 @@ describe('session page', () => {
     const [row] = (await json(await f.request('acme', '/api/sessions/a-1/compactions'))).body.compactions;
     const html = await (await f.request('acme', '/sessions/a-1')).text();
     expect(html).toContain(`<a href="/sessions/a-1/compactions/${row.id}">details</a>`);
+  });
+
+  it('lists the live context: the last messages of a long session, the totals of all, content escaped', async () => {
+    const html = await (await f.request('acme', '/sessions/long')).text();
+    const [totals] = await f.tdb.database.sql<{ tokens: number }[]>`
+      select sum(token_count)::int as tokens from messages where session_id = 'long'`;
+    expect(html).toContain(
+      `<p class="context-total"><b>${totals?.tokens.toLocaleString('en-US')} tokens</b> in <b>250 messages</b> <span class="muted context-shown">showing the last 200 of 250 messages</span></p>`,
+    );
+    const seqs = [...html.matchAll(/<tr class="context-message">\n<td class="num">([\d,]+)<\/td>/g)].map(
+      (m) => Number(m[1]?.replaceAll(',', '')),
+    );
+    expect(seqs).toEqual(Array.from({ length: 200 }, (_, i) => 50 + i));
+    expect(html).toContain('<td class="preview">&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;');
+    expect(html).not.toContain('<script>alert');
+    expect(html).not.toContain('context-drift');
+  });
+
+  it("says when the session's counters disagree with its rows", async () => {
+    await f.tdb.database.sql`update sessions set token_count = token_count + 7 where id = 'a-3'`;
+    try {
+      const html = await (await f.request('acme', '/sessions/a-3')).text();
+      expect(html).toMatch(
+        /<p class="status-failed context-drift">the session's counters say [\d,]+ messages and [\d,]+ tokens<\/p>/,
+      );
+    } finally {
+      await f.tdb.database.sql`update sessions set token_count = token_count - 7 where id = 'a-3'`;
+    }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The dashboard's server-rendered pages: the session list, a session (its size over time with
- * each compaction marked, the current checkpoint, the ledger), and the admin's tenant prompt.
+ * each compaction marked, the current checkpoint, the ledger, the live context), and the admin's
+ * tenant prompt.
  * Pure: data in, HTML out. Session content is untrusted: every value is escaped, and the only
  * script is the fixed one below, allowed by the response's CSP nonce.
  */
@@ -8,8 +9,9 @@
 import type { SessionRow } from '../../../shared/postgres/schema.ts';
 import { renderChart } from './chart.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
+import { renderContextPanel } from './context-panel.ts';
 import { escapeHtml, href, layout, num, type PageContext, time } from './html.ts';
-import type { LedgerEntry, Page, SessionListItem } from './queries.ts';
+import type { LedgerEntry, LiveContext, Page, SessionListItem } from './queries.ts';
 
 /** The session list, one page of it. */
 export function renderSessionList(ctx: PageContext, page: Page<SessionListItem>): string {
@@ -46,12 +48,14 @@ export function renderTenantPrompt(nonce: string): string {
  * A session's page.
  * @param ledger the session's ledger rows, newest first (at most the page's window).
  * @param truncated whether older rows were left out.
+ * @param context the session's live messages (the last ones) and their totals.
  */
 export function renderSessionPage(
   ctx: PageContext,
   session: SessionRow,
   ledger: LedgerEntry[],
   truncated: boolean,
+  context: LiveContext,
 ): string {
   const chart = renderChart({
     rows: [...ledger].reverse(),
@@ -74,7 +78,9 @@ ${actions}
 <p id="ledger-result" class="outcome" role="status"></p>
 <section id="ledger" data-refresh>
 ${truncated ? `<p class="muted">the newest ${ledger.length} rows; the API pages through all of them</p>` : ''}
-${ledgerTable(ctx, session, ledger)}</section>`;
+${ledgerTable(ctx, session, ledger)}</section>
+<h2>Live context</h2>
+<section id="context" data-refresh>${renderContextPanel(context, session)}</section>`;
   return layout({ title: `session ${session.id}`, nonce: ctx.nonce, ctx, body, script: SCRIPT });
 }
 

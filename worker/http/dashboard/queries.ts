@@ -9,6 +9,7 @@ import {
   archivedMessages,
   type CompactionRow,
   compactions,
+  messages,
   type SessionRow,
   sessions,
 } from '../../../shared/postgres/schema.ts';
@@ -274,6 +275,73 @@ export async function listArchived(
   return {
     items,
     nextCursor: next ? encodeCursor({ seq: next.seq }) : null,
+    totalMessages: Number(totals?.messages ?? 0),
+    totalTokens: Number(totals?.tokens ?? 0),
+  };
+}
+
+/** A live message as the session page lists it: metadata and a preview of its content. */
+export interface LiveMessage {
+  seq: number;
+  role: string;
+  kind: string;
+  toolName: string | null;
+  tokenCount: number;
+  pinned: boolean;
+  createdAt: Date;
+  /** The content's first characters. */
+  preview: string;
+  /** The content's length in characters. */
+  chars: number;
+}
+
+/** The session's live messages now: the last ones, and the totals over all of them. */
+export interface LiveContext {
+  /** The last `last` messages, by seq. */
+  messages: LiveMessage[];
+  totalMessages: number;
+  totalTokens: number;
+}
+
+/**
+ * The session's live history as stored: its last `last` messages (a backward scan of the primary
+ * key, however long the session) with `preview` characters of content each, and the count and
+ * token sum of all of them, read from the rows themselves rather than the session's counters.
+ */
+export async function liveContext(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  options: { last: number; preview: number },
+): Promise<LiveContext> {
+  const scope = and(eq(messages.tenantId, tenantId), eq(messages.sessionId, sessionId));
+  const [rows, [totals]] = await Promise.all([
+    db
+      .select({
+        seq: messages.seq,
+        role: messages.role,
+        kind: messages.kind,
+        toolName: messages.toolName,
+        tokenCount: messages.tokenCount,
+        pinned: messages.pinned,
+        createdAt: messages.createdAt,
+        preview: sql<string>`left(${messages.content}, ${options.preview})`,
+        chars: sql<number>`char_length(${messages.content})`,
+      })
+      .from(messages)
+      .where(scope)
+      .orderBy(desc(messages.seq))
+      .limit(options.last),
+    db
+      .select({
+        messages: sql<number>`count(*)::int`,
+        tokens: sql<string>`coalesce(sum(${messages.tokenCount}), 0)::bigint`,
+      })
+      .from(messages)
+      .where(scope),
+  ]);
+  return {
+    messages: rows.reverse(),
     totalMessages: Number(totals?.messages ?? 0),
     totalTokens: Number(totals?.tokens ?? 0),
   };

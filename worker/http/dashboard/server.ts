@@ -26,11 +26,12 @@ import { type ApiDeps, apiRoutes, compactionId, ownCompaction, ownSession } from
 import { assertStartable, authenticate, type Credentials, hasCredentials } from './auth.ts';
 import { bullBoard, offlineBullBoardViews } from './bull-board.ts';
 import { type DashboardEnv, HttpError, parseInput, scopeTenant } from './context.ts';
+import { CONTEXT_PREVIEW_CHARS, CONTEXT_ROWS } from './context-panel.ts';
 import { PREVIEW_CHARS, renderDetailsPage } from './details-page.ts';
 import { renderErrorPage, STYLE_SOURCE } from './html.ts';
 import { createJobWaiter } from './jobs.ts';
 import { renderSessionList, renderSessionPage, renderTenantPrompt } from './page.ts';
-import { BadCursorError, listArchived, listLedger, listSessions } from './queries.ts';
+import { BadCursorError, listArchived, listLedger, listSessions, liveContext } from './queries.ts';
 
 /** Ledger rows the session page draws and lists (the newest; the API pages through the rest). */
 const PAGE_LEDGER_ROWS = 200;
@@ -134,12 +135,19 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
   });
   app.get('/sessions/:sessionId', scopeTenant(), async (c) => {
     const session = await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId'));
-    const ledger = await listLedger(deps.db, session.tenantId, session.id, { limit: PAGE_LEDGER_ROWS });
+    const [ledger, context] = await Promise.all([
+      listLedger(deps.db, session.tenantId, session.id, { limit: PAGE_LEDGER_ROWS }),
+      liveContext(deps.db, session.tenantId, session.id, {
+        last: CONTEXT_ROWS,
+        preview: CONTEXT_PREVIEW_CHARS,
+      }),
+    ]);
     const html = renderSessionPage(
       pageContext(c, readOnly),
       session,
       ledger.items,
       ledger.nextCursor !== null,
+      context,
     );
     return htmlPage(c, html);
   });
