@@ -557,3 +557,76 @@ describe('session page', () => {
     }
   });
 });
+
+describe('landing page', () => {
+  /** Each tenant's totals as the ledger and the sessions hold them. */
+  async function expectedTotals() {
+    return f.tdb.database.sql<
+      { tenant_id: string; sessions: number; tokens: number; compactions: number; failures: number }[]
+    >`
+      select s.tenant_id, s.sessions, s.tokens, coalesce(c.compactions, 0)::int as compactions,
+             coalesce(c.failures, 0)::int as failures
+      from (select tenant_id, count(*)::int as sessions, sum(token_count)::int as tokens
+            from sessions group by tenant_id) s
+      left join (select tenant_id, (count(*) filter (where status in ('applied', 'restored')))::int as compactions,
+                        (count(*) filter (where status = 'failed'))::int as failures
+                 from compactions group by tenant_id) c using (tenant_id)
+      order by s.tokens desc`;
+  }
+
+  it("shows the admin every tenant's totals, the biggest and the failing sessions, linked", async () => {
+    const response = await f.request('admin', '/');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    const html = await response.text();
+    const expected = await expectedTotals();
+    const tenants = [...html.matchAll(/<tr class="tenant-row" data-tenant="([^"]+)">([\s\S]*?)<\/tr>/g)];
+    expect(tenants.map((m) => m[1])).toEqual(expected.map((t) => t.tenant_id));
+    for (const [i, t] of expected.entries()) {
+      const cells = [...(tenants[i]?.[2] ?? '').matchAll(/<td class="num[^"]*">([^<]*)<\/td>/g)].map(
+        (m) => m[1],
+      );
+      expect(cells[0]).toBe(String(t.sessions));
+      expect(cells[2]).toBe(t.tokens.toLocaleString('en-US'));
+      expect(cells[3]).toBe(String(t.compactions));
+      expect(cells[4]).toBe(String(t.failures));
+      expect(cells[5]).toMatch(/^\$\d+\.\d{4}$/);
+    }
+    expect(html).toContain('<a class="tenant" href="/?tenant=acme">acme</a>');
+    expect(html).toContain('<a href="/sessions?tenant=globex">sessions</a>');
+    // The biggest session of all, first, linked with its tenant.
+    const [biggest] = await f.tdb.database.sql<{ tenant_id: string; id: string }[]>`
+      select tenant_id, id from sessions order by token_count desc, tenant_id, id limit 1`;
+    expect(html).toMatch(
+      new RegExp(
+        `<tr class="big-session"><td>${biggest?.tenant_id}</td>\\n<td><a href="/sessions/${biggest?.id}\\?tenant=${biggest?.tenant_id}">`,
+      ),
+    );
+    // a-4's summary failed (the "compact now" test): it is listed, with its error and its row's page.
+    const [failed] = await f.tdb.database.sql<{ id: string }[]>`
+      select id from compactions where session_id = 'a-4' and status = 'failed'`;
+    expect(html).toContain('<td><a href="/sessions/a-4?tenant=acme">a-4</a></td>');
+    expect(html).toContain(`<a href="/sessions/a-4/compactions/${failed?.id}?tenant=acme">details</a>`);
+    expect(html).toContain('max_tokens: too large for this model');
+    // Session content is untrusted: the hostile agent id is escaped.
+    expect(html).toContain('&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;');
+    expect(html).not.toMatch(/<script\b/);
+  });
+
+  it('shows a tenant its own sessions only, and the admin a tenant it names', async () => {
+    const html = await (await f.request('globex', '/')).text();
+    expect(html).toContain('<h1>Overview of globex</h1>');
+    expect(html).toContain('<tr class="tenant-row" data-tenant="globex">');
+    expect(html).toContain('<a href="/sessions/g-1">g-1</a>');
+    expect(html).not.toContain('acme');
+    expect(html).toMatch(/<table class="failing">[\s\S]*<td colspan="5" class="muted">none<\/td>/);
+    const acme = await (await f.request('acme', '/')).text();
+    expect(acme).toContain('<td><a href="/sessions/a-4">a-4</a></td>');
+    expect(acme).not.toContain('g-1');
+    expect((await f.request('globex', '/?tenant=acme')).status).toBe(403);
+    const named = await (await f.request('admin', '/?tenant=globex')).text();
+    expect(named).toContain('<h1>Overview of globex</h1>');
+    expect(named).toContain('<a href="/sessions/g-1?tenant=globex">g-1</a>');
+    expect((await f.request('nobody', '/')).status).toBe(401);
+  });
+});

@@ -91,7 +91,10 @@ export function bullBoard(queues: Queue[], options: { readOnly: boolean; viewsPa
     options: {
       uiConfig: {
         boardTitle: 'compactor',
-        miscLinks: [{ text: 'Sessions', url: '/sessions' }],
+        miscLinks: [
+          { text: 'Overview', url: '/' },
+          { text: 'Sessions', url: '/sessions' },
+        ],
         hideDocsLink: true,
       },
     },

@@ -94,11 +94,16 @@ button{font:inherit;padding:3px 10px;cursor:pointer}
  */
 export const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
 
-/** A complete page: header with navigation, the body, an optional inline script (nonce'd), the stylesheet (hashed). */
+/**
+ * A complete page: header with navigation (the tenant's, from `ctx`, or `nav` as given), the body,
+ * an optional inline script (nonce'd), the stylesheet (hashed).
+ */
 export function layout(options: {
   title: string;
   nonce: string;
   ctx?: PageContext | undefined;
+  /** Navigation markup for a page outside any tenant (trusted: never built from input). */
+  nav?: string;
   body: string;
   script?: string;
 }): string {
@@ -106,11 +111,12 @@ export function layout(options: {
   const nav = ctx
     ? [
         `<span>tenant <b>${escapeHtml(ctx.tenantId)}</b></span>`,
+        `<a href="${href(ctx, '/')}">overview</a>`,
         `<a href="${href(ctx, '/sessions')}">sessions</a>`,
-        ctx.admin ? '<a href="/queues">Bull Board</a>' : '',
+        ctx.admin ? '<a href="/">all tenants</a> <a href="/queues">Bull Board</a>' : '',
         ctx.readOnly ? '<span class="muted">read-only</span>' : '',
       ].join(' ')
-    : '';
+    : (options.nav ?? '');
   const script = options.script ? `<script nonce="${options.nonce}">${options.script}</script>` : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

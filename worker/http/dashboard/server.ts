@@ -4,6 +4,7 @@
  *   job of a session links to its session page; its page loads nothing from other origins, see
  *   bull-board.ts);
  * - `/api/...`: the ledger API (api.ts), tenant-scoped;
+ * - `/`: the landing page (landing-page.ts): every tenant for the admin, its own for a tenant;
  * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts), and
  *   `/sessions/:sessionId/compactions/:compactionId`: one compaction (details-page.ts);
  * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators).
@@ -30,8 +31,24 @@ import { CONTEXT_PREVIEW_CHARS, CONTEXT_ROWS } from './context-panel.ts';
 import { PREVIEW_CHARS, renderDetailsPage } from './details-page.ts';
 import { renderErrorPage, STYLE_SOURCE } from './html.ts';
 import { createJobWaiter } from './jobs.ts';
+import {
+  FAILING_WINDOW_MS,
+  LANDING_ROWS,
+  LANDING_TENANTS,
+  renderAdminLanding,
+  renderTenantLanding,
+} from './landing-page.ts';
 import { renderSessionList, renderSessionPage, renderTenantPrompt } from './page.ts';
-import { BadCursorError, listArchived, listLedger, listSessions, liveContext } from './queries.ts';
+import {
+  BadCursorError,
+  biggestSessions,
+  failingSessions,
+  listArchived,
+  listLedger,
+  listSessions,
+  liveContext,
+  tenantTotals,
+} from './queries.ts';
 
 /** Ledger rows the session page draws and lists (the newest; the API pages through the rest). */
 const PAGE_LEDGER_ROWS = 200;
@@ -124,7 +141,16 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
 
   app.route('/api', apiRoutes({ ...deps, readOnly }));
 
-  app.get('/', (c) => c.redirect('/sessions'));
+  // The admin without `?tenant=` gets every tenant (one more row than shown, to tell if more exist).
+  const adminLanding = async (c: Context<DashboardEnv>) =>
+    htmlPage(
+      c,
+      renderAdminLanding(c.get('nonce'), await landingData(deps.db, undefined, LANDING_TENANTS + 1)),
+    );
+  app.get('/', scopeTenant(adminLanding), async (c) => {
+    const data = await landingData(deps.db, c.get('tenantId'), 1);
+    return htmlPage(c, renderTenantLanding(pageContext(c, readOnly), data));
+  });
   app.get('/favicon.ico', (c) => c.body(null, 204));
   app.get('/sessions', scopeTenant(tenantPrompt), async (c) => {
     const page = await listSessions(deps.db, c.get('tenantId'), {
@@ -179,6 +205,17 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     return respondError(c, new HttpError(500, 'internal error'));
   });
   return app;
+}
+
+/** The landing page's lists, of one tenant or (undefined) of all; `tenants` rows at most. */
+async function landingData(db: ApiDeps['db'], tenantId: string | undefined, tenants: number) {
+  const since = new Date(Date.now() - FAILING_WINDOW_MS);
+  const [totals, biggest, failing] = await Promise.all([
+    tenantTotals(db, { tenantId, limit: tenants }),
+    biggestSessions(db, { tenantId, limit: LANDING_ROWS }),
+    failingSessions(db, { tenantId, since, limit: LANDING_ROWS }),
+  ]);
+  return { tenants: totals, biggest, failing };
 }
 
 /** A cursor the pages did not hand out is bad input. */
