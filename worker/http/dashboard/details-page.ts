@@ -25,7 +25,7 @@ export function renderDetailsPage(
   const sessionPath = `/sessions/${encodeURIComponent(session.id)}`;
   const back = `<p><a class="back" href="${href(ctx, sessionPath)}#c-${escapeHtml(row.id)}">← session ${escapeHtml(session.id)}</a></p>`;
   const body = `${back}
-<h1>Compaction <span class="status-${row.status}">${row.status}</span> of session ${escapeHtml(session.id)}</h1>
+<h1>Compaction <span class="status-${escapeHtml(row.status)}">${escapeHtml(row.status)}</span> of session ${escapeHtml(session.id)}</h1>
 <p class="muted">${escapeHtml(row.id)} · ${time(row.createdAt)}</p>
 ${fields(ctx, row)}
 <h2>Summary</h2>
@@ -45,11 +45,15 @@ function fields(ctx: PageContext, r: CompactionRow): string {
     : '—';
   const text = (v: string | null) => (v ? escapeHtml(v) : '—');
   const rows: Array<[string, string]> = [
-    ['status', `<span class="status-${r.status}">${r.status}</span>`],
+    // Enums in the schema, but plain text columns in Postgres: escaped like everything else.
+    ['status', `<span class="status-${escapeHtml(r.status)}">${escapeHtml(r.status)}</span>`],
     ['reason', text(r.reason)],
     ['error', r.error ? `<pre>${escapeHtml(r.error)}</pre>` : '—'],
-    ['trigger', r.trigger],
-    ['strategy', `${escapeHtml(r.strategy)}${r.mode ? ` <span class="muted">(${r.mode})</span>` : ''}`],
+    ['trigger', escapeHtml(r.trigger)],
+    [
+      'strategy',
+      `${escapeHtml(r.strategy)}${r.mode ? ` <span class="muted">(${escapeHtml(r.mode)})</span>` : ''}`,
+    ],
     ['summarizer', text(r.summarizer)],
     ['model', text(r.model)],
     ['created', time(r.createdAt)],

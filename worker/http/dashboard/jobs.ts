@@ -42,7 +42,7 @@ export type JobSettlement =
 export interface JobWaiter {
   /**
    * Waits up to `ttlMs` for job `jobId` to finish and says where it stands. Never throws for the
-   * job's own failure; rejects only when Redis cannot be read.
+   * job's own failure; rejects only when Redis cannot be read (in time).
    */
   settle(jobId: string, ttlMs: number): Promise<JobSettlement>;
   /** Stops listening; closes the events connection. */
@@ -59,16 +59,20 @@ export function createJobWaiter(queue: Queue, connection: Redis): JobWaiter {
   events.on('error', () => {});
   let closing: Promise<void> | undefined;
   return {
-    async settle(jobId, ttlMs) {
-      const job = await Job.fromId(queue, jobId);
-      if (!job) return { state: 'unknown' };
-      try {
-        const value: unknown = await job.waitUntilFinished(events, ttlMs);
-        return completed(value);
-      } catch {
-        // A timeout and a failure reject alike; the job's state tells them apart.
-        return settlementOf(await Job.fromId(queue, jobId));
-      }
+    settle(jobId, ttlMs) {
+      const settle = async (): Promise<JobSettlement> => {
+        const job = await Job.fromId(queue, jobId);
+        if (!job) return { state: 'unknown' };
+        try {
+          const value: unknown = await job.waitUntilFinished(events, ttlMs);
+          return completed(value);
+        } catch {
+          // A timeout and a failure reject alike; the job's state tells them apart.
+          return settlementOf(await Job.fromId(queue, jobId));
+        }
+      };
+      // BullMQ's connections wait for Redis to come back rather than fail: the wait stays bounded.
+      return withDeadline(settle(), ttlMs + READ_MARGIN_MS);
     },
     close: () => {
       closing ??= events
@@ -79,6 +83,17 @@ export function createJobWaiter(queue: Queue, connection: Redis): JobWaiter {
       return closing;
     },
   };
+}
+
+/** Time for the reads around a wait (the job, its state), ms. */
+const READ_MARGIN_MS = 5_000;
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 function completed(value: unknown): JobSettlement {
