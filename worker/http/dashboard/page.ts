@@ -41,7 +41,12 @@ export function renderTenantPrompt(nonce: string): string {
   const body = `<h1>Sessions</h1><form method="get" action="/sessions" class="card">
 <label>tenant <input name="tenant" required maxlength="200" autofocus></label> <button>open</button>
 <p class="muted">The admin credential sees every tenant; name the one to open.</p></form>`;
-  return layout({ title: 'sessions', nonce, body });
+  return layout({
+    title: 'sessions',
+    nonce,
+    nav: '<a href="/">all tenants</a> <a href="/queues">Bull Board</a>',
+    body,
+  });
 }
 
 /**
