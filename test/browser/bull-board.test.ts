@@ -1,7 +1,7 @@
 /**
  * Bull Board in a real browser (Debian's Chromium): refused without credentials; with the admin's
- * it lists both queues and shows a failed job with its reason, and a session's job links to the
- * session page.
+ * it lists both queues and shows a failed job with its reason, a session's job links to the
+ * session page, and nothing is fetched from any origin but the dashboard's own (no web fonts).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import {
 } from '../support/dashboard-fixture.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { describeBrowser, type LaunchedBrowser, launchChromium } from './chromium.ts';
+import { saveScreenshot } from './screenshots.ts';
 
 let f: DashboardFixture;
 const browsers: LaunchedBrowser[] = [];
@@ -84,5 +85,27 @@ describeBrowser('Bull Board in Chromium', () => {
     await page.goto(new URL('/sessions/linked?tenant=acme', f.dashboard.url).toString());
     await page.locator('svg.chart').waitFor();
     expect(await page.locator('h1').textContent()).toBe('Session linked');
+  });
+
+  it('loads nothing from another origin: no web fonts, every request to the dashboard itself', async () => {
+    const context = await browser({ username: ADMIN_USER, password: ADMIN_PASSWORD });
+    const requested: string[] = [];
+    // Context-wide, so requests of any page, worker or preload are seen too.
+    context.on('request', (request) => requested.push(request.url()));
+    const page = await context.newPage();
+    await page.goto(`${f.dashboard.url}/queues`);
+    await page.getByRole('link', { name: 'compaction-sweep' }).first().waitFor();
+    await page.waitForLoadState('networkidle');
+    await page.goto(`${f.dashboard.url}/queues/queue/compaction?status=completed`);
+    await page.getByText(goodJobId).first().waitFor();
+    await page.waitForLoadState('networkidle');
+    await saveScreenshot(page, 'bull-board-queue');
+
+    const own = new URL(f.dashboard.url).origin;
+    const web = requested.filter((url) => /^https?:/.test(url));
+    expect(web.length).toBeGreaterThan(0);
+    expect(web.filter((url) => new URL(url).origin !== own)).toEqual([]);
+    // The page still looks like Bull Board: its own stylesheet loaded.
+    expect(web.some((url) => /\/queues\/static\/css\/main\.[\w]+\.css$/.test(url))).toBe(true);
   });
 });

@@ -1,10 +1,12 @@
 /**
  * The dashboard over HTTP, as operators and tenants use it: authentication, the ledger API
- * (tenant scoping, pagination, validation, trigger, restore), Bull Board's retry keeping the
- * exactly-once guarantee, the session page's escaping, health checks and /metrics.
+ * (tenant scoping, pagination, validation, "compact now" answering what happened, restore), Bull
+ * Board's retry keeping the exactly-once guarantee, the session page's escaping, health checks and
+ * /metrics. Summaries go to a fake Messages API, so a test can make one fail.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSession } from '../../producer/index.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import {
@@ -21,8 +23,28 @@ let f: DashboardFixture;
 const HOSTILE = '<script>alert("owned")</script><img src=x onerror=alert(1)> & "quotes"';
 
 beforeAll(async () => {
-  f = await startDashboardFixture();
-  for (const id of ['a-1', 'a-2', 'a-3', 'a-4', 'a-5']) await f.seed('acme', id);
+  f = await startDashboardFixture({ anthropic: true });
+  for (const id of ['a-1', 'a-2', 'a-3', 'a-4', 'a-5', 'busy']) await f.seed('acme', id);
+  await createSession(f.tdb.database.db, {
+    tenantId: 'acme',
+    sessionId: 'long',
+    messages: Array.from({ length: 250 }, (_, seq) => ({
+      seq,
+      role: seq % 2 === 0 ? 'user' : 'assistant',
+      kind: 'message',
+      content: seq === 249 ? HOSTILE : `message ${seq}`,
+    })),
+  });
+  await createSession(f.tdb.database.db, {
+    tenantId: 'acme',
+    sessionId: 'tiny',
+    messages: ['hello', 'hi there', 'bye'].map((content, seq) => ({
+      seq,
+      role: seq % 2 === 0 ? 'user' : 'assistant',
+      kind: 'message',
+      content,
+    })),
+  });
   await f.seed('globex', 'g-1');
   await f.seed('acme', 'hostile', 'minisweagent__astropy-12907');
   expect((await f.compact('acme', 'a-1', { type: 'slidingWindow', maxMessages: 4 })).state).toBe('completed');
@@ -31,6 +53,13 @@ beforeAll(async () => {
   await f.tdb.database.sql`
     update sessions set agent_id = ${HOSTILE}, checkpoint = jsonb_set(checkpoint, '{goal}', to_jsonb(${HOSTILE}::text))
     where tenant_id = 'acme' and id = 'hostile'`;
+  await f.tdb.database.sql`
+    update compactions set summary = ${HOSTILE}, model = ${HOSTILE}
+    where tenant_id = 'acme' and session_id = 'hostile'`;
+  await f.tdb.database.sql`
+    update archived_messages set content = ${HOSTILE.repeat(20)}
+    where tenant_id = 'acme' and session_id = 'hostile'
+      and seq = (select min(seq) from archived_messages where session_id = 'hostile')`;
 });
 
 afterAll(async () => {
@@ -121,7 +150,17 @@ describe('ledger API', () => {
       seen.push(...page.body.sessions);
       cursor = page.body.nextCursor;
     } while (cursor);
-    expect(seen.map((s) => s.id)).toEqual(['a-1', 'a-2', 'a-3', 'a-4', 'a-5', 'hostile']);
+    expect(seen.map((s) => s.id)).toEqual([
+      'a-1',
+      'a-2',
+      'a-3',
+      'a-4',
+      'a-5',
+      'busy',
+      'hostile',
+      'long',
+      'tiny',
+    ]);
     const a1 = seen.find((s) => s.id === 'a-1');
     expect(a1).toMatchObject({
       compactionCount: 1,
@@ -216,7 +255,7 @@ describe('ledger API', () => {
     expect(other.status).toBe(404);
   });
 
-  it('enqueues a manual compaction through the producer', async () => {
+  it('compacts now and answers what happened: applied, with the sizes before and after', async () => {
     const answer = await json(
       await f.request(
         'acme',
@@ -224,20 +263,106 @@ describe('ledger API', () => {
         post({ strategy: { type: 'slidingWindow', maxMessages: 5 } }),
       ),
     );
-    expect(answer.status).toBe(202);
+    expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({
       eventId: expect.any(String),
       jobId: answer.body.eventId,
       coalesced: false,
+      state: 'completed',
+      outcome: 'applied',
+      result: { ledgerStatus: 'applied' },
+      compaction: { status: 'applied', trigger: 'manual' },
     });
-    const job = await waitFor(async () => {
-      const j = await f.producer.queue.getJob(answer.body.jobId);
-      return j?.finishedOn ? j : undefined;
+    const { compaction } = answer.body;
+    expect(answer.body.result).toMatchObject({
+      compactionId: compaction.id,
+      messagesBefore: compaction.messagesBefore,
+      messagesAfter: compaction.messagesAfter,
     });
-    expect(job.data).toMatchObject({ tenantId: 'acme', sessionId: 'a-2', trigger: 'manual' });
+    expect(compaction.messagesAfter).toBeLessThan(compaction.messagesBefore);
+    expect(answer.body.message).toBe(
+      `applied: messages ${compaction.messagesBefore} → ${compaction.messagesAfter}, tokens ${compaction.tokensBefore.toLocaleString('en-US')} → ${compaction.tokensAfter.toLocaleString('en-US')}`,
+    );
+    const job = await f.producer.queue.getJob(answer.body.jobId);
+    expect(job?.data).toMatchObject({ tenantId: 'acme', sessionId: 'a-2', trigger: 'manual' });
     const ledger = await json(await f.request('acme', '/api/sessions/a-2/compactions'));
-    expect(ledger.body.compactions).toMatchObject([{ status: 'applied', trigger: 'manual' }]);
+    expect(ledger.body.compactions).toMatchObject([
+      { id: compaction.id, status: 'applied', trigger: 'manual' },
+    ]);
     expect((await f.request('globex', '/api/sessions/a-2/compact', post())).status).toBe(404);
+  });
+
+  it('says a skip and its reason', async () => {
+    const answer = await json(
+      await f.request(
+        'acme',
+        '/api/sessions/tiny/compact',
+        post({ strategy: { type: 'slidingWindow', maxMessages: 5 } }),
+      ),
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      state: 'completed',
+      outcome: 'skipped',
+      result: { ledgerStatus: 'skipped', reason: expect.any(String) },
+      compaction: { status: 'skipped', trigger: 'manual' },
+    });
+    expect(answer.body.message).toBe(`skipped: ${answer.body.result.reason}`);
+  });
+
+  it('says a failure and its error', async () => {
+    // The LLM refuses the request as sent (400): retrying cannot help, the job fails for good.
+    f.fake?.enqueue({ status: 400, message: 'max_tokens: too large for this model' });
+    const answer = await json(
+      await f.request(
+        'acme',
+        '/api/sessions/a-4/compact',
+        post({ strategy: { type: 'summarize', keepRecent: 4 } }),
+      ),
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ state: 'failed', outcome: 'failed', error: expect.any(String) });
+    expect(answer.body.error).toContain('max_tokens: too large for this model');
+    expect(answer.body.message).toBe(`failed: ${answer.body.error}`);
+    const [row] = (await json(await f.request('acme', '/api/sessions/a-4/compactions'))).body.compactions;
+    expect(row).toMatchObject({ status: 'failed', trigger: 'manual' });
+  });
+
+  it('answers 202 when the job is still running when the wait ends, and waits not at all when told', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      // A worker holds the session: the summary job goes back to delayed until it is let go.
+      const lease = await new LeaseManager(redis, { prefix: f.prefix }).acquire('acme', 'busy');
+      expect(lease).not.toBeNull();
+      const answer = await json(
+        await f.request(
+          'acme',
+          '/api/sessions/busy/compact',
+          post({ strategy: { type: 'summarize', keepRecent: 4 }, waitMs: 300 }),
+        ),
+      );
+      expect(answer.status).toBe(202);
+      expect(answer.body).toMatchObject({ state: 'running', outcome: 'running', jobId: answer.body.eventId });
+      expect(answer.body.message).toMatch(
+        /^still running after [\d.]+ s \(job (waiting|active|delayed)\); the ledger will show the outcome$/,
+      );
+      await lease?.release();
+      const job = await waitFor(async () => {
+        const j = await f.producer.queue.getJob(answer.body.jobId);
+        return j?.finishedOn ? j : undefined;
+      });
+      expect(job.returnvalue).toMatchObject({ ledgerStatus: 'applied' });
+    } finally {
+      await redis.quit();
+    }
+    const queued = await json(await f.request('acme', '/api/sessions/busy/compact', post({ waitMs: 0 })));
+    expect(queued).toMatchObject({ status: 202, body: { state: 'queued', message: 'enqueued' } });
+    await waitFor(async () => (await f.producer.queue.getJob(queued.body.jobId))?.finishedOn);
+    const tooLong = await json(
+      await f.request('acme', '/api/sessions/busy/compact', post({ waitMs: 60_000 })),
+    );
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.message).toMatch(/^body\.waitMs: /);
   });
 
   it('restores a compaction, waits for a running compaction (409), and refuses what cannot be restored', async () => {
@@ -356,5 +481,152 @@ describe('session page', () => {
     expect(prompt).toContain('name="tenant"');
     const admin = await (await f.request('admin', '/sessions?tenant=acme')).text();
     expect(admin).toContain('<a href="/sessions/a-1?tenant=acme">a-1</a>');
+  });
+
+  it("serves a compaction's page: scoped, validated, every value escaped, no script", async () => {
+    const [row] = (await json(await f.request('acme', '/api/sessions/hostile/compactions'))).body.compactions;
+    const path = `/sessions/hostile/compactions/${row.id}`;
+    const response = await f.request('acme', path);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    const html = await response.text();
+    expect(html).toContain(
+      '<h1>Compaction <span class="status-applied">applied</span> of session hostile</h1>',
+    );
+    expect(html).toContain('<a class="back" href="/sessions/hostile#c-');
+    expect(html).toContain(`<p class="archived-total">${row.messagesArchived} messages,`);
+    // The hostile summary, model and archived message, escaped (and the message clipped).
+    expect(html).toContain('<pre class="summary">&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;');
+    expect(html).toContain('<th scope="row">model</th><td>&lt;script&gt;');
+    expect(html).toMatch(
+      /<td class="preview">(&lt;script&gt;.*?){3}<span class="muted">… \([\d,]+ characters\)<\/span><\/td>/,
+    );
+    expect(html).not.toContain('<script>alert');
+    expect(html).not.toContain('<img src=x');
+    expect(html).not.toMatch(/<script\b/);
+
+    const admin = await f.request('admin', `${path}?tenant=acme`);
+    expect(admin.status).toBe(200);
+    expect(await admin.text()).toContain(`href="/sessions/hostile?tenant=acme#c-${row.id}"`);
+    expect((await f.request('globex', path)).status).toBe(404);
+    expect((await f.request('acme', '/sessions/hostile/compactions/12')).status).toBe(400);
+    expect(await (await f.request('acme', '/sessions/hostile/compactions/12')).text()).toContain(
+      'path.compactionId: ',
+    );
+    const unknown = await f.request(
+      'acme',
+      '/sessions/hostile/compactions/00000000-0000-4000-8000-000000000000',
+    );
+    expect(unknown.status).toBe(404);
+    const cursor = await f.request('acme', `${path}?cursor=nope`);
+    expect(cursor.status).toBe(400);
+    expect(await cursor.text()).toContain('query.cursor: ');
+  });
+
+  it('links each ledger row to its page', async () => {
+    const [row] = (await json(await f.request('acme', '/api/sessions/a-1/compactions'))).body.compactions;
+    const html = await (await f.request('acme', '/sessions/a-1')).text();
+    expect(html).toContain(`<a href="/sessions/a-1/compactions/${row.id}">details</a>`);
+  });
+
+  it('lists the live context: the last messages of a long session, the totals of all, content escaped', async () => {
+    const html = await (await f.request('acme', '/sessions/long')).text();
+    const [totals] = await f.tdb.database.sql<{ tokens: number }[]>`
+      select sum(token_count)::int as tokens from messages where session_id = 'long'`;
+    expect(html).toContain(
+      `<p class="context-total"><b>${totals?.tokens.toLocaleString('en-US')} tokens</b> in <b>250 messages</b> <span class="muted context-shown">showing the last 200 of 250 messages</span></p>`,
+    );
+    const seqs = [...html.matchAll(/<tr class="context-message">\n<td class="num">([\d,]+)<\/td>/g)].map(
+      (m) => Number(m[1]?.replaceAll(',', '')),
+    );
+    expect(seqs).toEqual(Array.from({ length: 200 }, (_, i) => 50 + i));
+    expect(html).toContain('<td class="preview">&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;');
+    expect(html).not.toContain('<script>alert');
+    expect(html).not.toContain('context-drift');
+  });
+
+  it("says when the session's counters disagree with its rows", async () => {
+    await f.tdb.database.sql`update sessions set token_count = token_count + 7 where id = 'a-3'`;
+    try {
+      const html = await (await f.request('acme', '/sessions/a-3')).text();
+      expect(html).toMatch(
+        /<p class="status-failed context-drift">the session's counters say [\d,]+ messages and [\d,]+ tokens<\/p>/,
+      );
+    } finally {
+      await f.tdb.database.sql`update sessions set token_count = token_count - 7 where id = 'a-3'`;
+    }
+  });
+});
+
+describe('landing page', () => {
+  /** Each tenant's totals as the ledger and the sessions hold them. */
+  async function expectedTotals() {
+    return f.tdb.database.sql<
+      { tenant_id: string; sessions: number; tokens: number; compactions: number; failures: number }[]
+    >`
+      select s.tenant_id, s.sessions, s.tokens, coalesce(c.compactions, 0)::int as compactions,
+             coalesce(c.failures, 0)::int as failures
+      from (select tenant_id, count(*)::int as sessions, sum(token_count)::int as tokens
+            from sessions group by tenant_id) s
+      left join (select tenant_id, (count(*) filter (where status in ('applied', 'restored')))::int as compactions,
+                        (count(*) filter (where status = 'failed'))::int as failures
+                 from compactions group by tenant_id) c using (tenant_id)
+      order by s.tokens desc`;
+  }
+
+  it("shows the admin every tenant's totals, the biggest and the failing sessions, linked", async () => {
+    const response = await f.request('admin', '/');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    const html = await response.text();
+    const expected = await expectedTotals();
+    const tenants = [...html.matchAll(/<tr class="tenant-row" data-tenant="([^"]+)">([\s\S]*?)<\/tr>/g)];
+    expect(tenants.map((m) => m[1])).toEqual(expected.map((t) => t.tenant_id));
+    for (const [i, t] of expected.entries()) {
+      const cells = [...(tenants[i]?.[2] ?? '').matchAll(/<td class="num[^"]*">([^<]*)<\/td>/g)].map(
+        (m) => m[1],
+      );
+      expect(cells[0]).toBe(String(t.sessions));
+      expect(cells[2]).toBe(t.tokens.toLocaleString('en-US'));
+      expect(cells[3]).toBe(String(t.compactions));
+      expect(cells[4]).toBe(String(t.failures));
+      expect(cells[5]).toMatch(/^\$\d+\.\d{4}$/);
+    }
+    expect(html).toContain('<a class="tenant" href="/?tenant=acme">acme</a>');
+    expect(html).toContain('<a href="/sessions?tenant=globex">sessions</a>');
+    // The biggest session of all, first, linked with its tenant.
+    const [biggest] = await f.tdb.database.sql<{ tenant_id: string; id: string }[]>`
+      select tenant_id, id from sessions order by token_count desc, tenant_id, id limit 1`;
+    expect(html).toMatch(
+      new RegExp(
+        `<tr class="big-session"><td>${biggest?.tenant_id}</td>\\n<td><a href="/sessions/${biggest?.id}\\?tenant=${biggest?.tenant_id}">`,
+      ),
+    );
+    // a-4's summary failed (the "compact now" test): it is listed, with its error and its row's page.
+    const [failed] = await f.tdb.database.sql<{ id: string }[]>`
+      select id from compactions where session_id = 'a-4' and status = 'failed'`;
+    expect(html).toContain('<td><a href="/sessions/a-4?tenant=acme">a-4</a></td>');
+    expect(html).toContain(`<a href="/sessions/a-4/compactions/${failed?.id}?tenant=acme">details</a>`);
+    expect(html).toContain('max_tokens: too large for this model');
+    // Session content is untrusted: the hostile agent id is escaped.
+    expect(html).toContain('&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;');
+    expect(html).not.toMatch(/<script\b/);
+  });
+
+  it('shows a tenant its own sessions only, and the admin a tenant it names', async () => {
+    const html = await (await f.request('globex', '/')).text();
+    expect(html).toContain('<h1>Overview of globex</h1>');
+    expect(html).toContain('<tr class="tenant-row" data-tenant="globex">');
+    expect(html).toContain('<a href="/sessions/g-1">g-1</a>');
+    expect(html).not.toContain('acme');
+    expect(html).toMatch(/<table class="failing">[\s\S]*<td colspan="5" class="muted">none<\/td>/);
+    const acme = await (await f.request('acme', '/')).text();
+    expect(acme).toContain('<td><a href="/sessions/a-4">a-4</a></td>');
+    expect(acme).not.toContain('g-1');
+    expect((await f.request('globex', '/?tenant=acme')).status).toBe(403);
+    const named = await (await f.request('admin', '/?tenant=globex')).text();
+    expect(named).toContain('<h1>Overview of globex</h1>');
+    expect(named).toContain('<a href="/sessions/g-1?tenant=globex">g-1</a>');
+    expect((await f.request('nobody', '/')).status).toBe(401);
   });
 });

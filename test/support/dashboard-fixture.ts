@@ -1,7 +1,8 @@
 /**
  * A dashboard for one test file: its own database and BullMQ prefix, `compactor dashboard`'s
- * server on a free loopback port with admin and two tenants' credentials, an in-process worker
- * (extractive summarizer) to make real compactions, and fetch helpers per credential.
+ * server on a free loopback port with admin and two tenants' credentials, an in-process worker to
+ * make real compactions (extractive summarizer, or with `anthropic: true` the anthropic one talking
+ * to a fake Messages API the test scripts), and fetch helpers per credential.
  */
 import { randomUUID } from 'node:crypto';
 import { createProducer, createSession, type Producer } from '../../producer/index.ts';
@@ -11,6 +12,7 @@ import { type Dashboard, startDashboard } from '../../worker/http/dashboard/inde
 import { type CompactionWorker, startWorker } from '../../worker/queue/worker.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { REDIS_URL } from './env.ts';
+import { type FakeAnthropicHandle, FakeAnthropicServer } from './fake-anthropic.ts';
 import {
   cleanRedis,
   createTestDatabase,
@@ -37,6 +39,8 @@ export interface DashboardFixture {
   prefix: string;
   dashboard: Dashboard;
   producer: Producer;
+  /** The fake Messages API the worker summarizes with, when started with `anthropic: true`. */
+  fake: FakeAnthropicServer | undefined;
   /** Creates a session from a corpus transcript, plus `extra` messages after it. */
   seed(
     tenantId: string,
@@ -64,10 +68,15 @@ export function authorization(who: Who): Record<string, string> {
 }
 
 /** Starts the fixture. */
-export async function startDashboardFixture(options: { readOnly?: boolean } = {}): Promise<DashboardFixture> {
+export async function startDashboardFixture(
+  options: { readOnly?: boolean; anthropic?: boolean } = {},
+): Promise<DashboardFixture> {
   const tdb = await createTestDatabase();
   const prefix = testPrefix();
+  const fake = options.anthropic ? new FakeAnthropicServer() : undefined;
+  const fakeHandle: FakeAnthropicHandle | undefined = await fake?.start();
   const config = testConfig(tdb.url, prefix, {
+    ...(fakeHandle ? { anthropicApiKey: 'test-key', anthropicBaseUrl: fakeHandle.url } : {}),
     dashboard: {
       port: 0,
       host: '127.0.0.1',
@@ -92,6 +101,7 @@ export async function startDashboardFixture(options: { readOnly?: boolean } = {}
     prefix,
     dashboard,
     producer,
+    fake,
     async seed(tenantId, sessionId, corpus = 'sweagent__ctf-rev-rock', extra = []) {
       const messages = await loadCorpusSession(corpus);
       let seq = messages.length;
@@ -115,6 +125,7 @@ export async function startDashboardFixture(options: { readOnly?: boolean } = {}
       await worker.close();
       await producer.close();
       await dashboard.close();
+      await fakeHandle?.close();
       await cleanRedis(prefix);
       await tdb.drop();
     },

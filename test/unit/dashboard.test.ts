@@ -1,6 +1,7 @@
 /**
  * The dashboard's pure parts: credentials from the environment, authentication, the start-up
- * refusal, the chart and the escaping of untrusted text, the Bull Board session link.
+ * refusal, the chart and the escaping of untrusted text, the line "compact now" shows, the Bull
+ * Board session link and its template without other origins.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/runtime/config.ts';
@@ -12,9 +13,10 @@ import {
   isLoopback,
   safeEqual,
 } from '../../worker/http/dashboard/auth.ts';
+import { sessionLink, withoutOtherOrigins } from '../../worker/http/dashboard/bull-board.ts';
 import { niceMax, renderChart } from '../../worker/http/dashboard/chart.ts';
-import { escapeHtml, href } from '../../worker/http/dashboard/html.ts';
-import { sessionLink } from '../../worker/http/dashboard/server.ts';
+import { escapeHtml, href, preview } from '../../worker/http/dashboard/html.ts';
+import { describeOutcome } from '../../worker/http/dashboard/outcome.ts';
 
 const credentials: Credentials = {
   adminToken: 'admin-token-0123456789',
@@ -164,6 +166,13 @@ describe('pages', () => {
     expect(href({ admin: false, tenantId: 'acme' }, '/sessions')).toBe('/sessions');
   });
 
+  it('clips a preview by characters, escaped, saying the full length', () => {
+    expect(preview('<b>short</b>', 20)).toBe('&lt;b&gt;short&lt;/b&gt;');
+    expect(preview('😀'.repeat(5), 3)).toBe('😀😀😀<span class="muted">… (5 characters)</span>');
+    // A prefix Postgres cut: the full length comes from the database.
+    expect(preview('a<b', 3, 9_000)).toBe('a&lt;b<span class="muted">… (9,000 characters)</span>');
+  });
+
   it('draws one marker per ledger row and the size line through before → after', () => {
     const at = (s: number) => new Date(Date.UTC(2025, 0, 1, 12, 0, s));
     const svg = renderChart({
@@ -205,6 +214,57 @@ describe('pages', () => {
     expect(svg).toContain('>10k<');
   });
 
+  it('marks a restore at the time of the restore, and its compaction as applied at its own time', () => {
+    const at = (s: number) => new Date(Date.UTC(2025, 0, 1, 12, 0, s));
+    const svg = renderChart({
+      rows: [
+        {
+          id: 'c1',
+          createdAt: at(0),
+          status: 'restored',
+          restoredAt: at(60),
+          strategy: 'summarize',
+          tokensBefore: 9_000,
+          tokensAfter: 1_000,
+          messagesBefore: 90,
+          messagesAfter: 11,
+        },
+        {
+          id: 'c2',
+          createdAt: at(20),
+          status: 'skipped',
+          strategy: 'none',
+          tokensBefore: 2_000,
+          tokensAfter: 2_000,
+          messagesBefore: 20,
+          messagesAfter: 20,
+        },
+      ],
+      current: { at: at(100), tokens: 10_000, messages: 100 },
+    });
+    const attr = (name: string) => Number(new RegExp(`data-${name}="([\\d.]+)"`).exec(svg)?.[1]);
+    const [t0, t1, x0, x1] = [attr('t0'), attr('t1'), attr('x0'), attr('x1')] as const;
+    const xOf = (t: Date) => x0 + ((t.getTime() - t0) / (t1 - t0)) * (x1 - x0);
+    const lineX = (kind: string, status: string) =>
+      new RegExp(
+        `class="marker marker-${status}" data-compaction="c1" data-kind="${kind}" data-at="(\\d+)"><title>[^<]*</title><line x1="([\\d.]+)"`,
+      ).exec(svg);
+    const restore = lineX('restore', 'restored');
+    expect(Number(restore?.[1])).toBe(at(60).getTime());
+    expect(Number(restore?.[2])).toBeCloseTo(xOf(at(60)), 0);
+    const compaction = lineX('compaction', 'applied');
+    expect(Number(compaction?.[1])).toBe(at(0).getTime());
+    expect(Number(compaction?.[2])).toBeCloseTo(xOf(at(0)), 0);
+    expect(svg.match(/data-kind="restore"/g)).toHaveLength(2); // one per panel
+    expect(svg).toContain(
+      'restored at 2025-01-01 12:01:00Z: the compaction summarize at 2025-01-01 12:00:00Z',
+    );
+    expect(svg).toContain('applied summarize at 2025-01-01 12:00:00Z: tokens 9,000 → 1,000');
+    // The restore adds no guessed point: 9,000 → 1,000, 2,000, then the current 10,000.
+    const tokens = /<path class="series series-tokens" d="([^"]+)"/.exec(svg)?.[1] ?? '';
+    expect(tokens.split(' ')).toHaveLength(4);
+  });
+
   it('rounds the axis up to 1, 2, 2.5 or 5 times a power of ten', () => {
     expect([1, 3, 7, 10, 11, 2_600, 19_374, 20_620].map(niceMax)).toEqual([
       1, 5, 10, 10, 20, 5_000, 20_000, 25_000,
@@ -225,5 +285,102 @@ describe('pages', () => {
     ]) {
       expect(sessionLink(data)).toBeUndefined();
     }
+  });
+
+  it("takes the other origins' links out of Bull Board's template, and refuses one it cannot", () => {
+    const template = [
+      '<head>',
+      '    <link rel="icon" type="image/svg+xml" href="<%= favIconDefault %>">',
+      '    <link rel="preconnect" href="https://fonts.gstatic.com" crossorigin>',
+      '    <link href="https://fonts.googleapis.com/css2?family=IBM+Plex+Sans&display=swap" rel="stylesheet">',
+      '<link href="//cdn.example/x.css" rel="stylesheet"><link href="static/css/main.1.css" rel="stylesheet"></head>',
+    ].join('\n');
+    expect(withoutOtherOrigins(template)).toBe(
+      [
+        '<head>',
+        '    <link rel="icon" type="image/svg+xml" href="<%= favIconDefault %>">',
+        '<link href="static/css/main.1.css" rel="stylesheet"></head>',
+      ].join('\n'),
+    );
+    expect(() => withoutOtherOrigins('<script src="https://cdn.example/x.js"></script>')).toThrow(
+      /references another origin: src="https:\/\/cdn\.example/,
+    );
+  });
+});
+
+describe('"compact now" outcome', () => {
+  const result = (over: Record<string, unknown>) => ({
+    status: 'applied',
+    ledgerStatus: 'applied',
+    compactionId: 'c1',
+    messagesBefore: 120,
+    messagesAfter: 11,
+    reason: null,
+    ...over,
+  });
+  const plain = { waitedMs: 1_234, coalesced: false };
+
+  it('says what the ledger says, whichever job status the worker version reports', () => {
+    expect(
+      describeOutcome(
+        { state: 'completed', result: result({}) },
+        { ...plain, tokens: { before: 40_000, after: 3_210 } },
+      ),
+    ).toEqual({ outcome: 'applied', message: 'applied: messages 120 → 11, tokens 40,000 → 3,210' });
+    // A skip, as today's worker reports it (status applied) and as the next one will (skipped).
+    for (const status of ['applied', 'skipped']) {
+      expect(
+        describeOutcome(
+          {
+            state: 'completed',
+            result: result({ status, ledgerStatus: 'skipped', reason: 'below every trigger' }),
+          },
+          plain,
+        ),
+      ).toEqual({ outcome: 'skipped', message: 'skipped: below every trigger' });
+    }
+    expect(
+      describeOutcome({ state: 'completed', result: result({ status: 'duplicate' }) }, plain).message,
+    ).toBe('already done by an earlier event: applied: messages 120 → 11');
+    expect(
+      describeOutcome(
+        {
+          state: 'completed',
+          result: result({
+            ledgerStatus: 'batched',
+            compactionId: null,
+            reason: 'queued for the next message batch',
+          }),
+        },
+        plain,
+      ),
+    ).toEqual({ outcome: 'batched', message: 'queued for the next message batch' });
+    expect(describeOutcome({ state: 'completed', result: null }, plain).outcome).toBe('unknown');
+  });
+
+  it('says a failure with its error, a job still running, and a coalesced event', () => {
+    expect(describeOutcome({ state: 'failed', error: 'LLM said 400', attemptsMade: 1 }, plain)).toEqual({
+      outcome: 'failed',
+      message: 'failed: LLM said 400',
+    });
+    expect(
+      describeOutcome(
+        { state: 'running', jobState: 'delayed', attemptsMade: 2, lastError: 'timeout' },
+        plain,
+      ),
+    ).toEqual({
+      outcome: 'running',
+      message:
+        'still running after 1.2 s (job delayed; the last attempt failed: timeout); the ledger will show the outcome',
+    });
+    expect(describeOutcome({ state: 'unknown' }, plain).message).toBe(
+      'the job is no longer in the queue; see the ledger',
+    );
+    expect(
+      describeOutcome({ state: 'failed', error: 'x'.repeat(2_000), attemptsMade: 5 }, plain).message,
+    ).toHaveLength('failed: '.length + 501);
+    expect(
+      describeOutcome({ state: 'completed', result: result({}) }, { ...plain, coalesced: true }).message,
+    ).toBe('joined the compaction already waiting for this session; applied: messages 120 → 11');
   });
 });

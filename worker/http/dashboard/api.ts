@@ -7,8 +7,12 @@
  * - `GET  /api/sessions/:sessionId/compactions/:compactionId?limit&cursor&content`: one compaction
  *   and the messages it archived (seq, role, kind, tokens; content, summary and the replaced
  *   checkpoint only with `content=true`)
- * - `POST /api/sessions/:sessionId/compact` `{ strategy? }`: enqueues a manual `session.run.completed`
+ * - `POST /api/sessions/:sessionId/compact` `{ strategy?, waitMs? }`: enqueues a manual
+ *   `session.run.completed` and waits (up to `waitMs`, default and at most 30 s) for its job to settle:
+ *   200 with what happened (`outcome`: applied, skipped, failed, ... and a one-line `message`), or
+ *   202 when it is still running then (the ledger will show it)
  * - `POST /api/sessions/:sessionId/compactions/:compactionId/restore` `{ dryRun? }`: restores it
+ *   (`message` says what it did)
  *
  * `limit` is 1-200 (default 50); `cursor` is the `nextCursor` of the previous page. Errors are
  * `{ error: { status, message } }`: 400 bad input (the field named), 401, 403 (another tenant named,
@@ -28,6 +32,8 @@ import { strategySchema } from '../../../shared/strategies/index.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';
 import type { Lease } from '../../redis/lease.ts';
 import { type DashboardEnv, HttpError, parseInput, scopeTenant, sessionNotFound } from './context.ts';
+import type { JobWaiter } from './jobs.ts';
+import { describeOutcome } from './outcome.ts';
 import {
   BadCursorError,
   getCompaction,
@@ -42,6 +48,8 @@ export interface ApiDeps {
   db: Db;
   /** Enqueues an event (the producer's `runCompleted`). */
   enqueue(event: RunCompletedInput): Promise<EnqueueResult>;
+  /** Waits for a compaction job to settle (jobs.ts). */
+  jobs: Pick<JobWaiter, 'settle'>;
   leases: { acquire(tenantId: string, sessionId: string): Promise<Lease | null> };
   readOnly: boolean;
   logger: Logger;
@@ -52,9 +60,21 @@ const pageQuery = z.object({
   cursor: z.string().min(1).max(2_000).optional(),
 });
 const compactionQuery = pageQuery.extend({ content: z.enum(['true', 'false', '1', '0']).optional() });
-const compactBody = z.object({ strategy: strategySchema.optional() }).strict();
+/**
+ * How long "compact now" waits for the job at most, ms: a summary of a big session takes seconds,
+ * and an HTTP request (and a person looking at a button) should not hang much longer.
+ */
+export const COMPACT_WAIT_MS = 30_000;
+
+const compactBody = z
+  .object({
+    strategy: strategySchema.optional(),
+    waitMs: z.number().int().min(0).max(COMPACT_WAIT_MS).optional(),
+  })
+  .strict();
 const restoreBody = z.object({ dryRun: z.boolean().optional() }).strict();
-const compactionId = z.uuid({ message: 'must be a compaction id (a UUID)' });
+/** A compaction id in a path. */
+export const compactionId = z.uuid({ message: 'must be a compaction id (a UUID)' });
 
 /** The API routes, to mount at `/api` behind authentication. */
 export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
@@ -123,11 +143,38 @@ export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
       if (error instanceof InvalidInputError) throw new HttpError(400, error.message);
       throw new HttpError(503, `could not enqueue: ${(error as Error).message}`);
     }
-    deps.logger.info(
-      { tenantId: session.tenantId, sessionId: session.id, eventId, jobId: result.jobId },
-      'manual compaction enqueued from the dashboard',
+    const enqueued = { eventId, jobId: result.jobId, coalesced: result.coalesced };
+    const log = { tenantId: session.tenantId, sessionId: session.id, eventId, jobId: result.jobId };
+    const waitMs = body.waitMs ?? COMPACT_WAIT_MS;
+    if (waitMs === 0) {
+      deps.logger.info(log, 'manual compaction enqueued from the dashboard');
+      return c.json({ ...enqueued, state: 'queued', outcome: 'running', message: 'enqueued' }, 202);
+    }
+    const started = performance.now();
+    const settlement = await deps.jobs.settle(result.jobId, waitMs).catch((error: unknown) => {
+      throw new HttpError(503, `enqueued, but the job cannot be followed: ${(error as Error).message}`);
+    });
+    const jobResult = settlement.state === 'completed' ? settlement.result : null;
+    const row = jobResult?.compactionId
+      ? await getCompaction(deps.db, session.tenantId, session.id, jobResult.compactionId)
+      : null;
+    const described = describeOutcome(settlement, {
+      waitedMs: performance.now() - started,
+      coalesced: result.coalesced,
+      tokens: row ? { before: row.tokensBefore, after: row.tokensAfter } : null,
+    });
+    deps.logger.info({ ...log, outcome: described.outcome }, 'manual compaction from the dashboard');
+    return c.json(
+      {
+        ...enqueued,
+        state: settlement.state,
+        ...described,
+        ...(settlement.state === 'completed' ? { result: settlement.result } : {}),
+        ...(settlement.state === 'failed' ? { error: settlement.error } : {}),
+        ...(row ? { compaction: withoutContent(row) } : {}),
+      },
+      settlement.state === 'running' ? 202 : 200,
     );
-    return c.json({ eventId, jobId: result.jobId, coalesced: result.coalesced }, 202);
   });
 
   api.post('/sessions/:sessionId/compactions/:compactionId/restore', async (c) => {
@@ -152,6 +199,7 @@ export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
       );
       return c.json({
         status: result.status,
+        message: restoreMessage(result.status, result.restoredSeqs.length),
         restoredSeqs: result.restoredSeqs,
         removedSummarySeq: result.removedSummarySeq,
         compaction: withoutContent(result.row),
@@ -176,7 +224,11 @@ export async function ownSession(db: Db, tenantId: string, rawId: string) {
   return session;
 }
 
-async function ownCompaction(
+/**
+ * A compaction of the tenant's session.
+ * @throws {HttpError} 404 when the session has no such compaction.
+ */
+export async function ownCompaction(
   db: Db,
   tenantId: string,
   sessionId: string,
@@ -185,6 +237,15 @@ async function ownCompaction(
   const row = await getCompaction(db, tenantId, sessionId, id);
   if (!row) throw new HttpError(404, `compaction ${id} not found for session "${sessionId}"`);
   return row;
+}
+
+/** What a restore did, in one line for a person. */
+function restoreMessage(status: string, messages: number): string {
+  const count = `${messages.toLocaleString('en-US')} archived message${messages === 1 ? '' : 's'}`;
+  if (status === 'restored') return `restored: ${count} back in the session`;
+  if (status === 'dry-run') return `dry run: would put ${count} back`;
+  if (status === 'already-restored') return 'already restored: nothing changed';
+  return status;
 }
 
 function withoutContent(row: CompactionRow) {

@@ -5,8 +5,15 @@
  * Each ledger row samples the session's size when it was written: an applied compaction gives two
  * points at its time (before → after, the drop), a skipped or failed one a single point; the
  * session's current size closes the line. Between rows the line rises as the agent appended.
+ *
+ * A restored compaction is two events: the compaction, marked at its `created_at` as applied, and
+ * the restore, marked at its `restored_at`. The restore adds no point to the line: the ledger does
+ * not record the session's size at that moment, and a guessed point would be a false one.
+ *
+ * The svg carries its time scale (`data-t0`/`data-t1`, ms, onto `data-x0`/`data-x1`) and each
+ * marker its time (`data-at`, ms), so a reader (or a test) can check where a marker stands.
  */
-import { escapeHtml } from './html.ts';
+import { escapeHtml, formatTime } from './html.ts';
 
 /** A ledger row as the chart reads it. */
 export interface ChartRow {
@@ -18,6 +25,8 @@ export interface ChartRow {
   tokensAfter: number | null;
   messagesBefore: number | null;
   messagesAfter: number | null;
+  /** When a restored compaction was restored (null or absent otherwise). */
+  restoredAt?: Date | null;
 }
 
 export interface ChartInput {
@@ -50,17 +59,50 @@ interface Point {
   v: number;
 }
 
-/** The chart as an `<svg>` element (`class="chart"`, `data-compactions` = rows marked). */
+/** One mark on the chart: a compaction at its time, or a restore at the time of the restore. */
+interface Mark {
+  row: ChartRow;
+  kind: 'compaction' | 'restore';
+  at: number;
+  /** The colour and class: a restored compaction's own mark shows it as it was, applied. */
+  status: ChartRow['status'];
+}
+
+/** The marks of the rows: one per row, plus one per restore whose time is known. */
+function marks(rows: ChartRow[]): Mark[] {
+  const out: Mark[] = [];
+  for (const row of rows) {
+    const restored = row.status === 'restored';
+    out.push({
+      row,
+      kind: 'compaction',
+      at: row.createdAt.getTime(),
+      status: restored ? 'applied' : row.status,
+    });
+    if (restored && row.restoredAt) {
+      out.push({ row, kind: 'restore', at: row.restoredAt.getTime(), status: 'restored' });
+    }
+  }
+  return out;
+}
+
+/**
+ * The chart as an `<svg>` element (`class="chart"`, `data-compactions` = rows marked), with its
+ * time scale in `data-t0`, `data-t1`, `data-x0`, `data-x1`.
+ */
 export function renderChart(input: ChartInput): string {
   const rows = [...input.rows].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
-  const rowTimes = rows.map((r) => r.createdAt.getTime());
-  // The line ends at the current size, drawn no earlier than the last ledger row.
-  const endT = Math.max(input.current.at.getTime(), ...rowTimes);
-  const t0 = Math.min(endT, ...rowTimes);
+  const all = marks(rows);
+  const times = all.map((m) => m.at);
+  // The line ends at the current size, drawn no earlier than the last mark.
+  const endT = Math.max(input.current.at.getTime(), ...times);
+  const t0 = Math.min(endT, ...times);
   const span = Math.max(endT - t0, 1_000);
-  const x = (t: number) => LEFT + PAD + ((t - t0) / span) * (WIDTH - LEFT - RIGHT - 2 * PAD);
+  const x0 = LEFT + PAD;
+  const x1 = WIDTH - RIGHT - PAD;
+  const x = (t: number) => x0 + ((t - t0) / span) * (x1 - x0);
   const out: string[] = [
-    `<svg class="chart" data-compactions="${rows.length}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="tokens and messages over time, compactions marked" xmlns="http://www.w3.org/2000/svg">`,
+    `<svg class="chart" data-compactions="${rows.length}" data-t0="${t0}" data-t1="${t0 + span}" data-x0="${x0}" data-x1="${x1}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="tokens and messages over time, compactions and restores marked" xmlns="http://www.w3.org/2000/svg">`,
   ];
   for (const panel of PANELS) {
     const points = series(rows, panel.key, input.current[panel.key], endT);
@@ -77,7 +119,7 @@ export function renderChart(input: ChartInput): string {
       out.push(`<circle cx="${x(p.t).toFixed(1)}" cy="${y(p.v).toFixed(1)}" r="2.5" fill="#111827"/>`);
     }
     // Markers last, on top: their heads are what a user clicks.
-    for (const row of rows) out.push(marker(row, x(row.createdAt.getTime()), panel));
+    for (const mark of all) out.push(marker(mark, x(mark.at), panel));
   }
   out.push(
     `<text x="${LEFT}" y="${HEIGHT - 6}" font-size="11" fill="#4b5563">${escapeHtml(formatTime(t0))}</text>`,
@@ -115,13 +157,23 @@ function axes(panel: (typeof PANELS)[number], max: number, y: (v: number) => num
   return parts.join('\n');
 }
 
-function marker(row: ChartRow, xx: number, panel: (typeof PANELS)[number]): string {
-  const color = COLORS[row.status];
+function marker(mark: Mark, xx: number, panel: (typeof PANELS)[number]): string {
+  const { row, status } = mark;
+  const color = COLORS[status];
   const x1 = xx.toFixed(1);
-  const tip = `${row.status} ${row.strategy} at ${formatTime(row.createdAt.getTime())}: tokens ${fmt(row.tokensBefore)} → ${fmt(row.tokensAfter)}, messages ${fmt(row.messagesBefore)} → ${fmt(row.messagesAfter)}`;
-  const dash = row.status === 'applied' ? '' : ' stroke-dasharray="4 3"';
+  const compacted = `${row.strategy} at ${formatTime(row.createdAt.getTime())}: tokens ${fmt(row.tokensBefore)} → ${fmt(row.tokensAfter)}, messages ${fmt(row.messagesBefore)} → ${fmt(row.messagesAfter)}`;
+  let tip: string;
+  if (mark.kind === 'restore') {
+    tip = `restored at ${formatTime(mark.at)}: the compaction ${compacted}`;
+  } else if (row.status === 'restored') {
+    const when = row.restoredAt ? formatTime(row.restoredAt.getTime()) : 'an unrecorded time';
+    tip = `applied ${compacted} (restored at ${when})`;
+  } else {
+    tip = `${row.status} ${compacted}`;
+  }
+  const dash = status === 'applied' ? '' : ' stroke-dasharray="4 3"';
   return (
-    `<g class="marker marker-${row.status}" data-compaction="${escapeHtml(row.id)}">` +
+    `<g class="marker marker-${status}" data-compaction="${escapeHtml(row.id)}" data-kind="${mark.kind}" data-at="${mark.at}">` +
     `<title>${escapeHtml(tip)}</title>` +
     `<line x1="${x1}" x2="${x1}" y1="${panel.top}" y2="${panel.top + panel.height}" stroke="${color}" stroke-width="1.5"${dash}/>` +
     `<rect x="${(xx - 4).toFixed(1)}" y="${panel.top - 4}" width="8" height="8" fill="${color}"/>` +
@@ -145,12 +197,4 @@ function compact(v: number): string {
 
 function fmt(v: number | null): string {
   return v === null ? '?' : v.toLocaleString('en-US');
-}
-
-/** `2025-01-31 12:34:56Z`. */
-export function formatTime(t: number): string {
-  return new Date(t)
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, 'Z');
 }

@@ -2,6 +2,7 @@
  * HTML helpers of the dashboard's pages: escaping (session content is untrusted: every text and
  * attribute goes through {@link escapeHtml}) and the shared page layout. Pure.
  */
+import { createHash } from 'node:crypto';
 
 /** Text made safe inside an element or a double- or single-quoted attribute. */
 export function escapeHtml(text: string): string {
@@ -11,6 +12,35 @@ export function escapeHtml(text: string): string {
     .replaceAll('>', '&gt;')
     .replaceAll('"', '&quot;')
     .replaceAll("'", '&#39;');
+}
+
+/** `2025-01-31 12:34:56Z`. */
+export function formatTime(t: number): string {
+  return new Date(t)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
+}
+
+/** `12,345`, or `—` for no value. */
+export function num(v: number | null | undefined): string {
+  return v === null || v === undefined ? '—' : v.toLocaleString('en-US');
+}
+
+/** A time as `2025-01-31 12:34:56Z`, escaped. */
+export function time(d: Date | string): string {
+  return escapeHtml(formatTime(new Date(d).getTime()));
+}
+
+/**
+ * Untrusted text cut to `max` characters (code points, as Postgres counts them), escaped; when cut,
+ * says how long it was. `total` is the full text's length when `text` is already a prefix of it.
+ */
+export function preview(text: string, max: number, total?: number): string {
+  const chars = Array.from(text);
+  const length = Math.max(total ?? 0, chars.length);
+  if (length <= max) return escapeHtml(text);
+  return `${escapeHtml(chars.slice(0, max).join(''))}<span class="muted">… (${num(length)} characters)</span>`;
 }
 
 /** Who the page is for, and how its links carry the tenant. */
@@ -50,15 +80,30 @@ th{background:#f3f4f6;font-weight:600}td.num{text-align:right;font-variant-numer
 details{margin:6px 0}summary{cursor:pointer}
 .marker{cursor:pointer}
 pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font-size:12px;background:#f3f4f6;padding:6px}
-tr.hl td{background:#fef9c3}.muted{color:#6b7280}.legend span{margin-right:14px}
+tr.hl td{background:#fef9c3}tr.summary td{background:#ecfdf5}td.preview{max-width:640px;word-break:break-word}
+.fields th{text-align:left;color:#4b5563;font-weight:500;background:#f9fafb}.muted{color:#6b7280}.legend span{margin-right:14px}
 button{font:inherit;padding:3px 10px;cursor:pointer}
+.outcome{font-weight:600}.outcome-applied,.outcome-restored{color:#1d4ed8}.outcome-skipped,.outcome-duplicate{color:#4b5563}
+.outcome-failed,.outcome-error{color:#b91c1c}.outcome-running,.outcome-batched,.outcome-dry-run{color:#b45309}
 `;
 
-/** A complete page: header with navigation, the body, an optional inline script (nonce'd). */
+/**
+ * The CSP source that allows the pages' one stylesheet: its hash. A hash rather than the response's
+ * nonce because the session page re-reads itself to refresh its sections, and the browser checks
+ * the `<style>` of that parsed copy against the page's policy: a nonce of another response fails.
+ */
+export const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
+
+/**
+ * A complete page: header with navigation (the tenant's, from `ctx`, or `nav` as given), the body,
+ * an optional inline script (nonce'd), the stylesheet (hashed).
+ */
 export function layout(options: {
   title: string;
   nonce: string;
   ctx?: PageContext | undefined;
+  /** Navigation markup for a page outside any tenant (trusted: never built from input). */
+  nav?: string;
   body: string;
   script?: string;
 }): string {
@@ -66,16 +111,17 @@ export function layout(options: {
   const nav = ctx
     ? [
         `<span>tenant <b>${escapeHtml(ctx.tenantId)}</b></span>`,
+        `<a href="${href(ctx, '/')}">overview</a>`,
         `<a href="${href(ctx, '/sessions')}">sessions</a>`,
-        ctx.admin ? '<a href="/queues">Bull Board</a>' : '',
+        ctx.admin ? '<a href="/">all tenants</a> <a href="/queues">Bull Board</a>' : '',
         ctx.readOnly ? '<span class="muted">read-only</span>' : '',
       ].join(' ')
-    : '';
+    : (options.nav ?? '');
   const script = options.script ? `<script nonce="${options.nonce}">${options.script}</script>` : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(options.title)} · compactor</title>
-<style nonce="${options.nonce}">${STYLE}</style></head>
+<style>${STYLE}</style></head>
 <body><header><strong>compactor</strong>${nav}</header>
 <main>${options.body}</main>${script}</body></html>`;
 }

@@ -1,15 +1,17 @@
 /**
  * The dashboard's server-rendered pages: the session list, a session (its size over time with
- * each compaction marked, the current checkpoint, the ledger), and the admin's tenant prompt.
+ * each compaction marked, the current checkpoint, the ledger, the live context), and the admin's
+ * tenant prompt.
  * Pure: data in, HTML out. Session content is untrusted: every value is escaped, and the only
  * script is the fixed one below, allowed by the response's CSP nonce.
  */
 
 import type { SessionRow } from '../../../shared/postgres/schema.ts';
-import { checkpointSchema } from '../../../shared/summary/checkpoint.ts';
-import { formatTime, renderChart } from './chart.ts';
-import { escapeHtml, href, layout, type PageContext } from './html.ts';
-import type { LedgerEntry, Page, SessionListItem } from './queries.ts';
+import { renderChart } from './chart.ts';
+import { renderCheckpoint } from './checkpoint-view.ts';
+import { renderContextPanel } from './context-panel.ts';
+import { escapeHtml, href, layout, num, type PageContext, time } from './html.ts';
+import type { LedgerEntry, LiveContext, Page, SessionListItem } from './queries.ts';
 
 /** The session list, one page of it. */
 export function renderSessionList(ctx: PageContext, page: Page<SessionListItem>): string {
@@ -39,19 +41,26 @@ export function renderTenantPrompt(nonce: string): string {
   const body = `<h1>Sessions</h1><form method="get" action="/sessions" class="card">
 <label>tenant <input name="tenant" required maxlength="200" autofocus></label> <button>open</button>
 <p class="muted">The admin credential sees every tenant; name the one to open.</p></form>`;
-  return layout({ title: 'sessions', nonce, body });
+  return layout({
+    title: 'sessions',
+    nonce,
+    nav: '<a href="/">all tenants</a> <a href="/queues">Bull Board</a>',
+    body,
+  });
 }
 
 /**
  * A session's page.
  * @param ledger the session's ledger rows, newest first (at most the page's window).
  * @param truncated whether older rows were left out.
+ * @param context the session's live messages (the last ones) and their totals.
  */
 export function renderSessionPage(
   ctx: PageContext,
   session: SessionRow,
   ledger: LedgerEntry[],
   truncated: boolean,
+  context: LiveContext,
 ): string {
   const chart = renderChart({
     rows: [...ledger].reverse(),
@@ -60,18 +69,23 @@ export function renderSessionPage(
   const api = `/api/sessions/${encodeURIComponent(session.id)}`;
   const actions = ctx.readOnly
     ? ''
-    : `<p><button data-post="${href(ctx, `${api}/compact`)}" data-confirm="Enqueue a manual compaction of this session?">compact now</button> <span id="action-result" class="muted"></span></p>`;
+    : `<p><button data-post="${href(ctx, `${api}/compact`)}" data-out="action-result" data-busy="compacting… waiting for the worker (up to 30 s)" data-confirm="Compact this session now?">compact now</button> <span id="action-result" class="outcome" role="status"></span></p>`;
+  // Sections marked data-refresh are re-read from the server after an action (see SCRIPT).
   const body = `<h1>Session ${escapeHtml(session.id)}</h1>
-${stats(ctx, session)}
+<section id="stats" data-refresh>${stats(ctx, session)}</section>
 ${actions}
 <h2>Tokens and messages over time</h2>
 <div class="legend muted"><span>▮ <b class="status-applied">applied</b></span><span>▮ <b class="status-restored">restored</b></span><span>▮ <b class="status-skipped">skipped</b></span><span>▮ <b class="status-failed">failed</b></span><span>click a marker to find its ledger row</span></div>
-${chart}
+<section id="chart" data-refresh>${chart}</section>
 <h2>Current checkpoint</h2>
-${checkpoint(session.checkpoint)}
+<section id="checkpoint" data-refresh>${renderCheckpoint(session.checkpoint)}</section>
 <h2>Ledger</h2>
+<p id="ledger-result" class="outcome" role="status"></p>
+<section id="ledger" data-refresh>
 ${truncated ? `<p class="muted">the newest ${ledger.length} rows; the API pages through all of them</p>` : ''}
-${ledgerTable(ctx, session, ledger)}`;
+${ledgerTable(ctx, session, ledger)}</section>
+<h2>Live context</h2>
+<section id="context" data-refresh>${renderContextPanel(context, session)}</section>`;
   return layout({ title: `session ${session.id}`, nonce: ctx.nonce, ctx, body, script: SCRIPT });
 }
 
@@ -94,47 +108,6 @@ function stats(ctx: PageContext, s: SessionRow): string {
   return `<table class="stats">${rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join('')}</table>`;
 }
 
-const SECTIONS = [
-  ['completed', 'Completed'],
-  ['inProgress', 'In progress'],
-  ['pending', 'Pending'],
-  ['blockers', 'Blockers and errors'],
-  ['decisions', 'Decisions'],
-  ['openQuestions', 'Open questions'],
-] as const;
-
-function checkpoint(value: unknown): string {
-  if (value === null || value === undefined)
-    return '<p class="muted">none yet (no summary has been written)</p>';
-  const parsed = checkpointSchema.safeParse(value);
-  if (!parsed.success) return `<pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre>`;
-  const c = parsed.data;
-  const parts: string[] = [];
-  if (c.goal) parts.push(`<p><b>Goal</b>: ${escapeHtml(c.goal)}</p>`);
-  if (c.lastUserRequest) {
-    const size = `${num(c.lastUserRequest.length)} characters`;
-    parts.push(
-      `<details><summary><b>Last user request</b> <span class="muted">(verbatim, ${size})</span></summary><pre>${escapeHtml(c.lastUserRequest)}</pre></details>`,
-    );
-  }
-  for (const [key, title] of SECTIONS) {
-    if (c[key].length === 0) continue;
-    parts.push(`<p><b>${title}</b></p><ul>${c[key].map((v) => `<li>${escapeHtml(v)}</li>`).join('')}</ul>`);
-  }
-  if (c.workingSet.length > 0) {
-    const item = (p: string) => `<li><code>${escapeHtml(p)}</code></li>`;
-    const rest = c.workingSet.slice(12, 1_000);
-    const more =
-      rest.length > 0
-        ? `<details><summary class="muted">… and ${num(c.workingSet.length - 12)} more</summary><ul>${rest.map(item).join('')}</ul></details>`
-        : '';
-    parts.push(
-      `<p><b>Working set</b> <span class="muted">(most recent first)</span></p><ul>${c.workingSet.slice(0, 12).map(item).join('')}</ul>${more}`,
-    );
-  }
-  return `<div class="card checkpoint">${parts.join('\n') || '<p class="muted">empty</p>'}</div>`;
-}
-
 function ledgerTable(ctx: PageContext, session: SessionRow, ledger: LedgerEntry[]): string {
   if (ledger.length === 0) return '<p class="muted">no compactions yet</p>';
   const api = `/api/sessions/${encodeURIComponent(session.id)}/compactions`;
@@ -142,11 +115,11 @@ function ledgerTable(ctx: PageContext, session: SessionRow, ledger: LedgerEntry[
     const saved = (r.tokensBefore ?? 0) - (r.tokensAfter ?? 0);
     const restore =
       !ctx.readOnly && r.status === 'applied'
-        ? ` <button data-post="${href(ctx, `${api}/${r.id}/restore`)}" data-confirm="Restore this compaction? Its archived messages go back.">restore</button>`
+        ? ` <button data-post="${href(ctx, `${api}/${r.id}/restore`)}" data-out="ledger-result" data-busy="restoring…" data-confirm="Restore this compaction? Its archived messages go back.">restore</button>`
         : '';
     const why = [r.reason, r.error].filter((v): v is string => !!v).map((v) => escapeHtml(v.slice(0, 400)));
     return `<tr id="c-${escapeHtml(r.id)}" class="ledger-row">
-<td>${time(r.createdAt)}</td><td>${r.trigger}</td><td>${escapeHtml(r.strategy)}${r.mode === 'newSession' ? ' <span class="muted">(new session)</span>' : ''}</td>
+<td>${time(r.createdAt)}${r.restoredAt ? `<br><span class="status-restored">restored ${time(r.restoredAt)}</span>` : ''}</td><td>${r.trigger}</td><td>${escapeHtml(r.strategy)}${r.mode === 'newSession' ? ' <span class="muted">(new session)</span>' : ''}</td>
 <td class="status-${r.status}">${r.status}</td>
 <td class="num">${num(r.messagesBefore)} → ${num(r.messagesAfter)}</td>
 <td class="num">${num(r.tokensBefore)} → ${num(r.tokensAfter)}${saved > 0 ? `<br><span class="muted">−${num(saved)}</span>` : ''}</td>
@@ -156,44 +129,50 @@ function ledgerTable(ctx: PageContext, session: SessionRow, ledger: LedgerEntry[
 <td class="num">${r.costUsd !== null ? `$${r.costUsd.toFixed(4)}` : '—'}</td>
 <td class="num">${num(r.durationMs)}</td>
 <td>${why.join('<br>')}</td>
-<td><a href="${href(ctx, `${api}/${r.id}`)}">details</a>${restore}</td></tr>`;
+<td><a href="${href(ctx, `/sessions/${encodeURIComponent(session.id)}/compactions/${r.id}`)}">details</a>${restore}</td></tr>`;
   });
   return `<table class="ledger"><thead><tr><th>when</th><th>trigger</th><th>strategy</th><th>status</th>
 <th>messages</th><th>tokens</th><th>archived</th><th>summarizer / model</th><th>LLM in / out</th><th>cost</th>
 <th>ms</th><th>reason</th><th></th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
 }
 
-function num(v: number | null | undefined): string {
-  return v === null || v === undefined ? '—' : v.toLocaleString('en-US');
-}
-
-function time(d: Date | string): string {
-  return escapeHtml(formatTime(new Date(d).getTime()));
-}
-
 /**
- * The page's only script: markers jump to their ledger row; buttons POST to the JSON API (the
- * browser resends its credentials; `content-type: application/json` keeps other sites out) and
- * show the answer.
+ * The page's only script. Markers jump to their ledger row. Buttons POST to the JSON API (the
+ * browser resends its credentials; `content-type: application/json` keeps other sites out), show
+ * the answer's one-line `message` (what happened, not merely that a request was sent), then re-read
+ * the page and swap in its data-refresh sections, so the ledger and the chart show the result
+ * without losing that line. Clicks are delegated to the document, so swapped-in buttons and markers
+ * work too.
  */
 const SCRIPT = `
-for (const m of document.querySelectorAll('.marker')) {
-  m.addEventListener('click', () => {
+const say = (out, text, kind) => { out.textContent = text; out.className = 'outcome outcome-' + kind; };
+async function refresh() {
+  const r = await fetch(location.href, { headers: { accept: 'text/html' } });
+  if (!r.ok) return;
+  const doc = new DOMParser().parseFromString(await r.text(), 'text/html');
+  for (const el of document.querySelectorAll('[data-refresh]')) {
+    const next = doc.getElementById(el.id);
+    if (next) el.replaceWith(document.adoptNode(next));
+  }
+}
+document.addEventListener('click', async (event) => {
+  const m = event.target.closest('.marker');
+  if (m) {
     for (const r of document.querySelectorAll('tr.hl')) r.classList.remove('hl');
     const row = document.getElementById('c-' + m.dataset.compaction);
     if (row) { row.classList.add('hl'); row.scrollIntoView({ block: 'center' }); }
-  });
-}
-for (const b of document.querySelectorAll('button[data-post]')) {
-  b.addEventListener('click', async () => {
-    if (!confirm(b.dataset.confirm)) return;
-    const out = document.getElementById('action-result') || b.parentElement;
-    b.disabled = true;
-    try {
-      const r = await fetch(b.dataset.post, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      const j = await r.json().catch(() => ({}));
-      out.textContent = r.ok ? 'done: ' + (j.status || j.jobId || 'ok') : 'error ' + r.status + ': ' + ((j.error && j.error.message) || '');
-      if (r.ok) setTimeout(() => location.reload(), 1500);
-    } catch (e) { out.textContent = String(e); } finally { b.disabled = false; }
-  });
-}`;
+    return;
+  }
+  const b = event.target.closest('button[data-post]');
+  if (!b || b.disabled || !confirm(b.dataset.confirm)) return;
+  const out = document.getElementById(b.dataset.out);
+  b.disabled = true;
+  say(out, b.dataset.busy, 'running');
+  try {
+    const r = await fetch(b.dataset.post, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const j = await r.json().catch(() => ({}));
+    if (r.ok) say(out, j.message || j.status || 'done', j.outcome || j.status || 'done');
+    else say(out, 'error ' + r.status + ': ' + ((j.error && j.error.message) || r.statusText), 'error');
+    await refresh();
+  } catch (e) { say(out, String(e), 'error'); } finally { b.disabled = false; }
+});`;

@@ -1,19 +1,17 @@
 /**
  * `compactor dashboard`: one HTTP server with
  * - `/queues`: Bull Board for the `compaction` and `compaction-sweep` queues (admin only; each
- *   job of a session links to its session page);
+ *   job of a session links to its session page; its page loads nothing from other origins, see
+ *   bull-board.ts);
  * - `/api/...`: the ledger API (api.ts), tenant-scoped;
- * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts);
+ * - `/`: the landing page (landing-page.ts): every tenant for the admin, its own for a tenant;
+ * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts), and
+ *   `/sessions/:sessionId/compactions/:compactionId`: one compaction (details-page.ts);
  * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators).
  * Everything but the health checks needs credentials (auth.ts); cross-site writes are refused by
  * an Origin check, and the pages run under a nonce-based Content-Security-Policy.
  */
 import { randomBytes } from 'node:crypto';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import type { QueueAdapterOptions } from '@bull-board/api/typings/app';
-import { HonoAdapter } from '@bull-board/hono';
-import { serveStatic } from '@hono/node-server/serve-static';
 import { Queue } from 'bullmq';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -25,15 +23,37 @@ import { createDashboardMetrics, type DashboardMetrics } from '../../observabili
 import { SWEEP_QUEUE } from '../../queue/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { type Listening, listen, opsRoutes } from '../ops.ts';
-import { type ApiDeps, apiRoutes, ownSession } from './api.ts';
+import { type ApiDeps, apiRoutes, compactionId, ownCompaction, ownSession } from './api.ts';
 import { assertStartable, authenticate, type Credentials, hasCredentials } from './auth.ts';
-import { type DashboardEnv, HttpError, scopeTenant } from './context.ts';
-import { renderErrorPage } from './html.ts';
+import { bullBoard, offlineBullBoardViews } from './bull-board.ts';
+import { type DashboardEnv, HttpError, parseInput, scopeTenant } from './context.ts';
+import { CONTEXT_PREVIEW_CHARS, CONTEXT_ROWS } from './context-panel.ts';
+import { PREVIEW_CHARS, renderDetailsPage } from './details-page.ts';
+import { renderErrorPage, STYLE_SOURCE } from './html.ts';
+import { createJobWaiter } from './jobs.ts';
+import {
+  FAILING_WINDOW_MS,
+  LANDING_ROWS,
+  LANDING_TENANTS,
+  renderAdminLanding,
+  renderTenantLanding,
+} from './landing-page.ts';
 import { renderSessionList, renderSessionPage, renderTenantPrompt } from './page.ts';
-import { BadCursorError, listLedger, listSessions } from './queries.ts';
+import {
+  BadCursorError,
+  biggestSessions,
+  failingSessions,
+  listArchived,
+  listLedger,
+  listSessions,
+  liveContext,
+  tenantTotals,
+} from './queries.ts';
 
 /** Ledger rows the session page draws and lists (the newest; the API pages through the rest). */
 const PAGE_LEDGER_ROWS = 200;
+/** Archived messages per page of a compaction's page. */
+const PAGE_ARCHIVED_ROWS = 100;
 
 export interface DashboardOptions {
   /** Bull Board read-only, and the API refuses writes (403). */
@@ -44,6 +64,8 @@ export interface DashboardOptions {
 /** What the app needs besides its options. */
 export interface DashboardDeps extends Omit<ApiDeps, 'readOnly'> {
   queues: Queue[];
+  /** Directory of Bull Board's page template (see {@link offlineBullBoardViews}). */
+  bullBoardViews: string;
   metrics: DashboardMetrics;
   ready: Parameters<typeof opsRoutes>[0]['ready'];
   logger: Logger;
@@ -115,31 +137,61 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
 
   app.use('/queues', adminOnly);
   app.use('/queues/*', adminOnly);
-  app.route('/queues', bullBoard(deps.queues, readOnly));
+  app.route('/queues', bullBoard(deps.queues, { readOnly, viewsPath: deps.bullBoardViews }));
 
   app.route('/api', apiRoutes({ ...deps, readOnly }));
 
-  app.get('/', (c) => c.redirect('/sessions'));
+  // The admin without `?tenant=` gets every tenant (one more row than shown, to tell if more exist).
+  const adminLanding = async (c: Context<DashboardEnv>) =>
+    htmlPage(
+      c,
+      renderAdminLanding(c.get('nonce'), await landingData(deps.db, undefined, LANDING_TENANTS + 1)),
+    );
+  app.get('/', scopeTenant(adminLanding), async (c) => {
+    const data = await landingData(deps.db, c.get('tenantId'), 1);
+    return htmlPage(c, renderTenantLanding(pageContext(c, readOnly), data));
+  });
   app.get('/favicon.ico', (c) => c.body(null, 204));
   app.get('/sessions', scopeTenant(tenantPrompt), async (c) => {
     const page = await listSessions(deps.db, c.get('tenantId'), {
       limit: 50,
       cursor: c.req.query('cursor') || undefined,
-    }).catch((error: unknown) => {
-      if (error instanceof BadCursorError) throw new HttpError(400, `query.cursor: ${error.message}`);
-      throw error;
-    });
+    }).catch(badCursor);
     return htmlPage(c, renderSessionList(pageContext(c, readOnly), page));
   });
   app.get('/sessions/:sessionId', scopeTenant(), async (c) => {
     const session = await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId'));
-    const ledger = await listLedger(deps.db, session.tenantId, session.id, { limit: PAGE_LEDGER_ROWS });
+    const [ledger, context] = await Promise.all([
+      listLedger(deps.db, session.tenantId, session.id, { limit: PAGE_LEDGER_ROWS }),
+      liveContext(deps.db, session.tenantId, session.id, {
+        last: CONTEXT_ROWS,
+        preview: CONTEXT_PREVIEW_CHARS,
+      }),
+    ]);
     const html = renderSessionPage(
       pageContext(c, readOnly),
       session,
       ledger.items,
       ledger.nextCursor !== null,
+      context,
     );
+    return htmlPage(c, html);
+  });
+
+  app.get('/sessions/:sessionId/compactions/:compactionId', scopeTenant(), async (c) => {
+    const session = await ownSession(deps.db, c.get('tenantId'), c.req.param('sessionId'));
+    const id = parseInput(compactionId, c.req.param('compactionId'), 'path.compactionId');
+    const row = await ownCompaction(deps.db, session.tenantId, session.id, id);
+    const cursor = c.req.query('cursor') || undefined;
+    const archived = await listArchived(deps.db, row, {
+      limit: PAGE_ARCHIVED_ROWS,
+      cursor,
+      content: false,
+      preview: PREVIEW_CHARS,
+    }).catch(badCursor);
+    const html = renderDetailsPage(pageContext(c, readOnly), session, row, archived, {
+      firstPage: cursor === undefined,
+    });
     return htmlPage(c, html);
   });
 
@@ -155,6 +207,23 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
   return app;
 }
 
+/** The landing page's lists, of one tenant or (undefined) of all; `tenants` rows at most. */
+async function landingData(db: ApiDeps['db'], tenantId: string | undefined, tenants: number) {
+  const since = new Date(Date.now() - FAILING_WINDOW_MS);
+  const [totals, biggest, failing] = await Promise.all([
+    tenantTotals(db, { tenantId, limit: tenants }),
+    biggestSessions(db, { tenantId, limit: LANDING_ROWS }),
+    failingSessions(db, { tenantId, since, limit: LANDING_ROWS }),
+  ]);
+  return { tenants: totals, biggest, failing };
+}
+
+/** A cursor the pages did not hand out is bad input. */
+function badCursor(error: unknown): never {
+  if (error instanceof BadCursorError) throw new HttpError(400, `query.cursor: ${error.message}`);
+  throw error;
+}
+
 function tenantPrompt(c: Context<DashboardEnv>) {
   return htmlPage(c, renderTenantPrompt(c.get('nonce')));
 }
@@ -168,12 +237,12 @@ function pageContext(c: Context<DashboardEnv>, readOnly: boolean) {
   };
 }
 
-/** An HTML page under a CSP that allows only this response's inline style and script. */
+/** An HTML page under a CSP that allows only the pages' stylesheet and this response's inline script. */
 function htmlPage(c: Context<DashboardEnv>, html: string) {
   const nonce = c.get('nonce');
   c.header(
     'content-security-policy',
-    `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; ` +
+    `default-src 'none'; style-src ${STYLE_SOURCE}; script-src 'nonce-${nonce}'; connect-src 'self'; ` +
       "img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   );
   c.header('cache-control', 'no-store');
@@ -217,48 +286,6 @@ const sameOriginWrites: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   await next();
 };
 
-/** Bull Board on the two queues; a session's jobs link to its page. */
-function bullBoard(queues: Queue[], readOnly: boolean): Hono {
-  const serverAdapter = new HonoAdapter(serveStatic);
-  serverAdapter.setBasePath('/queues');
-  createBullBoard({
-    queues: queues.map(
-      (queue) =>
-        new BullMQAdapter(queue, {
-          readOnlyMode: readOnly,
-          description:
-            queue.name === COMPACTION_QUEUE
-              ? 'session.run.completed events and sweep-found compactions'
-              : 'the scheduled sweep',
-          // No link for jobs without a session (the sweep's own jobs): the UI shows none.
-          externalJobUrl: ((job) => sessionLink(job.data)) as QueueAdapterOptions['externalJobUrl'],
-        }),
-    ),
-    serverAdapter,
-    options: {
-      uiConfig: {
-        boardTitle: 'compactor',
-        miscLinks: [{ text: 'Sessions', url: '/sessions' }],
-        hideDocsLink: true,
-      },
-    },
-  });
-  return serverAdapter.registerPlugin() as unknown as Hono;
-}
-
-/** The session page of a job's session, when its data names one (job data is untrusted). */
-export function sessionLink(data: unknown): { displayText: string; href: string } | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const { tenantId, sessionId } = data as { tenantId?: unknown; sessionId?: unknown };
-  if (typeof tenantId !== 'string' || typeof sessionId !== 'string' || !tenantId || !sessionId)
-    return undefined;
-  const query = new URLSearchParams({ tenant: tenantId });
-  return {
-    displayText: 'Session page',
-    href: `/sessions/${encodeURIComponent(sessionId)}?${query.toString()}`,
-  };
-}
-
 /** A running dashboard. */
 export interface Dashboard extends Listening {
   app: Hono<DashboardEnv>;
@@ -277,11 +304,16 @@ export async function startDashboard(
   const { config, logger } = services;
   const credentials = config.dashboard;
   assertStartable(credentials, options.host, options.insecure);
+  // First: it can refuse to start, before anything is opened.
+  const views = offlineBullBoardViews();
   const connection = services.redis.duplicate();
-  const queues = [COMPACTION_QUEUE, SWEEP_QUEUE].map(
+  const [compaction, sweep] = [COMPACTION_QUEUE, SWEEP_QUEUE].map(
     (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
-  );
+  ) as [Queue, Queue];
+  const queues = [compaction, sweep];
   const producer = createProducer({ redisUrl: config.redisUrl, prefix: config.queuePrefix });
+  // Its events connection blocks on reads, so it gets one of its own.
+  const jobs = createJobWaiter(compaction, services.redis.duplicate());
   const probe = readinessProbe(services.redis, services.database.sql);
   const metrics = createDashboardMetrics();
   metrics.watchQueues(queues);
@@ -289,8 +321,10 @@ export async function startDashboard(
     {
       db: services.database.db,
       enqueue: (event) => producer.runCompleted(event),
+      jobs,
       leases: services.leases,
       queues,
+      bullBoardViews: views.path,
       metrics,
       ready: () => probe.check(),
       logger,
@@ -301,9 +335,11 @@ export async function startDashboard(
     runAll(logger, [
       ...queues.map((q) => () => q.close()),
       () => producer.close(),
+      () => jobs.close(),
       () => probe.close(),
       () => connection.quit(),
       () => services.close(),
+      () => views.remove(),
     ]);
   let listening: Listening;
   try {

@@ -1,0 +1,50 @@
+/**
+ * A checkpoint (the structured summary of what left a session) rendered for a page: the session's
+ * current one, or the one a compaction replaced. Pure; checkpoint text is untrusted and escaped.
+ */
+import { checkpointSchema } from '../../../shared/summary/checkpoint.ts';
+import { escapeHtml, num } from './html.ts';
+
+const SECTIONS = [
+  ['completed', 'Completed'],
+  ['inProgress', 'In progress'],
+  ['pending', 'Pending'],
+  ['blockers', 'Blockers and errors'],
+  ['decisions', 'Decisions'],
+  ['openQuestions', 'Open questions'],
+] as const;
+
+/**
+ * A checkpoint as a card: goal, the last user request (folded), each non-empty section, the
+ * working set. A value that is not a valid checkpoint is shown as JSON; every text is escaped.
+ */
+export function renderCheckpoint(value: unknown, empty = 'none yet (no summary has been written)'): string {
+  if (value === null || value === undefined) return `<p class="muted">${escapeHtml(empty)}</p>`;
+  const parsed = checkpointSchema.safeParse(value);
+  if (!parsed.success) return `<pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre>`;
+  const c = parsed.data;
+  const parts: string[] = [];
+  if (c.goal) parts.push(`<p><b>Goal</b>: ${escapeHtml(c.goal)}</p>`);
+  if (c.lastUserRequest) {
+    const size = `${num(c.lastUserRequest.length)} characters`;
+    parts.push(
+      `<details><summary><b>Last user request</b> <span class="muted">(verbatim, ${size})</span></summary><pre>${escapeHtml(c.lastUserRequest)}</pre></details>`,
+    );
+  }
+  for (const [key, title] of SECTIONS) {
+    if (c[key].length === 0) continue;
+    parts.push(`<p><b>${title}</b></p><ul>${c[key].map((v) => `<li>${escapeHtml(v)}</li>`).join('')}</ul>`);
+  }
+  if (c.workingSet.length > 0) {
+    const item = (p: string) => `<li><code>${escapeHtml(p)}</code></li>`;
+    const rest = c.workingSet.slice(12, 1_000);
+    const more =
+      rest.length > 0
+        ? `<details><summary class="muted">… and ${num(c.workingSet.length - 12)} more</summary><ul>${rest.map(item).join('')}</ul></details>`
+        : '';
+    parts.push(
+      `<p><b>Working set</b> <span class="muted">(most recent first)</span></p><ul>${c.workingSet.slice(0, 12).map(item).join('')}</ul>${more}`,
+    );
+  }
+  return `<div class="card checkpoint">${parts.join('\n') || '<p class="muted">empty</p>'}</div>`;
+}

@@ -1,0 +1,118 @@
+/**
+ * Waiting for a compaction job to settle, so "compact now" can answer with what happened instead
+ * of "enqueued". The dashboard owns one `QueueEvents` (a blocking Redis connection of its own) on
+ * the compaction queue and closes it on shutdown; every wait is bounded.
+ */
+import { Job, type Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+
+/**
+ * What a compaction job returns, as far as the dashboard reads it. Parsed, not trusted: it is JSON
+ * from Redis, written by whichever worker version ran the job. `ledgerStatus` and `reason` say what
+ * happened (`status` has meant different things across versions).
+ */
+export const jobResultSchema = z.object({
+  status: z.string(),
+  ledgerStatus: z.string(),
+  compactionId: z.string().nullable(),
+  messagesBefore: z.number().nullable(),
+  messagesAfter: z.number().nullable(),
+  reason: z.string().nullable(),
+});
+
+/** A compaction job's return value. */
+export type JobResultView = z.infer<typeof jobResultSchema>;
+
+/** Where a job stood when the wait ended. */
+export type JobSettlement =
+  /** Finished; `result` is null when its return value is not one this dashboard can read. */
+  | { state: 'completed'; result: JobResultView | null }
+  /** Failed for good (no attempt left, or an error retrying cannot fix). */
+  | { state: 'failed'; error: string; attemptsMade: number }
+  /**
+   * Not finished when the wait ended: waiting, active, or delayed (a busy session, or a backoff
+   * after a failed attempt, whose error `lastError` holds).
+   */
+  | { state: 'running'; jobState: string; attemptsMade: number; lastError: string | null }
+  /** No such job any more (removed from Bull Board, or expired). */
+  | { state: 'unknown' };
+
+/** Waits for compaction jobs. */
+export interface JobWaiter {
+  /**
+   * Waits up to `ttlMs` for job `jobId` to finish and says where it stands. Never throws for the
+   * job's own failure; rejects only when Redis cannot be read (in time).
+   */
+  settle(jobId: string, ttlMs: number): Promise<JobSettlement>;
+  /** Stops listening; closes the events connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * A waiter on `queue`'s events, listening on `connection` (a dedicated connection: it blocks on
+ * reads; the waiter quits it on close).
+ */
+export function createJobWaiter(queue: Queue, connection: Redis): JobWaiter {
+  const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix });
+  // Connection errors surface through the reads of a wait; an unhandled 'error' event would crash.
+  events.on('error', () => {});
+  let closing: Promise<void> | undefined;
+  return {
+    settle(jobId, ttlMs) {
+      const settle = async (): Promise<JobSettlement> => {
+        const job = await Job.fromId(queue, jobId);
+        if (!job) return { state: 'unknown' };
+        try {
+          const value: unknown = await job.waitUntilFinished(events, ttlMs);
+          return completed(value);
+        } catch {
+          // A timeout and a failure reject alike; the job's state tells them apart.
+          return settlementOf(await Job.fromId(queue, jobId));
+        }
+      };
+      // BullMQ's connections wait for Redis to come back rather than fail: the wait stays bounded.
+      return withDeadline(settle(), ttlMs + READ_MARGIN_MS);
+    },
+    close: () => {
+      closing ??= events
+        .close()
+        .catch(() => {})
+        .then(() => connection.quit().catch(() => connection.disconnect()))
+        .then(() => undefined);
+      return closing;
+    },
+  };
+}
+
+/** Time for the reads around a wait (the job, its state), ms. */
+const READ_MARGIN_MS = 5_000;
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+function completed(value: unknown): JobSettlement {
+  const parsed = jobResultSchema.safeParse(value);
+  return { state: 'completed', result: parsed.success ? parsed.data : null };
+}
+
+async function settlementOf(job: Job | undefined): Promise<JobSettlement> {
+  if (!job) return { state: 'unknown' };
+  const state = await job.getState();
+  if (state === 'completed') return completed(job.returnvalue);
+  if (state === 'failed') {
+    return { state: 'failed', error: job.failedReason || 'failed', attemptsMade: job.attemptsMade };
+  }
+  if (state === 'unknown') return { state: 'unknown' };
+  return {
+    state: 'running',
+    jobState: state,
+    attemptsMade: job.attemptsMade,
+    lastError: job.failedReason || null,
+  };
+}
