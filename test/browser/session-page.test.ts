@@ -11,7 +11,6 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { appendMessages, createSession } from '../../producer/index.ts';
 import { type DashboardFixture, startDashboardFixture, TENANT_TOKENS } from '../support/dashboard-fixture.ts';
-import { waitFor } from '../support/fixtures.ts';
 import { describeBrowser, type LaunchedBrowser, launchChromium } from './chromium.ts';
 import { saveScreenshot } from './screenshots.ts';
 

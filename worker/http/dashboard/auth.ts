@@ -9,6 +9,7 @@
  * configured secret is compared on every request, so timing tells nothing about which one matched.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { ConfigError } from '../../../shared/contract/errors.ts';
 import type { DashboardConfig } from '../../../shared/runtime/config.ts';
 
 /** An authenticated caller. */
@@ -24,7 +25,7 @@ export type Credentials = Pick<
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; reason: 'missing' | 'invalid' };
 
 /** Thrown when the dashboard must not start as configured; the message says what to set. */
-export class DashboardConfigError extends Error {
+export class DashboardConfigError extends ConfigError {
   override name = 'DashboardConfigError';
 }
 

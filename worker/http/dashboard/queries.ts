@@ -4,6 +4,7 @@
  * row more than asked to know whether another page follows.
  */
 import { and, asc, desc, eq, getTableColumns, gt, inArray, sql } from 'drizzle-orm';
+import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import type { Db } from '../../../shared/postgres/db.ts';
 import {
   archivedMessages,
@@ -68,7 +69,7 @@ export interface ArchivedMessage {
 }
 
 /** Thrown for a cursor this API did not hand out. */
-export class BadCursorError extends Error {
+export class BadCursorError extends InvalidInputError {
   override name = 'BadCursorError';
 }
 
