@@ -13,7 +13,7 @@ import type { StrategyUnit } from './unit.ts';
 export { type NoneStrategy, noneStrategySchema } from './none.ts';
 export { type SlidingWindowStrategy, slidingWindowStrategySchema } from './sliding-window.ts';
 export { type SummarizeStrategy, summarizeStrategySchema } from './summarize.ts';
-export type { StrategyUnit } from './unit.ts';
+export type { StrategyUnit, SummaryOptions } from './unit.ts';
 
 /** One of `none`, `slidingWindow { maxMessages }`, `summarize { keepRecent, maxSummaryTokens?, model? }`. */
 export const strategySchema = z.discriminatedUnion('type', [

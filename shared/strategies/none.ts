@@ -15,5 +15,6 @@ export const none: StrategyUnit<NoneStrategy> = {
   describe: () => 'none',
   kept: () => 0,
   summarizes: false,
+  summaryOptions: () => null,
   plan: () => skip('none', 'strategy is none'),
 };

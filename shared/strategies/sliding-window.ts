@@ -24,6 +24,7 @@ export const slidingWindow: StrategyUnit<SlidingWindowStrategy> = {
   describe: (strategy) => `slidingWindow:${strategy.maxMessages}`,
   kept: (strategy) => strategy.maxMessages,
   summarizes: false,
+  summaryOptions: () => null,
   plan: (snapshot, messages, strategy) =>
     planWindow(snapshot, messages, {
       strategy: 'slidingWindow',

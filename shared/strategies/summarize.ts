@@ -47,6 +47,7 @@ export const summarize: StrategyUnit<SummarizeStrategy> = {
   },
   kept: (strategy) => strategy.keepRecent,
   summarizes: true,
+  summaryOptions: ({ maxSummaryTokens, model, fallback }) => ({ maxSummaryTokens, model, fallback }),
   plan: (snapshot, messages, strategy) =>
     planWindow(snapshot, messages, {
       strategy: 'summarize',

@@ -8,6 +8,16 @@ import type { z } from 'zod';
 import type { MessageMeta } from '../contract/message.ts';
 import type { Plan, SessionSnapshot } from '../planning/types.ts';
 
+/** What a summarizing strategy asks of its summary. */
+export interface SummaryOptions {
+  /** Upper bound of the checkpoint, in tokens. */
+  maxSummaryTokens: number;
+  /** Model override for the `anthropic` summarizer. */
+  model?: string | undefined;
+  /** `extractive`: on the job's last attempt, summarize offline rather than fail. */
+  fallback?: 'none' | 'extractive' | undefined;
+}
+
 /** One strategy. `S` is its parsed shape; `S['type']` is its name. */
 export interface StrategyUnit<S extends { type: string } = { type: string }> {
   /** The strategy's name: the `type` of its JSON form, recorded in the ledger. */
@@ -32,6 +42,11 @@ export interface StrategyUnit<S extends { type: string } = { type: string }> {
    * one that does not is read, planned and applied in one short transaction under the row lock.
    */
   readonly summarizes: boolean;
+  /**
+   * How a strategy that summarizes wants its summary (bound in tokens, model, fallback); null for
+   * one that does not.
+   */
+  summaryOptions(strategy: S): SummaryOptions | null;
   /**
    * Messages it keeps verbatim. After a compaction that could not bring the session under its
    * trigger (the storm guard), as many new messages must arrive before another one may help.

@@ -4,6 +4,7 @@
  * and `compactor <command> --help` (usage, options, notes, an example).
  */
 import { readFileSync } from 'node:fs';
+import { STRATEGIES } from '../../shared/strategies/index.ts';
 import type { Command, CommandGroup } from './command.ts';
 import { environmentHelp } from './environment.ts';
 
@@ -79,7 +80,9 @@ export function topHelp(commands: ReadonlyArray<Command | CommandGroup>): string
     'commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'strategies (--strategy): none | slidingWindow:N | summarize[:keepRecent] | a JSON object such as',
+    `strategies (--strategy): ${Object.values(STRATEGIES)
+      .map((unit) => unit.usage)
+      .join(' | ')} | a JSON object such as`,
     '  {"type":"summarize","keepRecent":20,"maxSummaryTokens":2000}',
     '',
     'environment:',

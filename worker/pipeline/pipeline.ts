@@ -14,7 +14,7 @@ import { FenceError, LeaseBusyError, SessionNotFoundError } from '../../shared/c
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
 import { admit, type EffectivePolicy, overTrigger, resolvePolicy } from '../../shared/policy/policy.ts';
-import { type Strategy, type SummarizeStrategy, strategyUnit } from '../../shared/strategies/index.ts';
+import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, guardOf, skipOf } from './change.ts';
 import type {
@@ -38,7 +38,8 @@ export interface QueuedSummary {
   idempotencyKey: string;
   eventId: string | null;
   expectedVersion: number;
-  strategy: SummarizeStrategy;
+  /** The strategy as the policy gave it (re-parsed when the batch ends). */
+  strategy: Strategy;
   plan: CompactPlan;
 }
 
@@ -250,7 +251,9 @@ async function compactWithSummary(
   signal: AbortSignal,
 ): Promise<CompactionOutcome> {
   const { request, policy } = run;
-  const strategy = policy.strategy as SummarizeStrategy;
+  const { strategy } = policy;
+  const options = strategyUnit(strategy).summaryOptions(strategy);
+  if (options === null) throw new Error(`strategy ${strategy.type} does not summarize`);
   const { messages, ...snapshot } = await timed(deps, 'snapshot', () =>
     deps.reads.loadSnapshot(request.tenantId, request.sessionId),
   );
@@ -268,7 +271,7 @@ async function compactWithSummary(
   const leaving = batchable
     ? await deps.reads.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs)
     : deps.reads.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
-  const input = summarizeInput(request, strategy, snapshot.checkpoint, leaving, signal);
+  const input = summarizeInput(request, options, snapshot.checkpoint, leaving, signal);
   if (batchable && deps.batching?.fits(input)) {
     const queued = await deps.batching.queue({
       tenantId: request.tenantId,

@@ -4,7 +4,7 @@
  */
 import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
-import type { SummarizeStrategy } from '../../shared/strategies/index.ts';
+import type { SummaryOptions } from '../../shared/strategies/index.ts';
 import { type Checkpoint, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
 import type { SummarizeInput, Summarizer, SummaryUsage } from '../../shared/summary/summarizer.ts';
 
@@ -23,7 +23,7 @@ export interface SummaryToWrite {
 /** The summarizer's input for a request. */
 export function summarizeInput(
   where: { tenantId: string; sessionId: string },
-  strategy: SummarizeStrategy,
+  options: SummaryOptions,
   previous: Checkpoint | null,
   leaving: SummarizeInput['leaving'],
   signal?: AbortSignal,
@@ -33,8 +33,8 @@ export function summarizeInput(
     sessionId: where.sessionId,
     previous,
     leaving,
-    maxSummaryTokens: strategy.maxSummaryTokens,
-    model: strategy.model,
+    maxSummaryTokens: options.maxSummaryTokens,
+    model: options.model,
     signal,
   };
 }

@@ -10,13 +10,13 @@ import type { Logger } from 'pino';
 import { FenceError } from '../../shared/contract/errors.ts';
 import type { CompactPlan } from '../../shared/planning/plan.ts';
 import type { Db } from '../../shared/postgres/db.ts';
-import { summarizeStrategySchema } from '../../shared/strategies/index.ts';
+import { strategySchema, strategyUnit } from '../../shared/strategies/index.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, failureOf, type Requester, skipOf } from '../pipeline/change.ts';
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
 import type { FencedWrites, SessionReads } from '../pipeline/ports.ts';
-import { notSmaller, summaryToWrite } from '../pipeline/summary.ts';
+import { notSmaller, summarizeInput, summaryToWrite } from '../pipeline/summary.ts';
 import {
   finishRow,
   markSubmitted,
@@ -162,18 +162,13 @@ async function rebuildInput(deps: PollDeps, row: Row): Promise<SummarizeInput | 
     return `compacted since the sweep saw it (version ${row.expectedVersion}, now ${session.version})`;
   }
   const plan = row.plan as CompactPlan;
-  const strategy = summarizeStrategySchema.parse(row.strategy);
+  const strategy = strategySchema.parse(row.strategy);
+  const options = strategyUnit(strategy).summaryOptions(strategy);
+  if (options === null) return `strategy ${strategy.type} writes no summary`;
   const leaving = await deps.store.loadMessages(row.tenantId, row.sessionId, plan.coverSeqs);
   const previous: Checkpoint | null =
     session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint);
-  return {
-    tenantId: row.tenantId,
-    sessionId: row.sessionId,
-    previous,
-    leaving,
-    maxSummaryTokens: strategy.maxSummaryTokens,
-    model: strategy.model,
-  };
+  return summarizeInput(row, options, previous, leaving);
 }
 
 /** Who asked for a batched summary: the sweep job, under its key. */

@@ -17,7 +17,7 @@ import {
   sweepCompactionJobSchema,
   sweepIdempotencyKeyOf,
 } from '../../shared/contract/events.ts';
-import type { Strategy } from '../../shared/strategies/index.ts';
+import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import { entryOf, failureOf } from '../pipeline/change.ts';
@@ -59,7 +59,7 @@ export interface ProcessorDeps extends PipelineDeps {
 
 /** Whether a strategy opted into the extractive fallback. */
 function wantsFallback(strategy: Strategy): boolean {
-  return strategy.type === 'summarize' && strategy.fallback === 'extractive';
+  return strategyUnit(strategy).summaryOptions(strategy)?.fallback === 'extractive';
 }
 
 /** Builds the processor function for `new Worker(queue, processor)`. */
