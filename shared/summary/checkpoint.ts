@@ -44,14 +44,15 @@ export function emptyCheckpoint(): Checkpoint {
   };
 }
 
-const SECTIONS: Array<[keyof Checkpoint, string]> = [
+/** The checkpoint's list sections and their titles, in the order a summary shows them. */
+export const CHECKPOINT_SECTIONS = [
   ['completed', 'Completed'],
   ['inProgress', 'In progress'],
   ['pending', 'Pending'],
   ['blockers', 'Blockers and errors'],
   ['decisions', 'Decisions'],
   ['openQuestions', 'Open questions'],
-];
+] as const satisfies ReadonlyArray<readonly [keyof Checkpoint, string]>;
 
 /**
  * Renders a checkpoint as the text of the summary message the agent reads on its next run. The
@@ -62,7 +63,7 @@ export function renderCheckpoint(checkpoint: Checkpoint, coveredThroughSeq: numb
   const out = [`[compactor summary of messages up to seq ${coveredThroughSeq}]`];
   if (checkpoint.goal) out.push(`Goal: ${checkpoint.goal}`);
   if (checkpoint.lastUserRequest) out.push(`Last user request (verbatim):\n${checkpoint.lastUserRequest}`);
-  for (const [key, title] of SECTIONS) {
+  for (const [key, title] of CHECKPOINT_SECTIONS) {
     const values = checkpoint[key] as string[];
     if (values.length > 0) out.push(`${title}:\n${values.map((v) => `- ${v}`).join('\n')}`);
   }

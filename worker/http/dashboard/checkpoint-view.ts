@@ -2,17 +2,8 @@
  * A checkpoint (the structured summary of what left a session) rendered for a page: the session's
  * current one, or the one a compaction replaced. Pure; checkpoint text is untrusted and escaped.
  */
-import { checkpointSchema } from '../../../shared/summary/checkpoint.ts';
+import { CHECKPOINT_SECTIONS, checkpointSchema } from '../../../shared/summary/checkpoint.ts';
 import { escapeHtml, num } from './html.ts';
-
-const SECTIONS = [
-  ['completed', 'Completed'],
-  ['inProgress', 'In progress'],
-  ['pending', 'Pending'],
-  ['blockers', 'Blockers and errors'],
-  ['decisions', 'Decisions'],
-  ['openQuestions', 'Open questions'],
-] as const;
 
 /**
  * A checkpoint as a card: goal, the last user request (folded), each non-empty section, the
@@ -31,7 +22,7 @@ export function renderCheckpoint(value: unknown, empty = 'none yet (no summary h
       `<details><summary><b>Last user request</b> <span class="muted">(verbatim, ${size})</span></summary><pre>${escapeHtml(c.lastUserRequest)}</pre></details>`,
     );
   }
-  for (const [key, title] of SECTIONS) {
+  for (const [key, title] of CHECKPOINT_SECTIONS) {
     if (c[key].length === 0) continue;
     parts.push(`<p><b>${title}</b></p><ul>${c[key].map((v) => `<li>${escapeHtml(v)}</li>`).join('')}</ul>`);
   }
