@@ -29,7 +29,7 @@ import type {
   StormGuardRule,
   WriteResult,
 } from './ports.ts';
-import { notSmaller, summarize, summarizeInput } from './summary.ts';
+import { notSmaller, type SummaryToWrite, summarize, summarizeInput } from './summary.ts';
 
 /** A summary queued for the next message batch instead of an online call (see worker/queue/batches.ts). */
 export interface QueuedSummary {
@@ -202,12 +202,13 @@ function decide(deps: PipelineDeps, run: Run, snapshot: Snapshot, plan: Plan): D
   return { change: changeFor(deps, run, plan, snapshot.compactionVersion, null) };
 }
 
+/** The change of a compact plan, with the run's note as its reason and its time so far. */
 function changeFor(
   deps: PipelineDeps,
   run: Run,
   plan: CompactPlan,
   expectedVersion: number,
-  summary: Parameters<typeof changeOf>[3],
+  summary: SummaryToWrite | null,
 ) {
   const entry = { ...run.entry, reason: run.request.note ?? null, durationMs: elapsed(deps, run.started) };
   return changeOf(entry, plan, expectedVersion, summary, run.guard);
@@ -300,6 +301,7 @@ async function compactWithSummary(
   return { ...(await timed(deps, 'apply', () => deps.writes.apply(change))), plan };
 }
 
+/** Writes a decision: its change under the fence, or its ledger row that changes nothing. */
 function write(deps: PipelineDeps, decision: Decision): Promise<WriteResult> {
   return 'change' in decision ? deps.writes.apply(decision.change) : deps.writes.record(decision.noChange);
 }
