@@ -1,6 +1,6 @@
 /**
  * The `anthropic` summarizer driven through the real @anthropic-ai/sdk against the fake Messages API
- * (test/fake-anthropic.ts) over real HTTP on 127.0.0.1: the happy path, the request it sends, and
+ * (test/support/fake-anthropic.ts) over real HTTP on 127.0.0.1: the happy path, the request it sends, and
  * every failure mode mapped to compactor's retry policy.
  */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
