@@ -6,8 +6,11 @@
  * It speaks enough of `POST /v1/messages` for compactor's summarizer:
  * - it checks requests the way the API does where a mistake of ours could hide (authentication
  *   header, `anthropic-version`, JSON body, `model`, `max_tokens`, `messages`, `tools`, a
- *   `tool_choice` that names a declared tool, `cache_control` types) and answers 4xx in the API's error
- *   shape `{ type: 'error', error: { type, message }, request_id }`, so a bad request fails loudly;
+ *   `tool_choice` that names a declared tool, `cache_control` types, and the conversation rules of
+ *   conversation-rules.ts: tool_result placement, prefill, thinking at the start of a tool loop's
+ *   last turn, thinking signatures bound to the conversation before them) and answers 4xx in the
+ *   API's error shape `{ type: 'error', error: { type, message }, request_id }`, so a bad request
+ *   fails loudly;
  * - by default it answers like a model that called the forced tool, with a valid checkpoint derived
  *   from the prompt (the `<working_set>` paths, the last user message of the `<transcript>`, the
  *   previous checkpoint's items) and realistic `usage`: about 4 characters per token, and prompt
@@ -40,6 +43,14 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { type Conversation, ConversationError, checkConversation } from './conversation-rules.ts';
+
+/**
+ * The key the fake signs its thinking blocks with (an HMAC over the conversation before each
+ * block; see conversation-rules.ts), so a block replayed where the conversation before it changed
+ * is refused, as the API refuses it.
+ */
+export const SIGNING_KEY = 'compactor-fake-anthropic';
 
 /** Scripted answers without parameters. */
 export type FakeScenario =
@@ -678,6 +689,12 @@ function validate(request: RecordedRequest): MessagesRequest {
       names.add(t.name);
       checkCacheControl(t.cache_control, `tools.${i}.cache_control`, bad);
     });
+  }
+  try {
+    checkConversation(body as Conversation, SIGNING_KEY);
+  } catch (error) {
+    if (error instanceof ConversationError) throw bad(error.message);
+    throw error;
   }
   const choice = body.tool_choice;
   if (choice !== undefined) {
