@@ -35,10 +35,13 @@ module.exports = {
     {
       name: 'pure-core-imports-no-io-package',
       severity: 'error',
-      comment: 'The pure core uses zod and Node crypto hashing, nothing that talks to the world.',
+      comment:
+        'The pure core uses zod and Node crypto hashing, nothing that talks to the world; types (such ' +
+        "as the Anthropic SDK's MessageParam) are not I/O.",
       from: { path: PURE },
       to: {
         dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'],
+        dependencyTypesNot: ['type-only'],
         pathNot: ['^node_modules/zod/', '^(node:)?crypto$'],
       },
     },
