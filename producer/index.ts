@@ -18,7 +18,14 @@ import {
   runCompletedEventSchema,
 } from '../shared/contract/events.ts';
 
-export { appendMessages, createSession, liveSessionOf, SessionExistsError } from './sessions.ts';
+export {
+  appendMessages,
+  appendToLiveSession,
+  createSession,
+  liveSessionOf,
+  SessionContinuedError,
+  SessionExistsError,
+} from './sessions.ts';
 
 export interface ProducerOptions {
   /** redis:// URL of the BullMQ Redis. */

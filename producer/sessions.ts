@@ -2,8 +2,12 @@
  * Writing sessions and messages, as agent services do: create a session with its transcript, or
  * append messages to a live one. Every write is scoped by tenant.
  */
-import { and, eq, sql } from 'drizzle-orm';
-import { SessionExistsError, SessionNotFoundError } from '../shared/contract/errors.ts';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import {
+  SessionContinuedError,
+  SessionExistsError,
+  SessionNotFoundError,
+} from '../shared/contract/errors.ts';
 import type { Kind, Role } from '../shared/contract/message.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import type { Db } from '../shared/postgres/db.ts';
@@ -25,7 +29,7 @@ export interface NewMessage {
   createdAt?: Date | null;
 }
 
-export { SessionExistsError };
+export { SessionContinuedError, SessionExistsError };
 
 export interface CreateSessionInput {
   tenantId: string;
@@ -76,8 +80,11 @@ export async function createSession(
 /**
  * Appends messages to a live session, giving them the next seqs (`last_seq + 1`, ...), as an
  * agent does after a run. Takes the session row lock only for the counter update, so it waits for
- * at most one compaction's apply transaction.
+ * at most one compaction's apply transaction. A session that continued in a child is frozen:
+ * nothing is written into it.
  * @returns the seqs assigned, in order.
+ * @throws {SessionNotFoundError} if the tenant has no such session.
+ * @throws {SessionContinuedError} naming the live session, if this one continued in a child.
  * @throws {SessionNotFoundError} if the tenant has no such session.
  */
 export async function appendMessages(
@@ -98,9 +105,18 @@ export async function appendMessages(
         tokenCount: sql`${sessions.tokenCount} + ${total}`,
         updatedAt: sql`now()`,
       })
-      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
+      .where(
+        and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId), isNull(sessions.childSessionId)),
+      )
       .returning({ lastSeq: sessions.lastSeq });
-    if (!row) throw new SessionNotFoundError(tenantId, sessionId);
+    if (!row) {
+      const [frozen] = await tx
+        .select({ child: sessions.childSessionId })
+        .from(sessions)
+        .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+      if (!frozen) throw new SessionNotFoundError(tenantId, sessionId);
+      throw new SessionContinuedError(sessionId, await liveSessionOf(tx, tenantId, sessionId));
+    }
     const first = row.lastSeq - newMessages.length + 1;
     const rows = newMessages.map((m, i) =>
       toRow(tenantId, sessionId, { ...m, seq: first + i, tokenCount: tokens[i] as number }),
@@ -108,6 +124,30 @@ export async function appendMessages(
     await insertBatches(tx, rows);
     return rows.map((r) => r.seq);
   });
+}
+
+/**
+ * Appends to the live session of `sessionId`'s lineage: the session itself, or the child it
+ * continued in after a `newSession` compaction (followed again if that one transitions while we
+ * write).
+ * @returns where the messages went and their seqs. Enqueue the run's event for that session.
+ * @throws {SessionNotFoundError} if the tenant has no such session.
+ */
+export async function appendToLiveSession(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  newMessages: Array<Omit<NewMessage, 'seq'>>,
+): Promise<{ sessionId: string; seqs: number[] }> {
+  let target = sessionId;
+  for (let hop = 0; ; hop++) {
+    try {
+      return { sessionId: target, seqs: await appendMessages(db, tenantId, target, newMessages) };
+    } catch (error) {
+      if (!(error instanceof SessionContinuedError) || hop >= 100) throw error;
+      target = error.liveSessionId;
+    }
+  }
 }
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -141,7 +181,11 @@ function toRow(tenantId: string, sessionId: string, m: NewMessage) {
  * @returns the live session's id (`sessionId` itself when it never transitioned).
  * @throws {SessionNotFoundError} if the tenant has no such session.
  */
-export async function liveSessionOf(db: Db, tenantId: string, sessionId: string): Promise<string> {
+export async function liveSessionOf(
+  db: Pick<Db, 'execute'>,
+  tenantId: string,
+  sessionId: string,
+): Promise<string> {
   const rows = await db.execute<{ id: string }>(sql`
     with recursive lineage(id, child, depth) as (
       select id, child_session_id, 0 from sessions where tenant_id = ${tenantId} and id = ${sessionId}

@@ -27,6 +27,24 @@ export class SessionExistsError extends InvalidInputError {
   override name = 'SessionExistsError';
 }
 
+/**
+ * The session continued in a child session (a `newSession` compaction) and is frozen: writes go to
+ * the live session, {@link SessionContinuedError.liveSessionId}.
+ */
+export class SessionContinuedError extends InvalidInputError {
+  override name = 'SessionContinuedError';
+  constructor(
+    sessionId: string,
+    /** The newest session of the lineage: where the conversation goes on. */
+    readonly liveSessionId: string,
+  ) {
+    super(
+      `session "${sessionId}" continued in session "${liveSessionId}" after a newSession compaction and ` +
+        `takes no more messages: append to "${liveSessionId}" (appendToLiveSession follows the lineage)`,
+    );
+  }
+}
+
 /** A transcript that cannot be imported; the message names the source, line and field. */
 export class TranscriptError extends InvalidInputError {
   override name = 'TranscriptError';

@@ -7,7 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { appendMessages, createSession, liveSessionOf } from '../../producer/index.ts';
+import {
+  appendMessages,
+  appendToLiveSession,
+  createSession,
+  liveSessionOf,
+  SessionContinuedError,
+} from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { PolicyInput } from '../../shared/policy/policy.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
@@ -291,6 +297,35 @@ describe('new-session transition', () => {
     expect((await ctx.store.history(t, 'root')).at(-1)?.reason).toBe(
       'the session continued in session "root.v1"',
     );
+    expect(violations(await audit(ctx.tdb.database.db, t))).toEqual([]);
+  });
+
+  it('refuses an append to a frozen parent, naming the live session; appendToLiveSession follows it', async () => {
+    const t = 'frozen';
+    await policy(t, null, { strategy: { type: 'summarize', keepRecent: 10 }, mode: 'newSession' });
+    await seed(t, 'root');
+    worker();
+    await event(t, 'root');
+    expect(await liveSessionOf(ctx.tdb.database.db, t, 'root')).toBe('root.v1');
+    const counts = () => ctx.tdb.database.sql`
+      select id, last_seq::int, message_count, (select count(*)::int from messages m
+        where m.tenant_id = s.tenant_id and m.session_id = s.id) as rows
+      from sessions s where tenant_id = ${t} order by id`;
+    const before = await counts();
+    const late = [{ role: 'user' as const, kind: 'message' as const, content: 'one more thing' }];
+
+    const refused = appendMessages(ctx.tdb.database.db, t, 'root', late);
+    await expect(refused).rejects.toBeInstanceOf(SessionContinuedError);
+    await expect(refused).rejects.toThrow('session "root" continued in session "root.v1"');
+    expect(await counts()).toEqual(before);
+
+    const appended = await appendToLiveSession(ctx.tdb.database.db, t, 'root', late);
+    expect(appended.sessionId).toBe('root.v1');
+    const after = await counts();
+    expect(after.find((r) => r.id === 'root')).toEqual(before.find((r) => r.id === 'root'));
+    const child = after.find((r) => r.id === 'root.v1');
+    expect(child?.rows).toBe((before.find((r) => r.id === 'root.v1')?.rows ?? 0) + 1);
+    expect(appended.seqs).toEqual([child?.last_seq]);
     expect(violations(await audit(ctx.tdb.database.db, t))).toEqual([]);
   });
 });
