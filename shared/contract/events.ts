@@ -35,6 +35,10 @@ export const idSchema = z
  *   BullMQ forbids `:` in custom ids and ids that are plain integers.
  * - `occurredAt`: ISO-8601 time the run finished.
  * - `strategy` overrides the built-in default / policy for this event.
+ * - `inputTokens`: the prompt tokens of the run's last request as the Messages API counted them
+ *   (`usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens`: with
+ *   prompt caching, `input_tokens` alone counts only what follows the last cache breakpoint). Token
+ *   triggers then measure the session by this figure instead of compactor's estimate.
  */
 export const runCompletedEventSchema = z
   .object({
@@ -46,6 +50,7 @@ export const runCompletedEventSchema = z
     runId: idSchema.optional(),
     occurredAt: z.iso.datetime({ offset: true }).optional(),
     strategy: strategySchema.optional(),
+    inputTokens: z.number().int().min(0).max(100_000_000).optional(),
     /**
      * What produced the event: an agent service (`event`) or the CLI / API (`manual`, which
      * compacts now whatever the triggers say).

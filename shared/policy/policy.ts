@@ -96,6 +96,21 @@ export interface SessionStats {
   tokenCount: number;
   contextWindow: number | null;
   lastCompactedAt: number | null;
+  /** The context's real size in tokens as the agent last reported it, or null (none since the last compaction). */
+  reportedInputTokens?: number | null;
+  /** `tokenCount` when that report arrived. */
+  reportedTokenCount?: number | null;
+}
+
+/**
+ * The session's context size in tokens as the token triggers measure it: the agent's reported
+ * figure plus the estimate of what was appended since, when there is a report; else the estimate.
+ */
+export function contextTokens(session: SessionStats): number {
+  const { reportedInputTokens: reported, reportedTokenCount: then } = session;
+  if (reported === null || reported === undefined || then === null || then === undefined)
+    return session.tokenCount;
+  return Math.max(0, reported + session.tokenCount - then);
 }
 
 /** Which trigger fired, or why none did. */
@@ -128,12 +143,14 @@ export function checkTriggers(triggers: Triggers, session: SessionStats, now: nu
       reason: `${session.messageCount} messages, over the limit of ${limits.maxMessages}`,
     };
   }
-  if (limits.maxTokens !== null && session.tokenCount > limits.maxTokens) {
-    return { fire: true, reason: `${session.tokenCount} tokens, over the limit of ${limits.maxTokens}` };
+  const tokens = contextTokens(session);
+  const measured = tokens === session.tokenCount ? 'tokens' : 'tokens (as the agent reported them)';
+  if (limits.maxTokens !== null && tokens > limits.maxTokens) {
+    return { fire: true, reason: `${tokens} ${measured}, over the limit of ${limits.maxTokens}` };
   }
   const parts = [
     limits.maxMessages !== null ? `${session.messageCount} of ${limits.maxMessages} messages` : null,
-    limits.maxTokens !== null ? `${session.tokenCount} of ${limits.maxTokens} tokens` : null,
+    limits.maxTokens !== null ? `${tokens} of ${limits.maxTokens} ${measured}` : null,
   ].filter(Boolean);
   return { fire: false, reason: `below every trigger: ${parts.join(', ')}` };
 }

@@ -61,6 +61,14 @@ export const sessions = pgTable(
      * Events skip cheaply until enough new messages arrive for another compaction to help.
      */
     stormGuardSeq: bigint('storm_guard_seq', { mode: 'number' }),
+    /**
+     * The real size of the session's context as the agent last reported it (the prompt tokens of
+     * its run's last request, `inputTokens` on `session.run.completed`), and the estimated
+     * `token_count` at that moment: triggers read `reported + (token_count - estimate then)`.
+     * Cleared by a compaction, which changes the context the figure measured.
+     */
+    reportedInputTokens: integer('reported_input_tokens'),
+    reportedTokenCount: bigint('reported_token_count', { mode: 'number' }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

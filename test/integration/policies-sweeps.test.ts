@@ -257,6 +257,49 @@ describe('sweeps', () => {
   });
 });
 
+describe('the context size the agent reports', () => {
+  it('fires a token trigger the estimate alone would not, and is cleared by the compaction', async () => {
+    const t = 'reported';
+    await policy(t, null, {
+      strategy: { type: 'slidingWindow', maxMessages: 10 },
+      triggers: { maxTokens: 50_000 },
+    });
+    await seed(t, 's');
+    worker();
+    const reported = () => ctx.tdb.database.sql`
+      select reported_input_tokens, reported_token_count::int, token_count::int
+      from sessions where tenant_id = ${t} and id = 's'`;
+    // By compactor's estimate the session is far below 50,000 tokens: skipped.
+    await event(t, 's');
+    expect((await ctx.store.history(t, 's')).at(-1)).toMatchObject({ status: 'skipped' });
+    // The agent says its last request was 60,000 tokens (images, tools, system prompt).
+    await event(t, 's', { inputTokens: 60_000 });
+    const [row] = (await ctx.store.history(t, 's')).slice(-1);
+    expect(row).toMatchObject({ status: 'applied' });
+    expect(row?.reason).toBeNull();
+    const [after] = await reported();
+    expect(after).toMatchObject({ reported_input_tokens: null, reported_token_count: null });
+    // A report without a compaction stays, with the estimate it was made at.
+    await event(t, 's', { inputTokens: 1_000 });
+    const [kept] = await reported();
+    expect(kept).toMatchObject({ reported_input_tokens: 1_000, reported_token_count: kept?.token_count });
+    expect((await ctx.store.history(t, 's')).at(-1)?.reason).toMatch(
+      /1000 of 50000 tokens \(as the agent reported them\)/,
+    );
+  });
+
+  it('refuses a negative or fractional report, naming the field', async () => {
+    await expect(
+      ctx.producer.runCompleted({
+        eventId: randomUUID(),
+        tenantId: 'reported',
+        sessionId: 's',
+        inputTokens: -1,
+      }),
+    ).rejects.toThrow(/inputTokens/);
+  });
+});
+
 describe('new-session transition', () => {
   it('continues the compacted history in a child; the parent stays whole and points to it', async () => {
     const t = 'lineage';

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   admit,
   checkTriggers,
+  contextTokens,
   DEFAULT_POLICY,
   type GateState,
   type Policy,
@@ -138,5 +139,40 @@ describe('admit', () => {
       reason: expect.stringMatching(/storm guard: .* waiting for 4 more message/),
     });
     expect(admit({ trigger: 'event' }, eff, state({ stormGuardSeq: 49, lastSeq: 59 }), NOW).fire).toBe(true);
+  });
+});
+
+describe('token triggers with the context size the agent reported', () => {
+  const triggers = policy({ strategy: { type: 'none' }, triggers: { contextFraction: 0.85 } }).triggers;
+  const window = { contextWindow: 100_000 };
+
+  it('fire on the reported size when the estimate alone would not', () => {
+    // Images, tool schemas and system prompts make the real context far larger than the text estimate.
+    const reported = state({
+      ...window,
+      tokenCount: 20_000,
+      reportedInputTokens: 90_000,
+      reportedTokenCount: 20_000,
+    });
+    expect(checkTriggers(triggers, reported, NOW)).toEqual({
+      fire: true,
+      reason: '90000 tokens (as the agent reported them), over the limit of 85000',
+    });
+    expect(checkTriggers(triggers, state({ ...window, tokenCount: 20_000 }), NOW)).toEqual({
+      fire: false,
+      reason: 'below every trigger: 20000 of 85000 tokens',
+    });
+  });
+
+  it('add what was appended since the report, by estimate', () => {
+    const stats = { ...window, tokenCount: 26_000, reportedInputTokens: 80_000, reportedTokenCount: 20_000 };
+    expect(contextTokens(state(stats))).toBe(86_000);
+    expect(checkTriggers(triggers, state(stats), NOW).fire).toBe(true);
+  });
+
+  it('a report smaller than the estimate lowers the measure: the agent sent less than was stored', () => {
+    const stats = { ...window, tokenCount: 95_000, reportedInputTokens: 40_000, reportedTokenCount: 95_000 };
+    expect(contextTokens(state(stats))).toBe(40_000);
+    expect(checkTriggers(triggers, state(stats), NOW).fire).toBe(false);
   });
 });

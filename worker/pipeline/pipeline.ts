@@ -85,6 +85,8 @@ export interface CompactionRequest {
   signal?: AbortSignal | undefined;
   /** Recorded as the ledger row's reason when the compaction applies (e.g. why a fallback ran). */
   note?: string | undefined;
+  /** The context size the agent reported with the event, tokens; token triggers then use it. */
+  inputTokens?: number | undefined;
 }
 
 /**
@@ -120,6 +122,9 @@ export async function runCompaction(
   request: CompactionRequest,
 ): Promise<CompactionOutcome> {
   const started = deps.now();
+  if (request.inputTokens !== undefined) {
+    await deps.writes.reportContextTokens(request.tenantId, request.sessionId, request.inputTokens);
+  }
   const gate = await timed(deps, 'admission', () => gateOf(deps.reads, request));
   if (gate === null || gate.keyUsed) {
     const earlier = await deps.reads.findByKey(request.idempotencyKey);

@@ -151,6 +151,13 @@ export interface FencedWrites {
   applyUnderLock(read: LockedRead, decide: (snapshot: Snapshot) => Decision): Promise<WriteResult>;
   /** Writes a ledger row that changes no message (a skip under its key returns the earlier row). */
   record(noChange: NoChange): Promise<WriteResult>;
+  /**
+   * Records the context size the agent reported for the session (tokens, as the Messages API
+   * counted its last request), with the session's estimate at this moment, for the token
+   * triggers. Not fenced: a measurement, the latest wins; a compaction clears it. An unknown
+   * session is left alone (the gate reports it).
+   */
+  reportContextTokens(tenantId: string, sessionId: string, inputTokens: number): Promise<void>;
 }
 
 /** A held lease. `signal` aborts when the lease is lost (expired or taken), so work can stop early. */

@@ -176,6 +176,8 @@ function prepareQueries(db: Db) {
         compactionVersion: sessions.compactionVersion,
         stormGuardSeq: sessions.stormGuardSeq,
         childSessionId: sessions.childSessionId,
+        reportedInputTokens: sessions.reportedInputTokens,
+        reportedTokenCount: sessions.reportedTokenCount,
         // The policies and the idempotency check ride along in the same round trip.
         agentPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
           where p.tenant_id = ${OUTER_TENANT} and p.agent_id = ${OUTER_AGENT})`.mapWith(

@@ -86,6 +86,9 @@ export async function restoreCompaction(db: Db, request: RestoreRequest): Promis
         messageCount: session.messageCount + back.count - removed.count,
         tokenCount: session.tokenCount + back.tokens - removed.tokens,
         compactionVersion: session.compactionVersion + 1,
+        // The agent's last report measured the compacted context, which the restore undoes.
+        reportedInputTokens: null,
+        reportedTokenCount: null,
         updatedAt: sql`now()`,
         ...(row.summarySeq === null ? {} : { checkpoint: row.checkpointBefore }),
       })

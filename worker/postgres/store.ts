@@ -61,4 +61,7 @@ export class CompactionStore implements SessionReads, FencedWrites {
   record(noChange: NoChange): Promise<WriteResult> {
     return this.writes.record(noChange);
   }
+  reportContextTokens(tenantId: string, sessionId: string, inputTokens: number): Promise<void> {
+    return this.writes.reportContextTokens(tenantId, sessionId, inputTokens);
+  }
 }

@@ -18,6 +18,8 @@ export type SweepRow = {
   last_seq: string;
   compaction_version: number;
   storm_guard_seq: string | null;
+  reported_input_tokens: number | null;
+  reported_token_count: string | null;
 };
 
 /** The live sessions, a page of at most `pageSize` rows at a time, in (tenant_id, id) order. */
@@ -26,7 +28,7 @@ export async function* liveSessionPages(db: Db, pageSize: number): AsyncGenerato
   for (;;) {
     const page: SweepRow[] = await db.execute<SweepRow>(sql`
       select tenant_id, id, agent_id, message_count, token_count, context_window, last_compacted_at, last_seq,
-        compaction_version, storm_guard_seq
+        compaction_version, storm_guard_seq, reported_input_tokens, reported_token_count
       from sessions
       where child_session_id is null
         ${after ? sql`and (tenant_id, id) > (${after.tenant}, ${after.id})` : sql``}

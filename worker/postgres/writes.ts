@@ -81,6 +81,13 @@ export class PostgresWrites implements FencedWrites {
     });
   }
 
+  async reportContextTokens(tenantId: string, sessionId: string, inputTokens: number): Promise<void> {
+    await this.db
+      .update(sessions)
+      .set({ reportedInputTokens: inputTokens, reportedTokenCount: sql`${sessions.tokenCount}` })
+      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+  }
+
   async record(noChange: NoChange): Promise<WriteResult> {
     const { tenantId, sessionId, idempotencyKey } = noChange.entry;
     const counts = noChange.counts ?? (await this.reads.loadCounters(tenantId, sessionId));

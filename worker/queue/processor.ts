@@ -209,6 +209,7 @@ function requestOf(job: Job, deps: ProcessorDeps): CompactionRequest & { eventId
     sessionId: event.sessionId,
     strategy: event.strategy ?? deps.defaultStrategy,
     trigger: event.trigger,
+    inputTokens: event.inputTokens,
     idempotencyKey: idempotencyKeyOf(event),
     eventId: event.eventId,
     signal: deps.signal,

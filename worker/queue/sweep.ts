@@ -17,6 +17,7 @@ import {
 } from '../../shared/contract/events.ts';
 import {
   admit,
+  contextTokens,
   type GateState,
   overTrigger,
   type Policy,
@@ -108,8 +109,11 @@ async function dueSession(row: Row, policies: Policies, now: number): Promise<Du
     compactionVersion: row.compaction_version,
     stormGuardSeq: row.storm_guard_seq === null ? null : Number(row.storm_guard_seq),
     childSessionId: null,
+    reportedInputTokens: row.reported_input_tokens,
+    reportedTokenCount: row.reported_token_count === null ? null : Number(row.reported_token_count),
   };
-  if (!overTrigger(policy.triggers, state.contextWindow, state.messageCount, state.tokenCount)) return null;
+  if (!overTrigger(policy.triggers, state.contextWindow, state.messageCount, contextTokens(state)))
+    return null;
   const decision = admit({ trigger: 'sweep' }, policy, state, now);
   if (!decision.fire) return null;
   return {
