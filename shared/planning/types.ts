@@ -35,6 +35,11 @@ export interface CompactPlan {
   leavingTokens: number;
   /** Messages that stay in the live history (pinned ones included). */
   keptCount: number;
+  /**
+   * Tool calls that leave without a result: they never got one and the session moved on since
+   * (absent in plans made before this was recorded).
+   */
+  abandonedCalls?: Array<{ toolCallId: string; seq: number }>;
   /** Why the cutoff sits where it does (window, pending tool call, tool pair), for --dry-run. */
   notes: string[];
 }

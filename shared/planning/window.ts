@@ -35,7 +35,8 @@ export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], 
   notes.push(`window: newest ${keep} messages stay, cutoff at seq ${cutoff}`);
 
   const pairs = indexToolPairs(messages);
-  cutoff = stopBeforePendingCalls(cutoff, pairs, notes);
+  const abandoned = abandonedCalls(messages, pairs);
+  cutoff = stopBeforePendingCalls(cutoff, pairs, abandoned, notes);
   cutoff = keepToolPairsWhole(cutoff, messages, pairs, notes);
 
   const stay = partnersOfPinned(messages, pairs);
@@ -50,6 +51,15 @@ export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], 
   }
   const leavingSeqs = leaving.map((m) => m.seq);
   const last = leavingSeqs[leavingSeqs.length - 1] as number;
+  const leftUnanswered = leaving
+    .filter((m) => m.kind === 'tool_call' && m.toolCallId !== null && abandoned.has(m.toolCallId))
+    .map((m) => ({ toolCallId: m.toolCallId as string, seq: m.seq }));
+  for (const call of leftUnanswered) {
+    notes.push(
+      `tool call ${call.toolCallId} at seq ${call.seq} never got its result and the session moved on: ` +
+        'it leaves with no result recorded',
+    );
+  }
   return {
     action: 'compact',
     strategy,
@@ -59,6 +69,7 @@ export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], 
     summarySeq: rule.summarizes ? last : null,
     leavingTokens: leaving.reduce((sum, m) => sum + m.tokenCount, 0),
     keptCount: messages.length - leaving.length,
+    abandonedCalls: leftUnanswered,
     notes,
   };
 }
@@ -81,11 +92,46 @@ function indexToolPairs(messages: MessageMeta[]): ToolPairs {
   return { callSeq, resultSeq };
 }
 
-/** A call with no result yet pins the cutoff below it: the agent is still waiting on it. */
-function stopBeforePendingCalls(cutoff: number, pairs: ToolPairs, notes: string[]): number {
+/**
+ * Calls that will never get their result: the tool's process died, and the session moved on — a
+ * user message came after the call, or a later assistant turn made new calls (a turn ends at the
+ * first row that is neither an assistant message nor a call). A call of the newest assistant turn
+ * is not abandoned: the agent may still be waiting on it.
+ */
+function abandonedCalls(messages: MessageMeta[], pairs: ToolPairs): Set<string> {
+  const abandoned = new Set<string>();
+  // Walking back from the newest message: whether a user message, or a call of a later turn, has
+  // been seen above the current position.
+  let movedOn = false;
+  let callsAbove = false;
+  let turnHasCalls = false;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as MessageMeta;
+    const assistantSide = m.role === 'assistant' || m.kind === 'tool_call';
+    if (!assistantSide) {
+      // The turn above this row has ended: its calls count as a later turn's from here down.
+      if (turnHasCalls) callsAbove = true;
+      turnHasCalls = false;
+      if (m.role === 'user' && m.kind === 'message') movedOn = true;
+      continue;
+    }
+    if (m.kind !== 'tool_call' || m.toolCallId === null) continue;
+    if ((movedOn || callsAbove) && !pairs.resultSeq.has(m.toolCallId)) abandoned.add(m.toolCallId);
+    turnHasCalls = true;
+  }
+  return abandoned;
+}
+
+/** A call still waiting for its result pins the cutoff below it: the agent may be waiting on it. */
+function stopBeforePendingCalls(
+  cutoff: number,
+  pairs: ToolPairs,
+  abandoned: Set<string>,
+  notes: string[],
+): number {
   let result = cutoff;
   for (const [id, seq] of pairs.callSeq) {
-    if (seq <= result && !pairs.resultSeq.has(id)) {
+    if (seq <= result && !pairs.resultSeq.has(id) && !abandoned.has(id)) {
       result = seq - 1;
       notes.push(`tool call ${id} at seq ${seq} still waits for its result: cutoff at seq ${result}`);
     }

@@ -73,6 +73,50 @@ describe('worker', () => {
     expect(report.liveOriginals).toBeLessThanOrEqual(10 + 1); // window + the pinned system prompt
   });
 
+  it('compacts past a tool call that never got its result once the session moved on, and says so', async () => {
+    // The tool's process died at seq 1: its call has no result, and the agent went on for 60 turns.
+    const turns = Array.from({ length: 60 }, (_, i) => ({
+      role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      kind: 'message' as const,
+      content: `turn ${i}: ${'work '.repeat(30)}`,
+    }));
+    await createSession(ctx.tdb.database.db, {
+      tenantId,
+      sessionId: 'abandoned',
+      messages: [
+        { seq: 0, role: 'user', kind: 'message', content: 'run the migration' },
+        {
+          seq: 1,
+          role: 'assistant',
+          kind: 'tool_call',
+          content: '{"name":"bash","arguments":{"command":"./migrate.sh"}}',
+          toolCallId: 'call_dead',
+          toolName: 'bash',
+        },
+        ...turns.map((m, i) => ({ ...m, seq: i + 2 })),
+      ],
+    });
+    worker();
+    const event = {
+      eventId: randomUUID(),
+      tenantId,
+      sessionId: 'abandoned',
+      strategy: { type: 'summarize', keepRecent: 10 },
+    } as const;
+    await ctx.producer.runCompleted(event);
+    expect(await settled(event.eventId)).toBe('completed');
+    const [row] = await ledger('abandoned');
+    expect(row).toMatchObject({ status: 'applied', cutoffSeq: 51 });
+    expect(row?.reason).toBe(
+      '1 tool call(s) left without a result, the session having moved on: call_dead (seq 1)',
+    );
+    const [archived] = await ctx.tdb.database.sql`
+      select seq::int, kind, tool_call_id from archived_messages
+      where tenant_id = ${tenantId} and session_id = 'abandoned' and seq = 1`;
+    expect(archived).toMatchObject({ kind: 'tool_call', tool_call_id: 'call_dead' });
+    expect(violations(await audit(ctx.tdb.database.db, tenantId, 'abandoned'))).toEqual([]);
+  });
+
   it('applies one compaction when two events for one session arrive at once', async () => {
     const original = await seed('pair');
     worker(undefined, 4);

@@ -80,11 +80,33 @@ describe('planCompaction', () => {
     }
   });
 
-  it('does not compact past a tool call still waiting for its result', () => {
-    const plan = compact('u a u a c9 u a', { type: 'summarize', keepRecent: 1, maxSummaryTokens: 2000 });
-    expect(plan.cutoffSeq).toBe(3);
-    expect(plan.leavingSeqs).not.toContain(4);
+  it('does not compact past a tool call of the newest turn, still waiting for its result', () => {
+    const plan = compact('u a u a u a c9', { type: 'summarize', keepRecent: 0, maxSummaryTokens: 2000 });
+    expect(plan.cutoffSeq).toBe(5);
+    expect(plan.leavingSeqs).not.toContain(6);
     expect(plan.notes.join('\n')).toContain('still waits for its result');
+    expect(plan.abandonedCalls).toEqual([]);
+  });
+
+  it('lets a call leave without its result once the session moved on past it (a later user message)', () => {
+    // The tool's process died at seq 1; 200 messages later the session must still compact past it.
+    const spec = ['u', 'c1', ...Array.from({ length: 100 }, () => 'u a')].join(' ');
+    const plan = compact(spec, { type: 'summarize', keepRecent: 10, maxSummaryTokens: 2000 });
+    expect(plan.leavingSeqs).toContain(1);
+    expect(plan.cutoffSeq).toBe(191);
+    expect(plan.abandonedCalls).toEqual([{ toolCallId: '1', seq: 1 }]);
+    expect(plan.notes.join('\n')).toContain(
+      'tool call 1 at seq 1 never got its result and the session moved on',
+    );
+  });
+
+  it('lets a call leave once a later assistant turn made new calls, but not for a sibling of its own turn', () => {
+    const later = compact('u c1 c2 r2 a c3 r3 a', { type: 'slidingWindow', maxMessages: 2 });
+    expect(later.abandonedCalls).toEqual([{ toolCallId: '1', seq: 1 }]);
+    expect(later.leavingSeqs).toEqual([0, 1, 2, 3, 4]);
+    // r2 answered its sibling; c1 of the newest turn may still get its result.
+    const sibling = planCompaction(snapshot, msgs('u a c1 c2 r2'), { type: 'slidingWindow', maxMessages: 1 });
+    expect(sibling).toMatchObject({ action: 'compact', leavingSeqs: [0, 1], abandonedCalls: [] });
   });
 
   it('keeps the other half of a pinned tool pair', () => {
@@ -117,7 +139,7 @@ describe('planCompaction', () => {
   });
 
   it('skips when the only candidates are tied to a pending call', () => {
-    const plan = planCompaction(snapshot, msgs('c1 u a'), { type: 'slidingWindow', maxMessages: 2 });
+    const plan = planCompaction(snapshot, msgs('c1 c2'), { type: 'slidingWindow', maxMessages: 1 });
     expect(plan.action).toBe('skip');
   });
 

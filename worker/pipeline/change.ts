@@ -53,8 +53,22 @@ export function changeOf(
   summary: SummaryToWrite | null,
   guard: StormGuardRule | null,
 ): Change {
+  const abandoned = plan.abandonedCalls ?? [];
+  const why =
+    abandoned.length === 0
+      ? entry.reason
+      : [
+          entry.reason,
+          `${abandoned.length} tool call(s) left without a result, the session having moved on: ` +
+            abandoned.map((c) => `${c.toolCallId} (seq ${c.seq})`).join(', '),
+        ]
+          .filter(Boolean)
+          .join('; ')
+          .slice(0, 2_000);
   return {
-    entry: summary ? { ...entry, summarizer: summary.summarizer, usage: summary.usage } : entry,
+    entry: summary
+      ? { ...entry, reason: why, summarizer: summary.summarizer, usage: summary.usage }
+      : { ...entry, reason: why },
     expectedVersion,
     cutoffSeq: plan.cutoffSeq,
     summarySeq: summary ? plan.summarySeq : null,
