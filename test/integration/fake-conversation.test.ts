@@ -57,7 +57,68 @@ const create = (messages: Turn[]) =>
     messages: messages as Anthropic.MessageParam[],
   });
 
+/** One agent run of `rounds` tool calls, with thinking on, each reply sent back as received. */
+async function agentRun(
+  rounds: number,
+  start: Anthropic.MessageParam[],
+  thinking: Anthropic.ThinkingConfigParam = { type: 'enabled', budget_tokens: 1024 },
+): Promise<Anthropic.MessageParam[]> {
+  const messages = [...start];
+  for (let i = 0; i < rounds; i++) {
+    fake.enqueue({
+      reply: { thinking: `plan ${i}`, text: `running ${i}`, toolUse: [{ name: 'bash', input: { i } }] },
+    });
+    const reply = await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 2048,
+      thinking,
+      system,
+      tools,
+      messages,
+    });
+    expect(reply.stop_reason).toBe('tool_use');
+    messages.push({ role: 'assistant', content: reply.content as Anthropic.ContentBlockParam[] });
+    const call = reply.content.find((b) => b.type === 'tool_use');
+    messages.push({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: call?.id ?? '', content: `done ${i}` }],
+    });
+  }
+  return messages;
+}
+
 describe('the fake Messages API checks the conversation', () => {
+  it("runs an agent loop with signed thinking; a compaction must drop the kept turns' thinking", async () => {
+    const history = await agentRun(4, [{ role: 'user', content: 'migrate the database' }]);
+    expect(history).toHaveLength(9);
+    const signed = history[1]?.content as Anthropic.ContentBlockParam[];
+    expect(signed[0]).toMatchObject({ type: 'thinking', thinking: 'plan 0', signature: expect.any(String) });
+    // A client-side compaction: the first two rounds become a summary, the last two stay.
+    const kept = history.slice(5);
+    const compacted: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'Summary of rounds 0 and 1.' },
+      ...kept,
+    ];
+    await expect(create(compacted as Turn[])).rejects.toThrow(/bound to a different conversation/);
+    const stripped = compacted.map((m) =>
+      typeof m.content === 'string' ? m : { ...m, content: m.content.filter((b) => b.type !== 'thinking') },
+    ) as Anthropic.MessageParam[];
+    // The compaction landed inside an open tool loop: with manual thinking, the loop's last
+    // assistant turn must start with its (now invalid) thinking, so the request is refused...
+    const manual = client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 2048,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      system,
+      tools,
+      messages: stripped,
+    });
+    await expect(manual).rejects.toThrow(/must start with a thinking block/);
+    // ...while adaptive thinking, which relaxes that rule, goes on from the compacted history.
+    const more = await agentRun(2, stripped, { type: 'adaptive' });
+    expect(more).toHaveLength(stripped.length + 4);
+  });
+
   it('accepts a tool loop replayed as it was received', async () => {
     await expect(create(loop())).resolves.toMatchObject({ type: 'message' });
   });

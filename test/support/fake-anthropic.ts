@@ -43,7 +43,14 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { type Conversation, ConversationError, checkConversation } from './conversation-rules.ts';
+import {
+  type Conversation,
+  ConversationError,
+  checkConversation,
+  lastSignature,
+  signThinking,
+  type Turn,
+} from './conversation-rules.ts';
 
 /**
  * The key the fake signs its thinking blocks with (an HMAC over the conversation before each
@@ -102,7 +109,20 @@ export type FakeBehaviour =
   /** Waits `delayMs` ms, then answers `then` (default `'ok'`). A client that gives up cancels it. */
   | { delayMs: number; then?: FakeBehaviour }
   /** 200, the tool called with exactly this input. */
-  | { toolInput: unknown };
+  | { toolInput: unknown }
+  /** 200, an agent's turn: see {@link FakeReply}. */
+  | { reply: FakeReply };
+
+/**
+ * An agent's turn as a model would write it: thinking first (when the request asks for thinking),
+ * signed over the conversation before it as the API signs it, then text, then tool calls (ids
+ * `toolu_fake_0001`, ...). `stop_reason` is `tool_use` when it calls a tool, else `end_turn`.
+ */
+export interface FakeReply {
+  thinking?: string;
+  text?: string;
+  toolUse?: Array<{ name: string; input: Record<string, unknown> }>;
+}
 
 /** One request as the server received it. */
 export interface RecordedRequest {
@@ -299,6 +319,12 @@ export class FakeAnthropicServer {
     }
     if (typeof behaviour === 'object' && 'toolInput' in behaviour) {
       this.#sendMessage(res, requestId, body, [this.#toolUse(body, behaviour.toolInput)], 'tool_use');
+      return;
+    }
+    if (typeof behaviour === 'object' && 'reply' in behaviour) {
+      const content = this.#reply(body, behaviour.reply);
+      const calls = content.some((b) => b.type === 'tool_use');
+      this.#sendMessage(res, requestId, body, content, calls ? 'tool_use' : 'end_turn');
       return;
     }
     switch (behaviour) {
@@ -535,6 +561,28 @@ export class FakeAnthropicServer {
     send(res, 200, requestId, JSON.stringify(message));
   }
 
+  /** The content of an agent's turn, thinking signed over the conversation before it. */
+  #reply(body: MessagesRequest, reply: FakeReply): Array<Record<string, unknown>> {
+    const content: Array<Record<string, unknown>> = [];
+    const thinkingOn = body.thinking !== undefined && body.thinking.type !== 'disabled';
+    if (thinkingOn && reply.thinking !== undefined) {
+      const conversation = { system: body.system, tools: body.tools, messages: body.messages as Turn[] };
+      const signature = signThinking(
+        conversation,
+        [],
+        reply.thinking,
+        lastSignature(conversation.messages),
+        SIGNING_KEY,
+      );
+      content.push({ type: 'thinking', thinking: reply.thinking, signature });
+    }
+    if (reply.text !== undefined) content.push(textBlock(reply.text));
+    for (const call of reply.toolUse ?? []) {
+      content.push({ type: 'tool_use', id: this.#nextId('toolu_fake_'), name: call.name, input: call.input });
+    }
+    return content;
+  }
+
   #message(
     body: MessagesRequest,
     content: Array<Record<string, unknown>>,
@@ -639,6 +687,7 @@ interface MessagesRequest {
   system?: string | Array<{ type: string; text: string; cache_control?: unknown }>;
   tools?: Array<{ name: string; input_schema: unknown; cache_control?: unknown }>;
   tool_choice?: { type: string; name?: string };
+  thinking?: { type: string; budget_tokens?: number };
 }
 
 /** Checks what the API checks and compactor could get wrong. @throws {InvalidRequest} */
