@@ -22,7 +22,7 @@
 import type { JobState, Queue } from 'bullmq';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
-import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import type { Summarizer, SummaryUsage } from '../../shared/summary/summarizer.ts';
 import { withTimeout } from './health.ts';
 
 /** What a settled job did. */
@@ -80,15 +80,8 @@ export interface DashboardMetrics extends BaseMetrics {
 /** The ledger fields the metrics read from a settled job. */
 export type SettledRow = Pick<CompactionRow, 'tokensBefore' | 'tokensAfter' | 'messagesArchived'>;
 
-/** Token counts and cost of one summary (shape of shared/summary/summarizer.ts `SummaryUsage`). */
-export interface LlmUsage {
-  model: string | null;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  costUsd: number;
-}
+/** Token counts and cost of one summary, as the ledger records them (its wall time is not read). */
+export type LlmUsage = Omit<SummaryUsage, 'llmMs'>;
 
 function createBase(): BaseMetrics {
   const registry = new Registry();
