@@ -2,21 +2,29 @@
  * Writing sessions and messages, as agent services do: create a session with its transcript, or
  * append messages to a live one. Every write is scoped by tenant.
  */
+import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { and, eq, isNull, sql } from 'drizzle-orm';
+import { contentFacts, legacyContent, type StoredContent } from '../shared/contract/blocks.ts';
 import {
+  InvalidInputError,
   SessionContinuedError,
   SessionExistsError,
   SessionNotFoundError,
 } from '../shared/contract/errors.ts';
-import type { Kind, Role } from '../shared/contract/message.ts';
+import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
+import { storableText } from '../shared/contract/unicode.ts';
 import type { Db } from '../shared/postgres/db.ts';
 import { messages, sessions } from '../shared/postgres/schema.ts';
 
-/** Rows per INSERT: 11 columns × 2,000 = 22,000 parameters, well under Postgres' 65,535. */
+/** Rows per INSERT: 15 columns × 2,000 = 30,000 parameters, well under Postgres' 65,535. */
 export const INSERT_BATCH_ROWS = 2_000;
 
-/** A message to store. `tokenCount` defaults to the estimate of shared/contract/tokens.ts. */
+/**
+ * A message in the corpus format (one text row per block: see the corpus README). `tokenCount`
+ * defaults to the estimate of shared/contract/tokens.ts. Stored with its native equivalent
+ * (shared/contract/blocks.ts, `legacyContent`).
+ */
 export interface NewMessage {
   seq: number;
   role: Role;
@@ -29,6 +37,25 @@ export interface NewMessage {
   createdAt?: Date | null;
 }
 
+/**
+ * A native message to store: an Anthropic `MessageParam` (`role` user, assistant or system;
+ * `content` a string or a list of blocks of any type), kept exactly as given, with options.
+ */
+export interface NativeMessage {
+  message: MessageParam;
+  /** Pinned messages never leave in a compaction. Default false. */
+  pinned?: boolean;
+  createdAt?: Date | null;
+  /** Overrides the estimate (shared/contract/blocks.ts), in tokens. */
+  tokenCount?: number;
+}
+
+/**
+ * What {@link appendMessages} takes per message: a bare `MessageParam` as the SDK types it, a
+ * {@link NativeMessage} (the same with options), or a corpus-format message.
+ */
+export type AppendMessage = MessageParam | NativeMessage | Omit<NewMessage, 'seq'>;
+
 export { SessionContinuedError, SessionExistsError };
 
 export interface CreateSessionInput {
@@ -37,7 +64,8 @@ export interface CreateSessionInput {
   agentId?: string | null;
   /** Context window of the session's model, in tokens. */
   contextWindow?: number | null;
-  messages: NewMessage[];
+  /** Seqs as given, strictly ascending; corpus-format or native ({@link NativeMessage} with a seq). */
+  messages: Array<NewMessage | (NativeMessage & { seq: number })>;
 }
 
 /**
@@ -50,7 +78,9 @@ export async function createSession(
   db: Db,
   input: CreateSessionInput,
 ): Promise<{ messageCount: number; tokenCount: number }> {
-  const rows = input.messages.map((m) => toRow(input.tenantId, input.sessionId, m));
+  const rows = input.messages.map((m, i) =>
+    toRow(input.tenantId, input.sessionId, m.seq, normalize(m, `messages[${i}]`)),
+  );
   const tokenCount = rows.reduce((sum, r) => sum + r.tokenCount, 0);
   const lastSeq = rows.length > 0 ? (rows[rows.length - 1]?.seq ?? -1) : -1;
   await db.transaction(async (tx) => {
@@ -79,23 +109,26 @@ export async function createSession(
 
 /**
  * Appends messages to a live session, giving them the next seqs (`last_seq + 1`, ...), as an
- * agent does after a run. Takes the session row lock only for the counter update, so it waits for
- * at most one compaction's apply transaction. A session that continued in a child is frozen:
- * nothing is written into it.
+ * agent does after a run: pass the `MessageParam`s it sent and received (the SDK's own types; a
+ * response's `{ role: 'assistant', content: response.content }` as is). Their content is stored
+ * exactly as given. Takes the session row lock only for the counter update, so it waits for at
+ * most one compaction's apply transaction. A session that continued in a child is frozen: nothing
+ * is written into it (see {@link appendToLiveSession} to follow it instead).
  * @returns the seqs assigned, in order.
+ * @throws {InvalidInputError} naming the message and field, when one is not a valid message
+ *   (nothing is written).
  * @throws {SessionNotFoundError} if the tenant has no such session.
  * @throws {SessionContinuedError} naming the live session, if this one continued in a child.
- * @throws {SessionNotFoundError} if the tenant has no such session.
  */
 export async function appendMessages(
   db: Db,
   tenantId: string,
   sessionId: string,
-  newMessages: Array<Omit<NewMessage, 'seq'>>,
+  newMessages: AppendMessage[],
 ): Promise<number[]> {
   if (newMessages.length === 0) return [];
-  const tokens = newMessages.map((m) => m.tokenCount ?? estimateMessageTokens(m.content));
-  const total = tokens.reduce((a, b) => a + b, 0);
+  const normalized = newMessages.map((m, i) => normalize(m, `messages[${i}]`));
+  const total = normalized.reduce((sum, m) => sum + m.tokenCount, 0);
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(sessions)
@@ -118,9 +151,7 @@ export async function appendMessages(
       throw new SessionContinuedError(sessionId, await liveSessionOf(tx, tenantId, sessionId));
     }
     const first = row.lastSeq - newMessages.length + 1;
-    const rows = newMessages.map((m, i) =>
-      toRow(tenantId, sessionId, { ...m, seq: first + i, tokenCount: tokens[i] as number }),
-    );
+    const rows = normalized.map((m, i) => toRow(tenantId, sessionId, first + i, m));
     await insertBatches(tx, rows);
     return rows.map((r) => r.seq);
   });
@@ -137,7 +168,7 @@ export async function appendToLiveSession(
   db: Db,
   tenantId: string,
   sessionId: string,
-  newMessages: Array<Omit<NewMessage, 'seq'>>,
+  newMessages: AppendMessage[],
 ): Promise<{ sessionId: string; seqs: number[] }> {
   let target = sessionId;
   for (let hop = 0; ; hop++) {
@@ -158,18 +189,107 @@ async function insertBatches(tx: Tx, rows: Array<typeof messages.$inferInsert>):
   }
 }
 
-function toRow(tenantId: string, sessionId: string, m: NewMessage) {
+/** A message ready for its row: everything but the seq. */
+interface Normalized {
+  role: Role;
+  kind: Exclude<Kind, 'summary'>;
+  content: string;
+  contentBlocks: StoredContent;
+  toolCallId: string | null;
+  toolName: string | null;
+  toolUseIds: string[];
+  toolResultIds: string[];
+  hasThinking: boolean;
+  tokenCount: number;
+  pinned: boolean;
+  createdAt: Date | null;
+}
+
+const NATIVE_ROLES = new Set(['user', 'assistant', 'system']);
+
+/**
+ * Validates one message and derives its row.
+ * @throws {InvalidInputError} naming `where` and the field.
+ */
+function normalize(
+  m: AppendMessage | NewMessage | (NativeMessage & { seq: number }),
+  where: string,
+): Normalized {
+  if (typeof m !== 'object' || m === null) throw new InvalidInputError(`${where}: expected a message object`);
+  if ('kind' in m) {
+    const contentBlocks = legacyContent({
+      role: m.role,
+      kind: m.kind,
+      content: m.content,
+      toolCallId: m.toolCallId ?? null,
+      toolName: m.toolName ?? null,
+    });
+    const id = m.toolCallId ?? null;
+    const { toolUseIds, toolResultIds } = legacyToolIds(m.kind, id);
+    return {
+      role: m.role,
+      kind: m.kind,
+      content: m.content,
+      contentBlocks,
+      toolCallId: id,
+      toolName: m.toolName ?? null,
+      toolUseIds,
+      toolResultIds,
+      hasThinking: false,
+      tokenCount: m.tokenCount ?? estimateMessageTokens(m.content),
+      pinned: m.pinned ?? false,
+      createdAt: m.createdAt ?? null,
+    };
+  }
+  const options: NativeMessage = 'message' in m ? m : { message: m };
+  const message = options.message as { role?: unknown; content?: unknown };
+  if (typeof message !== 'object' || message === null) {
+    throw new InvalidInputError(`${where}.message: expected a MessageParam ({ role, content })`);
+  }
+  if (typeof message.role !== 'string' || !NATIVE_ROLES.has(message.role)) {
+    throw new InvalidInputError(
+      `${where}.role: expected "user", "assistant" or "system", got ${JSON.stringify(message.role) ?? 'nothing'}`,
+    );
+  }
+  const content = message.content;
+  if (typeof content !== 'string') {
+    if (!Array.isArray(content)) {
+      throw new InvalidInputError(`${where}.content: expected a string or a list of content blocks`);
+    }
+    content.forEach((block, j) => {
+      if (typeof block !== 'object' || block === null || Array.isArray(block)) {
+        throw new InvalidInputError(`${where}.content[${j}]: expected a content block object`);
+      }
+      const type = (block as { type?: unknown }).type;
+      if (typeof type !== 'string' || type === '') {
+        throw new InvalidInputError(`${where}.content[${j}].type: expected a block type`);
+      }
+    });
+  }
+  const facts = contentFacts(content as StoredContent);
+  return {
+    role: message.role as Role,
+    kind: facts.kind,
+    // The rendering as Postgres `text` can hold it; the native content keeps every character.
+    content: storableText(facts.text),
+    contentBlocks: content as StoredContent,
+    toolCallId: facts.toolResultIds[0] ?? facts.toolUseIds[0] ?? null,
+    toolName: facts.toolName,
+    toolUseIds: facts.toolUseIds,
+    toolResultIds: facts.toolResultIds,
+    hasThinking: facts.thinking,
+    tokenCount: options.tokenCount ?? facts.tokenCount,
+    pinned: options.pinned ?? false,
+    createdAt: options.createdAt ?? null,
+  };
+}
+
+function toRow(tenantId: string, sessionId: string, seq: number, m: Normalized) {
   return {
     tenantId,
     sessionId,
-    seq: m.seq,
-    role: m.role,
-    kind: m.kind,
-    content: m.content,
-    toolCallId: m.toolCallId ?? null,
-    toolName: m.toolName ?? null,
-    tokenCount: m.tokenCount ?? estimateMessageTokens(m.content),
-    pinned: m.pinned ?? false,
+    seq,
+    ...m,
     createdAt: m.createdAt ?? undefined,
   } satisfies typeof messages.$inferInsert;
 }

@@ -11,13 +11,23 @@ export const MESSAGE_KINDS = ['message', 'tool_call', 'tool_result', 'summary'] 
 export type Role = (typeof MESSAGE_ROLES)[number];
 export type Kind = (typeof MESSAGE_KINDS)[number];
 
-/** A message without its text. `tokenCount` is in estimated tokens. */
+/**
+ * A message without its text. `tokenCount` is in estimated tokens. A stored message is one
+ * Anthropic message (or one corpus-format row): it may open several tool calls and answer several.
+ */
 export interface MessageMeta {
   seq: number;
   role: Role;
   kind: Kind;
+  /** The first tool id it opens or answers (the corpus format's one id per row). */
   toolCallId: string | null;
   toolName: string | null;
+  /** Ids of the `tool_use` blocks it holds, in order. */
+  toolUseIds: string[];
+  /** `tool_use_id`s of the `tool_result` blocks it holds, in order. */
+  toolResultIds: string[];
+  /** Whether it holds `thinking` or `redacted_thinking` blocks. */
+  thinking: boolean;
   tokenCount: number;
   pinned: boolean;
 }
@@ -25,4 +35,19 @@ export interface MessageMeta {
 /** A message with its text. */
 export interface Message extends MessageMeta {
   content: string;
+}
+
+/**
+ * The tool ids of a corpus-format row, which opens (`tool_call`) or answers (`tool_result`) at
+ * most one call, named by its `toolCallId`.
+ */
+export function legacyToolIds(
+  kind: Kind,
+  toolCallId: string | null,
+): Pick<MessageMeta, 'toolUseIds' | 'toolResultIds' | 'thinking'> {
+  return {
+    toolUseIds: kind === 'tool_call' && toolCallId !== null ? [toolCallId] : [],
+    toolResultIds: kind === 'tool_result' && toolCallId !== null ? [toolCallId] : [],
+    thinking: false,
+  };
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { printable, TranscriptError } from './errors.ts';
+import { legacyToolIds } from './message.ts';
 import { estimateMessageTokens } from './tokens.ts';
 
 /** Longest message content accepted, in characters. */
@@ -42,6 +43,9 @@ export interface TranscriptMessage {
   content: string;
   toolCallId: string | null;
   toolName: string | null;
+  toolUseIds: string[];
+  toolResultIds: string[];
+  thinking: boolean;
   tokenCount: number;
   /** System instructions are pinned by default, so no compaction archives them; a line may say `pinned`. */
   pinned: boolean;
@@ -102,6 +106,7 @@ export function parseTranscript(bytes: Uint8Array, source: string): TranscriptMe
       content: m.content,
       toolCallId,
       toolName: m.toolName ?? null,
+      ...legacyToolIds(m.kind, toolCallId),
       tokenCount: estimateMessageTokens(m.content),
       pinned: m.pinned ?? m.role === 'system',
       createdAt: m.createdAt ? asUtc(m.createdAt) : null,

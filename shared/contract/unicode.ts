@@ -9,3 +9,30 @@ export function isHighSurrogate(code: number): boolean {
 export function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
+
+/**
+ * `text` as Postgres `text` can store it: NUL characters and unpaired surrogates become U+FFFD
+ * (the replacement character); everything else is unchanged.
+ */
+export function storableText(text: string): string {
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    let bad = code === 0;
+    if (isHighSurrogate(code)) {
+      if (i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1))) {
+        i++;
+        continue;
+      }
+      bad = true;
+    } else if (isLowSurrogate(code)) {
+      bad = true;
+    }
+    if (bad) {
+      out += `${text.slice(from, i)}\ufffd`;
+      from = i + 1;
+    }
+  }
+  return from === 0 ? text : out + text.slice(from);
+}

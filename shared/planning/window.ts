@@ -51,9 +51,9 @@ export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], 
   }
   const leavingSeqs = leaving.map((m) => m.seq);
   const last = leavingSeqs[leavingSeqs.length - 1] as number;
-  const leftUnanswered = leaving
-    .filter((m) => m.kind === 'tool_call' && m.toolCallId !== null && abandoned.has(m.toolCallId))
-    .map((m) => ({ toolCallId: m.toolCallId as string, seq: m.seq }));
+  const leftUnanswered = leaving.flatMap((m) =>
+    m.toolUseIds.filter((id) => abandoned.has(id)).map((id) => ({ toolCallId: id, seq: m.seq })),
+  );
   for (const call of leftUnanswered) {
     notes.push(
       `tool call ${call.toolCallId} at seq ${call.seq} never got its result and the session moved on: ` +
@@ -85,9 +85,8 @@ function indexToolPairs(messages: MessageMeta[]): ToolPairs {
   const callSeq = new Map<string, number>();
   const resultSeq = new Map<string, number>();
   for (const m of messages) {
-    if (m.toolCallId === null) continue;
-    if (m.kind === 'tool_call' && !callSeq.has(m.toolCallId)) callSeq.set(m.toolCallId, m.seq);
-    if (m.kind === 'tool_result' && !resultSeq.has(m.toolCallId)) resultSeq.set(m.toolCallId, m.seq);
+    for (const id of m.toolUseIds) if (!callSeq.has(id)) callSeq.set(id, m.seq);
+    for (const id of m.toolResultIds) if (!resultSeq.has(id)) resultSeq.set(id, m.seq);
   }
   return { callSeq, resultSeq };
 }
@@ -107,7 +106,7 @@ function abandonedCalls(messages: MessageMeta[], pairs: ToolPairs): Set<string> 
   let turnHasCalls = false;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as MessageMeta;
-    const assistantSide = m.role === 'assistant' || m.kind === 'tool_call';
+    const assistantSide = m.role === 'assistant' || m.toolUseIds.length > 0;
     if (!assistantSide) {
       // The turn above this row has ended: its calls count as a later turn's from here down.
       if (turnHasCalls) callsAbove = true;
@@ -115,9 +114,10 @@ function abandonedCalls(messages: MessageMeta[], pairs: ToolPairs): Set<string> 
       if (m.role === 'user' && m.kind === 'message') movedOn = true;
       continue;
     }
-    if (m.kind !== 'tool_call' || m.toolCallId === null) continue;
-    if ((movedOn || callsAbove) && !pairs.resultSeq.has(m.toolCallId)) abandoned.add(m.toolCallId);
-    turnHasCalls = true;
+    for (const id of m.toolUseIds) {
+      if ((movedOn || callsAbove) && !pairs.resultSeq.has(id)) abandoned.add(id);
+      turnHasCalls = true;
+    }
   }
   return abandoned;
 }
@@ -152,14 +152,15 @@ function keepToolPairsWhole(
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i] as MessageMeta;
       if (m.seq <= result) break;
-      if (m.kind !== 'tool_result' || m.toolCallId === null) continue;
-      const call = pairs.callSeq.get(m.toolCallId);
-      if (call !== undefined && call <= result) {
-        result = call - 1;
-        changed = true;
-        notes.push(
-          `tool result at seq ${m.seq} stays, so its call at seq ${call} stays: cutoff at seq ${result}`,
-        );
+      for (const id of m.toolResultIds) {
+        const call = pairs.callSeq.get(id);
+        if (call !== undefined && call <= result) {
+          result = call - 1;
+          changed = true;
+          notes.push(
+            `tool result at seq ${m.seq} stays, so its call at seq ${call} stays: cutoff at seq ${result}`,
+          );
+        }
       }
     }
   }
@@ -170,10 +171,15 @@ function keepToolPairsWhole(
 function partnersOfPinned(messages: MessageMeta[], pairs: ToolPairs): Set<number> {
   const stay = new Set<number>();
   for (const m of messages) {
-    if (!m.pinned || m.toolCallId === null) continue;
-    const partner =
-      m.kind === 'tool_call' ? pairs.resultSeq.get(m.toolCallId) : pairs.callSeq.get(m.toolCallId);
-    if (partner !== undefined) stay.add(partner);
+    if (!m.pinned) continue;
+    for (const id of m.toolUseIds) {
+      const partner = pairs.resultSeq.get(id);
+      if (partner !== undefined) stay.add(partner);
+    }
+    for (const id of m.toolResultIds) {
+      const partner = pairs.callSeq.get(id);
+      if (partner !== undefined) stay.add(partner);
+    }
   }
   return stay;
 }

@@ -1,6 +1,7 @@
 /**
  * compactor's Postgres data model, as a drizzle schema. drizzle-kit generates the SQL
- * migrations in `drizzle/` from this file (`npm run db:generate`); never edit those by hand.
+ * migrations in `drizzle/` from this file (`npm run db:generate`). Edit a generated file only to add
+ * the data conversion a schema change needs (as 0006 does), after the generated statements.
  *
  * Units: every `*_tokens` / `token_count` column is an estimated token count; `cost_usd` is US
  * dollars; `*_ms` columns are milliseconds.
@@ -9,6 +10,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
+  customType,
   foreignKey,
   index,
   integer,
@@ -22,9 +24,21 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import type { StoredContent } from '../contract/blocks.ts';
 import { MESSAGE_KINDS, MESSAGE_ROLES } from '../contract/message.ts';
 
 export { MESSAGE_KINDS, MESSAGE_ROLES };
+
+/**
+ * A `json` column holding a message's native content. postgres.js parses `json` itself; drizzle's
+ * own `json()` would parse the result again when it is a string, turning the content `"123"` into
+ * the number 123. This one takes what postgres.js parsed as it is.
+ */
+const nativeContent = customType<{ data: StoredContent; driverData: unknown }>({
+  dataType: () => 'json',
+  toDriver: (value) => JSON.stringify(value),
+  fromDriver: (value) => value as StoredContent,
+});
 
 /** What started a compaction. */
 export const TRIGGERS = ['event', 'sweep', 'manual'] as const;
@@ -103,9 +117,23 @@ const messageColumns = {
   seq: bigint('seq', { mode: 'number' }).notNull(),
   role: text('role', { enum: MESSAGE_ROLES }).notNull(),
   kind: text('kind', { enum: MESSAGE_KINDS }).notNull(),
+  /** The plain-text rendering of the content (shared/contract/blocks.ts): for summaries, search, tokens. */
   content: text('content').notNull(),
+  /**
+   * The message's content exactly as the agent wrote it: a JSON string or a list of Anthropic
+   * content blocks (any type, every field, in order). `json`, not `jsonb`: the text is kept as
+   * written, key order included. A corpus-format row holds its native equivalent.
+   */
+  contentBlocks: nativeContent('content_blocks').notNull(),
+  /** The first tool id the message opens or answers (the corpus format's one id per row). */
   toolCallId: text('tool_call_id'),
   toolName: text('tool_name'),
+  /** Ids of the message's `tool_use` blocks, in order. */
+  toolUseIds: text('tool_use_ids').array().notNull().default(sql`'{}'::text[]`),
+  /** `tool_use_id`s of the message's `tool_result` blocks, in order. */
+  toolResultIds: text('tool_result_ids').array().notNull().default(sql`'{}'::text[]`),
+  /** Whether the content holds `thinking` or `redacted_thinking` blocks. */
+  hasThinking: boolean('has_thinking').notNull().default(false),
   tokenCount: integer('token_count').notNull(),
   pinned: boolean('pinned').notNull().default(false),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -158,6 +186,11 @@ export const compactions = pgTable(
     reason: text('reason'),
     /** Highest seq that left; messages above it were never touched. */
     cutoffSeq: bigint('cutoff_seq', { mode: 'number' }),
+    /**
+     * The session's `last_seq` when the compaction was applied: messages above it were appended
+     * after it, so their thinking blocks were signed over the compacted conversation.
+     */
+    lastSeq: bigint('last_seq', { mode: 'number' }),
     /** Seq the summary message took (the last leaving seq), when one was written. */
     summarySeq: bigint('summary_seq', { mode: 'number' }),
     compactionVersion: integer('compaction_version'),

@@ -157,10 +157,14 @@ async function seed(sql: postgres.Sql, count: number, perSession: number, prefix
     select ${TENANT}, ${prefixId} || g, ${perSession - 1}, ${perSession}, ${perSession * 30}
     from generate_series(1, ${count}::int) g`;
   await sql`
-    insert into messages (tenant_id, session_id, seq, role, kind, content, token_count, pinned)
-    select ${TENANT}, ${prefixId} || g, q, case when q % 2 = 0 then 'user' else 'assistant' end, 'message',
-      'message ' || q || ' of session ' || g || ': ' || repeat('lorem ipsum dolor sit amet ', 4), 30, false
-    from generate_series(1, ${count}::int) g, generate_series(0, ${perSession - 1}::int) q`;
+    insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
+    select tenant_id, session_id, seq, role, kind, content, to_json(content), 30, false
+    from (
+      select ${TENANT} as tenant_id, ${prefixId} || g as session_id, q as seq,
+        case when q % 2 = 0 then 'user' else 'assistant' end as role, 'message' as kind,
+        'message ' || q || ' of session ' || g || ': ' || repeat('lorem ipsum dolor sit amet ', 4) as content
+      from generate_series(1, ${count}::int) g, generate_series(0, ${perSession - 1}::int) q
+    ) m`;
   await sql`vacuum analyze`;
 }
 

@@ -47,10 +47,11 @@ export function startFloorWorker(options: {
               and not pinned
             returning *
           ), archived as (
-            insert into archived_messages (tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name,
-              token_count, pinned, created_at, compaction_id)
-            select tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name, token_count, pinned,
-              created_at, ${id}::uuid
+            insert into archived_messages (tenant_id, session_id, seq, role, kind, content, content_blocks,
+              tool_call_id, tool_name, tool_use_ids, tool_result_ids, has_thinking, token_count, pinned, created_at,
+              compaction_id)
+            select tenant_id, session_id, seq, role, kind, content, content_blocks, tool_call_id, tool_name,
+              tool_use_ids, tool_result_ids, has_thinking, token_count, pinned, created_at, ${id}::uuid
             from moved returning token_count
           )
           select count(*)::int as n, coalesce(sum(token_count), 0)::bigint as tokens from archived`;

@@ -359,9 +359,9 @@ export class Scenario {
         const first = row?.first ?? 0;
         for (const [i, content] of contents.entries()) {
           await conn`
-            insert into messages (tenant_id, session_id, seq, role, kind, content, token_count, pinned)
+            insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
             values (${this.tenantId}, ${sessionId}, ${first + i}, ${i % 2 ? 'assistant' : 'user'}, 'message',
-              ${content}, ${tokens[i] ?? 0}, false)`;
+              ${content}, to_json(${content}::text), ${tokens[i] ?? 0}, false)`;
           this.expected.get(sessionId)?.set(first + i, { md5: md5(content), pinned: false });
         }
         return contents.map((_, i) => first + i);

@@ -6,7 +6,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isPermanent, SummarizerConfigError, SummaryRejectedError } from '../../shared/contract/errors.ts';
-import type { Message } from '../../shared/contract/message.ts';
+import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
 import { type Checkpoint, checkpointSchema, emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
 import { costUsd } from '../../shared/summary/pricing.ts';
 import { SUMMARY_TOOL_NAME, SYSTEM_PROMPT } from '../../shared/summary/prompt.ts';
@@ -54,6 +54,7 @@ function msg(role: Message['role'], content: string, extra: Partial<Message> = {
     tokenCount: Math.ceil(content.length / 4),
     pinned: false,
     ...extra,
+    ...legacyToolIds(extra.kind ?? 'message', extra.toolCallId ?? null),
   };
 }
 

@@ -23,7 +23,8 @@ const tenantId = 'acme';
 /** Every column of the live history, in seq order: what "exactly" means. */
 async function liveRows(sessionId: string) {
   return ctx.tdb.database.sql`
-    select seq::int, role, kind, content, tool_call_id, tool_name, token_count, pinned, created_at
+    select seq::int, role, kind, content, content_blocks::text, tool_call_id, tool_name, tool_use_ids,
+      tool_result_ids, has_thinking, token_count, pinned, created_at
     from messages where tenant_id = ${tenantId} and session_id = ${sessionId} order by seq`;
 }
 

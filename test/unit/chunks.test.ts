@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../shared/contract/message.ts';
+import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
 import { chunkByBudget, transcriptTokens } from '../../shared/summary/chunks.ts';
 
 function message(
@@ -9,7 +9,17 @@ function message(
   toolCallId: string | null = null,
 ): Message {
   const role = kind === 'tool_result' ? 'tool' : kind === 'tool_call' ? 'assistant' : 'user';
-  return { seq, role, kind, content, toolCallId, toolName: null, tokenCount: 0, pinned: false };
+  return {
+    seq,
+    role,
+    kind,
+    content,
+    toolCallId,
+    toolName: null,
+    tokenCount: 0,
+    pinned: false,
+    ...legacyToolIds(kind, toolCallId),
+  };
 }
 
 const words = (n: number) => 'lorem ipsum '.repeat(n);

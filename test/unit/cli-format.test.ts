@@ -142,6 +142,7 @@ function ledgerRow(overrides: Partial<CompactionRow>): CompactionRow {
     status: 'applied',
     reason: null,
     cutoffSeq: 26,
+    lastSeq: null,
     summarySeq: null,
     compactionVersion: 1,
     messagesBefore: 37,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../shared/contract/message.ts';
+import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
 import { estimateTextTokens } from '../../shared/contract/tokens.ts';
 import {
   createExtractiveSummarizer,
@@ -21,15 +21,14 @@ import { CORPUS_DIR } from '../support/fixtures.ts';
 /** Builds a transcript; seqs follow the order of the calls. */
 function transcript() {
   const messages: Message[] = [];
-  const push = (
-    m: Omit<Message, 'seq' | 'tokenCount' | 'pinned' | 'toolCallId' | 'toolName'> & Partial<Message>,
-  ) => {
+  const push = (m: Pick<Message, 'role' | 'kind' | 'content'> & Partial<Message>) => {
     messages.push({
       toolCallId: null,
       toolName: null,
       tokenCount: 1,
       pinned: false,
       seq: messages.length,
+      ...legacyToolIds(m.kind, m.toolCallId ?? null),
       ...m,
     });
   };
@@ -445,16 +444,21 @@ describe('extractive checkpoint', () => {
       const kinds = ['message', 'tool_call', 'tool_result', 'summary'] as const;
       let previous: Checkpoint | null = null;
       for (let round = 0; round < 100; round++) {
-        const messages: Message[] = Array.from({ length: random(15) }, (_, seq) => ({
-          seq,
-          role: roles[random(4)] ?? 'user',
-          kind: kinds[random(4)] ?? 'message',
-          toolCallId: `c${random(4)}`,
-          toolName: null,
-          tokenCount: 1,
-          pinned: false,
-          content: Array.from({ length: random(25) }, () => pieces[random(pieces.length)]).join(''),
-        }));
+        const messages: Message[] = Array.from({ length: random(15) }, (_, seq) => {
+          const kind = kinds[random(4)] ?? 'message';
+          const toolCallId = `c${random(4)}`;
+          return {
+            seq,
+            role: roles[random(4)] ?? 'user',
+            kind,
+            toolCallId,
+            toolName: null,
+            ...legacyToolIds(kind, toolCallId),
+            tokenCount: 1,
+            pinned: false,
+            content: Array.from({ length: random(25) }, () => pieces[random(pieces.length)]).join(''),
+          };
+        });
         const checkpoint = extractCheckpoint(previous, messages, random(3_000));
         expect(checkpointSchema.safeParse(checkpoint).success).toBe(true);
         previous = checkpoint;

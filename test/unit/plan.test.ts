@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MessageMeta } from '../../shared/contract/message.ts';
+import { legacyToolIds, type MessageMeta } from '../../shared/contract/message.ts';
 import { type CompactPlan, planCompaction, type SessionSnapshot } from '../../shared/planning/plan.ts';
 
 const snapshot: SessionSnapshot = { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq: 1_000 };
@@ -7,7 +7,14 @@ const snapshot: SessionSnapshot = { tenantId: 't', sessionId: 's', compactionVer
 /** Builds messages from a compact notation: `u` user, `a` assistant, `s` system, `S` summary,
  *  `c1`/`r1` tool call/result with id 1; a trailing `!` pins the message. */
 function msgs(spec: string): MessageMeta[] {
-  return spec.split(' ').map((token, seq) => {
+  return spec.split(' ').map((token, seq): MessageMeta => {
+    const m = meta(token, seq);
+    return { ...m, ...legacyToolIds(m.kind, m.toolCallId) };
+  });
+}
+
+function meta(token: string, seq: number): Omit<MessageMeta, 'toolUseIds' | 'toolResultIds' | 'thinking'> {
+  {
     const pinned = token.endsWith('!');
     const t = pinned ? token.slice(0, -1) : token;
     const base = { seq, toolCallId: null, toolName: null, tokenCount: 10, pinned };
@@ -18,7 +25,7 @@ function msgs(spec: string): MessageMeta[] {
     if (t.startsWith('c')) return { ...base, role: 'assistant', kind: 'tool_call', toolCallId: t.slice(1) };
     if (t.startsWith('r')) return { ...base, role: 'tool', kind: 'tool_result', toolCallId: t.slice(1) };
     throw new Error(`bad token ${token}`);
-  });
+  }
 }
 
 function compact(spec: string, strategy: Parameters<typeof planCompaction>[2]): CompactPlan {

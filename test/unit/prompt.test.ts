@@ -2,7 +2,7 @@
  * Unit tests of the pure prompt builder (shared/summary/prompt.ts) and price table (shared/summary/pricing.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../shared/contract/message.ts';
+import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
 import { type Checkpoint, checkpointSchema, emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
 import { costUsd, MODEL_PRICES, priceOf } from '../../shared/summary/pricing.ts';
 import {
@@ -28,6 +28,7 @@ function message(role: Message['role'], content: string, extra: Partial<Message>
     tokenCount: Math.ceil(content.length / 4),
     pinned: false,
     ...extra,
+    ...legacyToolIds(extra.kind ?? 'message', extra.toolCallId ?? null),
   };
 }
 

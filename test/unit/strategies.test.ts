@@ -17,6 +17,9 @@ const messages: MessageMeta[] = Array.from({ length: 20 }, (_, seq) => ({
   kind: 'message',
   toolCallId: null,
   toolName: null,
+  toolUseIds: [],
+  toolResultIds: [],
+  thinking: false,
   tokenCount: 10,
   pinned: false,
 }));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../shared/contract/message.ts';
+import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
 import {
   extractPaths,
   extractWorkingSet,
@@ -19,7 +19,17 @@ function callJson(name: string, args: Record<string, unknown>): string {
 let nextSeq = 0;
 function message(role: Message['role'], kind: Message['kind'], content: string): Message {
   const toolCallId = kind === 'message' ? null : 'c1';
-  return { seq: nextSeq++, role, kind, content, toolCallId, toolName: null, tokenCount: 1, pinned: false };
+  return {
+    seq: nextSeq++,
+    role,
+    kind,
+    content,
+    toolCallId,
+    toolName: null,
+    tokenCount: 1,
+    pinned: false,
+    ...legacyToolIds(kind, toolCallId),
+  };
 }
 
 describe('extractPaths, per agent style', () => {

@@ -51,11 +51,9 @@ export async function audit(db: Db, tenantId: string, sessionId?: string): Promi
       (select count(*) from (select 1 from originals group by session_id, seq having count(*) > 1) d)::int
         as "duplicatedSeqs",
       (select count(*) from live r join arch c
-         on c.session_id = r.session_id and c.tool_call_id = r.tool_call_id
-         and c.kind = 'tool_call' and r.kind = 'tool_result')::int
+         on c.session_id = r.session_id and c.tool_use_ids && r.tool_result_ids)::int
       + (select count(*) from arch r join live c
-         on c.session_id = r.session_id and c.tool_call_id = r.tool_call_id
-         and c.kind = 'tool_call' and r.kind = 'tool_result')::int as "splitToolPairs",
+         on c.session_id = r.session_id and c.tool_use_ids && r.tool_result_ids)::int as "splitToolPairs",
       (select count(*) from arch where pinned)::int as "archivedPinned",
       (select count(*) from (
          select compaction_id from arch where kind = 'summary' group by compaction_id having count(*) > 1

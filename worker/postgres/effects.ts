@@ -16,6 +16,9 @@ import { executePrepared, type Tx } from '../../shared/postgres/db.ts';
 import { sessions } from '../../shared/postgres/schema.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { LockedSession } from './lock.ts';
+import { MESSAGE_FIELDS } from './message-columns.ts';
+
+const FIELDS = sql.raw(MESSAGE_FIELDS);
 
 /** What the effects did, for the session's counters and the ledger row. */
 export interface EffectFacts {
@@ -110,10 +113,8 @@ async function archive(
         and seq <= ${effect.cutoffSeq} and not pinned
       returning *
     ), archived as (
-      insert into archived_messages (tenant_id, session_id, seq, role, kind, content, tool_call_id,
-        tool_name, token_count, pinned, created_at, compaction_id)
-      select tenant_id, session_id, seq, role, kind, content, tool_call_id,
-        tool_name, token_count, pinned, created_at, ${compactionId}::uuid
+      insert into archived_messages (tenant_id, session_id, ${FIELDS}, compaction_id)
+      select tenant_id, session_id, ${FIELDS}, ${compactionId}::uuid
       from moved
       returning token_count
     )
@@ -152,9 +153,8 @@ async function continueInChild(
   });
   const [copied] = await tx.execute<{ count: number; tokens: string }>(sql`
     with copied as (
-      insert into messages (tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name, token_count,
-        pinned, created_at)
-      select tenant_id, ${id}, seq, role, kind, content, tool_call_id, tool_name, token_count, pinned, created_at
+      insert into messages (tenant_id, session_id, ${FIELDS})
+      select tenant_id, ${id}, ${FIELDS}
       from messages
       where tenant_id = ${where.tenantId} and session_id = ${where.sessionId}
         and not (seq = any(${bigintArray(effect.withoutSeqs)}::bigint[]))
@@ -185,8 +185,8 @@ async function insertSummaryMessage(
 ): Promise<void> {
   // A fixed text, prepared once per connection: one round trip in the apply transaction.
   await executePrepared(tx, {
-    sql: `insert into messages (tenant_id, session_id, seq, role, kind, content, token_count, pinned)
-      values ($1::text, $2::text, $3::bigint, 'user', 'summary', $4::text, $5::integer, false)`,
+    sql: `insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
+      values ($1::text, $2::text, $3::bigint, 'user', 'summary', $4::text, to_json($4::text), $5::integer, false)`,
     params: [tenantId, sessionId, effect.seq, effect.text, effect.tokenCount],
   });
 }

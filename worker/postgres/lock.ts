@@ -14,7 +14,7 @@ import { executePrepared, type Tx } from '../../shared/postgres/db.ts';
  */
 export function metasOf(session: string): string {
   return `coalesce((select json_agg(json_build_array(m.seq, m.role, m.kind, m.tool_call_id, m.tool_name,
-      m.token_count, m.pinned) order by m.seq)
+      m.token_count, m.pinned, m.tool_use_ids, m.tool_result_ids, m.has_thinking) order by m.seq)
     from messages m
     where m.tenant_id = ${session}.tenant_id and m.session_id = ${session}.id and m.seq <= ${session}.last_seq),
     '[]'::json)`;
@@ -29,11 +29,25 @@ export type MetaTuple = [
   string | null,
   number,
   boolean,
+  string[],
+  string[],
+  boolean,
 ];
 
 /** A {@link MetaTuple} as the planner reads it. */
-export function metaOf([seq, role, kind, toolCallId, toolName, tokenCount, pinned]: MetaTuple): MessageMeta {
-  return { seq, role, kind, toolCallId, toolName, tokenCount, pinned };
+export function metaOf([
+  seq,
+  role,
+  kind,
+  toolCallId,
+  toolName,
+  tokenCount,
+  pinned,
+  toolUseIds,
+  toolResultIds,
+  thinking,
+]: MetaTuple): MessageMeta {
+  return { seq, role, kind, toolCallId, toolName, tokenCount, pinned, toolUseIds, toolResultIds, thinking };
 }
 
 /** The locked session row, as {@link lockSession} returns it. */

@@ -15,16 +15,16 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.m
 const MIGRATION_LOCK_KEY = 0x636f6d70616374;
 
 /**
- * Migrates the database at `url` to the latest schema.
+ * Migrates the database at `url` to the latest schema (of `folder`, by default compactor's own).
  * @throws the connection or SQL error, after releasing the lock.
  */
-export async function migrateDatabase(url: string): Promise<void> {
+export async function migrateDatabase(url: string, folder = MIGRATIONS_FOLDER): Promise<void> {
   // One connection: the session-level advisory lock and the migration must share it.
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
     try {
-      await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });
+      await migrate(drizzle(sql), { migrationsFolder: folder });
     } finally {
       await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
     }

@@ -4,6 +4,7 @@
  * postgres.js sends each in one round trip and Postgres plans it once per connection.
  */
 import { and, asc, eq, sql } from 'drizzle-orm';
+import { type StoredContent, summaryParts } from '../../shared/contract/blocks.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { policySchema } from '../../shared/policy/policy.ts';
@@ -29,6 +30,9 @@ const META_COLUMNS = {
   toolName: messages.toolName,
   tokenCount: messages.tokenCount,
   pinned: messages.pinned,
+  toolUseIds: messages.toolUseIds,
+  toolResultIds: messages.toolResultIds,
+  thinking: messages.hasThinking,
 };
 
 // Qualified on purpose: drizzle renders columns of a one-table select unqualified, and inside the
@@ -84,7 +88,11 @@ export class PostgresReads implements SessionReads {
     };
   }
 
-  /** Loads the full messages of `seqs` (ascending). Seqs no longer live are simply absent. */
+  /**
+   * Loads the full messages of `seqs` (ascending), as summarizers read them: a stored message of
+   * several parts (text, thinking, tool calls, tool results) comes back as one message per part,
+   * at its seq (shared/contract/blocks.ts, `summaryParts`). Seqs no longer live are simply absent.
+   */
   async loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]> {
     if (seqs.length === 0) return [];
     let first = Number.POSITIVE_INFINITY;
@@ -93,7 +101,16 @@ export class PostgresReads implements SessionReads {
       if (seq < first) first = seq;
       if (seq > last) last = seq;
     }
-    return this.prepared.messages.execute({ tenantId, sessionId, first, last, seqs: bigintArray(seqs) });
+    const rows = await this.prepared.messages.execute({
+      tenantId,
+      sessionId,
+      first,
+      last,
+      seqs: bigintArray(seqs),
+    });
+    return rows.flatMap(({ parts, ...row }) =>
+      parts === null ? [row] : summaryParts({ ...row, blocks: parts }),
+    );
   }
 
   /**
@@ -203,7 +220,13 @@ function prepareQueries(db: Db) {
       .where(ofSession)
       .prepare('compactor_snapshot'),
     messages: db
-      .select({ ...META_COLUMNS, content: messages.content })
+      .select({
+        ...META_COLUMNS,
+        content: messages.content,
+        // Only a message of several blocks has parts to split; a one-block row reads as its text.
+        parts: sql<StoredContent | null>`case when json_typeof(${messages.contentBlocks}) = 'array'
+          and json_array_length(${messages.contentBlocks}) > 1 then ${messages.contentBlocks} end`,
+      })
       .from(messages)
       .where(
         and(

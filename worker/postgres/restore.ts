@@ -1,7 +1,7 @@
 /**
  * Undo, since every compaction must be reversible from the archive: puts the messages a compaction
- * archived back into the live history exactly (same seq, content, role, kind, tool ids, tokens,
- * pinned, created_at), removes the summary message it wrote, restores the checkpoint it replaced and
+ * archived back into the live history exactly (every column: same seq, native content, rendering,
+ * role, kind, tool ids, tokens, pinned, created_at), removes the summary message it wrote, restores the checkpoint it replaced and
  * marks its ledger row `restored`. One transaction under the session row lock; it bumps
  * `compaction_version`, so a compaction planned before the restore is fenced off. Idempotent:
  * restoring a restored compaction changes nothing.
@@ -11,6 +11,9 @@ import { InvalidInputError } from '../../shared/contract/errors.ts';
 import type { Db, Tx } from '../../shared/postgres/db.ts';
 import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
 import { lockSession } from './lock.ts';
+import { MESSAGE_FIELDS } from './message-columns.ts';
+
+const FIELDS = sql.raw(MESSAGE_FIELDS);
 
 export interface RestoreRequest {
   tenantId: string;
@@ -153,12 +156,10 @@ async function unarchive(tx: Tx, row: CompactionRow): Promise<{ count: number; t
   const [moved] = await tx.execute<{ count: number; tokens: string }>(sql`
     with back as (
       delete from archived_messages where compaction_id = ${row.id}
-      returning tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name, token_count, pinned,
-        created_at
+      returning tenant_id, session_id, ${FIELDS}
     ), inserted as (
-      insert into messages (tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name, token_count,
-        pinned, created_at)
-      select tenant_id, session_id, seq, role, kind, content, tool_call_id, tool_name, token_count, pinned, created_at
+      insert into messages (tenant_id, session_id, ${FIELDS})
+      select tenant_id, session_id, ${FIELDS}
       from back
       returning token_count
     )
