@@ -1,7 +1,9 @@
 /**
  * The window rule every compacting strategy plans with: keep the newest `keep` messages, then move
  * the cutoff down so that no tool call is separated from its result and no call still waiting for
- * its result leaves; pinned messages (and the other half of a pinned tool pair) never leave. Pure:
+ * its result leaves, and no assistant turn carrying thinking is split; pinned messages (and the other
+ * half of a pinned tool pair) never leave. Tool pairs are matched by the ids of the `tool_use` and
+ * `tool_result` blocks each message holds (several per message in native content). Pure:
  * no I/O, no clock. Each rule is an invariant of compaction (see docs/architecture.md, "Invariants").
  */
 import type { MessageMeta } from '../contract/message.ts';
@@ -37,7 +39,12 @@ export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], 
   const pairs = indexToolPairs(messages);
   const abandoned = abandonedCalls(messages, pairs);
   cutoff = stopBeforePendingCalls(cutoff, pairs, abandoned, notes);
-  cutoff = keepToolPairsWhole(cutoff, messages, pairs, notes);
+  // Both rules only move the cutoff down, and each fall can give the other something to do.
+  for (let before = Number.NaN; before !== cutoff; ) {
+    before = cutoff;
+    cutoff = keepToolPairsWhole(cutoff, messages, pairs, notes);
+    cutoff = keepThinkingTurnsWhole(cutoff, messages, notes);
+  }
 
   const stay = partnersOfPinned(messages, pairs);
   const leaving = messages.filter(
@@ -164,6 +171,29 @@ function keepToolPairsWhole(
       }
     }
   }
+  return result;
+}
+
+/**
+ * Moves the cutoff below an assistant turn it would split when the turn carries thinking: adjacent
+ * assistant messages are one turn, and its thinking blocks stay with the rest of it (a thinking
+ * block signs the turn it opens; the Messages API wants the turn's blocks back together).
+ */
+function keepThinkingTurnsWhole(cutoff: number, messages: MessageMeta[], notes: string[]): number {
+  const firstKept = messages.findIndex((m) => m.seq > cutoff);
+  if (firstKept <= 0) return cutoff;
+  const kept = messages[firstKept] as MessageMeta;
+  if (kept.role !== 'assistant' || (messages[firstKept - 1] as MessageMeta).role !== 'assistant')
+    return cutoff;
+  let start = firstKept - 1;
+  while (start > 0 && (messages[start - 1] as MessageMeta).role === 'assistant') start--;
+  let end = firstKept;
+  while (end + 1 < messages.length && (messages[end + 1] as MessageMeta).role === 'assistant') end++;
+  if (!messages.slice(start, end + 1).some((m) => m.thinking)) return cutoff;
+  const result = (messages[start] as MessageMeta).seq - 1;
+  notes.push(
+    `assistant turn from seq ${(messages[start] as MessageMeta).seq} carries thinking: cutoff at seq ${result}`,
+  );
   return result;
 }
 

@@ -116,6 +116,16 @@ describe('planCompaction', () => {
     expect(sibling).toMatchObject({ action: 'compact', leavingSeqs: [0, 1], abandonedCalls: [] });
   });
 
+  it('keeps an assistant turn that carries thinking whole, and splits one without', () => {
+    const spec = 'u a a u a a u a';
+    const withThinking = msgs(spec).map((m) => (m.seq === 4 ? { ...m, thinking: true } : m));
+    const plan = planCompaction(snapshot, withThinking, { type: 'slidingWindow', maxMessages: 3 });
+    if (plan.action !== 'compact') throw new Error(plan.reason);
+    // The window's edge falls between seq 4 and 5, one turn: both stay.
+    expect(plan.leavingSeqs).toEqual([0, 1, 2, 3]);
+    expect(compact(spec, { type: 'slidingWindow', maxMessages: 3 }).leavingSeqs).toEqual([0, 1, 2, 3, 4]);
+  });
+
   it('keeps the other half of a pinned tool pair', () => {
     const plan = compact('u c1! r1 a u a', { type: 'slidingWindow', maxMessages: 1 });
     expect(plan.leavingSeqs).toEqual([0, 3, 4]);
