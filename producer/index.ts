@@ -19,10 +19,14 @@ import {
 } from '../shared/contract/events.ts';
 
 export {
+  type AppendMessage,
   appendMessages,
   appendToLiveSession,
+  type CreateSessionInput,
   createSession,
   liveSessionOf,
+  type NativeMessage,
+  type NewMessage,
   SessionContinuedError,
   SessionExistsError,
 } from './sessions.ts';
