@@ -4,11 +4,13 @@ ALTER TABLE "archived_messages" ADD COLUMN "content_blocks" json;--> statement-b
 ALTER TABLE "archived_messages" ADD COLUMN "tool_use_ids" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
 ALTER TABLE "archived_messages" ADD COLUMN "tool_result_ids" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
 ALTER TABLE "archived_messages" ADD COLUMN "has_thinking" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "archived_messages" ADD COLUMN "context_version" integer;--> statement-breakpoint
 ALTER TABLE "compactions" ADD COLUMN "last_seq" bigint;--> statement-breakpoint
 ALTER TABLE "messages" ADD COLUMN "content_blocks" json;--> statement-breakpoint
 ALTER TABLE "messages" ADD COLUMN "tool_use_ids" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
 ALTER TABLE "messages" ADD COLUMN "tool_result_ids" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
 ALTER TABLE "messages" ADD COLUMN "has_thinking" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "messages" ADD COLUMN "context_version" integer;--> statement-breakpoint
 -- The native content of a corpus-format row; the same conversion as legacyContent() in
 -- shared/contract/blocks.ts (a test holds the two equal). json, not jsonb: key order is kept.
 CREATE OR REPLACE FUNCTION "compactor_legacy_content"(p_kind text, p_content text, p_tool_call_id text, p_tool_name text)

@@ -20,6 +20,7 @@ import {
 
 export {
   type AppendMessage,
+  type AppendOptions,
   appendMessages,
   appendToLiveSession,
   type CreateSessionInput,

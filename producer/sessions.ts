@@ -56,6 +56,18 @@ export interface NativeMessage {
  */
 export type AppendMessage = MessageParam | NativeMessage | Omit<NewMessage, 'seq'>;
 
+/** Options of {@link appendMessages}. */
+export interface AppendOptions {
+  /**
+   * The `version` of the `loadContext` result the agent sent, when these messages include the
+   * model's reply to it. Its thinking blocks are signed over that context, and the version tells
+   * whether a compaction changed the context since (then they are left out of later contexts, as
+   * they would fail); without it, a reply appended after a compaction that ran while the model was
+   * answering would keep thinking signed over the context before it.
+   */
+  contextVersion?: number;
+}
+
 export { SessionContinuedError, SessionExistsError };
 
 export interface CreateSessionInput {
@@ -125,9 +137,14 @@ export async function appendMessages(
   tenantId: string,
   sessionId: string,
   newMessages: AppendMessage[],
+  options: AppendOptions = {},
 ): Promise<number[]> {
   if (newMessages.length === 0) return [];
-  const normalized = newMessages.map((m, i) => normalize(m, `messages[${i}]`));
+  const contextVersion = options.contextVersion ?? null;
+  if (contextVersion !== null && !(Number.isSafeInteger(contextVersion) && contextVersion >= 0)) {
+    throw new InvalidInputError(`contextVersion: expected a version from loadContext, got ${contextVersion}`);
+  }
+  const normalized = newMessages.map((m, i) => ({ ...normalize(m, `messages[${i}]`), contextVersion }));
   const total = normalized.reduce((sum, m) => sum + m.tokenCount, 0);
   return db.transaction(async (tx) => {
     const [row] = await tx
@@ -169,11 +186,12 @@ export async function appendToLiveSession(
   tenantId: string,
   sessionId: string,
   newMessages: AppendMessage[],
+  options: AppendOptions = {},
 ): Promise<{ sessionId: string; seqs: number[] }> {
   let target = sessionId;
   for (let hop = 0; ; hop++) {
     try {
-      return { sessionId: target, seqs: await appendMessages(db, tenantId, target, newMessages) };
+      return { sessionId: target, seqs: await appendMessages(db, tenantId, target, newMessages, options) };
     } catch (error) {
       if (!(error instanceof SessionContinuedError) || hop >= 100) throw error;
       target = error.liveSessionId;
@@ -203,6 +221,7 @@ interface Normalized {
   tokenCount: number;
   pinned: boolean;
   createdAt: Date | null;
+  contextVersion?: number | null;
 }
 
 const NATIVE_ROLES = new Set(['user', 'assistant', 'system']);

@@ -134,6 +134,13 @@ const messageColumns = {
   toolResultIds: text('tool_result_ids').array().notNull().default(sql`'{}'::text[]`),
   /** Whether the content holds `thinking` or `redacted_thinking` blocks. */
   hasThinking: boolean('has_thinking').notNull().default(false),
+  /**
+   * For a model's reply: the session's `compaction_version` when the agent loaded the context it
+   * sent (`loadContext` gives it; `appendMessages` records it). Its thinking blocks are signed over
+   * that context, so they stay valid only while no compaction has changed it since. Null when
+   * unknown: then the seq rule applies (appended after the latest compaction, or not).
+   */
+  contextVersion: integer('context_version'),
   tokenCount: integer('token_count').notNull(),
   pinned: boolean('pinned').notNull().default(false),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

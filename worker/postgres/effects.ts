@@ -16,9 +16,14 @@ import { executePrepared, type Tx } from '../../shared/postgres/db.ts';
 import { sessions } from '../../shared/postgres/schema.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { LockedSession } from './lock.ts';
-import { MESSAGE_FIELDS } from './message-columns.ts';
+import { MESSAGE_FIELDS, messageFieldsWith } from './message-columns.ts';
 
 const FIELDS = sql.raw(MESSAGE_FIELDS);
+/**
+ * The child's copies: the context a reply was made from was the parent's, whose versions the
+ * child does not count; the copies are older than the child's first compaction anyway.
+ */
+const CHILD_FIELDS = sql.raw(messageFieldsWith({ context_version: 'null' }));
 
 /** What the effects did, for the session's counters and the ledger row. */
 export interface EffectFacts {
@@ -154,7 +159,7 @@ async function continueInChild(
   const [copied] = await tx.execute<{ count: number; tokens: string }>(sql`
     with copied as (
       insert into messages (tenant_id, session_id, ${FIELDS})
-      select tenant_id, ${id}, ${FIELDS}
+      select tenant_id, ${id}, ${CHILD_FIELDS}
       from messages
       where tenant_id = ${where.tenantId} and session_id = ${where.sessionId}
         and not (seq = any(${bigintArray(effect.withoutSeqs)}::bigint[]))

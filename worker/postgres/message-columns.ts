@@ -4,6 +4,30 @@
  * from here, so a column added to the schema cannot be dropped by one of them.
  */
 
-/** Every column but the session id, comma-separated, for `insert … select` between the tables. */
-export const MESSAGE_FIELDS = `seq, role, kind, content, content_blocks, tool_call_id, tool_name, tool_use_ids,
-  tool_result_ids, has_thinking, token_count, pinned, created_at`;
+const FIELDS = [
+  'seq',
+  'role',
+  'kind',
+  'content',
+  'content_blocks',
+  'tool_call_id',
+  'tool_name',
+  'tool_use_ids',
+  'tool_result_ids',
+  'has_thinking',
+  'context_version',
+  'token_count',
+  'pinned',
+  'created_at',
+] as const;
+
+/** Every column but the tenant and session ids, comma-separated, for `insert … select`. */
+export const MESSAGE_FIELDS = FIELDS.join(', ');
+
+/**
+ * {@link MESSAGE_FIELDS} as a select list with some columns replaced by expressions, in the same
+ * order (e.g. `{ context_version: 'null' }`).
+ */
+export function messageFieldsWith(replace: Partial<Record<(typeof FIELDS)[number], string>>): string {
+  return FIELDS.map((f) => replace[f] ?? f).join(', ');
+}
