@@ -2,15 +2,16 @@
  * Input tokens of Messages API `image` and `document` content blocks, estimated by the rules
  * Anthropic documents, never by the length of their base64 (a 3 MB screenshot is about 4 million
  * base64 characters, a million "tokens" by the 4-characters rule, but costs at most a few thousand).
- * Pure byte parsing, no dependencies; nothing here throws: input it cannot read is priced at the
- * documented maximum (images) or one page (documents), as each function says.
+ * Pure byte parsing with no dependencies (but the platform's `atob`); nothing here throws: input it
+ * cannot read is priced at the documented maximum (images) or one page (documents), as each
+ * function says.
  *
  * Sources, as read on 2026-11-23 (platform.claude.com/docs/en/build-with-claude/...):
  * - "Images and vision" (`vision`), section "Resolution and token cost": Claude sees an image as
  *   28×28-pixel patches, one visual token each, so an image costs `⌈width / 28⌉ × ⌈height / 28⌉`
  *   tokens; each model has a resolution tier, a maximum long edge and a maximum of visual tokens
  *   (standard: 1568 px and 1568 tokens, "all other models"; high-resolution: 2576 px and 4784 tokens,
- *   for the models the page lists, Claude Opus 4.7 and later among them), and larger images are
+ *   for the models the page lists, such as Claude Opus 4.7 and 4.8), and larger images are
  *   downscaled first. The page's examples: 200×200 → 64, 1000×1000 → 1296, 1920×1080 → 1560
  *   (standard) or 2691 (high-resolution). The older rule of that page, `width × height / 750` with a
  *   1568 px / ~1.15 megapixel limit (~1,600 tokens at most), is no longer documented there.
@@ -21,6 +22,7 @@
  *   the page priced by the vision rules; pages are rasterized server-side at dimensions the caller
  *   does not control.
  */
+import { inflateZlib } from './inflate.ts';
 import { estimateTextTokens } from './tokens.ts';
 
 /** A model's image limits: its longest allowed edge (px) and its visual-token budget (tokens). */
@@ -30,8 +32,9 @@ export interface ImageTier {
 }
 
 /**
- * The two resolution tiers of "Images and vision" (read 2026-11-23): `standard` for most models,
- * `high` for the high-resolution models the page lists (Claude Opus 4.7 and later among them).
+ * The two resolution tiers of "Images and vision" (read 2026-11-23): `standard` for "all other
+ * models", `high` for the models the page lists as high-resolution (then Claude Opus 4.7 and 4.8,
+ * Sonnet 5, Fable 5 and Mythos 5). Callers that know their model pick its tier.
  */
 export const IMAGE_TIERS = {
   standard: { maxEdge: 1568, maxTokens: 1568 },
@@ -149,22 +152,14 @@ export function pdfPageTokens(tier: ImageTier = IMAGE_TIERS.standard): number {
 }
 
 /**
- * Pages of a PDF (its bytes): the page objects (`/Type /Page`, or `/Type/Page`, never `/Pages`),
- * each object number counted once so an incrementally updated page is not counted twice; when no
- * page object is readable (pages packed in compressed object streams), the page count of a
- * linearized file's first dictionary (`/Linearized … /N n`); else 0. Never throws.
+ * Pages of a PDF (its bytes): its page objects (`/Type /Page`, or `/Type/Page`, never `/Pages`),
+ * each object number counted once so a page an incremental update rewrote is not counted twice,
+ * whether written out or packed in a Flate-compressed object stream (`/Type /ObjStm`, as PDF 1.5
+ * writers such as pdfTeX do); when no page object is readable, the page count of a linearized
+ * file's first dictionary (`/Linearized … /N n`); else 0. Never throws.
  */
 export function pdfPageCount(bytes: Uint8Array): number {
-  const text = latin1(bytes);
-  const pages = new Set<string>();
-  let object = '';
-  for (const match of text.matchAll(PDF_PAGE_SCAN)) {
-    if (match[1] !== undefined) object = `${match[1]} ${match[2]}`;
-    else pages.add(object === '' ? `@${match.index}` : object);
-  }
-  if (pages.size > 0) return pages.size;
-  const linearized = /\/Linearized[^>]*?\/N\s+(\d+)/.exec(text.slice(0, 4096));
-  return linearized ? Number(linearized[1]) : 0;
+  return pageCount(latin1(bytes));
 }
 
 /**
@@ -184,7 +179,7 @@ export function documentTokens(source: unknown, tier: ImageTier = IMAGE_TIERS.st
   if (s?.type === 'text' && typeof s.data === 'string') return estimateTextTokens(s.data);
   if (s?.type === 'content') return contentTokens(s.content, tier);
   if (s?.type === 'base64' && typeof s.data === 'string') {
-    const pages = pdfPageCount(decodeBase64(s.data));
+    const pages = pageCount(base64Latin1(s.data));
     return Math.max(pages, 1) * pdfPageTokens(tier);
   }
   return pdfPageTokens(tier);
@@ -199,7 +194,8 @@ export const MEDIA_MARKER_MAX = 200;
  * `[document: application/pdf, 3 pages, 120 KB]`, `[image: url https://…]`,
  * `[document: text/plain, 1200 chars]`. Sizes are the decoded bytes (base64 length × 3/4 less the
  * padding), never the base64; base64 and long URLs never appear (a data URL shows its header only).
- * A block that is neither, or unreadable, gives `[media]`. Never throws.
+ * A block that is neither gives `[media]`; one whose source is unreadable, its bare kind
+ * (`[image]`, `[document]`). Never throws.
  */
 export function describeMedia(block: unknown): string {
   const b = asRecord(block);
@@ -217,7 +213,7 @@ export function describeMedia(block: unknown): string {
       const size = base64ImageSize(s);
       if (size) parts.push(`${size.width}x${size.height}`);
     } else {
-      const pages = pdfPageCount(decodeBase64(s.data));
+      const pages = pageCount(base64Latin1(s.data));
       if (pages > 0) parts.push(`${pages} page${pages === 1 ? '' : 's'}`);
     }
     parts.push(formatBytes(decodedByteLength(s.data)));
@@ -377,31 +373,116 @@ function base64Reader(text: string): ByteAt {
   };
 }
 
-/** All the decoded bytes of a base64 string (lenient: characters outside the alphabet are skipped). */
-function decodeBase64(text: string): Uint8Array {
-  const chars = cleanBase64(text);
-  const out = new Uint8Array(Math.floor((chars.length * 3) / 4));
-  let bits = 0;
-  let held = 0;
-  let o = 0;
-  for (let k = 0; k < chars.length; k++) {
-    bits = ((bits << 6) | Math.max(SEXTET[chars.charCodeAt(k)] ?? 0, 0)) & 0xffffff;
-    held += 6;
-    if (held >= 8) {
-      held -= 8;
-      out[o++] = (bits >> held) & 0xff;
-    }
+/**
+ * The decoded bytes of a base64 string as a string of as many characters, one per byte (lenient:
+ * characters outside the alphabet are skipped; URL-safe characters are read as their standard
+ * twins); empty if it cannot be decoded. Uses the platform's `atob`, which is native and fast.
+ */
+function base64Latin1(text: string): string {
+  let chars = cleanBase64(text);
+  if (/[-_]/.test(chars)) chars = chars.replace(/-/g, '+').replace(/_/g, '/');
+  if (chars.length % 4 === 1) chars = chars.slice(0, -1);
+  try {
+    return atob(chars.padEnd(Math.ceil(chars.length / 4) * 4, '='));
+  } catch {
+    return '';
   }
-  return out;
 }
 
 // --- PDF -------------------------------------------------------------------------------------
 
 /**
  * An object header (`12 0 obj`, capturing its numbers) or a page dictionary's type (`/Type /Page`,
- * spaces optional, not followed by a name character, so never `/Pages`).
+ * spaces optional, not followed by a name character, so never `/Pages`). Bounded digit runs keep
+ * the scan linear on any input.
  */
-const PDF_PAGE_SCAN = /(\d+)\s+(\d+)\s+obj\b|\/Type\s*\/Page(?=[\s\0()<>[\]{}/%]|$)/g;
+const PDF_PAGE_SCAN = /(?<!\d)(\d{1,10})\s+(\d{1,5})\s+obj\b|\/Type\s*\/Page(?=[\s\0()<>[\]{}/%]|$)/g;
+const PDF_PAGE_TYPE = /\/Type\s*\/Page(?=[\s\0()<>[\]{}/%]|$)/;
+/**
+ * Limits on reading object streams: how many, how many bytes one may decompress to, and how many
+ * bytes all may read and decompress to together.
+ */
+const OBJSTM_MAX_STREAMS = 10_000;
+const OBJSTM_MAX_BYTES = 16 * 1024 * 1024;
+const OBJSTM_TOTAL_MAX_BYTES = 64 * 1024 * 1024;
+/** How far (characters) around `/ObjStm` its dictionary is looked for. */
+const DICT_WINDOW = 1_024;
+
+/**
+ * The ids (`number 0`) of the page objects packed in the file's Flate-compressed object streams
+ * (`<< /Type /ObjStm /N n /First f /Filter /FlateDecode … >> stream`): each stream starts with `n`
+ * pairs of object number and offset, the objects from byte `f` on. Bounded work on any input.
+ */
+function compressedPageObjects(text: string): string[] {
+  const ids: string[] = [];
+  let budget = OBJSTM_TOTAL_MAX_BYTES;
+  let from = 0;
+  let endstream = -1;
+  for (let streams = 0; streams < OBJSTM_MAX_STREAMS && budget > 0; streams++) {
+    const at = text.indexOf('/ObjStm', from);
+    if (at < 0) break;
+    from = at + 7;
+    const before = text.slice(Math.max(0, at - DICT_WINDOW), at);
+    const open = before.lastIndexOf('<<');
+    if (open < 0 || before.includes('>>', open) || !/\/Type\s*$/.test(before.slice(-64))) continue;
+    const close = /^\/ObjStm(?![^\s/<>[\]()%])[^<>]*>>\s*stream\r?\n/.exec(text.slice(at, at + DICT_WINDOW));
+    if (!close) continue;
+    const dict = before.slice(open) + close[0];
+    if (!/\/Filter\s*\[?\s*\/FlateDecode\s*\]?/.test(dict) || /\/DecodeParms/.test(dict)) continue;
+    const count = Number(/\/N\s+(\d+)/.exec(dict)?.[1] ?? Number.NaN);
+    const first = Number(/\/First\s+(\d+)/.exec(dict)?.[1] ?? Number.NaN);
+    if (!(count > 0 && first > 0)) continue;
+    const start = at + close[0].length;
+    const direct = /\/Length\s+(\d+)(?!\s+\d+\s+R)/.exec(dict);
+    if (!direct && endstream < start) {
+      const found = text.indexOf('endstream', start); // searched again only past the last one found
+      endstream = found < 0 ? Number.POSITIVE_INFINITY : found;
+    }
+    const end = direct ? start + Number(direct[1]) : endstream;
+    if (end <= start || end > text.length) continue;
+    budget -= end - start; // what is read counts as well as what is written
+    if (budget <= 0) break;
+    const data = inflateZlib(bytesOf(text, start, end), Math.min(OBJSTM_MAX_BYTES, budget));
+    if (!data) continue;
+    budget -= data.length;
+    const body = latin1(data);
+    const header = body.slice(0, first).trim().split(/\s+/).map(Number);
+    for (let k = 0; k < count; k++) {
+      const number = header[2 * k];
+      const offset = header[2 * k + 1];
+      if (number === undefined || offset === undefined || !Number.isInteger(number)) break;
+      const next = header[2 * k + 3];
+      const object = body.slice(first + offset, next === undefined ? undefined : first + next);
+      if (PDF_PAGE_TYPE.test(object)) ids.push(`${number} 0`);
+    }
+  }
+  return ids;
+}
+
+/** The page count of a PDF given as one character per byte; see {@link pdfPageCount}. */
+function pageCount(text: string): number {
+  try {
+    const pages = new Set<string>();
+    let object = '';
+    for (const match of text.matchAll(PDF_PAGE_SCAN)) {
+      if (match[1] !== undefined) object = `${match[1]} ${match[2]}`;
+      else pages.add(object === '' ? `@${match.index}` : object);
+    }
+    for (const id of compressedPageObjects(text)) pages.add(id);
+    if (pages.size > 0) return pages.size;
+    const linearized = /\/Linearized[^>]*?\/N\s+(\d+)/.exec(text.slice(0, 4096));
+    return linearized ? Number(linearized[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The bytes of `text[start, end)`, a string of one character per byte. */
+function bytesOf(text: string, start: number, end: number): Uint8Array {
+  const out = new Uint8Array(end - start);
+  for (let i = start; i < end; i++) out[i - start] = text.charCodeAt(i) & 0xff;
+  return out;
+}
 
 /** Bytes as a string of the same length, one character per byte. */
 function latin1(bytes: Uint8Array): string {
