@@ -141,23 +141,15 @@ export function renderContext(input: RenderContextInput): RenderedContext {
 
   const pieces = summaryFirst(rows.slice(lead)).map((row) => pieceOf(row, rows, input.checkpoint));
 
-  const notices: ContextNotice[] = [];
-  const openLoop = openToolLoop(pieces);
+  // An open tool loop a compaction cut into keeps its thinking, with a notice.
   const compacted = (seq: number) => compactedThroughSeq !== null && seq <= compactedThroughSeq;
-  const keepOpenLoop =
-    thinking === 'keep' &&
-    openLoop !== null &&
-    openLoop.some((i) => compacted(pieces[i]?.seq ?? 0) && hasThinking(pieces[i]?.content ?? ''));
-  if (keepOpenLoop && openLoop) {
-    const first = openLoop
-      .map((i) => pieces[i] as Piece)
-      .find((p) => compacted(p.seq) && hasThinking(p.content));
-    notices.push(prefixChangedNotice(first?.seq ?? 0));
-  }
+  const loop = openToolLoop(pieces) ?? [];
+  const cut = loop.map((i) => pieces[i] as Piece).find((p) => compacted(p.seq) && hasThinking(p.content));
+  const keepLoop = thinking === 'keep' && cut !== undefined;
+  const notices: ContextNotice[] = keepLoop && cut ? [prefixChangedNotice(cut.seq)] : [];
   const kept = pieces
     .map((piece, i): Piece => {
-      const keep =
-        thinking === 'keep' && (!compacted(piece.seq) || (keepOpenLoop && (openLoop?.includes(i) ?? false)));
+      const keep = thinking === 'keep' && (!compacted(piece.seq) || (keepLoop && loop.includes(i)));
       return keep ? piece : { ...piece, content: withoutThinking(piece.content) };
     })
     .map((piece) => ({ ...piece, content: withoutBlankText(piece.content) }))
