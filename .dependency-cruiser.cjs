@@ -1,8 +1,8 @@
 /**
  * The import direction of compactor, checked by `npm run check` (dependency-cruiser):
- * - the pure core (contract, policy, strategies, planning, summary, working set, extractive) does
- *   no I/O: it imports no worker or producer code, no database or runtime module, and no package
- *   but zod;
+ * - the pure core (contract, policy, strategies, planning, summary, working set, extractive,
+ *   context) does no I/O: it imports no worker or producer code, no database or runtime module,
+ *   and no package but zod;
  * - the pipeline owns its ports: it imports the pure core and its own folder, never an adapter,
  *   the queue, HTTP or the runtime, and only types from the database schema;
  * - adapters (postgres, redis, summarizers) implement the ports and never reach up into the queue,
@@ -11,7 +11,7 @@
  *   a store, a lease manager or a summarizer are imported as values from nowhere else;
  * - no import circles.
  */
-const PURE = '^shared/(contract|policy|strategies|planning|summary|working-set|extractive)/';
+const PURE = '^shared/(contract|policy|strategies|planning|summary|working-set|extractive|context)/';
 const ADAPTERS = '^worker/(postgres|redis|summarizers)/';
 const CONSTRUCTORS =
   '^worker/(postgres/(store|reads|writes)|redis/lease|summarizers/(index|anthropic))[.]ts$';

@@ -18,6 +18,7 @@ import {
   runCompletedEventSchema,
 } from '../shared/contract/events.ts';
 
+export { type ContextNotice, type LoadContextInput, type LoadedContext, loadContext } from './context.ts';
 export {
   type AppendMessage,
   type AppendOptions,

@@ -60,7 +60,25 @@ export const CHECKPOINT_SECTIONS = [
  * @param coveredThroughSeq the highest seq the summary covers.
  */
 export function renderCheckpoint(checkpoint: Checkpoint, coveredThroughSeq: number): string {
-  const out = [`[compactor summary of messages up to seq ${coveredThroughSeq}]`];
+  return [
+    `[compactor summary of messages up to seq ${coveredThroughSeq}]`,
+    ...checkpointSections(checkpoint),
+  ].join('\n\n');
+}
+
+/**
+ * The checkpoint's sections as text, without the header that names seqs: what a model is shown
+ * (shared/context/render.ts frames it for the model).
+ */
+export function renderCheckpointBody(checkpoint: Checkpoint): string {
+  return checkpointSections(checkpoint).join('\n\n');
+}
+
+/** The header line {@link renderCheckpoint} starts with, to take it off a stored summary's text. */
+export const CHECKPOINT_HEADER = /^\[compactor summary of messages up to seq -?\d+\]\n*/;
+
+function checkpointSections(checkpoint: Checkpoint): string[] {
+  const out: string[] = [];
   if (checkpoint.goal) out.push(`Goal: ${checkpoint.goal}`);
   if (checkpoint.lastUserRequest) out.push(`Last user request (verbatim):\n${checkpoint.lastUserRequest}`);
   for (const [key, title] of CHECKPOINT_SECTIONS) {
@@ -71,5 +89,5 @@ export function renderCheckpoint(checkpoint: Checkpoint, coveredThroughSeq: numb
   if (checkpoint.workingSet.length > 0) {
     out.push(`Working set (files, most recent first):\n${formatWorkingSetForPrompt(checkpoint.workingSet)}`);
   }
-  return out.join('\n\n');
+  return out;
 }

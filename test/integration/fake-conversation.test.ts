@@ -6,7 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Block, lastSignature, signThinking, type Turn } from '../support/conversation-rules.ts';
-import { FakeAnthropicServer, SIGNING_KEY } from '../support/fake-anthropic.ts';
+import { FakeAnthropicServer, SIGNING_KEY, THINKING_BINDING_BETA } from '../support/fake-anthropic.ts';
 
 const fake = new FakeAnthropicServer();
 let close: () => Promise<void>;
@@ -128,5 +128,40 @@ describe('the fake Messages API checks the conversation', () => {
     const refused = create(compacted);
     await expect(refused).rejects.toBeInstanceOf(Anthropic.BadRequestError);
     await expect(refused).rejects.toThrow(/messages\.1\.content\.0: Invalid `signature` in `thinking` block/);
+  });
+
+  it('drops thinking whose prefix changed with drop_block under the binding beta, and only then', async () => {
+    const compacted: Turn[] = [{ role: 'user', content: 'Summary of the work so far.' }, ...loop().slice(3)];
+    const dropBlock = {
+      type: 'adaptive' as const,
+      block_binding: { prefix_mismatch_behavior: 'drop_block' as const },
+    };
+    const beta = (messages: Turn[]) =>
+      client.beta.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 1024,
+        betas: [THINKING_BINDING_BETA],
+        thinking: dropBlock,
+        system,
+        tools,
+        messages: messages as Anthropic.Beta.BetaMessageParam[],
+      });
+    await expect(beta(compacted)).resolves.toMatchObject({
+      input_transformations: [
+        { type: 'thinking_dropped', reason: 'prefix_binding_mismatch', path: 'messages.1.content.0' },
+      ],
+    });
+    // Nothing to drop: the list is there, empty.
+    await expect(beta(loop())).resolves.toMatchObject({ input_transformations: [] });
+    // Without the beta the field is unknown to the API.
+    const plain = client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      thinking: dropBlock as never,
+      system,
+      tools,
+      messages: compacted as Anthropic.MessageParam[],
+    });
+    await expect(plain).rejects.toThrow(/thinking\.block_binding: Extra inputs are not permitted/);
   });
 });

@@ -16,8 +16,16 @@
  *   `tools`, every message before the block; values, not JSON formatting or key order), and the
  *   thinking blocks form a chain: blocks may be removed from the start, from the end or all of
  *   them, but a gap fails, and so does a tampered or empty signature.
+ * - with `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` (beta
+ *   `thinking-binding-controls-2026-08-01`), a block whose prefix changed is dropped instead of
+ *   failing the request, with every thinking block after it, and each drop is reported as an
+ *   `input_transformations` entry `{ type: 'thinking_dropped', reason: 'prefix_binding_mismatch',
+ *   path }`.
  * The docs do not require the first message to be a `user` turn, nor document a rule on empty
- * content, so neither is enforced here.
+ * content, so neither is enforced by default. The strict checks ({@link CheckOptions.strict}) add
+ * what users of the API expect it to refuse: a first message that is not a `user` turn, two
+ * adjacent `user` (or `assistant`) entries, empty content or an empty text block, and, with any
+ * thinking on, an assistant tool-use turn answered last that does not begin with thinking.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -38,7 +46,25 @@ export interface Conversation {
   system?: unknown;
   tools?: unknown;
   messages: Turn[];
-  thinking?: { type?: string } | undefined;
+  thinking?:
+    | { type?: string; block_binding?: { prefix_mismatch_behavior?: string | null } | null }
+    | undefined;
+}
+
+/** How strictly to check, and what to do with a thinking block whose prefix changed. */
+export interface CheckOptions {
+  /** Also refuse what the docs leave open but users expect refused (see the file comment). */
+  strict?: boolean;
+  /** Drop a block whose prefix changed, and every thinking block after it, instead of failing. */
+  dropMismatchedThinking?: boolean;
+}
+
+/** A change made to the request before the model saw it (the API's `input_transformations`). */
+export interface InputTransformation {
+  type: 'thinking_dropped';
+  reason: 'prefix_binding_mismatch';
+  /** `messages.{i}.content.{j}` in the request as sent. */
+  path: string;
 }
 
 /** A rule the conversation breaks, with the API's error path (`messages.3.content.0`). */
@@ -56,13 +82,19 @@ export function blocksOf(content: string | Block[]): Block[] {
 /**
  * Checks the conversation's structure and its thinking signatures.
  * @param key the fake's signing key (see {@link signThinking}).
+ * @returns the thinking blocks dropped (only with `dropMismatchedThinking`).
  * @throws {ConversationError} naming the first rule broken, in the API's words where the docs give them.
  */
-export function checkConversation(conversation: Conversation, key: string): void {
+export function checkConversation(
+  conversation: Conversation,
+  key: string,
+  options: CheckOptions = {},
+): InputTransformation[] {
   const { messages } = conversation;
   if (messages[0]?.role === 'system') {
     throw new ConversationError('messages.0.role: a system message cannot be the first entry in messages');
   }
+  if (options.strict) checkStrict(messages);
   const last = messages[messages.length - 1];
   if (last?.role === 'assistant') {
     throw new ConversationError(
@@ -71,8 +103,42 @@ export function checkConversation(conversation: Conversation, key: string): void
   }
   const turns = combineTurns(messages);
   checkToolResults(turns);
-  if (conversation.thinking?.type === 'enabled') checkFinalTurnThinking(turns);
-  checkSignatures(conversation, key);
+  const thinking = conversation.thinking?.type;
+  if (thinking === 'enabled' || (options.strict && thinking !== undefined && thinking !== 'disabled')) {
+    checkFinalTurnThinking(turns);
+  }
+  return checkSignatures(conversation, key, options.dropMismatchedThinking ?? false);
+}
+
+/** The strict checks: first turn, alternation, empty content (see the file comment). */
+function checkStrict(messages: Turn[]): void {
+  const first = messages[0];
+  if (first && first.role !== 'user') {
+    throw new ConversationError(
+      `messages.0.role: the first message must use the "user" role, got "${first.role}"`,
+    );
+  }
+  messages.forEach((message, i) => {
+    const before = messages[i - 1];
+    if (before && before.role === message.role && message.role !== 'system') {
+      throw new ConversationError(
+        `messages.${i}.role: roles must alternate between "user" and "assistant"; messages ${i - 1} and ${i} ` +
+          `are both "${message.role}"`,
+      );
+    }
+    const { content } = message;
+    if (typeof content === 'string' ? content.trim() === '' : content.length === 0) {
+      throw new ConversationError(`messages.${i}: all messages must have non-empty content`);
+    }
+    if (typeof content === 'string') return;
+    content.forEach((block, j) => {
+      if (block.type === 'text' && (typeof block.text !== 'string' || block.text.trim() === '')) {
+        throw new ConversationError(
+          `messages.${i}.content.${j}.text: text content blocks must contain non-whitespace text`,
+        );
+      }
+    });
+  });
 }
 
 /** A turn after combining consecutive same-role entries, with where each block came from. */
@@ -201,13 +267,19 @@ export function lastSignature(messages: Turn[]): string | null {
   return last;
 }
 
-function checkSignatures(conversation: Conversation, key: string): void {
+function checkSignatures(conversation: Conversation, key: string, drop: boolean): InputTransformation[] {
+  const dropped: InputTransformation[] = [];
   let previousPresent: string | null = null;
   conversation.messages.forEach((message, i) => {
     const blocks = blocksOf(message.content);
     blocks.forEach((block, j) => {
       if (!THINKING.has(block.type)) return;
       const at = `messages.${i}.content.${j}`;
+      // Once a block is dropped, every thinking block after it goes too (the chain has a gap).
+      if (dropped.length > 0) {
+        dropped.push({ type: 'thinking_dropped', reason: 'prefix_binding_mismatch', path: at });
+        return;
+      }
       const signature = block.type === 'thinking' ? block.signature : block.data;
       const signed = typeof signature === 'string' && signature !== '' ? decode(signature) : null;
       const text = block.type === 'thinking' ? String(block.thinking ?? '') : '';
@@ -217,6 +289,10 @@ function checkSignatures(conversation: Conversation, key: string): void {
       const bound = signed.prefix === prefixHash(conversation, i, blocks.slice(0, j));
       // A gap: an earlier block of the chain is present, but not the one this block follows.
       const chained = previousPresent === null || signed.previous === sha256(previousPresent);
+      if ((!bound || !chained) && drop) {
+        dropped.push({ type: 'thinking_dropped', reason: 'prefix_binding_mismatch', path: at });
+        return;
+      }
       if (!bound || !chained) {
         throw new ConversationError(
           `${at}: Invalid \`signature\` in \`${block.type}\` block. The block is bound to a different conversation. ` +
@@ -226,6 +302,7 @@ function checkSignatures(conversation: Conversation, key: string): void {
       previousPresent = signature as string;
     });
   });
+  return dropped;
 }
 
 /**

@@ -10,7 +10,14 @@
  *   conversation-rules.ts: tool_result placement, prefill, thinking at the start of a tool loop's
  *   last turn, thinking signatures bound to the conversation before them) and answers 4xx in the
  *   API's error shape `{ type: 'error', error: { type, message }, request_id }`, so a bad request
- *   fails loudly;
+ *   fails loudly; `new FakeAnthropicServer({ strict: true })` (or setting {@link
+ *   FakeAnthropicServer.strict}) adds the strict checks of conversation-rules.ts: a first message
+ *   that is not a user turn, two adjacent user or assistant turns, empty content;
+ * - `thinking.block_binding.prefix_mismatch_behavior: "drop_block"`, with the beta header
+ *   `anthropic-beta: thinking-binding-controls-2026-08-01` (without it, `block_binding` is refused as
+ *   the API refuses an unknown field): thinking blocks whose conversation changed are dropped
+ *   instead of failing the request, and the answer lists them in `input_transformations` (present,
+ *   `[]` when empty, on every answer to a request with that beta);
  * - by default it answers like a model that called the forced tool, with a valid checkpoint derived
  *   from the prompt (the `<working_set>` paths, the last user message of the `<transcript>`, the
  *   previous checkpoint's items) and realistic `usage`: about 4 characters per token, and prompt
@@ -47,6 +54,7 @@ import {
   type Conversation,
   ConversationError,
   checkConversation,
+  type InputTransformation,
   lastSignature,
   signThinking,
   type Turn,
@@ -187,6 +195,15 @@ class InvalidRequest extends Error {
   }
 }
 
+/** Options of {@link FakeAnthropicServer}. */
+export interface FakeAnthropicOptions {
+  /** Refuse what the docs leave open but users expect refused (conversation-rules.ts). Default false. */
+  strict?: boolean;
+}
+
+/** The beta that adds `thinking.block_binding` to a request. */
+export const THINKING_BINDING_BETA = 'thinking-binding-controls-2026-08-01';
+
 /** The fake Messages API. One instance per test file or test; see the file comment. */
 export class FakeAnthropicServer {
   /** Every request received, in order. */
@@ -204,6 +221,12 @@ export class FakeAnthropicServer {
   defaultBehaviour: FakeBehaviour = 'ok';
   #closing: Promise<void> | null = null;
   #counter = 0;
+  /** Whether requests get the strict checks too (see {@link FakeAnthropicOptions.strict}). */
+  strict: boolean;
+
+  constructor(options: FakeAnthropicOptions = {}) {
+    this.strict = options.strict ?? false;
+  }
 
   /** Queues behaviours for the next requests, in order. Returns this, for chaining. */
   enqueue(...behaviours: FakeBehaviour[]): this {
@@ -279,7 +302,7 @@ export class FakeAnthropicServer {
     }
     let body: MessagesRequest;
     try {
-      body = validate(recorded);
+      body = validate(recorded, { strict: this.strict });
     } catch (error) {
       if (!(error instanceof InvalidRequest)) throw error;
       this.#sendError(res, requestId, error.status, error.errorType, error.message);
@@ -460,12 +483,10 @@ export class FakeAnthropicServer {
         try {
           if (typeof r.custom_id !== 'string' || r.custom_id === '')
             throw new InvalidRequest(400, 'invalid_request_error', 'custom_id: Field required');
-          const params = validate({
-            ...recorded,
-            path: '/v1/messages',
-            rawBody: JSON.stringify(r.params),
-            body: r.params,
-          });
+          const params = validate(
+            { ...recorded, path: '/v1/messages', rawBody: JSON.stringify(r.params), body: r.params },
+            { strict: this.strict },
+          );
           requests.push({ customId: r.custom_id, params, behaviour: this.#queue.shift() ?? 'ok' });
         } catch (error) {
           if (!(error instanceof InvalidRequest)) throw error;
@@ -602,6 +623,7 @@ export class FakeAnthropicServer {
       container: null,
       diagnostics: null,
       usage: this.#usage(body, outputTokens ?? estimateTokens(JSON.stringify(content))),
+      ...(body.inputTransformations ? { input_transformations: body.inputTransformations } : {}),
     };
   }
 
@@ -687,11 +709,17 @@ interface MessagesRequest {
   system?: string | Array<{ type: string; text: string; cache_control?: unknown }>;
   tools?: Array<{ name: string; input_schema: unknown; cache_control?: unknown }>;
   tool_choice?: { type: string; name?: string };
-  thinking?: { type: string; budget_tokens?: number };
+  thinking?: {
+    type: string;
+    budget_tokens?: number;
+    block_binding?: { prefix_mismatch_behavior?: string | null } | null;
+  };
+  /** Not part of the body: what the fake changed before the model saw it (with the binding beta). */
+  inputTransformations?: InputTransformation[];
 }
 
 /** Checks what the API checks and compactor could get wrong. @throws {InvalidRequest} */
-function validate(request: RecordedRequest): MessagesRequest {
+function validate(request: RecordedRequest, options: { strict: boolean }): MessagesRequest {
   if (request.path.split('?')[0] !== '/v1/messages') {
     throw new InvalidRequest(404, 'not_found_error', `Not found: ${request.method} ${request.path}`);
   }
@@ -713,8 +741,9 @@ function validate(request: RecordedRequest): MessagesRequest {
   if (!Array.isArray(body.messages) || body.messages.length === 0)
     throw bad('messages: at least one message is required');
   body.messages.forEach((m, i) => {
-    if (m?.role !== 'user' && m?.role !== 'assistant')
-      throw bad(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    // `system`: a mid-conversation system message (conversation-rules.ts refuses one first).
+    if (m?.role !== 'user' && m?.role !== 'assistant' && m?.role !== 'system')
+      throw bad(`messages.${i}.role: Input should be 'user', 'assistant' or 'system'`);
     if (typeof m.content !== 'string' && !Array.isArray(m.content))
       throw bad(`messages.${i}.content: Field required`);
   });
@@ -739,8 +768,24 @@ function validate(request: RecordedRequest): MessagesRequest {
       checkCacheControl(t.cache_control, `tools.${i}.cache_control`, bad);
     });
   }
+  const betas = String(request.headers['anthropic-beta'] ?? '')
+    .split(',')
+    .map((b) => b.trim());
+  const binding = betas.includes(THINKING_BINDING_BETA);
+  const blockBinding = body.thinking?.block_binding;
+  if (blockBinding !== undefined && !binding) {
+    throw bad('thinking.block_binding: Extra inputs are not permitted');
+  }
+  const behaviour = blockBinding?.prefix_mismatch_behavior ?? 'error';
+  if (behaviour !== 'error' && behaviour !== 'drop_block') {
+    throw bad("thinking.block_binding.prefix_mismatch_behavior: Input should be 'error' or 'drop_block'");
+  }
+  let inputTransformations: InputTransformation[];
   try {
-    checkConversation(body as Conversation, SIGNING_KEY);
+    inputTransformations = checkConversation(body as Conversation, SIGNING_KEY, {
+      strict: options.strict,
+      dropMismatchedThinking: behaviour === 'drop_block',
+    });
   } catch (error) {
     if (error instanceof ConversationError) throw bad(error.message);
     throw error;
@@ -752,7 +797,8 @@ function validate(request: RecordedRequest): MessagesRequest {
       throw bad(`tool_choice: Tool '${choice.name}' not found in provided tools`);
     }
   }
-  return body as MessagesRequest;
+  // A copy: the recorded body stays what was sent.
+  return binding ? { ...(body as MessagesRequest), inputTransformations } : (body as MessagesRequest);
 }
 
 function checkCacheControl(value: unknown, where: string, bad: (m: string) => InvalidRequest): void {

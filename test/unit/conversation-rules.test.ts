@@ -169,3 +169,96 @@ describe('thinking signatures', () => {
     expect(() => check(without([3]), adaptive)).toThrow(/messages\.5\.content\.0: .*different conversation/);
   });
 });
+
+describe('drop_block', () => {
+  it('drops a block whose prefix changed and every thinking block after it, and reports each', () => {
+    const messages = toolLoop(4);
+    const compacted: Turn[] = [
+      { role: 'user', content: 'Summary of the work so far.' },
+      ...messages.slice(5),
+    ];
+    const conversation = { system, tools, messages: compacted, thinking: { type: 'adaptive' } };
+    expect(checkConversation(conversation, KEY, { dropMismatchedThinking: true })).toEqual([
+      { type: 'thinking_dropped', reason: 'prefix_binding_mismatch', path: 'messages.1.content.0' },
+      { type: 'thinking_dropped', reason: 'prefix_binding_mismatch', path: 'messages.3.content.0' },
+    ]);
+    expect(
+      checkConversation({ ...conversation, messages: toolLoop(2) }, KEY, { dropMismatchedThinking: true }),
+    ).toEqual([]);
+  });
+
+  it('still refuses a tampered signature', () => {
+    const messages = toolLoop(1);
+    const turn = messages[1] as { content: Block[] };
+    const forged = messages.map((m, i) =>
+      i === 1
+        ? { ...m, content: [{ ...(turn.content[0] as Block), thinking: 'edited' }, ...turn.content.slice(1)] }
+        : m,
+    );
+    expect(() =>
+      checkConversation({ system, tools, messages: forged }, KEY, { dropMismatchedThinking: true }),
+    ).toThrow(/Invalid `signature`/);
+  });
+});
+
+describe('strict checks', () => {
+  const strict = (messages: Turn[], extra: Partial<Conversation> = {}) =>
+    checkConversation({ system, tools, messages, ...extra }, KEY, { strict: true });
+
+  it('accepts what the default accepts when it is well formed', () => {
+    expect(() => strict(toolLoop(2), { thinking: { type: 'adaptive' } })).not.toThrow();
+  });
+
+  it('refuses a first message that is not a user turn', () => {
+    const messages: Turn[] = [
+      { role: 'assistant', content: 'hello' },
+      { role: 'user', content: 'hi' },
+    ];
+    expect(() => check(messages, { thinking: undefined })).not.toThrow();
+    expect(() => strict(messages)).toThrow(/messages\.0\.role: the first message must use the "user" role/);
+  });
+
+  it('refuses adjacent user or assistant turns, but not around a system message', () => {
+    const twoUsers: Turn[] = [
+      { role: 'user', content: 'first' },
+      { role: 'user', content: 'second' },
+    ];
+    expect(() => strict(twoUsers)).toThrow(/messages\.1\.role: roles must alternate/);
+    const twoAssistants: Turn[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: 'a' },
+      { role: 'assistant', content: 'b' },
+      { role: 'user', content: 'ok' },
+    ];
+    expect(() => strict(twoAssistants)).toThrow(/messages\.2\.role: roles must alternate/);
+    const aroundSystem: Turn[] = [
+      { role: 'user', content: 'go' },
+      { role: 'system', content: 'be brief' },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: 'thanks' },
+    ];
+    expect(() => strict(aroundSystem)).not.toThrow();
+  });
+
+  it('refuses empty content and empty text blocks', () => {
+    expect(() => strict([{ role: 'user', content: '' }])).toThrow(
+      /messages\.0: all messages must have non-empty content/,
+    );
+    expect(() => strict([{ role: 'user', content: [] }])).toThrow(/non-empty content/);
+    expect(() => strict([{ role: 'user', content: [{ type: 'text', text: ' ' }] }])).toThrow(
+      /messages\.0\.content\.0\.text: text content blocks must contain non-whitespace text/,
+    );
+  });
+
+  it('with any thinking on, refuses a final tool-loop turn that does not start with thinking', () => {
+    const messages: Turn[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] },
+    ];
+    expect(() => strict(messages, { thinking: { type: 'adaptive' } })).toThrow(
+      /must start with a thinking block/,
+    );
+    expect(() => strict(messages)).not.toThrow();
+  });
+});

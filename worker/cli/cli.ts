@@ -16,6 +16,7 @@ import {
   wantsHelp,
 } from './command.ts';
 import { compactCommand } from './commands/compact.ts';
+import { contextCommand } from './commands/context.ts';
 import { dashboardCommand } from './commands/dashboard.ts';
 import { demoCommand } from './commands/demo.ts';
 import { enqueueCommand } from './commands/enqueue.ts';
@@ -40,6 +41,7 @@ export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
   dashboardCommand,
   compactCommand,
   historyCommand,
+  contextCommand,
   restoreCommand,
   sweepCommand,
   policyGroup,

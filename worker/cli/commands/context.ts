@@ -1,0 +1,50 @@
+/** `compactor context`: the request an agent sends next for a session, as JSON. */
+import { loadContext } from '../../../producer/context.ts';
+import { openDatabase } from '../../../shared/postgres/db.ts';
+import { type Command, optionalText, SESSION_OPTION, TENANT_OPTION, text, UsageError } from '../command.ts';
+
+/** What `--thinking` takes. */
+const THINKING_MODES = ['keep', 'strip'] as const;
+
+export const contextCommand: Command = {
+  name: 'context',
+  summary: "print a session's next request (system, messages, tokens, notices) as JSON",
+  options: {
+    tenant: TENANT_OPTION,
+    session: SESSION_OPTION,
+    thinking: {
+      type: 'string',
+      value: 'keep|strip',
+      description: 'keep thinking blocks where their signature still holds (default), or strip them all',
+    },
+  },
+  notes: [
+    'One JSON object: system and messages to pass to the Messages API as they are, the estimated',
+    'tokens, the live session read (a newSession compaction continues a session in a child) and',
+    'notices to act on, such as an open tool loop whose thinking needs "drop_block" to be sent.',
+  ],
+  examples: [
+    'compactor context --tenant acme --session run-42',
+    'compactor context --tenant acme --session run-42 --thinking strip | jq .messages',
+  ],
+  async run(args, context) {
+    const tenantId = text(args, 'tenant');
+    const sessionId = text(args, 'session');
+    const thinking = optionalText(args, 'thinking') ?? 'keep';
+    if (!(THINKING_MODES as readonly string[]).includes(thinking)) {
+      throw new UsageError(`--thinking must be keep or strip, got "${thinking}"`);
+    }
+    const database = openDatabase(context.config().databaseUrl, { max: 1 });
+    try {
+      const loaded = await loadContext(database.db, {
+        tenantId,
+        sessionId,
+        thinking: thinking as (typeof THINKING_MODES)[number],
+      });
+      context.stdout.write(`${JSON.stringify(loaded)}\n`);
+      return 0;
+    } finally {
+      await database.close();
+    }
+  },
+};
