@@ -42,6 +42,12 @@ export interface LoadedContext {
   sessionId: string;
   /** What the caller must act on to send the request (see shared/context/render.ts). */
   notices: ContextNotice[];
+  /**
+   * The live session's compaction version this context was rendered at. Pass it to
+   * `appendMessages(…, { contextVersion })` with the model's reply, so that a compaction that runs
+   * while the model answers cannot leave the reply's thinking in a later context it would fail in.
+   */
+  version: number;
 }
 
 /** One line of the read: the session's facts (first, with no seq) or one live message. */
@@ -55,6 +61,8 @@ interface ContextLine {
   checkpoint: unknown;
   compacted_through_seq: number | null;
   archived_system: string[] | null;
+  version: number | null;
+  context_version: number | null;
 }
 
 /**
@@ -78,6 +86,7 @@ export async function loadContext(db: Db, input: LoadContextInput): Promise<Load
     kind: m.kind as Kind,
     content: m.content as StoredContent,
     pinned: m.pinned === true,
+    contextVersion: m.context_version,
   }));
   const rendered = renderContext({
     rows,
@@ -85,8 +94,9 @@ export async function loadContext(db: Db, input: LoadContextInput): Promise<Load
     compactedThroughSeq: facts?.compacted_through_seq ?? null,
     archivedSystem: facts?.archived_system ?? [],
     thinking: input.thinking ?? 'keep',
+    version: facts?.version ?? 0,
   });
-  return { ...rendered, sessionId: liveId };
+  return { ...rendered, sessionId: liveId, version: facts?.version ?? 0 };
 }
 
 function parseCheckpoint(value: unknown): Checkpoint | null {
@@ -146,10 +156,13 @@ function contextQuery(tenantId: string, sessionId: string) {
         (select max(c.last_seq)::float8 from compactions c
           where c.tenant_id = ${tenantId} and c.session_id in (select id from up)
             and c.status = 'applied') as compacted_through_seq,
-        (select coalesce(json_agg(content order by seq), '[]'::json) from restated) as archived_system
+        (select coalesce(json_agg(content order by seq), '[]'::json) from restated) as archived_system,
+        (select compaction_version from sessions
+          where tenant_id = ${tenantId} and id = (select id from live)) as version,
+        null::integer as context_version
       union all
       select m.seq::float8, m.role, m.kind, m.content_blocks, m.pinned,
-        null::text, null::jsonb, null::float8, null::json
+        null::text, null::jsonb, null::float8, null::json, null::integer, m.context_version
       from messages m
       where m.tenant_id = ${tenantId} and m.session_id = (select id from live)
     ) lines

@@ -56,6 +56,11 @@ export interface ContextRow {
   /** The native content exactly as stored (`messages.content_blocks`). */
   content: StoredContent;
   pinned: boolean;
+  /**
+   * For a model's reply appended with it: the session's `compaction_version` of the context the
+   * reply was made from (`messages.context_version`). Null when unknown.
+   */
+  contextVersion?: number | null;
 }
 
 /** What to render. */
@@ -70,6 +75,12 @@ export interface RenderContextInput {
    * the lineage was never compacted.
    */
   compactedThroughSeq: number | null;
+  /**
+   * The live session's `compaction_version` now. A row whose `contextVersion` differs was made
+   * from a context a compaction (or a restore) has changed since, whatever its seq: a compaction
+   * that ran while the model was answering. Rows without a version fall back on the seq rule.
+   */
+  version?: number;
   /** The text of system messages that applied compactions archived, in seq order: restated in `system`. */
   archivedSystem?: readonly string[];
   /** `keep` (default): thinking comes back wherever its signature can still hold; `strip`: none. */
@@ -116,6 +127,7 @@ interface Piece {
   role: TurnRole;
   content: StoredContent;
   seq: number;
+  contextVersion: number | null;
 }
 
 /** One entry of `messages`: its blocks, or the one string it was stored as (`text`, while untouched). */
@@ -142,14 +154,18 @@ export function renderContext(input: RenderContextInput): RenderedContext {
   const pieces = summaryFirst(rows.slice(lead)).map((row) => pieceOf(row, rows, input.checkpoint));
 
   // An open tool loop a compaction cut into keeps its thinking, with a notice.
-  const compacted = (seq: number) => compactedThroughSeq !== null && seq <= compactedThroughSeq;
+  // Whether a piece's thinking was signed over a history a compaction has changed since.
+  const compacted = (p: Piece) =>
+    p.contextVersion !== null && input.version !== undefined
+      ? p.contextVersion !== input.version
+      : compactedThroughSeq !== null && p.seq <= compactedThroughSeq;
   const loop = openToolLoop(pieces) ?? [];
-  const cut = loop.map((i) => pieces[i] as Piece).find((p) => compacted(p.seq) && hasThinking(p.content));
+  const cut = loop.map((i) => pieces[i] as Piece).find((p) => compacted(p) && hasThinking(p.content));
   const keepLoop = thinking === 'keep' && cut !== undefined;
   const notices: ContextNotice[] = keepLoop && cut ? [prefixChangedNotice(cut.seq)] : [];
   const kept = pieces
     .map((piece, i): Piece => {
-      const keep = thinking === 'keep' && (!compacted(piece.seq) || (keepLoop && loop.includes(i)));
+      const keep = thinking === 'keep' && (!compacted(piece) || (keepLoop && loop.includes(i)));
       return keep ? piece : { ...piece, content: withoutThinking(piece.content) };
     })
     .map((piece) => ({ ...piece, content: withoutBlankText(piece.content) }))
@@ -189,9 +205,15 @@ function pieceOf(row: ContextRow, all: readonly ContextRow[], checkpoint: Checkp
       role: 'user',
       seq: row.seq,
       content: [{ type: 'text', text, cache_control: { type: 'ephemeral' } }],
+      contextVersion: null,
     };
   }
-  return { role: row.role === 'tool' ? 'user' : row.role, content: row.content, seq: row.seq };
+  return {
+    role: row.role === 'tool' ? 'user' : row.role,
+    content: row.content,
+    seq: row.seq,
+    contextVersion: row.contextVersion ?? null,
+  };
 }
 
 /**
