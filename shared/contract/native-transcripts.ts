@@ -14,7 +14,7 @@
  * Pure: bytes in, messages out. Every refusal names the source, the line and the field.
  */
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import { TranscriptError } from './errors.ts';
+import { printable, TranscriptError } from './errors.ts';
 
 /** One message read from a transcript, in order. */
 export interface NativeMessage {
@@ -47,8 +47,9 @@ const CLAUDE_CODE_TYPES = new Set([
 
 /**
  * The format of a transcript, from its first JSON line: a Claude Code session line has a `type`
- * and a `uuid`, `sessionId` or `messageId`; a `MessageParam` has `role` and `content`; a corpus line
- * has `seq` and `kind`.
+ * that Claude Code writes, or a `type` with a `uuid` or `sessionId`; a corpus line has `seq` or
+ * `kind` (both belong to a corpus line, neither to the others: a line with one of them is a corpus
+ * line, and its parser names the field missing); a `MessageParam` has `role` and `content`.
  * @throws {TranscriptError} when the first line is not JSON or looks like none of them.
  */
 export function detectFormat(text: string, source: string): TranscriptFormat {
@@ -62,7 +63,7 @@ export function detectFormat(text: string, source: string): TranscriptFormat {
   ) {
     return 'claude-code';
   }
-  if ('seq' in value && 'kind' in value) return 'corpus';
+  if ('seq' in value || 'kind' in value) return 'corpus';
   if ('role' in value && 'content' in value) return 'anthropic';
   throw new TranscriptError(
     `${source}:${index + 1}: cannot tell the format: expected a corpus line (seq, kind), a MessageParam ` +
@@ -173,7 +174,9 @@ function messageParamOf(value: unknown, where: string): MessageParam {
   }
   const { role, content } = value as { role?: unknown; content?: unknown };
   if (role !== 'user' && role !== 'assistant') {
-    throw new TranscriptError(`${where}.role: expected "user" or "assistant", got ${JSON.stringify(role)}`);
+    throw new TranscriptError(
+      `${where}.role: expected "user" or "assistant", got ${printable(JSON.stringify(role) ?? 'nothing')}`,
+    );
   }
   if (typeof content === 'string') return { role, content };
   if (!Array.isArray(content)) {
@@ -199,7 +202,7 @@ function timestampOf(value: unknown, where: string): Date | null {
   const date = typeof value === 'string' ? new Date(value) : null;
   if (date === null || Number.isNaN(date.getTime())) {
     throw new TranscriptError(
-      `${where}: timestamp: not an ISO-8601 date: ${JSON.stringify(value).slice(0, 80)}`,
+      `${where}: timestamp: not an ISO-8601 date: ${printable(JSON.stringify(value), 80)}`,
     );
   }
   return date;
@@ -210,7 +213,7 @@ function parseLine(raw: string, source: string, line: number): Record<string, un
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    throw new TranscriptError(`${source}:${line}: not valid JSON (${(error as Error).message})`);
+    throw new TranscriptError(`${source}:${line}: not valid JSON (${printable((error as Error).message)})`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TranscriptError(`${source}:${line}: expected a JSON object`);

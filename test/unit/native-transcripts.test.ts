@@ -165,4 +165,18 @@ describe('JSONL of MessageParams', () => {
     expect(detectFormat(corpus, 'c.jsonl')).toBe('corpus');
     expect(() => detectFormat('{"hello":1}', 'x.jsonl')).toThrow(/x.jsonl:1: cannot tell the format/);
   });
+
+  it('reads a line with seq or kind as the corpus format, so its parser names the field missing', () => {
+    expect(detectFormat('{"role":"user","kind":"message","content":"hi"}', 'c.jsonl')).toBe('corpus');
+    expect(detectFormat('\n{"seq":0,"role":"user","content":"hi"}', 'c.jsonl')).toBe('corpus');
+  });
+
+  it('escapes what a line that is not JSON holds, so a refusal prints no terminal escapes', () => {
+    const refusal = () => parseAnthropicJsonl('\x1b[2J\u202eoops', 'a.jsonl');
+    expect(refusal).toThrow(/^a\.jsonl:1: not valid JSON \(.*\\u001b/);
+    expect(refusal).not.toThrow(/[\p{Cc}\p{Cf}]/u);
+    expect(() =>
+      parseAnthropicJsonl(`{"role":{"x":"${'y'.repeat(1_000)}"},"content":""}`, 'a.jsonl'),
+    ).toThrow(/^a\.jsonl:1\.role: expected "user" or "assistant", got .{1,400}$/);
+  });
 });
