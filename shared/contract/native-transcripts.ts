@@ -108,8 +108,12 @@ export function parseClaudeCode(
   const branch = liveBranch(lines, turns, subagentFile);
   const seen = new Set<string>();
   const out: NativeMessage[] = [];
-  /** The assistant message being assembled from the lines of one streamed reply. */
-  let open: { id: string; entry: NativeMessage; blocks: unknown[] } | null = null;
+  /**
+   * Per chain (the main session, or one subagent's sidechain), the assistant message being
+   * assembled from the lines of one streamed reply: a subagent working in the background writes
+   * its lines between the lines of a reply of the main session, which stays one message.
+   */
+  const open = new Map<string, { id: string; entry: NativeMessage; blocks: unknown[] }>();
   for (const { value, line } of turns) {
     const where = `${source}:${line}`;
     const sidechain = value.isSidechain === true && !subagentFile;
@@ -126,18 +130,21 @@ export function parseClaudeCode(
     }
     const createdAt = timestampOf(value.timestamp, where);
     const id = (value.message as { id?: unknown }).id;
-    if (message.role === 'assistant' && typeof id === 'string' && open?.id === id) {
+    const chain = value.isSidechain === true ? `sidechain ${String(value.agentId ?? '')}` : 'main';
+    const reply = open.get(chain);
+    if (message.role === 'assistant' && typeof id === 'string' && reply?.id === id) {
       // A later line of the same streamed reply: its blocks follow the ones before, in order.
-      open.blocks.push(...blocksOf(message.content));
-      open.entry.message = { role: 'assistant', content: open.blocks as MessageParam['content'] };
+      reply.blocks.push(...blocksOf(message.content));
+      reply.entry.message = { role: 'assistant', content: reply.blocks as MessageParam['content'] };
       continue;
     }
     const entry: NativeMessage = { message, createdAt, line };
     out.push(entry);
-    open =
-      message.role === 'assistant' && typeof id === 'string'
-        ? { id, entry, blocks: blocksOf(message.content) }
-        : null;
+    if (message.role === 'assistant' && typeof id === 'string') {
+      open.set(chain, { id, entry, blocks: blocksOf(message.content) });
+    } else {
+      open.delete(chain);
+    }
   }
   if (out.length === 0) throw new TranscriptError(`${source}: no user or assistant messages`);
   return out;
