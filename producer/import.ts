@@ -1,5 +1,7 @@
 /**
- * `compactor import`: loads transcripts in the corpus JSONL format into `sessions`/`messages`.
+ * `compactor import`: loads transcripts into `sessions`/`messages`, in one of three formats
+ * (shared/contract/native-transcripts.ts): the corpus JSONL format, a JSONL of Anthropic
+ * `MessageParam`s, or a Claude Code session file; named, or detected from each file's first line.
  * Each file is parsed and validated completely before anything is written; a session that exists
  * already is refused, never duplicated.
  */
@@ -7,16 +9,43 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError, printable } from '../shared/contract/errors.ts';
 import { idSchema } from '../shared/contract/events.ts';
-import { parseTranscript } from '../shared/contract/transcript.ts';
+import {
+  detectFormat,
+  parseAnthropicJsonl,
+  parseClaudeCode,
+  TRANSCRIPT_FORMATS,
+  type TranscriptFormat,
+} from '../shared/contract/native-transcripts.ts';
+import { decodeTranscript, parseTranscript, TranscriptError } from '../shared/contract/transcript.ts';
 import type { Db } from '../shared/postgres/db.ts';
-import { createSession } from './sessions.ts';
+import { type CreateSessionInput, createSession } from './sessions.ts';
+
+export { TRANSCRIPT_FORMATS, type TranscriptFormat };
 
 export interface ImportedSession {
   file: string;
   sessionId: string;
+  /** The format the file was read in. */
+  format: TranscriptFormat;
+  /** Whether {@link format} was detected from the file (true) or named by the caller. */
+  detected: boolean;
   messageCount: number;
   tokenCount: number;
   ms: number;
+}
+
+export interface ImportOptions {
+  tenantId: string;
+  /** Default: the file name without `.jsonl` ({@link sessionIdOf}). */
+  sessionId?: string;
+  /** Default: detected from the file's first line (`detectFormat`). */
+  format?: TranscriptFormat;
+  /**
+   * Claude Code files: also import the sidechain (subagent) lines of a main session file. A
+   * subagent's own file is its session whatever this says. Other formats have no sidechains.
+   */
+  sidechains?: boolean;
+  now?: () => number;
 }
 
 /**
@@ -45,15 +74,19 @@ export function sessionIdOf(file: string): string {
 }
 
 /**
- * Imports one transcript file as a session of `tenantId`.
- * @throws {TranscriptError} naming the line and field when the file is malformed (nothing written).
+ * Imports one transcript file as a session of `tenantId`. Native messages (the `anthropic` and
+ * `claude-code` formats) get seqs 0..n-1 in file order, their content stored exactly as the file
+ * has it, and the time the file gives them; corpus-format messages keep their own seqs.
+ * @throws {TranscriptError} naming the line and field when the file is malformed, with the format
+ *   it was read in when that was detected (nothing written).
  * @throws {SessionExistsError} when the session exists already (nothing written).
- * @throws {InvalidInputError} when the tenant or session id is not a valid id (nothing written).
+ * @throws {InvalidInputError} when the tenant or session id is not a valid id, or the format is
+ *   not one of {@link TRANSCRIPT_FORMATS} (nothing written).
  */
 export async function importTranscript(
   db: Db,
   file: string,
-  options: { tenantId: string; sessionId?: string; now?: () => number },
+  options: ImportOptions,
 ): Promise<ImportedSession> {
   const now = options.now ?? (() => performance.now());
   const started = now();
@@ -67,11 +100,71 @@ export async function importTranscript(
     if (!valid.success)
       throw new InvalidInputError(`${what} "${printable(id)}": ${valid.error.issues[0]?.message}`);
   }
-  const messages = parseTranscript(await readFile(file), file);
+  if (options.format !== undefined && !TRANSCRIPT_FORMATS.includes(options.format)) {
+    throw new InvalidInputError(
+      `format "${printable(String(options.format))}": expected ${TRANSCRIPT_FORMATS.join(', ')}`,
+    );
+  }
+  const { format, detected, messages } = await readTranscript(file, options);
   const { messageCount, tokenCount } = await createSession(db, {
     tenantId: options.tenantId,
     sessionId,
     messages,
   });
-  return { file, sessionId, messageCount, tokenCount, ms: now() - started };
+  return { file, sessionId, format, detected, messageCount, tokenCount, ms: now() - started };
+}
+
+/**
+ * Reads and parses a whole transcript file into the messages {@link createSession} stores.
+ * @throws {TranscriptError} as {@link importTranscript} says.
+ */
+export async function readTranscript(
+  file: string,
+  options: Pick<ImportOptions, 'format' | 'sidechains'> = {},
+): Promise<{ format: TranscriptFormat; detected: boolean; messages: CreateSessionInput['messages'] }> {
+  const text = decodeTranscript(await readFile(file), file);
+  const { format, detected } = options.format
+    ? { format: options.format, detected: false }
+    : chooseFormat(text, file);
+  try {
+    return { format, detected, messages: parseAs(format, text, file, options.sidechains === true) };
+  } catch (error) {
+    // Say how the file was read, so a wrong guess is plain to see (and the format can be named).
+    if (detected && error instanceof TranscriptError) {
+      throw new TranscriptError(`${error.message} (read as ${format}, detected from its first line)`);
+    }
+    throw error;
+  }
+}
+
+function parseAs(
+  format: TranscriptFormat,
+  text: string,
+  file: string,
+  sidechains: boolean,
+): CreateSessionInput['messages'] {
+  if (format === 'corpus') return parseTranscript(text, file);
+  const parsed =
+    format === 'anthropic' ? parseAnthropicJsonl(text, file) : parseClaudeCode(text, file, { sidechains });
+  return parsed.map((m, seq) => ({ seq, message: m.message, createdAt: m.createdAt }));
+}
+
+/**
+ * The format read off the file's first line. A first line that is not a JSON object shows no
+ * format and is wrong in every one: the corpus parser, the format that came first, names what is
+ * wrong with it as it always has.
+ */
+function chooseFormat(text: string, file: string): { format: TranscriptFormat; detected: boolean } {
+  const first = text.split('\n').find((l) => l.trim() !== '');
+  if (first !== undefined && !isJsonObject(first)) return { format: 'corpus', detected: false };
+  return { format: detectFormat(text, file), detected: true };
+}
+
+function isJsonObject(line: string): boolean {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }

@@ -14,7 +14,7 @@
  * Pure: bytes in, messages out. Every refusal names the source, the line and the field.
  */
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import { TranscriptError } from './errors.ts';
+import { printable, TranscriptError } from './errors.ts';
 
 /** One message read from a transcript, in order. */
 export interface NativeMessage {
@@ -47,8 +47,9 @@ const CLAUDE_CODE_TYPES = new Set([
 
 /**
  * The format of a transcript, from its first JSON line: a Claude Code session line has a `type`
- * and a `uuid`, `sessionId` or `messageId`; a `MessageParam` has `role` and `content`; a corpus line
- * has `seq` and `kind`.
+ * that Claude Code writes, or a `type` with a `uuid` or `sessionId`; a corpus line has `seq` or
+ * `kind` (both belong to a corpus line, neither to the others: a line with one of them is a corpus
+ * line, and its parser names the field missing); a `MessageParam` has `role` and `content`.
  * @throws {TranscriptError} when the first line is not JSON or looks like none of them.
  */
 export function detectFormat(text: string, source: string): TranscriptFormat {
@@ -62,7 +63,7 @@ export function detectFormat(text: string, source: string): TranscriptFormat {
   ) {
     return 'claude-code';
   }
-  if ('seq' in value && 'kind' in value) return 'corpus';
+  if ('seq' in value || 'kind' in value) return 'corpus';
   if ('role' in value && 'content' in value) return 'anthropic';
   throw new TranscriptError(
     `${source}:${index + 1}: cannot tell the format: expected a corpus line (seq, kind), a MessageParam ` +
@@ -107,8 +108,12 @@ export function parseClaudeCode(
   const branch = liveBranch(lines, turns, subagentFile);
   const seen = new Set<string>();
   const out: NativeMessage[] = [];
-  /** The assistant message being assembled from the lines of one streamed reply. */
-  let open: { id: string; entry: NativeMessage; blocks: unknown[] } | null = null;
+  /**
+   * Per chain (the main session, or one subagent's sidechain), the assistant message being
+   * assembled from the lines of one streamed reply: a subagent working in the background writes
+   * its lines between the lines of a reply of the main session, which stays one message.
+   */
+  const open = new Map<string, { id: string; entry: NativeMessage; blocks: unknown[] }>();
   for (const { value, line } of turns) {
     const where = `${source}:${line}`;
     const sidechain = value.isSidechain === true && !subagentFile;
@@ -125,18 +130,21 @@ export function parseClaudeCode(
     }
     const createdAt = timestampOf(value.timestamp, where);
     const id = (value.message as { id?: unknown }).id;
-    if (message.role === 'assistant' && typeof id === 'string' && open?.id === id) {
+    const chain = value.isSidechain === true ? `sidechain ${String(value.agentId ?? '')}` : 'main';
+    const reply = open.get(chain);
+    if (message.role === 'assistant' && typeof id === 'string' && reply?.id === id) {
       // A later line of the same streamed reply: its blocks follow the ones before, in order.
-      open.blocks.push(...blocksOf(message.content));
-      open.entry.message = { role: 'assistant', content: open.blocks as MessageParam['content'] };
+      reply.blocks.push(...blocksOf(message.content));
+      reply.entry.message = { role: 'assistant', content: reply.blocks as MessageParam['content'] };
       continue;
     }
     const entry: NativeMessage = { message, createdAt, line };
     out.push(entry);
-    open =
-      message.role === 'assistant' && typeof id === 'string'
-        ? { id, entry, blocks: blocksOf(message.content) }
-        : null;
+    if (message.role === 'assistant' && typeof id === 'string') {
+      open.set(chain, { id, entry, blocks: blocksOf(message.content) });
+    } else {
+      open.delete(chain);
+    }
   }
   if (out.length === 0) throw new TranscriptError(`${source}: no user or assistant messages`);
   return out;
@@ -173,7 +181,9 @@ function messageParamOf(value: unknown, where: string): MessageParam {
   }
   const { role, content } = value as { role?: unknown; content?: unknown };
   if (role !== 'user' && role !== 'assistant') {
-    throw new TranscriptError(`${where}.role: expected "user" or "assistant", got ${JSON.stringify(role)}`);
+    throw new TranscriptError(
+      `${where}.role: expected "user" or "assistant", got ${printable(JSON.stringify(role) ?? 'nothing')}`,
+    );
   }
   if (typeof content === 'string') return { role, content };
   if (!Array.isArray(content)) {
@@ -199,7 +209,7 @@ function timestampOf(value: unknown, where: string): Date | null {
   const date = typeof value === 'string' ? new Date(value) : null;
   if (date === null || Number.isNaN(date.getTime())) {
     throw new TranscriptError(
-      `${where}: timestamp: not an ISO-8601 date: ${JSON.stringify(value).slice(0, 80)}`,
+      `${where}: timestamp: not an ISO-8601 date: ${printable(JSON.stringify(value), 80)}`,
     );
   }
   return date;
@@ -210,7 +220,7 @@ function parseLine(raw: string, source: string, line: number): Record<string, un
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    throw new TranscriptError(`${source}:${line}: not valid JSON (${(error as Error).message})`);
+    throw new TranscriptError(`${source}:${line}: not valid JSON (${printable((error as Error).message)})`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TranscriptError(`${source}:${line}: expected a JSON object`);

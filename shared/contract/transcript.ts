@@ -56,17 +56,13 @@ export { TranscriptError };
 
 /**
  * Decodes and parses a whole transcript.
+ * @param input the file's bytes, or its text already decoded ({@link decodeTranscript}).
  * @param source a name for error messages (the file path).
  * @throws {TranscriptError} on non-UTF-8 bytes, a line that is not JSON, a bad field, seqs that
  *   are not strictly ascending, a tool result whose call does not come before it, or no messages.
  */
-export function parseTranscript(bytes: Uint8Array, source: string): TranscriptMessage[] {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new TranscriptError(`${source}:${firstInvalidLine(bytes)}: not valid UTF-8`);
-  }
+export function parseTranscript(input: Uint8Array | string, source: string): TranscriptMessage[] {
+  const text = typeof input === 'string' ? input : decodeTranscript(input, source);
   const out: TranscriptMessage[] = [];
   const calls = new Set<string>();
   const lines = text.split('\n');
@@ -114,6 +110,18 @@ export function parseTranscript(bytes: Uint8Array, source: string): TranscriptMe
   }
   if (out.length === 0) throw new TranscriptError(`${source}: no messages`);
   return out;
+}
+
+/**
+ * A transcript's bytes as text, whatever its format.
+ * @throws {TranscriptError} naming the line of the first byte sequence that is not UTF-8.
+ */
+export function decodeTranscript(bytes: Uint8Array, source: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new TranscriptError(`${source}:${firstInvalidLine(bytes)}: not valid UTF-8`);
+  }
 }
 
 /** Line (1-based) of the first byte sequence that is not UTF-8, for the error message. */

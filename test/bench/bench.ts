@@ -12,19 +12,23 @@
  * 4. Big sessions: 100,000 messages compacted by slidingWindow and by summarize (chunked, fake LLM).
  * 5. Coalescing: 1,000 events for one session in a burst.
  * 6. Where time goes in one compaction, by pipeline stage.
+ * 7. Import of the largest Claude Code sample in corpus/claude-code (1.16 MB): parse, and parse +
+ *    insert, median of a few runs.
  *
  * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8),
- * `--parts 1,2,4,5` (default all; part 1 also runs 3 and 6, which need its numbers). Only a run of
- * every part rewrites results.md. Benchmarks print numbers; they assert nothing.
+ * `--parts 1,2,4,5,7` (default all; part 1 also runs 3 and 6, which need its numbers). Only a run
+ * of every part rewrites results.md. Benchmarks print numbers; they assert nothing.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Job, Queue, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
+import { type ImportedSession, importTranscript, readTranscript } from '../../producer/import.ts';
 import { createProducer } from '../../producer/index.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
@@ -45,15 +49,17 @@ const { values } = parseArgs({
   options: {
     events: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '8' },
-    parts: { type: 'string', default: '1,2,4,5' },
+    parts: { type: 'string', default: '1,2,4,5,7' },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
-const ALL_PARTS = ['1', '2', '4', '5'].every((p) => PARTS.has(p));
+const ALL_PARTS = ['1', '2', '4', '5', '7'].every((p) => PARTS.has(p));
 const EVENTS = Number(values.events);
 const CONCURRENCY = Number(values.concurrency);
 const TENANT = 'bench';
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
+/** Runs of part 7, whose median it reports. */
+const IMPORT_RUNS = 5;
 
 const out: string[] = [
   `# compactor benchmarks\n\nRun on ${new Date().toISOString()} (${process.platform}, Node ${process.version}, 2 cores).\n`,
@@ -136,6 +142,7 @@ async function main() {
       }
     }
     if (PARTS.has('5')) await coalescing(url, sql, prefix, fake, llm.url);
+    if (PARTS.has('7')) await importSample(url);
     if (ALL_PARTS) {
       await writeFile(RESULTS, out.join('\n'));
       console.log(`\nwritten to ${RESULTS}`);
@@ -606,6 +613,50 @@ async function coalescing(
     [['1000', String(ledger?.rows ?? 0), String(ledger?.applied ?? 0), String(calls), fmt(ms / 1000, 2)]],
     [
       `Target ≤ 2 compactions and ≤ 2 LLM calls: ${(ledger?.applied ?? 99) <= 2 && calls <= 2 ? 'met' : 'missed'}.`,
+    ],
+  );
+}
+
+// 7 ----------------------------------------------------------------------------------------------
+
+async function importSample(url: string) {
+  const dir = fileURLToPath(new URL('../../corpus/claude-code/', import.meta.url));
+  const sizes = await Promise.all(
+    (await readdir(dir)).map(async (name) => ({
+      file: path.join(dir, name),
+      bytes: (await stat(path.join(dir, name))).size,
+    })),
+  );
+  const { file, bytes } = sizes.sort((a, b) => b.bytes - a.bytes)[0] as (typeof sizes)[number];
+  const database = openDatabase(url, { max: 2 });
+  const parse: number[] = [];
+  const total: number[] = [];
+  let imported: ImportedSession | undefined;
+  for (let run = 0; run < IMPORT_RUNS; run++) {
+    let started = performance.now();
+    await readTranscript(file);
+    parse.push(performance.now() - started);
+    started = performance.now();
+    imported = await importTranscript(database.db, file, { tenantId: TENANT, sessionId: `import${run}` });
+    total.push(performance.now() - started);
+  }
+  await database.close();
+  const median = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)] ?? 0;
+  const megabytes = (bytes / 1e6).toFixed(2);
+  section(
+    `7. Import of the ${megabytes} MB Claude Code sample (${path.basename(file)}, in-process)`,
+    ['format', 'messages', 'tokens', 'parse ms', 'parse + insert ms'],
+    [
+      [
+        `${imported?.format}${imported?.detected ? ' (detected)' : ''}`,
+        String(imported?.messageCount),
+        String(imported?.tokenCount),
+        fmt(median(parse)),
+        fmt(median(total)),
+      ],
+    ],
+    [
+      `Median of ${IMPORT_RUNS} runs, each a new session; parse + insert is importTranscript (read, detect, parse, one transaction).`,
     ],
   );
 }

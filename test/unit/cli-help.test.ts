@@ -1,10 +1,13 @@
 /**
  * The help is made from the commands' specs: every command and action has usage, options and an
- * example, and every example is a command line its own command accepts.
+ * example, and every example is a command line its own command accepts. Then `import`'s own
+ * options: the formats, --sidechains, and the line each imported file gets.
  */
 import { describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../worker/cli/cli.ts';
+import { TRANSCRIPT_FORMATS } from '../../shared/contract/native-transcripts.ts';
+import { COMMANDS, main } from '../../worker/cli/cli.ts';
 import { type Command, parseCommandArgs } from '../../worker/cli/command.ts';
+import { importedLine } from '../../worker/cli/commands/import.ts';
 import { commandHelp, topHelp, usageLine } from '../../worker/cli/help.ts';
 
 const leaves: Command[] = COMMANDS.flatMap((c) => ('actions' in c ? c.actions : [c]));
@@ -44,4 +47,49 @@ describe('command help', () => {
       expect(() => parseCommandArgs(command, argv.slice(path.length))).not.toThrow();
     },
   );
+});
+
+describe('compactor import --help and its options', () => {
+  const importCommand = leaves.find((c) => c.name === 'import') as Command;
+
+  it('names each format, says the default is detected, and documents --sidechains', () => {
+    const help = commandHelp(importCommand);
+    for (const format of TRANSCRIPT_FORMATS) expect(help).toContain(format);
+    expect(help).toMatch(/^ {2}--format F +corpus, anthropic or claude-code: .*default: detected/m);
+    expect(help).toMatch(/^ {2}--sidechains +claude-code: .*subagent/m);
+    expect(usageLine(importCommand)).toBe(
+      'compactor import <file-or-dir>... [--tenant T] [--session S] [--format F] [--sidechains]',
+    );
+  });
+
+  it.each([
+    [['x.jsonl', '--format', 'openai'], '--format must be corpus, anthropic or claude-code, got "openai"'],
+    [
+      ['x.jsonl', '--format', 'corpus', '--sidechains'],
+      '--sidechains applies to --format claude-code, not corpus',
+    ],
+    [['x.jsonl', '--sidechains=yes'], '--sidechains takes no value'],
+  ])('refuses %j before reading a file or the database: exit 2, one line', async (args, line) => {
+    let stderr = '';
+    const sink = { write: () => true };
+    const errors = {
+      write(t: string) {
+        stderr += t;
+        return true;
+      },
+    };
+    const io = { stdout: sink, stderr: errors };
+    expect(await main(['import', ...args], io)).toBe(2);
+    expect(stderr).toBe(`compactor import: ${line} (see: compactor import --help)\n`);
+  });
+
+  it('says on each imported line which format was read, and whether it was detected', () => {
+    const r = { file: 'a.jsonl', sessionId: 'a', messageCount: 30, tokenCount: 5207, ms: 12.4 };
+    expect(importedLine({ ...r, format: 'claude-code', detected: true })).toBe(
+      'imported a: 30 messages, 5207 tokens (claude-code, detected; 12 ms)',
+    );
+    expect(importedLine({ ...r, format: 'anthropic', detected: false })).toBe(
+      'imported a: 30 messages, 5207 tokens (anthropic; 12 ms)',
+    );
+  });
 });

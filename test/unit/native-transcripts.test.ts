@@ -107,6 +107,37 @@ describe('Claude Code session files', () => {
     expect(parseClaudeCode(text, 'x', { sidechains: true })).toHaveLength(3);
   });
 
+  it("keeps a main reply whole when a background subagent's lines fall between its lines", () => {
+    const reply = (uuid: string, parentUuid: string, text: string) => ({
+      type: 'assistant',
+      uuid,
+      parentUuid,
+      message: { id: 'msg_main', role: 'assistant', content: [{ type: 'text', text }] },
+    });
+    const lines = [
+      { type: 'user', uuid: 'u1', parentUuid: null, message: { role: 'user', content: 'go' } },
+      reply('a1', 'u1', 'first'),
+      {
+        type: 'assistant',
+        uuid: 's1',
+        parentUuid: null,
+        isSidechain: true,
+        agentId: 'x',
+        message: { id: 'msg_sub', role: 'assistant', content: [{ type: 'text', text: 'sub' }] },
+      },
+      reply('a2', 'a1', 'second'),
+    ];
+    const text = lines.map((l) => JSON.stringify(l)).join('\n');
+    const contents = (options?: { sidechains: boolean }) =>
+      parseClaudeCode(text, 'x', options).map((m) => m.message.content);
+    const whole = [
+      { type: 'text', text: 'first' },
+      { type: 'text', text: 'second' },
+    ];
+    expect(contents()).toEqual(['go', whole]);
+    expect(contents({ sidechains: true })).toEqual(['go', whole, [{ type: 'text', text: 'sub' }]]);
+  });
+
   it('refuses a bad line, naming the file, the line and the field', () => {
     const good = JSON.stringify({ type: 'user', uuid: 'u1', message: { role: 'user', content: 'hi' } });
     const broken = () => parseClaudeCode(`${good}\n{"type": "assistant"`, 'f.jsonl');
@@ -164,5 +195,19 @@ describe('JSONL of MessageParams', () => {
     );
     expect(detectFormat(corpus, 'c.jsonl')).toBe('corpus');
     expect(() => detectFormat('{"hello":1}', 'x.jsonl')).toThrow(/x.jsonl:1: cannot tell the format/);
+  });
+
+  it('reads a line with seq or kind as the corpus format, so its parser names the field missing', () => {
+    expect(detectFormat('{"role":"user","kind":"message","content":"hi"}', 'c.jsonl')).toBe('corpus');
+    expect(detectFormat('\n{"seq":0,"role":"user","content":"hi"}', 'c.jsonl')).toBe('corpus');
+  });
+
+  it('escapes what a line that is not JSON holds, so a refusal prints no terminal escapes', () => {
+    const refusal = () => parseAnthropicJsonl('\x1b[2J\u202eoops', 'a.jsonl');
+    expect(refusal).toThrow(/^a\.jsonl:1: not valid JSON \(.*\\u001b/);
+    expect(refusal).not.toThrow(/[\p{Cc}\p{Cf}]/u);
+    expect(() =>
+      parseAnthropicJsonl(`{"role":{"x":"${'y'.repeat(1_000)}"},"content":""}`, 'a.jsonl'),
+    ).toThrow(/^a\.jsonl:1\.role: expected "user" or "assistant", got .{1,400}$/);
   });
 });

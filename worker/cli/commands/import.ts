@@ -1,10 +1,18 @@
 /** `compactor import`: loads JSONL transcripts as sessions. */
-import { importTranscript, transcriptFiles } from '../../../producer/import.ts';
+import {
+  type ImportedSession,
+  importTranscript,
+  TRANSCRIPT_FORMATS,
+  type TranscriptFormat,
+  transcriptFiles,
+} from '../../../producer/import.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { TranscriptError } from '../../../shared/contract/transcript.ts';
 import { openDatabase } from '../../../shared/postgres/db.ts';
-import { type Command, optionalText, UsageError } from '../command.ts';
+import { type Command, flag, optionalText, type ParsedArgs, UsageError } from '../command.ts';
 import { createProgress } from '../progress.ts';
+
+const FORMATS = `${TRANSCRIPT_FORMATS.slice(0, -1).join(', ')} or ${TRANSCRIPT_FORMATS.at(-1)}`;
 
 export const importCommand: Command = {
   name: 'import',
@@ -17,15 +25,39 @@ export const importCommand: Command = {
       value: 'S',
       description: 'session id, for exactly one file (default: the file name without .jsonl)',
     },
+    format: {
+      type: 'string',
+      value: 'F',
+      description: `${FORMATS}: the files' format (default: detected from each file's first line)`,
+    },
+    sidechains: {
+      type: 'boolean',
+      description: 'claude-code: also import the subagent (sidechain) lines of a main session file',
+    },
   },
   notes: [
-    'One message per line: seq, role, kind, content, toolCallId, toolName, createdAt, optional pinned.',
+    'Formats: corpus, one message per line (seq, role, kind, content, toolCallId, toolName, createdAt,',
+    'optional pinned); anthropic, one Messages API MessageParam per line ({role, content}); claude-code,',
+    'a session file as Claude Code writes it (~/.claude/projects/<project>/<session>.jsonl): its live',
+    'branch, one message per streamed reply, subagent lines left out unless --sidechains (a',
+    "subagent's own file is read whole). anthropic and claude-code messages get seqs 0, 1, ... and",
+    'keep their content blocks exactly (thinking signatures and images included).',
+    'Each file gets one line: imported, with its format ("detected" when not named), or refused.',
     'A malformed file is refused with its line and field named, and an existing session is refused,',
-    'never duplicated; the other files are still imported (exit code 1 if any was refused).',
+    'never duplicated; nothing of a refused file is written. The other files are still imported',
+    '(exit code 1 if any was refused).',
   ],
-  examples: ['compactor import corpus/sessions --tenant acme'],
+  examples: [
+    'compactor import corpus/sessions --tenant acme',
+    'compactor import corpus/claude-code --tenant acme --sidechains',
+    'compactor import messages.jsonl --format anthropic --session chat-7',
+  ],
   async run(args, context) {
     if (args.positionals.length === 0) throw new UsageError('give at least one transcript file or directory');
+    const format = formatOption(args);
+    const sidechains = flag(args, 'sidechains');
+    if (sidechains && format !== undefined && format !== 'claude-code')
+      throw new UsageError(`--sidechains applies to --format claude-code, not ${format}`);
     const files = await transcriptFiles(args.positionals);
     const sessionId = optionalText(args, 'session');
     if (sessionId !== undefined && files.length !== 1)
@@ -38,11 +70,8 @@ export const importCommand: Command = {
       progress.start('importing', files.length, 'files');
       for (const file of files) {
         try {
-          const r = await importTranscript(database.db, file, { tenantId, sessionId });
-          progress.print(
-            context.stdout,
-            `imported ${r.sessionId}: ${r.messageCount} messages, ${r.tokenCount} tokens (${r.ms.toFixed(0)} ms)`,
-          );
+          const r = await importTranscript(database.db, file, { tenantId, sessionId, format, sidechains });
+          progress.print(context.stdout, importedLine(r));
         } catch (error) {
           if (!(error instanceof InvalidInputError || error instanceof TranscriptError)) throw error;
           failed++;
@@ -57,3 +86,20 @@ export const importCommand: Command = {
     return failed > 0 ? 1 : 0;
   },
 };
+
+/** `imported S: 30 messages, 12345 tokens (claude-code, detected; 15 ms)`. */
+export function importedLine(r: ImportedSession): string {
+  const how = r.detected ? `${r.format}, detected` : r.format;
+  return `imported ${r.sessionId}: ${r.messageCount} messages, ${r.tokenCount} tokens (${how}; ${r.ms.toFixed(0)} ms)`;
+}
+
+/** `--format`, or undefined when absent (detect each file's). */
+function formatOption(args: ParsedArgs): TranscriptFormat | undefined {
+  const value = optionalText(args, 'format');
+  if (value === undefined) return undefined;
+  const known = TRANSCRIPT_FORMATS.find((f) => f === value);
+  if (!known) {
+    throw new UsageError(`--format must be ${FORMATS}, got "${value}"`);
+  }
+  return known;
+}
