@@ -31,8 +31,8 @@ import {
   loadContext,
   type Producer,
 } from '../producer/index.ts';
-import { openDatabase } from '../shared/postgres/db.ts';
 import type { Db } from '../shared/postgres/db.ts';
+import { openDatabase } from '../shared/postgres/db.ts';
 
 /** A tool the agent can call: its definition for the API and what running it returns. */
 export interface AgentTool {
@@ -69,6 +69,8 @@ export interface RunResult {
   text: string;
   /** What `loadContext` reported on the way (e.g. thinking signed before a compaction). */
   notices: string[];
+  /** The `session.run.completed` event enqueued at the end (its BullMQ job id). */
+  eventId: string;
 }
 
 /**
@@ -145,23 +147,32 @@ export async function runAgent(options: AgentOptions, prompt: string): Promise<R
       if (block.type !== 'tool_use') continue;
       results.push(await runTool(tools.get(block.name), block.id, block.input));
     }
-    ({ sessionId } = await appendToLiveSession(db, tenantId, sessionId, [{ role: 'user', content: results }]));
+    ({ sessionId } = await appendToLiveSession(db, tenantId, sessionId, [
+      { role: 'user', content: results },
+    ]));
   }
+  const eventId = randomUUID();
   await options.producer.runCompleted({
     tenantId,
     sessionId,
-    eventId: randomUUID(),
+    eventId,
     ...(usage
       ? {
           inputTokens:
-            usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0),
+            usage.input_tokens +
+            (usage.cache_read_input_tokens ?? 0) +
+            (usage.cache_creation_input_tokens ?? 0),
         }
       : {}),
   });
-  return { sessionId, requests, text, notices };
+  return { sessionId, requests, text, notices, eventId };
 }
 
-async function runTool(tool: AgentTool | undefined, id: string, input: unknown): Promise<ToolResultBlockParam> {
+async function runTool(
+  tool: AgentTool | undefined,
+  id: string,
+  input: unknown,
+): Promise<ToolResultBlockParam> {
   if (!tool) return { type: 'tool_result', tool_use_id: id, is_error: true, content: 'no such tool' };
   try {
     const content = await tool.run((input ?? {}) as Record<string, unknown>);
@@ -175,7 +186,10 @@ async function runTool(tool: AgentTool | undefined, id: string, input: unknown):
 function withBinding(thinking: ThinkingConfigParam, dropStale: boolean): ThinkingConfigParam {
   if (!dropStale || thinking.type === 'disabled') return thinking;
   // Not in the SDK's types yet: a field of the beta.
-  return { ...thinking, block_binding: { prefix_mismatch_behavior: 'drop_block' } } as unknown as ThinkingConfigParam;
+  return {
+    ...thinking,
+    block_binding: { prefix_mismatch_behavior: 'drop_block' },
+  } as unknown as ThinkingConfigParam;
 }
 
 /** A tool that reads a text file under `root` (paths outside it are refused). */
@@ -188,7 +202,8 @@ export function readFileTool(root: string): AgentTool {
     },
     async run(input) {
       const file = path.resolve(root, String(input.path ?? ''));
-      if (!file.startsWith(path.resolve(root) + path.sep)) throw new Error(`${input.path}: outside the project`);
+      if (!file.startsWith(path.resolve(root) + path.sep))
+        throw new Error(`${input.path}: outside the project`);
       return readFile(file, 'utf8');
     },
   };

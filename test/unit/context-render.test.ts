@@ -361,6 +361,31 @@ describe('thinking', () => {
     expect(() => check(stale as typeof ctx, adaptive)).toThrow(/bound to a different conversation/);
   });
 
+  it('judges a reply by the version of the context it was made from, not by its seq', () => {
+    const rows = session();
+    // The reply at seq 6 was made from version 1, but a compaction (version 2, through seq 5) ran
+    // while the model answered: its thinking was signed over the history before that compaction.
+    const reply6 = row(6, 'assistant', reply(rows, 'late', [text('Late.')]), { contextVersion: 1 });
+    const reply8 = row(
+      8,
+      'assistant',
+      [{ type: 'thinking', thinking: 'fresh', signature: 's' }, text('Now.')],
+      {
+        contextVersion: 2,
+      },
+    );
+    const input = [reply6, row(7, 'user', 'go on'), reply8, row(9, 'user', 'ok')];
+    const ctx = render(input, { compactedThroughSeq: 5, version: 2 });
+    expect(ctx.messages[1]).toEqual({ role: 'assistant', content: [text('Late.')] });
+    expect(ctx.messages[3]).toEqual({ role: 'assistant', content: reply8.content });
+    // Without versions, the seq rule alone would have kept seq 6's thinking.
+    const bySeq = render(
+      input.map((r) => ({ ...r, contextVersion: null })),
+      { compactedThroughSeq: 5, version: 2 },
+    );
+    expect(bySeq.messages[1]).toEqual({ role: 'assistant', content: reply6.content });
+  });
+
   it('drops an assistant turn left with nothing but thinking, and merges its neighbours', () => {
     const rows = [
       row(1, 'user', 'start'),
