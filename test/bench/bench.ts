@@ -16,7 +16,7 @@
  *    insert, median of a few runs.
  *
  * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8),
- * `--parts 1,2,4,5,7` (default all; part 1 also runs 3 and 6, which need its numbers). Only a run
+ * `--parts 1,2,4,5,7,8` (default all; part 1 also runs 3 and 6, which need its numbers). Only a run
  * of every part rewrites results.md. Benchmarks print numbers; they assert nothing.
  */
 import { spawn } from 'node:child_process';
@@ -25,11 +25,12 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { type Job, Queue, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { type ImportedSession, importTranscript, readTranscript } from '../../producer/import.ts';
-import { createProducer } from '../../producer/index.ts';
+import { createProducer, createSession, loadContext } from '../../producer/index.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { openDatabase } from '../../shared/postgres/db.ts';
@@ -49,11 +50,11 @@ const { values } = parseArgs({
   options: {
     events: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '8' },
-    parts: { type: 'string', default: '1,2,4,5,7' },
+    parts: { type: 'string', default: '1,2,4,5,7,8' },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
-const ALL_PARTS = ['1', '2', '4', '5', '7'].every((p) => PARTS.has(p));
+const ALL_PARTS = ['1', '2', '4', '5', '7', '8'].every((p) => PARTS.has(p));
 const EVENTS = Number(values.events);
 const CONCURRENCY = Number(values.concurrency);
 const TENANT = 'bench';
@@ -143,6 +144,7 @@ async function main() {
     }
     if (PARTS.has('5')) await coalescing(url, sql, prefix, fake, llm.url);
     if (PARTS.has('7')) await importSample(url);
+    if (PARTS.has('8')) await readPath(url, sql, prefix);
     if (ALL_PARTS) {
       await writeFile(RESULTS, out.join('\n'));
       console.log(`\nwritten to ${RESULTS}`);
@@ -659,6 +661,94 @@ async function importSample(url: string) {
       `Median of ${IMPORT_RUNS} runs, each a new session; parse + insert is importTranscript (read, detect, parse, one transaction).`,
     ],
   );
+}
+
+// 8 ----------------------------------------------------------------------------------------------
+
+/** loadContext calls per session whose latencies part 8 reports. */
+const READS = 200;
+
+/**
+ * The read path: `loadContext` of a 500-message native session (text, thinking, tool calls and
+ * results) and of a 100,000-message session after a slidingWindow compaction kept its newest 100.
+ */
+async function readPath(url: string, sql: postgres.Sql, prefix: () => string) {
+  await seed(sql, 1, 100_000, 'read');
+  const database = openDatabase(url, { max: 2 });
+  const store = new CompactionStore(database.db);
+  const connection = redis();
+  await runCompaction(
+    {
+      reads: store,
+      writes: store,
+      leases: new LeaseManager(connection, { prefix: prefix() }),
+      summarizer: createExtractiveSummarizer(),
+      now: () => performance.now(),
+      logger: silentLogger,
+    },
+    {
+      tenantId: TENANT,
+      sessionId: 'read1',
+      strategy: { type: 'summarize', keepRecent: 100, maxSummaryTokens: 2_000 },
+      trigger: 'manual',
+      idempotencyKey: `bench:${randomUUID()}`,
+      eventId: null,
+    },
+  );
+  await createSession(database.db, {
+    tenantId: TENANT,
+    sessionId: 'native500',
+    messages: nativeSession(500),
+  });
+  const rows: string[][] = [];
+  for (const [label, sessionId] of [
+    ['500 native messages, never compacted', 'native500'],
+    ['100,000 messages, compacted to 100 + summary', 'read1'],
+  ] as const) {
+    const ms: number[] = [];
+    let loaded: Awaited<ReturnType<typeof loadContext>> | undefined;
+    for (let i = 0; i < READS + 10; i++) {
+      const started = performance.now();
+      loaded = await loadContext(database.db, { tenantId: TENANT, sessionId });
+      if (i >= 10) ms.push(performance.now() - started);
+    }
+    ms.sort((a, b) => a - b);
+    const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? 0;
+    rows.push([
+      label,
+      String(loaded?.messages.length),
+      String(loaded?.tokens),
+      fmt(at(0.5), 2),
+      fmt(at(0.99), 2),
+    ]);
+  }
+  await connection.quit();
+  await database.close();
+  section(
+    '8. Read path: loadContext (in-process, one connection)',
+    ['session', 'messages sent', 'tokens', 'p50 ms', 'p99 ms'],
+    rows,
+    [`${READS} calls each after 10 warm-up calls; one statement per call (lineage, checkpoint, rows).`],
+  );
+}
+
+/** A native session of `n` messages: runs of user text, assistant thinking + a call, its result. */
+function nativeSession(n: number) {
+  return Array.from({ length: n }, (_, seq) => {
+    const phase = seq % 3;
+    const id = `toolu_${Math.floor(seq / 3)}`;
+    const content =
+      phase === 0
+        ? `Step ${seq}: look at the parser and tell me what breaks on empty input.`
+        : phase === 1
+          ? [
+              { type: 'thinking', thinking: `I should read file ${seq}.`, signature: `sig${seq}` },
+              { type: 'tool_use', id, name: 'read_file', input: { path: `src/file${seq}.ts` } },
+            ]
+          : [{ type: 'tool_result', tool_use_id: id, content: 'export const x = 1;\n'.repeat(20) }];
+    const role = phase === 1 ? 'assistant' : 'user';
+    return { seq, message: { role, content } as MessageParam };
+  });
 }
 
 main().catch((error) => {

@@ -1,0 +1,1 @@
+CREATE INDEX "archived_messages_system_idx" ON "archived_messages" USING btree ("tenant_id","session_id","seq") WHERE "archived_messages"."role" = 'system';
