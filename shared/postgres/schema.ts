@@ -172,9 +172,7 @@ export const archivedMessages = pgTable(
     index('archived_messages_session_seq_idx').on(t.tenantId, t.sessionId, t.seq),
     // loadContext restates the system messages compactions archived: found without reading the
     // rest of a long session's archive.
-    index('archived_messages_system_idx')
-      .on(t.tenantId, t.sessionId, t.seq)
-      .where(sql`${t.role} = 'system'`),
+    index('archived_messages_system_idx').on(t.tenantId, t.sessionId, t.seq).where(sql`${t.role} = 'system'`),
   ],
 );
 
