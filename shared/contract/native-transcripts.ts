@@ -7,7 +7,8 @@
  *   `file-history-snapshot`, `queue-operation` and any other type are skipped); the session is the
  *   live branch: the chain of `parentUuid` links from the last message line back to its root, as
  *   Claude Code resumes it (a resumed session re-logs its history under new uuids, and a rewound
- *   one leaves its abandoned turns behind; both stay in the file, off the branch); the lines of one
+ *   one leaves its abandoned turns behind; both stay in the file, off the branch; the results of
+ *   parallel tool calls, each the child of its own call's line, all belong to it); the lines of one
  *   streamed reply share `message.id` and become one message, blocks in order; sidechain lines (a
  *   subagent's turns) are left out unless asked for, except in a subagent's own file, where every
  *   message line is a sidechain and the file is the session. A file without uuids is read whole.
@@ -171,7 +172,25 @@ function liveBranch(
     const parent = current.value.parentUuid;
     current = typeof parent === 'string' ? byUuid.get(parent) : undefined;
   }
+  // Parallel tool calls fork the chain: each call's line is the parent of its own result's line,
+  // and only the last result's line leads on. The other results belong to the branch too.
+  for (const { value, line } of turns) {
+    if (branch.has(line) || value.type !== 'user' || typeof value.parentUuid !== 'string') continue;
+    const parent = byUuid.get(value.parentUuid);
+    if (parent && branch.has(parent.line) && answersCallOf(value, parent.value)) branch.add(line);
+  }
   return branch;
+}
+
+/** Whether a user line holds only tool results, each answering a `tool_use` of `parent`'s message. */
+function answersCallOf(line: Record<string, unknown>, parent: Record<string, unknown>): boolean {
+  const content = (line.message as { content?: unknown } | undefined)?.content;
+  const calls = (parent.message as { content?: unknown } | undefined)?.content;
+  if (!Array.isArray(content) || content.length === 0 || !Array.isArray(calls)) return false;
+  const ids = new Set(
+    calls.flatMap((b) => (b?.type === 'tool_use' && typeof b.id === 'string' ? [b.id as string] : [])),
+  );
+  return content.every((b) => b?.type === 'tool_result' && ids.has(b.tool_use_id));
 }
 
 /** `{ role, content }` of a parsed line, validated; other fields (a reply's id, usage) are not part of it. */

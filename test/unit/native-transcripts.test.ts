@@ -18,7 +18,7 @@ const read = (name: string) => readFileSync(`${DIR}${name}`, 'utf8');
 
 /** Each file's messages, assistant messages, blocks, thinking blocks and images on its live branch. */
 const FILES = [
-  ['0ccf1a04-1b4c-43b6-8aa5-79e41db43a68.jsonl', 30, 11, 44, 7, 0],
+  ['0ccf1a04-1b4c-43b6-8aa5-79e41db43a68.jsonl', 33, 11, 47, 7, 0],
   ['4b2030ed-5563-49ea-b703-6a002f2d3cc8.jsonl', 4, 2, 6, 2, 0],
   ['agent-a9cad17.jsonl', 4, 2, 4, 0, 0],
   ['general-tool-calls.jsonl', 125, 56, 198, 49, 0],
@@ -43,6 +43,15 @@ describe('Claude Code session files', () => {
       expect(all.filter((b) => b.type === 'thinking')).toHaveLength(thinking);
       expect(all.filter((b) => b.type === 'image')).toHaveLength(images);
       expect(messages[0]?.message.role).toBe('user');
+      // Every call is answered, parallel ones included (each result line forks from its own call's
+      // line), except a call of the last message, which may still be waiting.
+      const answered = new Set(all.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])));
+      const last = messages[messages.length - 1];
+      for (const m of messages) {
+        if (m === last) continue;
+        for (const b of blocks(m.message.content))
+          if (b.type === 'tool_use') expect(answered).toContain(b.id);
+      }
     },
   );
 
