@@ -4,11 +4,13 @@
  * enqueue is a no-op) and per-session deduplication with `keepLastIfActive` (at most one active and
  * one waiting job per session; a burst coalesces).
  */
-import { Queue } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { InvalidInputError } from '../shared/contract/errors.ts';
 import {
   COMPACTION_QUEUE,
+  type CompactionJobResult,
   DEFAULT_JOB_OPTIONS,
   deduplicationIdOf,
   describeZodError,
@@ -57,10 +59,34 @@ export interface Producer {
    * @throws {Error} when Redis cannot be reached (fails fast; it does not queue in memory).
    */
   runCompleted(input: RunCompletedInput): Promise<EnqueueResult>;
+  /**
+   * Compacts a session now and waits for the outcome, for an agent about to overflow its window:
+   * enqueues a manual `session.run.completed` (which skips the triggers) as a job of its own — not
+   * coalesced into a waiting event's job, whose triggers might skip it — and resolves when the
+   * worker has applied or skipped it. Correctness is the worker's as for any job: a concurrent
+   * event for the session is applied at most once under its own idempotency key, and the lease
+   * and the version fence serialise the two.
+   * @param options.timeoutMs how long to wait, ms (default 60,000); then `{ state: 'running' }`
+   *   with the job id, and the job goes on.
+   * @throws {InvalidInputError} naming a bad field; nothing is enqueued.
+   * @throws {Error} with the job's failure reason when it failed for good, or when Redis is down.
+   */
+  compactNow(target: CompactNowTarget, options?: { timeoutMs?: number }): Promise<CompactNowResult>;
   /** The underlying BullMQ queue (for Bull Board, counts, tests). */
   queue: Queue;
   close(): Promise<void>;
 }
+
+/** The session `compactNow` compacts, and optionally with which strategy. */
+export type CompactNowTarget = Pick<RunCompletedInput, 'tenantId' | 'sessionId' | 'strategy'> & {
+  /** Defaults to a new UUID; the job id and idempotency key, as for any event. */
+  eventId?: string;
+};
+
+/** What `compactNow` saw: the job's result once it settled, or that it is still running. */
+export type CompactNowResult =
+  | { state: 'settled'; jobId: string; result: CompactionJobResult }
+  | { state: 'running'; jobId: string };
 
 /** Validates an event without enqueueing it. @throws {InvalidInputError} naming the bad field. */
 export function parseRunCompleted(input: unknown): RunCompletedEvent {
@@ -86,8 +112,36 @@ export function createProducer(options: ProducerOptions): Producer {
   });
   queue.on('error', () => {});
   let closing: Promise<void> | undefined;
+  // Made on the first compactNow: QueueEvents holds a blocking connection of its own.
+  let events: QueueEvents | undefined;
+  let eventsConnection: Redis | undefined;
   return {
     queue,
+    async compactNow(target, waitOptions = {}) {
+      const event = parseRunCompleted({ eventId: randomUUID(), ...target, trigger: 'manual' });
+      await waitReady(connection);
+      if (!events) {
+        eventsConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+        eventsConnection.on('error', () => {});
+        events = new QueueEvents(COMPACTION_QUEUE, { connection: eventsConnection, prefix: options.prefix });
+        events.on('error', () => {});
+      }
+      await events.waitUntilReady();
+      const job = await queue.add(RUN_COMPLETED, event, { jobId: event.eventId });
+      const jobId = job.id ?? event.eventId;
+      try {
+        const result = (await job.waitUntilFinished(
+          events,
+          waitOptions.timeoutMs ?? 60_000,
+        )) as CompactionJobResult;
+        return { state: 'settled', jobId, result };
+      } catch (error) {
+        if (error instanceof Error && /timed out before finishing/.test(error.message)) {
+          return { state: 'running', jobId };
+        }
+        throw error;
+      }
+    },
     async runCompleted(input) {
       const event = parseRunCompleted(input);
       await waitReady(connection);
@@ -99,8 +153,10 @@ export function createProducer(options: ProducerOptions): Producer {
       return { jobId, coalesced: jobId !== event.eventId };
     },
     close: () => {
-      closing ??= queue
-        .close()
+      closing ??= Promise.resolve(events?.close())
+        .catch(() => {})
+        .then(() => eventsConnection?.quit().catch(() => eventsConnection?.disconnect()))
+        .then(() => queue.close())
         .catch(() => {})
         .then(() => connection.quit().catch(() => connection.disconnect()))
         .then(() => undefined);

@@ -99,6 +99,23 @@ export function idempotencyKeyOf(event: Pick<RunCompletedEvent, 'eventId' | 'ten
 }
 
 /**
+ * What a finished compaction job returns (BullMQ's `returnvalue`; Bull Board shows it, and
+ * `compactNow` resolves with it).
+ */
+export interface CompactionJobResult {
+  /** The pipeline's outcome: `applied`, `skipped`, `failed`, `duplicate` (the key was used), `batched`. */
+  status: string;
+  /** The ledger row's status, or `batched` while a batch summary is pending. */
+  ledgerStatus: string;
+  /** The ledger row's id; null while a batch summary is pending. */
+  compactionId: string | null;
+  messagesBefore: number | null;
+  messagesAfter: number | null;
+  /** Why it was skipped or failed. */
+  reason: string | null;
+}
+
+/**
  * Job options every compaction job gets: 5 attempts with exponential backoff from 2 s; completed
  * jobs kept a day (at most 10,000), failed ones a week, so Bull Board can show them.
  */

@@ -9,6 +9,7 @@ import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { isPermanent, printable, SessionNotFoundError, toError } from '../../shared/contract/errors.ts';
 import {
+  type CompactionJobResult,
   describeZodError,
   idempotencyKeyOf,
   RUN_COMPLETED,
@@ -31,15 +32,8 @@ import {
 import { jobActionFor } from './job-actions.ts';
 
 /** What a finished job returns (stored by BullMQ as the job's return value, shown in Bull Board). */
-export interface JobResult {
+export interface JobResult extends CompactionJobResult {
   status: CompactionOutcome['status'];
-  /** The ledger row's status, or `batched` while a batch summary is pending. */
-  ledgerStatus: string;
-  /** Null while a batch summary is pending. */
-  compactionId: string | null;
-  messagesBefore: number | null;
-  messagesAfter: number | null;
-  reason: string | null;
 }
 
 export interface ProcessorDeps extends PipelineDeps {
