@@ -24,6 +24,7 @@ import { historyCommand } from './commands/history.ts';
 import { importCommand } from './commands/import.ts';
 import { migrateCommand } from './commands/migrate.ts';
 import { policyGroup } from './commands/policy.ts';
+import { purgeCommand } from './commands/purge.ts';
 import { restoreCommand } from './commands/restore.ts';
 import { sessionsGroup } from './commands/sessions.ts';
 import { sweepCommand } from './commands/sweep.ts';
@@ -43,6 +44,7 @@ export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
   historyCommand,
   contextCommand,
   restoreCommand,
+  purgeCommand,
   sweepCommand,
   policyGroup,
   sessionsGroup,

@@ -1,0 +1,112 @@
+/**
+ * "Delete my data": `compactor purge` removes a session with its lineage — live and archived
+ * messages, ledger rows — in one transaction, and nothing of another session or tenant.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { appendMessages, createSession } from '../../producer/index.ts';
+import { SessionNotFoundError } from '../../shared/contract/errors.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { runCompaction } from '../../worker/pipeline/pipeline.ts';
+import { setPolicy } from '../../worker/postgres/policies.ts';
+import { purgeSessions } from '../../worker/postgres/purge.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
+import { loadCorpusSession, silentLogger } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
+import { runCompactor } from '../support/processes.ts';
+
+const ctx = useIntegration();
+
+async function session(tenantId: string, sessionId: string) {
+  const messages = await loadCorpusSession('sweagent__marshmallow-1867-fc');
+  await createSession(ctx.tdb.database.db, { tenantId, sessionId, messages });
+}
+
+async function compact(tenantId: string, sessionId: string, mode: 'inPlace' | 'newSession') {
+  await setPolicy(ctx.tdb.database.db, tenantId, null, {
+    strategy: { type: 'slidingWindow', maxMessages: 10 },
+    mode,
+  });
+  const outcome = await runCompaction(
+    {
+      reads: ctx.store,
+      writes: ctx.store,
+      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
+      summarizer: createExtractiveSummarizer(),
+      now: () => performance.now(),
+      logger: silentLogger,
+    },
+    {
+      tenantId,
+      sessionId,
+      strategy: { type: 'slidingWindow', maxMessages: 10 },
+      trigger: 'manual',
+      idempotencyKey: `manual:${randomUUID()}`,
+      eventId: null,
+    },
+  );
+  if (outcome.row?.status !== 'applied') throw new Error(`${outcome.row?.status}: ${outcome.row?.reason}`);
+  return outcome.row;
+}
+
+/** Rows of every table for a tenant's sessions. */
+async function counts(tenantId: string) {
+  const [row] = await ctx.tdb.database.sql<Record<string, number>[]>`
+    select
+      (select count(*)::int from sessions where tenant_id = ${tenantId}) as sessions,
+      (select count(*)::int from messages where tenant_id = ${tenantId}) as messages,
+      (select count(*)::int from archived_messages where tenant_id = ${tenantId}) as archived,
+      (select count(*)::int from compactions where tenant_id = ${tenantId}) as compactions`;
+  return row;
+}
+
+describe('purge', () => {
+  it("removes a session's whole lineage and nothing else, in one transaction", async () => {
+    await session('p1', 'chat');
+    await session('p1', 'other');
+    await session('p2', 'chat');
+    const child = (await compact('p1', 'chat', 'newSession')).childSessionId as string;
+    // The child compacts in place, with its own archive.
+    await appendMessages(
+      ctx.tdb.database.db,
+      'p1',
+      child,
+      Array.from({ length: 20 }, (_, i) => ({ role: 'user' as const, content: `more ${i}` })),
+    );
+    await compact('p1', child, 'inPlace');
+    const before = await counts('p1');
+    const untouched = await counts('p2');
+    // Naming the child purges the parent it continued from as well.
+    const result = await purgeSessions(ctx.tdb.database.db, { tenantId: 'p1', sessionId: child });
+    expect(result.sessions.sort()).toEqual(['chat', child].sort());
+    expect(result.compactions).toBe(2);
+    expect(result.archivedMessages).toBeGreaterThan(0);
+    const after = await counts('p1');
+    expect(after).toEqual({
+      sessions: 1,
+      messages: (before?.messages ?? 0) - result.messages,
+      archived: 0,
+      compactions: 0,
+    });
+    expect(after?.messages).toBeGreaterThan(0); // "other" is whole
+    expect(await counts('p2')).toEqual(untouched);
+    await expect(purgeSessions(ctx.tdb.database.db, { tenantId: 'p1', sessionId: 'chat' })).rejects.toThrow(
+      SessionNotFoundError,
+    );
+  });
+
+  it('from the command line: one session, or the tenant only with --yes', async () => {
+    await session('p3', 'a');
+    await session('p3', 'b');
+    const one = await runCompactor(['purge', '--tenant', 'p3', '--session', 'a'], ctx.cliEnv);
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout)).toMatchObject({ sessions: ['a'], messages: 41 });
+    const refused = await runCompactor(['purge', '--tenant', 'p3'], ctx.cliEnv);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('add --yes, or name --session');
+    expect((await counts('p3'))?.sessions).toBe(1);
+    const all = await runCompactor(['purge', '--tenant', 'p3', '--yes'], ctx.cliEnv);
+    expect(all.code, all.stderr).toBe(0);
+    expect(await counts('p3')).toEqual({ sessions: 0, messages: 0, archived: 0, compactions: 0 });
+  });
+});

@@ -1,0 +1,48 @@
+/** `compactor purge`: deletes a session (with its lineage) or a whole tenant, everything held of it. */
+import { InvalidInputError } from '../../../shared/contract/errors.ts';
+import { createLogger } from '../../../shared/runtime/logger.ts';
+import { purgeSessions } from '../../postgres/purge.ts';
+import { openServices } from '../../runtime/services.ts';
+import { type Command, flag, optionalText, TENANT_OPTION, text } from '../command.ts';
+
+export const purgeCommand: Command = {
+  name: 'purge',
+  summary:
+    "delete a session's data (or a tenant's): messages, archive, ledger, batches; print the counts as JSON",
+  options: {
+    tenant: TENANT_OPTION,
+    session: {
+      type: 'string',
+      value: 'S',
+      description: 'the session to delete, with the sessions it continued from and in',
+    },
+    yes: { type: 'boolean', description: 'required without --session: delete every session of the tenant' },
+  },
+  notes: [
+    'One transaction: live and archived messages, ledger rows, batch rows and the session rows go',
+    'together, and nothing of them can be restored afterwards. Queued jobs of a purged session find',
+    'no session and end without effect.',
+  ],
+  examples: ['compactor purge --tenant acme --session run-42', 'compactor purge --tenant acme --yes'],
+  async run(args, context) {
+    const tenantId = text(args, 'tenant');
+    const sessionId = optionalText(args, 'session');
+    if (sessionId === undefined && !flag(args, 'yes')) {
+      throw new InvalidInputError(
+        `purge of every session of tenant "${tenantId}": add --yes, or name --session`,
+      );
+    }
+    const c = context.config();
+    const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
+    try {
+      const result = await purgeSessions(services.database.db, {
+        tenantId,
+        ...(sessionId ? { sessionId } : {}),
+      });
+      context.stdout.write(`${JSON.stringify(result)}\n`);
+      return 0;
+    } finally {
+      await services.close();
+    }
+  },
+};
