@@ -99,6 +99,43 @@ export function idempotencyKeyOf(event: Pick<RunCompletedEvent, 'eventId' | 'ten
 }
 
 /**
+ * The queue compactor publishes on after each applied compaction (same Redis and key prefix as
+ * `compaction`): a service consumes it with a BullMQ `Worker` of its own.
+ */
+export const SESSION_EVENTS_QUEUE = 'session-events';
+/** The job name of an applied compaction on {@link SESSION_EVENTS_QUEUE}. */
+export const SESSION_COMPACTED = 'session.compacted';
+
+/**
+ * `session.compacted`: what an applied compaction did, for the agent service that owns the
+ * session. The job id is the compaction id, so a retried publish adds no second job. Tokens are
+ * compactor's estimates.
+ */
+export const sessionCompactedEventSchema = z.object({
+  compactionId: z.string(),
+  tenantId: idSchema,
+  sessionId: idSchema,
+  /** The session's `compaction_version` after it: `loadContext` returns the same number. */
+  version: z.number().int(),
+  /** The highest seq that left. */
+  cutoffSeq: z.number().int().nullable(),
+  strategy: z.string(),
+  mode: z.enum(['inPlace', 'newSession']).nullable(),
+  /** The session the history continues in after a `newSession` compaction. */
+  childSessionId: z.string().nullable(),
+  messagesBefore: z.number().int().nullable(),
+  messagesAfter: z.number().int().nullable(),
+  tokensBefore: z.number().int().nullable(),
+  tokensAfter: z.number().int().nullable(),
+  /** The checkpoint (structured summary) the compaction wrote, or null when it wrote none. */
+  checkpoint: z.unknown().nullable(),
+  /** ISO-8601 time of the ledger row. */
+  appliedAt: z.string(),
+});
+
+export type SessionCompactedEvent = z.infer<typeof sessionCompactedEventSchema>;
+
+/**
  * What a finished compaction job returns (BullMQ's `returnvalue`; Bull Board shows it, and
  * `compactNow` resolves with it).
  */

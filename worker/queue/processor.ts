@@ -18,6 +18,7 @@ import {
   sweepCompactionJobSchema,
   sweepIdempotencyKeyOf,
 } from '../../shared/contract/events.ts';
+import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
@@ -47,6 +48,12 @@ export interface ProcessorDeps extends PipelineDeps {
   signal?: AbortSignal;
   /** Used on a job's last attempt when its strategy says `fallback: 'extractive'`. */
   fallbackSummarizer?: Summarizer;
+  /**
+   * Called with the ledger row of every applied compaction (also when a retried job finds it
+   * applied already), before the job completes: a failure fails the job, which retries and calls
+   * it again. Absent: nothing is told.
+   */
+  onApplied?: (row: CompactionRow) => Promise<void>;
   /** Counts outcomes and lease conflicts (worker/observability/metrics.ts); absent: nothing is counted. */
   metrics?: Pick<WorkerMetrics, 'jobSettled' | 'leaseConflict'>;
 }
@@ -100,8 +107,12 @@ export function createProcessor(deps: ProcessorDeps) {
         reason: row.reason,
       };
     };
+    const told = async (outcome: CompactionOutcome): Promise<CompactionOutcome> => {
+      if (outcome.row?.status === 'applied' && deps.onApplied) await deps.onApplied(outcome.row);
+      return outcome;
+    };
     try {
-      return settled(await runCompaction(deps, request));
+      return settled(await told(await runCompaction(deps, request)));
     } catch (thrown) {
       const error = toError(thrown);
       const action = jobActionFor(error, {
@@ -123,7 +134,7 @@ export function createProcessor(deps: ProcessorDeps) {
       const permanent = action.type === 'fail';
       const strategy = await strategyInForce(deps, request, error, lastAttempt && !permanent);
       if (lastAttempt && !permanent && strategy && wantsFallback(strategy) && deps.fallbackSummarizer) {
-        return settled(await runFallback(deps, request, error, log));
+        return settled(await told(await runFallback(deps, request, error, log)));
       }
       if ((permanent || lastAttempt) && !(error instanceof SessionNotFoundError)) {
         const entry = entryOf(request, strategy?.type ?? 'policy');

@@ -12,6 +12,7 @@ import type { PipelineDeps } from '../pipeline/pipeline.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { type QueuedSummary, queueBatchedSummary } from './batches.ts';
 import { createProcessor, type JobResult } from './processor.ts';
+import { createSessionEventsPublisher } from './session-events.ts';
 
 export interface WorkerOptions {
   /** Jobs processed at once by this process. Default 4. */
@@ -42,7 +43,14 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   let worker: Worker<unknown, JobResult> | undefined;
   const { metrics } = options;
   const fallback = createExtractiveSummarizer();
+  const publisher = createSessionEventsPublisher(services.redis, services.config.queuePrefix);
   const processor = createProcessor({
+    onApplied: async (row) => {
+      // The checkpoint it wrote: in the child when the history continued there.
+      const [session] = await services.database.sql<{ checkpoint: unknown }[]>`
+        select checkpoint from sessions where tenant_id = ${row.tenantId} and id = ${row.childSessionId ?? row.sessionId}`;
+      await publisher.compacted(row, row.summary === null ? null : (session?.checkpoint ?? null));
+    },
     reads: services.reads,
     writes: services.writes,
     onFenceRejected: metrics?.fenceRejected,
@@ -86,6 +94,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
       if (force) abort.abort(new Error('worker forced to stop'));
       closing ??= runAll(services.logger, [
         () => w.close(force),
+        () => publisher.close(),
         () => connection.quit(),
         () => services.close(),
       ]);

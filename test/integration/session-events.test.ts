@@ -1,0 +1,98 @@
+/**
+ * Telling the agent what happened: each applied compaction publishes one `session.compacted` job
+ * on the `session-events` queue, which a service consumes with a BullMQ Worker of its own; a skip
+ * publishes nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Job, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSession, loadContext } from '../../producer/index.ts';
+import {
+  SESSION_COMPACTED,
+  SESSION_EVENTS_QUEUE,
+  type SessionCompactedEvent,
+  sessionCompactedEventSchema,
+} from '../../shared/contract/events.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { REDIS_URL } from '../support/env.ts';
+import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
+
+const ctx = useIntegration();
+const tenantId = 'told';
+const received: Array<{ name: string; id: string | undefined; data: SessionCompactedEvent }> = [];
+let consumer: Worker | undefined;
+let consumerConnection: Redis | undefined;
+
+afterAll(async () => {
+  await consumer?.close();
+  await consumerConnection?.quit();
+});
+
+async function settle(eventId: string) {
+  await waitFor(async () => {
+    const state = await ctx.producer.queue.getJobState(eventId);
+    return state === 'completed' || state === 'failed' ? state : undefined;
+  });
+}
+
+describe('session.compacted', () => {
+  it('reaches a service’s own consumer once per applied compaction, with what it did', async () => {
+    consumerConnection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    consumer = new Worker(
+      SESSION_EVENTS_QUEUE,
+      async (job: Job) => {
+        received.push({ name: job.name, id: job.id, data: sessionCompactedEventSchema.parse(job.data) });
+      },
+      { connection: consumerConnection, prefix: ctx.prefix },
+    );
+    ctx.startWorker({ summarizer: createExtractiveSummarizer() });
+    const messages = await loadCorpusSession('sweagent__marshmallow-1867-fc');
+    await createSession(ctx.tdb.database.db, { tenantId, sessionId: 'big', messages });
+    await createSession(ctx.tdb.database.db, {
+      tenantId,
+      sessionId: 'small',
+      messages: messages.slice(0, 3),
+    });
+    const strategy = { type: 'summarize', keepRecent: 10, maxSummaryTokens: 1_000 } as const;
+    const eventId = randomUUID();
+    await ctx.producer.runCompleted({ eventId, tenantId, sessionId: 'big', trigger: 'manual', strategy });
+    await settle(eventId);
+    // A session too small to compact: skipped, nothing published.
+    const again = randomUUID();
+    await ctx.producer.runCompleted({
+      eventId: again,
+      tenantId,
+      sessionId: 'small',
+      trigger: 'manual',
+      strategy,
+    });
+    await settle(again);
+    await waitFor(async () => received.length >= 1);
+    await new Promise((r) => setTimeout(r, 300));
+
+    expect(received).toHaveLength(1);
+    const [event] = received;
+    const [row] = await ctx.tdb.database.sql<{ id: string; compaction_version: number }[]>`
+      select id, compaction_version from compactions
+      where tenant_id = ${tenantId} and session_id = 'big' and status = 'applied'`;
+    expect(event?.name).toBe(SESSION_COMPACTED);
+    expect(event?.id).toBe(row?.id);
+    expect(event?.data).toMatchObject({
+      compactionId: row?.id,
+      tenantId,
+      sessionId: 'big',
+      version: row?.compaction_version,
+      strategy: 'summarize',
+      mode: 'inPlace',
+      messagesBefore: messages.length,
+    });
+    expect(event?.data.tokensAfter).toBeLessThan(event?.data.tokensBefore ?? 0);
+    expect(event?.data.checkpoint).toMatchObject({ goal: expect.any(String) });
+    // The version the agent's next context is rendered at.
+    expect((await loadContext(ctx.tdb.database.db, { tenantId, sessionId: 'big' })).version).toBe(
+      event?.data.version,
+    );
+  });
+});
