@@ -112,6 +112,14 @@ describe('describeDatabaseError on what postgres.js and drizzle throw', () => {
     expect(error.code).toBe('3D000');
   });
 
+  it('a database name the shell would split is quoted in the createdb advice', async () => {
+    const name = `compactor$missing_${suffix}`;
+    const url = databaseUrlFor(name);
+    expect(described(await failedQuery(url), url).hint).toBe(
+      `create it (createdb '${name}') or point DATABASE_URL at another`,
+    );
+  });
+
   it('a database without the schema: the missing relation and `compactor migrate`', async () => {
     const url = databaseUrlFor(EMPTY);
     const error = described(await failedQuery(url), url);
