@@ -4,7 +4,8 @@
  * - input that can never succeed ({@link InvalidInputError} and its subclasses, and
  *   {@link ConfigError} / {@link SummarizerConfigError}: fix the input or the configuration);
  * - conflicts that resolve themselves ({@link LeaseBusyError}, {@link FenceError}: try again);
- * - transient failures ({@link RateLimitedError}, {@link TransientError}, and anything unknown).
+ * - transient failures ({@link RateLimitedError}, {@link TransientError}, {@link DatabaseError}, and
+ *   anything unknown).
  * {@link toError} turns whatever was thrown into an `Error`, once, at the edge that catches it. The
  * BullMQ worker's table from error to job action is `worker/queue/job-actions.ts`.
  */
@@ -109,6 +110,28 @@ export class TransientError extends Error {
     super(message, { cause: details.cause });
     this.status = details.status;
     this.requestId = details.requestId;
+  }
+}
+
+/**
+ * Postgres could not do what was asked, told as its cause and what to do about it (no schema, no
+ * server, no such database, a refused login), never as the SQL text that failed. Built by
+ * `describeDatabaseError` (shared/postgres/errors.ts). Transient as far as the worker is concerned:
+ * a database that is down or not yet migrated may be fixed while jobs wait.
+ */
+export class DatabaseError extends Error {
+  override name = 'DatabaseError';
+  /** What went wrong, e.g. `database "x" does not exist`. */
+  readonly problem: string;
+  /** What to do about it, e.g. "run `compactor migrate`"; null when there is nothing to suggest. */
+  readonly hint: string | null;
+  /** The Postgres SQLSTATE (`42P01`) or Node error code (`ECONNREFUSED`), or null. */
+  readonly code: string | null;
+  constructor(problem: string, details: { hint: string | null; code: string | null; cause?: unknown }) {
+    super(details.hint ? `${problem}: ${details.hint}` : problem, { cause: details.cause });
+    this.problem = problem;
+    this.hint = details.hint;
+    this.code = details.code;
   }
 }
 

@@ -5,6 +5,7 @@ import type { SQL } from 'drizzle-orm';
 import { PgDialect, type PreparedQueryConfig } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { DatabaseError } from '../contract/errors.ts';
 import * as schema from './schema.ts';
 
 export type Db = PostgresJsDatabase<typeof schema>;
@@ -47,6 +48,22 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       return closing;
     },
   };
+}
+
+/**
+ * Checks, with one cheap query, that the database holds compactor's schema, so a command that needs
+ * it says so before doing anything. A connection error is thrown as postgres.js threw it
+ * (`describeDatabaseError` tells the user what it means).
+ * @throws {DatabaseError} `no compactor schema in database "x": run \`compactor migrate\``.
+ */
+export async function assertSchema(database: Pick<Database, 'sql'>): Promise<void> {
+  const [row] = await database.sql<{ sessions: string | null; database: string }[]>`
+    select to_regclass('sessions')::text as sessions, current_database() as database`;
+  if (row && row.sessions === null)
+    throw new DatabaseError(`no compactor schema in database "${row.database}"`, {
+      hint: 'run `compactor migrate`',
+      code: null,
+    });
 }
 
 /**

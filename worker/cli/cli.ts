@@ -1,10 +1,11 @@
 /**
  * The `compactor` command line: finds the command, parses its flags (util.parseArgs, from the
  * command's spec in commands/), runs it and turns what it throws into an exit code:
- * 0 done, 1 failed (the error is printed), 2 bad usage (one line: what is wrong, where to look).
+ * 0 done, 1 failed (the error is printed; a database error as its cause and what to do), 2 bad usage (one line: what is wrong, where to look).
  */
 import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
+import { describeDatabaseError } from '../../shared/postgres/errors.ts';
 import { type Config, ConfigError, loadConfig } from '../../shared/runtime/config.ts';
 import { DashboardConfigError } from '../http/dashboard/index.ts';
 import {
@@ -120,8 +121,11 @@ async function run(command: Command, args: string[], io: CommandIo): Promise<num
     });
   } catch (error) {
     if (error instanceof UsageError) return usageError(io, where, error.message, `${where} --help`);
-    const expected = EXPECTED_ERRORS.some((c) => error instanceof c);
-    const message = error instanceof Error ? error.message : String(error);
+    // A Postgres error is told as its cause and what to do (never drizzle's SQL text); one with
+    // advice is the whole story, like the expected errors.
+    const database = describeDatabaseError(error, { url: config?.databaseUrl });
+    const expected = database ? database.hint !== null : EXPECTED_ERRORS.some((c) => error instanceof c);
+    const message = database?.message ?? (error instanceof Error ? error.message : String(error));
     io.stderr.write(`${where}: ${expected ? message : `failed: ${message}`}\n`);
     return 1;
   }

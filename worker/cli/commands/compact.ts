@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { explainStays, type Plan, type StayReason } from '../../../shared/planning/plan.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
+import { assertSchema } from '../../../shared/postgres/db.ts';
 import { createLogger } from '../../../shared/runtime/logger.ts';
 import { type Strategy, strategyUnit } from '../../../shared/strategies/index.ts';
 import { previewCompaction as preview, runCompaction } from '../../pipeline/pipeline.ts';
@@ -126,6 +127,7 @@ export const compactCommand: Command = {
     const c = context.config();
     const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
     try {
+      await assertSchema(services.database);
       if (flag(args, 'dry-run')) {
         const preview = await previewCompaction(services, { tenantId, sessionId, strategy: override });
         context.stdout.write(

@@ -1,6 +1,6 @@
 /** `compactor context`: the request an agent sends next for a session, as JSON. */
 import { loadContext } from '../../../producer/context.ts';
-import { openDatabase } from '../../../shared/postgres/db.ts';
+import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { type Command, optionalText, SESSION_OPTION, TENANT_OPTION, text, UsageError } from '../command.ts';
 
 /** What `--thinking` takes. */
@@ -36,6 +36,7 @@ export const contextCommand: Command = {
     }
     const database = openDatabase(context.config().databaseUrl, { max: 1 });
     try {
+      await assertSchema(database);
       const loaded = await loadContext(database.db, {
         tenantId,
         sessionId,

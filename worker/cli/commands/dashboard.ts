@@ -1,4 +1,5 @@
 /** `compactor dashboard`: Bull Board, the ledger API and the session pages until SIGTERM/SIGINT. */
+import { assertSchema } from '../../../shared/postgres/db.ts';
 import { createLogger } from '../../../shared/runtime/logger.ts';
 import { type Dashboard, startDashboard } from '../../http/dashboard/index.ts';
 import { openServices } from '../../runtime/services.ts';
@@ -35,6 +36,7 @@ export const dashboardCommand: Command = {
     const services = openServices(c, logger, { poolSize: 4 });
     let dashboard: Dashboard;
     try {
+      await assertSchema(services.database);
       dashboard = await startDashboard(services, { port, host, readOnly, insecure: flag(args, 'insecure') });
     } catch (error) {
       await services.close();

@@ -1,4 +1,5 @@
 /** `compactor history`: a session's ledger, as a table for people or JSON lines for scripts. */
+import { assertSchema } from '../../../shared/postgres/db.ts';
 import type { CompactionRow } from '../../../shared/postgres/schema.ts';
 import { openStore } from '../../runtime/store.ts';
 import { type Command, flag, JSON_OPTION, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
@@ -58,8 +59,9 @@ export const historyCommand: Command = {
   async run(args, context) {
     const tenantId = text(args, 'tenant');
     const sessionId = text(args, 'session');
-    const { store, close } = openStore(context.config());
+    const { database, store, close } = openStore(context.config());
     try {
+      await assertSchema(database);
       const rows = await store.history(tenantId, sessionId);
       if (rows.length === 0) {
         await store.assertSession(tenantId, sessionId); // a foreign session: "not found"

@@ -8,7 +8,7 @@ import {
 } from '../../../producer/import.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { TranscriptError } from '../../../shared/contract/transcript.ts';
-import { openDatabase } from '../../../shared/postgres/db.ts';
+import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { type Command, flag, optionalText, type ParsedArgs, UsageError } from '../command.ts';
 import { createProgress } from '../progress.ts';
 
@@ -67,6 +67,7 @@ export const importCommand: Command = {
     const progress = createProgress(context.stderr);
     let failed = 0;
     try {
+      await assertSchema(database);
       progress.start('importing', files.length, 'files');
       for (const file of files) {
         try {

@@ -1,6 +1,6 @@
 /** `compactor policy set|get|list|delete`: a tenant's and its agents' compaction policies. */
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
-import { openDatabase } from '../../../shared/postgres/db.ts';
+import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { deletePolicy, getPolicy, listPolicies, setPolicy } from '../../postgres/policies.ts';
 import {
   type Command,
@@ -27,6 +27,7 @@ async function withDatabase<T>(
 ) {
   const database = openDatabase(context.config().databaseUrl, { max: 1 });
   try {
+    await assertSchema(database);
     return await work(database.db);
   } finally {
     await database.close();

@@ -1,5 +1,6 @@
 /** `compactor restore`: puts a compaction's archived messages back exactly. */
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
+import { assertSchema } from '../../../shared/postgres/db.ts';
 import { createLogger } from '../../../shared/runtime/logger.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
@@ -60,6 +61,7 @@ export const restoreCommand: Command = {
     const c = context.config();
     const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
     try {
+      await assertSchema(services.database);
       const compactionId = await resolveCompactionId(services, {
         tenantId,
         sessionId,

@@ -1,5 +1,5 @@
 /** `compactor sessions list`: a tenant's sessions with their size and compactions. */
-import { openDatabase } from '../../../shared/postgres/db.ts';
+import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { listSessions, type SessionListItem } from '../../http/dashboard/queries.ts';
 import {
   type Command,
@@ -63,6 +63,7 @@ const listCommand: Command = {
     const limit = positiveInt(args, 'limit', DEFAULT_LIMIT);
     const database = openDatabase(context.config().databaseUrl, { max: 1 });
     try {
+      await assertSchema(database);
       const page = await listSessions(database.db, tenantId, { limit });
       if (flag(args, 'json')) {
         for (const item of page.items) context.stdout.write(`${JSON.stringify(item)}\n`);

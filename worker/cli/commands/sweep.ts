@@ -1,7 +1,7 @@
 /** `compactor sweep`: one sweep now, as the scheduler runs it. */
 import { isNull } from 'drizzle-orm';
 import { createProducer } from '../../../producer/index.ts';
-import { openDatabase } from '../../../shared/postgres/db.ts';
+import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { sessions } from '../../../shared/postgres/schema.ts';
 import { runSweep } from '../../queue/sweep.ts';
 import { type Command, flag } from '../command.ts';
@@ -25,6 +25,7 @@ export const sweepCommand: Command = {
     const producer = dryRun ? null : createProducer({ redisUrl: c.redisUrl, prefix: c.queuePrefix });
     const progress = createProgress(context.stderr);
     try {
+      await assertSchema(database);
       if (progress.drawing) {
         // Only for the bar's total (the scan itself counts as it goes): the sessions the sweep
         // walks, those not continued in a child session. A stale count only misplaces the bar.

@@ -1,4 +1,5 @@
 /** `compactor worker`: processes compaction jobs until SIGTERM/SIGINT. */
+import { describeDatabaseError } from '../../../shared/postgres/errors.ts';
 import { createLogger } from '../../../shared/runtime/logger.ts';
 import { startMetricsServer } from '../../http/metrics-server.ts';
 import { createWorkerMetrics } from '../../observability/metrics.ts';
@@ -30,7 +31,13 @@ export const workerCommand: Command = {
     const starting = new AbortController();
     const stopStarting = () => starting.abort();
     process.once('SIGTERM', stopStarting).once('SIGINT', stopStarting);
-    await retryUntilReady(() => migrateDatabase(c.databaseUrl), {
+    // Each failed attempt is logged as its cause and what to do (a stopped server, a missing
+    // database, a refused login), not as the driver's bare message.
+    const migrate = () =>
+      migrateDatabase(c.databaseUrl).catch((error: unknown) => {
+        throw describeDatabaseError(error, { url: c.databaseUrl }) ?? error;
+      });
+    await retryUntilReady(migrate, {
       logger,
       what: `Postgres at ${redactUrl(c.databaseUrl)}`,
       signal: starting.signal,
