@@ -42,10 +42,21 @@ const batchRows = () =>
   ctx.tdb.database.sql<{ session_id: string; status: string; reason: string | null }[]>`
     select session_id, status, reason from summary_batches where tenant_id = ${tenantId} order by session_id`;
 
+/** Sessions whose batch-applied compaction was told (`onApplied`), in order. */
+const told: string[] = [];
+
 function poll() {
   const { batches } = services;
   if (!batches) throw new Error('an Anthropic key is configured, so batches exist');
-  return pollBatches({ db: services.database.db, store: services.store, batches, logger: silentLogger });
+  return pollBatches({
+    db: services.database.db,
+    store: services.store,
+    batches,
+    logger: silentLogger,
+    onApplied: async (row) => {
+      told.push(row.sessionId);
+    },
+  });
 }
 
 describe('batch summaries for sweeps', () => {
@@ -84,6 +95,8 @@ describe('batch summaries for sweeps', () => {
 
     const second = await poll();
     expect(second).toMatchObject({ applied: 2, failed: 1, skipped: 1, running: 0 });
+    // Each applied compaction is told (session.compacted), the skipped and failed ones are not.
+    expect(told.sort()).toEqual(['a', 'b']);
     const rows = await batchRows();
     expect(rows.map((r) => [r.session_id, r.status])).toEqual([
       ['a', 'applied'],

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { FenceError } from '../../shared/contract/errors.ts';
 import type { CompactPlan } from '../../shared/planning/plan.ts';
 import type { Db } from '../../shared/postgres/db.ts';
+import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import { strategySchema, strategyUnit } from '../../shared/strategies/index.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
@@ -47,6 +48,8 @@ export interface PollDeps {
   store: SessionReads & FencedWrites;
   batches: AnthropicBatches;
   logger: Logger;
+  /** Called with the ledger row of each compaction a batch applies, before its batch row is finished. */
+  onApplied?: (row: CompactionRow) => Promise<void>;
   /** Most requests per submitted batch. Default 1,000. */
   maxBatchSize?: number;
 }
@@ -138,7 +141,10 @@ async function applyAnswer(
     reason: `summarized through message batch ${row.batchId}`,
   };
   try {
-    await deps.store.apply(changeOf(entry, plan, row.expectedVersion, written, null));
+    const result = await deps.store.apply(changeOf(entry, plan, row.expectedVersion, written, null));
+    // Told before the batch row is finished: a failure leaves it to the next poll, whose apply
+    // finds the compaction applied (a duplicate) and tells it again.
+    if (result.row.status === 'applied') await deps.onApplied?.(result.row);
   } catch (error) {
     if (!(error instanceof FenceError)) throw error;
     const why = `the session changed while the batch ran: ${error.message}`;

@@ -6,6 +6,7 @@
  */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type postgres from 'postgres';
 import {
   SESSION_COMPACTED,
   SESSION_EVENTS_QUEUE,
@@ -15,8 +16,11 @@ import type { CompactionRow } from '../../shared/postgres/schema.ts';
 
 /** Publishes `session.compacted`. */
 export interface SessionEventsPublisher {
-  /** Publishes the event of an applied ledger row; other rows are ignored. */
-  compacted(row: CompactionRow, checkpoint: unknown): Promise<void>;
+  /**
+   * Publishes the event of an applied ledger row, with the checkpoint it wrote (read from the
+   * session the history continues in); other rows are ignored.
+   */
+  compacted(row: CompactionRow): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,13 +30,24 @@ const JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * 3600 },
 };
 
-/** A publisher on `connection` (not closed by it) under the BullMQ key `prefix`. */
-export function createSessionEventsPublisher(connection: Redis, prefix: string): SessionEventsPublisher {
+/**
+ * A publisher on `connection` (not closed by it) under the BullMQ key `prefix`; `sql` reads the
+ * checkpoint.
+ */
+export function createSessionEventsPublisher(
+  connection: Redis,
+  prefix: string,
+  sql: postgres.Sql,
+): SessionEventsPublisher {
   const queue = new Queue(SESSION_EVENTS_QUEUE, { connection, prefix, defaultJobOptions: JOB_OPTIONS });
   queue.on('error', () => {});
   return {
-    async compacted(row, checkpoint) {
+    async compacted(row) {
       if (row.status !== 'applied') return;
+      const [session] = await sql<{ checkpoint: unknown }[]>`
+        select checkpoint from sessions
+        where tenant_id = ${row.tenantId} and id = ${row.childSessionId ?? row.sessionId}`;
+      const checkpoint = row.summary === null ? null : (session?.checkpoint ?? null);
       await queue.add(SESSION_COMPACTED, sessionCompactedOf(row, checkpoint), { jobId: row.id });
     },
     close: () => queue.close(),

@@ -28,6 +28,7 @@ import { policiesFor } from '../postgres/policies.ts';
 import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { pollBatches } from './batches.ts';
+import { createSessionEventsPublisher } from './session-events.ts';
 
 /** BullMQ queue of the sweep job itself (the compactions it finds go on the compaction queue). */
 export const SWEEP_QUEUE = 'compaction-sweep';
@@ -185,6 +186,7 @@ class PolicyCache {
 export async function startSweepService(services: Services): Promise<{ close(): Promise<void> }> {
   const { config, logger } = services;
   const connection = services.redis.duplicate();
+  const publisher = createSessionEventsPublisher(services.redis, config.queuePrefix, services.database.sql);
   const sweepQueue = new Queue(SWEEP_QUEUE, { connection, prefix: config.queuePrefix });
   const compactionQueue = new Queue(COMPACTION_QUEUE, { connection, prefix: config.queuePrefix });
   // Connection errors are logged by the services' Redis connection; without a listener, BullMQ
@@ -220,6 +222,7 @@ export async function startSweepService(services: Services): Promise<{ close(): 
             store: services.store,
             batches,
             logger,
+            onApplied: (row) => publisher.compacted(row),
           });
           logger.info(polled, 'message batches polled');
           return polled;
@@ -240,6 +243,7 @@ export async function startSweepService(services: Services): Promise<{ close(): 
     close: () => {
       closing ??= runAll(logger, [
         async () => worker?.close(),
+        () => publisher.close(),
         () => sweepQueue.close(),
         () => compactionQueue.close(),
         () => connection.quit(),

@@ -43,14 +43,13 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   let worker: Worker<unknown, JobResult> | undefined;
   const { metrics } = options;
   const fallback = createExtractiveSummarizer();
-  const publisher = createSessionEventsPublisher(services.redis, services.config.queuePrefix);
+  const publisher = createSessionEventsPublisher(
+    services.redis,
+    services.config.queuePrefix,
+    services.database.sql,
+  );
   const processor = createProcessor({
-    onApplied: async (row) => {
-      // The checkpoint it wrote: in the child when the history continued there.
-      const [session] = await services.database.sql<{ checkpoint: unknown }[]>`
-        select checkpoint from sessions where tenant_id = ${row.tenantId} and id = ${row.childSessionId ?? row.sessionId}`;
-      await publisher.compacted(row, row.summary === null ? null : (session?.checkpoint ?? null));
-    },
+    onApplied: (row) => publisher.compacted(row),
     reads: services.reads,
     writes: services.writes,
     onFenceRejected: metrics?.fenceRejected,
