@@ -81,7 +81,7 @@ CREATE TABLE "sessions" (
 	CONSTRAINT "sessions_tenant_id_id_pk" PRIMARY KEY("tenant_id","id")
 );
 --> statement-breakpoint
-ALTER TABLE "messages" ADD CONSTRAINT "messages_tenant_id_session_id_sessions_tenant_id_id_fk" FOREIGN KEY ("tenant_id","session_id") REFERENCES "public"."sessions"("tenant_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "messages" ADD CONSTRAINT "messages_tenant_id_session_id_sessions_tenant_id_id_fk" FOREIGN KEY ("tenant_id","session_id") REFERENCES "sessions"("tenant_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "archived_messages_session_seq_idx" ON "archived_messages" USING btree ("tenant_id","session_id","seq");--> statement-breakpoint
 CREATE UNIQUE INDEX "compactions_idempotency_key_key" ON "compactions" USING btree ("idempotency_key");--> statement-breakpoint
 CREATE INDEX "compactions_session_created_idx" ON "compactions" USING btree ("tenant_id","session_id","created_at");

@@ -5,7 +5,7 @@ import type { SQL } from 'drizzle-orm';
 import { PgDialect, type PreparedQueryConfig } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { DatabaseError } from '../contract/errors.ts';
+import { DatabaseError, InvalidInputError } from '../contract/errors.ts';
 import * as schema from './schema.ts';
 
 export type Db = PostgresJsDatabase<typeof schema>;
@@ -29,14 +29,51 @@ export interface DatabaseOptions {
   max?: number;
   /** Connection name shown in `pg_stat_activity.application_name`. */
   applicationName?: string;
+  /** The Postgres schema holding compactor's tables. Default {@link DEFAULT_SCHEMA}. */
+  schema?: string;
 }
 
-/** Opens a lazily-connecting pool to `url`. Nothing is sent until the first query. */
+/** The Postgres schema compactor's tables live in unless configured otherwise (`COMPACTOR_SCHEMA`). */
+export const DEFAULT_SCHEMA = 'compactor';
+
+/**
+ * Checks a schema name: a lower-case unquoted Postgres identifier (letters, digits, `_`, at most 63
+ * bytes, not starting with a digit or `pg_`), so it never needs quoting in `search_path` or DDL.
+ * @throws {InvalidInputError} naming what is wrong.
+ */
+export function assertSchemaName(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema) || schema.startsWith('pg_'))
+    throw new InvalidInputError(
+      `invalid schema name "${schema}": use 1-63 lower-case letters, digits and _, not starting with a digit or pg_`,
+    );
+  return schema;
+}
+
+/**
+ * The postgres.js options that make every connection resolve compactor's tables in `schema`: the
+ * schema is sent as the `search_path` start-up parameter, so statements name tables unqualified and
+ * nothing is created in `public`. (A pooler in transaction mode, such as PgBouncer's, drops start-up
+ * parameters: set `search_path` on its database entry instead.)
+ */
+export function connectionOptions(
+  schema = DEFAULT_SCHEMA,
+  applicationName = 'compactor',
+): { onnotice: () => void; connection: Record<string, string> } {
+  return {
+    onnotice: () => {},
+    connection: { application_name: applicationName, search_path: assertSchemaName(schema) },
+  };
+}
+
+/**
+ * Opens a lazily-connecting pool to `url`, its connections set to compactor's schema. Nothing is
+ * sent until the first query.
+ * @throws {InvalidInputError} when `options.schema` is not a valid schema name.
+ */
 export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
   const sql = postgres(url, {
     max: options.max ?? 10,
-    onnotice: () => {},
-    connection: { application_name: options.applicationName ?? 'compactor' },
+    ...connectionOptions(options.schema, options.applicationName),
   });
   const db = drizzle(sql, { schema });
   let closing: Promise<void> | undefined;
@@ -54,13 +91,14 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
  * Checks, with one cheap query, that the database holds compactor's schema, so a command that needs
  * it says so before doing anything. A connection error is thrown as postgres.js threw it
  * (`describeDatabaseError` tells the user what it means).
- * @throws {DatabaseError} `no compactor schema in database "x": run \`compactor migrate\``.
+ * @throws {DatabaseError} `no compactor tables in schema "compactor" of database "x": run \`compactor migrate\``.
  */
 export async function assertSchema(database: Pick<Database, 'sql'>): Promise<void> {
-  const [row] = await database.sql<{ sessions: string | null; database: string }[]>`
-    select to_regclass('sessions')::text as sessions, current_database() as database`;
+  const [row] = await database.sql<{ sessions: string | null; database: string; schema: string | null }[]>`
+    select to_regclass('sessions')::text as sessions, current_database() as database,
+           current_setting('search_path') as schema`;
   if (row && row.sessions === null)
-    throw new DatabaseError(`no compactor schema in database "${row.database}"`, {
+    throw new DatabaseError(`no compactor tables in schema "${row.schema}" of database "${row.database}"`, {
       hint: 'run `compactor migrate`',
       code: null,
     });

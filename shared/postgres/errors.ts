@@ -79,7 +79,7 @@ export function describeDatabaseError(
       );
     }
     case '42P01':
-      return make(message, 'the database has no compactor schema; run `compactor migrate`');
+      return make(message, "compactor's tables are missing from its schema; run `compactor migrate`");
     case '42P07':
       return make(
         message,

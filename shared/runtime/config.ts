@@ -73,7 +73,14 @@ function parseTenantTokens(text: string, ctx: z.RefinementCtx): TenantToken[] {
 
 /** The environment variables compactor reads, with their rules and defaults (`compactor --help` lists them). */
 export const envSchema = z.object({
-  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/postgres'),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/compactor'),
+  COMPACTOR_SCHEMA: z
+    .string()
+    .regex(
+      /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/,
+      'must be 1-63 lower-case letters, digits and _, not starting with a digit or pg_',
+    )
+    .default('compactor'),
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   COMPACTOR_QUEUE_PREFIX: z
     .string()
@@ -126,6 +133,8 @@ export const envSchema = z.object({
 export interface Config {
   /** postgres:// URL of the database holding sessions, messages and the ledger. */
   databaseUrl: string;
+  /** The Postgres schema of that database holding compactor's tables and migrations journal. */
+  databaseSchema: string;
   /** redis:// URL of the BullMQ Redis. */
   redisUrl: string;
   /** BullMQ key prefix; tests and tenants of one Redis keep apart by it. */
@@ -209,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     databaseUrl: e.DATABASE_URL,
+    databaseSchema: e.COMPACTOR_SCHEMA,
     redisUrl: e.REDIS_URL,
     queuePrefix: e.COMPACTOR_QUEUE_PREFIX,
     anthropicApiKey: e.ANTHROPIC_API_KEY,

@@ -33,7 +33,7 @@ import { type ImportedSession, importTranscript, readTranscript } from '../../pr
 import { createProducer, createSession, loadContext } from '../../producer/index.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { openDatabase } from '../../shared/postgres/db.ts';
+import { connectionOptions, openDatabase } from '../../shared/postgres/db.ts';
 import { runCompaction, type Stage } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
@@ -114,7 +114,7 @@ async function main() {
   benchDb.admin = admin;
   const url = databaseUrlFor(name);
   await migrateDatabase(url);
-  const sql = postgres(url, { max: 10, onnotice: () => {} });
+  const sql = postgres(url, { max: 10, ...connectionOptions() });
   const fake = new FakeAnthropicServer();
   const llm = await fake.start();
   const prefixes: string[] = [];

@@ -55,7 +55,7 @@ afterAll(async () => {
 describe('compactor on a database it cannot use', () => {
   it('no schema: each command says so before doing anything', async () => {
     const url = databaseUrlFor(EMPTY);
-    const hint = `no compactor schema in database "${EMPTY}": run \`compactor migrate\``;
+    const hint = `no compactor tables in schema "compactor" of database "${EMPTY}": run \`compactor migrate\``;
     expect(await failing(['history', '--tenant', 't', '--session', 's'], url)).toBe(
       `compactor history: ${hint}`,
     );

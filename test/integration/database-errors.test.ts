@@ -71,7 +71,8 @@ beforeAll(async () => {
     await sql.unsafe(`create database "${TAKEN}"`);
   });
   const taken = postgres(databaseUrlFor(TAKEN), { max: 1, onnotice: () => {} });
-  await taken`create table compactions (id int)`;
+  await taken`create schema compactor`;
+  await taken`create table compactor.compactions (id int)`;
   await taken.end();
 });
 
@@ -124,7 +125,7 @@ describe('describeDatabaseError on what postgres.js and drizzle throw', () => {
     const url = databaseUrlFor(EMPTY);
     const error = described(await failedQuery(url), url);
     expect(error.message).toBe(
-      'relation "sessions" does not exist: the database has no compactor schema; run `compactor migrate`',
+      'relation "sessions" does not exist: compactor\'s tables are missing from its schema; run `compactor migrate`',
     );
     expect(error.code).toBe('42P01');
   });
@@ -168,7 +169,7 @@ describe('assertSchema', () => {
     const database = openDatabase(databaseUrlFor(EMPTY), { max: 1 });
     try {
       await expect(assertSchema(database)).rejects.toThrow(
-        new DatabaseError(`no compactor schema in database "${EMPTY}"`, {
+        new DatabaseError(`no compactor tables in schema "compactor" of database "${EMPTY}"`, {
           hint: 'run `compactor migrate`',
           code: null,
         }),

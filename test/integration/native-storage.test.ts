@@ -15,6 +15,7 @@ import { appendMessages, createSession } from '../../producer/index.ts';
 import { legacyContent } from '../../shared/contract/blocks.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { connectionOptions } from '../../shared/postgres/db.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { MIGRATIONS_FOLDER, migrateDatabase } from '../../worker/postgres/migrate.ts';
@@ -255,7 +256,7 @@ describe('the migration to native content', () => {
     const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
     await admin.unsafe(`create database "${name}"`);
     const url = databaseUrlFor(name);
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    const sql = postgres(url, { max: 1, ...connectionOptions() });
     try {
       await cp(MIGRATIONS_FOLDER, folder, { recursive: true });
       const journalPath = path.join(folder, 'meta', '_journal.json');
@@ -263,7 +264,7 @@ describe('the migration to native content', () => {
       const at = journal.entries.findIndex((e) => e.tag === '0006_native_content_blocks');
       expect(at).toBeGreaterThan(0);
       await writeFile(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, at) }));
-      await migrateDatabase(url, folder);
+      await migrateDatabase(url, { folder });
       const messages = await loadCorpusSession('sweagent__marshmallow-1867-fc');
       await sql`insert into sessions (tenant_id, id) values ('t', 'old')`;
       for (const m of messages) {

@@ -1,11 +1,10 @@
 /**
- * Postgres behaviour of migrations, import and the apply transaction (fencing, idempotency, the
+ * Postgres behaviour of import and the apply transaction (fencing, idempotency, the
  * archive), against a real database of this file's own.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importTranscript } from '../../producer/import.ts';
 import { SessionExistsError } from '../../producer/sessions.ts';
@@ -14,8 +13,6 @@ import { TranscriptError } from '../../shared/contract/transcript.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import { changeOf, entryOf } from '../../worker/pipeline/change.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
-import { migrateDatabase } from '../../worker/postgres/migrate.ts';
-import { ADMIN_DATABASE_URL, databaseUrlFor } from '../support/env.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -38,34 +35,6 @@ async function countRows(sessionId: string) {
            (select count(*) from compactions where tenant_id = ${tenantId} and session_id = ${sessionId})::int as ledger`;
   return r;
 }
-
-describe('migrate', () => {
-  it('is safe to run twice, and from two processes at once', async () => {
-    const name = `compactor_migrate_${process.pid}_${Date.now().toString(36)}`;
-    const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    try {
-      const url = databaseUrlFor(name);
-      await Promise.all([migrateDatabase(url), migrateDatabase(url)]);
-      await migrateDatabase(url);
-      const check = postgres(url, { max: 1 });
-      const tables = await check<{ t: string }[]>`
-        select table_name as t from information_schema.tables where table_schema = 'public' order by 1`;
-      await check.end();
-      expect(tables.map((r) => r.t)).toEqual([
-        'archived_messages',
-        'compaction_policies',
-        'compactions',
-        'messages',
-        'sessions',
-        'summary_batches',
-      ]);
-    } finally {
-      await admin.unsafe(`drop database "${name}" with (force)`);
-      await admin.end();
-    }
-  });
-});
 
 describe('import', () => {
   it('loads a corpus transcript and refuses to import it twice', async () => {

@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
-import { type Database, openDatabase } from '../../shared/postgres/db.ts';
+import { type Database, DEFAULT_SCHEMA, openDatabase } from '../../shared/postgres/db.ts';
 import type { Config } from '../../shared/runtime/config.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from './env.ts';
 
@@ -85,6 +85,7 @@ export async function cleanRedis(prefix: string): Promise<void> {
 export function testConfig(databaseUrl: string, prefix: string, overrides: Partial<Config> = {}): Config {
   return {
     databaseUrl,
+    databaseSchema: DEFAULT_SCHEMA,
     redisUrl: REDIS_URL,
     queuePrefix: prefix,
     anthropicApiKey: undefined,

@@ -15,6 +15,7 @@ import { compactions } from '../../shared/postgres/schema.ts';
 import type { Config } from '../../shared/runtime/config.ts';
 import { createLogger } from '../../shared/runtime/logger.ts';
 import { audit, violations } from '../postgres/audit.ts';
+import { ensureDatabase } from '../postgres/create-database.ts';
 import { migrateDatabase } from '../postgres/migrate.ts';
 import { startWorker } from '../queue/worker.ts';
 import { openServices } from '../runtime/services.ts';
@@ -64,7 +65,9 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
   const started = performance.now();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
 
-  await migrateDatabase(config.databaseUrl);
+  if (await ensureDatabase(config.databaseUrl))
+    say(`created database ${new URL(config.databaseUrl).pathname.slice(1)}`);
+  await migrateDatabase(config.databaseUrl, { schema: config.databaseSchema });
   const files = await transcriptFiles([dir]);
   const tenantId = `demo-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString('hex')}`;
   say(`tenant ${tenantId}: importing ${files.length} transcripts from ${dir}`);

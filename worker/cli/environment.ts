@@ -28,6 +28,9 @@ interface Described {
 
 const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   DATABASE_URL: { description: 'Postgres holding sessions, messages, the archive and the ledger' },
+  COMPACTOR_SCHEMA: {
+    description: "Postgres schema of compactor's tables and migrations journal (created by migrate)",
+  },
   REDIS_URL: { description: 'Redis of BullMQ and the session leases' },
   COMPACTOR_QUEUE_PREFIX: {
     description: 'BullMQ key prefix (deployments sharing one Redis keep apart by it)',

@@ -65,6 +65,7 @@ export function poolSizeFor(config: Pick<Config, 'dbPoolSize'>, concurrency: num
 export function openServices(config: Config, logger: Logger, overrides: ServiceOverrides = {}): Services {
   const database = openDatabase(config.databaseUrl, {
     max: overrides.poolSize ?? config.dbPoolSize ?? DEFAULT_POOL_SIZE,
+    schema: config.databaseSchema,
   });
   const redis = createRedis(config.redisUrl, logger);
   let closing: Promise<void> | undefined;

@@ -18,9 +18,12 @@ export interface StoreHandle {
  * Nothing connects until the first query.
  */
 export function openStore(
-  config: Pick<Config, 'databaseUrl'>,
+  config: Pick<Config, 'databaseUrl' | 'databaseSchema'>,
   options: { poolSize?: number } = {},
 ): StoreHandle {
-  const database = openDatabase(config.databaseUrl, { max: options.poolSize ?? 1 });
+  const database = openDatabase(config.databaseUrl, {
+    max: options.poolSize ?? 1,
+    schema: config.databaseSchema,
+  });
   return { database, store: new CompactionStore(database.db), close: () => database.close() };
 }

@@ -34,7 +34,10 @@ export const contextCommand: Command = {
     if (!(THINKING_MODES as readonly string[]).includes(thinking)) {
       throw new UsageError(`--thinking must be keep or strip, got "${thinking}"`);
     }
-    const database = openDatabase(context.config().databaseUrl, { max: 1 });
+    const database = openDatabase(context.config().databaseUrl, {
+      max: 1,
+      schema: context.config().databaseSchema,
+    });
     try {
       await assertSchema(database);
       const loaded = await loadContext(database.db, {

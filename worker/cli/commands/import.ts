@@ -63,7 +63,10 @@ export const importCommand: Command = {
     if (sessionId !== undefined && files.length !== 1)
       throw new UsageError('--session needs exactly one transcript file');
     const tenantId = optionalText(args, 'tenant') ?? 'default';
-    const database = openDatabase(context.config().databaseUrl, { max: 2 });
+    const database = openDatabase(context.config().databaseUrl, {
+      max: 2,
+      schema: context.config().databaseSchema,
+    });
     const progress = createProgress(context.stderr);
     let failed = 0;
     try {

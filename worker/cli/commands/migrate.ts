@@ -1,15 +1,26 @@
-/** `compactor migrate`: applies the SQL migrations. */
+/** `compactor migrate`: applies the SQL migrations in compactor's own schema. */
 import { migrateDatabase } from '../../postgres/migrate.ts';
 import type { Command } from '../command.ts';
 
 export const migrateCommand: Command = {
   name: 'migrate',
-  summary: 'apply the SQL migrations in drizzle/ (safe to repeat)',
+  summary: "create or update compactor's tables in their own schema (COMPACTOR_SCHEMA; safe to repeat)",
   options: {},
-  examples: ['DATABASE_URL=postgres://postgres@127.0.0.1:5432/compactor compactor migrate'],
+  examples: [
+    'DATABASE_URL=postgres://postgres@127.0.0.1:5432/app COMPACTOR_SCHEMA=compactor compactor migrate',
+  ],
   async run(_args, context) {
-    await migrateDatabase(context.config().databaseUrl);
-    context.stdout.write('migrations applied\n');
+    const c = context.config();
+    const report = await migrateDatabase(c.databaseUrl, { schema: c.databaseSchema });
+    if (report.moved.length > 0)
+      context.stdout.write(
+        `moved ${report.moved.length} tables from schema "public" to "${report.schema}": ${report.moved.join(', ')}\n`,
+      );
+    context.stdout.write(
+      report.applied === 0
+        ? `schema "${report.schema}" is up to date (${report.total} migrations)\n`
+        : `applied ${report.applied} migrations to schema "${report.schema}" (${report.total} in all)\n`,
+    );
     return 0;
   },
 };

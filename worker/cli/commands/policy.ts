@@ -25,7 +25,10 @@ async function withDatabase<T>(
   context: CommandContext,
   work: (db: ReturnType<typeof openDatabase>['db']) => Promise<T>,
 ) {
-  const database = openDatabase(context.config().databaseUrl, { max: 1 });
+  const database = openDatabase(context.config().databaseUrl, {
+    max: 1,
+    schema: context.config().databaseSchema,
+  });
   try {
     await assertSchema(database);
     return await work(database.db);

@@ -61,7 +61,10 @@ const listCommand: Command = {
   async run(args, context) {
     const tenantId = text(args, 'tenant');
     const limit = positiveInt(args, 'limit', DEFAULT_LIMIT);
-    const database = openDatabase(context.config().databaseUrl, { max: 1 });
+    const database = openDatabase(context.config().databaseUrl, {
+      max: 1,
+      schema: context.config().databaseSchema,
+    });
     try {
       await assertSchema(database);
       const page = await listSessions(database.db, tenantId, { limit });

@@ -21,7 +21,7 @@ export const sweepCommand: Command = {
   async run(args, context) {
     const dryRun = flag(args, 'dry-run');
     const c = context.config();
-    const database = openDatabase(c.databaseUrl, { max: 2 });
+    const database = openDatabase(c.databaseUrl, { max: 2, schema: c.databaseSchema });
     const producer = dryRun ? null : createProducer({ redisUrl: c.redisUrl, prefix: c.queuePrefix });
     const progress = createProgress(context.stderr);
     try {

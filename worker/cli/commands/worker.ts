@@ -34,7 +34,7 @@ export const workerCommand: Command = {
     // Each failed attempt is logged as its cause and what to do (a stopped server, a missing
     // database, a refused login), not as the driver's bare message.
     const migrate = () =>
-      migrateDatabase(c.databaseUrl).catch((error: unknown) => {
+      migrateDatabase(c.databaseUrl, { schema: c.databaseSchema }).catch((error: unknown) => {
         throw describeDatabaseError(error, { url: c.databaseUrl }) ?? error;
       });
     await retryUntilReady(migrate, {
