@@ -20,6 +20,25 @@ import {
   runCompletedEventSchema,
 } from '../shared/contract/events.ts';
 
+export { DatabaseError, InvalidInputError } from '../shared/contract/errors.ts';
+export {
+  type CompactionJobResult,
+  type RunCompletedEvent,
+  type RunCompletedInput,
+  SESSION_COMPACTED,
+  SESSION_EVENTS_QUEUE,
+  type SessionCompactedEvent,
+  sessionCompactedEventSchema,
+} from '../shared/contract/events.ts';
+export {
+  assertSchema,
+  connectionOptions,
+  type Database,
+  type DatabaseOptions,
+  type Db,
+  DEFAULT_SCHEMA,
+  openDatabase,
+} from '../shared/postgres/db.ts';
 export { type ContextNotice, type LoadContextInput, type LoadedContext, loadContext } from './context.ts';
 export {
   type AppendMessage,

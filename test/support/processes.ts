@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The `compactor` bin script. */
-export const BIN = fileURLToPath(new URL('../../worker/bin/compactor.js', import.meta.url));
+export const BIN = fileURLToPath(new URL('../../worker/bin/compactor-dev.js', import.meta.url));
 
 /** What a finished child printed and how it ended. */
 export interface Run {

@@ -6,7 +6,6 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { and, eq, sql } from 'drizzle-orm';
 import { type ImportedSession, importTranscript, transcriptFiles } from '../../producer/import.ts';
 import { createProducer } from '../../producer/index.ts';
@@ -14,6 +13,7 @@ import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { compactions } from '../../shared/postgres/schema.ts';
 import type { Config } from '../../shared/runtime/config.ts';
 import { createLogger } from '../../shared/runtime/logger.ts';
+import { packagePath } from '../../shared/runtime/package-files.ts';
 import { audit, violations } from '../postgres/audit.ts';
 import { ensureDatabase } from '../postgres/create-database.ts';
 import { migrateDatabase } from '../postgres/migrate.ts';
@@ -21,8 +21,8 @@ import { startWorker } from '../queue/worker.ts';
 import { openServices } from '../runtime/services.ts';
 import type { Progress, TerminalStream } from './progress.ts';
 
-/** The real transcripts shipped with the repository (`corpus/sessions`). */
-export const DEFAULT_CORPUS_DIR = fileURLToPath(new URL('../../corpus/sessions', import.meta.url));
+/** The real transcripts shipped with the repository (`corpus/sessions`; not in the npm package). */
+export const DEFAULT_CORPUS_DIR = packagePath('corpus', 'sessions');
 
 export interface DemoOptions {
   /** Directory of `*.jsonl` transcripts. Default {@link DEFAULT_CORPUS_DIR}. */
@@ -60,7 +60,11 @@ interface Row {
 export async function runDemo(config: Config, options: DemoOptions): Promise<number> {
   const dir = options.dir ?? DEFAULT_CORPUS_DIR;
   if (!existsSync(dir))
-    throw new InvalidInputError(`${dir}: no such directory; pass a directory of .jsonl transcripts`);
+    throw new InvalidInputError(
+      options.dir === undefined
+        ? 'the demo corpus ships with the repository, not the npm package: pass a directory of .jsonl transcripts'
+        : `${dir}: no such directory; pass a directory of .jsonl transcripts`,
+    );
   const say = (line: string) => options.progress.print(options.err, line);
   const started = performance.now();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);

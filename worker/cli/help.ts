@@ -3,15 +3,15 @@
  * `compactor --help` (every command, the strategies, every environment variable, the exit codes)
  * and `compactor <command> --help` (usage, options, notes, an example).
  */
-import { readFileSync } from 'node:fs';
+
+import { packageJson } from '../../shared/runtime/package-files.ts';
 import { STRATEGIES } from '../../shared/strategies/index.ts';
 import type { Command, CommandGroup } from './command.ts';
 import { environmentHelp } from './environment.ts';
 
 /** The package's name, version and description, from package.json. */
 export function packageInfo(): { name: string; version: string; description: string } {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  const pkg = JSON.parse(text) as { name: string; version: string; description: string };
+  const pkg = packageJson();
   return { name: pkg.name, version: pkg.version, description: pkg.description };
 }
 

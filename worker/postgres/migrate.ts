@@ -12,15 +12,15 @@
  * such an install into the schema (see {@link moveLegacyInstall}).
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { DatabaseError } from '../../shared/contract/errors.ts';
 import { connectionOptions, DEFAULT_SCHEMA } from '../../shared/postgres/db.ts';
+import { packagePath } from '../../shared/runtime/package-files.ts';
 
 /** The folder drizzle-kit generates into. */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
+export const MIGRATIONS_FOLDER = packagePath('drizzle');
 
 /** compactor's migrations journal, a table in compactor's own schema. */
 export const MIGRATIONS_TABLE = '__drizzle_migrations';

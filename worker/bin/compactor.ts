@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+/**
+ * The `compactor` command. The package's `bin` runs this file's build (`dist/worker/bin/compactor.js`);
+ * a checkout without a build runs the sources through `worker/bin/compactor-dev.js`.
+ */
+import { packageJson } from '../../shared/runtime/package-files.ts';
+
+// `compactor history | head` closes the pipe early: stop quietly, as other command-line tools do,
+// instead of dying on an unhandled EPIPE with a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
+/**
+ * The worker, the dashboard and the CLI need the packages the client leaves out (optional peer
+ * dependencies: the LLM SDK, the web server, the logger, metrics). Says which to install.
+ */
+function missingPeer(error: unknown): string | null {
+  const e = error as NodeJS.ErrnoException;
+  if (e?.code !== 'ERR_MODULE_NOT_FOUND') return null;
+  const peers = Object.keys(packageJson().peerDependencies ?? {});
+  const missing = peers.find((p) => e.message.includes(`'${p}'`) || e.message.includes(`'${p}/`));
+  if (!missing) return null;
+  return `compactor: the command line needs the worker's packages, which the client install leaves out (missing ${missing}):\n  npm install ${peers.join(' ')}\n`;
+}
+
+try {
+  const { main } = await import('../cli/cli.ts');
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  const hint = missingPeer(error);
+  if (!hint) throw error;
+  process.stderr.write(hint);
+  process.exitCode = 1;
+}

@@ -1,0 +1,16 @@
+/**
+ * The worker entry of the package (`@agent-compactor/compactor/worker`): what a service needs to run
+ * compactor's workers in its own process instead of `compactor worker`. Needs the worker's peer
+ * dependencies (the Anthropic SDK, pino, prom-client) installed beside the package.
+ */
+export { type Config, ConfigError, loadConfig } from '../shared/runtime/config.ts';
+export { createLogger } from '../shared/runtime/logger.ts';
+export {
+  MIGRATIONS_FOLDER,
+  type MigrateOptions,
+  type MigrateReport,
+  migrateDatabase,
+} from './postgres/migrate.ts';
+export { purgeSessions } from './postgres/purge.ts';
+export { type CompactionWorker, startWorker, type WorkerOptions } from './queue/worker.ts';
+export { openServices, type ServiceOverrides, type Services } from './runtime/services.ts';
