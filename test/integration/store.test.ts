@@ -59,6 +59,8 @@ describe('migrate', () => {
         'messages',
         'sessions',
         'summary_batches',
+        'webhook_deliveries',
+        'webhooks',
       ]);
     } finally {
       await admin.unsafe(`drop database "${name}" with (force)`);
