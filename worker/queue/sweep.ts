@@ -20,14 +20,14 @@ import {
   contextTokens,
   type GateState,
   overTrigger,
-  type Policy,
   resolvePolicy,
 } from '../../shared/policy/policy.ts';
 import type { Db } from '../../shared/postgres/db.ts';
-import { policiesFor } from '../postgres/policies.ts';
 import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { pollBatches } from './batches.ts';
+import { type Policies, PolicyCache } from './policy-cache.ts';
+import { runRetention } from './retention.ts';
 import { createSessionEventsPublisher } from './session-events.ts';
 
 /** BullMQ queue of the sweep job itself (the compactions it finds go on the compaction queue). */
@@ -157,30 +157,10 @@ export function sweepJobIdOf(d: Pick<DueSession, 'tenantId' | 'sessionId' | 'com
   return `sweep-${hash}-v${d.compactionVersion}`;
 }
 
-interface Policies {
-  agent: Policy | null;
-  tenant: Policy | null;
-}
-
-/** Policies by tenant and agent, read once per sweep (bounded: evicts all past 10,000 entries). */
-class PolicyCache {
-  private readonly entries = new Map<string, Policies>();
-  constructor(private readonly db: Db) {}
-
-  async get(tenantId: string, agentId: string | null): Promise<Policies> {
-    const key = `${tenantId}\u0000${agentId ?? ''}`;
-    const hit = this.entries.get(key);
-    if (hit) return hit;
-    if (this.entries.size >= 10_000) this.entries.clear();
-    const found = await policiesFor(this.db, tenantId, agentId);
-    this.entries.set(key, found);
-    return found;
-  }
-}
-
 /**
  * Runs scheduled sweeps in this process: upserts the job scheduler (one per deployment, however
- * many workers start; `sweepEveryMs` 0 removes it) and starts a sweep worker of concurrency 1.
+ * many workers start; `sweepEveryMs` 0 removes it) and starts a sweep worker of concurrency 1. Each
+ * sweep enqueues the due compactions, then runs the retention pass (worker/queue/retention.ts).
  * @returns `close()`, which stops the sweep worker and its queues (every step runs).
  */
 export async function startSweepService(services: Services): Promise<{ close(): Promise<void> }> {
@@ -232,7 +212,26 @@ export async function startSweepService(services: Services): Promise<{ close(): 
           { scanned: result.scanned, due: result.due, enqueued: result.enqueued, ms: Math.round(result.ms) },
           'sweep done',
         );
-        return { scanned: result.scanned, due: result.due, enqueued: result.enqueued };
+        const retention = await runRetention(services.database.db);
+        if (retention.checked > 0) {
+          logger.info(
+            {
+              checked: retention.checked,
+              sessions: retention.sessions,
+              messages: retention.messages,
+              tokens: retention.tokens,
+              ms: Math.round(retention.ms),
+            },
+            'retention pass done',
+          );
+        }
+        return {
+          scanned: result.scanned,
+          due: result.due,
+          enqueued: result.enqueued,
+          expiredSessions: retention.sessions,
+          expiredMessages: retention.messages,
+        };
       },
       { connection, prefix: config.queuePrefix, concurrency: 1 },
     );
