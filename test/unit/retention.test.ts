@@ -11,9 +11,11 @@ import {
   retentionCutoff,
   retentionLabel,
 } from '../../shared/policy/retention.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import type { CompactionRow, SessionRow } from '../../shared/postgres/schema.ts';
 import { historyTable } from '../../worker/cli/commands/history.ts';
 import { renderChart } from '../../worker/http/dashboard/chart.ts';
+import { renderDetailsPage } from '../../worker/http/dashboard/details-page.ts';
+import { renderSessionPage } from '../../worker/http/dashboard/page.ts';
 
 const NOW = Date.UTC(2026, 4, 31, 12, 0, 0);
 
@@ -119,5 +121,90 @@ describe('an expired row', () => {
     expect(svg).toContain('1,234 archived messages dropped (the live session is untouched)');
     const tokens = /<path class="series series-tokens" d="([^"]+)"/.exec(svg)?.[1] ?? '';
     expect(tokens.split(' ')).toHaveLength(1);
+  });
+});
+
+const APPLIED_ID = '3f2a1b9c-0000-4000-8000-000000000001';
+
+function appliedRow(): CompactionRow {
+  return {
+    ...expiredRow(),
+    id: APPLIED_ID,
+    idempotencyKey: 'manual:x',
+    trigger: 'manual',
+    strategy: 'slidingWindow',
+    status: 'applied',
+    reason: 'manual request',
+    compactionVersion: 1,
+    messagesBefore: 40,
+    messagesAfter: 10,
+    tokensBefore: 4_000,
+    tokensAfter: 1_000,
+    messagesArchived: 30,
+    mode: 'inPlace',
+    expiredMessages: null,
+    expiredTokens: null,
+    expiredCompactionIds: null,
+    expiredBefore: null,
+    createdAt: new Date(NOW - 40 * DAY_MS),
+  };
+}
+
+const session: SessionRow = {
+  id: 's',
+  tenantId: 't',
+  agentId: null,
+  lastSeq: 39,
+  messageCount: 10,
+  tokenCount: 1_000,
+  contextWindow: null,
+  compactionVersion: 1,
+  compactionCount: 1,
+  lastCompactedAt: new Date(NOW - 40 * DAY_MS),
+  checkpoint: null,
+  parentSessionId: null,
+  childSessionId: null,
+  stormGuardSeq: null,
+  reportedInputTokens: null,
+  reportedTokenCount: null,
+  createdAt: new Date(NOW - 50 * DAY_MS),
+  updatedAt: new Date(NOW - 40 * DAY_MS),
+};
+
+const page = { nonce: 'n', tenantId: 't', admin: false, readOnly: false };
+
+describe('the dashboard', () => {
+  it('offers no restore for a compaction whose archive a retention pass dropped, and says so', () => {
+    const html = renderSessionPage(page, session, [expiredRow(), appliedRow()], false, {
+      messages: [],
+      totalMessages: 10,
+      totalTokens: 1_000,
+    });
+    expect(html).not.toContain(`${APPLIED_ID}/restore`);
+    expect(html).toContain('archive dropped by retention: cannot be restored');
+    expect(html).toContain('1,234 archived dropped');
+    // Without the expired row (no retention pass), the compaction can be restored.
+    const before = renderSessionPage(page, session, [appliedRow()], false, {
+      messages: [],
+      totalMessages: 10,
+      totalTokens: 1_000,
+    });
+    expect(before).toContain(`${APPLIED_ID}/restore`);
+  });
+
+  it('shows on a compaction page how much of its archive is gone, and on an expired row what it dropped', () => {
+    const archived = { items: [], nextCursor: null, totalMessages: 1, totalTokens: 5 };
+    const details = renderDetailsPage(page, session, appliedRow(), archived, { firstPage: true });
+    expect(details).toContain('29 of the 30 messages it archived were dropped by a retention pass');
+    const expired = renderDetailsPage(
+      page,
+      session,
+      expiredRow(),
+      { ...archived, totalMessages: 0, totalTokens: 0 },
+      { firstPage: true },
+    );
+    expect(expired).toContain('<th scope="row">archived messages dropped</th><td>1,234</td>');
+    expect(expired).toContain(`/sessions/s/compactions/${APPLIED_ID}`);
+    expect(expired).toContain('none (a retention pass archives nothing)');
   });
 });
