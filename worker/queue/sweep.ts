@@ -25,10 +25,10 @@ import {
 import type { Db } from '../../shared/postgres/db.ts';
 import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
 import { runAll, type Services } from '../runtime/services.ts';
+import { createAppliedHooks } from './applied-hooks.ts';
 import { pollBatches } from './batches.ts';
 import { type Policies, PolicyCache } from './policy-cache.ts';
 import { runRetention } from './retention.ts';
-import { createSessionEventsPublisher } from './session-events.ts';
 
 /** BullMQ queue of the sweep job itself (the compactions it finds go on the compaction queue). */
 export const SWEEP_QUEUE = 'compaction-sweep';
@@ -166,7 +166,7 @@ export function sweepJobIdOf(d: Pick<DueSession, 'tenantId' | 'sessionId' | 'com
 export async function startSweepService(services: Services): Promise<{ close(): Promise<void> }> {
   const { config, logger } = services;
   const connection = services.redis.duplicate();
-  const publisher = createSessionEventsPublisher(services.redis, config.queuePrefix, services.database.sql);
+  const applied = createAppliedHooks(services);
   const sweepQueue = new Queue(SWEEP_QUEUE, { connection, prefix: config.queuePrefix });
   const compactionQueue = new Queue(COMPACTION_QUEUE, { connection, prefix: config.queuePrefix });
   // Connection errors are logged by the services' Redis connection; without a listener, BullMQ
@@ -202,7 +202,7 @@ export async function startSweepService(services: Services): Promise<{ close(): 
             store: services.store,
             batches,
             logger,
-            onApplied: (row) => publisher.compacted(row),
+            onApplied: (row) => applied.onApplied(row),
           });
           logger.info(polled, 'message batches polled');
           return polled;
@@ -242,7 +242,7 @@ export async function startSweepService(services: Services): Promise<{ close(): 
     close: () => {
       closing ??= runAll(logger, [
         async () => worker?.close(),
-        () => publisher.close(),
+        () => applied.close(),
         () => sweepQueue.close(),
         () => compactionQueue.close(),
         () => connection.quit(),
