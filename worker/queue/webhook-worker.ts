@@ -40,7 +40,7 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
   const { config, logger } = services;
   const db = services.database.db;
   const connection = services.redis.duplicate();
-  const process = async (job: Job): Promise<WebhookJobResult> => {
+  const deliver = async (job: Job): Promise<WebhookJobResult> => {
     const parsed = webhookJobSchema.safeParse(job.data);
     if (!parsed.success)
       throw new UnrecoverableError(`invalid webhook job: ${describeZodError(parsed.error, 'job')}`);
@@ -62,7 +62,9 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
       );
     }
     if (!outcome.delivered) {
-      throw new Error(`webhook delivery attempt ${attempt} of ${WEBHOOK_ATTEMPTS} failed: ${outcome.error}`);
+      throw new Error(
+        `webhook delivery attempt ${attempt} of ${job.opts.attempts ?? WEBHOOK_ATTEMPTS} failed: ${outcome.error}`,
+      );
     }
     logger.info(
       { tenantId, eventId, attempt, statusCode: outcome.statusCode, ms: outcome.durationMs },
@@ -70,7 +72,7 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
     );
     return { delivered: true, attempt, statusCode: outcome.statusCode };
   };
-  const worker = new Worker<unknown, WebhookJobResult>(WEBHOOKS_QUEUE, process, {
+  const worker = new Worker<unknown, WebhookJobResult>(WEBHOOKS_QUEUE, deliver, {
     connection,
     prefix: config.queuePrefix,
     concurrency: options.concurrency ?? 8,
