@@ -40,6 +40,7 @@ export interface RetentionResult {
   sample: ExpiredSession[];
 }
 
+/** How {@link runRetention} runs. */
 export interface RetentionOptions {
   /** Wall clock, ms since the epoch. */
   now?: () => number;

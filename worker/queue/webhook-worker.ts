@@ -21,11 +21,13 @@ export interface WebhookJobResult {
   statusCode: number | null;
 }
 
+/** How {@link startWebhookWorker} runs. */
 export interface WebhookWorkerOptions {
   /** Deliveries at once. Default 8. */
   concurrency?: number;
 }
 
+/** A running webhook worker. */
 export interface WebhookWorker {
   worker: Worker<unknown, WebhookJobResult>;
   /** Stops taking jobs and waits for the running deliveries (unless `force`). Memoized. */

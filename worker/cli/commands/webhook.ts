@@ -117,6 +117,7 @@ const removeCommand: Command = {
   },
 };
 
+/** The `webhook` command group. */
 export const webhookGroup: CommandGroup = {
   name: 'webhook',
   summary: "set, show or remove the tenant's signed webhook for session.compacted",
