@@ -9,6 +9,8 @@
  *   HTTP, the runtime or the CLI;
  * - only the runtime (and the CLI's composition of it) constructs adapters: the modules that build
  *   a store, a lease manager or a summarizer are imported as values from nowhere else;
+ * - producer/webhook-signature.ts imports node:crypto and nothing else, so a webhook receiver can
+ *   import (or copy) it alone;
  * - no import circles.
  */
 const PURE = '^shared/(contract|policy|strategies|planning|summary|working-set|extractive|context)/';
@@ -44,6 +46,15 @@ module.exports = {
         dependencyTypesNot: ['type-only'],
         pathNot: ['^node_modules/zod/', '^(node:)?crypto$'],
       },
+    },
+    {
+      name: 'webhook-signature-stands-alone',
+      severity: 'error',
+      comment:
+        'Webhook receivers import producer/webhook-signature.ts on its own (no BullMQ, no Postgres): it ' +
+        'may use node:crypto and nothing else.',
+      from: { path: '^producer/webhook-signature[.]ts$' },
+      to: { pathNot: '^(node:)?crypto$' },
     },
     {
       name: 'pipeline-depends-on-its-ports',

@@ -53,6 +53,15 @@ export {
   SessionContinuedError,
   SessionExistsError,
 } from './sessions.ts';
+export {
+  DEFAULT_TOLERANCE_S,
+  EVENT_ID_HEADER,
+  SIGNATURE_HEADER,
+  type SignatureFailure,
+  type VerifyOptions,
+  verifyWebhookSignature,
+  WebhookSignatureError,
+} from './webhook-signature.ts';
 
 export interface ProducerOptions {
   /** redis:// URL of the BullMQ Redis. */

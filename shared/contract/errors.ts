@@ -46,6 +46,23 @@ export class SessionContinuedError extends InvalidInputError {
   }
 }
 
+/**
+ * A restore of a compaction whose archived originals a retention pass dropped: they are gone, so
+ * the compaction can never be undone. The message says when and under which retention.
+ */
+export class ArchiveExpiredError extends InvalidInputError {
+  override name = 'ArchiveExpiredError';
+  constructor(
+    message: string,
+    /** The compaction that cannot be restored. */
+    readonly compactionId: string,
+    /** The `expired` ledger row that records the drop. */
+    readonly expiredRowId: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A transcript that cannot be imported; the message names the source, line and field. */
 export class TranscriptError extends InvalidInputError {
   override name = 'TranscriptError';

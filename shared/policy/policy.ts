@@ -54,6 +54,17 @@ export const policySchema = z
      * price, results within 24 h) instead of one call each. Events are always summarized online.
      */
     batch: z.boolean().default(false),
+    /**
+     * Archived originals older than this many days are dropped on the sweep (each drop recorded in
+     * the ledger as an `expired` row; the compactions they came from can no longer be restored).
+     * Absent: archived originals are kept forever.
+     */
+    retentionDays: z
+      .number()
+      .int()
+      .min(1)
+      .max(100 * 365)
+      .optional(),
   })
   .strict();
 

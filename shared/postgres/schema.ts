@@ -42,8 +42,11 @@ const nativeContent = customType<{ data: StoredContent; driverData: unknown }>({
 
 /** What started a compaction. */
 export const TRIGGERS = ['event', 'sweep', 'manual'] as const;
-/** Ledger row outcomes. */
-export const COMPACTION_STATUSES = ['applied', 'skipped', 'failed', 'restored'] as const;
+/**
+ * Ledger row outcomes. `expired` is no compaction: it records archived originals a retention pass
+ * of the sweep dropped (`expired_*` columns), one row per session per pass.
+ */
+export const COMPACTION_STATUSES = ['applied', 'skipped', 'failed', 'restored', 'expired'] as const;
 
 /** One agent conversation. `tenant_id` scopes every read and write. */
 export const sessions = pgTable(
@@ -173,6 +176,8 @@ export const archivedMessages = pgTable(
     // loadContext restates the system messages compactions archived: found without reading the
     // rest of a long session's archive.
     index('archived_messages_system_idx').on(t.tenantId, t.sessionId, t.seq).where(sql`${t.role} = 'system'`),
+    // The retention pass finds a session's archived rows older than its cutoff, oldest first.
+    index('archived_messages_archived_at_idx').on(t.tenantId, t.sessionId, t.archivedAt),
   ],
 );
 
@@ -185,7 +190,8 @@ export const compactions = pgTable(
     tenantId: text('tenant_id').notNull(),
     /**
      * `event:<tenantId>:<eventId>` for events, `manual:<uuid>` for the CLI. Unique: one effect per key.
-     * Null only on `failed` rows, which record an attempt and must not block a later retry.
+     * Null on `failed` rows, which record an attempt and must not block a later retry, and on
+     * `expired` rows, which no event asked for.
      */
     idempotencyKey: text('idempotency_key'),
     eventId: text('event_id'),
@@ -226,6 +232,17 @@ export const compactions = pgTable(
     durationMs: integer('duration_ms'),
     error: text('error'),
     restoredAt: timestamp('restored_at', { withTimezone: true }),
+    /** `expired` rows: archived messages the retention pass dropped from this session. */
+    expiredMessages: integer('expired_messages'),
+    /** `expired` rows: the estimated tokens of those messages. */
+    expiredTokens: bigint('expired_tokens', { mode: 'number' }),
+    /**
+     * `expired` rows: the compactions whose archived originals went (all of them: every row of one
+     * compaction is archived at the same instant). None of them can be restored any more.
+     */
+    expiredCompactionIds: uuid('expired_compaction_ids').array(),
+    /** `expired` rows: the cutoff; messages archived before this instant were dropped. */
+    expiredBefore: timestamp('expired_before', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -275,3 +292,47 @@ export const summaryBatches = pgTable(
       .where(sql`${t.status} in ('queued', 'submitted')`),
   ],
 );
+
+/**
+ * A tenant's webhook: after each applied compaction, the `session.compacted` event is POSTed to
+ * `url`, signed with `secret` (HMAC-SHA256; producer/webhook-signature.ts). One per tenant.
+ */
+export const webhooks = pgTable('webhooks', {
+  tenantId: text('tenant_id').primaryKey(),
+  /** An http:// or https:// URL. */
+  url: text('url').notNull(),
+  /** The signing secret, kept in clear: every delivery is signed with it. Never logged or shown again. */
+  secret: text('secret').notNull(),
+  /** False: no delivery is enqueued (the webhook stays configured). */
+  enabled: boolean('enabled').notNull().default(true),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+
+/** One row per attempt to deliver an event to a tenant's webhook, delivered or not. */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id').notNull(),
+    /** The event's id: the id of the compaction it tells (the `Compactor-Event-Id` header). */
+    eventId: uuid('event_id').notNull(),
+    /** 1 for the first attempt, then 2, 3, ... (BullMQ's retries). */
+    attempt: integer('attempt').notNull(),
+    url: text('url').notNull(),
+    /** The HTTP status of the response; null when none came (timeout, refused connection). */
+    statusCode: integer('status_code'),
+    /** Why the attempt failed; null when delivered. */
+    error: text('error'),
+    /** From sending the request to the end of the response (or the failure), ms. */
+    durationMs: integer('duration_ms').notNull(),
+    attemptedAt: timestamp('attempted_at', { withTimezone: true }).notNull().defaultNow(),
+    /** True for a 2xx response. */
+    delivered: boolean('delivered').notNull(),
+  },
+  (t) => [index('webhook_deliveries_tenant_event_idx').on(t.tenantId, t.eventId, t.attempt)],
+);
+
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;

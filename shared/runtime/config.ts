@@ -112,6 +112,13 @@ export const envSchema = z.object({
     .max(1_000, 'must be at most 1,000')
     .optional(),
   COMPACTOR_LOCK_DURATION_MS: ms(30_000),
+  COMPACTOR_WEBHOOK_TIMEOUT_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be at least 100 ms')
+    .max(120_000, 'must be at most 120,000 ms (two minutes)')
+    .default(10_000),
+  COMPACTOR_WEBHOOK_BACKOFF_MS: ms(10_000),
   COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
   COMPACTOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   COMPACTOR_METRICS_PORT: port().optional(),
@@ -164,6 +171,13 @@ export interface Config {
   lockDurationMs: number;
   /** How often a worker looks for stalled jobs, ms. */
   stalledIntervalMs: number;
+  /** How long one webhook delivery waits for the receiver's response, ms; then it is retried. */
+  webhookTimeoutMs: number;
+  /**
+   * First delay before a failed webhook delivery is retried, ms; each retry waits twice as long
+   * as the one before (BullMQ's exponential backoff), over 8 attempts in all.
+   */
+  webhookBackoffMs: number;
   logLevel: z.infer<typeof envSchema>['COMPACTOR_LOG_LEVEL'];
   /** The worker's /metrics, /healthz, /readyz server; port null: off. */
   metrics: { port: number | null; host: string };
@@ -231,6 +245,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: e.COMPACTOR_DB_POOL_SIZE,
     lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
     stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,
+    webhookTimeoutMs: e.COMPACTOR_WEBHOOK_TIMEOUT_MS,
+    webhookBackoffMs: e.COMPACTOR_WEBHOOK_BACKOFF_MS,
     logLevel: e.COMPACTOR_LOG_LEVEL,
     metrics: { port: e.COMPACTOR_METRICS_PORT ?? null, host: e.COMPACTOR_METRICS_HOST },
     dashboard: {

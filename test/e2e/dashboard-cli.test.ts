@@ -92,6 +92,7 @@ describe('compactor dashboard', () => {
     expect(queues.queues.map((q) => [q.name, q.readOnlyMode])).toEqual([
       ['compaction', true],
       ['compaction-sweep', true],
+      ['webhooks', true],
     ]);
     const pause = await fetch(`${url}/queues/api/queues/compaction/pause`, { method: 'PUT', headers });
     expect(pause.status).toBe(405); // Bull Board's own answer for a read-only queue

@@ -39,6 +39,7 @@ async function newDatabase(): Promise<string> {
   return databaseUrlFor(name);
 }
 
+/** Every table the migrations create. */
 const COMPACTOR_TABLES = [
   'archived_messages',
   'compaction_policies',
@@ -46,7 +47,11 @@ const COMPACTOR_TABLES = [
   'messages',
   'sessions',
   'summary_batches',
+  'webhook_deliveries',
+  'webhooks',
 ];
+/** The tables of the releases that kept compactor in public (migrations 0000 to 0007). */
+const LEGACY_TABLES = COMPACTOR_TABLES.filter((t) => !t.startsWith('webhook'));
 
 async function tablesIn(sql: postgres.Sql, schema: string): Promise<string[]> {
   const rows = await sql<{ t: string }[]>`
@@ -195,7 +200,7 @@ describe('an install from before the schema', () => {
     await legacy.end();
 
     const report = await migrateDatabase(url);
-    expect(report.moved).toEqual(COMPACTOR_TABLES);
+    expect(report.moved).toEqual(LEGACY_TABLES);
     expect(report.total).toBe(journal.entries.length);
     expect(report.applied).toBe(journal.entries.length - at);
 

@@ -97,6 +97,8 @@ export function testConfig(databaseUrl: string, prefix: string, overrides: Parti
     leaseTtlMs: 30_000,
     lockDurationMs: 30_000,
     stalledIntervalMs: 30_000,
+    webhookTimeoutMs: 10_000,
+    webhookBackoffMs: 10_000,
     logLevel: 'silent',
     metrics: { port: null, host: '127.0.0.1' },
     dashboard: {

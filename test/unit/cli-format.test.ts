@@ -164,6 +164,10 @@ function ledgerRow(overrides: Partial<CompactionRow>): CompactionRow {
     durationMs: 12,
     error: null,
     restoredAt: null,
+    expiredMessages: null,
+    expiredTokens: null,
+    expiredCompactionIds: null,
+    expiredBefore: null,
     createdAt: new Date('2025-03-04T05:06:07Z'),
     ...overrides,
   };

@@ -29,6 +29,7 @@ import { purgeCommand } from './commands/purge.ts';
 import { restoreCommand } from './commands/restore.ts';
 import { sessionsGroup } from './commands/sessions.ts';
 import { sweepCommand } from './commands/sweep.ts';
+import { webhookGroup } from './commands/webhook.ts';
 import { workerCommand } from './commands/worker.ts';
 import { closest } from './format.ts';
 import { commandHelp, groupHelp, packageInfo, topHelp } from './help.ts';
@@ -49,6 +50,7 @@ export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
   sweepCommand,
   policyGroup,
   sessionsGroup,
+  webhookGroup,
 ];
 
 /** Errors whose message is the whole story; anything else is printed as `failed: <message>`. */

@@ -53,6 +53,12 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   },
   COMPACTOR_LOCK_DURATION_MS: { description: 'ms a BullMQ job lock lasts unrenewed before the job stalls' },
   COMPACTOR_STALLED_INTERVAL_MS: { description: 'ms between a worker’s checks for stalled jobs' },
+  COMPACTOR_WEBHOOK_TIMEOUT_MS: {
+    description: 'ms a webhook delivery waits for a response before it is retried',
+  },
+  COMPACTOR_WEBHOOK_BACKOFF_MS: {
+    description: 'ms before the first retry of a failed webhook delivery (then doubling, 8 attempts)',
+  },
   COMPACTOR_LOG_LEVEL: {
     description: 'fatal, error, warn, info, debug, trace or silent (JSON logs on stderr)',
   },

@@ -52,6 +52,10 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerValues, string, string]> = [
   ['durationMs', 'duration_ms', 'integer'],
   ['error', 'error', 'text'],
   ['restoredAt', 'restored_at', 'timestamptz'],
+  ['expiredMessages', 'expired_messages', 'integer'],
+  ['expiredTokens', 'expired_tokens', 'bigint'],
+  ['expiredCompactionIds', 'expired_compaction_ids', 'uuid[]'],
+  ['expiredBefore', 'expired_before', 'timestamptz'],
 ];
 
 const INSERT = `insert into compactions (${COLUMNS.map(([, column]) => column).join(', ')})

@@ -4,14 +4,17 @@
  * role, kind, tool ids, tokens, pinned, created_at), removes the summary message it wrote, restores the checkpoint it replaced and
  * marks its ledger row `restored`. One transaction under the session row lock; it bumps
  * `compaction_version`, so a compaction planned before the restore is fenced off. Idempotent:
- * restoring a restored compaction changes nothing.
+ * restoring a restored compaction changes nothing. A compaction whose archived originals a retention
+ * pass dropped is refused whole, never restored in part.
  */
 import { and, eq, gt, sql } from 'drizzle-orm';
-import { InvalidInputError } from '../../shared/contract/errors.ts';
+import { ArchiveExpiredError, InvalidInputError } from '../../shared/contract/errors.ts';
+import { expiredRestoreMessage } from '../../shared/policy/retention.ts';
 import type { Db, Tx } from '../../shared/postgres/db.ts';
 import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
 import { lockSession } from './lock.ts';
 import { MESSAGE_FIELDS } from './message-columns.ts';
+import { expiryOf } from './retention.ts';
 
 const FIELDS = sql.raw(MESSAGE_FIELDS);
 
@@ -40,6 +43,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * @throws {InvalidInputError} when the compaction id is malformed, is not one of this tenant's
  *   session's compactions, was not applied (skipped/failed rows moved nothing), or a later
  *   applied compaction still stands (restore that one first: its summary covers this one's).
+ * @throws {ArchiveExpiredError} when a retention pass dropped the compaction's archived originals
+ *   (the message says when and under which retention); nothing is written.
  * @throws {SessionNotFoundError} when the tenant has no such session.
  * @throws {Error} when the archive does not match the ledger (nothing is written).
  */
@@ -66,10 +71,19 @@ export async function restoreCompaction(db: Db, request: RestoreRequest): Promis
     if (row.status === 'restored') {
       return { status: 'already-restored', row, restoredSeqs: [], removedSummarySeq: null };
     }
+    if (row.status === 'expired') {
+      throw new InvalidInputError(
+        `ledger row ${compactionId} records archived originals a retention pass dropped; it is not a compaction and cannot be restored`,
+      );
+    }
     if (row.status !== 'applied') {
       throw new InvalidInputError(
         `compaction ${compactionId} is ${row.status}: it moved nothing, so nothing to restore`,
       );
+    }
+    const expiry = await expiryOf(tx, tenantId, sessionId, compactionId);
+    if (expiry) {
+      throw new ArchiveExpiredError(expiredRestoreMessage(compactionId, expiry), compactionId, expiry.id);
     }
     await refuseIfLaterApplied(tx, row);
     const seqs = await archivedSeqs(tx, compactionId);

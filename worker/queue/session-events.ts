@@ -19,8 +19,9 @@ export interface SessionEventsPublisher {
   /**
    * Publishes the event of an applied ledger row, with the checkpoint it wrote (read from the
    * session the history continues in); other rows are ignored.
+   * @returns the event published, or null for a row that is not applied.
    */
-  compacted(row: CompactionRow): Promise<void>;
+  compacted(row: CompactionRow): Promise<SessionCompactedEvent | null>;
   close(): Promise<void>;
 }
 
@@ -43,12 +44,14 @@ export function createSessionEventsPublisher(
   queue.on('error', () => {});
   return {
     async compacted(row) {
-      if (row.status !== 'applied') return;
+      if (row.status !== 'applied') return null;
       const [session] = await sql<{ checkpoint: unknown }[]>`
         select checkpoint from sessions
         where tenant_id = ${row.tenantId} and id = ${row.childSessionId ?? row.sessionId}`;
       const checkpoint = row.summary === null ? null : (session?.checkpoint ?? null);
-      await queue.add(SESSION_COMPACTED, sessionCompactedOf(row, checkpoint), { jobId: row.id });
+      const event = sessionCompactedOf(row, checkpoint);
+      await queue.add(SESSION_COMPACTED, event, { jobId: row.id });
+      return event;
     },
     close: () => queue.close(),
   };

@@ -20,15 +20,15 @@ import {
   contextTokens,
   type GateState,
   overTrigger,
-  type Policy,
   resolvePolicy,
 } from '../../shared/policy/policy.ts';
 import type { Db } from '../../shared/postgres/db.ts';
-import { policiesFor } from '../postgres/policies.ts';
 import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
 import { runAll, type Services } from '../runtime/services.ts';
+import { createAppliedHooks } from './applied-hooks.ts';
 import { pollBatches } from './batches.ts';
-import { createSessionEventsPublisher } from './session-events.ts';
+import { type Policies, PolicyCache } from './policy-cache.ts';
+import { runRetention } from './retention.ts';
 
 /** BullMQ queue of the sweep job itself (the compactions it finds go on the compaction queue). */
 export const SWEEP_QUEUE = 'compaction-sweep';
@@ -157,36 +157,16 @@ export function sweepJobIdOf(d: Pick<DueSession, 'tenantId' | 'sessionId' | 'com
   return `sweep-${hash}-v${d.compactionVersion}`;
 }
 
-interface Policies {
-  agent: Policy | null;
-  tenant: Policy | null;
-}
-
-/** Policies by tenant and agent, read once per sweep (bounded: evicts all past 10,000 entries). */
-class PolicyCache {
-  private readonly entries = new Map<string, Policies>();
-  constructor(private readonly db: Db) {}
-
-  async get(tenantId: string, agentId: string | null): Promise<Policies> {
-    const key = `${tenantId}\u0000${agentId ?? ''}`;
-    const hit = this.entries.get(key);
-    if (hit) return hit;
-    if (this.entries.size >= 10_000) this.entries.clear();
-    const found = await policiesFor(this.db, tenantId, agentId);
-    this.entries.set(key, found);
-    return found;
-  }
-}
-
 /**
  * Runs scheduled sweeps in this process: upserts the job scheduler (one per deployment, however
- * many workers start; `sweepEveryMs` 0 removes it) and starts a sweep worker of concurrency 1.
+ * many workers start; `sweepEveryMs` 0 removes it) and starts a sweep worker of concurrency 1. Each
+ * sweep enqueues the due compactions, then runs the retention pass (worker/queue/retention.ts).
  * @returns `close()`, which stops the sweep worker and its queues (every step runs).
  */
 export async function startSweepService(services: Services): Promise<{ close(): Promise<void> }> {
   const { config, logger } = services;
   const connection = services.redis.duplicate();
-  const publisher = createSessionEventsPublisher(services.redis, config.queuePrefix, services.database.sql);
+  const applied = createAppliedHooks(services);
   const sweepQueue = new Queue(SWEEP_QUEUE, { connection, prefix: config.queuePrefix });
   const compactionQueue = new Queue(COMPACTION_QUEUE, { connection, prefix: config.queuePrefix });
   // Connection errors are logged by the services' Redis connection; without a listener, BullMQ
@@ -222,7 +202,7 @@ export async function startSweepService(services: Services): Promise<{ close(): 
             store: services.store,
             batches,
             logger,
-            onApplied: (row) => publisher.compacted(row),
+            onApplied: (row) => applied.onApplied(row),
           });
           logger.info(polled, 'message batches polled');
           return polled;
@@ -232,7 +212,26 @@ export async function startSweepService(services: Services): Promise<{ close(): 
           { scanned: result.scanned, due: result.due, enqueued: result.enqueued, ms: Math.round(result.ms) },
           'sweep done',
         );
-        return { scanned: result.scanned, due: result.due, enqueued: result.enqueued };
+        const retention = await runRetention(services.database.db);
+        if (retention.checked > 0) {
+          logger.info(
+            {
+              checked: retention.checked,
+              sessions: retention.sessions,
+              messages: retention.messages,
+              tokens: retention.tokens,
+              ms: Math.round(retention.ms),
+            },
+            'retention pass done',
+          );
+        }
+        return {
+          scanned: result.scanned,
+          due: result.due,
+          enqueued: result.enqueued,
+          expiredSessions: retention.sessions,
+          expiredMessages: retention.messages,
+        };
       },
       { connection, prefix: config.queuePrefix, concurrency: 1 },
     );
@@ -243,7 +242,7 @@ export async function startSweepService(services: Services): Promise<{ close(): 
     close: () => {
       closing ??= runAll(logger, [
         async () => worker?.close(),
-        () => publisher.close(),
+        () => applied.close(),
         () => sweepQueue.close(),
         () => compactionQueue.close(),
         () => connection.quit(),

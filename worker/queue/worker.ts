@@ -10,9 +10,9 @@ import type { Strategy } from '../../shared/strategies/index.ts';
 import { instrumentSummarizer, type WorkerMetrics } from '../observability/metrics.ts';
 import type { PipelineDeps } from '../pipeline/pipeline.ts';
 import { runAll, type Services } from '../runtime/services.ts';
+import { createAppliedHooks } from './applied-hooks.ts';
 import { type QueuedSummary, queueBatchedSummary } from './batches.ts';
 import { createProcessor, type JobResult } from './processor.ts';
-import { createSessionEventsPublisher } from './session-events.ts';
 
 export interface WorkerOptions {
   /** Jobs processed at once by this process. Default 4. */
@@ -43,13 +43,10 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   let worker: Worker<unknown, JobResult> | undefined;
   const { metrics } = options;
   const fallback = createExtractiveSummarizer();
-  const publisher = createSessionEventsPublisher(
-    services.redis,
-    services.config.queuePrefix,
-    services.database.sql,
-  );
+  // session.compacted, and the tenant's webhook when it has one.
+  const applied = createAppliedHooks(services);
   const processor = createProcessor({
-    onApplied: (row) => publisher.compacted(row),
+    onApplied: (row) => applied.onApplied(row),
     reads: services.reads,
     writes: services.writes,
     onFenceRejected: metrics?.fenceRejected,
@@ -93,7 +90,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
       if (force) abort.abort(new Error('worker forced to stop'));
       closing ??= runAll(services.logger, [
         () => w.close(force),
-        () => publisher.close(),
+        () => applied.close(),
         () => connection.quit(),
         () => services.close(),
       ]);

@@ -3,7 +3,7 @@ import { assertSchema } from '../../../shared/postgres/db.ts';
 import type { CompactionRow } from '../../../shared/postgres/schema.ts';
 import { openStore } from '../../runtime/store.ts';
 import { type Command, flag, JSON_OPTION, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
-import { type Column, formatChange, formatUsd, formatUtc, renderTable } from '../format.ts';
+import { type Column, formatChange, formatCount, formatUsd, formatUtc, renderTable } from '../format.ts';
 import { outputWidth } from '../terminal.ts';
 
 /** Characters of a compaction id the table shows; `restore --compaction` takes them as a prefix. */
@@ -23,7 +23,8 @@ const COLUMNS: Column[] = [
 
 /**
  * The ledger as table lines, oldest first, fitted to `width` characters by cutting the reason
- * (an error when the compaction failed) with `…`.
+ * (an error when the compaction failed) with `…`. An `expired` row (a retention pass) shows the
+ * archived messages and tokens it dropped, and the compactions they came from after its reason.
  */
 export function historyTable(rows: readonly CompactionRow[], width: number): string[] {
   return renderTable(
@@ -34,13 +35,23 @@ export function historyTable(rows: readonly CompactionRow[], width: number): str
       r.status,
       r.trigger,
       r.strategy,
-      formatChange(r.messagesBefore, r.messagesAfter),
-      formatChange(r.tokensBefore, r.tokensAfter),
+      r.status === 'expired'
+        ? `${formatCount(r.expiredMessages)} dropped`
+        : formatChange(r.messagesBefore, r.messagesAfter),
+      r.status === 'expired'
+        ? `${formatCount(r.expiredTokens)} dropped`
+        : formatChange(r.tokensBefore, r.tokensAfter),
       formatUsd(r.costUsd),
-      r.reason ?? r.error ?? '',
+      r.status === 'expired' ? expiredReason(r) : (r.reason ?? r.error ?? ''),
     ]),
     width,
   );
+}
+
+/** An `expired` row's reason and the short ids of the compactions whose originals went. */
+function expiredReason(r: CompactionRow): string {
+  const ids = (r.expiredCompactionIds ?? []).map((id) => id.slice(0, SHORT_ID));
+  return `${r.reason ?? 'retention'}${ids.length > 0 ? ` (of ${ids.join(', ')})` : ''}`;
 }
 
 export const historyCommand: Command = {

@@ -3,18 +3,25 @@ import { isNull } from 'drizzle-orm';
 import { createProducer } from '../../../producer/index.ts';
 import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { sessions } from '../../../shared/postgres/schema.ts';
+import { runRetention } from '../../queue/retention.ts';
 import { runSweep } from '../../queue/sweep.ts';
 import { type Command, flag } from '../command.ts';
 import { createProgress } from '../progress.ts';
 
 export const sweepCommand: Command = {
   name: 'sweep',
-  summary: 'scan every session now; enqueue a compaction for each one over its trigger',
+  summary:
+    'scan every session now; enqueue a compaction for each one over its trigger; drop archived originals past retention',
   options: {
-    'dry-run': { type: 'boolean', description: 'only list the sessions over their trigger; enqueue nothing' },
+    'dry-run': {
+      type: 'boolean',
+      description: 'only list the sessions over their trigger and what retention would drop; change nothing',
+    },
   },
   notes: [
-    'Prints each due session (the first 100) as a JSON line, then the totals as one JSON line.',
+    'Prints each due session (the first 100) as a JSON line, then each session whose archived originals',
+    'the retention pass dropped (policies with retentionDays; the first 100) as {"tenantId", "sessionId",',
+    '"retention": {...}}, then the totals as one JSON line. Each drop is an "expired" ledger row.',
     'The worker runs the same sweep every COMPACTOR_SWEEP_EVERY_MS.',
   ],
   examples: ['compactor sweep --dry-run'],
@@ -37,9 +44,21 @@ export const sweepCommand: Command = {
         onPage: (scanned) => progress.update(scanned),
       });
       progress.stop();
+      const retention = await runRetention(database.db, { dryRun });
       for (const due of result.sample) context.stdout.write(`${JSON.stringify(due)}\n`);
+      for (const { tenantId, sessionId, ...dropped } of retention.sample) {
+        context.stdout.write(`${JSON.stringify({ tenantId, sessionId, retention: dropped })}\n`);
+      }
       const { sample: _sample, ...totals } = result;
-      context.stdout.write(`${JSON.stringify({ dryRun, ...totals, ms: Math.round(totals.ms) })}\n`);
+      const { sample: _dropped, ...expired } = retention;
+      context.stdout.write(
+        `${JSON.stringify({
+          dryRun,
+          ...totals,
+          ms: Math.round(totals.ms),
+          retention: { ...expired, ms: Math.round(expired.ms) },
+        })}\n`,
+      );
       return 0;
     } finally {
       progress.stop();

@@ -5,6 +5,7 @@ import { startMetricsServer } from '../../http/metrics-server.ts';
 import { createWorkerMetrics } from '../../observability/metrics.ts';
 import { migrateDatabase } from '../../postgres/migrate.ts';
 import { startSweepService } from '../../queue/sweep.ts';
+import { startWebhookWorker } from '../../queue/webhook-worker.ts';
 import { startWorker } from '../../queue/worker.ts';
 import { openServices, poolSizeFor, redactUrl } from '../../runtime/services.ts';
 import { retryUntilReady } from '../../runtime/startup.ts';
@@ -20,7 +21,8 @@ export const workerCommand: Command = {
   notes: [
     'Waits for Postgres and applies the migrations first. The first SIGTERM/SIGINT stops taking jobs',
     'and lets the active ones finish, then exits 0; a second exits at once (BullMQ hands the',
-    'unfinished job to another worker). Also runs the scheduled sweeps (COMPACTOR_SWEEP_EVERY_MS).',
+    'unfinished job to another worker). Also runs the scheduled sweeps (COMPACTOR_SWEEP_EVERY_MS) and',
+    "delivers the tenants' webhooks (compactor webhook set).",
     'Logs are JSON lines on stderr.',
   ],
   examples: ['COMPACTOR_METRICS_PORT=9464 compactor worker --concurrency 8'],
@@ -47,6 +49,7 @@ export const workerCommand: Command = {
     const services = openServices(c, logger, { poolSize });
     const metrics = createWorkerMetrics();
     const running = startWorker(services, { concurrency, metrics });
+    const webhooks = startWebhookWorker(services);
     const sweeps = await startSweepService(services);
     const { port: metricsPort, host: metricsHost } = c.metrics;
     const ops =
@@ -66,6 +69,7 @@ export const workerCommand: Command = {
     return waitForSignals(async (force) => {
       logger.info({ force }, force ? 'second signal: forcing exit' : 'signal: finishing active jobs');
       await sweeps.close();
+      await webhooks.close(force);
       await running.close(force);
       await ops?.close();
     });

@@ -23,6 +23,8 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
 import type { Hono } from 'hono';
 import { COMPACTION_QUEUE } from '../../../shared/contract/events.ts';
+import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
+import { SWEEP_QUEUE } from '../../queue/sweep.ts';
 
 /** A views directory holding Bull Board's page template, and its removal. */
 export interface BullBoardViews {
@@ -67,6 +69,13 @@ export function withoutOtherOrigins(template: string): string {
   return stripped;
 }
 
+/** What each queue Bull Board shows carries. */
+const DESCRIPTIONS: Record<string, string> = {
+  [COMPACTION_QUEUE]: 'session.run.completed events and sweep-found compactions',
+  [SWEEP_QUEUE]: 'the scheduled sweep',
+  [WEBHOOKS_QUEUE]: "session.compacted deliveries to the tenants' webhooks",
+};
+
 /**
  * Bull Board on `queues`, its pages rendered from `viewsPath` (see {@link offlineBullBoardViews});
  * a session's jobs link to its page.
@@ -79,10 +88,7 @@ export function bullBoard(queues: Queue[], options: { readOnly: boolean; viewsPa
       (queue) =>
         new BullMQAdapter(queue, {
           readOnlyMode: options.readOnly,
-          description:
-            queue.name === COMPACTION_QUEUE
-              ? 'session.run.completed events and sweep-found compactions'
-              : 'the scheduled sweep',
+          description: DESCRIPTIONS[queue.name] ?? queue.name,
           // No link for jobs without a session (the sweep's own jobs): the UI shows none.
           externalJobUrl: ((job) => sessionLink(job.data)) as QueueAdapterOptions['externalJobUrl'],
         }),

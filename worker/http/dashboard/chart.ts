@@ -6,6 +6,9 @@
  * points at its time (before → after, the drop), a skipped or failed one a single point; the
  * session's current size closes the line. Between rows the line rises as the agent appended.
  *
+ * An `expired` row (a retention pass dropped archived originals) is marked at its time and adds no
+ * point: the live session it samples did not change.
+ *
  * A restored compaction is two events: the compaction, marked at its `created_at` as applied, and
  * the restore, marked at its `restored_at`. The restore adds no point to the line: the ledger does
  * not record the session's size at that moment, and a guessed point would be a false one.
@@ -19,7 +22,7 @@ import { escapeHtml, formatTime } from './html.ts';
 export interface ChartRow {
   id: string;
   createdAt: Date;
-  status: 'applied' | 'skipped' | 'failed' | 'restored';
+  status: 'applied' | 'skipped' | 'failed' | 'restored' | 'expired';
   strategy: string;
   tokensBefore: number | null;
   tokensAfter: number | null;
@@ -27,6 +30,8 @@ export interface ChartRow {
   messagesAfter: number | null;
   /** When a restored compaction was restored (null or absent otherwise). */
   restoredAt?: Date | null;
+  /** An `expired` row's dropped archived messages (null or absent otherwise). */
+  expiredMessages?: number | null;
 }
 
 export interface ChartInput {
@@ -52,6 +57,7 @@ const COLORS: Record<ChartRow['status'], string> = {
   restored: '#d97706',
   skipped: '#9ca3af',
   failed: '#dc2626',
+  expired: '#7c3aed',
 };
 
 interface Point {
@@ -165,6 +171,8 @@ function marker(mark: Mark, xx: number, panel: (typeof PANELS)[number]): string 
   let tip: string;
   if (mark.kind === 'restore') {
     tip = `restored at ${formatTime(mark.at)}: the compaction ${compacted}`;
+  } else if (row.status === 'expired') {
+    tip = `${row.strategy} at ${formatTime(row.createdAt.getTime())}: ${fmt(row.expiredMessages ?? null)} archived messages dropped (the live session is untouched)`;
   } else if (row.status === 'restored') {
     const when = row.restoredAt ? formatTime(row.restoredAt.getTime()) : 'an unrecorded time';
     tip = `applied ${compacted} (restored at ${when})`;

@@ -72,10 +72,25 @@ function fields(ctx: PageContext, r: CompactionRow): string {
     ['cutoff seq / summary seq', `${num(r.cutoffSeq)} / ${num(r.summarySeq)}`],
     ['compaction version', num(r.compactionVersion)],
     ['child session', child],
+    ...(r.status === 'expired' ? expiredFields(ctx, r) : []),
     ['event id', text(r.eventId)],
     ['idempotency key', r.idempotencyKey ? `<code>${escapeHtml(r.idempotencyKey)}</code>` : '—'],
   ];
   return `<table class="stats fields">${rows.map(([k, v]) => `<tr><th scope="row">${k}</th><td>${v}</td></tr>`).join('')}</table>`;
+}
+
+/** An `expired` row's fields: what the retention pass dropped, and from which compactions. */
+function expiredFields(ctx: PageContext, r: CompactionRow): Array<[string, string]> {
+  const links = (r.expiredCompactionIds ?? []).map(
+    (id) =>
+      `<a href="${href(ctx, `/sessions/${encodeURIComponent(r.sessionId)}/compactions/${id}`)}">${escapeHtml(id)}</a>`,
+  );
+  return [
+    ['archived messages dropped', num(r.expiredMessages)],
+    ['archived tokens dropped', num(r.expiredTokens)],
+    ['archived before', r.expiredBefore ? time(r.expiredBefore) : '—'],
+    ['of compactions', links.length > 0 ? links.join('<br>') : '—'],
+  ];
 }
 
 function archivedTable(
@@ -84,7 +99,14 @@ function archivedTable(
   archived: ArchivedPage,
   firstPage: boolean,
 ): string {
-  if (archived.totalMessages === 0) return '<p class="muted">none (this compaction archived no message)</p>';
+  if (r.status === 'expired') return '<p class="muted">none (a retention pass archives nothing)</p>';
+  // Fewer archived rows than the ledger counts, not restored: a retention pass dropped them.
+  const dropped =
+    !r.restoredAt && r.messagesArchived !== null && archived.totalMessages < r.messagesArchived
+      ? `<p class="status-expired">${num(r.messagesArchived - archived.totalMessages)} of the ${num(r.messagesArchived)} messages it archived were dropped by a retention pass (its <code>expired</code> ledger row says when); this compaction cannot be restored</p>`
+      : '';
+  if (archived.totalMessages === 0)
+    return dropped || '<p class="muted">none (this compaction archived no message)</p>';
   const restored = r.restoredAt
     ? `<p class="muted">restored ${time(r.restoredAt)}: these messages went back to the session; the archive keeps its copy</p>`
     : '';
@@ -101,7 +123,7 @@ function archivedTable(
       ? `<a href="${href(ctx, path, { cursor: archived.nextCursor })}">next page →</a>`
       : '',
   ].filter(Boolean);
-  return `${restored}<p class="archived-total">${num(archived.totalMessages)} messages, ${num(archived.totalTokens)} tokens</p>
+  return `${dropped}${restored}<p class="archived-total">${num(archived.totalMessages)} messages, ${num(archived.totalTokens)} tokens</p>
 <table class="archived"><thead><tr><th>seq</th><th>role</th><th>kind</th><th>tokens</th><th>pinned</th><th>content (first ${PREVIEW_CHARS} characters)</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>${pages.length ? `<p>${pages.join(' · ')}</p>` : ''}`;
 }

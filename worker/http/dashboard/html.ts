@@ -74,7 +74,7 @@ table{border-collapse:collapse;background:#fff;font-size:13px}
 th,td{border:1px solid #e5e7eb;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f3f4f6;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .stats td:first-child{color:#4b5563}
-.status-applied{color:#1d4ed8}.status-restored{color:#b45309}.status-skipped{color:#6b7280}.status-failed{color:#b91c1c}
+.status-applied{color:#1d4ed8}.status-restored{color:#b45309}.status-skipped{color:#6b7280}.status-failed{color:#b91c1c}.status-expired{color:#6d28d9}
 .card{background:#fff;border:1px solid #e5e7eb;padding:10px 14px;margin:8px 0}
 .chart{background:#fff;border:1px solid #e5e7eb;width:100%;max-width:960px;height:auto}
 details{margin:6px 0}summary{cursor:pointer}

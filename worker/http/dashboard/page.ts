@@ -75,7 +75,7 @@ export function renderSessionPage(
 <section id="stats" data-refresh>${stats(ctx, session)}</section>
 ${actions}
 <h2>Tokens and messages over time</h2>
-<div class="legend muted"><span>▮ <b class="status-applied">applied</b></span><span>▮ <b class="status-restored">restored</b></span><span>▮ <b class="status-skipped">skipped</b></span><span>▮ <b class="status-failed">failed</b></span><span>click a marker to find its ledger row</span></div>
+<div class="legend muted"><span>▮ <b class="status-applied">applied</b></span><span>▮ <b class="status-restored">restored</b></span><span>▮ <b class="status-skipped">skipped</b></span><span>▮ <b class="status-failed">failed</b></span><span>▮ <b class="status-expired">expired</b> (archive dropped)</span><span>click a marker to find its ledger row</span></div>
 <section id="chart" data-refresh>${chart}</section>
 <h2>Current checkpoint</h2>
 <section id="checkpoint" data-refresh>${renderCheckpoint(session.checkpoint)}</section>
@@ -111,18 +111,29 @@ function stats(ctx: PageContext, s: SessionRow): string {
 function ledgerTable(ctx: PageContext, session: SessionRow, ledger: LedgerEntry[]): string {
   if (ledger.length === 0) return '<p class="muted">no compactions yet</p>';
   const api = `/api/sessions/${encodeURIComponent(session.id)}/compactions`;
+  // Compactions whose archived originals a retention pass dropped (its row is newer, so shown too).
+  const expired = new Set(
+    ledger.flatMap((r) => (r.status === 'expired' ? (r.expiredCompactionIds ?? []) : [])),
+  );
   const rows = ledger.map((r) => {
     const saved = (r.tokensBefore ?? 0) - (r.tokensAfter ?? 0);
     const restore =
-      !ctx.readOnly && r.status === 'applied'
+      !ctx.readOnly && r.status === 'applied' && !expired.has(r.id)
         ? ` <button data-post="${href(ctx, `${api}/${r.id}/restore`)}" data-out="ledger-result" data-busy="restoring…" data-confirm="Restore this compaction? Its archived messages go back.">restore</button>`
         : '';
+    const gone = expired.has(r.id)
+      ? '<br><span class="status-expired">archive dropped by retention: cannot be restored</span>'
+      : '';
     const why = [r.reason, r.error].filter((v): v is string => !!v).map((v) => escapeHtml(v.slice(0, 400)));
+    const sizes =
+      r.status === 'expired'
+        ? `<td class="num">${num(r.expiredMessages)} archived dropped</td><td class="num">${num(r.expiredTokens)} dropped</td>`
+        : `<td class="num">${num(r.messagesBefore)} → ${num(r.messagesAfter)}</td>
+<td class="num">${num(r.tokensBefore)} → ${num(r.tokensAfter)}${saved > 0 ? `<br><span class="muted">−${num(saved)}</span>` : ''}</td>`;
     return `<tr id="c-${escapeHtml(r.id)}" class="ledger-row">
 <td>${time(r.createdAt)}${r.restoredAt ? `<br><span class="status-restored">restored ${time(r.restoredAt)}</span>` : ''}</td><td>${r.trigger}</td><td>${escapeHtml(r.strategy)}${r.mode === 'newSession' ? ' <span class="muted">(new session)</span>' : ''}</td>
-<td class="status-${r.status}">${r.status}</td>
-<td class="num">${num(r.messagesBefore)} → ${num(r.messagesAfter)}</td>
-<td class="num">${num(r.tokensBefore)} → ${num(r.tokensAfter)}${saved > 0 ? `<br><span class="muted">−${num(saved)}</span>` : ''}</td>
+<td class="status-${r.status}">${r.status}${gone}</td>
+${sizes}
 <td class="num">${num(r.messagesArchived)}</td>
 <td>${escapeHtml([r.summarizer, r.model].filter(Boolean).join(' / ') || '—')}</td>
 <td class="num">${r.inputTokens !== null ? `${num(r.inputTokens)} / ${num(r.outputTokens)}` : '—'}</td>

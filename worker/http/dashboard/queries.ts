@@ -3,7 +3,7 @@
  * (`where key > last key of the previous page`, never OFFSET) with opaque cursors, and fetch one
  * row more than asked to know whether another page follows.
  */
-import { and, asc, desc, eq, getTableColumns, gt, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, inArray, ne, sql } from 'drizzle-orm';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import type { Db } from '../../../shared/postgres/db.ts';
 import {
@@ -157,7 +157,14 @@ async function lastCompactions(
       createdAt: compactions.createdAt,
     })
     .from(compactions)
-    .where(and(eq(compactions.tenantId, tenantId), inArray(compactions.sessionId, ids)))
+    // A retention pass (`expired`) is no compaction: the list shows the last one that was.
+    .where(
+      and(
+        eq(compactions.tenantId, tenantId),
+        inArray(compactions.sessionId, ids),
+        ne(compactions.status, 'expired'),
+      ),
+    )
     .orderBy(compactions.sessionId, desc(compactions.createdAt), desc(compactions.id));
   return new Map(rows.map(({ sessionId, ...row }) => [sessionId, row]));
 }

@@ -18,6 +18,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { createProducer } from '../../../producer/index.ts';
 import { COMPACTION_QUEUE } from '../../../shared/contract/events.ts';
+import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
 import { readinessProbe } from '../../observability/health.ts';
 import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../../queue/sweep.ts';
@@ -307,10 +308,10 @@ export async function startDashboard(
   // First: it can refuse to start, before anything is opened.
   const views = offlineBullBoardViews();
   const connection = services.redis.duplicate();
-  const [compaction, sweep] = [COMPACTION_QUEUE, SWEEP_QUEUE].map(
+  const [compaction, sweep, webhooks] = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
     (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
-  ) as [Queue, Queue];
-  const queues = [compaction, sweep];
+  ) as [Queue, Queue, Queue];
+  const queues = [compaction, sweep, webhooks];
   const producer = createProducer({ redisUrl: config.redisUrl, prefix: config.queuePrefix });
   // Its events connection blocks on reads, so it gets one of its own.
   const jobs = createJobWaiter(compaction, services.redis.duplicate());

@@ -1,0 +1,274 @@
+/**
+ * Signed webhooks end to end on real Redis, Postgres, BullMQ and HTTP: a receiver (node:http on a
+ * free port) that checks each delivery with `verifyWebhookSignature` as a tenant's service would;
+ * compactions applied by the worker; deliveries by the webhook worker, retried by BullMQ with the
+ * small backoff this file configures, and every attempt in `webhook_deliveries`.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createSession } from '../../producer/index.ts';
+import {
+  EVENT_ID_HEADER,
+  SIGNATURE_HEADER,
+  verifyWebhookSignature,
+  WebhookSignatureError,
+} from '../../producer/webhook-signature.ts';
+import { SESSION_EVENTS_QUEUE, sessionCompactedEventSchema } from '../../shared/contract/events.ts';
+import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { deliveriesOf, setWebhook } from '../../worker/postgres/webhooks.ts';
+import { postWebhook } from '../../worker/queue/webhook-delivery.ts';
+import { createWebhookEnqueuer } from '../../worker/queue/webhook-queue.ts';
+import { startWebhookWorker } from '../../worker/queue/webhook-worker.ts';
+import { REDIS_URL } from '../support/env.ts';
+import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
+import { runCompactor } from '../support/processes.ts';
+
+const ctx = useIntegration({ config: { webhookBackoffMs: 100 } });
+
+/** One request the receiver got: the raw body, its headers, and what verification said. */
+interface Received {
+  path: string;
+  body: string;
+  headers: IncomingMessage['headers'];
+  /** `ok`, or the reason the signature was refused. */
+  verdict: string;
+  status: number;
+}
+
+const received: Received[] = [];
+/** The secret the receiver verifies each path's deliveries with (its tenant's). */
+const secrets = new Map<string, string>();
+let base = '';
+let queue: Queue;
+
+/**
+ * The receiver: `/ok` answers 204; `/flaky` answers 503 to its first two requests, then 200;
+ * `/slow` never answers. A delivery whose signature does not verify gets 400.
+ */
+function receive(request: IncomingMessage, response: ServerResponse) {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => {
+    const path = request.url ?? '';
+    if (path === '/slow') return;
+    const body = Buffer.concat(chunks).toString('utf8');
+    let verdict = 'ok';
+    try {
+      verifyWebhookSignature(body, request.headers['compactor-signature'] as string, secrets.get(path) ?? '');
+    } catch (error) {
+      verdict = error instanceof WebhookSignatureError ? error.reason : String(error);
+    }
+    const earlier = received.filter((r) => r.path === path).length;
+    const status =
+      verdict !== 'ok' ? 400 : path === '/flaky' && earlier < 2 ? 503 : path === '/flaky' ? 200 : 204;
+    received.push({ path, body, headers: request.headers, verdict, status });
+    response.writeHead(status).end();
+  });
+}
+
+beforeAll(async () => {
+  const server = createServer(receive);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const worker = startWebhookWorker(ctx.services());
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  queue = new Queue(WEBHOOKS_QUEUE, { connection, prefix: ctx.prefix });
+  ctx.startWorker({ summarizer: createExtractiveSummarizer() });
+  ctx.onTeardown(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  ctx.onTeardown(() => connection.quit());
+  ctx.onTeardown(() => queue.close());
+  ctx.onTeardown(() => worker.close());
+});
+
+/** Seeds a session and compacts it through the worker; returns the applied compaction's id. */
+async function compacted(tenantId: string, sessionId: string): Promise<string> {
+  const messages = await loadCorpusSession('sweagent__ctf-web-i_got_id');
+  await createSession(ctx.tdb.database.db, { tenantId, sessionId, messages });
+  const outcome = await ctx.producer.compactNow(
+    { tenantId, sessionId, strategy: { type: 'slidingWindow', maxMessages: 10 } },
+    { timeoutMs: 20_000 },
+  );
+  if (
+    outcome.state !== 'settled' ||
+    outcome.result.ledgerStatus !== 'applied' ||
+    !outcome.result.compactionId
+  ) {
+    throw new Error(`compaction not applied: ${JSON.stringify(outcome)}`);
+  }
+  return outcome.result.compactionId;
+}
+
+/** Waits until the delivery job of `eventId` has completed; returns its result. */
+async function delivered(eventId: string) {
+  return waitFor(async () => {
+    const job = await queue.getJob(eventId);
+    if (job?.failedReason && job.attemptsMade >= (job.opts.attempts ?? 1)) throw new Error(job.failedReason);
+    return (await job?.isCompleted()) ? job?.returnvalue : undefined;
+  });
+}
+
+describe('webhooks', () => {
+  it('delivers each applied compaction once, signed over the session.compacted body', async () => {
+    const set = await runCompactor(
+      ['webhook', 'set', '--tenant', 'hooked', '--url', `${base}/ok`],
+      ctx.cliEnv,
+    );
+    expect(set.code, set.stderr).toBe(0);
+    const stored = JSON.parse(set.stdout);
+    expect(stored).toMatchObject({ tenantId: 'hooked', url: `${base}/ok`, enabled: true });
+    expect(stored.secret).toMatch(/^whsec_/);
+    expect(set.stderr).toContain('shown this once');
+    secrets.set('/ok', stored.secret);
+
+    const id = await compacted('hooked', 'h1');
+    expect(await delivered(id)).toEqual({ delivered: true, attempt: 1, statusCode: 204 });
+
+    const got = received.filter((r) => r.path === '/ok');
+    expect(got).toHaveLength(1);
+    const [delivery] = got as [Received];
+    expect(delivery.verdict).toBe('ok');
+    expect(delivery.headers['content-type']).toBe('application/json');
+    expect(delivery.headers[EVENT_ID_HEADER.toLowerCase()]).toBe(id);
+    expect(delivery.headers[SIGNATURE_HEADER.toLowerCase()]).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    // The body is the session.compacted event a BullMQ consumer gets on session-events.
+    const event = sessionCompactedEventSchema.parse(JSON.parse(delivery.body));
+    const published = new Queue(SESSION_EVENTS_QUEUE, { connection: ctx.redis, prefix: ctx.prefix });
+    try {
+      expect((await published.getJob(id))?.data).toEqual(event);
+    } finally {
+      await published.close();
+    }
+    expect(event).toMatchObject({
+      compactionId: id,
+      tenantId: 'hooked',
+      sessionId: 'h1',
+      strategy: 'slidingWindow',
+    });
+
+    // A tampered body, or a signature replayed later, does not verify.
+    const header = delivery.headers['compactor-signature'] as string;
+    const tampered = delivery.body.replace('"sessionId":"h1"', '"sessionId":"h2"');
+    expect(tampered).not.toBe(delivery.body);
+    expect(() => verifyWebhookSignature(tampered, header, stored.secret)).toThrow(
+      expect.objectContaining({ reason: 'mismatch' }),
+    );
+    const t = Number(/t=(\d+)/.exec(header)?.[1]);
+    expect(() =>
+      verifyWebhookSignature(delivery.body, header, stored.secret, { now: (t + 301) * 1000 }),
+    ).toThrow(expect.objectContaining({ reason: 'stale' }));
+
+    // Telling the same event again adds no second job.
+    const enqueuer = createWebhookEnqueuer(ctx.redis, ctx.prefix, ctx.tdb.database.db, { backoffMs: 100 });
+    try {
+      expect(await enqueuer.enqueue(event)).toBe(true);
+    } finally {
+      await enqueuer.close();
+    }
+    expect((await queue.getJob(id))?.attemptsMade).toBe(1);
+    expect(await queue.getJobCounts('waiting', 'active', 'delayed')).toEqual({
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+    });
+
+    const rows = await deliveriesOf(ctx.tdb.database.db, 'hooked', { eventId: id });
+    expect(rows).toMatchObject([
+      { attempt: 1, statusCode: 204, delivered: true, error: null, url: `${base}/ok` },
+    ]);
+    const show = await runCompactor(['webhook', 'show', '--tenant', 'hooked'], ctx.cliEnv);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).not.toContain(stored.secret);
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      url: `${base}/ok`,
+      recentDeliveries: [{ eventId: id, attempt: 1, statusCode: 204, delivered: true }],
+    });
+  });
+
+  it('retries a failing receiver: delivered on attempt 3, every attempt recorded', async () => {
+    const secret = 'flaky-receiver-secret-0123456789';
+    secrets.set('/flaky', secret);
+    const { generatedSecret } = await setWebhook(ctx.tdb.database.db, 'flaky', {
+      url: `${base}/flaky`,
+      secret,
+    });
+    expect(generatedSecret).toBeNull();
+
+    const id = await compacted('flaky', 'f1');
+    expect(await delivered(id)).toEqual({ delivered: true, attempt: 3, statusCode: 200 });
+
+    const got = received.filter((r) => r.path === '/flaky');
+    expect(got.map((r) => [r.verdict, r.status])).toEqual([
+      ['ok', 503],
+      ['ok', 503],
+      ['ok', 200],
+    ]);
+    expect(new Set(got.map((r) => r.body)).size).toBe(1);
+    expect(new Set(got.map((r) => r.headers[EVENT_ID_HEADER.toLowerCase()]))).toEqual(new Set([id]));
+    const rows = await deliveriesOf(ctx.tdb.database.db, 'flaky', { eventId: id });
+    expect(rows.reverse()).toMatchObject([
+      { attempt: 1, statusCode: 503, delivered: false, error: 'HTTP 503 Service Unavailable' },
+      { attempt: 2, statusCode: 503, delivered: false, error: 'HTTP 503 Service Unavailable' },
+      { attempt: 3, statusCode: 200, delivered: true, error: null },
+    ]);
+  });
+
+  it('enqueues nothing for a tenant without a webhook, or with a disabled one', async () => {
+    const none = await compacted('silent', 's1');
+    const disabled = await runCompactor(
+      ['webhook', 'set', '--tenant', 'paused', '--url', `${base}/ok`, '--disable'],
+      ctx.cliEnv,
+    );
+    expect(disabled.code, disabled.stderr).toBe(0);
+    expect(JSON.parse(disabled.stdout)).toMatchObject({ enabled: false });
+    const paused = await compacted('paused', 'p1');
+    // compactNow settled after the worker told the compaction: session.compacted went out, no delivery.
+    const published = new Queue(SESSION_EVENTS_QUEUE, { connection: ctx.redis, prefix: ctx.prefix });
+    try {
+      for (const id of [none, paused]) {
+        expect(await published.getJob(id)).toBeDefined();
+        expect(await queue.getJob(id)).toBeUndefined();
+      }
+    } finally {
+      await published.close();
+    }
+    expect(await deliveriesOf(ctx.tdb.database.db, 'silent')).toEqual([]);
+    expect(await deliveriesOf(ctx.tdb.database.db, 'paused')).toEqual([]);
+
+    const removed = await runCompactor(['webhook', 'remove', '--tenant', 'paused'], ctx.cliEnv);
+    expect(removed.code, removed.stderr).toBe(0);
+    const again = await runCompactor(['webhook', 'remove', '--tenant', 'paused'], ctx.cliEnv);
+    expect([again.code, again.stderr]).toEqual([
+      1,
+      'compactor webhook remove: no webhook for tenant "paused"; nothing deleted\n',
+    ]);
+  });
+
+  it('counts a timeout and a refused connection as failed attempts, with what happened', async () => {
+    const attempt = { secret: 'x'.repeat(16), eventId: randomUUID(), body: '{}' };
+    expect(await postWebhook({ ...attempt, url: `${base}/slow`, timeoutMs: 200 })).toMatchObject({
+      delivered: false,
+      statusCode: null,
+      error: 'no response within 200 ms',
+    });
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    expect(
+      await postWebhook({ ...attempt, url: `http://127.0.0.1:${port}/`, timeoutMs: 5_000 }),
+    ).toMatchObject({
+      delivered: false,
+      statusCode: null,
+      error: expect.stringMatching(/^request failed: ECONNREFUSED/),
+    });
+  });
+});

@@ -1,0 +1,125 @@
+/** `compactor webhook set|show|remove`: a tenant's signed webhook for `session.compacted`. */
+import { InvalidInputError } from '../../../shared/contract/errors.ts';
+import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
+import { deliveriesOf, getWebhook, removeWebhook, setWebhook } from '../../postgres/webhooks.ts';
+import {
+  type Command,
+  type CommandContext,
+  type CommandGroup,
+  flag,
+  optionalText,
+  TENANT_OPTION,
+  text,
+} from '../command.ts';
+
+/** Delivery attempts `webhook show` lists. */
+const RECENT_DELIVERIES = 5;
+
+/** Runs `work` with a one-connection database, closed afterwards. */
+async function withDatabase<T>(
+  context: CommandContext,
+  work: (db: ReturnType<typeof openDatabase>['db']) => Promise<T>,
+): Promise<T> {
+  const database = openDatabase(context.config().databaseUrl, { max: 1 });
+  try {
+    await assertSchema(database);
+    return await work(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+const setCommand: Command = {
+  name: 'webhook set',
+  summary: "store the tenant's webhook; print it as JSON (with the secret, once, when generated)",
+  options: {
+    tenant: TENANT_OPTION,
+    url: {
+      type: 'string',
+      value: 'URL',
+      description: 'where to POST each event (http or https)',
+      required: true,
+    },
+    secret: {
+      type: 'string',
+      value: 'S',
+      description: 'the signing secret, 16+ printable characters (default: generated for a new webhook)',
+    },
+    disable: { type: 'boolean', description: 'store it disabled: no deliveries until set again without it' },
+  },
+  notes: [
+    'After each applied compaction the worker POSTs the session.compacted event as JSON, signed in',
+    'Compactor-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> (Stripe\'s scheme;',
+    'verifyWebhookSignature in producer/webhook-signature.ts checks it), and retries anything but a 2xx.',
+    'Without --secret a new webhook gets a generated secret, printed once here and never shown again; an',
+    'existing webhook keeps its secret. One webhook per tenant: set replaces the URL.',
+  ],
+  examples: ['compactor webhook set --tenant acme --url https://agents.example.com/hooks/compactor'],
+  async run(args, context) {
+    const tenantId = text(args, 'tenant');
+    const { webhook, generatedSecret } = await withDatabase(context, (db) =>
+      setWebhook(db, tenantId, {
+        url: text(args, 'url'),
+        secret: optionalText(args, 'secret'),
+        enabled: !flag(args, 'disable'),
+      }),
+    );
+    context.stdout.write(
+      `${JSON.stringify({ ...webhook, ...(generatedSecret ? { secret: generatedSecret } : {}) })}\n`,
+    );
+    if (generatedSecret) {
+      context.stderr.write(
+        'the signing secret above is shown this once: store it where the receiver can read it\n',
+      );
+    }
+    return 0;
+  },
+};
+
+const showCommand: Command = {
+  name: 'webhook show',
+  summary: "print the tenant's webhook (never its secret) and its latest delivery attempts as JSON",
+  options: { tenant: TENANT_OPTION },
+  notes: [
+    `One JSON object: the URL, whether it is enabled, when it was set, and the last ${RECENT_DELIVERIES} delivery`,
+    'attempts (event id, attempt, status code, error, ms, delivered), newest first.',
+  ],
+  examples: ['compactor webhook show --tenant acme'],
+  async run(args, context) {
+    const tenantId = text(args, 'tenant');
+    const shown = await withDatabase(context, async (db) => {
+      const webhook = await getWebhook(db, tenantId);
+      if (!webhook) return null;
+      const recent = await deliveriesOf(db, tenantId, { limit: RECENT_DELIVERIES });
+      return { ...webhook, recentDeliveries: recent.map(({ tenantId: _t, id: _i, ...d }) => d) };
+    });
+    if (!shown) throw new InvalidInputError(`no webhook for tenant "${tenantId}"`);
+    context.stdout.write(`${JSON.stringify(shown)}\n`);
+    return 0;
+  },
+};
+
+const removeCommand: Command = {
+  name: 'webhook remove',
+  summary: "delete the tenant's webhook; print what was deleted as JSON",
+  options: { tenant: TENANT_OPTION },
+  notes: [
+    'Deliveries already queued then end without a request; the delivery log stays. Removing a webhook',
+    'that is not there fails (exit code 1) and changes nothing.',
+  ],
+  examples: ['compactor webhook remove --tenant acme'],
+  async run(args, context) {
+    const tenantId = text(args, 'tenant');
+    const removed = await withDatabase(context, (db) => removeWebhook(db, tenantId));
+    if (!removed) throw new InvalidInputError(`no webhook for tenant "${tenantId}"; nothing deleted`);
+    context.stdout.write(`${JSON.stringify(removed)}\n`);
+    return 0;
+  },
+};
+
+/** The `webhook` command group. */
+export const webhookGroup: CommandGroup = {
+  name: 'webhook',
+  summary: "set, show or remove the tenant's signed webhook for session.compacted",
+  actions: [setCommand, showCommand, removeCommand],
+};

@@ -1,0 +1,37 @@
+/**
+ * What follows an applied compaction, wherever it was applied (the compaction worker, the message
+ * batch poller): `session.compacted` on the `session-events` queue, then, when the tenant has an
+ * enabled webhook, its delivery job on the `webhooks` queue, with the same event as body. Both
+ * jobs are keyed by the compaction id, so telling one compaction twice adds nothing.
+ */
+import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import { runAll, type Services } from '../runtime/services.ts';
+import { createSessionEventsPublisher } from './session-events.ts';
+import { createWebhookEnqueuer } from './webhook-queue.ts';
+
+/** The hook of `ProcessorDeps.onApplied` and `PollDeps.onApplied`, and what it holds open. */
+export interface AppliedHooks {
+  /**
+   * Tells an applied ledger row (other rows are ignored).
+   * @throws when Redis or Postgres fails: the caller's job retries and tells it again.
+   */
+  onApplied(row: CompactionRow): Promise<void>;
+  /** Closes the queues (not the services' connections). */
+  close(): Promise<void>;
+}
+
+/** The hooks on `services`' Redis, Postgres and config. */
+export function createAppliedHooks(services: Services): AppliedHooks {
+  const { config } = services;
+  const publisher = createSessionEventsPublisher(services.redis, config.queuePrefix, services.database.sql);
+  const webhooks = createWebhookEnqueuer(services.redis, config.queuePrefix, services.database.db, {
+    backoffMs: config.webhookBackoffMs,
+  });
+  return {
+    async onApplied(row) {
+      const event = await publisher.compacted(row);
+      if (event) await webhooks.enqueue(event);
+    },
+    close: () => runAll(services.logger, [() => publisher.close(), () => webhooks.close()]),
+  };
+}
