@@ -7,6 +7,7 @@
  * {@link pruneAppendRequests}.
  */
 import { and, eq, sql } from 'drizzle-orm';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../shared/contract/api.ts';
 import { IdempotencyKeyReusedError, InvalidInputError } from '../shared/contract/errors.ts';
 import type { Db, Tx } from '../shared/postgres/db.ts';
 import { appendRequests } from '../shared/postgres/schema.ts';
@@ -14,8 +15,7 @@ import { appendRequests } from '../shared/postgres/schema.ts';
 /** How long an append's idempotency key is honoured at least, ms (24 hours). */
 export const APPEND_REQUEST_TTL_MS = 24 * 60 * 60 * 1000;
 
-/** Longest idempotency key, in characters. */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+export { MAX_IDEMPOTENCY_KEY_LENGTH };
 
 /** What makes an append idempotent (see `AppendOptions.idempotency` in sessions.ts). */
 export interface AppendIdempotency {

@@ -7,6 +7,9 @@
 import { z } from 'zod';
 import { idSchema } from './events.ts';
 
+/** Longest idempotency key of an append, in characters. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
 /** Most messages one request may carry (the body size limit applies as well). */
 export const MAX_MESSAGES_PER_REQUEST = 10_000;
 
