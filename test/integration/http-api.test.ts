@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Hono } from 'hono';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { pruneAppendRequests } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { createApiApp } from '../../worker/http/api/index.ts';
 import { type Listening, listen } from '../../worker/http/ops.ts';
@@ -298,6 +299,29 @@ describe('HTTP API: Idempotency-Key', () => {
     }
     expect(answers.filter((a) => a.headers.get('idempotent-replayed') === null)).toHaveLength(1);
     expect(await liveRows('acme', 'twins')).toBe(before + 3);
+  });
+});
+
+describe('HTTP API: expired idempotency keys', () => {
+  it('forgets a key once it is older than 24 hours and pruned: the same request appends again', async () => {
+    await createChat('acme', 'expired');
+    const key = randomUUID();
+    const request = {
+      body: { messages: [{ role: 'user', content: 'once' }] },
+      headers: { 'Idempotency-Key': key },
+    };
+    const first = await call('acme', 'POST', '/v1/sessions/expired/messages', request);
+    expect(first.status).toBe(200);
+    await ctx.tdb.database.sql`
+      update append_requests set created_at = now() - interval '25 hours'
+      where tenant_id = 'acme' and idempotency_key = ${key}`;
+    expect(await pruneAppendRequests(ctx.tdb.database.db)).toBeGreaterThanOrEqual(1);
+    const rows = await liveRows('acme', 'expired');
+    const later = await call('acme', 'POST', '/v1/sessions/expired/messages', request);
+    expect(later.status).toBe(200);
+    expect(later.headers.get('idempotent-replayed')).toBeNull();
+    expect(later.body.seqs).not.toEqual(first.body.seqs);
+    expect(await liveRows('acme', 'expired')).toBe(rows + 1);
   });
 });
 
