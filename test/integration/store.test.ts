@@ -53,6 +53,7 @@ describe('migrate', () => {
         select table_name as t from information_schema.tables where table_schema = 'public' order by 1`;
       await check.end();
       expect(tables.map((r) => r.t)).toEqual([
+        'append_requests',
         'archived_messages',
         'compaction_policies',
         'compactions',
