@@ -459,6 +459,7 @@ describe('HTTP API: OpenAPI document', () => {
             adminPassword: undefined,
             tenantTokens: [{ tenantId: 'acme', token: TOKENS.acme }],
           },
+          basePath: '/compactor',
         },
       ),
     );
@@ -470,6 +471,10 @@ describe('HTTP API: OpenAPI document', () => {
       expect(context.status).toBe(200);
       expect(((await context.json()) as { sessionId: string }).sessionId).toBe('mounted');
       expect((await fetch(`${mounted.url}/`)).status).toBe(200);
+      const doc = (await (await fetch(`${mounted.url}/compactor/v1/openapi.json`)).json()) as {
+        servers: Array<{ url: string }>;
+      };
+      expect(doc.servers).toEqual([{ url: '/compactor' }]);
     } finally {
       await mounted.close();
     }

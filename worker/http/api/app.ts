@@ -79,6 +79,11 @@ export interface ApiOptions {
   credentials: Credentials;
   /** Largest request body, bytes (default 10 MiB); larger: 413. */
   maxBodyBytes?: number;
+  /**
+   * Where the app is mounted (`/compactor` for `app.route('/compactor', api)`): the server URL
+   * the OpenAPI document gives, so its paths resolve. Default `/`.
+   */
+  basePath?: string;
 }
 
 /** Hono's environment of the API: who is asking, and for which tenant. */
@@ -121,7 +126,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
   });
 
   app.get(OPENAPI_PATH, (c) => {
-    document ??= openApiDocument();
+    document ??= openApiDocument(options.basePath ? { basePath: options.basePath } : {});
     return c.json(document);
   });
 

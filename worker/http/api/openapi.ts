@@ -14,7 +14,10 @@ export const API_VERSION = '1.0.0';
 
 type Json = Record<string, unknown>;
 
-/** Builds the document for the routes mounted at `basePath` (default: the root). */
+/**
+ * Builds the document. `basePath`: where the app is mounted (`/compactor` for
+ * `app.route('/compactor', api)`), given as the document's server URL; default `/`.
+ */
 export function openApiDocument(options: { basePath?: string } = {}): Json {
   const components: Record<string, Json> = {};
   /** A request or response schema: a `$ref` to its component when it has a title, else inline. */
@@ -64,9 +67,8 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
     for (const type of [...errors].sort((a, b) => ERROR_STATUS[a] - ERROR_STATUS[b])) {
       responses[String(ERROR_STATUS[type])] ??= errorResponse(type);
     }
-    const path = `${options.basePath ?? ''}${route.path}`;
-    paths[path] ??= {};
-    paths[path][route.method] = {
+    const methods = (paths[route.path] ??= {});
+    methods[route.method] = {
       operationId,
       summary: route.summary,
       description: route.description,
@@ -83,7 +85,7 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
       ...(route.tenantScoped ? {} : { security: [] }),
     };
   }
-  paths[`${options.basePath ?? ''}${OPENAPI_PATH}`] = {
+  paths[OPENAPI_PATH] = {
     get: {
       operationId: 'getOpenApiDocument',
       summary: 'This document',
@@ -103,6 +105,7 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
       description:
         'Create sessions, append Anthropic messages, enqueue session.run.completed, load the next context, compact now and delete sessions, tenant by tenant. A tenant credential acts on its own tenant; the admin credential names one in the Compactor-Tenant header. Errors are { "error": { "type", "message", "field"? } }.',
     },
+    servers: [{ url: options.basePath || '/' }],
     security: [{ bearer: [] }, { basic: [] }],
     paths,
     components: {
