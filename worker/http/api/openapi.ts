@@ -67,7 +67,8 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
     for (const type of [...errors].sort((a, b) => ERROR_STATUS[a] - ERROR_STATUS[b])) {
       responses[String(ERROR_STATUS[type])] ??= errorResponse(type);
     }
-    const methods = (paths[route.path] ??= {});
+    const methods = paths[route.path] ?? {};
+    paths[route.path] = methods;
     methods[route.method] = {
       operationId,
       summary: route.summary,
