@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { InvalidInputError } from '../shared/contract/errors.ts';
+import { CompactionFailedError, InvalidInputError } from '../shared/contract/errors.ts';
 import {
   COMPACTION_QUEUE,
   type CompactionJobResult,
@@ -20,7 +20,12 @@ import {
   runCompletedEventSchema,
 } from '../shared/contract/events.ts';
 
-export { DatabaseError, InvalidInputError } from '../shared/contract/errors.ts';
+export {
+  CompactionFailedError,
+  DatabaseError,
+  IdempotencyKeyReusedError,
+  InvalidInputError,
+} from '../shared/contract/errors.ts';
 export {
   type CompactionJobResult,
   type RunCompletedEvent,
@@ -41,8 +46,15 @@ export {
 } from '../shared/postgres/db.ts';
 export { type ContextNotice, type LoadContextInput, type LoadedContext, loadContext } from './context.ts';
 export {
+  APPEND_REQUEST_TTL_MS,
+  type AppendIdempotency,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  pruneAppendRequests,
+} from './idempotency.ts';
+export {
   type AppendMessage,
   type AppendOptions,
+  type AppendResult,
   appendMessages,
   appendToLiveSession,
   type CreateSessionInput,
@@ -95,9 +107,10 @@ export interface Producer {
    * event for the session is applied at most once under its own idempotency key, and the lease
    * and the version fence serialise the two.
    * @param options.timeoutMs how long to wait, ms (default 60,000); then `{ state: 'running' }`
-   *   with the job id, and the job goes on.
+   *   with the job id, and the job goes on. 0 (or less): enqueue and answer `running` at once.
    * @throws {InvalidInputError} naming a bad field; nothing is enqueued.
-   * @throws {Error} with the job's failure reason when it failed for good, or when Redis is down.
+   * @throws {CompactionFailedError} with the job's failure reason and id when it failed for good.
+   * @throws {Error} when Redis is down.
    */
   compactNow(target: CompactNowTarget, options?: { timeoutMs?: number }): Promise<CompactNowResult>;
   /** The underlying BullMQ queue (for Bull Board, counts, tests). */
@@ -147,7 +160,12 @@ export function createProducer(options: ProducerOptions): Producer {
     queue,
     async compactNow(target, waitOptions = {}) {
       const event = parseRunCompleted({ eventId: randomUUID(), ...target, trigger: 'manual' });
+      const timeoutMs = waitOptions.timeoutMs ?? 60_000;
       await waitReady(connection);
+      if (timeoutMs <= 0) {
+        const job = await queue.add(RUN_COMPLETED, event, { jobId: event.eventId });
+        return { state: 'running', jobId: job.id ?? event.eventId };
+      }
       if (!events) {
         eventsConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
         eventsConnection.on('error', () => {});
@@ -158,14 +176,14 @@ export function createProducer(options: ProducerOptions): Producer {
       const job = await queue.add(RUN_COMPLETED, event, { jobId: event.eventId });
       const jobId = job.id ?? event.eventId;
       try {
-        const result = (await job.waitUntilFinished(
-          events,
-          waitOptions.timeoutMs ?? 60_000,
-        )) as CompactionJobResult;
+        const result = (await job.waitUntilFinished(events, timeoutMs)) as CompactionJobResult;
         return { state: 'settled', jobId, result };
       } catch (error) {
         if (error instanceof Error && /timed out before finishing/.test(error.message)) {
           return { state: 'running', jobId };
+        }
+        if (error instanceof Error && (await job.getState().catch(() => 'unknown')) === 'failed') {
+          throw new CompactionFailedError(error.message, jobId);
         }
         throw error;
       }

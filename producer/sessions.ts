@@ -16,6 +16,12 @@ import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import { storableText } from '../shared/contract/unicode.ts';
 import type { Db } from '../shared/postgres/db.ts';
 import { messages, sessions } from '../shared/postgres/schema.ts';
+import {
+  type AppendIdempotency,
+  checkIdempotency,
+  claimIdempotencyKey,
+  recordAppend,
+} from './idempotency.ts';
 
 /** Rows per INSERT: 15 columns × 2,000 = 30,000 parameters, well under Postgres' 65,535. */
 export const INSERT_BATCH_ROWS = 2_000;
@@ -66,6 +72,27 @@ export interface AppendOptions {
    * answering would keep thinking signed over the context before it.
    */
   contextVersion?: number;
+  /**
+   * Makes the append idempotent: the key is recorded in `append_requests` in the same transaction
+   * as the messages, so a retry (or a concurrent twin) with the same key and the same
+   * `requestHash` appends nothing and gets the first append's seqs; the same key with another
+   * `requestHash` throws {@link IdempotencyKeyReusedError}. Keys are kept at least 24 hours
+   * (producer/idempotency.ts). Without it, every call appends.
+   */
+  idempotency?: AppendIdempotency;
+}
+
+/** Where an append went (see {@link appendToLiveSession}). */
+export interface AppendResult {
+  /** The session the messages are in. */
+  sessionId: string;
+  /** Their seqs, in order. */
+  seqs: number[];
+  /**
+   * True when an append with the same idempotency key had already written these messages and
+   * nothing was written now.
+   */
+  replayed: boolean;
 }
 
 export { SessionContinuedError, SessionExistsError };
@@ -131,6 +158,7 @@ export async function createSession(
  *   (nothing is written).
  * @throws {SessionNotFoundError} if the tenant has no such session.
  * @throws {SessionContinuedError} naming the live session, if this one continued in a child.
+ * @throws {IdempotencyKeyReusedError} when `options.idempotency.key` was used for another request.
  */
 export async function appendMessages(
   db: Db,
@@ -139,14 +167,36 @@ export async function appendMessages(
   newMessages: AppendMessage[],
   options: AppendOptions = {},
 ): Promise<number[]> {
-  if (newMessages.length === 0) return [];
+  return (await appendOnce(db, tenantId, sessionId, newMessages, options)).seqs;
+}
+
+/**
+ * {@link appendMessages}, saying where the messages are and whether an earlier append with the
+ * same idempotency key had written them (then the session the key recorded, which may be a child
+ * when the first append followed the lineage).
+ */
+async function appendOnce(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  newMessages: AppendMessage[],
+  options: AppendOptions,
+): Promise<AppendResult> {
+  if (newMessages.length === 0) return { sessionId, seqs: [], replayed: false };
   const contextVersion = options.contextVersion ?? null;
   if (contextVersion !== null && !(Number.isSafeInteger(contextVersion) && contextVersion >= 0)) {
     throw new InvalidInputError(`contextVersion: expected a version from loadContext, got ${contextVersion}`);
   }
+  const { idempotency } = options;
+  if (idempotency) checkIdempotency(idempotency);
   const normalized = newMessages.map((m, i) => ({ ...normalize(m, `messages[${i}]`), contextVersion }));
   const total = normalized.reduce((sum, m) => sum + m.tokenCount, 0);
   return db.transaction(async (tx) => {
+    if (idempotency) {
+      // First, before the session row's lock: a twin request waits here, not holding that lock.
+      const earlier = await claimIdempotencyKey(tx, tenantId, sessionId, idempotency);
+      if (earlier) return { ...earlier, replayed: true };
+    }
     const [row] = await tx
       .update(sessions)
       .set({
@@ -170,16 +220,21 @@ export async function appendMessages(
     const first = row.lastSeq - newMessages.length + 1;
     const rows = normalized.map((m, i) => toRow(tenantId, sessionId, first + i, m));
     await insertBatches(tx, rows);
-    return rows.map((r) => r.seq);
+    const appended = { sessionId, seqs: rows.map((r) => r.seq) };
+    if (idempotency) await recordAppend(tx, tenantId, idempotency.key, appended);
+    return { ...appended, replayed: false };
   });
 }
 
 /**
  * Appends to the live session of `sessionId`'s lineage: the session itself, or the child it
  * continued in after a `newSession` compaction (followed again if that one transitions while we
- * write).
+ * write). With `options.idempotency`, a repeat of an earlier request returns where that one went
+ * (`replayed: true`) and writes nothing.
  * @returns where the messages went and their seqs. Enqueue the run's event for that session.
  * @throws {SessionNotFoundError} if the tenant has no such session.
+ * @throws {InvalidInputError} naming the message and field, when one is not a valid message.
+ * @throws {IdempotencyKeyReusedError} when the key was used for another request.
  */
 export async function appendToLiveSession(
   db: Db,
@@ -187,11 +242,11 @@ export async function appendToLiveSession(
   sessionId: string,
   newMessages: AppendMessage[],
   options: AppendOptions = {},
-): Promise<{ sessionId: string; seqs: number[] }> {
+): Promise<AppendResult> {
   let target = sessionId;
   for (let hop = 0; ; hop++) {
     try {
-      return { sessionId: target, seqs: await appendMessages(db, tenantId, target, newMessages, options) };
+      return await appendOnce(db, tenantId, target, newMessages, options);
     } catch (error) {
       if (!(error instanceof SessionContinuedError) || hop >= 100) throw error;
       target = error.liveSessionId;

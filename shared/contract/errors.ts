@@ -63,6 +63,29 @@ export class ArchiveExpiredError extends InvalidInputError {
   }
 }
 
+/**
+ * An idempotency key was used before for a different request (another session or another body):
+ * nothing was written. The HTTP API answers 422.
+ */
+export class IdempotencyKeyReusedError extends InvalidInputError {
+  override name = 'IdempotencyKeyReusedError';
+}
+
+/**
+ * A compaction job that `compactNow` waited for failed for good (no attempt left, or an error that
+ * retrying cannot fix); the message is the job's failure reason.
+ */
+export class CompactionFailedError extends Error {
+  override name = 'CompactionFailedError';
+  constructor(
+    message: string,
+    /** The BullMQ job id: Bull Board and the ledger show the attempt. */
+    readonly jobId: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A transcript that cannot be imported; the message names the source, line and field. */
 export class TranscriptError extends InvalidInputError {
   override name = 'TranscriptError';

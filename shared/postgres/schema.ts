@@ -336,3 +336,32 @@ export const webhookDeliveries = pgTable(
 );
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+/**
+ * The `Idempotency-Key`s of the HTTP API's appends (`POST /v1/sessions/{id}/messages`): one row per
+ * tenant and key, inserted in the same transaction as the messages it appended, so a retried or
+ * concurrent request with the same key finds it and gets the first append's seqs back instead of
+ * appending again. `request_hash` (SHA-256 hex of the session and the body) tells a retry from a
+ * different request reusing the key. Rows are kept at least 24 hours, then deleted
+ * (`pruneAppendRequests` in producer/idempotency.ts); purging a session deletes its rows.
+ */
+export const appendRequests = pgTable(
+  'append_requests',
+  {
+    tenantId: text('tenant_id').notNull(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    /** The session the messages went to (the live one of the lineage named in the request). */
+    sessionId: text('session_id').notNull(),
+    /** Seqs of the first and last message appended. */
+    firstSeq: bigint('first_seq', { mode: 'number' }).notNull(),
+    lastSeq: bigint('last_seq', { mode: 'number' }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.idempotencyKey] }),
+    index('append_requests_created_idx').on(t.createdAt),
+  ],
+);
+
+export type AppendRequestRow = typeof appendRequests.$inferSelect;

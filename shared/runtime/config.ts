@@ -71,6 +71,9 @@ function parseTenantTokens(text: string, ctx: z.RefinementCtx): TenantToken[] {
   return out;
 }
 
+/** Largest request body `compactor api` reads by default, bytes (10 MiB: messages may carry base64 images). */
+export const DEFAULT_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
 /** The environment variables compactor reads, with their rules and defaults (`compactor --help` lists them). */
 export const envSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/compactor'),
@@ -134,6 +137,14 @@ export const envSchema = z.object({
     .optional(),
   COMPACTOR_DASHBOARD_PASSWORD: secret().optional(),
   COMPACTOR_DASHBOARD_TOKENS: z.string().transform(parseTenantTokens).optional(),
+  COMPACTOR_API_PORT: port().default(3100),
+  COMPACTOR_API_HOST: z.string().min(1).default('127.0.0.1'),
+  COMPACTOR_API_MAX_BODY_BYTES: z.coerce
+    .number({ message: 'must be a number of bytes' })
+    .int('must be a whole number of bytes')
+    .min(1_024, 'must be at least 1,024 bytes')
+    .max(1_073_741_824, 'must be at most 1,073,741,824 bytes (1 GiB)')
+    .default(DEFAULT_API_MAX_BODY_BYTES),
 });
 
 /** Typed configuration of one compactor process. */
@@ -183,6 +194,20 @@ export interface Config {
   metrics: { port: number | null; host: string };
   /** `compactor dashboard`: where it listens and who may use it. */
   dashboard: DashboardConfig;
+  /**
+   * `compactor api`: where it listens and the largest request body it reads. Its credentials are
+   * the dashboard's ({@link DashboardConfig}). Optional so that a config built in code may leave
+   * it out (then the defaults apply).
+   */
+  api?: ApiConfig;
+}
+
+/** Where `compactor api` listens, and its request size limit. */
+export interface ApiConfig {
+  port: number;
+  host: string;
+  /** Largest request body, bytes; a larger one is answered 413. */
+  maxBodyBytes: number;
 }
 
 /** One tenant's bearer token for the dashboard's ledger API and pages. */
@@ -256,6 +281,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       adminUser: e.COMPACTOR_DASHBOARD_USER,
       adminPassword: e.COMPACTOR_DASHBOARD_PASSWORD,
       tenantTokens,
+    },
+    api: {
+      port: e.COMPACTOR_API_PORT,
+      host: e.COMPACTOR_API_HOST,
+      maxBodyBytes: e.COMPACTOR_API_MAX_BODY_BYTES,
     },
   };
 }

@@ -14,9 +14,13 @@
  * 6. Where time goes in one compaction, by pipeline stage.
  * 7. Import of the largest Claude Code sample in corpus/claude-code (1.16 MB): parse, and parse +
  *    insert, median of a few runs.
+ * 8. The read path: loadContext latency.
+ * 9. The HTTP API against the in-process producer: appends and enqueues per second at concurrency
+ *    32, over HTTP (`compactor api`'s app on a loopback port, called with fetch from this process)
+ *    and in-process, in the same run.
  *
  * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8),
- * `--parts 1,2,4,5,7,8` (default all; part 1 also runs 3 and 6, which need its numbers). Only a run
+ * `--parts 1,2,4,5,7,8,9` (default all; part 1 also runs 3 and 6, which need its numbers). Only a run
  * of every part rewrites results.md. Benchmarks print numbers; they assert nothing.
  */
 import { spawn } from 'node:child_process';
@@ -30,10 +34,12 @@ import { type Job, Queue, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { type ImportedSession, importTranscript, readTranscript } from '../../producer/import.ts';
-import { createProducer, createSession, loadContext } from '../../producer/index.ts';
+import { appendMessages, createProducer, createSession, loadContext } from '../../producer/index.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { connectionOptions, openDatabase } from '../../shared/postgres/db.ts';
+import { createApiApp } from '../../worker/http/api/index.ts';
+import { listen } from '../../worker/http/ops.ts';
 import { runCompaction, type Stage } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
@@ -50,11 +56,11 @@ const { values } = parseArgs({
   options: {
     events: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '8' },
-    parts: { type: 'string', default: '1,2,4,5,7,8' },
+    parts: { type: 'string', default: '1,2,4,5,7,8,9' },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
-const ALL_PARTS = ['1', '2', '4', '5', '7', '8'].every((p) => PARTS.has(p));
+const ALL_PARTS = ['1', '2', '4', '5', '7', '8', '9'].every((p) => PARTS.has(p));
 const EVENTS = Number(values.events);
 const CONCURRENCY = Number(values.concurrency);
 const TENANT = 'bench';
@@ -145,6 +151,7 @@ async function main() {
     if (PARTS.has('5')) await coalescing(url, sql, prefix, fake, llm.url);
     if (PARTS.has('7')) await importSample(url);
     if (PARTS.has('8')) await readPath(url, sql, prefix);
+    if (PARTS.has('9')) await httpApi(url, sql, prefix);
     if (ALL_PARTS) {
       await writeFile(RESULTS, out.join('\n'));
       console.log(`\nwritten to ${RESULTS}`);
@@ -160,7 +167,7 @@ async function main() {
 
 /** Replaces every session with `count` fresh sessions of `perSession` messages, set-based. */
 async function seed(sql: postgres.Sql, count: number, perSession: number, prefixId = 's') {
-  await sql`truncate messages, archived_messages, compactions, sessions, summary_batches`;
+  await sql`truncate messages, archived_messages, compactions, sessions, summary_batches, append_requests`;
   await sql`
     insert into sessions (tenant_id, id, last_seq, message_count, token_count)
     select ${TENANT}, ${prefixId} || g, ${perSession - 1}, ${perSession}, ${perSession * 30}
@@ -749,6 +756,147 @@ function nativeSession(n: number) {
     const role = phase === 1 ? 'assistant' : 'user';
     return { seq, message: { role, content } as MessageParam };
   });
+}
+
+// 9 ----------------------------------------------------------------------------------------------
+
+/** Concurrent callers of part 9. */
+const API_CONCURRENCY = 32;
+/** Requests per row of part 9 (after {@link API_WARMUP} warm-up requests). */
+const API_REQUESTS = 4_000;
+const API_WARMUP = 300;
+/** Sessions part 9 appends to, round robin (an agent appends to its own session). */
+const API_SESSIONS = 256;
+
+/**
+ * Runs `op(0..n-1)` from {@link API_CONCURRENCY} callers at once.
+ * @returns requests per second and the p50 and p99 latency, ms.
+ */
+async function closedLoop(n: number, op: (i: number) => Promise<void>) {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: API_CONCURRENCY }, async () => {
+      for (let i = next++; i < n; i = next++) {
+        const t = performance.now();
+        await op(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return { perS: n / seconds, p50: at(0.5), p99: at(0.99) };
+}
+
+/**
+ * The HTTP API's cost over the producer it calls: appends (a user message and the assistant's
+ * reply, each request its own Idempotency-Key) and enqueues of `session.run.completed`, over HTTP
+ * and in-process, at concurrency 32, one after the other in this run.
+ */
+async function httpApi(url: string, sql: postgres.Sql, prefix: () => string) {
+  await seed(sql, API_SESSIONS, 10, 'api');
+  const database = openDatabase(url, { max: 10 });
+  const producer = createProducer({ redisUrl: REDIS_URL, prefix: prefix() });
+  const token = `bench-${randomUUID()}`;
+  const app = createApiApp(
+    { db: database.db, producer },
+    {
+      credentials: {
+        adminToken: undefined,
+        adminUser: undefined,
+        adminPassword: undefined,
+        tenantTokens: [{ tenantId: TENANT, token }],
+      },
+    },
+  );
+  const server = await listen(app, 0, '127.0.0.1');
+  const turn = (i: number) => [
+    {
+      role: 'user' as const,
+      content: `Request ${i}: look at the parser and tell me what breaks on empty input.`,
+    },
+    {
+      role: 'assistant' as const,
+      content: [{ type: 'text' as const, text: `Reply ${i}: the tokenizer drops the last line.` }],
+    },
+  ];
+  const session = (i: number) => `api${(i % API_SESSIONS) + 1}`;
+  const post = async (
+    path: string,
+    body: unknown,
+    expected: number,
+    headers: Record<string, string> = {},
+  ) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status !== expected) throw new Error(`${path}: ${response.status} ${text}`);
+  };
+  const event = (i: number, run: string) => ({
+    eventId: `${run}-${i}`,
+    tenantId: TENANT,
+    sessionId: session(i),
+  });
+  const ops: Array<[string, (i: number) => Promise<void>]> = [
+    [
+      'append, in-process appendMessages',
+      async (i) => {
+        await appendMessages(database.db, TENANT, session(i), turn(i));
+      },
+    ],
+    [
+      'append, in-process with an idempotency key',
+      async (i) => {
+        await appendMessages(database.db, TENANT, session(i), turn(i), {
+          idempotency: { key: randomUUID(), requestHash: String(i) },
+        });
+      },
+    ],
+    [
+      'append, HTTP POST /v1/sessions/{id}/messages + Idempotency-Key',
+      (i) =>
+        post(`/v1/sessions/${session(i)}/messages`, { messages: turn(i) }, 200, {
+          'Idempotency-Key': randomUUID(),
+        }),
+    ],
+    [
+      'enqueue, in-process producer.runCompleted',
+      async (i) => {
+        await producer.runCompleted(event(i, 'in'));
+      },
+    ],
+    [
+      'enqueue, HTTP POST /v1/events/run-completed',
+      (i) => post('/v1/events/run-completed', event(i, 'http'), 202),
+    ],
+  ];
+  const rows: string[][] = [];
+  try {
+    for (const [label, op] of ops) {
+      await closedLoop(API_WARMUP, (i) => op(API_REQUESTS + i));
+      const { perS, p50, p99 } = await closedLoop(API_REQUESTS, op);
+      rows.push([label, fmt(perS, 0), fmt(p50, 2), fmt(p99, 2)]);
+    }
+  } finally {
+    await server.close();
+    await producer.close();
+    await database.close();
+  }
+  section(
+    `9. HTTP API against the in-process producer (concurrency ${API_CONCURRENCY})`,
+    ['operation', 'requests/s', 'p50 ms', 'p99 ms'],
+    rows,
+    [
+      `${API_REQUESTS} requests per row after ${API_WARMUP} warm-up ones; appends of 2 messages round robin over ${API_SESSIONS} sessions; enqueues of distinct sessions, no worker running.`,
+      'The server and its fetch callers share this process (and the 2 cores with Postgres and Redis), so the HTTP rows pay for both sides.',
+    ],
+  );
 }
 
 main().catch((error) => {

@@ -106,12 +106,18 @@ describe('the packed tarball', () => {
         'dist/worker/bin/compactor.js',
         'dist/worker/http/dashboard/index.js',
         'dist/shared/postgres/schema.js',
+        'dist/worker/http/api/index.js',
+        'shared/contract/schemas/run-completed.schema.json',
         'drizzle/0000_init.sql',
         'drizzle/meta/_journal.json',
       ]),
     );
     const stray = packed.filter(
-      (f) => f.startsWith('test/') || f.startsWith('corpus/') || (f.endsWith('.ts') && !f.endsWith('.d.ts')),
+      (f) =>
+        f.startsWith('test/') ||
+        f.startsWith('corpus/') ||
+        (f.startsWith('shared/') && !f.endsWith('.schema.json')) ||
+        (f.endsWith('.ts') && !f.endsWith('.d.ts')),
     );
     expect(stray).toEqual([]);
   });
@@ -246,11 +252,14 @@ describe('the worker, with its peer dependencies', () => {
       path.join(project, 'worker.mjs'),
       `import { migrateDatabase, startWorker } from '${pkg.name}/worker';
 import { createDashboardApp } from '${pkg.name}/dashboard';
+import { createApiApp } from '${pkg.name}/api';
+import { createRequire } from 'node:module';
+const eventSchema = createRequire(import.meta.url)('${pkg.name}/schemas/run-completed.schema.json');
 const report = await migrateDatabase(process.env.DATABASE_URL, { schema: 'agent_memory' });
-console.log(typeof startWorker, typeof createDashboardApp, report.applied);
+console.log(typeof startWorker, typeof createDashboardApp, typeof createApiApp, eventSchema.required.includes('eventId'), report.applied);
 `,
     );
     const out = await node('worker.mjs', { DATABASE_URL: databaseUrlFor(database) });
-    expect(out.stdout.trim()).toBe('function function 0');
+    expect(out.stdout.trim()).toBe('function function function true 0');
   }, 180_000);
 });

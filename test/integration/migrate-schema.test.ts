@@ -41,6 +41,7 @@ async function newDatabase(): Promise<string> {
 
 /** Every table the migrations create. */
 const COMPACTOR_TABLES = [
+  'append_requests',
   'archived_messages',
   'compaction_policies',
   'compactions',
@@ -51,7 +52,7 @@ const COMPACTOR_TABLES = [
   'webhooks',
 ];
 /** The tables of the releases that kept compactor in public (migrations 0000 to 0007). */
-const LEGACY_TABLES = COMPACTOR_TABLES.filter((t) => !t.startsWith('webhook'));
+const LEGACY_TABLES = COMPACTOR_TABLES.filter((t) => !t.startsWith('webhook') && t !== 'append_requests');
 
 async function tablesIn(sql: postgres.Sql, schema: string): Promise<string[]> {
   const rows = await sql<{ t: string }[]>`

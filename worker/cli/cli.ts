@@ -16,6 +16,7 @@ import {
   UsageError,
   wantsHelp,
 } from './command.ts';
+import { apiCommand } from './commands/api.ts';
 import { compactCommand } from './commands/compact.ts';
 import { contextCommand } from './commands/context.ts';
 import { dashboardCommand } from './commands/dashboard.ts';
@@ -42,6 +43,7 @@ export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
   enqueueCommand,
   workerCommand,
   dashboardCommand,
+  apiCommand,
   compactCommand,
   historyCommand,
   contextCommand,

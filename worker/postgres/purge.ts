@@ -1,8 +1,8 @@
 /**
  * Deletion, for a user's "delete my data" request: removes sessions with everything compactor holds
- * of them — live and archived messages, ledger rows, batch rows — in one transaction. A session is
- * purged with its whole lineage (the sessions it continued from and in, after `newSession`
- * compactions), since each holds copies of the same conversation.
+ * of them — live and archived messages, ledger rows, batch rows, the idempotency keys of appends —
+ * in one transaction. A session is purged with its whole lineage (the sessions it continued from
+ * and in, after `newSession` compactions), since each holds copies of the same conversation.
  */
 import { sql } from 'drizzle-orm';
 import { InvalidInputError, SessionNotFoundError } from '../../shared/contract/errors.ts';
@@ -22,6 +22,8 @@ export interface PurgeResult {
   archivedMessages: number;
   compactions: number;
   summaryBatches: number;
+  /** Idempotency keys of the HTTP API's appends to these sessions. */
+  appendRequests: number;
 }
 
 /**
@@ -68,6 +70,7 @@ export async function purgeSessions(db: Db, request: PurgeRequest): Promise<Purg
       archivedMessages: await count('archived_messages'),
       compactions: await count('compactions'),
       summaryBatches: await count('summary_batches'),
+      appendRequests: await count('append_requests'),
     };
     await tx.execute(sql`
       delete from sessions where tenant_id = ${tenantId}

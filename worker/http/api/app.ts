@@ -1,0 +1,369 @@
+/**
+ * The HTTP API as a Hono app, for `compactor api` or for mounting in a server of your own:
+ *
+ * ```ts
+ * const api = createApiApp({ db, producer, logger }, { credentials });
+ * app.route('/compactor', api);   // POST /compactor/v1/sessions, ...
+ * ```
+ *
+ * The routes are those of routes.ts (one handler per operationId), all under `/v1`. Every route
+ * but `GET /v1/openapi.json` needs credentials (the dashboard's scheme, dashboard/auth.ts) and acts
+ * on one tenant: a tenant credential's own, or the one the admin names in the `Compactor-Tenant`
+ * header. Bodies are JSON, at most `maxBodyBytes` (413 beyond). Errors are
+ * `{ error: { type, message, field? } }` (errors.ts).
+ */
+import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
+import { and, eq } from 'drizzle-orm';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { type Logger, pino } from 'pino';
+import {
+  appendToLiveSession,
+  createSession,
+  loadContext,
+  type NativeMessage,
+  type Producer,
+  pruneAppendRequests,
+} from '../../../producer/index.ts';
+import {
+  type ApiMessage,
+  appendRequestSchema,
+  createSessionRequestSchema,
+} from '../../../shared/contract/api.ts';
+import {
+  CompactionFailedError,
+  IdempotencyKeyReusedError,
+  InvalidInputError,
+  SessionContinuedError,
+  SessionExistsError,
+  SessionNotFoundError,
+} from '../../../shared/contract/errors.ts';
+import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
+import type { Db } from '../../../shared/postgres/db.ts';
+import { compactions, sessions } from '../../../shared/postgres/schema.ts';
+import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
+import { purgeSessions } from '../../postgres/purge.ts';
+import { authenticate, type Credentials, hasCredentials, type Principal } from '../dashboard/auth.ts';
+import { ApiError, fieldOfMessage, parseInput, sessionNotFound } from './errors.ts';
+import { requestHash } from './idempotency.ts';
+import { openApiDocument } from './openapi.ts';
+import { API_ROUTES, type ApiRoute, honoPath, OPENAPI_PATH, type OperationId } from './routes.ts';
+import {
+  appendHeaderSchema,
+  compactBodySchema,
+  compactQuerySchema,
+  contextQuerySchema,
+  IDEMPOTENCY_HEADER,
+  REPLAYED_HEADER,
+  sessionPathSchema,
+  TENANT_HEADER,
+  tenantHeaderSchema,
+} from './schemas.ts';
+
+/** What the API reads and writes through. */
+export interface ApiDeps {
+  /** The compactor database (sessions, messages, ledger). */
+  db: Db;
+  /** Enqueues events and manual compactions (`createProducer`'s producer). */
+  producer: Pick<Producer, 'runCompleted' | 'compactNow'>;
+  /** Request log (method, path, status, ms, tenant; never bodies or headers); default: none. */
+  logger?: Logger;
+}
+
+/** How the API behaves. */
+export interface ApiOptions {
+  /**
+   * Who may call it (the dashboard's credentials). With none at all, every request is the admin:
+   * only for a server that authenticates before it (or `--insecure` on a loopback address).
+   */
+  credentials: Credentials;
+  /** Largest request body, bytes (default 10 MiB); larger: 413. */
+  maxBodyBytes?: number;
+  /**
+   * Where the app is mounted (`/compactor` for `app.route('/compactor', api)`): the server URL
+   * the OpenAPI document gives, so its paths resolve. Default `/`.
+   */
+  basePath?: string;
+}
+
+/** Hono's environment of the API: who is asking, and for which tenant. */
+export type ApiEnv = { Variables: { principal: Principal; tenantId: string } };
+
+/** How often an API process deletes expired idempotency keys at most, ms. */
+const PRUNE_EVERY_MS = 10 * 60 * 1000;
+
+/** The handler of one operation. */
+type Handler = (c: Context<ApiEnv>) => Promise<Response>;
+
+/**
+ * The API as a Hono app (no listening socket: serve it with `@hono/node-server`, or mount it with
+ * `app.route(prefix, api)`).
+ */
+export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
+  const { db, producer } = deps;
+  const logger = deps.logger ?? pino({ level: 'silent' });
+  const open = !hasCredentials(options.credentials);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES;
+  let lastPrune = 0;
+  let document: Record<string, unknown> | undefined;
+
+  const app = new Hono<ApiEnv>();
+  app.use('*', async (c, next) => {
+    const started = performance.now();
+    await next();
+    const tenantId = c.get('tenantId');
+    const entry = {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round(performance.now() - started),
+      ...(tenantId ? { tenantId } : {}),
+    };
+    if (c.res.status >= 500) logger.warn(entry, 'api request');
+    else logger.debug(entry, 'api request');
+    c.header('x-content-type-options', 'nosniff');
+    c.header('cache-control', 'no-store');
+  });
+
+  app.get(OPENAPI_PATH, (c) => {
+    document ??= openApiDocument(options.basePath ? { basePath: options.basePath } : {});
+    return c.json(document);
+  });
+
+  const auth: MiddlewareHandler<ApiEnv> = async (c, next) => {
+    if (open) {
+      c.set('principal', { role: 'admin' });
+    } else {
+      const result = authenticate(c.req.header('authorization'), options.credentials);
+      if (!result.ok) {
+        c.header('www-authenticate', 'Bearer realm="compactor"');
+        throw new ApiError(
+          'authentication_error',
+          result.reason === 'missing'
+            ? 'credentials required: send Authorization: Bearer <token>'
+            : 'invalid credentials',
+        );
+      }
+      c.set('principal', result.principal);
+    }
+    c.set('tenantId', tenantOf(c));
+    await next();
+  };
+  app.use('/v1/*', auth);
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (c) =>
+        c.json(
+          new ApiError(
+            'request_too_large',
+            `request body larger than ${maxBodyBytes} bytes (COMPACTOR_API_MAX_BODY_BYTES)`,
+          ).body(),
+          413,
+        ),
+    }),
+  );
+
+  const handlers: Record<OperationId, Handler> = {
+    async createSession(c) {
+      const body = parseInput(createSessionRequestSchema, await readJson(c, true), 'body');
+      const created = await createSession(db, {
+        tenantId: c.get('tenantId'),
+        sessionId: body.id,
+        agentId: body.agentId ?? null,
+        contextWindow: body.contextWindow ?? null,
+        messages: (body.messages ?? []).map((message, seq) => ({ seq, ...nativeMessage(message) })),
+      });
+      return c.json({ sessionId: body.id, ...created }, 201);
+    },
+
+    async appendMessages(c) {
+      const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
+      const headers = parseInput(appendHeaderSchema, headersOf(c), 'header');
+      const raw = await readJson(c, true);
+      const body = parseInput(appendRequestSchema, raw, 'body');
+      const key = headers[IDEMPOTENCY_HEADER];
+      const tenantId = c.get('tenantId');
+      const appended = await appendToLiveSession(db, tenantId, id, body.messages.map(nativeMessage), {
+        ...(body.contextVersion === undefined ? {} : { contextVersion: body.contextVersion }),
+        ...(key === undefined ? {} : { idempotency: { key, requestHash: requestHash(id, raw) } }),
+      });
+      if (key !== undefined && !appended.replayed && Date.now() - lastPrune > PRUNE_EVERY_MS) {
+        lastPrune = Date.now();
+        pruneAppendRequests(db).catch((error: unknown) =>
+          logger.warn({ err: (error as Error).message }, 'pruning idempotency keys failed'),
+        );
+      }
+      if (appended.replayed) c.header(REPLAYED_HEADER, 'true');
+      return c.json({ sessionId: appended.sessionId, seqs: appended.seqs }, 200);
+    },
+
+    async runCompleted(c) {
+      const event = parseInput(runCompletedEventSchema, await readJson(c, true), 'body');
+      if (event.tenantId !== c.get('tenantId')) {
+        throw new ApiError(
+          'permission_error',
+          `tenantId: the event's tenant must be the tenant of the request ("${c.get('tenantId')}")`,
+          'tenantId',
+        );
+      }
+      const enqueued = await producer.runCompleted(event).catch(unavailable);
+      return c.json(enqueued, 202);
+    },
+
+    async getContext(c) {
+      const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
+      const query = parseInput(contextQuerySchema, c.req.query(), 'query');
+      const context = await loadContext(db, {
+        tenantId: c.get('tenantId'),
+        sessionId: id,
+        ...(query.thinking ? { thinking: query.thinking } : {}),
+      });
+      return c.json(context, 200);
+    },
+
+    async compactSession(c) {
+      const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
+      const { wait = 0 } = parseInput(compactQuerySchema, c.req.query(), 'query');
+      const body = parseInput(compactBodySchema, (await readJson(c, false)) ?? {}, 'body');
+      const tenantId = c.get('tenantId');
+      const [session] = await db
+        .select({ id: sessions.id })
+        .from(sessions)
+        .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, id)));
+      if (!session) throw sessionNotFound(id);
+      const target = { tenantId, sessionId: id, ...(body.strategy ? { strategy: body.strategy } : {}) };
+      let outcome: Awaited<ReturnType<Producer['compactNow']>>;
+      try {
+        outcome = await producer.compactNow(target, { timeoutMs: wait });
+      } catch (error) {
+        if (error instanceof CompactionFailedError) {
+          return c.json({ state: 'failed', jobId: error.jobId, error: error.message }, 200);
+        }
+        return unavailable(error);
+      }
+      if (outcome.state === 'running') return c.json({ state: 'running', jobId: outcome.jobId }, 202);
+      const compactionId = outcome.result.compactionId;
+      const [row] = compactionId
+        ? await db
+            .select()
+            .from(compactions)
+            .where(and(eq(compactions.tenantId, tenantId), eq(compactions.id, compactionId)))
+        : [];
+      return c.json({ ...outcome, compaction: row ?? null }, 200);
+    },
+
+    async deleteSession(c) {
+      const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
+      const purged = await purgeSessions(db, { tenantId: c.get('tenantId'), sessionId: id });
+      logger.info({ tenantId: c.get('tenantId'), sessionId: id, sessions: purged.sessions }, 'purged');
+      return c.json(purged, 200);
+    },
+  };
+
+  for (const [operationId, route] of Object.entries(API_ROUTES) as Array<[OperationId, ApiRoute]>) {
+    const handler = handlers[operationId];
+    app.on(route.method.toUpperCase(), honoPath(route.path), (c) => handler(c));
+  }
+
+  app.notFound((c) => {
+    const error = new ApiError('not_found_error', `no route ${c.req.method} ${c.req.path}`);
+    return c.json(error.body(), error.status);
+  });
+  app.onError((thrown, c) => {
+    const error = toApiError(thrown, c);
+    if (error.type === 'api_error') {
+      logger.error({ err: thrown.message, method: c.req.method, path: c.req.path }, 'api request failed');
+    }
+    return c.json(error.body(), error.status);
+  });
+  return app;
+}
+
+/**
+ * The tenant a request acts on: a tenant credential's own, or the admin's `Compactor-Tenant`.
+ * @throws {ApiError} 400 when the admin names none or a malformed one; 403 when a tenant
+ *   credential names another tenant.
+ */
+function tenantOf(c: Context<ApiEnv>): string {
+  const named = parseInput(tenantHeaderSchema, headersOf(c), 'header')[TENANT_HEADER];
+  const principal = c.get('principal');
+  if (principal.role === 'tenant') {
+    if (named !== undefined && named !== principal.tenantId) {
+      throw new ApiError(
+        'permission_error',
+        `${TENANT_HEADER}: this credential is scoped to its own tenant`,
+        TENANT_HEADER,
+      );
+    }
+    return principal.tenantId;
+  }
+  if (named === undefined) {
+    throw new ApiError(
+      'invalid_request_error',
+      `${TENANT_HEADER}: required with the admin credential (name the tenant to act on)`,
+      TENANT_HEADER,
+    );
+  }
+  return named;
+}
+
+/** The request's headers by their canonical names in the schemas (`Idempotency-Key`, ...). */
+function headersOf(c: Context<ApiEnv>): Record<string, string | undefined> {
+  return {
+    [TENANT_HEADER]: c.req.header(TENANT_HEADER),
+    [IDEMPOTENCY_HEADER]: c.req.header(IDEMPOTENCY_HEADER),
+  };
+}
+
+/**
+ * The request's JSON body.
+ * @returns undefined for an empty body when not `required`.
+ * @throws {ApiError} 415 when a body is not sent as `application/json`; 400 when it is not JSON
+ *   (or is empty and `required`).
+ */
+async function readJson(c: Context<ApiEnv>, required: boolean): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === '') {
+    if (!required) return undefined;
+    throw new ApiError('invalid_request_error', 'body: a JSON object is required', 'body');
+  }
+  if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
+    throw new ApiError('unsupported_media_type_error', 'send the body with content-type: application/json');
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError('invalid_request_error', 'body: not valid JSON', 'body');
+  }
+}
+
+/**
+ * A validated API message as the producer stores it. Its blocks may be of any type, which the
+ * SDK's `MessageParam` type does not list; the producer keeps them exactly.
+ */
+function nativeMessage({ pinned, ...message }: ApiMessage): NativeMessage {
+  return { message: message as MessageParam, pinned: pinned ?? false };
+}
+
+/** A producer call that failed for another reason than its input: Redis is out of reach. */
+function unavailable(error: unknown): never {
+  if (error instanceof InvalidInputError) throw error;
+  throw new ApiError('unavailable_error', `the queue cannot be reached: ${(error as Error).message}`);
+}
+
+/** What the caller is told about an error a handler threw. */
+function toApiError(error: Error, c: Context<ApiEnv>): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof SessionNotFoundError) return sessionNotFound(c.req.param('id') ?? '');
+  if (error instanceof IdempotencyKeyReusedError) {
+    return new ApiError('idempotency_error', error.message, IDEMPOTENCY_HEADER);
+  }
+  if (error instanceof SessionExistsError) return new ApiError('conflict_error', error.message, 'id');
+  if (error instanceof SessionContinuedError) return new ApiError('conflict_error', error.message);
+  if (error instanceof InvalidInputError) {
+    return new ApiError('invalid_request_error', error.message, fieldOfMessage(error.message));
+  }
+  return new ApiError('api_error', 'internal error');
+}

@@ -1,0 +1,157 @@
+/**
+ * Every route of the HTTP API, as data: method, path, parameters, body and responses, each with
+ * its zod schema. The app (app.ts) registers exactly these, one handler per `operationId`, and the
+ * OpenAPI document (openapi.ts) is generated from them, so the two cannot list different routes.
+ * Pure: no I/O.
+ */
+import type { z } from 'zod';
+import { appendRequestSchema, createSessionRequestSchema } from '../../../shared/contract/api.ts';
+import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
+import type { ApiErrorType } from './errors.ts';
+import {
+  appendHeaderSchema,
+  appendResultSchema,
+  compactBodySchema,
+  compactOutcomeSchema,
+  compactQuerySchema,
+  contextQuerySchema,
+  enqueuedSchema,
+  loadedContextSchema,
+  purgedSchema,
+  REPLAYED_HEADER,
+  sessionCreatedSchema,
+  sessionPathSchema,
+  tenantHeaderSchema,
+} from './schemas.ts';
+
+/** A success response of a route. */
+export interface ApiResponse {
+  description: string;
+  schema: z.ZodType;
+  /** Response headers, by name, with what they mean. */
+  headers?: Record<string, string>;
+}
+
+/** One route. `path` is in OpenAPI's form (`/v1/sessions/{id}`). */
+export interface ApiRoute {
+  method: 'get' | 'post' | 'delete';
+  path: string;
+  summary: string;
+  description: string;
+  /** Needs credentials and acts on one tenant (every route but the document itself). */
+  tenantScoped: boolean;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  headers?: z.ZodObject;
+  body?: { schema: z.ZodType; required: boolean };
+  responses: Partial<Record<200 | 201 | 202, ApiResponse>>;
+  /** The errors it may answer, besides those of every tenant-scoped route (400, 401, 403). */
+  errors: ApiErrorType[];
+}
+
+/** The API's routes by `operationId`. */
+export const API_ROUTES = {
+  createSession: {
+    method: 'post',
+    path: '/v1/sessions',
+    summary: 'Create a session',
+    description:
+      'Creates a session with its first messages (seqs 0, 1, ...) in one transaction. Pin the system prompt ("pinned": true) so no compaction removes it.',
+    tenantScoped: true,
+    headers: tenantHeaderSchema,
+    body: { schema: createSessionRequestSchema, required: true },
+    responses: { 201: { description: 'Created.', schema: sessionCreatedSchema } },
+    errors: ['conflict_error', 'request_too_large', 'unsupported_media_type_error'],
+  },
+  appendMessages: {
+    method: 'post',
+    path: '/v1/sessions/{id}/messages',
+    summary: 'Append messages',
+    description:
+      'Appends Anthropic MessageParams to the session (or to the live session it continued in after a newSession compaction), giving them the next seqs; their content is stored exactly. With an Idempotency-Key, a retry appends nothing and gets the same answer, even when sent while the first is still running.',
+    tenantScoped: true,
+    params: sessionPathSchema,
+    headers: appendHeaderSchema,
+    body: { schema: appendRequestSchema, required: true },
+    responses: {
+      200: {
+        description: 'Appended (or, for a repeated Idempotency-Key, appended by the first request).',
+        schema: appendResultSchema,
+        headers: { [REPLAYED_HEADER]: '"true" when this answers a repeated Idempotency-Key.' },
+      },
+    },
+    errors: ['not_found_error', 'idempotency_error', 'request_too_large', 'unsupported_media_type_error'],
+  },
+  runCompleted: {
+    method: 'post',
+    path: '/v1/events/run-completed',
+    summary: 'Enqueue session.run.completed',
+    description:
+      'Enqueues the event on the BullMQ queue "compaction", as the producer does: the same eventId twice is a no-op, and events for a session with a waiting job coalesce into it. Its tenantId must be the tenant of the request.',
+    tenantScoped: true,
+    headers: tenantHeaderSchema,
+    body: { schema: runCompletedEventSchema.meta({ title: 'RunCompletedEvent' }), required: true },
+    responses: { 202: { description: 'Enqueued.', schema: enqueuedSchema } },
+    errors: ['request_too_large', 'unsupported_media_type_error', 'unavailable_error'],
+  },
+  getContext: {
+    method: 'get',
+    path: '/v1/sessions/{id}/context',
+    summary: "Load the session's next request",
+    description:
+      "The system and messages to pass to the Messages API next, from the session's live history (following its lineage to the live session), compacted or not.",
+    tenantScoped: true,
+    params: sessionPathSchema,
+    query: contextQuerySchema,
+    headers: tenantHeaderSchema,
+    responses: { 200: { description: 'The context.', schema: loadedContextSchema } },
+    errors: ['not_found_error'],
+  },
+  compactSession: {
+    method: 'post',
+    path: '/v1/sessions/{id}/compact',
+    summary: 'Compact now',
+    description:
+      'Enqueues a manual compaction (which ignores the triggers) as a job of its own and waits up to `wait` ms for a worker to settle it.',
+    tenantScoped: true,
+    params: sessionPathSchema,
+    query: compactQuerySchema,
+    headers: tenantHeaderSchema,
+    body: { schema: compactBodySchema, required: false },
+    responses: {
+      200: {
+        description:
+          'Settled within the wait: the job result and the ledger row, or the failure of a job that failed for good.',
+        schema: compactOutcomeSchema,
+      },
+      202: {
+        description: 'Enqueued, still running when the wait ended (or no wait asked).',
+        schema: compactOutcomeSchema,
+      },
+    },
+    errors: ['not_found_error', 'request_too_large', 'unsupported_media_type_error', 'unavailable_error'],
+  },
+  deleteSession: {
+    method: 'delete',
+    path: '/v1/sessions/{id}',
+    summary: 'Delete a session',
+    description:
+      'Deletes the session with its lineage (the sessions it continued from and in) and everything held of them: live and archived messages, ledger rows, batch rows, idempotency keys. Nothing of it can be restored.',
+    tenantScoped: true,
+    params: sessionPathSchema,
+    headers: tenantHeaderSchema,
+    responses: { 200: { description: 'Deleted: rows per table.', schema: purgedSchema } },
+    errors: ['not_found_error'],
+  },
+} as const satisfies Record<string, ApiRoute>;
+
+/** An `operationId` of the API. */
+export type OperationId = keyof typeof API_ROUTES;
+
+/** The path of the OpenAPI document itself (served without credentials). */
+export const OPENAPI_PATH = '/v1/openapi.json';
+
+/** `/v1/sessions/{id}` → `/v1/sessions/:id` (Hono's form). */
+export function honoPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}

@@ -1,0 +1,57 @@
+/**
+ * `compactor api`: the HTTP API (app.ts) on its own listening socket, with the producer it
+ * enqueues through. Refuses to start without credentials unless `insecure` on a loopback host,
+ * like the dashboard (the same credentials serve both).
+ */
+import type { Hono } from 'hono';
+import { createProducer } from '../../../producer/index.ts';
+import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
+import { runAll, type Services } from '../../runtime/services.ts';
+import { assertStartable } from '../dashboard/auth.ts';
+import { type Listening, listen } from '../ops.ts';
+import { type ApiEnv, createApiApp } from './app.ts';
+
+/** A running API server. */
+export interface ApiServer extends Listening {
+  app: Hono<ApiEnv>;
+}
+
+/**
+ * Starts `compactor api` on `services`: checks it may start, opens a producer on the config's
+ * Redis and prefix, and listens on `host:port` (0: any free port). Closing it closes the producer
+ * and `services`.
+ * @throws {DashboardConfigError} without credentials, unless `insecure` on a loopback host.
+ * @throws {Error} when the address cannot be bound.
+ */
+export async function startApi(
+  services: Services,
+  options: { port: number; host: string; insecure: boolean },
+): Promise<ApiServer> {
+  const { config, logger } = services;
+  assertStartable(config.dashboard, options.host, options.insecure);
+  const producer = createProducer({ redisUrl: config.redisUrl, prefix: config.queuePrefix });
+  const app = createApiApp(
+    { db: services.database.db, producer, logger },
+    {
+      credentials: config.dashboard,
+      maxBodyBytes: config.api?.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES,
+    },
+  );
+  const cleanup = () => runAll(logger, [() => producer.close(), () => services.close()]);
+  let listening: Listening;
+  try {
+    listening = await listen(app, options.port, options.host);
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    ...listening,
+    app,
+    close: () => {
+      closing ??= runAll(logger, [() => listening.close(), cleanup]);
+      return closing;
+    },
+  };
+}
