@@ -76,11 +76,20 @@ describe('purge', () => {
     await compact('p1', child, 'inPlace');
     const before = await counts('p1');
     const untouched = await counts('p2');
+    // The webhook log told of both compactions; a delivery of something else stays.
+    await ctx.tdb.database.sql`
+      insert into webhook_deliveries (tenant_id, event_id, attempt, url, status_code, duration_ms, delivered)
+      select 'p1', id, 1, 'https://hooks.example/compactor', 200, 12, true from compactions where tenant_id = 'p1'
+      union all select 'p1', gen_random_uuid(), 1, 'https://hooks.example/compactor', 200, 12, true`;
     // Naming the child purges the parent it continued from as well.
     const result = await purgeSessions(ctx.tdb.database.db, { tenantId: 'p1', sessionId: child });
     expect(result.sessions.sort()).toEqual(['chat', child].sort());
     expect(result.compactions).toBe(2);
+    expect(result.webhookDeliveries).toBe(2);
     expect(result.archivedMessages).toBeGreaterThan(0);
+    const [log] = await ctx.tdb.database.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_deliveries where tenant_id = 'p1'`;
+    expect(log?.n).toBe(1);
     const after = await counts('p1');
     expect(after).toEqual({
       sessions: 1,

@@ -1,7 +1,7 @@
 /**
  * Deletion, for a user's "delete my data" request: removes sessions with everything compactor holds
- * of them — live and archived messages, ledger rows, batch rows, the idempotency keys of appends —
- * in one transaction. A session is purged with its whole lineage (the sessions it continued from
+ * of them — live and archived messages, ledger rows, batch rows, the idempotency keys of appends,
+ * the log of webhook deliveries that told of their compactions — in one transaction. A session is purged with its whole lineage (the sessions it continued from
  * and in, after `newSession` compactions), since each holds copies of the same conversation.
  */
 import { sql } from 'drizzle-orm';
@@ -24,6 +24,8 @@ export interface PurgeResult {
   summaryBatches: number;
   /** Idempotency keys of the HTTP API's appends to these sessions. */
   appendRequests: number;
+  /** Webhook delivery attempts of these sessions' compactions. */
+  webhookDeliveries: number;
 }
 
 /**
@@ -64,6 +66,14 @@ export async function purgeSessions(db: Db, request: PurgeRequest): Promise<Purg
         ) select count(*)::int as n from gone`);
       return row?.n ?? 0;
     };
+    const idList = `{${ids.map(quote).join(',')}}`;
+    const [deliveries] = await tx.execute<{ n: number }>(sql`
+      with gone as (
+        delete from webhook_deliveries
+        where tenant_id = ${tenantId} and event_id in (
+          select id from compactions where tenant_id = ${tenantId} and session_id = any(${idList}::text[]))
+        returning 1
+      ) select count(*)::int as n from gone`);
     const result = {
       sessions: ids,
       messages: await count('messages'),
@@ -71,6 +81,7 @@ export async function purgeSessions(db: Db, request: PurgeRequest): Promise<Purg
       compactions: await count('compactions'),
       summaryBatches: await count('summary_batches'),
       appendRequests: await count('append_requests'),
+      webhookDeliveries: deliveries?.n ?? 0,
     };
     await tx.execute(sql`
       delete from sessions where tenant_id = ${tenantId}

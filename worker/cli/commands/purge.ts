@@ -9,7 +9,7 @@ import { type Command, flag, optionalText, TENANT_OPTION, text } from '../comman
 export const purgeCommand: Command = {
   name: 'purge',
   summary:
-    "delete a session's data (or a tenant's): messages, archive, ledger, batches; print the counts as JSON",
+    "delete a session's data (or a tenant's): messages, archive, ledger, batches, webhook log; print the counts as JSON",
   options: {
     tenant: TENANT_OPTION,
     session: {

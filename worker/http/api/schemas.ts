@@ -160,5 +160,6 @@ export const purgedSchema = z
     compactions: z.number().int(),
     summaryBatches: z.number().int(),
     appendRequests: z.number().int(),
+    webhookDeliveries: z.number().int(),
   })
   .meta({ title: 'Purged' });
