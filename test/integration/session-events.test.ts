@@ -4,7 +4,8 @@
  * publishes nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { type Job, Worker } from 'bullmq';
+import { type Job, Queue, Worker } from 'bullmq';
+import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, loadContext } from '../../producer/index.ts';
@@ -15,8 +16,10 @@ import {
   sessionCompactedEventSchema,
 } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { compactions } from '../../shared/postgres/schema.ts';
+import { createSessionEventsPublisher } from '../../worker/queue/session-events.ts';
 import { REDIS_URL } from '../support/env.ts';
-import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
+import { cleanRedis, loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration();
@@ -94,5 +97,25 @@ describe('session.compacted', () => {
     expect((await loadContext(ctx.tdb.database.db, { tenantId, sessionId: 'big' })).version).toBe(
       event?.data.version,
     );
+  });
+
+  it('keeps a backlog nobody consumes bounded: past the cap, the oldest waiting events go', async () => {
+    const prefix = `${ctx.prefix}-backlog`;
+    ctx.onTeardown(() => cleanRedis(prefix));
+    const publisher = createSessionEventsPublisher(ctx.redis, prefix, { maxWaiting: 50 });
+    ctx.onTeardown(() => publisher.close());
+    const [row] = await ctx.tdb.database.db
+      .select()
+      .from(compactions)
+      .where(eq(compactions.status, 'applied'));
+    if (!row) throw new Error('the first test applies a compaction');
+    const ids = Array.from({ length: 101 }, () => randomUUID());
+    for (const id of ids) await publisher.compacted({ ...row, id }, null);
+    const queue = new Queue(SESSION_EVENTS_QUEUE, { connection: ctx.redis, prefix });
+    ctx.onTeardown(() => queue.close());
+    // Looked at on the first publish and every 100th: at the 101st, 51 of 101 go, oldest first.
+    expect(await queue.getWaitingCount()).toBe(50);
+    const waiting = await queue.getWaiting(0, -1);
+    expect(new Set(waiting.map((j) => j.id))).toEqual(new Set(ids.slice(-50)));
   });
 });

@@ -20,7 +20,8 @@ import {
 import { SESSION_EVENTS_QUEUE, sessionCompactedEventSchema } from '../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { deliveriesOf, setWebhook } from '../../worker/postgres/webhooks.ts';
+import { watchWebhookPresence } from '../../worker/postgres/webhook-presence.ts';
+import { deliveriesOf, removeWebhook, setWebhook } from '../../worker/postgres/webhooks.ts';
 import { postWebhook } from '../../worker/queue/webhook-delivery.ts';
 import { createWebhookEnqueuer } from '../../worker/queue/webhook-queue.ts';
 import { startWebhookWorker } from '../../worker/queue/webhook-worker.ts';
@@ -270,5 +271,23 @@ describe('webhooks', () => {
       statusCode: null,
       error: expect.stringMatching(/^request failed: ECONNREFUSED/),
     });
+  });
+
+  it('a worker sees a webhook set, disabled or removed at once, though it caches the answer', async () => {
+    const presence = watchWebhookPresence(ctx.tdb.database.db, ctx.tdb.database.sql);
+    ctx.onTeardown(() => presence.close());
+    const tenant = `presence-${randomUUID().slice(0, 8)}`;
+    expect(await presence.has(tenant)).toBe(false);
+    // Cached now; the change is told by NOTIFY when the writing statement commits.
+    await setWebhook(ctx.tdb.database.db, tenant, { url: 'https://hooks.example/a' });
+    await waitFor(async () => (await presence.has(tenant)) || undefined);
+    await setWebhook(ctx.tdb.database.db, tenant, { url: 'https://hooks.example/a', enabled: false });
+    await waitFor(async () => !(await presence.has(tenant)) || undefined);
+    await setWebhook(ctx.tdb.database.db, tenant, { url: 'https://hooks.example/b' });
+    await waitFor(async () => (await presence.has(tenant)) || undefined);
+    await removeWebhook(ctx.tdb.database.db, tenant);
+    await waitFor(async () => !(await presence.has(tenant)) || undefined);
+    // Another tenant's answer is its own.
+    expect(await presence.has(`${tenant}-other`)).toBe(false);
   });
 });

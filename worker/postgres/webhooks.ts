@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { InvalidInputError, printable } from '../../shared/contract/errors.ts';
 import { describeZodError, idSchema } from '../../shared/contract/events.ts';
 import { newWebhookSecret, webhookSecretSchema, webhookUrlSchema } from '../../shared/contract/webhooks.ts';
-import type { Db } from '../../shared/postgres/db.ts';
+import { type Db, executePrepared } from '../../shared/postgres/db.ts';
 import { type WebhookDeliveryRow, webhookDeliveries, webhooks } from '../../shared/postgres/schema.ts';
 
 /** A tenant's webhook as shown to people: everything but the secret. */
@@ -31,6 +31,12 @@ export interface WebhookInput {
 }
 
 /**
+ * The `NOTIFY` channel every change of a tenant's webhook is told on (the payload is the tenant id),
+ * so workers caching whether a tenant has one (webhook-presence.ts) drop what they hold.
+ */
+export const WEBHOOKS_CHANNEL = 'compactor_webhooks';
+
+/**
  * Stores the tenant's webhook (one per tenant: a second call replaces the URL, and the secret when
  * one is given).
  * @returns the webhook, and the secret when it was generated now (to be shown once), else null.
@@ -46,14 +52,17 @@ export async function setWebhook(
   const given = input.secret === undefined ? null : valid(webhookSecretSchema, input.secret, 'secret');
   const generated = newWebhookSecret();
   const [row] = await db.execute<{ inserted: boolean } & Record<string, unknown>>(sql`
-    insert into webhooks (tenant_id, url, secret, enabled)
-    values (${tenantId}, ${url}, ${given ?? generated}, ${input.enabled ?? true})
-    on conflict (tenant_id) do update set
-      url = excluded.url,
-      secret = coalesce(${given}::text, webhooks.secret),
-      enabled = excluded.enabled,
-      updated_at = now()
-    returning tenant_id, url, enabled, created_at, updated_at, (xmax = 0) as inserted`);
+    with up as (
+      insert into webhooks (tenant_id, url, secret, enabled)
+      values (${tenantId}, ${url}, ${given ?? generated}, ${input.enabled ?? true})
+      on conflict (tenant_id) do update set
+        url = excluded.url,
+        secret = coalesce(${given}::text, webhooks.secret),
+        enabled = excluded.enabled,
+        updated_at = now()
+      returning tenant_id, url, enabled, created_at, updated_at, (xmax = 0) as inserted
+    )
+    select up.*, pg_notify(${WEBHOOKS_CHANNEL}, ${tenantId})::text as notified from up`);
   if (!row) throw new Error('setWebhook: the upsert returned no row');
   return { webhook: webhookOf(row), generatedSecret: row.inserted && given === null ? generated : null };
 }
@@ -79,14 +88,13 @@ export async function getWebhook(db: Db, tenantId: string): Promise<Webhook | nu
  * @returns the removed webhook, or null when none was set (nothing changed).
  */
 export async function removeWebhook(db: Db, tenantId: string): Promise<Webhook | null> {
-  const [row] = await db.delete(webhooks).where(eq(webhooks.tenantId, tenantId)).returning({
-    tenantId: webhooks.tenantId,
-    url: webhooks.url,
-    enabled: webhooks.enabled,
-    createdAt: webhooks.createdAt,
-    updatedAt: webhooks.updatedAt,
-  });
-  return row ?? null;
+  const [row] = await db.execute<Record<string, unknown>>(sql`
+    with gone as (
+      delete from webhooks where tenant_id = ${tenantId}
+      returning tenant_id, url, enabled, created_at, updated_at
+    )
+    select gone.*, pg_notify(${WEBHOOKS_CHANNEL}, ${tenantId})::text as notified from gone`);
+  return row ? webhookOf(row) : null;
 }
 
 /** Whether the tenant has an enabled webhook (one primary-key lookup per applied compaction). */
@@ -96,6 +104,18 @@ export async function hasEnabledWebhook(db: Db, tenantId: string): Promise<boole
     .from(webhooks)
     .where(eq(webhooks.tenantId, tenantId));
   return row?.enabled === true;
+}
+
+/**
+ * The checkpoint of a session (the one an applied compaction's history continues in), for its
+ * `session.compacted` event; null when the session has none. One prepared statement.
+ */
+export async function checkpointOf(db: Db, tenantId: string, sessionId: string): Promise<unknown> {
+  const [row] = await executePrepared<{ checkpoint: unknown }>(
+    db,
+    sql`select checkpoint from sessions where tenant_id = ${tenantId} and id = ${sessionId}`,
+  );
+  return row?.checkpoint ?? null;
 }
 
 /** Where and how to deliver now: the URL and the secret, or null when no enabled webhook is set. */

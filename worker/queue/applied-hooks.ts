@@ -5,6 +5,8 @@
  * jobs are keyed by the compaction id, so telling one compaction twice adds nothing.
  */
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import { watchWebhookPresence } from '../postgres/webhook-presence.ts';
+import { checkpointOf } from '../postgres/webhooks.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { createSessionEventsPublisher } from './session-events.ts';
 import { createWebhookEnqueuer } from './webhook-queue.ts';
@@ -23,15 +25,23 @@ export interface AppliedHooks {
 /** The hooks on `services`' Redis, Postgres and config. */
 export function createAppliedHooks(services: Services): AppliedHooks {
   const { config } = services;
-  const publisher = createSessionEventsPublisher(services.redis, config.queuePrefix, services.database.sql);
+  const publisher = createSessionEventsPublisher(services.redis, config.queuePrefix);
+  const presence = watchWebhookPresence(services.database.db, services.database.sql);
   const webhooks = createWebhookEnqueuer(services.redis, config.queuePrefix, services.database.db, {
     backoffMs: config.webhookBackoffMs,
   });
   return {
     async onApplied(row) {
-      const event = await publisher.compacted(row);
-      if (event) await webhooks.enqueue(event);
+      if (row.status !== 'applied') return;
+      // Only a summary writes a checkpoint; a sliding window's event carries none.
+      const checkpoint =
+        row.summary === null
+          ? null
+          : await checkpointOf(services.database.db, row.tenantId, row.childSessionId ?? row.sessionId);
+      const event = await publisher.compacted(row, checkpoint);
+      if (event && (await presence.has(row.tenantId))) await webhooks.enqueue(event, true);
     },
-    close: () => runAll(services.logger, [() => publisher.close(), () => webhooks.close()]),
+    close: () =>
+      runAll(services.logger, [() => publisher.close(), () => webhooks.close(), () => presence.close()]),
   };
 }

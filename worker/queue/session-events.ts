@@ -6,7 +6,6 @@
  */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type postgres from 'postgres';
 import {
   SESSION_COMPACTED,
   SESSION_EVENTS_QUEUE,
@@ -17,11 +16,12 @@ import type { CompactionRow } from '../../shared/postgres/schema.ts';
 /** Publishes `session.compacted`. */
 export interface SessionEventsPublisher {
   /**
-   * Publishes the event of an applied ledger row, with the checkpoint it wrote (read from the
-   * session the history continues in); other rows are ignored.
+   * Publishes the event of an applied ledger row with the checkpoint it wrote (the caller reads it
+   * from the session the history continues in; null for a compaction without a summary); other
+   * rows are ignored.
    * @returns the event published, or null for a row that is not applied.
    */
-  compacted(row: CompactionRow): Promise<SessionCompactedEvent | null>;
+  compacted(row: CompactionRow, checkpoint: unknown): Promise<SessionCompactedEvent | null>;
   close(): Promise<void>;
 }
 
@@ -32,25 +32,37 @@ const JOB_OPTIONS = {
 };
 
 /**
- * A publisher on `connection` (not closed by it) under the BullMQ key `prefix`; `sql` reads the
- * checkpoint.
+ * The most events left waiting for a consumer. A deployment with no service consuming the queue
+ * would otherwise grow it in Redis without end (and Redis must run with `noeviction` for BullMQ):
+ * past this many, the oldest waiting events are removed, as BullMQ keeps at most 10,000 completed.
+ */
+export const SESSION_EVENTS_MAX_WAITING = 10_000;
+/** How many publishes between two looks at the backlog. */
+const BACKLOG_CHECK_EVERY = 100;
+
+/**
+ * A publisher on `connection` (not closed by it) under the BullMQ key `prefix`.
+ * @param options.maxWaiting the backlog cap, default {@link SESSION_EVENTS_MAX_WAITING}.
  */
 export function createSessionEventsPublisher(
   connection: Redis,
   prefix: string,
-  sql: postgres.Sql,
+  options: { maxWaiting?: number } = {},
 ): SessionEventsPublisher {
+  const maxWaiting = options.maxWaiting ?? SESSION_EVENTS_MAX_WAITING;
   const queue = new Queue(SESSION_EVENTS_QUEUE, { connection, prefix, defaultJobOptions: JOB_OPTIONS });
   queue.on('error', () => {});
+  let published = 0;
   return {
-    async compacted(row) {
+    async compacted(row, checkpoint) {
       if (row.status !== 'applied') return null;
-      const [session] = await sql<{ checkpoint: unknown }[]>`
-        select checkpoint from sessions
-        where tenant_id = ${row.tenantId} and id = ${row.childSessionId ?? row.sessionId}`;
-      const checkpoint = row.summary === null ? null : (session?.checkpoint ?? null);
-      const event = sessionCompactedOf(row, checkpoint);
+      const event = sessionCompactedOf(row, row.summary === null ? null : checkpoint);
       await queue.add(SESSION_COMPACTED, event, { jobId: row.id });
+      if (published++ % BACKLOG_CHECK_EVERY === 0) {
+        const waiting = await queue.getWaitingCount();
+        // Oldest first (the tail of BullMQ's wait list).
+        if (waiting > maxWaiting) await queue.clean(0, waiting - maxWaiting, 'wait');
+      }
       return event;
     },
     close: () => queue.close(),

@@ -19,11 +19,12 @@ import { hasEnabledWebhook } from '../postgres/webhooks.ts';
 /** Adds delivery jobs. */
 export interface WebhookEnqueuer {
   /**
-   * Enqueues the delivery of `event` when its tenant has an enabled webhook.
+   * Enqueues the delivery of `event` when its tenant has an enabled webhook (`hasWebhook`, when the
+   * caller read it already; else read here).
    * @returns whether a job was asked for (false: no enabled webhook).
    * @throws when Redis or Postgres cannot be reached (the caller's job retries).
    */
-  enqueue(event: SessionCompactedEvent): Promise<boolean>;
+  enqueue(event: SessionCompactedEvent, hasWebhook?: boolean): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -49,8 +50,8 @@ export function createWebhookEnqueuer(
   });
   queue.on('error', () => {});
   return {
-    async enqueue(event) {
-      if (!(await hasEnabledWebhook(db, event.tenantId))) return false;
+    async enqueue(event, hasWebhook) {
+      if (!(hasWebhook ?? (await hasEnabledWebhook(db, event.tenantId)))) return false;
       const data: WebhookJob = {
         tenantId: event.tenantId,
         eventId: event.compactionId,
