@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
+import { and, eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { CompactionFailedError, InvalidInputError } from '../shared/contract/errors.ts';
 import {
@@ -19,6 +20,8 @@ import {
   type RunCompletedInput,
   runCompletedEventSchema,
 } from '../shared/contract/events.ts';
+import type { Db } from '../shared/postgres/db.ts';
+import { type CompactionRow, compactions } from '../shared/postgres/schema.ts';
 
 export {
   CompactionFailedError,
@@ -80,6 +83,11 @@ export interface ProducerOptions {
   redisUrl: string;
   /** BullMQ key prefix; must match the workers'. */
   prefix: string;
+  /**
+   * compactor's database (`openDatabase`). When given, `compactNow` reads the ledger row of a
+   * settled compaction and returns it as `compaction`.
+   */
+  db?: Db;
 }
 
 export interface EnqueueResult {
@@ -126,7 +134,16 @@ export type CompactNowTarget = Pick<RunCompletedInput, 'tenantId' | 'sessionId' 
 
 /** What `compactNow` saw: the job's result once it settled, or that it is still running. */
 export type CompactNowResult =
-  | { state: 'settled'; jobId: string; result: CompactionJobResult }
+  | {
+      state: 'settled';
+      jobId: string;
+      result: CompactionJobResult;
+      /**
+       * The ledger row the job wrote (applied, skipped, ...), when the producer was given `db`;
+       * else null, as it is while a batch summary is pending.
+       */
+      compaction: CompactionRow | null;
+    }
   | { state: 'running'; jobId: string };
 
 /** Validates an event without enqueueing it. @throws {InvalidInputError} naming the bad field. */
@@ -177,7 +194,11 @@ export function createProducer(options: ProducerOptions): Producer {
       const jobId = job.id ?? event.eventId;
       try {
         const result = (await job.waitUntilFinished(events, timeoutMs)) as CompactionJobResult;
-        return { state: 'settled', jobId, result };
+        const compaction =
+          options.db && result.compactionId
+            ? await ledgerRow(options.db, event.tenantId, result.compactionId)
+            : null;
+        return { state: 'settled', jobId, result, compaction };
       } catch (error) {
         if (error instanceof Error && /timed out before finishing/.test(error.message)) {
           return { state: 'running', jobId };
@@ -241,3 +262,12 @@ function waitReady(connection: Redis): Promise<void> {
 }
 
 const waits = new WeakMap<Redis, Promise<void>>();
+
+/** A ledger row by id, within its tenant; null when there is none. */
+async function ledgerRow(db: Db, tenantId: string, id: string): Promise<CompactionRow | null> {
+  const [row] = await db
+    .select()
+    .from(compactions)
+    .where(and(eq(compactions.tenantId, tenantId), eq(compactions.id, id)));
+  return row ?? null;
+}

@@ -53,6 +53,13 @@ describe('compactNow', () => {
     expect(outcome.result.messagesAfter).toBeLessThan(count);
     const [row] = await ledger('now');
     expect(row?.idempotency_key).toBe(`event:${tenantId}:${outcome.jobId}`);
+    // A producer given the database answers with the ledger row itself.
+    expect(outcome.compaction).toMatchObject({
+      id: outcome.result.compactionId,
+      status: 'applied',
+      idempotencyKey: row?.idempotency_key,
+      messagesBefore: count,
+    });
   });
 
   it('runs beside an event for the same session: each key applied at most once', async () => {

@@ -143,7 +143,7 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
       return config;
     },
     get producer() {
-      producer ??= createProducer({ redisUrl: REDIS_URL, prefix: ctx.prefix });
+      producer ??= createProducer({ redisUrl: REDIS_URL, prefix: ctx.prefix, db: ctx.tdb.database.db });
       return producer;
     },
     get store() {

@@ -40,7 +40,7 @@ import {
 } from '../../../shared/contract/errors.ts';
 import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
 import type { Db } from '../../../shared/postgres/db.ts';
-import { compactions, sessions } from '../../../shared/postgres/schema.ts';
+import { sessions } from '../../../shared/postgres/schema.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
 import { authenticate, type Credentials, hasCredentials, type Principal } from '../dashboard/auth.ts';
@@ -64,7 +64,7 @@ import {
 export interface ApiDeps {
   /** The compactor database (sessions, messages, ledger). */
   db: Db;
-  /** Enqueues events and manual compactions (`createProducer`'s producer). */
+  /** Enqueues events and manual compactions: `createProducer`'s, given `db` so a settled compaction carries its ledger row. */
   producer: Pick<Producer, 'runCompleted' | 'compactNow'>;
   /** Request log (method, path, status, ms, tenant; never bodies or headers); default: none. */
   logger?: Logger;
@@ -244,14 +244,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
         return unavailable(error);
       }
       if (outcome.state === 'running') return c.json({ state: 'running', jobId: outcome.jobId }, 202);
-      const compactionId = outcome.result.compactionId;
-      const [row] = compactionId
-        ? await db
-            .select()
-            .from(compactions)
-            .where(and(eq(compactions.tenantId, tenantId), eq(compactions.id, compactionId)))
-        : [];
-      return c.json({ ...outcome, compaction: row ?? null }, 200);
+      return c.json(outcome, 200);
     },
 
     async deleteSession(c) {

@@ -29,7 +29,11 @@ export async function startApi(
 ): Promise<ApiServer> {
   const { config, logger } = services;
   assertStartable(config.dashboard, options.host, options.insecure);
-  const producer = createProducer({ redisUrl: config.redisUrl, prefix: config.queuePrefix });
+  const producer = createProducer({
+    redisUrl: config.redisUrl,
+    prefix: config.queuePrefix,
+    db: services.database.db,
+  });
   const app = createApiApp(
     { db: services.database.db, producer, logger },
     {
