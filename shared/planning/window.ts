@@ -1,7 +1,8 @@
 /**
- * The window rule every compacting strategy plans with: keep the newest `keep` messages, then move
- * the cutoff down so that no tool call is separated from its result and no call still waiting for
- * its result leaves, and no assistant turn carrying thinking is split; pinned messages (and the other
+ * The window rule every compacting strategy plans with: keep the newest `keep` messages, or the
+ * newest `keepTokens` estimated tokens if that keeps more; then move the cutoff down so that no tool call is separated from its result and no call still waiting for
+ * its result leaves, and no assistant turn carrying thinking is split (and, when asked, so the kept tail begins with
+ * a user turn); pinned messages (and the other
  * half of a pinned tool pair) never leave. Tool pairs are matched by the ids of the `tool_use` and
  * `tool_result` blocks each message holds (several per message in native content). Pure:
  * no I/O, no clock. Each rule is an invariant of compaction (see docs/architecture.md, "Invariants").
@@ -15,6 +16,16 @@ export interface WindowRule {
   strategy: string;
   /** Newest messages kept verbatim (pinned ones are kept on top of these). */
   keep: number;
+  /**
+   * Estimated tokens (the messages' `tokenCount`) the kept tail holds at least, or the whole session
+   * if it holds fewer; the larger of this tail and the `keep`-message one wins. Absent: messages only.
+   */
+  keepTokens?: number | undefined;
+  /**
+   * The kept tail begins with a user turn (see {@link startsUserTurn}): the cutoff moves down to the
+   * nearest one, so only more is kept. Absent: false.
+   */
+  cutAtUserTurn?: boolean | undefined;
   /** Earlier summary messages stay (`slidingWindow`) or leave to be superseded (`summarize`). */
   keepSummaries: boolean;
   /** Whether a summary replaces what leaves: then the plan says what it covers and where it goes. */
@@ -26,24 +37,42 @@ export interface WindowRule {
  * @param messages the snapshot's live messages in ascending seq (checked by the caller).
  */
 export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], rule: WindowRule): Plan {
-  const { keep, strategy } = rule;
-  if (messages.length <= keep) {
-    return skip(strategy, `${messages.length} messages, not more than the ${keep} kept`);
+  const { keep, keepTokens, strategy } = rule;
+  const byCount = Math.max(0, messages.length - keep);
+  const start = keepTokens === undefined ? byCount : Math.min(byCount, tokenTailStart(messages, keepTokens));
+  if (start === 0) {
+    if (keepTokens === undefined) {
+      return skip(strategy, `${messages.length} messages, not more than the ${keep} kept`);
+    }
+    return skip(
+      strategy,
+      `${messages.length} messages of ${fmt(tokensOf(messages))} tokens, within the kept tail ` +
+        `(${messagesText(keep)} or ${fmt(keepTokens)} tokens, whichever keeps more)`,
+    );
   }
 
   const notes: string[] = [];
-  const firstKept = messages[messages.length - keep];
+  const firstKept = messages[start];
   let cutoff = firstKept ? firstKept.seq - 1 : (messages[messages.length - 1]?.seq ?? -1);
-  notes.push(`window: newest ${keep} messages stay, cutoff at seq ${cutoff}`);
+  if (keepTokens === undefined) {
+    notes.push(`window: newest ${keep} messages stay, cutoff at seq ${cutoff}`);
+  } else {
+    const tail = messages.slice(start);
+    notes.push(
+      `window: newest ${tail.length} messages (${fmt(tokensOf(tail))} tokens) stay, the larger of the ` +
+        `${keep}-message and ${fmt(keepTokens)}-token tails, cutoff at seq ${cutoff}`,
+    );
+  }
 
   const pairs = indexToolPairs(messages);
   const abandoned = abandonedCalls(messages, pairs);
   cutoff = stopBeforePendingCalls(cutoff, pairs, abandoned, notes);
-  // Both rules only move the cutoff down, and each fall can give the other something to do.
+  // Every rule only moves the cutoff down, and each fall can give another something to do.
   for (let before = Number.NaN; before !== cutoff; ) {
     before = cutoff;
     cutoff = keepToolPairsWhole(cutoff, messages, pairs, notes);
     cutoff = keepThinkingTurnsWhole(cutoff, messages, notes);
+    if (rule.cutAtUserTurn) cutoff = startAtUserTurn(cutoff, messages, notes);
   }
 
   const stay = partnersOfPinned(messages, pairs);
@@ -74,11 +103,70 @@ export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], 
     leavingSeqs,
     coverSeqs: cover.map((m) => m.seq),
     summarySeq: rule.summarizes ? last : null,
-    leavingTokens: leaving.reduce((sum, m) => sum + m.tokenCount, 0),
+    leavingTokens: tokensOf(leaving),
     keptCount: messages.length - leaving.length,
     abandonedCalls: leftUnanswered,
     notes,
   };
+}
+
+/** A count for people: `20,000`. */
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** `1 message`, `10 messages`. */
+function messagesText(n: number): string {
+  return `${fmt(n)} ${n === 1 ? 'message' : 'messages'}`;
+}
+
+/** Estimated tokens of some messages. */
+function tokensOf(messages: MessageMeta[]): number {
+  return messages.reduce((sum, m) => sum + m.tokenCount, 0);
+}
+
+/**
+ * Index of the first message of the shortest tail holding at least `tokens` estimated tokens;
+ * 0 when the whole session holds fewer.
+ */
+function tokenTailStart(messages: MessageMeta[], tokens: number): number {
+  let sum = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    sum += (messages[i] as MessageMeta).tokenCount;
+    if (sum >= tokens) return i;
+  }
+  return 0;
+}
+
+/**
+ * Whether a message starts a user turn: a user message that answers no tool call (its kind is
+ * `message`: not only tool results, and not a summary compactor wrote).
+ */
+export function startsUserTurn(m: MessageMeta): boolean {
+  return m.role === 'user' && m.kind === 'message';
+}
+
+/**
+ * Moves the cutoff down until the first message above it starts a user turn; below the oldest such
+ * message, everything stays. An empty kept tail (everything leaves) is left as is: it begins nowhere.
+ */
+function startAtUserTurn(cutoff: number, messages: MessageMeta[], notes: string[]): number {
+  const firstKept = messages.findIndex((m) => m.seq > cutoff);
+  if (firstKept < 0 || startsUserTurn(messages[firstKept] as MessageMeta)) return cutoff;
+  let start = firstKept - 1;
+  while (start >= 0 && !startsUserTurn(messages[start] as MessageMeta)) start--;
+  if (start < 0) {
+    const result = (messages[0] as MessageMeta).seq - 1;
+    notes.push(
+      `no user turn starts at or below seq ${(messages[firstKept] as MessageMeta).seq}: everything stays`,
+    );
+    return result;
+  }
+  const result = (messages[start] as MessageMeta).seq - 1;
+  notes.push(
+    `the kept tail begins with the user turn at seq ${(messages[start] as MessageMeta).seq}: cutoff at seq ${result}`,
+  );
+  return result;
 }
 
 interface ToolPairs {

@@ -8,14 +8,19 @@ import { z } from 'zod';
 import { none, noneStrategySchema } from './none.ts';
 import { slidingWindow, slidingWindowStrategySchema } from './sliding-window.ts';
 import { summarize, summarizeStrategySchema } from './summarize.ts';
+import { readTailPart, type TailShorthand } from './tail.ts';
 import type { StrategyUnit } from './unit.ts';
 
 export { type NoneStrategy, noneStrategySchema } from './none.ts';
 export { type SlidingWindowStrategy, slidingWindowStrategySchema } from './sliding-window.ts';
 export { type SummarizeStrategy, summarizeStrategySchema } from './summarize.ts';
+export { MAX_KEEP_RECENT_TOKENS, type TailShorthand } from './tail.ts';
 export type { StrategyUnit, SummaryOptions } from './unit.ts';
 
-/** One of `none`, `slidingWindow { maxMessages }`, `summarize { keepRecent, maxSummaryTokens?, model? }`. */
+/**
+ * One of `none`, `slidingWindow { maxMessages, keepRecentTokens?, cutAtUserTurn? }`,
+ * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens?, model?, fallback? }`.
+ */
 export const strategySchema = z.discriminatedUnion('type', [
   noneStrategySchema,
   slidingWindowStrategySchema,
@@ -49,8 +54,9 @@ const FORMS = `${Object.values(STRATEGIES)
   .join(', ')} or JSON`;
 
 /**
- * Parses the CLI shorthand: `none`, `slidingWindow:50`, `summarize`, `summarize:20`, or a JSON
- * object of {@link strategySchema}.
+ * Parses the CLI shorthand: `none`, `slidingWindow:50`, `summarize`, `summarize:20`, either with
+ * tail options after the count (`slidingWindow:10:20000tokens:userTurn`, `summarize:20000tokens`),
+ * or a JSON object of {@link strategySchema}.
  * @throws {Error} naming the bad text and the accepted forms.
  */
 export function parseStrategy(text: string): Strategy {
@@ -63,19 +69,28 @@ export function parseStrategy(text: string): Strategy {
       throw new Error(`strategy: not valid JSON: ${trimmed.slice(0, 80)}`);
     }
   } else {
-    const [type = '', arg, ...rest] = trimmed.split(':');
-    const n = arg === undefined || arg === '' ? undefined : Number(arg);
-    if (rest.length > 0 || (n !== undefined && !Number.isInteger(n))) {
+    const [type = '', ...parts] = trimmed.split(':');
+    const countText = parts[0] !== undefined && readTailPart(parts[0]) === null ? parts.shift() : undefined;
+    const n = countText === undefined || countText === '' ? undefined : Number(countText);
+    const tail: TailShorthand = {};
+    for (const part of parts) {
+      const option = readTailPart(part);
+      const repeated = option && Object.keys(option).some((key) => Object.hasOwn(tail, key));
+      if (!option || repeated) throw new Error(`strategy: cannot read "${trimmed}"; use ${FORMS}`);
+      Object.assign(tail, option);
+    }
+    if (n !== undefined && !Number.isInteger(n)) {
       throw new Error(`strategy: cannot read "${trimmed}"; use ${FORMS}`);
     }
     const unit = Object.hasOwn(STRATEGIES, type) ? STRATEGIES[type as Strategy['type']] : undefined;
     if (!unit) throw new Error(`strategy: unknown type "${type}"; use ${FORMS}`);
-    candidate = unit.shorthand(n);
+    candidate = unit.shorthand(n, tail);
   }
   const parsed = strategySchema.safeParse(candidate);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`strategy.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    const path = issue?.path.join('.') ?? '';
+    throw new Error(`strategy${path === '' ? '' : `.${path}`}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;
 }

@@ -11,7 +11,8 @@ export const none: StrategyUnit<NoneStrategy> = {
   type: 'none',
   schema: noneStrategySchema,
   usage: 'none',
-  shorthand: () => ({ type: 'none' }),
+  // Tail options are passed on for the strict schema to refuse: `none` keeps no tail.
+  shorthand: (_n, tail) => ({ type: 'none', ...tail }),
   describe: () => 'none',
   kept: () => 0,
   summarizes: false,

@@ -1,11 +1,13 @@
 /**
- * `summarize { keepRecent, maxSummaryTokens, model, fallback }`: the messages below the kept window
- * are replaced by one summary message holding the structured checkpoint, merged with the previous
+ * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens, model, fallback }`:
+ * the messages below the kept window (the newest `keepRecent` messages, or the newest
+ * `keepRecentTokens` estimated tokens, whichever keeps more) are replaced by one summary message holding the structured checkpoint, merged with the previous
  * one. Earlier summaries leave too: the previous checkpoint is merged instead, so nothing is
  * summarized twice.
  */
 import { z } from 'zod';
 import { planWindow } from '../planning/window.ts';
+import { cutAtUserTurnSchema, keepRecentTokensSchema, TAIL_USAGE, tailShorthand } from './tail.ts';
 import type { StrategyUnit } from './unit.ts';
 
 export const summarizeStrategySchema = z
@@ -13,6 +15,13 @@ export const summarizeStrategySchema = z
     type: z.literal('summarize'),
     /** Newest messages kept verbatim after the summary. */
     keepRecent: z.number().int().min(0).max(100_000),
+    /**
+     * Estimated tokens the kept tail holds at least; with `keepRecent`, whichever tail is larger is
+     * kept. Absent: the tail is counted in messages only.
+     */
+    keepRecentTokens: keepRecentTokensSchema.optional(),
+    /** The kept tail begins with a user turn (the cut moves down to one). Absent means false. */
+    cutAtUserTurn: cutAtUserTurnSchema.optional(),
     /** Upper bound of the checkpoint, in tokens. */
     maxSummaryTokens: z.number().int().min(256).max(32_000).default(2_000),
     /** Model override for the `anthropic` summarizer. */
@@ -35,15 +44,15 @@ export const summarize: StrategyUnit<SummarizeStrategy> = {
   type: 'summarize',
   // The schema's input allows `maxSummaryTokens` to be absent (it defaults); its output is the type.
   schema: summarizeStrategySchema as unknown as z.ZodType<SummarizeStrategy>,
-  usage: 'summarize[:N]',
-  shorthand: (n) => ({ type: 'summarize', keepRecent: n ?? DEFAULT_KEEP_RECENT }),
+  usage: `summarize[:N]${TAIL_USAGE}`,
+  shorthand: (n, tail) => ({ type: 'summarize', keepRecent: n ?? DEFAULT_KEEP_RECENT, ...tail }),
   describe: (strategy) => {
     const extras = [
       `summary up to ${strategy.maxSummaryTokens.toLocaleString('en-US')} tokens`,
       ...(strategy.model ? [`model ${strategy.model}`] : []),
       ...(strategy.fallback ? [`fallback ${strategy.fallback}`] : []),
     ];
-    return `summarize:${strategy.keepRecent} (${extras.join(', ')})`;
+    return `summarize:${strategy.keepRecent}${tailShorthand(strategy)} (${extras.join(', ')})`;
   },
   kept: (strategy) => strategy.keepRecent,
   summarizes: true,
@@ -52,6 +61,8 @@ export const summarize: StrategyUnit<SummarizeStrategy> = {
     planWindow(snapshot, messages, {
       strategy: 'summarize',
       keep: strategy.keepRecent,
+      keepTokens: strategy.keepRecentTokens,
+      cutAtUserTurn: strategy.cutAtUserTurn,
       keepSummaries: false,
       summarizes: true,
     }),

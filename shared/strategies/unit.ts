@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import type { MessageMeta } from '../contract/message.ts';
 import type { Plan, SessionSnapshot } from '../planning/types.ts';
+import type { TailShorthand } from './tail.ts';
 
 /** What a summarizing strategy asks of its summary. */
 export interface SummaryOptions {
@@ -25,10 +26,11 @@ export interface StrategyUnit<S extends { type: string } = { type: string }> {
   /** Validates the JSON form (events, policies, the CLI). Strict: unknown keys are refused. */
   readonly schema: z.ZodType<S>;
   /**
-   * The candidate JSON form of the shorthand `type[:N]` (validated afterwards by `schema`);
-   * `n` is the number after the colon, if any.
+   * The candidate JSON form of the shorthand `type[:N][:Ttokens][:userTurn]` (validated afterwards
+   * by `schema`); `n` is the number after the colon, if any, and `tail` the tail options after it
+   * (a strategy that keeps no tail passes them on for its strict schema to refuse).
    */
-  shorthand(n: number | undefined): unknown;
+  shorthand(n: number | undefined, tail: TailShorthand): unknown;
   /**
    * The strategy for people: its shorthand (`slidingWindow:50`), plus in parentheses what the
    * shorthand leaves out.
@@ -48,7 +50,7 @@ export interface StrategyUnit<S extends { type: string } = { type: string }> {
    */
   summaryOptions(strategy: S): SummaryOptions | null;
   /**
-   * Messages it keeps verbatim. After a compaction that could not bring the session under its
+   * Messages it keeps verbatim (at least: a token tail may keep more). After a compaction that could not bring the session under its
    * trigger (the storm guard), as many new messages must arrive before another one may help.
    */
   kept(strategy: S): number;

@@ -160,6 +160,40 @@ describe('planCompaction', () => {
     expect(plan.action).toBe('skip');
   });
 
+  it('cuts at a user turn: a tool result sent as a user message does not begin one', () => {
+    const spec = 'u c1 r1 a u c2 r2 a';
+    const plain = compact(spec, { type: 'slidingWindow', maxMessages: 2 });
+    expect(plain.leavingSeqs).toEqual([0, 1, 2, 3, 4]);
+    // The result at seq 6 comes back as a user message (native content): still not a user turn.
+    const native = msgs(spec).map((m) => (m.seq === 6 ? { ...m, role: 'user' as const } : m));
+    const plan = planCompaction(snapshot, native, {
+      type: 'slidingWindow',
+      maxMessages: 2,
+      cutAtUserTurn: true,
+    });
+    expect(plan).toMatchObject({ action: 'compact', leavingSeqs: [0, 1, 2, 3], cutoffSeq: 3 });
+  });
+
+  it('cuts at a user turn with pinned messages below it staying where they are', () => {
+    const plan = compact('s! u a u! a u a a', {
+      type: 'summarize',
+      keepRecent: 1,
+      cutAtUserTurn: true,
+      maxSummaryTokens: 2000,
+    });
+    expect(plan.leavingSeqs).toEqual([1, 2, 4]);
+    expect(plan.cutoffSeq).toBe(4);
+  });
+
+  it('a token tail keeps the newest messages holding at least that many tokens', () => {
+    // Every message holds 10 tokens: 25 tokens take three messages, more than the two counted.
+    const plan = compact('u a u a u a u a', { type: 'slidingWindow', maxMessages: 2, keepRecentTokens: 25 });
+    expect(plan.leavingSeqs).toEqual([0, 1, 2, 3, 4]);
+    expect(
+      compact('u a u a u a u a', { type: 'slidingWindow', maxMessages: 4, keepRecentTokens: 25 }).leavingSeqs,
+    ).toEqual([0, 1, 2, 3]);
+  });
+
   it('refuses messages out of seq order', () => {
     const bad = msgs('u a u').reverse();
     expect(() => planCompaction(snapshot, bad, { type: 'slidingWindow', maxMessages: 1 })).toThrow(

@@ -27,7 +27,7 @@ const messages: MessageMeta[] = Array.from({ length: 20 }, (_, seq) => ({
 describe('strategy registry', () => {
   it("parses every unit's own shorthand into a strategy the schema accepts", () => {
     for (const unit of Object.values(STRATEGIES)) {
-      const text = unit.usage.replace('[:N]', ':4').replace(':N', ':4');
+      const text = unit.usage.replace('[:Ttokens][:userTurn]', '').replace('[:N]', ':4').replace(':N', ':4');
       const parsed = parseStrategy(text);
       expect(parsed.type).toBe(unit.type);
       expect(strategySchema.parse(parsed)).toEqual(parsed);
@@ -42,8 +42,55 @@ describe('strategy registry', () => {
 
   it('names every accepted form when a shorthand is unknown', () => {
     expect(() => parseStrategy('trim:3')).toThrow(
-      'strategy: unknown type "trim"; use none, slidingWindow:N, summarize[:N] or JSON',
+      'strategy: unknown type "trim"; use none, slidingWindow:N[:Ttokens][:userTurn], ' +
+        'summarize[:N][:Ttokens][:userTurn] or JSON',
     );
+  });
+
+  it('reads a token tail and a user-turn cut after the message count, and describes them the same way', () => {
+    const window = parseStrategy('slidingWindow:10:20000tokens:userTurn');
+    expect(window).toEqual({
+      type: 'slidingWindow',
+      maxMessages: 10,
+      keepRecentTokens: 20_000,
+      cutAtUserTurn: true,
+    });
+    expect(strategyUnit(window).describe(window)).toBe('slidingWindow:10:20000tokens:userTurn');
+    // summarize may leave out its count: the default count stays beside the token tail.
+    const summary = parseStrategy('summarize:20000tokens');
+    expect(summary).toMatchObject({ type: 'summarize', keepRecent: 10, keepRecentTokens: 20_000 });
+    expect(summary).not.toHaveProperty('cutAtUserTurn');
+    expect(strategyUnit(summary).describe(summary)).toBe(
+      'summarize:10:20000tokens (summary up to 2,000 tokens)',
+    );
+    expect(parseStrategy('summarize:0:userTurn')).toMatchObject({ keepRecent: 0, cutAtUserTurn: true });
+  });
+
+  it('refuses a token tail that is not a positive whole number of tokens, naming the field', () => {
+    expect(() => parseStrategy('slidingWindow:5:0tokens')).toThrow(
+      'strategy.keepRecentTokens: must be at least 1 token',
+    );
+    expect(() => parseStrategy('slidingWindow:5:1.5tokens')).toThrow(
+      'strategy.keepRecentTokens: must be a whole number of tokens',
+    );
+    expect(() => parseStrategy('summarize:5:3000000tokens')).toThrow(
+      'strategy.keepRecentTokens: must be at most 2,000,000 tokens',
+    );
+    expect(() => parseStrategy('{"type":"slidingWindow","maxMessages":3,"keepRecentTokens":"lots"}')).toThrow(
+      'strategy.keepRecentTokens: must be a number of tokens',
+    );
+    expect(() => parseStrategy('{"type":"summarize","keepRecent":3,"cutAtUserTurn":"yes"}')).toThrow(
+      'strategy.cutAtUserTurn: must be true or false',
+    );
+  });
+
+  it('refuses tail options a strategy does not have, repeated, or not known', () => {
+    expect(() => parseStrategy('none:100tokens')).toThrow('strategy: Unrecognized key: "keepRecentTokens"');
+    expect(() => parseStrategy('slidingWindow:5:userTurn:userTurn')).toThrow(
+      'strategy: cannot read "slidingWindow:5:userTurn:userTurn"',
+    );
+    expect(() => parseStrategy('slidingWindow:5:6')).toThrow('strategy: cannot read "slidingWindow:5:6"');
+    expect(() => parseStrategy('slidingWindow:5:20000tok')).toThrow('cannot read');
   });
 });
 
