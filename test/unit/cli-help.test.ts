@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TRANSCRIPT_FORMATS } from '../../shared/contract/native-transcripts.ts';
+import { parseStrategy } from '../../shared/strategies/index.ts';
 import { COMMANDS, main } from '../../worker/cli/cli.ts';
 import { type Command, parseCommandArgs } from '../../worker/cli/command.ts';
 import { importedLine } from '../../worker/cli/commands/import.ts';
@@ -25,6 +26,17 @@ describe('command help', () => {
   it('lists every command in compactor --help', () => {
     const help = topHelp(COMMANDS);
     for (const c of COMMANDS) expect(help).toMatch(new RegExp(`^ {2}${c.name} +\\S`, 'm'));
+  });
+
+  it('lists the strategies with their kept-tail options, and a JSON example --strategy accepts', () => {
+    const help = topHelp(COMMANDS);
+    expect(help).toContain(
+      'strategies (--strategy): none | slidingWindow:N[:Ttokens][:userTurn] | summarize[:N][:Ttokens][:userTurn]',
+    );
+    expect(help).toContain('Ttokens (keepRecentTokens)');
+    expect(help).toContain('userTurn (cutAtUserTurn)');
+    const json = help.split('\n').find((line) => line.trim().startsWith('{"type"')) ?? '';
+    expect(parseStrategy(json)).toMatchObject({ keepRecentTokens: 20_000, cutAtUserTurn: true });
   });
 
   it.each(leaves.map((c) => [c.name, c] as const))(

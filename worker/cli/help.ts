@@ -83,7 +83,9 @@ export function topHelp(commands: ReadonlyArray<Command | CommandGroup>): string
     `strategies (--strategy): ${Object.values(STRATEGIES)
       .map((unit) => unit.usage)
       .join(' | ')} | a JSON object such as`,
-    '  {"type":"summarize","keepRecent":20,"maxSummaryTokens":2000}',
+    '  {"type":"summarize","keepRecent":20,"keepRecentTokens":20000,"cutAtUserTurn":true,"maxSummaryTokens":2000}',
+    '  N: newest messages kept; Ttokens (keepRecentTokens): newest estimated tokens kept, whichever',
+    '  keeps more; userTurn (cutAtUserTurn): the kept messages begin with a user turn',
     '',
     'environment:',
     ...environmentHelp(),
