@@ -1,11 +1,12 @@
 /**
  * The window rule every compacting strategy plans with: keep the newest `keep` messages, or the
- * newest `keepTokens` estimated tokens if that keeps more; then move the cutoff down so that no tool call is separated from its result and no call still waiting for
- * its result leaves, and no assistant turn carrying thinking is split (and, when asked, so the kept tail begins with
- * a user turn); pinned messages (and the other
- * half of a pinned tool pair) never leave. Tool pairs are matched by the ids of the `tool_use` and
- * `tool_result` blocks each message holds (several per message in native content). Pure:
- * no I/O, no clock. Each rule is an invariant of compaction (see docs/architecture.md, "Invariants").
+ * newest `keepTokens` estimated tokens if that keeps more; then move the cutoff down so that no
+ * tool call is separated from its result and no call still waiting for its result leaves, no
+ * assistant turn carrying thinking is split, and (when asked) the kept tail begins with a user
+ * turn; pinned messages (and the other half of a pinned tool pair) never leave. Tool pairs are
+ * matched by the ids of the `tool_use` and `tool_result` blocks each message holds (several per
+ * message in native content). Pure: no I/O, no clock. Each rule but the user-turn cut is an
+ * invariant of compaction (see docs/architecture.md, "Invariants").
  */
 import type { MessageMeta } from '../contract/message.ts';
 import type { Plan, SessionSnapshot, SkipPlan } from './types.ts';
@@ -139,8 +140,8 @@ function tokenTailStart(messages: MessageMeta[], tokens: number): number {
 }
 
 /**
- * Whether a message starts a user turn: a user message that answers no tool call (its kind is
- * `message`: not only tool results, and not a summary compactor wrote).
+ * Whether a message starts a user turn: a user message holding no tool result (kind `message`; a
+ * user message carrying tool results is kind `tool_result`, a summary compactor wrote `summary`).
  */
 export function startsUserTurn(m: MessageMeta): boolean {
   return m.role === 'user' && m.kind === 'message';
