@@ -239,6 +239,25 @@ export function admit(
 }
 
 /**
+ * Whether a compaction asked for by `request` may set the storm guard when it leaves the session
+ * over its trigger. The guard holds back the automatic compactions that follow, which run the
+ * policy's strategy, so only a run that speaks for those may set it: events and sweeps always (an
+ * event's own strategy override included, so that an agent that always names one is still
+ * guarded), and a manual request that runs the policy's strategy. A manual request that names its
+ * own strategy (`compactor compact --strategy`, `compactNow` with a strategy) says nothing about
+ * the policy's, which may keep fewer messages and get under the trigger where it could not: it
+ * never sets the guard. Applied, it clears the guard as a compaction that gets the session under
+ * its trigger does, so the policy's next event tries its own strategy once (and sets the guard
+ * again if that cannot help either); skipped, it leaves the guard as it was.
+ */
+export function setsStormGuard(
+  request: Pick<AdmissionRequest, 'trigger'>,
+  policy: Pick<EffectivePolicy, 'strategyOverridden'>,
+): boolean {
+  return request.trigger !== 'manual' || !policy.strategyOverridden;
+}
+
+/**
  * New messages after which a compaction that could not get under the trigger may help again:
  * as many as the strategy keeps verbatim (once they arrive, the messages kept last time can leave).
  */

@@ -150,6 +150,36 @@ describe('policies', () => {
     expect(last?.reason).not.toMatch(/^storm guard/);
   });
 
+  it("storm guard: a manual compaction with a looser strategy does not hold back the policy's own", async () => {
+    const t = 'storm-manual';
+    await policy(t, null, {
+      strategy: { type: 'slidingWindow', maxMessages: 5 },
+      triggers: { maxMessages: 20 },
+    });
+    await seed(t, 's');
+    const manual = await runCompactor(
+      ['compact', '--tenant', t, '--session', 's', '--strategy', 'slidingWindow:40'],
+      ctx.cliEnv,
+    );
+    expect(manual.code, manual.stderr).toBe(0);
+    // Still over the trigger of 20 messages: the looser run could not have got under it.
+    expect(JSON.parse(manual.stdout)).toMatchObject({
+      status: 'applied',
+      trigger: 'manual',
+      messagesAfter: expect.toSatisfy((m: number) => m > 20),
+    });
+    worker();
+    await event(t, 's');
+    const last = (await ctx.store.history(t, 's')).at(-1);
+    expect(last).toMatchObject({
+      status: 'applied',
+      trigger: 'event',
+      strategy: 'slidingWindow',
+      messagesAfter: expect.toSatisfy((m: number) => m <= 7),
+    });
+    expect(violations(await audit(ctx.tdb.database.db, t, 's'))).toEqual([]);
+  });
+
   it('policy set/get/list on the command line, refusing a bad policy and naming the field', async () => {
     const env = ctx.cliEnv;
     const set = await runCompactor(

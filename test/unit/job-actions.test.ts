@@ -13,7 +13,7 @@ import {
   TransientError,
   toError,
 } from '../../shared/contract/errors.ts';
-import { jobActionFor } from '../../worker/queue/job-actions.ts';
+import { IN_PROCESS_ATTEMPTS, inProcessRetry, jobActionFor } from '../../worker/queue/job-actions.ts';
 
 const options = { leaseBusyDelayMs: 1_000, random: () => 0.5 };
 
@@ -50,6 +50,33 @@ describe('jobActionFor', () => {
     ]) {
       expect(jobActionFor(error, options), error.name).toEqual({ type: 'retry' });
     }
+  });
+});
+
+describe('inProcessRetry', () => {
+  const limited = (retryAfterMs: number | null) =>
+    new RateLimitedError('429', { retryAfterMs, requestId: null });
+  const overloaded = new TransientError('529', { status: 529, requestId: null });
+  const tries = (attempt: number, backoffs = 0) => ({ attempt, backoffs });
+
+  it("waits a 429's retry-after, and the jobs' exponential backoff for what else may pass", () => {
+    expect(inProcessRetry(limited(1_000), tries(1), options)).toEqual({ ms: 1_000, backoff: false });
+    expect(inProcessRetry(new LeaseBusyError('busy'), tries(1), options)).toEqual({
+      ms: 1_500,
+      backoff: false,
+    });
+    // A 429 waited out uses no backoff: the 529 after it waits the first one.
+    expect(inProcessRetry(overloaded, tries(2, 0), options)).toEqual({ ms: 2_000, backoff: true });
+    expect(inProcessRetry(overloaded, tries(3, 1), options)).toEqual({ ms: 4_000, backoff: true });
+    expect(inProcessRetry(limited(null), tries(4, 2), options)).toEqual({ ms: 8_000, backoff: true });
+  });
+
+  it('gives up at once on what can never succeed, and after the last attempt on the rest', () => {
+    expect(inProcessRetry(new SummarizerConfigError('401'), tries(1), options)).toBeNull();
+    expect(inProcessRetry(new SessionNotFoundError('t', 's'), tries(1), options)).toBeNull();
+    expect(inProcessRetry(overloaded, tries(IN_PROCESS_ATTEMPTS - 1), options)).not.toBeNull();
+    expect(inProcessRetry(overloaded, tries(IN_PROCESS_ATTEMPTS), options)).toBeNull();
+    expect(inProcessRetry(limited(1_000), tries(2), { ...options, attempts: 2 })).toBeNull();
   });
 });
 

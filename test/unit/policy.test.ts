@@ -8,7 +8,9 @@ import {
   type Policy,
   policySchema,
   resolvePolicy,
+  setsStormGuard,
 } from '../../shared/policy/policy.ts';
+import { guardOf } from '../../worker/pipeline/change.ts';
 
 const state = (over: Partial<GateState> = {}): GateState => ({
   messageCount: 50,
@@ -139,6 +141,32 @@ describe('admit', () => {
       reason: expect.stringMatching(/storm guard: .* waiting for 4 more message/),
     });
     expect(admit({ trigger: 'event' }, eff, state({ stormGuardSeq: 49, lastSeq: 59 }), NOW).fire).toBe(true);
+  });
+});
+
+describe('setsStormGuard', () => {
+  const tenant = policy({ strategy: { type: 'summarize', keepRecent: 10 }, triggers: { maxMessages: 20 } });
+  const looser = { type: 'slidingWindow', maxMessages: 200 } as const;
+
+  it('lets automatic compactions set the guard, with or without a strategy of their own', () => {
+    for (const trigger of ['event', 'sweep'] as const) {
+      expect(setsStormGuard({ trigger }, resolvePolicy(undefined, null, tenant))).toBe(true);
+      expect(setsStormGuard({ trigger }, resolvePolicy(looser, null, tenant))).toBe(true);
+    }
+  });
+
+  it("lets a manual run of the policy's strategy set the guard", () => {
+    expect(setsStormGuard({ trigger: 'manual' }, resolvePolicy(undefined, null, tenant))).toBe(true);
+  });
+
+  it('never lets a manual run with its own strategy set the guard', () => {
+    const manual = resolvePolicy(looser, null, tenant);
+    expect(setsStormGuard({ trigger: 'manual' }, manual)).toBe(false);
+    expect(guardOf({ trigger: 'manual' }, manual, 200_000)).toBeNull();
+    expect(guardOf({ trigger: 'event' }, manual, 200_000)).toEqual({
+      triggers: tenant.triggers,
+      contextWindow: 200_000,
+    });
   });
 });
 

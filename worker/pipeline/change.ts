@@ -6,7 +6,7 @@
  */
 import { effectsOf } from '../../shared/planning/effects.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
-import type { EffectivePolicy, Mode } from '../../shared/policy/policy.ts';
+import { type EffectivePolicy, type Mode, setsStormGuard } from '../../shared/policy/policy.ts';
 import type { Change, LedgerEntry, NoChange, StormGuardRule } from './ports.ts';
 import type { SummaryToWrite } from './summary.ts';
 
@@ -37,9 +37,16 @@ export function entryOf(requester: Requester, strategy: string, mode: Mode = 'in
   };
 }
 
-/** The storm-guard rule of a policy: its triggers, measured against the session's window. */
-export function guardOf(policy: EffectivePolicy, contextWindow: number | null): StormGuardRule {
-  return { triggers: policy.triggers, contextWindow };
+/**
+ * The storm-guard rule of a run: the policy's triggers, measured against the session's window; null
+ * when the run may not set the guard ({@link setsStormGuard}: a manual run with its own strategy).
+ */
+export function guardOf(
+  request: Pick<Requester, 'trigger'>,
+  policy: EffectivePolicy,
+  contextWindow: number | null,
+): StormGuardRule | null {
+  return setsStormGuard(request, policy) ? { triggers: policy.triggers, contextWindow } : null;
 }
 
 /**

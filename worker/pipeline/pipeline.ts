@@ -106,7 +106,8 @@ interface Run {
   request: CompactionRequest;
   policy: EffectivePolicy;
   entry: LedgerEntry;
-  guard: StormGuardRule;
+  /** Null: this run may not set the storm guard (see `setsStormGuard`). */
+  guard: StormGuardRule | null;
   started: number;
 }
 
@@ -141,7 +142,13 @@ export async function runCompaction(
     });
     return { ...(await deps.writes.record(skipped)), plan: null };
   }
-  const run: Run = { request, policy, entry, guard: guardOf(policy, gate.state.contextWindow), started };
+  const run: Run = {
+    request,
+    policy,
+    entry,
+    guard: guardOf(request, policy, gate.state.contextWindow),
+    started,
+  };
 
   if (!strategyUnit(policy.strategy).summarizes) {
     return fenced(deps, run, () => compactUnderLock(deps, run, gate.state.compactionVersion));
@@ -311,9 +318,14 @@ function write(deps: PipelineDeps, decision: Decision): Promise<WriteResult> {
   return 'change' in decision ? deps.writes.apply(decision.change) : deps.writes.record(decision.noChange);
 }
 
-/** Whether the session, as read, still fires its message or token trigger. */
+/**
+ * Whether the session, as read, still fires its message or token trigger, for a run that may set
+ * the storm guard (false for one that may not).
+ */
 function stillOver(run: Run, snapshot: Pick<Snapshot, 'messageCount' | 'tokenCount'>): boolean {
-  return overTrigger(run.guard.triggers, run.guard.contextWindow, snapshot.messageCount, snapshot.tokenCount);
+  const { guard } = run;
+  if (guard === null) return false;
+  return overTrigger(guard.triggers, guard.contextWindow, snapshot.messageCount, snapshot.tokenCount);
 }
 
 /** Runs `once`, planning again after each fence rejection, up to {@link MAX_FENCE_RETRIES} times. */

@@ -73,7 +73,8 @@ export interface Change {
   /**
    * The session's triggers: when the session is still over them after the change, the storm guard
    * is set so that events stop retrying a compaction that cannot help. Data, evaluated at write
-   * time with the counters the write produced.
+   * time with the counters the write produced. Null for a change that may not set the guard (a
+   * manual run with its own strategy, a batch's summary collected later): the write clears it.
    */
   guard: StormGuardRule | null;
 }

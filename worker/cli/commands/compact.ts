@@ -3,12 +3,20 @@
  * shows what would happen and writes nothing.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  LeaseBusyError,
+  RateLimitedError,
+  TransientError,
+  toError,
+} from '../../../shared/contract/errors.ts';
 import { explainStays, type Plan, type StayReason } from '../../../shared/planning/plan.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
 import { assertSchema } from '../../../shared/postgres/db.ts';
 import { createLogger } from '../../../shared/runtime/logger.ts';
 import { type Strategy, strategyUnit } from '../../../shared/strategies/index.ts';
 import { previewCompaction as preview, runCompaction } from '../../pipeline/pipeline.ts';
+import { IN_PROCESS_ATTEMPTS, type InProcessRetryOptions, inProcessRetry } from '../../queue/job-actions.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import { type Command, flag, SESSION_OPTION, strategyOption, TENANT_OPTION, text } from '../command.ts';
 import { formatCount, seqRanges } from '../format.ts';
@@ -99,6 +107,53 @@ export function previewLines(preview: CompactionPreview): string[] {
   return lines;
 }
 
+/**
+ * Runs `attempt` until it succeeds, waiting between attempts as the worker's table says
+ * ({@link inProcessRetry}: a 429's retry-after, the jobs' exponential backoff for a 529, a 5xx or
+ * a lost connection), at most {@link IN_PROCESS_ATTEMPTS} times; a permanent error is thrown at once.
+ * @param progress receives one line per wait (see {@link retryLine}).
+ * @throws the last error, when it is permanent or no attempt is left.
+ */
+export async function withRetries<T>(
+  attempt: () => Promise<T>,
+  progress: (line: string) => void,
+  options: InProcessRetryOptions = { leaseBusyDelayMs: 1_000, random: Math.random },
+): Promise<T> {
+  const attempts = options.attempts ?? IN_PROCESS_ATTEMPTS;
+  let backoffs = 0;
+  for (let k = 1; ; k++) {
+    try {
+      return await attempt();
+    } catch (thrown) {
+      const error = toError(thrown);
+      const wait = inProcessRetry(error, { attempt: k, backoffs }, { ...options, attempts });
+      if (wait === null) throw error;
+      if (wait.backoff) backoffs++;
+      progress(retryLine(error, wait.ms, k + 1, attempts));
+      await sleep(wait.ms);
+    }
+  }
+}
+
+/**
+ * The progress line of a wait before a retry, e.g. `429 from the Messages API: retrying in 1 s
+ * (attempt 2 of 5)`.
+ * @param waitMs the wait, ms (shown in s).
+ * @param next the attempt about to run, 1-based, of `attempts`.
+ */
+export function retryLine(error: Error, waitMs: number, next: number, attempts: number): string {
+  return `${retryCause(error)}: retrying in ${Number((waitMs / 1000).toFixed(1))} s (attempt ${next} of ${attempts})`;
+}
+
+/** What went wrong, in a few words: the Messages API's status where there is one. */
+function retryCause(error: Error): string {
+  if (error instanceof RateLimitedError) return '429 from the Messages API';
+  if (error instanceof TransientError && error.status !== null)
+    return `${error.status} from the Messages API`;
+  if (error instanceof LeaseBusyError) return 'another worker is compacting the session';
+  return error.message.split('\n')[0] ?? error.name;
+}
+
 export const compactCommand: Command = {
   name: 'compact',
   summary: 'compact one session now and print its ledger row as JSON (--dry-run: only show the plan)',
@@ -115,6 +170,9 @@ export const compactCommand: Command = {
   notes: [
     'Runs the pipeline in-process, as a worker would, with trigger "manual": the policy, the lease',
     'and the fencing all apply. Without --dry-run the output is always the ledger row as JSON.',
+    'A 429 (after its retry-after), a 529, a 5xx or a lost connection from the Messages API is',
+    'retried as the worker retries a job (backoff 2 s, 4 s, 8 s, ...; 5 attempts in all), each wait',
+    'told on stderr; every attempt carries the same idempotency key, so the compaction applies once.',
   ],
   examples: [
     'compactor compact --tenant acme --session run-42 --strategy slidingWindow:50 --dry-run',
@@ -137,16 +195,19 @@ export const compactCommand: Command = {
         );
         return 0;
       }
-      const outcome = await runCompaction(
-        { ...services, now: () => performance.now() },
-        {
-          tenantId,
-          sessionId,
-          strategy: override,
-          trigger: 'manual',
-          idempotencyKey: `manual:${randomUUID()}`,
-          eventId: null,
-        },
+      // One key for every attempt: an attempt that applied and then failed to answer makes the
+      // next one a duplicate that returns its row, so the compaction applies once.
+      const request = {
+        tenantId,
+        sessionId,
+        strategy: override,
+        trigger: 'manual' as const,
+        idempotencyKey: `manual:${randomUUID()}`,
+        eventId: null,
+      };
+      const outcome = await withRetries(
+        () => runCompaction({ ...services, now: () => performance.now() }, request),
+        (line) => context.stderr.write(`${line}\n`),
       );
       // A manual compaction never batches: it always has its ledger row.
       context.stdout.write(`${JSON.stringify(outcome.row)}\n`);
