@@ -132,7 +132,7 @@ export async function runCompaction(
     if (gate === null) throw new SessionNotFoundError(request.tenantId, request.sessionId);
   }
   const policy = resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
-  const entry = entryOf(request, policy.strategy.type, policy.mode);
+  const entry = entryOf(request, policy.strategy, policy.mode);
   const admission = admit(request, policy, gate.state, (deps.wallClock ?? Date.now)());
   if (!admission.fire) {
     const skipped = skipOf(entry, admission.reason, {
