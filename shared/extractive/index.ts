@@ -18,6 +18,9 @@
  * Lists merge with the previous checkpoint (newest kept), and the oldest items go first when the
  * rendered checkpoint would exceed `maxSummaryTokens`. Pure: no I/O, no clock, no randomness.
  *
+ * The strategy's summary `instructions` are ignored: heuristics cannot follow free text. The ledger
+ * row still records them, beside `extractive` as its summarizer.
+ *
  * This file assembles the checkpoint; each heuristic lives in its own module beside it (`tool-runs`,
  * `describe-call`, `shell`, `error-lines`, `blockers`, `completed`, `state`, `intents`, `budget`).
  */

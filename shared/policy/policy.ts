@@ -8,6 +8,7 @@
  * (an event only overrides the strategy).
  */
 import { z } from 'zod';
+import { InvalidInputError } from '../contract/errors.ts';
 import { DEFAULT_STRATEGY, type Strategy, strategySchema, strategyUnit } from '../strategies/index.ts';
 
 /**
@@ -99,6 +100,23 @@ export function resolvePolicy(
   const base = agent ?? tenant ?? DEFAULT_POLICY;
   const source = agent ? 'agent' : tenant ? 'tenant' : 'default';
   return { ...base, strategy: override ?? base.strategy, source, strategyOverridden: override !== undefined };
+}
+
+/**
+ * The policy with the request's summary instructions (`compact --instructions`) over its strategy's
+ * own; unchanged when there are none. The caller has validated them.
+ * @throws {InvalidInputError} naming `instructions` when the strategy in force writes no summary.
+ */
+export function withInstructions(policy: EffectivePolicy, instructions: string | undefined): EffectivePolicy {
+  if (instructions === undefined) return policy;
+  const { strategy } = policy;
+  if (strategy.type !== 'summarize') {
+    throw new InvalidInputError(
+      `instructions: the strategy in force (${strategyUnit(strategy).describe(strategy)}, from the ${policy.strategyOverridden ? 'override' : `${policy.source} policy`}) ` +
+        'writes no summary, so it has no use for summary instructions; choose a summarize strategy',
+    );
+  }
+  return { ...policy, strategy: { ...strategy, instructions } };
 }
 
 /** The numbers of a session the triggers look at. Tokens are estimated; times are ms since the epoch. */

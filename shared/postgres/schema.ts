@@ -198,6 +198,12 @@ export const compactions = pgTable(
     trigger: text('trigger', { enum: TRIGGERS }).notNull(),
     strategy: text('strategy').notNull(),
     summarizer: text('summarizer'),
+    /**
+     * The `summarize` strategy's summary instructions, as the request ran with them (the policy's,
+     * an event's override, `compact --instructions`); null when there were none. Recorded whatever
+     * the summarizer: the `extractive` one ignores them.
+     */
+    instructions: text('instructions'),
     status: text('status', { enum: COMPACTION_STATUSES }).notNull(),
     reason: text('reason'),
     /** Highest seq that left; messages above it were never touched. */

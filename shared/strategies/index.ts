@@ -13,13 +13,18 @@ import type { StrategyUnit } from './unit.ts';
 
 export { type NoneStrategy, noneStrategySchema } from './none.ts';
 export { type SlidingWindowStrategy, slidingWindowStrategySchema } from './sliding-window.ts';
-export { type SummarizeStrategy, summarizeStrategySchema } from './summarize.ts';
+export {
+  MAX_INSTRUCTIONS_CHARS,
+  type SummarizeStrategy,
+  summarizeStrategySchema,
+  summaryInstructionsSchema,
+} from './summarize.ts';
 export { MAX_KEEP_RECENT_TOKENS, type TailShorthand } from './tail.ts';
 export type { StrategyUnit, SummaryOptions } from './unit.ts';
 
 /**
  * One of `none`, `slidingWindow { maxMessages, keepRecentTokens?, cutAtUserTurn? }`,
- * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens?, model?, fallback? }`.
+ * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens?, model?, fallback?, instructions? }`.
  */
 export const strategySchema = z.discriminatedUnion('type', [
   noneStrategySchema,
@@ -40,6 +45,11 @@ export const STRATEGIES: { readonly [T in Strategy['type']]: StrategyUnit<Extrac
 /** The unit of a parsed strategy (its planning rule, whether it summarizes). */
 export function strategyUnit<S extends Strategy>(strategy: S): StrategyUnit<S> {
   return STRATEGIES[strategy.type] as unknown as StrategyUnit<S>;
+}
+
+/** The summary instructions a strategy carries, or null (none given, or a strategy that writes no summary). */
+export function instructionsOf(strategy: Strategy): string | null {
+  return strategyUnit(strategy).summaryOptions(strategy)?.instructions ?? null;
 }
 
 /** Built-in default when neither the event nor a policy says otherwise. */

@@ -1,14 +1,51 @@
 /**
- * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens, model, fallback }`:
- * the messages below the kept window (the newest `keepRecent` messages, or the newest
- * `keepRecentTokens` estimated tokens, whichever keeps more) are replaced by one summary message holding the structured checkpoint, merged with the previous
- * one. Earlier summaries leave too: the previous checkpoint is merged instead, so nothing is
- * summarized twice.
+ * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens, model, fallback,
+ * instructions? }`: the messages below the kept window (the newest `keepRecent` messages, or the
+ * newest `keepRecentTokens` estimated tokens, whichever keeps more) are replaced by one summary
+ * message holding the structured checkpoint, merged with the previous one. Earlier summaries leave
+ * too: the previous checkpoint is merged instead, so nothing is summarized twice.
  */
 import { z } from 'zod';
+import { storableText } from '../contract/unicode.ts';
 import { planWindow } from '../planning/window.ts';
 import { cutAtUserTurnSchema, keepRecentTokensSchema, TAIL_USAGE, tailShorthand } from './tail.ts';
 import type { StrategyUnit } from './unit.ts';
+
+/**
+ * Longest summary instructions, in characters. They travel in every summary request (each chunk of
+ * a long transcript) and in every ledger row, so they are kept to a short brief: 4,000 characters
+ * is about 1,000 tokens, room for a list of what to keep, yet a small share of a request's input
+ * budget and as long as the longest message the prompt shows.
+ */
+export const MAX_INSTRUCTIONS_CHARS = 4_000;
+
+/** Whether `text` holds a control character other than tab, line feed and carriage return (C0, DEL, C1). */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x09 || code === 0x0a || code === 0x0d) continue;
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
+
+/**
+ * Summary instructions: free text from the operator that refines what the `anthropic` summarizer
+ * keeps. Trimmed; refused when blank, longer than {@link MAX_INSTRUCTIONS_CHARS}, or not printable
+ * text (control characters other than tab and line breaks, unpaired surrogates).
+ */
+export const summaryInstructionsSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be blank')
+  .max(MAX_INSTRUCTIONS_CHARS, `must be at most ${MAX_INSTRUCTIONS_CHARS.toLocaleString('en-US')} characters`)
+  .refine((text) => !hasControlCharacter(text), {
+    message: 'must be printable text (no control characters but tab and line breaks)',
+  })
+  // storableText changes nothing but unpaired surrogates once control characters are refused.
+  .refine((text) => storableText(text) === text, {
+    message: 'must be printable text (no unpaired surrogates)',
+  });
 
 export const summarizeStrategySchema = z
   .object({
@@ -32,6 +69,13 @@ export const summarizeStrategySchema = z
      * Absent means `none`.
      */
     fallback: z.enum(['none', 'extractive']).optional(),
+    /**
+     * What the summary must keep, in the operator's words (e.g. "keep every SQL statement
+     * verbatim"): sent to the `anthropic` summarizer in the user turn, never in the cached system
+     * prompt, and recorded in the ledger. The `extractive` summarizer (offline, and the fallback)
+     * cannot follow free text and ignores them.
+     */
+    instructions: summaryInstructionsSchema.optional(),
   })
   .strict();
 
@@ -51,12 +95,18 @@ export const summarize: StrategyUnit<SummarizeStrategy> = {
       `summary up to ${strategy.maxSummaryTokens.toLocaleString('en-US')} tokens`,
       ...(strategy.model ? [`model ${strategy.model}`] : []),
       ...(strategy.fallback ? [`fallback ${strategy.fallback}`] : []),
+      ...(strategy.instructions ? ['with instructions'] : []),
     ];
     return `summarize:${strategy.keepRecent}${tailShorthand(strategy)} (${extras.join(', ')})`;
   },
   kept: (strategy) => strategy.keepRecent,
   summarizes: true,
-  summaryOptions: ({ maxSummaryTokens, model, fallback }) => ({ maxSummaryTokens, model, fallback }),
+  summaryOptions: ({ maxSummaryTokens, model, fallback, instructions }) => ({
+    maxSummaryTokens,
+    model,
+    fallback,
+    instructions,
+  }),
   plan: (snapshot, messages, strategy) =>
     planWindow(snapshot, messages, {
       strategy: 'summarize',

@@ -17,6 +17,8 @@ export interface SummaryOptions {
   model?: string | undefined;
   /** `extractive`: on the job's last attempt, summarize offline rather than fail. */
   fallback?: 'none' | 'extractive' | undefined;
+  /** The operator's summary instructions, for the `anthropic` summarizer (the extractive one ignores them). */
+  instructions?: string | undefined;
 }
 
 /** One strategy. `S` is its parsed shape; `S['type']` is its name. */

@@ -51,6 +51,11 @@ export interface SummarizeInput {
   maxSummaryTokens: number;
   /** Model override from the strategy. */
   model?: string | undefined;
+  /**
+   * The operator's summary instructions from the strategy. The `anthropic` summarizer sends them in
+   * the user turn; the `extractive` summarizer cannot follow free text and ignores them.
+   */
+  instructions?: string | undefined;
   /** Aborts an in-flight LLM call (worker shutdown, lost lease). */
   signal?: AbortSignal | undefined;
 }

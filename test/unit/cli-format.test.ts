@@ -139,6 +139,7 @@ function ledgerRow(overrides: Partial<CompactionRow>): CompactionRow {
     trigger: 'manual',
     strategy: 'slidingWindow',
     summarizer: null,
+    instructions: null,
     status: 'applied',
     reason: null,
     cutoffSeq: 26,

@@ -70,6 +70,7 @@ function expiredRow(): CompactionRow {
     trigger: 'sweep',
     strategy: 'retention:30d',
     summarizer: null,
+    instructions: null,
     status: 'expired',
     reason: expiryReason(30, retentionCutoff(30, NOW)),
     cutoffSeq: null,

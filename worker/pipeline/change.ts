@@ -7,6 +7,7 @@
 import { effectsOf } from '../../shared/planning/effects.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
 import { type EffectivePolicy, type Mode, setsStormGuard } from '../../shared/policy/policy.ts';
+import { instructionsOf, type Strategy } from '../../shared/strategies/index.ts';
 import type { Change, LedgerEntry, NoChange, StormGuardRule } from './ports.ts';
 import type { SummaryToWrite } from './summary.ts';
 
@@ -19,15 +20,25 @@ export interface Requester {
   trigger: 'event' | 'sweep' | 'manual';
 }
 
-/** A ledger entry with nothing recorded yet but who asked, the strategy and the mode. */
-export function entryOf(requester: Requester, strategy: string, mode: Mode = 'inPlace'): LedgerEntry {
+/**
+ * A ledger entry with nothing recorded yet but who asked, the strategy and the mode.
+ * @param strategy the strategy in force, whose name and summary instructions the row records; or
+ *   only a name (`policy` when no strategy was resolved).
+ */
+export function entryOf(
+  requester: Requester,
+  strategy: Strategy | string,
+  mode: Mode = 'inPlace',
+): LedgerEntry {
+  const named = typeof strategy === 'string';
   return {
     tenantId: requester.tenantId,
     sessionId: requester.sessionId,
     idempotencyKey: requester.idempotencyKey,
     eventId: requester.eventId,
     trigger: requester.trigger,
-    strategy,
+    strategy: named ? strategy : strategy.type,
+    instructions: named ? null : instructionsOf(strategy),
     mode,
     reason: null,
     error: null,

@@ -13,7 +13,13 @@ import type { Logger } from 'pino';
 import { FenceError, LeaseBusyError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
-import { admit, type EffectivePolicy, overTrigger, resolvePolicy } from '../../shared/policy/policy.ts';
+import {
+  admit,
+  type EffectivePolicy,
+  overTrigger,
+  resolvePolicy,
+  withInstructions,
+} from '../../shared/policy/policy.ts';
 import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, guardOf, skipOf } from './change.ts';
@@ -75,6 +81,11 @@ export interface CompactionRequest {
   sessionId: string;
   /** The event's strategy override; absent: the agent's or tenant's policy, else the built-in default. */
   strategy?: Strategy | undefined;
+  /**
+   * Summary instructions for this request, over those of the strategy in force (`compact
+   * --instructions`), validated by the caller. Refused when that strategy writes no summary.
+   */
+  instructions?: string | undefined;
   trigger: 'event' | 'sweep' | 'manual';
   /** A sweep's job: the compaction version the sweep saw (a compaction since then makes it moot). */
   expectedVersion?: number | undefined;
@@ -132,8 +143,11 @@ export async function runCompaction(
     if (earlier) return { status: 'duplicate', row: earlier, plan: null };
     if (gate === null) throw new SessionNotFoundError(request.tenantId, request.sessionId);
   }
-  const policy = resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
-  const entry = entryOf(request, policy.strategy.type, policy.mode);
+  const policy = withInstructions(
+    resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy),
+    request.instructions,
+  );
+  const entry = entryOf(request, policy.strategy, policy.mode);
   const admission = admit(request, policy, gate.state, (deps.wallClock ?? Date.now)());
   if (!admission.fire) {
     const skipped = skipOf(entry, admission.reason, {
@@ -164,15 +178,20 @@ export async function runCompaction(
 }
 
 /**
- * The policy in force for a request (the event's override, the agent's, the tenant's, the default).
+ * The policy in force for a request (the event's override, the agent's, the tenant's, the default),
+ * with the request's summary instructions.
  * @throws {SessionNotFoundError} if the tenant has no such session.
+ * @throws {InvalidInputError} for instructions when the strategy in force writes no summary.
  */
 export async function effectivePolicy(
   reads: SessionReads,
-  request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy'>,
+  request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy' | 'instructions'>,
 ): Promise<EffectivePolicy> {
   const gate = await reads.loadGate(request.tenantId, request.sessionId);
-  return resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy);
+  return withInstructions(
+    resolvePolicy(request.strategy, gate.agentPolicy, gate.tenantPolicy),
+    request.instructions,
+  );
 }
 
 /** What a request would do if it ran now: the policy in force, the session as read, and its plan. */
@@ -190,7 +209,7 @@ export interface Preview {
  */
 export async function previewCompaction(
   reads: SessionReads,
-  request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy'>,
+  request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy' | 'instructions'>,
 ): Promise<Preview> {
   const policy = await effectivePolicy(reads, request);
   const snapshot = await reads.loadSnapshot(request.tenantId, request.sessionId);

@@ -48,6 +48,8 @@ export interface LedgerEntry {
   trigger: 'event' | 'sweep' | 'manual';
   /** The strategy's name, or `policy` when a failure came before a policy was resolved. */
   strategy: string;
+  /** The strategy's summary instructions, or null (none, or a strategy that writes no summary). */
+  instructions: string | null;
   mode: Mode;
   /** Why: a skip's reason, a fallback's note, a failure's summary. */
   reason: string | null;

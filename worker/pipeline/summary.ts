@@ -35,6 +35,7 @@ export function summarizeInput(
     leaving,
     maxSummaryTokens: options.maxSummaryTokens,
     model: options.model,
+    instructions: options.instructions,
     signal,
   };
 }

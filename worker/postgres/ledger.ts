@@ -27,6 +27,7 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerValues, string, string]> = [
   ['trigger', 'trigger', 'text'],
   ['strategy', 'strategy', 'text'],
   ['summarizer', 'summarizer', 'text'],
+  ['instructions', 'instructions', 'text'],
   ['status', 'status', 'text'],
   ['reason', 'reason', 'text'],
   ['cutoffSeq', 'cutoff_seq', 'bigint'],
@@ -128,6 +129,7 @@ function entryColumns(entry: LedgerEntry) {
     reason: entry.reason,
     error: entry.error,
     summarizer: entry.summarizer,
+    instructions: entry.instructions,
     durationMs: Math.round(entry.durationMs),
     ...(usage
       ? {

@@ -16,7 +16,7 @@ import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoi
 import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, failureOf, type Requester, skipOf } from '../pipeline/change.ts';
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
-import type { FencedWrites, SessionReads } from '../pipeline/ports.ts';
+import type { FencedWrites, LedgerEntry, SessionReads } from '../pipeline/ports.ts';
 import { notSmaller, summarizeInput, summaryToWrite } from '../pipeline/summary.ts';
 import {
   finishRow,
@@ -137,7 +137,7 @@ async function applyAnswer(
     return 'skipped';
   }
   const entry = {
-    ...entryOf(requesterOf(row), 'summarize'),
+    ...entryOfRow(row),
     reason: `summarized through message batch ${row.batchId}`,
   };
   try {
@@ -177,6 +177,15 @@ async function rebuildInput(deps: PollDeps, row: Row): Promise<SummarizeInput | 
   return summarizeInput(row, options, previous, leaving);
 }
 
+/**
+ * The ledger entry of a queued row: the sweep job under its key, and the strategy queued with it
+ * (its summary instructions recorded); a strategy that no longer parses is recorded by name.
+ */
+function entryOfRow(row: Row): LedgerEntry {
+  const strategy = strategySchema.safeParse(row.strategy);
+  return entryOf(requesterOf(row), strategy.success ? strategy.data : 'summarize');
+}
+
 /** Who asked for a batched summary: the sweep job, under its key. */
 function requesterOf(row: Row): Requester {
   return {
@@ -198,14 +207,14 @@ async function finish(
 }
 
 async function recordSkipped(deps: PollDeps, row: Row, reason: string) {
-  await deps.store.record(skipOf(entryOf(requesterOf(row), 'summarize'), reason)).catch(() => {});
+  await deps.store.record(skipOf(entryOfRow(row), reason)).catch(() => {});
 }
 
 /** A failed batch request: recorded (key null, so the next sweep may try again), never committed. */
 async function recordFailed(deps: PollDeps, row: Row, why: string) {
   await finish(deps, row, 'failed', why);
   await deps.store
-    .record(failureOf(entryOf(requesterOf(row), 'summarize'), why, 'batch summary failed'))
+    .record(failureOf(entryOfRow(row), why, 'batch summary failed'))
     .catch((error: unknown) =>
       deps.logger.warn({ err: (error as Error).message }, 'could not record a failed batch'),
     );

@@ -137,7 +137,7 @@ export function createProcessor(deps: ProcessorDeps) {
         return settled(await told(await runFallback(deps, request, error, log)));
       }
       if ((permanent || lastAttempt) && !(error instanceof SessionNotFoundError)) {
-        const entry = entryOf(request, strategy?.type ?? 'policy');
+        const entry = entryOf(request, strategy ?? 'policy');
         await deps.writes
           .record(failureOf(entry, error.message))
           .catch((e: unknown) => log.warn({ err: e }, 'could not record the failure in the ledger'));

@@ -188,7 +188,10 @@ function summaryRequest(input: SummarizeInput, model: string) {
     previous: input.previous,
     leaving: leavingArray(input.leaving),
     maxSummaryTokens: input.maxSummaryTokens,
+    instructions: input.instructions,
   });
+  // The instructions go in the user turn: the system prompt (the cache breakpoint) is the same for
+  // every call.
   const params: Anthropic.MessageCreateParamsNonStreaming = {
     model,
     max_tokens: input.maxSummaryTokens,
@@ -312,6 +315,7 @@ function fixedInputTokens(input: SummarizeInput): number {
     previous: input.previous,
     leaving: [],
     maxSummaryTokens: input.maxSummaryTokens,
+    instructions: input.instructions,
   });
   return (
     estimateTextTokens(shell.system + shell.user + JSON.stringify(CHECKPOINT_TOOL)) +

@@ -14,11 +14,26 @@ import { explainStays, type Plan, type StayReason } from '../../../shared/planni
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
 import { assertSchema } from '../../../shared/postgres/db.ts';
 import { createLogger } from '../../../shared/runtime/logger.ts';
-import { type Strategy, strategyUnit } from '../../../shared/strategies/index.ts';
+import {
+  MAX_INSTRUCTIONS_CHARS,
+  type Strategy,
+  strategyUnit,
+  summaryInstructionsSchema,
+} from '../../../shared/strategies/index.ts';
 import { previewCompaction as preview, runCompaction } from '../../pipeline/pipeline.ts';
 import { IN_PROCESS_ATTEMPTS, type InProcessRetryOptions, inProcessRetry } from '../../queue/job-actions.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
-import { type Command, flag, SESSION_OPTION, strategyOption, TENANT_OPTION, text } from '../command.ts';
+import {
+  type Command,
+  flag,
+  optionalText,
+  type ParsedArgs,
+  SESSION_OPTION,
+  strategyOption,
+  TENANT_OPTION,
+  text,
+  UsageError,
+} from '../command.ts';
 import { formatCount, seqRanges } from '../format.ts';
 
 /** What `compact --dry-run` reports; `--json` prints it as is. */
@@ -49,7 +64,12 @@ export interface CompactionPreview {
  */
 export async function previewCompaction(
   services: Pick<Services, 'reads'>,
-  request: { tenantId: string; sessionId: string; strategy?: Strategy | undefined },
+  request: {
+    tenantId: string;
+    sessionId: string;
+    strategy?: Strategy | undefined;
+    instructions?: string | undefined;
+  },
 ): Promise<CompactionPreview> {
   const { tenantId, sessionId } = request;
   const { policy, snapshot, plan } = await preview(services.reads, request);
@@ -65,6 +85,20 @@ export async function previewCompaction(
     plan,
     stays,
   };
+}
+
+/**
+ * The `--instructions` text, trimmed, or undefined when absent; validated like the strategy's
+ * `instructions` field.
+ * @throws {UsageError} naming the option and what is wrong with the text.
+ */
+export function instructionsOption(args: ParsedArgs): string | undefined {
+  const value = optionalText(args, 'instructions');
+  if (value === undefined) return undefined;
+  const parsed = summaryInstructionsSchema.safeParse(value);
+  if (!parsed.success)
+    throw new UsageError(`--instructions: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return parsed.data;
 }
 
 /** A strategy in the `--strategy` shorthand where it has one, plus what the shorthand leaves out. */
@@ -161,6 +195,11 @@ export const compactCommand: Command = {
     tenant: TENANT_OPTION,
     session: SESSION_OPTION,
     strategy: { type: 'string', value: 'X', description: 'strategy for this run, over the policy' },
+    instructions: {
+      type: 'string',
+      value: 'TEXT',
+      description: `summary instructions for this run, over the strategy's (up to ${MAX_INSTRUCTIONS_CHARS.toLocaleString('en-US')} characters)`,
+    },
     'dry-run': {
       type: 'boolean',
       description: 'show which seqs would leave and stay, and why; write nothing',
@@ -173,21 +212,30 @@ export const compactCommand: Command = {
     'A 429 (after its retry-after), a 529, a 5xx or a lost connection from the Messages API is',
     'retried as the worker retries a job (backoff 2 s, 4 s, 8 s, ...; 5 attempts in all), each wait',
     'told on stderr; every attempt carries the same idempotency key, so the compaction applies once.',
+    '--instructions tells the summarizer what to keep (the ledger row records them); it needs a',
+    'summarize strategy, and the offline extractive summarizer ignores them.',
   ],
   examples: [
     'compactor compact --tenant acme --session run-42 --strategy slidingWindow:50 --dry-run',
     'compactor compact --tenant acme --session run-42',
+    "compactor compact --tenant acme --session run-42 --instructions 'Keep every SQL statement verbatim.'",
   ],
   async run(args, context) {
     const tenantId = text(args, 'tenant');
     const sessionId = text(args, 'session');
     const override = strategyOption(args);
+    const instructions = instructionsOption(args);
     const c = context.config();
     const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
     try {
       await assertSchema(services.database);
       if (flag(args, 'dry-run')) {
-        const preview = await previewCompaction(services, { tenantId, sessionId, strategy: override });
+        const preview = await previewCompaction(services, {
+          tenantId,
+          sessionId,
+          strategy: override,
+          instructions,
+        });
         context.stdout.write(
           flag(args, 'json')
             ? `${JSON.stringify(preview, null, 2)}\n`
@@ -201,6 +249,7 @@ export const compactCommand: Command = {
         tenantId,
         sessionId,
         strategy: override,
+        instructions,
         trigger: 'manual' as const,
         idempotencyKey: `manual:${randomUUID()}`,
         eventId: null,

@@ -55,6 +55,7 @@ function fields(ctx: PageContext, r: CompactionRow): string {
       `${escapeHtml(r.strategy)}${r.mode ? ` <span class="muted">(${escapeHtml(r.mode)})</span>` : ''}`,
     ],
     ['summarizer', text(r.summarizer)],
+    ['summary instructions', r.instructions ? `<pre>${escapeHtml(r.instructions)}</pre>` : '—'],
     ['model', text(r.model)],
     ['created', time(r.createdAt)],
     ['restored', r.restoredAt ? `<span class="status-restored">${time(r.restoredAt)}</span>` : '—'],
