@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Checkpoint } from '../summary/checkpoint.ts';
-import type { CompactPlan } from './types.ts';
+import type { CompactPlan, Rewrite } from './types.ts';
 
 /** Move these live messages to the archive, linked to the compaction. Pinned ones never match. */
 export interface ArchiveEffect {
@@ -40,8 +40,22 @@ export interface WriteSummaryEffect {
   checkpoint: Checkpoint;
 }
 
+/**
+ * Rewrite these live messages in place, each at its seq: first archive the original row whole
+ * (byte-exact, marked `rewritten`, linked to the compaction), then set its content, rendering,
+ * token estimate and thinking flag to the rewrite's. Pinned messages never match; the adapter checks
+ * that every seq was rewritten.
+ */
+export interface RewriteEffect {
+  type: 'rewrite';
+  /** Ascending by seq. */
+  rewrites: Rewrite[];
+  /** Tool uses or thinking blocks the rewrites clear, for the ledger (`blocks_cleared`). */
+  blocks: number;
+}
+
 /** One step of a compaction. */
-export type Effect = ArchiveEffect | ContinueInChildEffect | WriteSummaryEffect;
+export type Effect = ArchiveEffect | ContinueInChildEffect | WriteSummaryEffect | RewriteEffect;
 
 /** The summary a compaction writes (already rendered and counted). */
 export interface RenderedSummary {
@@ -54,7 +68,8 @@ export interface RenderedSummary {
  * The effects of a compact plan.
  * @param mode `inPlace` archives what leaves; `newSession` copies what stays into a child session.
  * @param version the compaction version the session will have afterwards (names the child).
- * @throws {Error} if a summarizing plan comes without its summary, or a summary without a seq for it.
+ * @throws {Error} if a summarizing plan comes without its summary, or a summary without a seq for it,
+ *   or a plan that rewrites in place comes with mode `newSession` (the pipeline skips those first).
  */
 export function effectsOf(
   sessionId: string,
@@ -65,6 +80,12 @@ export function effectsOf(
 ): Effect[] {
   if ((summary === null) !== (plan.summarySeq === null)) {
     throw new Error(`effectsOf: plan of ${plan.strategy} and summary disagree on whether to write one`);
+  }
+  if (plan.clearing) {
+    if (mode === 'newSession') {
+      throw new Error(`effectsOf: ${plan.strategy} rewrites messages in place; it has no newSession mode`);
+    }
+    return [{ type: 'rewrite', rewrites: plan.clearing.rewrites, blocks: plan.clearing.blocks }];
   }
   const effects: Effect[] =
     mode === 'newSession'

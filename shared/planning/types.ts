@@ -1,7 +1,9 @@
 /**
  * What the planner reads and what it decides: a plan is data (which seqs leave, where the summary
- * goes, why the cutoff sits where it does), never an action.
+ * goes, which messages are rewritten in place and into what, why the cutoff sits where it does),
+ * never an action.
  */
+import type { StoredContent } from '../contract/blocks.ts';
 
 /** The part of a session the planner reads. */
 export interface SessionSnapshot {
@@ -11,6 +13,44 @@ export interface SessionSnapshot {
   compactionVersion: number;
   /** Highest seq in the snapshot; later appends are not seen and never touched. */
   snapshotSeq: number;
+  /**
+   * The stored content (`content_blocks`) of the messages the strategy asked to read (its unit's
+   * `reads`), by seq, read in the same snapshot; absent for strategies that read none.
+   */
+  contents?: ReadonlyMap<number, StoredContent> | undefined;
+  /**
+   * The id the ledger row will have if the plan applies, for a plan that names its compaction in
+   * what it writes (a cleared block's placeholder); absent when unknown (a dry run).
+   */
+  compactionId?: string | undefined;
+}
+
+/**
+ * One message a plan rewrites in place, at the same seq: its new content and what is derived from
+ * it. The original row is archived first, byte-exact, so a restore puts it back.
+ */
+export interface Rewrite {
+  seq: number;
+  /** The new `content_blocks`: a string or blocks, valid for the Messages API. */
+  content: StoredContent;
+  /** Its plain-text rendering (the new `content`). */
+  text: string;
+  /** Estimated tokens of the new content. */
+  tokenCount: number;
+  /** Estimated tokens of the message before (its live `token_count`). */
+  tokensBefore: number;
+  /** Whether the new content still holds thinking blocks. */
+  thinking: boolean;
+}
+
+/** What a plan that rewrites messages in place does, instead of moving them out. */
+export interface Clearing {
+  /** The rewritten messages, ascending by seq. */
+  rewrites: Rewrite[];
+  /** What was cleared: tool uses whose result (or input) was replaced, or thinking blocks dropped. */
+  blocks: number;
+  /** Estimated tokens the rewrites free: the sum of `tokensBefore - tokenCount`. */
+  tokensFreed: number;
 }
 
 export interface SkipPlan {
@@ -40,6 +80,12 @@ export interface CompactPlan {
    * (absent in plans made before this was recorded).
    */
   abandonedCalls?: Array<{ toolCallId: string; seq: number }>;
+  /**
+   * Messages rewritten in place (`clearToolResults`, `clearThinking`): then `leavingSeqs` and
+   * `coverSeqs` are empty, `summarySeq` is null and `cutoffSeq` is the highest rewritten seq.
+   * Absent for plans that only move messages.
+   */
+  clearing?: Clearing | undefined;
   /** Why the cutoff sits where it does (window, pending tool call, tool pair), for --dry-run. */
   notes: string[];
 }

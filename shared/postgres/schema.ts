@@ -169,6 +169,13 @@ export const archivedMessages = pgTable(
     ...messageColumns,
     compactionId: uuid('compaction_id').notNull(),
     archivedAt: timestamp('archived_at', { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * The original of a message its compaction rewrote in place (`clearToolResults` and
+     * `clearThinking`): the rewritten version stayed live at the same seq. Restore replaces that
+     * live version with this row; the audit counts this row as an earlier version, not a second
+     * copy of the message. False for a message that left the live history.
+     */
+    rewritten: boolean('rewritten').notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.compactionId, t.seq] }),
@@ -221,6 +228,12 @@ export const compactions = pgTable(
     tokensBefore: bigint('tokens_before', { mode: 'number' }),
     tokensAfter: bigint('tokens_after', { mode: 'number' }),
     messagesArchived: integer('messages_archived'),
+    /**
+     * What a compaction that rewrites in place cleared: the tool uses whose result (or, when asked,
+     * input) `clearToolResults` replaced, the thinking blocks `clearThinking` dropped; null for the
+     * strategies that clear nothing. The tokens cleared are `tokens_before - tokens_after`.
+     */
+    blocksCleared: integer('blocks_cleared'),
     summary: text('summary'),
     /** The session's checkpoint before this compaction replaced it (what a restore puts back). */
     checkpointBefore: jsonb('checkpoint_before'),

@@ -5,12 +5,18 @@
  * {@link strategySchema}.
  */
 import { z } from 'zod';
+import { clearToolResults, clearToolResultsStrategySchema } from './clear-tool-results.ts';
 import { none, noneStrategySchema } from './none.ts';
 import { slidingWindow, slidingWindowStrategySchema } from './sliding-window.ts';
 import { summarize, summarizeStrategySchema } from './summarize.ts';
 import { readTailPart, type TailShorthand } from './tail.ts';
 import type { StrategyUnit } from './unit.ts';
 
+export {
+  CLEARED_RESULT_PREFIX,
+  type ClearToolResultsStrategy,
+  clearToolResultsStrategySchema,
+} from './clear-tool-results.ts';
 export { type NoneStrategy, noneStrategySchema } from './none.ts';
 export { type SlidingWindowStrategy, slidingWindowStrategySchema } from './sliding-window.ts';
 export {
@@ -24,12 +30,14 @@ export type { StrategyUnit, SummaryOptions } from './unit.ts';
 
 /**
  * One of `none`, `slidingWindow { maxMessages, keepRecentTokens?, cutAtUserTurn? }`,
- * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens?, model?, fallback?, instructions? }`.
+ * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens?, model?, fallback?, instructions? }`,
+ * `clearToolResults { keep?, clearAtLeast?, clearToolInputs?, excludeTools? }`.
  */
 export const strategySchema = z.discriminatedUnion('type', [
   noneStrategySchema,
   slidingWindowStrategySchema,
   summarizeStrategySchema,
+  clearToolResultsStrategySchema,
 ]);
 
 export type Strategy = z.infer<typeof strategySchema>;
@@ -40,6 +48,7 @@ export const STRATEGIES: { readonly [T in Strategy['type']]: StrategyUnit<Extrac
     none,
     slidingWindow,
     summarize,
+    clearToolResults,
   };
 
 /** The unit of a parsed strategy (its planning rule, whether it summarizes). */
@@ -64,7 +73,8 @@ const FORMS = `${Object.values(STRATEGIES)
   .join(', ')} or JSON`;
 
 /**
- * Parses the CLI shorthand: `none`, `slidingWindow:50`, `summarize`, `summarize:20`, either with
+ * Parses the CLI shorthand: `none`, `slidingWindow:50`, `summarize`, `summarize:20`,
+ * `clearToolResults`, `clearToolResults:3` (the tool uses kept), the first two with
  * tail options after the count (`slidingWindow:10:20000tokens:userTurn`, `summarize:20000tokens`),
  * or a JSON object of {@link strategySchema}.
  * @throws {Error} naming the bad text and the accepted forms.

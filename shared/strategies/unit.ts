@@ -57,8 +57,15 @@ export interface StrategyUnit<S extends { type: string } = { type: string }> {
    */
   kept(strategy: S): number;
   /**
-   * The planning rule: which messages leave. Pure. The caller has checked that `messages` are the
-   * snapshot's live messages, strictly ascending by seq.
+   * For a strategy that rewrites messages in place (and writes no summary): the seqs whose stored
+   * content its plan reads, chosen from the metadata alone, ascending. The caller reads them under
+   * the same lock as the metadata and hands them to `plan` as `snapshot.contents`. Absent for
+   * strategies that plan on metadata only.
+   */
+  reads?(messages: MessageMeta[], strategy: S): number[];
+  /**
+   * The planning rule: which messages leave (or are rewritten in place). Pure. The caller has
+   * checked that `messages` are the snapshot's live messages, strictly ascending by seq.
    */
   plan(snapshot: SessionSnapshot, messages: MessageMeta[], strategy: S): Plan;
 }

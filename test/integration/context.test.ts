@@ -341,6 +341,7 @@ const STRATEGIES: Strategy[] = [
   { type: 'none' },
   { type: 'slidingWindow', maxMessages: 10 },
   { type: 'summarize', keepRecent: 10, maxSummaryTokens: 2000 },
+  { type: 'clearToolResults', keep: 3, clearAtLeast: 0, clearToolInputs: true, excludeTools: [] },
 ];
 
 describe('every corpus session, compacted by each strategy', () => {
@@ -352,7 +353,9 @@ describe('every corpus session, compacted by each strategy', () => {
       const row = await compact(sessionId, strategy, 'corpus');
       // Every session long enough is compacted; a short one may be skipped (with its reason).
       if (strategy.type === 'none') expect(row?.status, sessionId).toBe('skipped');
-      else if (messages.length > 40) expect(row?.status, `${sessionId}: ${row?.reason}`).toBe('applied');
+      // clearToolResults clears only where tool uses beyond the newest 3 have results.
+      else if (messages.length > 40 && strategy.type !== 'clearToolResults')
+        expect(row?.status, `${sessionId}: ${row?.reason}`).toBe('applied');
       const context = await load(sessionId, 'corpus');
       expect(context.messages[0]?.role, sessionId).toBe('user');
       if (strategy.type === 'summarize' && row?.status === 'applied') {

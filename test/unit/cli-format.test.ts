@@ -151,6 +151,7 @@ function ledgerRow(overrides: Partial<CompactionRow>): CompactionRow {
     tokensBefore: 6_535,
     tokensAfter: 1_984,
     messagesArchived: 26,
+    blocksCleared: null,
     summary: null,
     checkpointBefore: null,
     childSessionId: null,

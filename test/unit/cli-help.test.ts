@@ -31,8 +31,9 @@ describe('command help', () => {
   it('lists the strategies with their kept-tail options, and a JSON example --strategy accepts', () => {
     const help = topHelp(COMMANDS);
     expect(help).toContain(
-      'strategies (--strategy): none | slidingWindow:N[:Ttokens][:userTurn] | summarize[:N][:Ttokens][:userTurn]',
+      'strategies (--strategy): none | slidingWindow:N[:Ttokens][:userTurn] | summarize[:N][:Ttokens][:userTurn] | clearToolResults[:N]',
     );
+    expect(help).toContain('clearToolResults[:N]: no LLM call');
     expect(help).toContain('Ttokens (keepRecentTokens)');
     expect(help).toContain('userTurn (cutAtUserTurn)');
     const json = help.split('\n').find((line) => line.trim().startsWith('{"type"')) ?? '';

@@ -11,6 +11,7 @@
  */
 import type { Logger } from 'pino';
 import { FenceError, LeaseBusyError, SessionNotFoundError } from '../../shared/contract/errors.ts';
+import type { MessageMeta } from '../../shared/contract/message.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
 import {
@@ -213,7 +214,20 @@ export async function previewCompaction(
 ): Promise<Preview> {
   const policy = await effectivePolicy(reads, request);
   const snapshot = await reads.loadSnapshot(request.tenantId, request.sessionId);
-  return { policy, snapshot, plan: planCompaction(snapshot, snapshot.messages, policy.strategy) };
+  const seqs = contentSeqsOf(policy.strategy)?.(snapshot.messages);
+  const contents =
+    seqs === undefined ? undefined : await reads.loadContents(request.tenantId, request.sessionId, seqs);
+  return {
+    policy,
+    snapshot,
+    plan: planCompaction({ ...snapshot, contents }, snapshot.messages, policy.strategy),
+  };
+}
+
+/** The content a strategy's plan reads (its unit's `reads`), bound to the strategy; undefined: none. */
+function contentSeqsOf(strategy: Strategy): ((messages: MessageMeta[]) => number[]) | undefined {
+  const unit = strategyUnit(strategy);
+  return unit.reads ? (messages) => unit.reads?.(messages, strategy) ?? [] : undefined;
 }
 
 /**
@@ -221,16 +235,23 @@ export async function previewCompaction(
  * trigger), or the change that carries it out. The one decision both paths make.
  */
 function decide(deps: PipelineDeps, run: Run, snapshot: Snapshot, plan: Plan): Decision {
-  if (plan.action === 'skip') {
-    return {
-      noChange: skipOf(run.entry, plan.reason, {
-        stormGuard: stillOver(run, snapshot),
-        counts: snapshot,
-        durationMs: elapsed(deps, run.started),
-      }),
-    };
+  // A strategy that rewrites in place has no child session to continue in.
+  const inPlaceOnly =
+    plan.action === 'compact' && plan.clearing !== undefined && run.policy.mode === 'newSession';
+  if (plan.action === 'compact' && !inPlaceOnly) {
+    return { change: changeFor(deps, run, plan, snapshot.compactionVersion, null) };
   }
-  return { change: changeFor(deps, run, plan, snapshot.compactionVersion, null) };
+  const reason =
+    plan.action === 'skip'
+      ? plan.reason
+      : `${plan.strategy} rewrites messages in place; the policy's mode newSession does not apply to it`;
+  return {
+    noChange: skipOf(run.entry, reason, {
+      stormGuard: stillOver(run, snapshot),
+      counts: snapshot,
+      durationMs: elapsed(deps, run.started),
+    }),
+  };
 }
 
 /** The change of a compact plan, with the run's note as its reason and its time so far. */
@@ -261,6 +282,7 @@ async function compactUnderLock(
       sessionId: request.sessionId,
       idempotencyKey: request.idempotencyKey,
       seenVersion,
+      contentSeqs: contentSeqsOf(run.policy.strategy),
     },
     (snapshot) => {
       const planning = deps.now();

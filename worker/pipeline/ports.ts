@@ -9,6 +9,7 @@
  * lock; the only decisions it makes are the ones that must be made at write time — is the
  * idempotency key already used, is the session still at the version the plan was made at.
  */
+import type { StoredContent } from '../../shared/contract/blocks.ts';
 import type { Message, MessageMeta } from '../../shared/contract/message.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
 import type { SessionSnapshot } from '../../shared/planning/types.ts';
@@ -122,6 +123,11 @@ export interface SessionReads {
   loadSnapshot(tenantId: string, sessionId: string): Promise<Snapshot>;
   /** The full messages of `seqs` (ascending); seqs no longer live are absent. */
   loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]>;
+  /**
+   * The stored content (`content_blocks`, as the agent wrote it) of the live messages of `seqs`, by
+   * seq; seqs no longer live are absent.
+   */
+  loadContents(tenantId: string, sessionId: string, seqs: number[]): Promise<Map<number, StoredContent>>;
   /** The same, read a page at a time as the consumer asks, so a long history is never whole. */
   pagedMessages(tenantId: string, sessionId: string, seqs: number[]): AsyncIterable<Message[]>;
   findByKey(idempotencyKey: string): Promise<CompactionRow | undefined>;
@@ -134,6 +140,11 @@ export interface LockedRead {
   idempotencyKey: string;
   /** compaction_version as the admission gate read it. */
   seenVersion: number;
+  /**
+   * For a strategy that reads content (its unit's `reads`): the seqs whose stored content to read
+   * under the lock, chosen from the locked metadata; the snapshot then carries them as `contents`.
+   */
+  contentSeqs?: ((messages: MessageMeta[]) => number[]) | undefined;
 }
 
 /** Writes, each checked at write time against the session's version and the idempotency key. */
@@ -148,7 +159,9 @@ export interface FencedWrites {
   apply(change: Change): Promise<WriteResult>;
   /**
    * Reads the session under its row lock, hands the snapshot to `decide` (pure) and writes what it
-   * decides, all in one transaction: for changes that need no LLM call, so no lease is needed.
+   * decides, all in one transaction: for changes that need no LLM call, so no lease is needed. The
+   * snapshot carries the id the ledger row will take if `decide` returns a change, and the
+   * contents `read.contentSeqs` asked for.
    * @throws as {@link FencedWrites.apply}.
    */
   applyUnderLock(read: LockedRead, decide: (snapshot: Snapshot) => Decision): Promise<WriteResult>;

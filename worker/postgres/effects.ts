@@ -10,6 +10,7 @@ import type {
   ArchiveEffect,
   ContinueInChildEffect,
   Effect,
+  RewriteEffect,
   WriteSummaryEffect,
 } from '../../shared/planning/effects.ts';
 import { executePrepared, type Tx } from '../../shared/postgres/db.ts';
@@ -30,8 +31,10 @@ export interface EffectFacts {
   /** The compacted history's size afterwards: the session's, or the child's when one was made. */
   messagesAfter: number;
   tokensAfter: number;
-  /** Messages moved to the archive. */
+  /** Messages archived: those that left, and the originals of those rewritten in place. */
   archived: number;
+  /** Tool uses or thinking blocks cleared by rewrites; null when the change rewrote nothing. */
+  blocksCleared: number | null;
   childSessionId: string | null;
   /** The compacted session's own row afterwards (a parent that continued in a child is unchanged). */
   session: { messageCount: number; tokenCount: number; checkpoint: Checkpoint | null };
@@ -64,6 +67,7 @@ export async function executeEffects(
   const session: Counters = { messages: locked.messageCount, tokens: locked.tokenCount, checkpoint: null };
   let child: (Counters & { id: string }) | null = null;
   let archived = 0;
+  let blocksCleared: number | null = null;
   for (const effect of effects) {
     switch (effect.type) {
       case 'archive': {
@@ -86,6 +90,14 @@ export async function executeEffects(
         target.checkpoint = effect.checkpoint;
         break;
       }
+      case 'rewrite': {
+        const done = await rewrite(tx, where, effect, compactionId);
+        // The messages stay: only their estimates change.
+        session.tokens += done.tokensAfter - done.tokensBefore;
+        archived += done.count;
+        blocksCleared = (blocksCleared ?? 0) + effect.blocks;
+        break;
+      }
       default:
         throw new Error(`unknown effect ${JSON.stringify(effect satisfies never)}`);
     }
@@ -96,6 +108,7 @@ export async function executeEffects(
     messagesAfter: result.messages,
     tokensAfter: result.tokens,
     archived,
+    blocksCleared,
     childSessionId: child?.id ?? null,
     session: { messageCount: session.messages, tokenCount: session.tokens, checkpoint: session.checkpoint },
   };
@@ -133,6 +146,67 @@ async function archive(
     );
   }
   return { count, tokens: Number(rows[0]?.tokens ?? 0) };
+}
+
+/**
+ * Rewrites the planned messages in place, in one statement: each original row is archived whole
+ * (every column, `content_blocks` byte-exact, marked `rewritten`, linked to the compaction), then
+ * the live row at the same seq takes the new content, rendering, token estimate and thinking flag.
+ * Both halves read the rows as they were before the statement (one snapshot). Pinned rows never
+ * match.
+ * @throws {FenceError} when fewer rows matched than planned (the snapshot is stale).
+ */
+async function rewrite(
+  tx: Tx,
+  where: Where,
+  effect: RewriteEffect,
+  compactionId: string,
+): Promise<{ count: number; tokensBefore: number; tokensAfter: number }> {
+  const seqs = effect.rewrites.map((r) => r.seq);
+  const values = JSON.stringify(
+    effect.rewrites.map((r) => ({
+      seq: r.seq,
+      content_blocks: r.content,
+      content: r.text,
+      token_count: r.tokenCount,
+      has_thinking: r.thinking,
+    })),
+  );
+  const [row] = await tx.execute<{ archived: number; updated: number; before: string; after: string }>(sql`
+    with r as (
+      select * from json_to_recordset(${values}::json)
+        as r(seq bigint, content_blocks json, content text, token_count integer, has_thinking boolean)
+    ), originals as (
+      insert into archived_messages (tenant_id, session_id, ${FIELDS}, compaction_id, rewritten)
+      select tenant_id, session_id, ${FIELDS}, ${compactionId}::uuid, true
+      from messages
+      where tenant_id = ${where.tenantId} and session_id = ${where.sessionId}
+        and seq = any(${bigintArray(seqs)}::bigint[]) and not pinned
+      returning token_count
+    ), updated as (
+      update messages m set
+        content_blocks = r.content_blocks,
+        content = r.content,
+        token_count = r.token_count,
+        has_thinking = r.has_thinking
+      from r
+      where m.tenant_id = ${where.tenantId} and m.session_id = ${where.sessionId}
+        and m.seq = r.seq and not m.pinned
+      returning m.token_count
+    )
+    select
+      (select count(*) from originals)::int as archived,
+      (select count(*) from updated)::int as updated,
+      (select coalesce(sum(token_count), 0) from originals)::bigint as before,
+      (select coalesce(sum(token_count), 0) from updated)::bigint as after`);
+  const archived = Number(row?.archived ?? 0);
+  if (archived !== seqs.length || Number(row?.updated ?? 0) !== seqs.length) {
+    throw new FenceError(
+      `session "${where.sessionId}": ${archived} of ${seqs.length} planned messages ` +
+        'could still be rewritten; the snapshot is stale',
+    );
+  }
+  return { count: archived, tokensBefore: Number(row?.before ?? 0), tokensAfter: Number(row?.after ?? 0) };
 }
 
 /**

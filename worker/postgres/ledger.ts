@@ -39,6 +39,7 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerValues, string, string]> = [
   ['tokensBefore', 'tokens_before', 'bigint'],
   ['tokensAfter', 'tokens_after', 'bigint'],
   ['messagesArchived', 'messages_archived', 'integer'],
+  ['blocksCleared', 'blocks_cleared', 'integer'],
   ['summary', 'summary', 'text'],
   ['checkpointBefore', 'checkpoint_before', 'jsonb'],
   ['childSessionId', 'child_session_id', 'text'],
@@ -173,6 +174,7 @@ export function appliedRow(
     tokensBefore: locked.tokenCount,
     tokensAfter: facts.tokensAfter,
     messagesArchived: facts.archived,
+    blocksCleared: facts.blocksCleared,
     summary: summary?.text ?? null,
     checkpointBefore: summary ? locked.checkpoint : null,
   });

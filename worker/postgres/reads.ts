@@ -8,7 +8,7 @@ import { type StoredContent, summaryParts } from '../../shared/contract/blocks.t
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { policySchema } from '../../shared/policy/policy.ts';
-import type { Db } from '../../shared/postgres/db.ts';
+import type { Db, Tx } from '../../shared/postgres/db.ts';
 import {
   type CompactionRow,
   compactionPolicies,
@@ -34,6 +34,30 @@ const META_COLUMNS = {
   toolResultIds: messages.toolResultIds,
   thinking: messages.hasThinking,
 };
+
+/**
+ * The stored content (`content_blocks`) of the live messages of `seqs`, by seq; on a transaction,
+ * under its lock. Seqs no longer live are absent.
+ */
+export async function contentsOf(
+  db: Db | Tx,
+  tenantId: string,
+  sessionId: string,
+  seqs: number[],
+): Promise<Map<number, StoredContent>> {
+  if (seqs.length === 0) return new Map();
+  const rows = await db
+    .select({ seq: messages.seq, content: messages.contentBlocks })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.tenantId, tenantId),
+        eq(messages.sessionId, sessionId),
+        sql`${messages.seq} = any(${bigintArray(seqs)}::bigint[])`,
+      ),
+    );
+  return new Map(rows.map((r) => [r.seq, r.content as StoredContent]));
+}
 
 // Qualified on purpose: drizzle renders columns of a one-table select unqualified, and inside the
 // policy subqueries an unqualified tenant_id would resolve to the policy's own column.
@@ -111,6 +135,10 @@ export class PostgresReads implements SessionReads {
     return rows.flatMap(({ parts, ...row }) =>
       parts === null ? [row] : summaryParts({ ...row, blocks: parts }),
     );
+  }
+
+  loadContents(tenantId: string, sessionId: string, seqs: number[]): Promise<Map<number, StoredContent>> {
+    return contentsOf(this.db, tenantId, sessionId, seqs);
   }
 
   /**

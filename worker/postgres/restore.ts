@@ -2,7 +2,9 @@
  * Undo, since every compaction must be reversible from the archive: puts the messages a compaction
  * archived back into the live history exactly (every column: same seq, native content, rendering,
  * role, kind, tool ids, tokens, pinned, created_at), removes the summary message it wrote, restores the checkpoint it replaced and
- * marks its ledger row `restored`. One transaction under the session row lock; it bumps
+ * marks its ledger row `restored`. A message the compaction rewrote in place (`clearToolResults`,
+ * `clearThinking`: its original archived with `rewritten` set) is still live at its seq in its
+ * rewritten form; the restore replaces that live row with the archived original. One transaction under the session row lock; it bumps
  * `compaction_version`, so a compaction planned before the restore is fenced off. Idempotent:
  * restoring a restored compaction changes nothing. A compaction whose archived originals a retention
  * pass dropped is refused whole, never restored in part.
@@ -96,12 +98,13 @@ export async function restoreCompaction(db: Db, request: RestoreRequest): Promis
     if (request.dryRun) return { status: 'dry-run', row, ...result };
 
     const removed = row.summarySeq === null ? { count: 0, tokens: 0 } : await removeSummary(tx, row);
+    const replaced = await removeRewrittenVersions(tx, row);
     const back = await unarchive(tx, row);
     await tx
       .update(sessions)
       .set({
-        messageCount: session.messageCount + back.count - removed.count,
-        tokenCount: session.tokenCount + back.tokens - removed.tokens,
+        messageCount: session.messageCount + back.count - removed.count - replaced.count,
+        tokenCount: session.tokenCount + back.tokens - removed.tokens - replaced.tokens,
         compactionVersion: session.compactionVersion + 1,
         // The agent's last report measured the compacted context, which the restore undoes.
         reportedInputTokens: null,
@@ -163,6 +166,33 @@ async function removeSummary(tx: Tx, row: CompactionRow): Promise<{ count: numbe
     );
   }
   return { count: 1, tokens: Number(deleted[0]?.token_count ?? 0) };
+}
+
+/**
+ * Deletes the live, rewritten versions of the messages the compaction rewrote in place, so their
+ * archived originals can take their seqs back; each must be there (no later compaction stands).
+ */
+async function removeRewrittenVersions(
+  tx: Tx,
+  row: CompactionRow,
+): Promise<{ count: number; tokens: number }> {
+  const [expected] = await tx.execute<{ n: number }>(
+    sql`select count(*)::int as n from archived_messages where compaction_id = ${row.id} and rewritten`,
+  );
+  const want = Number(expected?.n ?? 0);
+  if (want === 0) return { count: 0, tokens: 0 };
+  const deleted = await tx.execute<{ token_count: number }>(sql`
+    delete from messages m
+    using archived_messages a
+    where a.compaction_id = ${row.id} and a.rewritten
+      and m.tenant_id = a.tenant_id and m.session_id = a.session_id and m.seq = a.seq
+    returning m.token_count`);
+  if (deleted.length !== want) {
+    throw new Error(
+      `compaction ${row.id} rewrote ${want} messages in place, ${deleted.length} of them are live; nothing restored`,
+    );
+  }
+  return { count: deleted.length, tokens: deleted.reduce((sum, d) => sum + Number(d.token_count), 0) };
 }
 
 /** Moves the compaction's archived messages back, set-based, exactly as they were. */

@@ -38,6 +38,9 @@ export class CompactionStore implements SessionReads, FencedWrites {
   loadMessages(tenantId: string, sessionId: string, seqs: number[]) {
     return this.reads.loadMessages(tenantId, sessionId, seqs);
   }
+  loadContents(tenantId: string, sessionId: string, seqs: number[]) {
+    return this.reads.loadContents(tenantId, sessionId, seqs);
+  }
   pagedMessages(tenantId: string, sessionId: string, seqs: number[]) {
     return this.reads.pagedMessages(tenantId, sessionId, seqs);
   }

@@ -24,7 +24,7 @@ import type {
 import { executeEffects } from './effects.ts';
 import { appliedRow, insertLedgerRow, unchangedRow } from './ledger.ts';
 import { type LockedSession, lockSession } from './lock.ts';
-import type { PostgresReads } from './reads.ts';
+import { contentsOf, type PostgresReads } from './reads.ts';
 
 /** Fenced writes bound to one database. */
 export class PostgresWrites implements FencedWrites {
@@ -64,6 +64,9 @@ export class PostgresWrites implements FencedWrites {
       if (locked.compactionVersion !== read.seenVersion) locked = await lock();
       const earlier = locked.keyUsed ? await existingRow(tx, idempotencyKey) : undefined;
       if (earlier) return { status: 'duplicate', row: earlier };
+      // Chosen before the plan, so a plan may name its compaction in what it writes.
+      const compactionId = randomUUID();
+      const contentSeqs = read.contentSeqs?.(locked.messages) ?? [];
       const decision = decide({
         tenantId,
         sessionId,
@@ -73,8 +76,10 @@ export class PostgresWrites implements FencedWrites {
         tokenCount: locked.tokenCount,
         checkpoint: locked.checkpoint === null ? null : checkpointSchema.parse(locked.checkpoint),
         messages: locked.messages,
+        compactionId,
+        ...(read.contentSeqs ? { contents: await contentsOf(tx, tenantId, sessionId, contentSeqs) } : {}),
       });
-      if ('change' in decision) return writeChange(tx, decision.change, locked);
+      if ('change' in decision) return writeChange(tx, decision.change, locked, compactionId);
       const written = await writeNoChange(tx, decision.noChange, locked);
       if (!written) throw new Error(`ledger: the skip of "${idempotencyKey}" wrote no row`);
       return written;
@@ -104,8 +109,12 @@ export class PostgresWrites implements FencedWrites {
  * The write half of an apply, under the row lock, after the fence: the effects, then the session
  * row and the ledger row in one statement.
  */
-async function writeChange(tx: Tx, change: Change, locked: LockedSession): Promise<WriteResult> {
-  const id = randomUUID();
+async function writeChange(
+  tx: Tx,
+  change: Change,
+  locked: LockedSession,
+  id: string = randomUUID(),
+): Promise<WriteResult> {
   const version = locked.compactionVersion + 1;
   const where = { tenantId: change.entry.tenantId, sessionId: change.entry.sessionId };
   const facts = await executeEffects(tx, where, change.effects, locked, id);

@@ -123,6 +123,17 @@ export function previewLines(preview: CompactionPreview): string[] {
     lines.push(`${label('plan')}skip: ${plan.reason}`);
     return lines;
   }
+  if (plan.clearing) {
+    const { rewrites, tokensFreed } = plan.clearing;
+    lines.push(
+      `${label('plan')}${rewrites.length} messages rewritten in place (${formatCount(tokensFreed)} tokens freed), none leave`,
+      `${label('cleared')}${seqRanges(rewrites.map((r) => r.seq))}`,
+    );
+    plan.notes.forEach((note, i) => {
+      lines.push(`${label(i === 0 ? 'why' : '')}${note}`);
+    });
+    return lines;
+  }
   lines.push(
     `${label('plan')}${plan.leavingSeqs.length} messages leave (${formatCount(plan.leavingTokens)} tokens), ${plan.keptCount} stay`,
     `${label('leaving')}${seqRanges(plan.leavingSeqs)}`,
