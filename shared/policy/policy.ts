@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from '../contract/errors.ts';
 import { DEFAULT_STRATEGY, type Strategy, strategySchema, strategyUnit } from '../strategies/index.ts';
+import { budgetSchema } from './budget.ts';
 
 /**
  * When a session must be compacted. Any trigger that fires is enough; a session with none that
@@ -66,6 +67,12 @@ export const policySchema = z
       .min(1)
       .max(100 * 365)
       .optional(),
+    /**
+     * Spend limits on LLM summaries, USD per UTC day and/or month (shared/policy/budget.ts). A
+     * tenant policy's budget caps all the tenant's sessions; an agent policy's caps that agent's,
+     * and the tenant's still applies. Absent: no limit.
+     */
+    budget: budgetSchema.optional(),
   })
   .strict();
 
@@ -202,6 +209,8 @@ export function triggerLimits(
 
 /** The session row as the admission check reads it. */
 export interface GateState extends SessionStats {
+  /** The session's agent, or null; whose budget applies besides the tenant's. */
+  agentId?: string | null;
   lastSeq: number;
   compactionVersion: number;
   /** `last_seq` when a compaction last failed to bring the session under its trigger, or null. */

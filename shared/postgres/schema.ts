@@ -267,6 +267,8 @@ export const compactions = pgTable(
   (t) => [
     uniqueIndex('compactions_idempotency_key_key').on(t.idempotencyKey),
     index('compactions_session_created_idx').on(t.tenantId, t.sessionId, t.createdAt),
+    // Budgets sum a tenant's cost_usd over the current UTC day and month.
+    index('compactions_tenant_created_idx').on(t.tenantId, t.createdAt),
   ],
 );
 
@@ -384,3 +386,30 @@ export const appendRequests = pgTable(
 );
 
 export type AppendRequestRow = typeof appendRequests.$inferSelect;
+
+/**
+ * The cost of LLM summaries in flight, reserved against the spend budgets (shared/policy/budget.ts)
+ * before the call is made: the check of the budget and the insert of the reservation run under a
+ * per-tenant advisory lock, so two workers cannot both fit in the same remaining budget. A
+ * reservation is deleted in the transaction that writes the summary's ledger row (its real
+ * `cost_usd` takes its place), or when the summary fails; one left by a worker that died stops
+ * counting at `expires_at`.
+ */
+export const budgetReservations = pgTable(
+  'budget_reservations',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id').notNull(),
+    /** The session's agent, for agent budgets; null for a session without one. */
+    agentId: text('agent_id'),
+    sessionId: text('session_id').notNull(),
+    /** The summary's estimated cost ceiling, USD. */
+    costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** After this instant the reservation no longer counts (its worker is presumed dead). */
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('budget_reservations_tenant_idx').on(t.tenantId, t.expiresAt)],
+);
+
+export type BudgetReservationRow = typeof budgetReservations.$inferSelect;

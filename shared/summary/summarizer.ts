@@ -5,6 +5,7 @@
  */
 
 import type { Message } from '../contract/message.ts';
+import type { SummaryEstimate } from '../policy/budget.ts';
 import type { Checkpoint } from './checkpoint.ts';
 
 /** Leaving messages, ascending seq: one array, or pages of it in order. */
@@ -77,9 +78,21 @@ export interface SummaryResult {
   usage: SummaryUsage;
 }
 
+/** A summary as {@link Summarizer.estimate} sizes it: the input without its messages, and their tokens. */
+export type EstimateInput = Omit<SummarizeInput, 'leaving' | 'signal'> & {
+  /** Estimated tokens of the leaving messages (the plan's `leavingTokens`). */
+  leavingTokens: number;
+};
+
 export interface Summarizer {
   /** `anthropic` or `extractive`; recorded in the ledger. */
   readonly name: string;
+  /**
+   * The model and token ceiling of the requests a summary of `input` would send, for the spend
+   * budgets (shared/policy/budget.ts). Absent on a summarizer that calls no paid API: its summaries
+   * are free and never checked against a budget.
+   */
+  estimate?(input: EstimateInput): SummaryEstimate;
   /**
    * @throws {SummaryRejectedError} when the output is empty, a refusal, truncated or invalid:
    *   nothing may be committed from it.

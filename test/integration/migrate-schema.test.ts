@@ -43,6 +43,7 @@ async function newDatabase(): Promise<string> {
 const COMPACTOR_TABLES = [
   'append_requests',
   'archived_messages',
+  'budget_reservations',
   'compaction_policies',
   'compactions',
   'messages',
@@ -52,7 +53,9 @@ const COMPACTOR_TABLES = [
   'webhooks',
 ];
 /** The tables of the releases that kept compactor in public (migrations 0000 to 0007). */
-const LEGACY_TABLES = COMPACTOR_TABLES.filter((t) => !t.startsWith('webhook') && t !== 'append_requests');
+const LEGACY_TABLES = COMPACTOR_TABLES.filter(
+  (t) => !t.startsWith('webhook') && t !== 'append_requests' && t !== 'budget_reservations',
+);
 
 async function tablesIn(sql: postgres.Sql, schema: string): Promise<string[]> {
   const rows = await sql<{ t: string }[]>`

@@ -15,12 +15,16 @@
  * - `compactor_tokens_saved_total`, `compactor_messages_archived_total`: by applied compactions
  * - `compactor_lease_conflicts_total`: jobs put back because another worker held the session
  * - `compactor_fence_rejections_total`: plans discarded at apply because the session moved
+ * - `compactor_budget_exceeded_total{action,scope,period}`: summaries a spend budget refused;
+ *   action extractive (summarized offline instead) | skip; scope tenant | agent; period daily |
+ *   monthly (no tenant label: the ledger row's reason names the session and the figures)
  * - `compactor_queue_depth{queue,state}`: BullMQ job counts, read from Redis at scrape time
  * - `compactor_dashboard_auth_failures_total{reason}`: dashboard only
  * - Node's default process metrics (`process_*`, `nodejs_*`).
  */
 import type { JobState, Queue } from 'bullmq';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { BudgetAction, BudgetLimit } from '../../shared/policy/budget.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { Summarizer, SummaryUsage } from '../../shared/summary/summarizer.ts';
 import { withTimeout } from './health.ts';
@@ -67,6 +71,8 @@ export interface WorkerMetrics extends BaseMetrics {
   jobFailed(final: boolean, trigger: string, seconds: number): void;
   leaseConflict(): void;
   fenceRejected(): void;
+  /** A spend budget refused a paid summary; `action` is what was done instead. */
+  budgetExceeded(action: BudgetAction, limit: Pick<BudgetLimit, 'scope' | 'period'>): void;
   /** One summarizer call: its wall time, and its usage when it succeeded. */
   summarized(summarizer: string, seconds: number, usage: LlmUsage | null): void;
 }
@@ -171,8 +177,16 @@ export function createWorkerMetrics(): WorkerMetrics {
     help: 'Plans discarded at apply because the session changed since the snapshot',
     registers,
   });
+  const budgetExceeded = new Counter({
+    name: 'compactor_budget_exceeded_total',
+    help: 'Paid summaries a spend budget refused, by what was done instead (extractive, skip), scope and period',
+    labelNames: ['action', 'scope', 'period'],
+    registers,
+  });
   return {
     ...base,
+    budgetExceeded: (action, limit) =>
+      budgetExceeded.inc({ action, scope: limit.scope, period: limit.period }),
     jobSettled(outcome, trigger, seconds, row) {
       jobs.inc({ outcome, trigger });
       duration.observe({ outcome }, seconds);
@@ -218,8 +232,10 @@ export function createDashboardMetrics(): DashboardMetrics {
 
 /** The summarizer, timed: each call's latency, tokens and cost go to `metrics`. */
 export function instrumentSummarizer(summarizer: Summarizer, metrics: WorkerMetrics): Summarizer {
+  const { estimate } = summarizer;
   return {
     name: summarizer.name,
+    ...(estimate ? { estimate: (input) => estimate.call(summarizer, input) } : {}),
     async summarize(input) {
       const started = performance.now();
       try {

@@ -15,6 +15,13 @@ import type { MessageMeta } from '../../shared/contract/message.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
 import {
+  type BudgetAction,
+  type BudgetLimit,
+  budgetLimits,
+  decideBudget,
+  estimatedCostUsd,
+} from '../../shared/policy/budget.ts';
+import {
   admit,
   type EffectivePolicy,
   overTrigger,
@@ -25,6 +32,7 @@ import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, guardOf, skipOf } from './change.ts';
 import type {
+  Budgets,
   Clock,
   Decision,
   FencedWrites,
@@ -65,6 +73,18 @@ export interface PipelineDeps {
   onStage?: (stage: Stage, ms: number) => void;
   /** Called for each plan the fence rejected (the pipeline then re-plans), whatever the strategy. */
   onFenceRejected?: () => void;
+  /**
+   * The spend budgets of the policies (shared/policy/budget.ts), checked and reserved before each
+   * paid summary. Absent: no budget is enforced (a summarizer without `estimate` is never checked).
+   */
+  budgets?: Budgets;
+  /**
+   * The free summarizer a budget's `onExceeded: 'extractive'` falls back to (the extractive one).
+   * Absent: such a compaction is skipped instead, and its reason says so.
+   */
+  offlineSummarizer?: Summarizer;
+  /** Called for each summary a budget refused, with what was done instead and the limit. */
+  onBudgetExceeded?: (action: BudgetAction, limit: BudgetLimit) => void;
   /** Message Batches for sweep-found summaries whose policy says `batch` (absent: always online). */
   batching?: {
     fits(input: SummarizeInput): boolean;
@@ -120,6 +140,10 @@ interface Run {
   entry: LedgerEntry;
   /** Null: this run may not set the storm guard (see `setsStormGuard`). */
   guard: StormGuardRule | null;
+  /** The spend limits in force for the session (its agent's, its tenant's); empty: none. */
+  limits: BudgetLimit[];
+  /** The session's agent, for agent budgets. */
+  agentId: string | null;
   started: number;
 }
 
@@ -162,6 +186,8 @@ export async function runCompaction(
     policy,
     entry,
     guard: guardOf(request, policy, gate.state.contextWindow),
+    limits: budgetLimits(gate.agentPolicy?.budget, gate.tenantPolicy?.budget, gate.state.agentId ?? null),
+    agentId: gate.state.agentId ?? null,
     started,
   };
 
@@ -338,20 +364,103 @@ async function compactWithSummary(
     });
     return { status: 'batched', row: null, plan, queued };
   }
-  const summary = await timed(deps, 'summarize', () => summarize(deps.summarizer, input, plan));
-  const useless = notSmaller(summary, plan);
-  if (useless !== null) {
-    const skipped = skipOf(run.entry, useless, {
-      stormGuard: stillOver(run, seen),
-      usage: summary.usage,
-      summarizer: summary.summarizer,
+  const budget = await checkBudget(deps, run, input, plan.leavingTokens);
+  if (budget.kind === 'skip') {
+    const skipped = skipOf(run.entry, budget.reason, {
+      counts: seen,
       durationMs: elapsed(deps, run.started),
     });
     return { ...(await deps.writes.record(skipped)), plan };
   }
-  signal.throwIfAborted();
-  const change = changeFor(deps, run, plan, snapshot.compactionVersion, summary);
-  return { ...(await timed(deps, 'apply', () => deps.writes.apply(change))), plan };
+  const { reservationId } = budget;
+  const summarizer = budget.kind === 'offline' ? budget.summarizer : deps.summarizer;
+  const noted = budget.kind === 'offline' ? { ...run, request: { ...request, note: budget.reason } } : run;
+  // The write that records the summary deletes its reservation in its transaction; any other end
+  // (an error, a duplicate, a fence rejection) releases it here.
+  let replaced = false;
+  try {
+    const summary = await timed(deps, 'summarize', () => summarize(summarizer, input, plan));
+    const useless = notSmaller(summary, plan);
+    if (useless !== null) {
+      const skipped = skipOf(run.entry, useless, {
+        stormGuard: stillOver(run, seen),
+        usage: summary.usage,
+        summarizer: summary.summarizer,
+        durationMs: elapsed(deps, run.started),
+      });
+      const result = await deps.writes.record({ ...skipped, reservationId });
+      replaced = result.status === 'skipped';
+      return { ...result, plan };
+    }
+    signal.throwIfAborted();
+    const change = { ...changeFor(deps, noted, plan, snapshot.compactionVersion, summary), reservationId };
+    const result = await timed(deps, 'apply', () => deps.writes.apply(change));
+    replaced = result.status === 'applied';
+    return { ...result, plan };
+  } finally {
+    if (reservationId !== null && !replaced) {
+      await deps.budgets
+        ?.release(reservationId)
+        .catch((error: unknown) =>
+          deps.logger.warn(
+            { tenantId: request.tenantId, err: error instanceof Error ? error.message : String(error) },
+            'could not release a budget reservation (it expires on its own)',
+          ),
+        );
+    }
+  }
+}
+
+/** What the budgets let a summary do: the paid summarizer (with its reservation), the free one, or nothing. */
+type BudgetOutcome =
+  | { kind: 'paid'; reservationId: string | null }
+  | { kind: 'offline'; summarizer: Summarizer; reason: string; reservationId: null }
+  | { kind: 'skip'; reason: string };
+
+/**
+ * Checks the summary about to be made against the session's budgets and reserves its estimated
+ * cost when it fits (see worker/postgres/budgets.ts for why concurrent workers cannot both fit).
+ * A summarizer that estimates nothing (the extractive one) or a model without a price costs
+ * nothing and is never checked.
+ */
+async function checkBudget(
+  deps: PipelineDeps,
+  run: Run,
+  input: SummarizeInput,
+  leavingTokens: number,
+): Promise<BudgetOutcome> {
+  const { budgets, summarizer } = deps;
+  if (!budgets || run.limits.length === 0 || !summarizer.estimate)
+    return { kind: 'paid', reservationId: null };
+  const { leaving: _leaving, signal: _signal, ...sized } = input;
+  const estimateUsd = estimatedCostUsd(summarizer.estimate({ ...sized, leavingTokens }));
+  if (estimateUsd <= 0) return { kind: 'paid', reservationId: null };
+  const { limits } = run;
+  const check = await budgets.reserve(
+    {
+      tenantId: run.request.tenantId,
+      sessionId: run.request.sessionId,
+      agentId: run.agentId,
+      limits,
+      estimateUsd,
+      now: (deps.wallClock ?? Date.now)(),
+    },
+    (spend) => decideBudget(limits, spend, estimateUsd),
+  );
+  const { decision } = check;
+  if (decision.allowed) return { kind: 'paid', reservationId: check.reservationId };
+  const offline = decision.action === 'extractive' ? deps.offlineSummarizer : undefined;
+  deps.onBudgetExceeded?.(offline ? 'extractive' : 'skip', decision.limit);
+  deps.logger.info(
+    { tenantId: run.request.tenantId, sessionId: run.request.sessionId, reason: decision.reason },
+    offline ? 'budget exceeded: summarizing offline' : 'budget exceeded: skipping the compaction',
+  );
+  if (offline) {
+    const reason = `${decision.reason}: summarized by ${offline.name} instead`;
+    return { kind: 'offline', summarizer: offline, reason, reservationId: null };
+  }
+  const why = decision.action === 'skip' ? 'skipped' : 'skipped (no offline summarizer in this process)';
+  return { kind: 'skip', reason: `${decision.reason}: ${why}` };
 }
 
 /** Writes a decision: its change under the fence, or its ledger row that changes nothing. */

@@ -13,6 +13,7 @@ import type { StoredContent } from '../../shared/contract/blocks.ts';
 import type { Message, MessageMeta } from '../../shared/contract/message.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
 import type { SessionSnapshot } from '../../shared/planning/types.ts';
+import type { BudgetDecision, BudgetLimit, Spend } from '../../shared/policy/budget.ts';
 import type { GateState, Mode, Policy, Triggers } from '../../shared/policy/policy.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
@@ -80,6 +81,11 @@ export interface Change {
    * manual run with its own strategy, a batch's summary collected later): the write clears it.
    */
   guard: StormGuardRule | null;
+  /**
+   * The budget reservation of the summary this change writes: deleted in the transaction that
+   * writes the ledger row, whose `cost_usd` takes its place. Absent: none was made.
+   */
+  reservationId?: string | null | undefined;
 }
 
 /** The triggers a change is measured against after it is written. */
@@ -97,6 +103,8 @@ export interface NoChange {
   stormGuard: boolean;
   /** The session's counters as the caller just read them (absent: the adapter reads them). */
   counts?: { messageCount: number; tokenCount: number } | undefined;
+  /** As {@link Change.reservationId}: a skip after a paid summary replaces its reservation too. */
+  reservationId?: string | null | undefined;
 }
 
 /** What the pipeline decides about a snapshot read under the row lock. */
@@ -174,6 +182,42 @@ export interface FencedWrites {
    * session is left alone (the gate reports it).
    */
   reportContextTokens(tenantId: string, sessionId: string, inputTokens: number): Promise<void>;
+}
+
+/** A summary to check against the budgets in force and reserve, before its LLM call. */
+export interface BudgetRequest {
+  tenantId: string;
+  sessionId: string;
+  /** The session's agent (agent budgets sum over its sessions), or null. */
+  agentId: string | null;
+  /** The limits in force, most specific first (`budgetLimits`); never empty. */
+  limits: BudgetLimit[];
+  /** The summary's estimated cost ceiling, USD (`estimatedCostUsd`). */
+  estimateUsd: number;
+  /** Wall clock, ms since the epoch: which UTC day and month the spend is summed over. */
+  now: number;
+}
+
+/** What {@link Budgets.reserve} found: the decision, and the reservation when it allowed the summary. */
+export interface BudgetCheck {
+  decision: BudgetDecision;
+  /** Set when the decision allowed the summary: release it if no ledger row replaces it. */
+  reservationId: string | null;
+}
+
+/**
+ * Spend budgets over the ledger. The check and the reservation are one atomic step per tenant, so
+ * concurrent workers cannot both fit in what is left of a budget.
+ */
+export interface Budgets {
+  /**
+   * Sums the spend the limits count (ledger `cost_usd` in the request's UTC day and month, plus
+   * live reservations), hands it to `decide` (pure), and reserves `estimateUsd` when it allows,
+   * all serialized per tenant.
+   */
+  reserve(request: BudgetRequest, decide: (spend: Spend) => BudgetDecision): Promise<BudgetCheck>;
+  /** Deletes a reservation (the summary failed or was not written); one already gone is fine. */
+  release(reservationId: string): Promise<void>;
 }
 
 /** A held lease. `signal` aborts when the lease is lost (expired or taken), so work can stop early. */

@@ -10,7 +10,12 @@ import { and, eq, sql } from 'drizzle-orm';
 import { FenceError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import { overTrigger } from '../../shared/policy/policy.ts';
 import type { Db, Tx } from '../../shared/postgres/db.ts';
-import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
+import {
+  budgetReservations,
+  type CompactionRow,
+  compactions,
+  sessions,
+} from '../../shared/postgres/schema.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type {
   Change,
@@ -97,7 +102,13 @@ export class PostgresWrites implements FencedWrites {
     const { tenantId, sessionId, idempotencyKey } = noChange.entry;
     const counts = noChange.counts ?? (await this.reads.loadCounters(tenantId, sessionId));
     if (!counts) throw new SessionNotFoundError(tenantId, sessionId);
-    const written = await writeNoChange(this.db, noChange, counts);
+    const { reservationId } = noChange;
+    const written = reservationId
+      ? await this.db.transaction(async (tx) => {
+          await releaseReservation(tx, reservationId);
+          return writeNoChange(tx, noChange, counts);
+        })
+      : await writeNoChange(this.db, noChange, counts);
     if (written) return written;
     const existing = idempotencyKey ? await this.reads.findByKey(idempotencyKey) : undefined;
     if (!existing) throw new Error(`ledger: insert of "${idempotencyKey}" conflicted but no row holds it`);
@@ -118,6 +129,8 @@ async function writeChange(
   const version = locked.compactionVersion + 1;
   const where = { tenantId: change.entry.tenantId, sessionId: change.entry.sessionId };
   const facts = await executeEffects(tx, where, change.effects, locked, id);
+  // The summary's real cost (the ledger row) replaces its reservation in this transaction.
+  if (change.reservationId) await releaseReservation(tx, change.reservationId);
   const { guard } = change;
   const stillOver =
     guard !== null &&
@@ -152,6 +165,11 @@ async function writeNoChange(
   }
   const row = await insertLedgerRow(db, unchangedRow(noChange, counts), { skipIfKeyUsed: true });
   return row ? { status: noChange.status, row } : null;
+}
+
+/** Deletes a budget reservation (worker/postgres/budgets.ts); one already gone is fine. */
+async function releaseReservation(db: Db | Tx, id: string): Promise<void> {
+  await db.delete(budgetReservations).where(eq(budgetReservations.id, id));
 }
 
 async function existingRow(tx: Tx, key: string | null): Promise<CompactionRow | undefined> {

@@ -43,6 +43,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   let worker: Worker<unknown, JobResult> | undefined;
   const { metrics } = options;
   const fallback = createExtractiveSummarizer();
+  const offline = metrics ? instrumentSummarizer(fallback, metrics) : fallback;
   // session.compacted, and the tenant's webhook when it has one.
   const applied = createAppliedHooks(services);
   const processor = createProcessor({
@@ -52,7 +53,10 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     onFenceRejected: metrics?.fenceRejected,
     leases: services.leases,
     summarizer: metrics ? instrumentSummarizer(services.summarizer, metrics) : services.summarizer,
-    fallbackSummarizer: metrics ? instrumentSummarizer(fallback, metrics) : fallback,
+    fallbackSummarizer: offline,
+    budgets: services.budgets,
+    offlineSummarizer: offline,
+    onBudgetExceeded: metrics?.budgetExceeded,
     metrics,
     batching: batchingOf(services),
     now: () => performance.now(),

@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { type Database, openDatabase } from '../../shared/postgres/db.ts';
 import type { Config } from '../../shared/runtime/config.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import type { Budgets } from '../pipeline/ports.ts';
+import { PostgresBudgets } from '../postgres/budgets.ts';
 import { CompactionStore } from '../postgres/store.ts';
 import { LeaseManager } from '../redis/lease.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
@@ -24,6 +26,8 @@ export interface Services {
   /** The pipeline's fenced-write port: the store. */
   writes: CompactionStore;
   leases: LeaseManager;
+  /** The spend budgets: checks and reservations of paid summaries (worker/postgres/budgets.ts). */
+  budgets: Budgets;
   summarizer: Summarizer;
   /** Message Batches client (batch summaries for sweeps), when an Anthropic key is set. */
   batches: AnthropicBatches | null;
@@ -79,6 +83,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     reads: store,
     writes: store,
     leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
+    budgets: new PostgresBudgets(database.db),
     summarizer: overrides.summarizer ?? summarizerFor(config),
     batches: overrides.batches !== undefined ? overrides.batches : batchesFor(config),
     close: () => {

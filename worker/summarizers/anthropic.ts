@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { SummarizerConfigError, SummaryRejectedError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../../shared/contract/tokens.ts';
+import type { SummaryEstimate } from '../../shared/policy/budget.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { chunkByBudget } from '../../shared/summary/chunks.ts';
 import { lastUserRequestOf } from '../../shared/summary/last-request.ts';
@@ -24,6 +25,7 @@ import {
   SUMMARY_TOOL_NAME,
 } from '../../shared/summary/prompt.ts';
 import {
+  type EstimateInput,
   leavingArray,
   pagesOf,
   type SummarizeInput,
@@ -134,6 +136,9 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
 
   return {
     name: 'anthropic',
+    estimate(input: EstimateInput): SummaryEstimate {
+      return estimateOf(input, input.model || options.model, maxInputTokens);
+    },
     async summarize(input: SummarizeInput): Promise<SummaryResult> {
       const model = input.model || options.model;
       const budget = maxInputTokens - fixedInputTokens(input);
@@ -310,7 +315,25 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
  * instructions and working set (20 paths of at most 300 characters), and the carried checkpoint,
  * which may grow up to `maxSummaryTokens` between chunks.
  */
-function fixedInputTokens(input: SummarizeInput): number {
+/**
+ * The token ceiling of a summary as {@link createAnthropicSummarizer} would make it: one call per
+ * chunk of the transcript; each call carries the prompt, the tool and the previous checkpoint (the
+ * calls after the first, the checkpoint of the chunks before, up to `maxSummaryTokens`), and may
+ * answer up to `maxSummaryTokens`.
+ */
+export function estimateOf(input: EstimateInput, model: string, maxInputTokens: number): SummaryEstimate {
+  const fixed = fixedInputTokens(input);
+  const perChunk = maxInputTokens - fixed;
+  const calls = perChunk > 0 ? Math.max(1, Math.ceil(input.leavingTokens / perChunk)) : 1;
+  const shell = fixed - input.maxSummaryTokens;
+  return {
+    model,
+    inputTokens: input.leavingTokens + calls * shell + (calls - 1) * input.maxSummaryTokens,
+    maxOutputTokens: calls * input.maxSummaryTokens,
+  };
+}
+
+function fixedInputTokens(input: Omit<SummarizeInput, 'leaving'>): number {
   const shell = buildSummaryPrompt({
     previous: input.previous,
     leaving: [],

@@ -10,6 +10,7 @@ import {
   TransientError,
   toError,
 } from '../../../shared/contract/errors.ts';
+import { createExtractiveSummarizer } from '../../../shared/extractive/index.ts';
 import { explainStays, type Plan, type StayReason } from '../../../shared/planning/plan.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
 import { assertSchema } from '../../../shared/postgres/db.ts';
@@ -266,7 +267,11 @@ export const compactCommand: Command = {
         eventId: null,
       };
       const outcome = await withRetries(
-        () => runCompaction({ ...services, now: () => performance.now() }, request),
+        () =>
+          runCompaction(
+            { ...services, offlineSummarizer: createExtractiveSummarizer(), now: () => performance.now() },
+            request,
+          ),
         (line) => context.stderr.write(`${line}\n`),
       );
       // A manual compaction never batches: it always has its ledger row.
