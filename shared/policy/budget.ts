@@ -15,10 +15,11 @@ import { costUsd } from '../summary/pricing.ts';
 /**
  * What happens to a compaction whose LLM summary would exceed a budget:
  * - `extractive`: the extractive summarizer (offline, free) writes the summary instead;
+ * - `clearToolResults`: no summary at all; the `clearToolResults` strategy with its defaults runs
+ *   instead (no LLM call: old tool output, where most of an agent's tokens are, leaves the context);
  * - `skip`: nothing is compacted; the ledger records a `skipped` row with the reason.
- * The list grows as strategies come that cost nothing (a later option may run one instead).
  */
-export const BUDGET_ACTIONS = ['extractive', 'skip'] as const;
+export const BUDGET_ACTIONS = ['extractive', 'clearToolResults', 'skip'] as const;
 export type BudgetAction = (typeof BUDGET_ACTIONS)[number];
 
 /** Highest limit accepted, USD: a sanity bound, not a recommendation. */

@@ -113,6 +113,42 @@ describe('a tenant daily budget', () => {
     expect(ctx.fake.requests.length).toBe(before);
   });
 
+  it('clears old tool results instead when the policy says clearToolResults: no LLM call, still smaller', async () => {
+    const tenantId = 'thrifty';
+    const messages = await loadCorpusSession('minisweagent__pvlib-1854');
+    await createSession(ctx.tdb.database.db, { tenantId, sessionId: 'tools', messages });
+    await setPolicy(ctx.tdb.database.db, tenantId, null, {
+      strategy: STRATEGY,
+      budget: { dailyUsd: 0.000001, onExceeded: 'clearToolResults' },
+    });
+    const metrics = createWorkerMetrics();
+    ctx.startWorker({ metrics });
+    const before = ctx.fake.requests.length;
+
+    await compact(tenantId, 'tools');
+
+    const [row] = await ctx.store.history(tenantId, 'tools');
+    expect(row).toMatchObject({
+      status: 'applied',
+      strategy: 'clearToolResults',
+      summarizer: null,
+      costUsd: null,
+    });
+    expect(row?.reason).toMatch(
+      /^budget: daily 0\.0000010 USD of the tenant, spent 0\.00, this summary ≈.*: cleared old tool results instead$/,
+    );
+    expect(row?.blocksCleared).toBeGreaterThan(0);
+    expect(row?.tokensAfter).toBeLessThan(row?.tokensBefore ?? 0);
+    // Every message stays: the tool output was replaced in place, its original archived.
+    expect(row?.messagesAfter).toBe(messages.length);
+    expect(ctx.fake.requests.length).toBe(before);
+    const counted = await metrics.registry.getSingleMetricAsString('compactor_budget_exceeded_total');
+    expect(counted).toContain(
+      'compactor_budget_exceeded_total{action="clearToolResults",scope="tenant",period="daily"} 1',
+    );
+    expect(await ctx.tdb.database.db.select().from(budgetReservations)).toEqual([]);
+  });
+
   it("applies an agent's budget to its sessions only, besides the tenant's", async () => {
     const tenantId = 'agents';
     const messages = await loadCorpusSession('sweagent__ctf-web-i_got_id');

@@ -28,7 +28,11 @@ import {
   resolvePolicy,
   withInstructions,
 } from '../../shared/policy/policy.ts';
-import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
+import {
+  clearToolResultsStrategySchema,
+  type Strategy,
+  strategyUnit,
+} from '../../shared/strategies/index.ts';
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, guardOf, skipOf } from './change.ts';
 import type {
@@ -365,6 +369,18 @@ async function compactWithSummary(
     return { status: 'batched', row: null, plan, queued };
   }
   const budget = await checkBudget(deps, run, input, plan.leavingTokens);
+  if (budget.kind === 'strategy') {
+    // No summary: the free strategy runs as any strategy without one, under the row lock and the
+    // version fence, its ledger row naming it with the budget's reason.
+    const { strategy: free } = budget;
+    const fallback: Run = {
+      ...run,
+      policy: { ...policy, strategy: free },
+      entry: entryOf(request, free, policy.mode),
+      request: { ...request, note: budget.reason },
+    };
+    return compactUnderLock(deps, fallback, snapshot.compactionVersion);
+  }
   if (budget.kind === 'skip') {
     const skipped = skipOf(run.entry, budget.reason, {
       counts: seen,
@@ -414,6 +430,7 @@ async function compactWithSummary(
 /** What the budgets let a summary do: the paid summarizer (with its reservation), the free one, or nothing. */
 type BudgetOutcome =
   | { kind: 'paid'; reservationId: string | null }
+  | { kind: 'strategy'; strategy: Strategy; reason: string }
   | { kind: 'offline'; summarizer: Summarizer; reason: string; reservationId: null }
   | { kind: 'skip'; reason: string };
 
@@ -449,6 +466,15 @@ async function checkBudget(
   );
   const { decision } = check;
   if (decision.allowed) return { kind: 'paid', reservationId: check.reservationId };
+  if (decision.action === 'clearToolResults') {
+    deps.onBudgetExceeded?.('clearToolResults', decision.limit);
+    deps.logger.info(
+      { tenantId: run.request.tenantId, sessionId: run.request.sessionId, reason: decision.reason },
+      'budget exceeded: clearing old tool results instead',
+    );
+    const strategy = clearToolResultsStrategySchema.parse({ type: 'clearToolResults' });
+    return { kind: 'strategy', strategy, reason: `${decision.reason}: cleared old tool results instead` };
+  }
   const offline = decision.action === 'extractive' ? deps.offlineSummarizer : undefined;
   deps.onBudgetExceeded?.(offline ? 'extractive' : 'skip', decision.limit);
   deps.logger.info(
