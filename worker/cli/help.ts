@@ -89,6 +89,8 @@ export function topHelp(commands: ReadonlyArray<Command | CommandGroup>): string
     '  clearToolResults[:N]: no LLM call; tool results older than the newest N tool uses (default 3)',
     '  become a placeholder, the originals archived; JSON options clearAtLeast (tokens, default 1000),',
     '  clearToolInputs, excludeTools',
+    '  clearThinking[:N]: no LLM call; thinking blocks of assistant turns older than the newest N',
+    '  turns with thinking (default 1) are dropped, the originals archived; an open tool loop stays',
     '',
     'environment:',
     ...environmentHelp(),
