@@ -5,6 +5,7 @@
  * {@link strategySchema}.
  */
 import { z } from 'zod';
+import { auto, autoStrategySchema } from './auto.ts';
 import { clearToolResults, clearToolResultsStrategySchema } from './clear-tool-results.ts';
 import { none, noneStrategySchema } from './none.ts';
 import { slidingWindow, slidingWindowStrategySchema } from './sliding-window.ts';
@@ -12,6 +13,7 @@ import { summarize, summarizeStrategySchema } from './summarize.ts';
 import { readTailPart, type TailShorthand } from './tail.ts';
 import type { StrategyUnit } from './unit.ts';
 
+export { type AutoStrategy, autoStrategySchema } from './auto.ts';
 export {
   CLEARED_RESULT_PREFIX,
   type ClearToolResultsStrategy,
@@ -31,13 +33,15 @@ export type { StrategyUnit, SummaryOptions } from './unit.ts';
 /**
  * One of `none`, `slidingWindow { maxMessages, keepRecentTokens?, cutAtUserTurn? }`,
  * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens?, model?, fallback?, instructions? }`,
- * `clearToolResults { keep?, clearAtLeast?, clearToolInputs?, excludeTools? }`.
+ * `clearToolResults { keep?, clearAtLeast?, clearToolInputs?, excludeTools? }`,
+ * `auto { clear?, summarize? }` (clearToolResults, then summarize while still over the trigger).
  */
 export const strategySchema = z.discriminatedUnion('type', [
   noneStrategySchema,
   slidingWindowStrategySchema,
   summarizeStrategySchema,
   clearToolResultsStrategySchema,
+  autoStrategySchema,
 ]);
 
 export type Strategy = z.infer<typeof strategySchema>;
@@ -49,6 +53,7 @@ export const STRATEGIES: { readonly [T in Strategy['type']]: StrategyUnit<Extrac
     slidingWindow,
     summarize,
     clearToolResults,
+    auto,
   };
 
 /** The unit of a parsed strategy (its planning rule, whether it summarizes). */
@@ -74,7 +79,8 @@ const FORMS = `${Object.values(STRATEGIES)
 
 /**
  * Parses the CLI shorthand: `none`, `slidingWindow:50`, `summarize`, `summarize:20`,
- * `clearToolResults`, `clearToolResults:3` (the tool uses kept), the first two with
+ * `clearToolResults`, `clearToolResults:3` (the tool uses kept), `auto`, `auto:20` (the summary
+ * stage's count), the first two and `auto` with
  * tail options after the count (`slidingWindow:10:20000tokens:userTurn`, `summarize:20000tokens`),
  * or a JSON object of {@link strategySchema}.
  * @throws {Error} naming the bad text and the accepted forms.
