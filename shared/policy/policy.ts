@@ -117,6 +117,10 @@ export function resolvePolicy(
 export function withInstructions(policy: EffectivePolicy, instructions: string | undefined): EffectivePolicy {
   if (instructions === undefined) return policy;
   const { strategy } = policy;
+  // `auto` writes its summary in its second stage: the instructions are that stage's.
+  if (strategy.type === 'auto') {
+    return { ...policy, strategy: { ...strategy, summarize: { ...strategy.summarize, instructions } } };
+  }
   if (strategy.type !== 'summarize') {
     throw new InvalidInputError(
       `instructions: the strategy in force (${strategyUnit(strategy).describe(strategy)}, from the ${policy.strategyOverridden ? 'override' : `${policy.source} policy`}) ` +
@@ -290,6 +294,18 @@ export function setsStormGuard(
  */
 export function newMessagesToRetry(strategy: Strategy): number {
   return Math.max(1, strategyUnit(strategy).kept(strategy));
+}
+
+/**
+ * Whether the next stage of a staged strategy (`auto`: the summary after the clearing) runs: the
+ * trigger check of {@link checkTriggers} on the session as the previous stage left it, without the
+ * minimum interval (the previous stage has just compacted) or the storm guard. The same for every
+ * request, a manual one too: a manual `auto` asks for the clearing, and for a summary only when the
+ * clearing was not enough. As for admission, a session that no trigger applies to (no limit set, no
+ * context window known) fires, so it is summarized whenever the summary finds messages to move.
+ */
+export function nextStageFires(triggers: Triggers, session: SessionStats): TriggerDecision {
+  return checkTriggers({ ...triggers, minIntervalMs: 0 }, session, 0);
 }
 
 /** Whether a session of these counts would still fire the message/token triggers. */

@@ -5,6 +5,7 @@
  * {@link strategySchema}.
  */
 import { z } from 'zod';
+import { auto, autoStrategySchema } from './auto.ts';
 import { clearThinking, clearThinkingStrategySchema } from './clear-thinking.ts';
 import { clearToolResults, clearToolResultsStrategySchema } from './clear-tool-results.ts';
 import { none, noneStrategySchema } from './none.ts';
@@ -13,6 +14,7 @@ import { summarize, summarizeStrategySchema } from './summarize.ts';
 import { readTailPart, type TailShorthand } from './tail.ts';
 import type { StrategyUnit } from './unit.ts';
 
+export { type AutoStrategy, autoStrategySchema } from './auto.ts';
 export { type ClearThinkingStrategy, clearThinkingStrategySchema } from './clear-thinking.ts';
 export {
   CLEARED_RESULT_PREFIX,
@@ -33,7 +35,8 @@ export type { StrategyUnit, SummaryOptions } from './unit.ts';
 /**
  * One of `none`, `slidingWindow { maxMessages, keepRecentTokens?, cutAtUserTurn? }`,
  * `summarize { keepRecent, keepRecentTokens?, cutAtUserTurn?, maxSummaryTokens?, model?, fallback?, instructions? }`,
- * `clearToolResults { keep?, clearAtLeast?, clearToolInputs?, excludeTools? }`, `clearThinking { keep? }`.
+ * `clearToolResults { keep?, clearAtLeast?, clearToolInputs?, excludeTools? }`, `clearThinking { keep? }`,
+ * `auto { clear?, summarize? }` (clearToolResults, then summarize while still over the trigger).
  */
 export const strategySchema = z.discriminatedUnion('type', [
   noneStrategySchema,
@@ -41,6 +44,7 @@ export const strategySchema = z.discriminatedUnion('type', [
   summarizeStrategySchema,
   clearToolResultsStrategySchema,
   clearThinkingStrategySchema,
+  autoStrategySchema,
 ]);
 
 export type Strategy = z.infer<typeof strategySchema>;
@@ -53,6 +57,7 @@ export const STRATEGIES: { readonly [T in Strategy['type']]: StrategyUnit<Extrac
     summarize,
     clearToolResults,
     clearThinking,
+    auto,
   };
 
 /** The unit of a parsed strategy (its planning rule, whether it summarizes). */
@@ -79,7 +84,8 @@ const FORMS = `${Object.values(STRATEGIES)
 /**
  * Parses the CLI shorthand: `none`, `slidingWindow:50`, `summarize`, `summarize:20`,
  * `clearToolResults`, `clearToolResults:3` (the tool uses kept), `clearThinking`, `clearThinking:1`
- * (the assistant turns whose thinking stays), the first two with
+ * (the assistant turns whose thinking stays), `auto`, `auto:20` (the summary stage's count), the
+ * first two and `auto` with
  * tail options after the count (`slidingWindow:10:20000tokens:userTurn`, `summarize:20000tokens`),
  * or a JSON object of {@link strategySchema}.
  * @throws {Error} naming the bad text and the accepted forms.

@@ -64,6 +64,13 @@ export interface StrategyUnit<S extends { type: string } = { type: string }> {
    */
   reads?(messages: MessageMeta[], strategy: S): number[];
   /**
+   * For a strategy that runs others in turn within one job (`auto`): those strategies, in order.
+   * Each is its own compaction (its own ledger row under its own idempotency key, its own version
+   * bump, restorable on its own), and each after the first runs only while the session is still
+   * over its trigger. Absent for a strategy that is one compaction.
+   */
+  stages?(strategy: S): Array<{ type: string }>;
+  /**
    * The planning rule: which messages leave (or are rewritten in place). Pure. The caller has
    * checked that `messages` are the snapshot's live messages, strictly ascending by seq.
    */

@@ -43,7 +43,7 @@ describe('strategy registry', () => {
   it('names every accepted form when a shorthand is unknown', () => {
     expect(() => parseStrategy('trim:3')).toThrow(
       'strategy: unknown type "trim"; use none, slidingWindow:N[:Ttokens][:userTurn], ' +
-        'summarize[:N][:Ttokens][:userTurn], clearToolResults[:N], clearThinking[:N] or JSON',
+        'summarize[:N][:Ttokens][:userTurn], clearToolResults[:N], clearThinking[:N], auto[:N][:Ttokens][:userTurn] or JSON',
     );
   });
 

@@ -4,7 +4,8 @@
  * rule) → summarize (strategies that summarize: under the session's lease, no transaction open) →
  * a {@link Change} written by the fenced writes. A strategy that writes no summary has nothing to
  * pay for twice, so it takes no lease: the snapshot is read under the session's row lock and the
- * same decision is written in that transaction.
+ * same decision is written in that transaction. A strategy made of stages (`auto`) runs each as its
+ * own compaction under the lease (see `compactInStages`).
  *
  * Every side effect comes through the ports (`ports.ts`); nothing here talks to Postgres, Redis
  * or an LLM. Used by the BullMQ processor, the batch poller's sweeps and the `compact` command.
@@ -24,6 +25,7 @@ import {
 import {
   admit,
   type EffectivePolicy,
+  nextStageFires,
   overTrigger,
   resolvePolicy,
   withInstructions,
@@ -31,6 +33,7 @@ import {
 import {
   clearToolResultsStrategySchema,
   type Strategy,
+  strategySchema,
   strategyUnit,
 } from '../../shared/strategies/index.ts';
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
@@ -177,7 +180,13 @@ export async function runCompaction(
     request.instructions,
   );
   const entry = entryOf(request, policy.strategy, policy.mode);
-  const admission = admit(request, policy, gate.state, (deps.wallClock ?? Date.now)());
+  const stages = stagesOf(policy.strategy);
+  // A staged job whose first stage left its row was admitted before: a retry resumes it, whatever
+  // the session looks like now (the first stage compacted it, and may have set the storm guard).
+  const resumed = stages !== null && (await stageDone(deps.reads, request, stages[0]));
+  const admission = resumed
+    ? { fire: true, reason: 'resumed' }
+    : admit(request, policy, gate.state, (deps.wallClock ?? Date.now)());
   if (!admission.fire) {
     const skipped = skipOf(entry, admission.reason, {
       counts: gate.state,
@@ -202,6 +211,7 @@ export async function runCompaction(
   if (!lease) throw new LeaseBusyError(`session "${request.sessionId}" is being compacted by another worker`);
   try {
     const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
+    if (stages !== null) return await compactInStages(deps, run, stages, signal);
     return await fenced(deps, run, () => compactWithSummary(deps, run, signal));
   } finally {
     await lease.release();
@@ -258,6 +268,83 @@ export async function previewCompaction(
 function contentSeqsOf(strategy: Strategy): ((messages: MessageMeta[]) => number[]) | undefined {
   const unit = strategyUnit(strategy);
   return unit.reads ? (messages) => unit.reads?.(messages, strategy) ?? [] : undefined;
+}
+
+/** The stages of a strategy that runs others in turn (its unit's `stages`), validated; null: one compaction. */
+function stagesOf(strategy: Strategy): Strategy[] | null {
+  const stages = strategyUnit(strategy).stages?.(strategy);
+  return stages === undefined ? null : stages.map((stage) => strategySchema.parse(stage));
+}
+
+/** The idempotency key of one stage of a staged request: the request's, suffixed with the stage's strategy. */
+export function stageKey(idempotencyKey: string, stage: Pick<Strategy, 'type'>): string {
+  return `${idempotencyKey}:${stage.type}`;
+}
+
+/** Whether a stage of `request` left its ledger row already. */
+async function stageDone(
+  reads: SessionReads,
+  request: CompactionRequest,
+  stage: Strategy | undefined,
+): Promise<boolean> {
+  if (stage === undefined) return false;
+  return (await reads.findByKey(stageKey(request.idempotencyKey, stage))) !== undefined;
+}
+
+/**
+ * A staged strategy (`auto`), under the session's lease: each stage is a run of its own strategy
+ * under its own idempotency key ({@link stageKey}), so each leaves its own ledger row and version
+ * bump and a retried job finds the stages done as duplicates, applying each at most once. A stage
+ * after the first re-reads the session and runs only when {@link nextStageFires}; otherwise, or
+ * when a stage's summary was queued for a batch, the job's outcome is the last stage that ran.
+ */
+async function compactInStages(
+  deps: PipelineDeps,
+  run: Run,
+  stages: Strategy[],
+  signal: AbortSignal,
+): Promise<CompactionOutcome> {
+  const { request } = run;
+  let outcome: CompactionOutcome | null = null;
+  for (const strategy of stages) {
+    const idempotencyKey = stageKey(request.idempotencyKey, strategy);
+    const gate = await deps.reads.loadGate(request.tenantId, request.sessionId, idempotencyKey);
+    if (gate.keyUsed) {
+      const earlier = await deps.reads.findByKey(idempotencyKey);
+      if (earlier) {
+        outcome = { status: 'duplicate', row: earlier, plan: null };
+        continue;
+      }
+    }
+    let note: string | undefined;
+    if (outcome !== null) {
+      if (outcome.status === 'batched') return outcome;
+      const still = nextStageFires(run.policy.triggers, gate.state);
+      if (!still.fire) return outcome;
+      note = `${run.policy.strategy.type}: after ${outcome.row.strategy}, ${still.reason}`;
+    }
+    const summarizes = strategyUnit(strategy).summarizes;
+    // The request's own note (e.g. an extractive fallback's) is about its summary.
+    const notes = [summarizes ? request.note : undefined, note].filter(Boolean).join('; ');
+    const stageRequest = {
+      ...request,
+      idempotencyKey,
+      note: notes === '' ? undefined : notes.slice(0, 2_000),
+    };
+    const stage: Run = {
+      ...run,
+      request: stageRequest,
+      policy: { ...run.policy, strategy },
+      entry: entryOf(stageRequest, strategy, run.policy.mode),
+    };
+    outcome = await fenced(deps, stage, () =>
+      summarizes
+        ? compactWithSummary(deps, stage, signal)
+        : compactUnderLock(deps, stage, gate.state.compactionVersion),
+    );
+  }
+  if (outcome === null) throw new Error(`strategy ${run.policy.strategy.type} has no stages`);
+  return outcome;
 }
 
 /**

@@ -1,0 +1,153 @@
+/**
+ * `auto` on a real transcript with lots of tool output: old tool results are cleared first (no
+ * LLM call), and the rest is summarized only while the session is still over its trigger. Each
+ * stage is its own compaction: its own ledger row and version bump, each restorable, newest first,
+ * back to the original byte-exact; a retried job applies neither stage twice.
+ */
+import { describe, expect, it } from 'vitest';
+import { createSession } from '../../producer/index.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
+import { type CompactionRequest, runCompaction } from '../../worker/pipeline/pipeline.ts';
+import { audit, violations } from '../../worker/postgres/audit.ts';
+import { setPolicy } from '../../worker/postgres/policies.ts';
+import { restoreCompaction } from '../../worker/postgres/restore.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
+import { loadCorpusSession, silentLogger } from '../support/fixtures.ts';
+import { useIntegration } from '../support/integration.ts';
+
+const ctx = useIntegration();
+const db = () => ctx.tdb.database.db;
+
+/** Every column of the live history, in seq order: what "byte-exact" means. */
+async function liveRows(tenantId: string, sessionId: string) {
+  return ctx.tdb.database.sql`
+    select seq::int, role, kind, content, content_blocks::text, tool_call_id, tool_name, tool_use_ids,
+      tool_result_ids, has_thinking, token_count, pinned, created_at, context_version
+    from messages where tenant_id = ${tenantId} and session_id = ${sessionId} order by seq`;
+}
+
+async function sessionRow(tenantId: string, sessionId: string) {
+  const [row] = await ctx.tdb.database.sql<
+    { message_count: number; token_count: number; compaction_version: number }[]
+  >`select message_count, token_count::int, compaction_version from sessions
+    where tenant_id = ${tenantId} and id = ${sessionId}`;
+  return row;
+}
+
+/** The session's ledger rows, oldest first. */
+async function ledger(tenantId: string, sessionId: string) {
+  return ctx.tdb.database.sql<
+    { id: string; strategy: string; status: string; idempotency_key: string; compaction_version: number }[]
+  >`select id, strategy, status, idempotency_key, compaction_version from compactions
+    where tenant_id = ${tenantId} and session_id = ${sessionId} order by created_at, compaction_version`;
+}
+
+function compact(
+  tenantId: string,
+  sessionId: string,
+  strategy: Strategy,
+  idempotencyKey: string,
+  trigger: CompactionRequest['trigger'] = 'manual',
+) {
+  return runCompaction(
+    {
+      reads: ctx.store,
+      writes: ctx.store,
+      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
+      summarizer: createExtractiveSummarizer(),
+      now: () => performance.now(),
+      logger: silentLogger,
+    },
+    { tenantId, sessionId, strategy, trigger, idempotencyKey, eventId: null },
+  );
+}
+
+async function seed(tenantId: string, sessionId: string) {
+  const messages = await loadCorpusSession('minisweagent__pvlib-1854');
+  await createSession(db(), { tenantId, sessionId, messages });
+  return messages;
+}
+
+describe('auto', () => {
+  it('clears, then summarizes what is still over the trigger: two rows, two versions, each restorable', async () => {
+    const tenantId = 'auto-both';
+    const messages = await seed(tenantId, 'pvlib');
+    // A limit the clearing cannot get under: the summary must follow.
+    await setPolicy(db(), tenantId, null, { strategy: { type: 'auto' }, triggers: { maxMessages: 20 } });
+    const before = await liveRows(tenantId, 'pvlib');
+    const sessionBefore = await sessionRow(tenantId, 'pvlib');
+
+    const outcome = await compact(tenantId, 'pvlib', parseStrategy('auto'), 'job-1', 'event');
+    expect(outcome.status, outcome.row?.reason ?? '').toBe('applied');
+    const rows = await ledger(tenantId, 'pvlib');
+    expect(rows.map((r) => [r.strategy, r.status, r.idempotency_key, r.compaction_version])).toEqual([
+      ['clearToolResults', 'applied', 'job-1:clearToolResults', (sessionBefore?.compaction_version ?? 0) + 1],
+      ['summarize', 'applied', 'job-1:summarize', (sessionBefore?.compaction_version ?? 0) + 2],
+    ]);
+    const [cleared, summarized] = rows;
+    expect(outcome.row?.id).toBe(summarized?.id);
+    expect(outcome.row?.reason).toMatch(/^auto: after clearToolResults, \d+ messages, over the limit of 20$/);
+    expect(outcome.row?.messagesBefore).toBe(messages.length);
+    expect(outcome.row?.messagesAfter).toBeLessThan(messages.length);
+    expect((await sessionRow(tenantId, 'pvlib'))?.compaction_version).toBe(
+      (sessionBefore?.compaction_version ?? 0) + 2,
+    );
+    expect(violations(await audit(db(), tenantId, 'pvlib'))).toEqual([]);
+
+    // The job retried: each stage is found done, nothing is written again.
+    const retried = await compact(tenantId, 'pvlib', parseStrategy('auto'), 'job-1', 'event');
+    expect(retried).toMatchObject({ status: 'duplicate', row: { id: summarized?.id } });
+    expect(await ledger(tenantId, 'pvlib')).toHaveLength(2);
+
+    // Newest first: the summary, then the clearing, back to the original byte-exact.
+    for (const row of [summarized, cleared]) {
+      const restored = await restoreCompaction(db(), {
+        tenantId,
+        sessionId: 'pvlib',
+        compactionId: row?.id ?? '',
+      });
+      expect(restored.status).toBe('restored');
+      expect(violations(await audit(db(), tenantId, 'pvlib'))).toEqual([]);
+    }
+    expect(await liveRows(tenantId, 'pvlib')).toEqual(before);
+    expect(await sessionRow(tenantId, 'pvlib')).toMatchObject({
+      message_count: sessionBefore?.message_count,
+      token_count: sessionBefore?.token_count,
+    });
+    const clean = await audit(db(), tenantId, 'pvlib');
+    expect(clean).toMatchObject({ archivedOriginals: 0, archivedRewrites: 0 });
+  });
+
+  it('stops after the clearing when it brings the session under its trigger: one row', async () => {
+    const tenantId = 'auto-clear';
+    await seed(tenantId, 'pvlib');
+    const sessionBefore = await sessionRow(tenantId, 'pvlib');
+    // Over by one token: any clearing gets the session under it.
+    const maxTokens = (sessionBefore?.token_count ?? 0) - 1;
+    await setPolicy(db(), tenantId, null, { strategy: { type: 'auto' }, triggers: { maxTokens } });
+    const before = await liveRows(tenantId, 'pvlib');
+
+    const outcome = await compact(tenantId, 'pvlib', parseStrategy('auto'), 'job-2', 'event');
+    expect(outcome.status, outcome.row?.reason ?? '').toBe('applied');
+    expect(outcome.row?.strategy).toBe('clearToolResults');
+    expect(outcome.row?.tokensAfter).toBeLessThanOrEqual(maxTokens);
+    const rows = await ledger(tenantId, 'pvlib');
+    expect(rows.map((r) => [r.strategy, r.status, r.idempotency_key])).toEqual([
+      ['clearToolResults', 'applied', 'job-2:clearToolResults'],
+    ]);
+    expect((await sessionRow(tenantId, 'pvlib'))?.compaction_version).toBe(
+      (sessionBefore?.compaction_version ?? 0) + 1,
+    );
+    expect(violations(await audit(db(), tenantId, 'pvlib'))).toEqual([]);
+
+    // A retry resumes (no admission again, no skipped row) and finds the clearing done.
+    const retried = await compact(tenantId, 'pvlib', parseStrategy('auto'), 'job-2', 'event');
+    expect(retried).toMatchObject({ status: 'duplicate', row: { id: rows[0]?.id } });
+    expect(await ledger(tenantId, 'pvlib')).toHaveLength(1);
+
+    await restoreCompaction(db(), { tenantId, sessionId: 'pvlib', compactionId: rows[0]?.id ?? '' });
+    expect(await liveRows(tenantId, 'pvlib')).toEqual(before);
+    expect(violations(await audit(db(), tenantId, 'pvlib'))).toEqual([]);
+  });
+});
