@@ -91,6 +91,8 @@ export function topHelp(commands: ReadonlyArray<Command | CommandGroup>): string
     '  clearToolInputs, excludeTools',
     '  clearThinking[:N]: no LLM call; thinking blocks of assistant turns older than the newest N',
     '  turns with thinking (default 1) are dropped, the originals archived; an open tool loop stays',
+    '  auto[:N]: clearToolResults, then summarize (keeping N) only while the session is still over',
+    '  its trigger; each stage its own ledger row and restore; JSON options clear, summarize',
     '',
     'environment:',
     ...environmentHelp(),
