@@ -1,14 +1,17 @@
 /**
- * `npm run fidelity [-- --keep-recent N]`: runs the `summarize` strategy over every corpus session,
- * once with the `extractive` summarizer and once with `anthropic` (the real SDK against the fake
- * Messages API server), through the real pipeline and database, and prints per session and in
- * total: tokens before → after, the share of the leaving messages' working-set paths kept in the
- * checkpoint, whether the last user request was kept (live, or verbatim in the checkpoint), pinned
- * messages kept, tool pairs whole, and input tokens sent to the LLM per compaction.
+ * `npm run fidelity [-- --keep-recent N]`: runs each strategy over every corpus session through the
+ * real pipeline and database — `summarize` with the `extractive` summarizer and with `anthropic`
+ * (the real SDK against the fake Messages API server), `summarize` with a tail of 20,000 tokens,
+ * `clearToolResults` and `auto` — and prints per session and in total: tokens before → after, the
+ * share of the leaving messages' working-set paths kept in the checkpoint, whether the last user
+ * request was kept (live, or verbatim in the checkpoint), pinned messages kept, tool pairs whole,
+ * the ledger rows written, and the input tokens sent to the LLM and their cost (USD) per
+ * compaction.
  *
- * Targets, what an agent needs to carry on after a compaction: 100% of paths, requests and pinned
- * messages kept; tokens after at most 25% of before on sessions over 100 messages. Exits 1 when a
- * target is missed. Not part of `npm test`.
+ * Targets, what an agent needs to carry on after a summary: 100% of paths, requests and pinned
+ * messages kept; tokens after at most 25% of before on sessions over 100 messages. They apply to
+ * the `summarize` runs (a strategy that only clears keeps every message and writes no checkpoint).
+ * Exits 1 when a target is missed. Not part of `npm test`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
@@ -21,6 +24,7 @@ import type { Message } from '../../shared/contract/message.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { openDatabase } from '../../shared/postgres/db.ts';
+import { type Strategy, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
@@ -40,7 +44,12 @@ if (!Number.isInteger(keepRecent) || keepRecent < 0) throw new Error('--keep-rec
 
 interface Row {
   session: string;
+  /** The run: strategy, and summarizer where it summarizes. */
   summarizer: string;
+  /** Ledger rows the compaction wrote (two for `auto` when it summarized after clearing). */
+  stages: number;
+  /** USD, all its ledger rows. */
+  costUsd: number;
   messages: number;
   status: string;
   tokensBefore: number;
@@ -68,14 +77,36 @@ async function main(): Promise<number> {
     await migrateDatabase(url);
     const store = new CompactionStore(database.db);
     const leases = new LeaseManager(redis, { prefix });
-    const summarizers: Summarizer[] = [
-      createExtractiveSummarizer(),
-      createAnthropicSummarizer({ apiKey: 'fidelity', baseURL: llm.url, model: 'claude-haiku-4-5' }),
+    const extractive = createExtractiveSummarizer();
+    const anthropic = createAnthropicSummarizer({
+      apiKey: 'fidelity',
+      baseURL: llm.url,
+      model: 'claude-haiku-4-5',
+    });
+    const summarize = { type: 'summarize', keepRecent, maxSummaryTokens: 2_000 } as const;
+    const runs: Array<{ label: string; summarizer: Summarizer; strategy: Strategy }> = [
+      { label: 'summarize/extractive', summarizer: extractive, strategy: summarize },
+      { label: 'summarize/anthropic', summarizer: anthropic, strategy: summarize },
+      {
+        label: 'summarize+20k tail/extractive',
+        summarizer: extractive,
+        strategy: { ...summarize, keepRecentTokens: 20_000 },
+      },
+      {
+        label: 'clearToolResults',
+        summarizer: extractive,
+        strategy: strategySchema.parse({ type: 'clearToolResults' }),
+      },
+      {
+        label: 'auto/extractive',
+        summarizer: extractive,
+        strategy: strategySchema.parse({ type: 'auto', summarize: { keepRecent } }),
+      },
     ];
     const files = (await readdir(CORPUS_DIR)).filter((f) => f.endsWith('.jsonl')).sort();
     const rows: Row[] = [];
-    for (const summarizer of summarizers) {
-      const tenantId = summarizer.name;
+    for (const { label, summarizer, strategy } of runs) {
+      const tenantId = label.replace(/[^a-z0-9]+/gi, '-');
       for (const file of files) {
         const session = file.replace(/\.jsonl$/, '');
         const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
@@ -92,14 +123,14 @@ async function main(): Promise<number> {
           {
             tenantId,
             sessionId: session,
-            strategy: { type: 'summarize', keepRecent, maxSummaryTokens: 2_000 },
+            strategy,
             trigger: 'manual',
             idempotencyKey: `fidelity:${randomUUID()}`,
             eventId: null,
           },
         );
         if (outcome.row === null) throw new Error('a manual compaction is never batched');
-        rows.push(await measure(database, tenantId, session, original, outcome.row, summarizer.name));
+        rows.push(await measure(database, tenantId, session, original, label));
       }
     }
     print(rows);
@@ -119,9 +150,18 @@ async function measure(
   tenantId: string,
   session: string,
   original: TranscriptMessage[],
-  ledger: NonNullable<Awaited<ReturnType<typeof runCompaction>>['row']>,
   summarizer: string,
 ): Promise<Row> {
+  // Every ledger row of the compaction, oldest first: `auto` writes one per stage.
+  const ledger = await database.sql<
+    { status: string; tokens_before: number | null; input: number; cost: number }[]
+  >`select status, tokens_before,
+           coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) as input,
+           coalesce(cost_usd, 0)::float8 as cost
+      from compactions where tenant_id = ${tenantId} and session_id = ${session} order by created_at`;
+  const [first] = ledger;
+  const [now] = await database.sql<{ tokens: number }[]>`
+    select token_count::int as tokens from sessions where tenant_id = ${tenantId} and id = ${session}`;
   const live = await database.sql<{ seq: string; pinned: boolean }[]>`
     select seq, pinned from messages where tenant_id = ${tenantId} and session_id = ${session}`;
   const liveSeqs = new Set(live.map((m) => Number(m.seq)));
@@ -140,17 +180,18 @@ async function measure(
     session,
     summarizer,
     messages: original.length,
-    status: ledger.status,
-    tokensBefore: ledger.tokensBefore ?? 0,
-    tokensAfter: ledger.tokensAfter ?? 0,
+    status: ledger.some((r) => r.status === 'applied') ? 'applied' : (first?.status ?? 'none'),
+    stages: ledger.length,
+    costUsd: ledger.reduce((sum, r) => sum + Number(r.cost), 0),
+    tokensBefore: Number(first?.tokens_before ?? now?.tokens ?? 0),
+    tokensAfter: Number(now?.tokens ?? 0),
     pathsKept: leavingPaths.filter((p) => kept.has(p)).length,
     pathsLeaving: leavingPaths.length,
     requestKept,
     pinnedKept: pinned.filter((m) => liveSeqs.has(m.seq)).length,
     pinned: pinned.length,
     pairsWhole: report.splitToolPairs === 0,
-    llmInputTokens:
-      (ledger.inputTokens ?? 0) + (ledger.cacheReadTokens ?? 0) + (ledger.cacheWriteTokens ?? 0),
+    llmInputTokens: ledger.reduce((sum, r) => sum + Number(r.input), 0),
   };
 }
 
@@ -166,7 +207,9 @@ function print(rows: Row[]): void {
     'request',
     'pinned',
     'pairs',
+    'rows',
     'LLM in',
+    'USD',
   ];
   const body = rows.map((r) => [
     r.session,
@@ -179,7 +222,9 @@ function print(rows: Row[]): void {
     r.requestKept ? 'yes' : 'NO',
     `${r.pinnedKept}/${r.pinned}`,
     r.pairsWhole ? 'whole' : 'SPLIT',
+    String(r.stages),
     String(r.llmInputTokens),
+    r.costUsd.toFixed(4),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
   const fmt = (cells: string[]) =>
@@ -202,20 +247,23 @@ function print(rows: Row[]): void {
         `pinned kept ${sum((r) => r.pinnedKept)}/${sum((r) => r.pinned)}; ` +
         `tool pairs whole ${mine.filter((r) => r.pairsWhole).length}/${mine.length}; ` +
         `sessions > 100 messages at ≤ 25%: ${bigOk}/${big.length}; ` +
-        `LLM input tokens per compaction: ${applied.length ? Math.round(sum((r) => r.llmInputTokens) / applied.length) : 0}`,
+        `LLM input tokens per compaction: ${applied.length ? Math.round(sum((r) => r.llmInputTokens) / applied.length) : 0}; ` +
+        `USD per compaction: ${applied.length ? (sum((r) => r.costUsd) / applied.length).toFixed(4) : '0'}`,
     );
   }
 }
 
 function targetsMet(rows: Row[]): boolean {
-  return rows.every(
-    (r) =>
-      r.pathsKept === r.pathsLeaving &&
-      r.requestKept &&
-      r.pinnedKept === r.pinned &&
-      r.pairsWhole &&
-      (r.messages <= 100 || r.tokensAfter <= 0.25 * r.tokensBefore),
-  );
+  return rows
+    .filter((r) => r.summarizer.startsWith('summarize/'))
+    .every(
+      (r) =>
+        r.pathsKept === r.pathsLeaving &&
+        r.requestKept &&
+        r.pinnedKept === r.pinned &&
+        r.pairsWhole &&
+        (r.messages <= 100 || r.tokensAfter <= 0.25 * r.tokensBefore),
+    );
 }
 
 main().then(
