@@ -6,14 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
-import { type CompactionRequest, runCompaction } from '../../worker/pipeline/pipeline.ts';
+import type { CompactionRequest } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
-import { loadCorpusSession, silentLogger } from '../support/fixtures.ts';
+import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration();
@@ -50,17 +48,7 @@ function compact(
   idempotencyKey: string,
   trigger: CompactionRequest['trigger'] = 'manual',
 ) {
-  return runCompaction(
-    {
-      reads: ctx.store,
-      writes: ctx.store,
-      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
-      logger: silentLogger,
-    },
-    { tenantId, sessionId, strategy, trigger, idempotencyKey, eventId: null },
-  );
+  return ctx.compactInProcess({ tenantId, sessionId, strategy, trigger, idempotencyKey });
 }
 
 async function seed(tenantId: string, sessionId: string) {

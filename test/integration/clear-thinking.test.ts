@@ -1,11 +1,3 @@
-/**
- * `clearThinking` on a real Claude Code session (imported natively, thinking signatures included):
- * the thinking blocks of assistant turns older than the newest one with thinking are dropped and
- * nothing else changes, the ledger counts the blocks dropped, the audit is clean, the next request
- * is accepted by the strict Messages API, a second run is skipped with its reason, and a restore
- * puts every original back byte-exact.
- */
-import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
@@ -13,13 +5,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { importTranscript } from '../../producer/import.ts';
 import { type LoadedContext, loadContext } from '../../producer/index.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
-import { silentLogger } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration({ anthropic: true });
@@ -65,24 +53,11 @@ const blocksOf = (row: Row): Block[] => {
 const thinkingCount = (row: Row) => blocksOf(row).filter((b) => THINKING.has(b.type)).length;
 
 async function compact(sessionId: string, strategy: Strategy) {
-  const outcome = await runCompaction(
-    {
-      reads: ctx.store,
-      writes: ctx.store,
-      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
-      logger: silentLogger,
-    },
-    {
-      tenantId,
-      sessionId,
-      strategy,
-      trigger: 'manual',
-      idempotencyKey: `manual:${randomUUID()}`,
-      eventId: null,
-    },
-  );
+  const outcome = await ctx.compactInProcess({
+    tenantId,
+    sessionId,
+    strategy,
+  });
   if (outcome.row === null) throw new Error('a manual compaction is never batched');
   return outcome.row;
 }

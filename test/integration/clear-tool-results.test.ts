@@ -1,11 +1,3 @@
-/**
- * `clearToolResults` on real transcripts: beyond the newest tool uses, each tool result's content
- * becomes a placeholder naming the tool, its size and the compaction that archived it; the newest
- * results, excluded tools and every call stay as they were, tool pairs stay whole, the next
- * request is accepted by the strict Messages API, a clearing too small to pay for the broken
- * prompt cache is skipped with its reason, and a restore puts every original back byte-exact.
- */
-import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
@@ -13,13 +5,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { importTranscript } from '../../producer/import.ts';
 import { createSession, type LoadedContext, loadContext } from '../../producer/index.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
-import { loadCorpusSession, silentLogger } from '../support/fixtures.ts';
+import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration({ anthropic: true });
@@ -67,24 +56,11 @@ async function sessionRow(sessionId: string) {
 }
 
 async function compact(sessionId: string, strategy: Strategy) {
-  const outcome = await runCompaction(
-    {
-      reads: ctx.store,
-      writes: ctx.store,
-      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
-      logger: silentLogger,
-    },
-    {
-      tenantId,
-      sessionId,
-      strategy,
-      trigger: 'manual',
-      idempotencyKey: `manual:${randomUUID()}`,
-      eventId: null,
-    },
-  );
+  const outcome = await ctx.compactInProcess({
+    tenantId,
+    sessionId,
+    strategy,
+  });
   if (outcome.row === null) throw new Error('a manual compaction is never batched');
   return outcome.row;
 }

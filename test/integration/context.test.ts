@@ -1,12 +1,3 @@
-/**
- * Context out, end to end: an agent loop on the real SDK against the fake Messages API (strict),
- * its turns stored with appendMessages, compacted by the real pipeline on real Postgres, and read
- * back with loadContext as its next request. Before any compaction every stored block comes back
- * as appended; after one, the request is still accepted — thinking included — and an open tool
- * loop says how to send it. Every corpus session, compacted by each strategy, gives a request the
- * strict fake accepts.
- */
-import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlockParam, MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
@@ -14,13 +5,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { appendMessages, createSession, type LoadedContext, loadContext } from '../../producer/index.ts';
 import { NO_RESULT, SUMMARY_INTRO, THINKING_BINDING_BETA } from '../../shared/context/render.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
 import type { FakeReply } from '../support/fake-anthropic.ts';
-import { CORPUS_DIR, loadCorpusSession, silentLogger } from '../support/fixtures.ts';
+import { CORPUS_DIR, loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 import { runCompactor } from '../support/processes.ts';
 
@@ -72,24 +60,11 @@ async function answerCalls(sessionId: string, content: ContentBlockParam[], outp
 }
 
 async function compact(sessionId: string, strategy: Strategy, tenant = tenantId) {
-  const outcome = await runCompaction(
-    {
-      reads: ctx.store,
-      writes: ctx.store,
-      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
-      logger: silentLogger,
-    },
-    {
-      tenantId: tenant,
-      sessionId,
-      strategy,
-      trigger: 'manual',
-      idempotencyKey: `manual:${randomUUID()}`,
-      eventId: null,
-    },
-  );
+  const outcome = await ctx.compactInProcess({
+    tenantId: tenant,
+    sessionId,
+    strategy,
+  });
   return outcome.row === null ? null : { ...outcome.row, plan: outcome.plan };
 }
 

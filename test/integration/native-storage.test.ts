@@ -4,7 +4,7 @@
  * holds no base64; bad messages are refused with nothing written; and the migration that added
  * the blocks converts corpus-format rows the same way the import does.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,15 +14,12 @@ import { describe, expect, it } from 'vitest';
 import { appendMessages, createSession } from '../../producer/index.ts';
 import { legacyContent } from '../../shared/contract/blocks.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { connectionOptions } from '../../shared/postgres/db.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { MIGRATIONS_FOLDER, migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor } from '../support/env.ts';
-import { CORPUS_DIR, loadCorpusSession, silentLogger } from '../support/fixtures.ts';
+import { CORPUS_DIR, loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration();
@@ -112,24 +109,11 @@ async function storedBlocks(sessionId: string, table = 'messages') {
 }
 
 async function compact(sessionId: string, strategy: Strategy) {
-  const outcome = await runCompaction(
-    {
-      reads: ctx.store,
-      writes: ctx.store,
-      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
-      logger: silentLogger,
-    },
-    {
-      tenantId,
-      sessionId,
-      strategy,
-      trigger: 'manual',
-      idempotencyKey: `manual:${randomUUID()}`,
-      eventId: null,
-    },
-  );
+  const outcome = await ctx.compactInProcess({
+    tenantId,
+    sessionId,
+    strategy,
+  });
   if (outcome.row?.status !== 'applied') throw new Error(`not applied: ${outcome.row?.reason}`);
   return outcome.row;
 }

@@ -1,17 +1,9 @@
-/**
- * "Delete my data": `compactor purge` removes a session with its lineage — live and archived
- * messages, ledger rows — in one transaction, and nothing of another session or tenant.
- */
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { appendMessages, createSession } from '../../producer/index.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { purgeSessions } from '../../worker/postgres/purge.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
-import { loadCorpusSession, silentLogger } from '../support/fixtures.ts';
+import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 import { runCompactor } from '../support/processes.ts';
 
@@ -27,24 +19,11 @@ async function compact(tenantId: string, sessionId: string, mode: 'inPlace' | 'n
     strategy: { type: 'slidingWindow', maxMessages: 10 },
     mode,
   });
-  const outcome = await runCompaction(
-    {
-      reads: ctx.store,
-      writes: ctx.store,
-      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
-      logger: silentLogger,
-    },
-    {
-      tenantId,
-      sessionId,
-      strategy: { type: 'slidingWindow', maxMessages: 10 },
-      trigger: 'manual',
-      idempotencyKey: `manual:${randomUUID()}`,
-      eventId: null,
-    },
-  );
+  const outcome = await ctx.compactInProcess({
+    tenantId,
+    sessionId,
+    strategy: { type: 'slidingWindow', maxMessages: 10 },
+  });
   if (outcome.row?.status !== 'applied') throw new Error(`${outcome.row?.status}: ${outcome.row?.reason}`);
   return outcome.row;
 }

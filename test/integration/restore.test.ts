@@ -5,15 +5,12 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { appendMessages, createSession } from '../../producer/index.ts';
 import { FenceError, InvalidInputError } from '../../shared/contract/errors.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { changeOf, entryOf, skipOf } from '../../worker/pipeline/change.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
-import { loadCorpusSession, silentLogger } from '../support/fixtures.ts';
+import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 import { runCompactor } from '../support/processes.ts';
 
@@ -36,24 +33,11 @@ async function sessionRow(sessionId: string) {
 }
 
 async function compact(sessionId: string, strategy: Strategy) {
-  const outcome = await runCompaction(
-    {
-      reads: ctx.store,
-      writes: ctx.store,
-      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
-      logger: silentLogger,
-    },
-    {
-      tenantId,
-      sessionId,
-      strategy,
-      trigger: 'manual',
-      idempotencyKey: `manual:${randomUUID()}`,
-      eventId: null,
-    },
-  );
+  const outcome = await ctx.compactInProcess({
+    tenantId,
+    sessionId,
+    strategy,
+  });
   if (outcome.row === null) throw new Error('a manual compaction is never batched');
   expect(outcome.row.status).toBe('applied');
   return outcome.row;

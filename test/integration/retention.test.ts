@@ -1,11 +1,3 @@
-/**
- * Retention on real Postgres, Redis and BullMQ: a policy's `retentionDays` makes the sweep drop
- * archived originals older than that, in bounded batches, recorded as one `expired` ledger row per
- * session per pass; the live history is untouched, archived system messages stay (the context
- * restates them), and a compaction whose originals went cannot be restored. Archive ages are set by
- * moving `archived_at` back in time.
- */
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   type AppendMessage,
@@ -15,15 +7,12 @@ import {
   type NewMessage,
 } from '../../producer/index.ts';
 import { ArchiveExpiredError } from '../../shared/contract/errors.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { PolicyInput } from '../../shared/policy/policy.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { runRetention } from '../../worker/queue/retention.ts';
 import { startSweepService } from '../../worker/queue/sweep.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { loadCorpusSession, silentLogger, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -37,24 +26,11 @@ async function policy(tenantId: string, agentId: string | null, input: PolicyInp
 
 /** Applies one manual compaction in-process and returns its ledger row. */
 async function compact(tenantId: string, sessionId: string, strategy: Strategy) {
-  const outcome = await runCompaction(
-    {
-      reads: ctx.store,
-      writes: ctx.store,
-      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
-      logger: silentLogger,
-    },
-    {
-      tenantId,
-      sessionId,
-      strategy,
-      trigger: 'manual',
-      idempotencyKey: `manual:${randomUUID()}`,
-      eventId: null,
-    },
-  );
+  const outcome = await ctx.compactInProcess({
+    tenantId,
+    sessionId,
+    strategy,
+  });
   if (outcome.row?.status !== 'applied') throw new Error(`compaction not applied: ${outcome.row?.reason}`);
   return outcome.row;
 }

@@ -1,16 +1,3 @@
-/**
- * The round trip of the five Claude Code session files of corpus/claude-code: imported (the format
- * detected), read back with loadContext as the parsed messages, thinking and signatures included;
- * compacted by `summarize` with the extractive summarizer into the summary then the kept messages
- * without their thinking, a request the strict fake Messages API accepts through the real SDK; and
- * restored, every stored row back byte for byte and the context as before the compaction.
- *
- * Each expected context is computed here from the parser's messages by the renderer's documented
- * rules (shared/context/render.ts), written out again rather than calling the renderer's code:
- * adjacent messages of one role are one turn, a user turn first, a call the next user turn does not
- * answer gets an error result, and after a compaction the thinking of the rows it covered is gone.
- */
-import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,11 +8,7 @@ import { importTranscript } from '../../producer/import.ts';
 import { loadContext } from '../../producer/index.ts';
 import { LEAD_IN, NO_RESULT, SUMMARY_INTRO } from '../../shared/context/render.ts';
 import { parseClaudeCode } from '../../shared/contract/native-transcripts.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
-import { silentLogger } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const CLAUDE_CODE_DIR = fileURLToPath(new URL('../../corpus/claude-code/', import.meta.url));
@@ -151,24 +134,11 @@ function keepRecentOf(messages: readonly Message[]): number {
 
 /** Compacts with `summarize` and the extractive summarizer; it must apply. */
 async function compact(tenantId: string, sessionId: string, messages: readonly Message[]) {
-  const outcome = await runCompaction(
-    {
-      reads: ctx.store,
-      writes: ctx.store,
-      leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
-      logger: silentLogger,
-    },
-    {
-      tenantId,
-      sessionId,
-      strategy: { type: 'summarize', keepRecent: keepRecentOf(messages), maxSummaryTokens: 2000 },
-      trigger: 'manual',
-      idempotencyKey: `manual:${randomUUID()}`,
-      eventId: null,
-    },
-  );
+  const outcome = await ctx.compactInProcess({
+    tenantId,
+    sessionId,
+    strategy: { type: 'summarize', keepRecent: keepRecentOf(messages), maxSummaryTokens: 2000 },
+  });
   const row = outcome.row;
   expect(row?.status, `${sessionId}: ${row?.reason}`).toBe('applied');
   if (!row) throw new Error('no ledger row');

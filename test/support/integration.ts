@@ -17,12 +17,20 @@
  * This lives apart from `fixtures.ts` because that module is also loaded by unit tests and by the
  * tsx scripts (bench, soak, fidelity), which should not load the producer, BullMQ and the fake server.
  */
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { createProducer, type Producer } from '../../producer/index.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { Config } from '../../shared/runtime/config.ts';
+import {
+  type CompactionOutcome,
+  type CompactionRequest,
+  runCompaction,
+} from '../../worker/pipeline/pipeline.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
 import { type CompactionWorker, startWorker, type WorkerOptions } from '../../worker/queue/worker.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
 import { openServices, type ServiceOverrides, type Services } from '../../worker/runtime/services.ts';
 import { REDIS_URL } from './env.ts';
 import { type FakeAnthropicHandle, FakeAnthropicServer } from './fake-anthropic.ts';
@@ -86,6 +94,14 @@ export interface Integration {
   startWorker(options?: TestWorkerOptions): CompactionWorker;
   /** Closes the workers started so far (for files whose tests each start their own). */
   closeWorkers(): Promise<void>;
+  /**
+   * Runs the pipeline once in this process, as `compactor compact` does: on the file's store, with
+   * the extractive summarizer; `trigger` defaults to `manual`, `idempotencyKey` to a new one.
+   */
+  compactInProcess(
+    request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy'> &
+      Partial<Pick<CompactionRequest, 'trigger' | 'idempotencyKey'>>,
+  ): Promise<CompactionOutcome>;
   /**
    * Runs `close` at the start of `afterAll`, before anything above is closed: for what the file
    * opened on top of these resources (a server on a worker's services, child processes using the
@@ -174,6 +190,19 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
       const worker = startWorker(on, workerOptions);
       workers.push(worker);
       return worker;
+    },
+    compactInProcess({ trigger = 'manual', idempotencyKey = `manual:${randomUUID()}`, ...request }) {
+      return runCompaction(
+        {
+          reads: ctx.store,
+          writes: ctx.store,
+          leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
+          summarizer: createExtractiveSummarizer(),
+          now: () => performance.now(),
+          logger: silentLogger,
+        },
+        { ...request, trigger, idempotencyKey, eventId: null },
+      );
     },
     async closeWorkers() {
       await Promise.all(workers.splice(0).map((w) => w.close()));

@@ -6,8 +6,10 @@
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Readiness } from '../observability/health.ts';
+import { runAll } from '../runtime/services.ts';
 
 export interface OpsDeps {
   registry: Registry;
@@ -71,6 +73,35 @@ export async function listen(app: { fetch: Hono['fetch'] }, port: number, host: 
         // A request still running after 5 s (a stuck scrape, a slow page) does not hold shutdown.
         setTimeout(() => server.closeAllConnections(), 5_000).unref();
       });
+      return closing;
+    },
+  };
+}
+
+/**
+ * Serves `app` like {@link listen} on behalf of a server that owns what the app runs on: `release`
+ * (closing its queues, pools, services) runs once the server has closed, or at once when the
+ * address cannot be bound. Every step runs even if one fails (see `runAll`).
+ * @throws {Error} when the address cannot be bound, after `release`.
+ */
+export async function listenOwning(
+  app: { fetch: Hono['fetch'] },
+  address: { port: number; host: string },
+  logger: Logger,
+  release: () => Promise<unknown>,
+): Promise<Listening> {
+  let listening: Listening;
+  try {
+    listening = await listen(app, address.port, address.host);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    ...listening,
+    close: () => {
+      closing ??= runAll(logger, [() => listening.close(), release]);
       return closing;
     },
   };

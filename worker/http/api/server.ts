@@ -8,7 +8,7 @@ import { createProducer } from '../../../producer/index.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { assertStartable } from '../dashboard/auth.ts';
-import { type Listening, listen } from '../ops.ts';
+import { type Listening, listenOwning } from '../ops.ts';
 import { type ApiEnv, createApiApp } from './app.ts';
 
 /** A running API server. */
@@ -42,20 +42,5 @@ export async function startApi(
     },
   );
   const cleanup = () => runAll(logger, [() => producer.close(), () => services.close()]);
-  let listening: Listening;
-  try {
-    listening = await listen(app, options.port, options.host);
-  } catch (error) {
-    await cleanup();
-    throw error;
-  }
-  let closing: Promise<void> | undefined;
-  return {
-    ...listening,
-    app,
-    close: () => {
-      closing ??= runAll(logger, [() => listening.close(), cleanup]);
-      return closing;
-    },
-  };
+  return { ...(await listenOwning(app, options, logger, cleanup)), app };
 }

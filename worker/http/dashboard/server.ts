@@ -23,7 +23,7 @@ import { readinessProbe } from '../../observability/health.ts';
 import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../../queue/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
-import { type Listening, listen, opsRoutes } from '../ops.ts';
+import { type Listening, listenOwning, opsRoutes } from '../ops.ts';
 import { type ApiDeps, apiRoutes, compactionId, ownCompaction, ownSession } from './api.ts';
 import { assertStartable, authenticate, type Credentials, hasCredentials } from './auth.ts';
 import { bullBoard, offlineBullBoardViews } from './bull-board.ts';
@@ -342,20 +342,5 @@ export async function startDashboard(
       () => services.close(),
       () => views.remove(),
     ]);
-  let listening: Listening;
-  try {
-    listening = await listen(app, options.port, options.host);
-  } catch (error) {
-    await cleanup();
-    throw error;
-  }
-  let closing: Promise<void> | undefined;
-  return {
-    ...listening,
-    app,
-    close: () => {
-      closing ??= runAll(logger, [() => listening.close(), cleanup]);
-      return closing;
-    },
-  };
+  return { ...(await listenOwning(app, options, logger, cleanup)), app };
 }
