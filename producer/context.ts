@@ -11,13 +11,10 @@
  * ```
  */
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import { sql } from 'drizzle-orm';
-import { type ContextNotice, type ContextRow, renderContext } from '../shared/context/render.ts';
-import type { StoredContent } from '../shared/contract/blocks.ts';
+import { type ContextNotice, renderContext } from '../shared/context/render.ts';
 import { SessionNotFoundError } from '../shared/contract/errors.ts';
-import type { Kind, Role } from '../shared/contract/message.ts';
-import { type Db, executePrepared } from '../shared/postgres/db.ts';
-import { type Checkpoint, checkpointSchema } from '../shared/summary/checkpoint.ts';
+import { readContext } from '../shared/postgres/context-query.ts';
+import type { Db } from '../shared/postgres/db.ts';
 
 export type { ContextNotice } from '../shared/context/render.ts';
 
@@ -28,6 +25,13 @@ export interface LoadContextInput {
   sessionId: string;
   /** `keep` (default): thinking comes back wherever its signature still holds; `strip`: none. */
   thinking?: 'keep' | 'strip';
+  /**
+   * An `anthropic-compaction` summary: `native` (default) sends Anthropic's signed `compaction`
+   * block first (send the request with `betas`); `text` sends compactor's readable checkpoint
+   * instead, for a client that cannot send the beta (every thinking block made since is then left
+   * out: it was bound to the block).
+   */
+  compactionBlock?: 'native' | 'text';
 }
 
 /** The next request's `system` and `messages`, ready for `client.messages.create`. */
@@ -43,6 +47,11 @@ export interface LoadedContext {
   /** What the caller must act on to send the request (see shared/context/render.ts). */
   notices: ContextNotice[];
   /**
+   * The `anthropic-beta` values the request needs: `compact-2026-09-04` when it carries a
+   * compaction block; empty otherwise. With the SDK: `client.beta.messages.create({ …, betas })`.
+   */
+  betas: string[];
+  /**
    * The live session's compaction version this context was rendered at. Pass it to
    * `appendMessages(…, { contextVersion })` with the model's reply, so that a compaction that runs
    * while the model answers cannot leave the reply's thinking in a later context it would fail in.
@@ -50,121 +59,23 @@ export interface LoadedContext {
   version: number;
 }
 
-/** One line of the read: the session's facts (first, with no seq) or one live message. */
-interface ContextLine {
-  seq: number | null;
-  role: Role | null;
-  kind: Kind | null;
-  content: StoredContent | null;
-  pinned: boolean | null;
-  live_id: string | null;
-  checkpoint: unknown;
-  compacted_through_seq: number | null;
-  archived_system: string[] | null;
-  version: number | null;
-  context_version: number | null;
-}
-
 /**
  * Loads a session's next request: its live history rendered by the rules of
- * shared/context/render.ts. One statement, so one round trip and one snapshot: it follows the
- * lineage to the live session (a `newSession` compaction continued it in a child), reads the
- * checkpoint, the highest `last_seq` of the applied compactions of that session and its
- * ancestors, the system messages they archived (or left in an ancestor), and the live rows.
- * Every read is scoped by tenant.
+ * shared/context/render.ts, read by shared/postgres/context-query.ts. One statement, so one round
+ * trip and one snapshot: it follows the lineage to the live session (a `newSession` compaction
+ * continued it in a child), reads the checkpoint, which compactions changed the history under the
+ * thinking signed before them, the system messages they archived (or left in an ancestor), and
+ * the live rows. Every read is scoped by tenant.
  * @throws {SessionNotFoundError} if the tenant has no such session.
  */
 export async function loadContext(db: Db, input: LoadContextInput): Promise<LoadedContext> {
   const { tenantId, sessionId } = input;
-  const lines = await executePrepared<ContextLine>(db, contextQuery(tenantId, sessionId));
-  const [facts, ...messages] = lines;
-  const liveId = facts?.live_id ?? null;
-  if (liveId === null) throw new SessionNotFoundError(tenantId, sessionId);
-  const rows: ContextRow[] = messages.map((m) => ({
-    seq: m.seq as number,
-    role: m.role as Role,
-    kind: m.kind as Kind,
-    content: m.content as StoredContent,
-    pinned: m.pinned === true,
-    contextVersion: m.context_version,
-  }));
+  const read = await readContext(db, tenantId, sessionId);
+  if (read === null) throw new SessionNotFoundError(tenantId, sessionId);
   const rendered = renderContext({
-    rows,
-    checkpoint: parseCheckpoint(facts?.checkpoint),
-    compactedThroughSeq: facts?.compacted_through_seq ?? null,
-    archivedSystem: facts?.archived_system ?? [],
+    ...read.render,
     thinking: input.thinking ?? 'keep',
-    version: facts?.version ?? 0,
+    compactionBlock: input.compactionBlock ?? 'native',
   });
-  return { ...rendered, sessionId: liveId, version: facts?.version ?? 0 };
-}
-
-function parseCheckpoint(value: unknown): Checkpoint | null {
-  if (value === null || value === undefined) return null;
-  const parsed = checkpointSchema.safeParse(value);
-  return parsed.success ? parsed.data : null;
-}
-
-/**
- * The facts line (seq null) then the live rows by seq. `down` follows children to the live
- * session; `up` walks from it through its parents. Archived system messages count only for
- * applied compactions; an ancestor's system rows count unless the live session still holds them.
- */
-function contextQuery(tenantId: string, sessionId: string) {
-  return sql`
-    with recursive down(id, child, depth) as (
-      select id, child_session_id, 0 from sessions where tenant_id = ${tenantId} and id = ${sessionId}
-      union all
-      select s.id, s.child_session_id, d.depth + 1
-      from sessions s join down d on s.tenant_id = ${tenantId} and s.id = d.child
-      where d.depth < 1000
-    ), live as (
-      select id from down order by depth desc limit 1
-    ), up(id, parent, depth) as (
-      select s.id, s.parent_session_id, 0
-      from sessions s join live on s.tenant_id = ${tenantId} and s.id = live.id
-      union all
-      select s.id, s.parent_session_id, u.depth + 1
-      from sessions s join up u on s.tenant_id = ${tenantId} and s.id = u.parent
-      where u.depth < 1000
-    ), system_seen as (
-      select a.seq, a.content
-      from archived_messages a
-      join compactions c on c.id = a.compaction_id and c.status = 'applied'
-      where a.tenant_id = ${tenantId} and a.session_id in (select id from up) and a.role = 'system'
-      union all
-      select m.seq, m.content
-      from messages m
-      where m.tenant_id = ${tenantId} and m.session_id in (select id from up where depth > 0)
-        and m.role = 'system'
-    ), restated as (
-      select distinct on (seq) seq, content
-      from system_seen s
-      where not exists (
-        select 1 from messages l
-        where l.tenant_id = ${tenantId} and l.session_id = (select id from live)
-          and l.seq = s.seq and l.role = 'system'
-      )
-      order by seq
-    )
-    select * from (
-      select null::float8 as seq, null::text as role, null::text as kind, null::json as content,
-        null::boolean as pinned,
-        (select id from live) as live_id,
-        (select checkpoint from sessions
-          where tenant_id = ${tenantId} and id = (select id from live)) as checkpoint,
-        (select max(c.last_seq)::float8 from compactions c
-          where c.tenant_id = ${tenantId} and c.session_id in (select id from up)
-            and c.status = 'applied') as compacted_through_seq,
-        (select coalesce(json_agg(content order by seq), '[]'::json) from restated) as archived_system,
-        (select compaction_version from sessions
-          where tenant_id = ${tenantId} and id = (select id from live)) as version,
-        null::integer as context_version
-      union all
-      select m.seq::float8, m.role, m.kind, m.content_blocks, m.pinned,
-        null::text, null::jsonb, null::float8, null::json, null::integer, m.context_version
-      from messages m
-      where m.tenant_id = ${tenantId} and m.session_id = (select id from live)
-    ) lines
-    order by seq asc nulls first`;
+  return { ...rendered, sessionId: read.liveId, version: read.version };
 }

@@ -34,6 +34,16 @@
  *   happened after it — its thinking is kept intact (the docs: don't compact between a `tool_use`
  *   and its result; send that turn back with its thinking intact) and a
  *   `thinking_prefix_changed` notice says how to send it.
+ * - Anthropic's compaction block ("Compaction on demand", beta `compact-2026-09-04`): when the
+ *   newest summary holds one, it is sent exactly as stored, first, as an assistant message of its
+ *   own that nothing merges into (the docs: the block comes first, once; two assistant messages in
+ *   a row are fine because the block still comes first), with `betas` naming the header and a
+ *   `compaction_block` notice saying whether the kept turns' thinking is sent and why. Thinking
+ *   stays valid across a compaction that preserves it (a `clearThinking`, or a compaction block
+ *   whose kept turns met the documented conditions): only the compactions after which earlier
+ *   thinking is invalid count in `compactedThroughSeq` and `thinkingSinceVersion`.
+ *   `compactionBlock: 'text'` sends the readable checkpoint instead, and then no thinking made
+ *   before it (all of it was bound to the block or to the history it replaced).
  * - Empty text blocks, and messages left with no content, are left out (the API refuses them);
  *   an assistant turn left empty is dropped and its neighbours merge.
  */
@@ -47,6 +57,7 @@ import {
 } from '../contract/blocks.ts';
 import type { Kind, Role } from '../contract/message.ts';
 import { CHECKPOINT_HEADER, type Checkpoint, renderCheckpointBody } from '../summary/checkpoint.ts';
+import { COMPACTION_BETA, compactionBlockOf } from '../summary/compaction-block.ts';
 
 /** One live row, as the renderer reads it. */
 export interface ContextRow {
@@ -76,11 +87,25 @@ export interface RenderContextInput {
    */
   compactedThroughSeq: number | null;
   /**
-   * The live session's `compaction_version` now. A row whose `contextVersion` differs was made
-   * from a context a compaction (or a restore) has changed since, whatever its seq: a compaction
-   * that ran while the model was answering. Rows without a version fall back on the seq rule.
+   * The live session's `compaction_version` now. A row whose `contextVersion` is outside
+   * [`thinkingSinceVersion`, `version`] was made from a context a compaction (or a restore) has
+   * changed since, whatever its seq: a compaction that ran while the model was answering. Rows
+   * without a version fall back on the seq rule.
    */
   version?: number;
+  /**
+   * The oldest compaction version whose context the history still extends with its thinking valid:
+   * `version` less the thinking-preserving compactions that produced the newest versions. Default
+   * `version`.
+   */
+  thinkingSinceVersion?: number;
+  /**
+   * What the ledger says of the newest `anthropic-compaction` summary: whether its kept turns keep
+   * their thinking, and why. Null or absent: unknown (the notice then says nothing of thinking).
+   */
+  compactionThinking?: { preserved: boolean; note: string | null } | null;
+  /** `native` (default): a compaction block is sent as stored; `text`: the readable checkpoint instead. */
+  compactionBlock?: 'native' | 'text';
   /** The text of system messages that applied compactions archived, in seq order: restated in `system`. */
   archivedSystem?: readonly string[];
   /** `keep` (default): thinking comes back wherever its signature can still hold; `strip`: none. */
@@ -89,8 +114,12 @@ export interface RenderContextInput {
 
 /** Something the caller must act on to send the context. */
 export interface ContextNotice {
-  type: 'thinking_prefix_changed';
-  /** The seq of the assistant row whose thinking was kept although its prefix changed. */
+  /**
+   * `thinking_prefix_changed`: an open tool loop's thinking is sent although its prefix changed;
+   * `compaction_block`: the request carries Anthropic's compaction block (send `betas`).
+   */
+  type: 'thinking_prefix_changed' | 'compaction_block';
+  /** The seq of the row concerned (the open loop's assistant row, or the summary row). */
   seq: number;
   message: string;
 }
@@ -104,6 +133,8 @@ export interface RenderedContext {
   /** Estimated input tokens of `system` and `messages` (shared/contract/blocks.ts). */
   tokens: number;
   notices: ContextNotice[];
+  /** `anthropic-beta` values the request needs (`compact-2026-09-04` with a compaction block), else empty. */
+  betas: string[];
 }
 
 /** The user turn put first when the history would begin with an assistant (or system) turn. */
@@ -128,6 +159,8 @@ interface Piece {
   content: StoredContent;
   seq: number;
   contextVersion: number | null;
+  /** A compaction block: a message of its own, sent as stored. */
+  sealed?: boolean;
 }
 
 /** One entry of `messages`: its blocks, or the one string it was stored as (`text`, while untouched). */
@@ -135,14 +168,20 @@ interface Turn {
   role: TurnRole;
   blocks: Block[];
   text: string | null;
+  /** Nothing merges into it (a compaction block). */
+  sealed?: boolean;
 }
 
 /**
  * Renders the live history as the next request. See the file comment for the rules.
  */
 export function renderContext(input: RenderContextInput): RenderedContext {
-  const thinking = input.thinking ?? 'keep';
   const { rows, compactedThroughSeq } = input;
+  const newestSummary = rows.findLast((r) => r.kind === 'summary');
+  const block = newestSummary ? compactionBlockOf(newestSummary.content) : null;
+  const native = block !== null && (input.compactionBlock ?? 'native') === 'native';
+  // The readable copy instead of the block: every thinking block made since was bound to the block.
+  const thinking = block !== null && !native ? 'strip' : (input.thinking ?? 'keep');
 
   let lead = 0;
   while (lead < rows.length && rows[lead]?.role === 'system') lead++;
@@ -151,18 +190,21 @@ export function renderContext(input: RenderContextInput): RenderedContext {
     ...(input.archivedSystem ?? []).map((text): Block => ({ type: 'text', text })),
   ].filter((b) => !isBlankText(b));
 
-  const pieces = summaryFirst(rows.slice(lead)).map((row) => pieceOf(row, rows, input.checkpoint));
+  const pieces = summaryFirst(rows.slice(lead)).map((row) => pieceOf(row, rows, input.checkpoint, native));
 
   // An open tool loop a compaction cut into keeps its thinking, with a notice.
   // Whether a piece's thinking was signed over a history a compaction has changed since.
+  const since = input.thinkingSinceVersion ?? input.version;
   const compacted = (p: Piece) =>
-    p.contextVersion !== null && input.version !== undefined
-      ? p.contextVersion !== input.version
+    p.contextVersion !== null && input.version !== undefined && since !== undefined
+      ? p.contextVersion < since || p.contextVersion > input.version
       : compactedThroughSeq !== null && p.seq <= compactedThroughSeq;
   const loop = openToolLoop(pieces) ?? [];
   const cut = loop.map((i) => pieces[i] as Piece).find((p) => compacted(p) && hasThinking(p.content));
   const keepLoop = thinking === 'keep' && cut !== undefined;
   const notices: ContextNotice[] = keepLoop && cut ? [prefixChangedNotice(cut.seq)] : [];
+  if (native && newestSummary)
+    notices.push(compactionNotice(newestSummary.seq, thinking, input.compactionThinking ?? null));
   const kept = pieces
     .map((piece, i): Piece => {
       const keep = thinking === 'keep' && (!compacted(piece) || (keepLoop && loop.includes(i)));
@@ -172,7 +214,8 @@ export function renderContext(input: RenderContextInput): RenderedContext {
     .filter((piece) => !isEmptyContent(piece.content));
 
   const turns = pairToolCalls(systemsAfterResults(mergeTurns(kept)));
-  if (turns.length > 0 && turns[0]?.role !== 'user')
+  // A compaction block may be the first message, as an assistant turn of its own.
+  if (turns.length > 0 && turns[0]?.role !== 'user' && turns[0]?.sealed !== true)
     turns.unshift({ role: 'user', blocks: [], text: LEAD_IN });
 
   const messages = turns.map(messageOf);
@@ -180,7 +223,7 @@ export function renderContext(input: RenderContextInput): RenderedContext {
   const tokens =
     (system ? estimateContentTokens(systemBlocks) : 0) +
     messages.reduce((sum, m) => sum + estimateContentTokens(m.content as StoredContent), 0);
-  return { system, messages, tokens, notices };
+  return { system, messages, tokens, notices, betas: native ? [COMPACTION_BETA] : [] };
 }
 
 /** The rows with the newest summary moved before the rows kept from before it (pinned ones). */
@@ -193,9 +236,18 @@ function summaryFirst(rows: readonly ContextRow[]): ContextRow[] {
   return [rows[at] as ContextRow, ...rows.slice(0, at), ...rows.slice(at + 1)];
 }
 
-function pieceOf(row: ContextRow, all: readonly ContextRow[], checkpoint: Checkpoint | null): Piece {
+function pieceOf(
+  row: ContextRow,
+  all: readonly ContextRow[],
+  checkpoint: Checkpoint | null,
+  native: boolean,
+): Piece {
   if (row.kind === 'summary') {
     const newest = all.findLast((r) => r.kind === 'summary') === row;
+    const block = compactionBlockOf(row.content);
+    if (newest && native && block) {
+      return { role: 'assistant', seq: row.seq, content: [block], contextVersion: null, sealed: true };
+    }
     const body =
       newest && checkpoint
         ? renderCheckpointBody(checkpoint)
@@ -238,6 +290,29 @@ function openToolLoop(pieces: readonly Piece[]): number[] | null {
   return run;
 }
 
+function compactionNotice(
+  seq: number,
+  thinking: 'keep' | 'strip',
+  verdict: { preserved: boolean; note: string | null } | null,
+): ContextNotice {
+  const why = verdict?.note ? ` (${verdict.note})` : '';
+  const kept =
+    thinking === 'strip'
+      ? 'No thinking is sent (thinking: strip).'
+      : verdict === null
+        ? ''
+        : verdict.preserved
+          ? `The kept turns' thinking is sent: it stays valid after the compaction${why}.`
+          : `The kept turns' thinking made before the compaction is left out${why}.`;
+  return {
+    type: 'compaction_block',
+    seq,
+    message:
+      `This request starts with Anthropic's compaction block: send it with the header ` +
+      `\`anthropic-beta: ${COMPACTION_BETA}\` (\`betas\`), the block exactly as it is, first and once. ${kept}`.trim(),
+  };
+}
+
 function prefixChangedNotice(seq: number): ContextNotice {
   return {
     type: 'thinking_prefix_changed',
@@ -251,12 +326,14 @@ function prefixChangedNotice(seq: number): ContextNotice {
   };
 }
 
-/** Adjacent pieces of one role as one turn, blocks in order. */
+/** Adjacent pieces of one role as one turn, blocks in order; a compaction block stays alone. */
 function mergeTurns(pieces: readonly Piece[]): Turn[] {
   const turns: Turn[] = [];
   for (const piece of pieces) {
     const previous = turns[turns.length - 1];
-    if (previous && previous.role === piece.role) {
+    if (piece.sealed) {
+      turns.push({ role: piece.role, blocks: blocksOf(piece.content), text: null, sealed: true });
+    } else if (previous && previous.role === piece.role && previous.sealed !== true) {
       previous.blocks.push(...blocksOf(piece.content));
       previous.text = null;
     } else {

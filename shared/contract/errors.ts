@@ -114,6 +114,15 @@ export class SummaryRejectedError extends Error {
   override name = 'SummaryRejectedError';
 }
 
+/**
+ * The summarizer found nothing it could summarize (Anthropic's `compaction_nothing_to_summarize`:
+ * no user or assistant content among the leaving messages). The compaction is skipped and the
+ * ledger says why; nothing was written.
+ */
+export class NothingToSummarizeError extends Error {
+  override name = 'NothingToSummarizeError';
+}
+
 /** An LLM request that can never succeed as sent (400/401/403/404): fix configuration. */
 export class SummarizerConfigError extends Error {
   override name = 'SummarizerConfigError';

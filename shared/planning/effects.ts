@@ -4,6 +4,7 @@
  * session's row lock without deciding anything itself. Pure.
  */
 import { createHash } from 'node:crypto';
+import type { Block } from '../contract/blocks.ts';
 import type { Checkpoint } from '../summary/checkpoint.ts';
 import type { CompactPlan, Rewrite } from './types.ts';
 
@@ -35,9 +36,14 @@ export interface WriteSummaryEffect {
   into: 'session' | 'child';
   seq: number;
   text: string;
-  /** Estimated tokens of `text`. */
+  /** Estimated tokens of what the message sends (`blocks` when set, else `text`). */
   tokenCount: number;
   checkpoint: Checkpoint;
+  /**
+   * The message's native content when it is not `text`: Anthropic's `compaction` block, stored
+   * exactly as returned. Absent: the content is `text`.
+   */
+  blocks?: Block[] | undefined;
 }
 
 /**
@@ -62,6 +68,8 @@ export interface RenderedSummary {
   checkpoint: Checkpoint;
   text: string;
   tokenCount: number;
+  /** Native content to store instead of `text` (a `compaction` block). */
+  blocks?: Block[] | undefined;
 }
 
 /**
@@ -105,6 +113,7 @@ export function effectsOf(
       text: summary.text,
       tokenCount: summary.tokenCount,
       checkpoint: summary.checkpoint,
+      ...(summary.blocks ? { blocks: summary.blocks } : {}),
     });
   }
   return effects;

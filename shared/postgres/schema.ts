@@ -14,6 +14,7 @@ import {
   foreignKey,
   index,
   integer,
+  json,
   jsonb,
   numeric,
   pgTable,
@@ -86,6 +87,13 @@ export const sessions = pgTable(
      */
     reportedInputTokens: integer('reported_input_tokens'),
     reportedTokenCount: bigint('reported_token_count', { mode: 'number' }),
+    /**
+     * The `tools` the agent sends with the session's requests, as it sends them (Messages API tool
+     * definitions), when it declared them (`setSessionTools`): the `anthropic-compaction`
+     * summarizer sends them on its compaction request, since kept turns keep their thinking only
+     * when `system` and `tools` are the same there and afterwards. Null: not declared.
+     */
+    tools: json('tools'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -234,6 +242,14 @@ export const compactions = pgTable(
      * strategies that clear nothing. The tokens cleared are `tokens_before - tokens_after`.
      */
     blocksCleared: integer('blocks_cleared'),
+    /**
+     * Whether thinking signed before this compaction stays valid after it: a `clearThinking` (it
+     * removes thinking from the start of the chain), or an `anthropic-compaction` summary whose
+     * kept turns meet the API's conditions. False for every other change of the history.
+     */
+    thinkingPreserved: boolean('thinking_preserved').notNull().default(false),
+    /** Why kept thinking does or does not stay valid after an `anthropic-compaction` summary. */
+    thinkingNote: text('thinking_note'),
     summary: text('summary'),
     /** The session's checkpoint before this compaction replaced it (what a restore puts back). */
     checkpointBefore: jsonb('checkpoint_before'),

@@ -25,6 +25,8 @@ export { type NoneStrategy, noneStrategySchema } from './none.ts';
 export { type SlidingWindowStrategy, slidingWindowStrategySchema } from './sliding-window.ts';
 export {
   MAX_INSTRUCTIONS_CHARS,
+  SUMMARIZER_NAMES,
+  type SummarizerName,
   type SummarizeStrategy,
   summarizeStrategySchema,
   summaryInstructionsSchema,

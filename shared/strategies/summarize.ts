@@ -19,6 +19,12 @@ import type { StrategyUnit } from './unit.ts';
  */
 export const MAX_INSTRUCTIONS_CHARS = 4_000;
 
+/** The summarizers a strategy may name (`summarizer`). */
+export const SUMMARIZER_NAMES = ['anthropic', 'anthropic-compaction', 'extractive'] as const;
+
+/** A summarizer a strategy may name. */
+export type SummarizerName = (typeof SUMMARIZER_NAMES)[number];
+
 /** Whether `text` holds a control character other than tab, line feed and carriage return (C0, DEL, C1). */
 function hasControlCharacter(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
@@ -66,9 +72,19 @@ export const summarizeStrategySchema = z
     /**
      * Opt-in: when the LLM summary still fails on the job's last attempt (outage, refusals), use the
      * `extractive` summarizer instead, so the session stays bounded; the ledger records it.
-     * Absent means `none`.
+     * `anthropic` (for `summarizer: 'anthropic-compaction'`, when compaction stays unavailable):
+     * the `anthropic` summarizer's client-side summary instead. Absent means `none`.
      */
-    fallback: z.enum(['none', 'extractive']).optional(),
+    fallback: z.enum(['none', 'extractive', 'anthropic']).optional(),
+    /**
+     * Which summarizer writes the summary. Absent: the process's (`anthropic` with an API key,
+     * else `extractive`). `anthropic-compaction`: Anthropic's on-demand compaction (beta
+     * `compact-2026-09-04`): a signed `compaction` block the context sends first, the one summary
+     * after which kept turns can keep their thinking; compactor's extractive checkpoint is kept
+     * beside it. A summarizer this process cannot run (no API key) is replaced by the process's,
+     * and the ledger row says so.
+     */
+    summarizer: z.enum(SUMMARIZER_NAMES).optional(),
     /**
      * What the summary must keep, in the operator's words (e.g. "keep every SQL statement
      * verbatim"): sent to the `anthropic` summarizer in the user turn, never in the cached system
@@ -94,6 +110,7 @@ export const summarize: StrategyUnit<SummarizeStrategy> = {
     const extras = [
       `summary up to ${strategy.maxSummaryTokens.toLocaleString('en-US')} tokens`,
       ...(strategy.model ? [`model ${strategy.model}`] : []),
+      ...(strategy.summarizer ? [`summarizer ${strategy.summarizer}`] : []),
       ...(strategy.fallback ? [`fallback ${strategy.fallback}`] : []),
       ...(strategy.instructions ? ['with instructions'] : []),
     ];
@@ -101,11 +118,12 @@ export const summarize: StrategyUnit<SummarizeStrategy> = {
   },
   kept: (strategy) => strategy.keepRecent,
   summarizes: true,
-  summaryOptions: ({ maxSummaryTokens, model, fallback, instructions }) => ({
+  summaryOptions: ({ maxSummaryTokens, model, fallback, instructions, summarizer }) => ({
     maxSummaryTokens,
     model,
     fallback,
     instructions,
+    summarizer,
   }),
   plan: (snapshot, messages, strategy) =>
     planWindow(snapshot, messages, {

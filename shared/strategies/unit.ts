@@ -15,8 +15,13 @@ export interface SummaryOptions {
   maxSummaryTokens: number;
   /** Model override for the `anthropic` summarizer. */
   model?: string | undefined;
-  /** `extractive`: on the job's last attempt, summarize offline rather than fail. */
-  fallback?: 'none' | 'extractive' | undefined;
+  /**
+   * On the job's last attempt, rather than fail: `extractive` summarizes offline, `anthropic` with
+   * the `anthropic` summarizer.
+   */
+  fallback?: 'none' | 'extractive' | 'anthropic' | undefined;
+  /** The summarizer the strategy names; absent: the process's. */
+  summarizer?: 'anthropic' | 'anthropic-compaction' | 'extractive' | undefined;
   /** The operator's summary instructions, for the `anthropic` summarizer (the extractive one ignores them). */
   instructions?: string | undefined;
 }

@@ -4,6 +4,7 @@
  * already summarized, nor any message above the cutoff.
  */
 
+import type { Block } from '../contract/blocks.ts';
 import type { Message } from '../contract/message.ts';
 import type { SummaryEstimate } from '../policy/budget.ts';
 import type { Checkpoint } from './checkpoint.ts';
@@ -59,6 +60,24 @@ export interface SummarizeInput {
   instructions?: string | undefined;
   /** Aborts an in-flight LLM call (worker shutdown, lost lease). */
   signal?: AbortSignal | undefined;
+  /**
+   * For a summarizer that reads the conversation as the agent sent it ({@link Summarizer.reads}
+   * `request`): the leaving messages rendered as a Messages API request (native blocks, the
+   * previous summary or compaction block first), with the session's `system` and tools.
+   */
+  request?: ConversationRequest | undefined;
+}
+
+/** A conversation as a Messages API request carries it (shared/context/render.ts renders it). */
+export interface ConversationRequest {
+  /** `system` text blocks, or undefined. */
+  system: Block[] | undefined;
+  /** `messages`, as the SDK takes them (each `{ role, content }`). */
+  messages: Array<{ role: string; content: string | Block[] }>;
+  /** Tool definitions: the session's declared ones, or (when none are) stand-ins named after the tools the history calls. */
+  tools: Array<Record<string, unknown>>;
+  /** Whether `tools` are the session's declared tools. */
+  toolsDeclared: boolean;
 }
 
 /** LLM usage of one summary; all zero for `extractive`. Tokens are the API's counts; cost in USD. */
@@ -76,6 +95,11 @@ export interface SummaryUsage {
 export interface SummaryResult {
   checkpoint: Checkpoint;
   usage: SummaryUsage;
+  /**
+   * Anthropic's signed `compaction` block (the `anthropic-compaction` summarizer), exactly as
+   * returned: the summary message sends it instead of the checkpoint's text. Absent otherwise.
+   */
+  block?: Block | undefined;
 }
 
 /** A summary as {@link Summarizer.estimate} sizes it: the input without its messages, and their tokens. */
@@ -85,8 +109,13 @@ export type EstimateInput = Omit<SummarizeInput, 'leaving' | 'signal'> & {
 };
 
 export interface Summarizer {
-  /** `anthropic` or `extractive`; recorded in the ledger. */
+  /** `anthropic`, `anthropic-compaction` or `extractive`; recorded in the ledger. */
   readonly name: string;
+  /**
+   * What it reads besides the leaving messages' text: `request` for a summarizer that sends the
+   * conversation itself (the caller then sets {@link SummarizeInput.request}). Absent: text only.
+   */
+  readonly reads?: 'request';
   /**
    * The model and token ceiling of the requests a summary of `input` would send, for the spend
    * budgets (shared/policy/budget.ts). Absent on a summarizer that calls no paid API: its summaries

@@ -62,9 +62,12 @@ async function compact(sessionId: string, strategy: Strategy) {
   return outcome.row;
 }
 
-/** The next request the agent sends with its loaded context, to the strict fake API. */
-async function accepted(sessionId: string) {
-  const context: LoadedContext = await loadContext(db(), { tenantId, sessionId });
+/**
+ * The next request the agent sends with its loaded context, to the strict fake API. The fake
+ * verifies only the signatures it made: a real session's thinking is sent with `thinking: 'strip'`.
+ */
+async function accepted(sessionId: string, thinking: 'keep' | 'strip' = 'keep') {
+  const context: LoadedContext = await loadContext(db(), { tenantId, sessionId, thinking });
   const last = context.messages.at(-1);
   const open =
     last?.role === 'assistant' && typeof last.content !== 'string'
@@ -157,7 +160,17 @@ describe('clearThinking', () => {
     const report = await audit(db(), tenantId, 'cc');
     expect(violations(report)).toEqual([]);
     expect(report).toMatchObject({ archivedOriginals: 0, archivedRewrites: changed });
-    await expect(accepted('cc')).resolves.toMatchObject({ type: 'message' });
+    // Thinking left out of the oldest turns leaves the rest of the chain valid: the kept turn's
+    // thinking is sent, exactly as stored.
+    const context = await loadContext(db(), { tenantId, sessionId: 'cc' });
+    const sent = context.messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content));
+    const keptThinking = after
+      .filter((r) => kept.has(r.seq))
+      .flatMap(blocksOf)
+      .filter((b) => THINKING.has(b.type));
+    expect(keptThinking.length).toBeGreaterThan(0);
+    expect(sent.filter((b) => THINKING.has(b.type))).toEqual(keptThinking);
+    await expect(accepted('cc', 'strip')).resolves.toMatchObject({ type: 'message' });
 
     // Nothing left to drop: the next run is skipped, with its reason.
     const again = await compact('cc', parseStrategy('clearThinking:1'));

@@ -152,6 +152,8 @@ function ledgerRow(overrides: Partial<CompactionRow>): CompactionRow {
     tokensAfter: 1_984,
     messagesArchived: 26,
     blocksCleared: null,
+    thinkingPreserved: false,
+    thinkingNote: null,
     summary: null,
     checkpointBefore: null,
     childSessionId: null,

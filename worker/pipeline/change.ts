@@ -83,10 +83,19 @@ export function changeOf(
           .filter(Boolean)
           .join('; ')
           .slice(0, 2_000);
+  // Dropping thinking from the oldest turns leaves the rest of the chain valid ("Preserved thinking":
+  // blocks may be removed from the start of the history).
+  const thinking =
+    plan.strategy === 'clearThinking'
+      ? {
+          preserved: true,
+          note: 'thinking left out of the oldest turns only: the rest of the chain stays valid',
+        }
+      : entry.thinking;
   return {
     entry: summary
-      ? { ...entry, reason: why, summarizer: summary.summarizer, usage: summary.usage }
-      : { ...entry, reason: why },
+      ? { ...entry, reason: why, summarizer: summary.summarizer, usage: summary.usage, thinking }
+      : { ...entry, reason: why, thinking },
     expectedVersion,
     cutoffSeq: plan.cutoffSeq,
     summarySeq: summary ? plan.summarySeq : null,

@@ -11,7 +11,12 @@
  * or an LLM. Used by the BullMQ processor, the batch poller's sweeps and the `compact` command.
  */
 import type { Logger } from 'pino';
-import { FenceError, LeaseBusyError, SessionNotFoundError } from '../../shared/contract/errors.ts';
+import {
+  FenceError,
+  LeaseBusyError,
+  NothingToSummarizeError,
+  SessionNotFoundError,
+} from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
@@ -33,11 +38,14 @@ import {
 import {
   clearToolResultsStrategySchema,
   type Strategy,
+  type SummarizerName,
   strategySchema,
   strategyUnit,
 } from '../../shared/strategies/index.ts';
+import { type KeptThinkingVerdict, keptThinkingVerdict } from '../../shared/summary/compaction-block.ts';
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, guardOf, skipOf } from './change.ts';
+import { conversationOf, keptFactsOf } from './conversation.ts';
 import type {
   Budgets,
   Clock,
@@ -70,8 +78,13 @@ export interface PipelineDeps {
   reads: SessionReads;
   writes: FencedWrites;
   leases: Leases;
-  /** The summarizer for strategies that summarize. */
+  /** The summarizer for strategies that summarize (and name none, or one this process cannot run). */
   summarizer: Summarizer;
+  /**
+   * The summarizers a strategy may name (`summarizer`) that this process can run. Absent: the
+   * strategy's choice is not looked at and `summarizer` writes every summary (as when a fallback runs).
+   */
+  summarizers?: Partial<Record<SummarizerName, Summarizer>>;
   /** Monotonic-enough clock in ms (injected so tests can control it). */
   now: Clock['now'];
   /** Wall clock, ms since the epoch, for the minimum interval. Default `Date.now`. */
@@ -371,16 +384,43 @@ function decide(deps: PipelineDeps, run: Run, snapshot: Snapshot, plan: Plan): D
   };
 }
 
-/** The change of a compact plan, with the run's note as its reason and its time so far. */
+/**
+ * The change of a compact plan, with the run's note as its reason and its time so far.
+ * @param thinking whether a compaction block's kept turns keep their thinking (its verdict).
+ */
 function changeFor(
   deps: PipelineDeps,
   run: Run,
   plan: CompactPlan,
   expectedVersion: number,
   summary: SummaryToWrite | null,
+  thinking?: KeptThinkingVerdict,
 ) {
-  const entry = { ...run.entry, reason: run.request.note ?? null, durationMs: elapsed(deps, run.started) };
+  const entry = {
+    ...run.entry,
+    reason: run.request.note ?? null,
+    durationMs: elapsed(deps, run.started),
+    ...(thinking ? { thinking } : {}),
+  };
   return changeOf(entry, plan, expectedVersion, summary, run.guard);
+}
+
+/**
+ * The summarizer a strategy names, when this process runs it; else the process's, with a note for
+ * the ledger saying why.
+ */
+function pickSummarizer(
+  deps: PipelineDeps,
+  name: SummarizerName | undefined,
+): { summarizer: Summarizer; note: string | undefined } {
+  if (name === undefined || deps.summarizers === undefined)
+    return { summarizer: deps.summarizer, note: undefined };
+  const named = deps.summarizers[name];
+  if (named) return { summarizer: named, note: undefined };
+  return {
+    summarizer: deps.summarizer,
+    note: `the strategy names the ${name} summarizer, which this worker cannot run (no ANTHROPIC_API_KEY): summarized by ${deps.summarizer.name}`,
+  };
 }
 
 /** A strategy with no summary: read, plan and write in one transaction under the row lock. */
@@ -425,10 +465,20 @@ async function compactWithSummary(
   const { strategy } = policy;
   const options = strategyUnit(strategy).summaryOptions(strategy);
   if (options === null) throw new Error(`strategy ${strategy.type} does not summarize`);
+  const named = pickSummarizer(deps, options.summarizer);
   const { messages, ...snapshot } = await timed(deps, 'snapshot', () =>
     deps.reads.loadSnapshot(request.tenantId, request.sessionId),
   );
   const plan = await timed(deps, 'plan', () => planCompaction(snapshot, messages, strategy));
+  // A summarizer that sends the conversation itself reads it as the agent's context renders it.
+  const conversation =
+    plan.action === 'compact' && named.summarizer.reads === 'request'
+      ? conversationOf(
+          await deps.reads.loadConversation(request.tenantId, request.sessionId, plan.leavingSeqs),
+        )
+      : undefined;
+  const keptFacts =
+    conversation && plan.action === 'compact' ? keptFactsOf(conversation, plan, messages) : null;
   // The message metadata is dropped here: for a long session it is most of what a run holds while
   // it summarizes.
   const seen = { ...snapshot, messages: [] };
@@ -438,11 +488,16 @@ async function compactWithSummary(
   }
   // A batch request is one request and needs its messages whole; an online summary reads them in
   // pages and folds its chunks as they arrive.
-  const batchable = request.trigger === 'sweep' && policy.batch && deps.batching !== undefined;
+  const batchable =
+    request.trigger === 'sweep' &&
+    policy.batch &&
+    deps.batching !== undefined &&
+    named.summarizer === deps.summarizer &&
+    named.summarizer.reads === undefined;
   const leaving = batchable
     ? await deps.reads.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs)
     : deps.reads.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
-  const input = summarizeInput(request, options, snapshot.checkpoint, leaving, signal);
+  const input = summarizeInput(request, options, snapshot.checkpoint, leaving, signal, conversation);
   if (batchable && deps.batching?.fits(input)) {
     const queued = await deps.batching.queue({
       tenantId: request.tenantId,
@@ -455,7 +510,7 @@ async function compactWithSummary(
     });
     return { status: 'batched', row: null, plan, queued };
   }
-  const budget = await checkBudget(deps, run, input, plan.leavingTokens);
+  const budget = await checkBudget(deps, named.summarizer, run, input, plan.leavingTokens);
   if (budget.kind === 'strategy') {
     // No summary: the free strategy runs as any strategy without one, under the row lock and the
     // version fence, its ledger row naming it with the budget's reason.
@@ -476,13 +531,28 @@ async function compactWithSummary(
     return { ...(await deps.writes.record(skipped)), plan };
   }
   const { reservationId } = budget;
-  const summarizer = budget.kind === 'offline' ? budget.summarizer : deps.summarizer;
-  const noted = budget.kind === 'offline' ? { ...run, request: { ...request, note: budget.reason } } : run;
+  const summarizer = budget.kind === 'offline' ? budget.summarizer : named.summarizer;
+  const note = budget.kind === 'offline' ? budget.reason : named.note;
+  const noted = note
+    ? { ...run, request: { ...request, note: [request.note, note].filter(Boolean).join('; ') } }
+    : run;
   // The write that records the summary deletes its reservation in its transaction; any other end
   // (an error, a duplicate, a fence rejection) releases it here.
   let replaced = false;
   try {
-    const summary = await timed(deps, 'summarize', () => summarize(summarizer, input, plan));
+    let summary: SummaryToWrite;
+    try {
+      summary = await timed(deps, 'summarize', () => summarize(summarizer, input, plan));
+    } catch (error) {
+      if (!(error instanceof NothingToSummarizeError)) throw error;
+      const skipped = skipOf(run.entry, error.message, {
+        counts: seen,
+        durationMs: elapsed(deps, run.started),
+      });
+      const result = await deps.writes.record({ ...skipped, reservationId });
+      replaced = result.status === 'skipped';
+      return { ...result, plan };
+    }
     const useless = notSmaller(summary, plan);
     if (useless !== null) {
       const skipped = skipOf(run.entry, useless, {
@@ -496,7 +566,14 @@ async function compactWithSummary(
       return { ...result, plan };
     }
     signal.throwIfAborted();
-    const change = { ...changeFor(deps, noted, plan, snapshot.compactionVersion, summary), reservationId };
+    const thinking =
+      summary.blocks && keptFacts
+        ? keptThinkingVerdict({ ...keptFacts, model: summary.usage.model ?? options.model ?? '' })
+        : undefined;
+    const change = {
+      ...changeFor(deps, noted, plan, snapshot.compactionVersion, summary, thinking),
+      reservationId,
+    };
     const result = await timed(deps, 'apply', () => deps.writes.apply(change));
     replaced = result.status === 'applied';
     return { ...result, plan };
@@ -529,11 +606,12 @@ type BudgetOutcome =
  */
 async function checkBudget(
   deps: PipelineDeps,
+  summarizer: Summarizer,
   run: Run,
   input: SummarizeInput,
   leavingTokens: number,
 ): Promise<BudgetOutcome> {
-  const { budgets, summarizer } = deps;
+  const { budgets } = deps;
   if (!budgets || run.limits.length === 0 || !summarizer.estimate)
     return { kind: 'paid', reservationId: null };
   const { leaving: _leaving, signal: _signal, ...sized } = input;

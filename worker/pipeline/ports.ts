@@ -9,12 +9,14 @@
  * lock; the only decisions it makes are the ones that must be made at write time — is the
  * idempotency key already used, is the session still at the version the plan was made at.
  */
+
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import type { Message, MessageMeta } from '../../shared/contract/message.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
 import type { SessionSnapshot } from '../../shared/planning/types.ts';
 import type { BudgetDecision, BudgetLimit, Spend } from '../../shared/policy/budget.ts';
 import type { GateState, Mode, Policy, Triggers } from '../../shared/policy/policy.ts';
+import type { ContextRead } from '../../shared/postgres/context-query.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { SummaryUsage } from '../../shared/summary/summarizer.ts';
@@ -61,6 +63,11 @@ export interface LedgerEntry {
   usage: SummaryUsage | null;
   /** Time spent on the request before the write, ms. */
   durationMs: number;
+  /**
+   * Whether thinking signed before the change stays valid after it, and why (ledger
+   * `thinking_preserved`, `thinking_note`). Absent: it does not.
+   */
+  thinking?: { preserved: boolean; note: string | null } | undefined;
 }
 
 /** A compaction to write: effects, the fence they are valid under, and the ledger entry. */
@@ -139,6 +146,13 @@ export interface SessionReads {
   /** The same, read a page at a time as the consumer asks, so a long history is never whole. */
   pagedMessages(tenantId: string, sessionId: string, seqs: number[]): AsyncIterable<Message[]>;
   findByKey(idempotencyKey: string): Promise<CompactionRow | undefined>;
+  /**
+   * The session's context read as `loadContext` reads it, limited to the live rows of `seqs` and
+   * the system rows below them, with the session's declared tools: what an
+   * `anthropic-compaction` summary sends as its compaction request.
+   * @throws {SessionNotFoundError} if the tenant has no such session.
+   */
+  loadConversation(tenantId: string, sessionId: string, seqs: number[]): Promise<ContextRead>;
 }
 
 /** Where a locked read starts: the session, the request's key and the version the gate saw. */

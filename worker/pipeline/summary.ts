@@ -2,6 +2,7 @@
  * The summarize stage: the previous checkpoint and the messages now leaving go to the summarizer,
  * and its checkpoint comes back rendered as the summary message's text. No transaction is open.
  */
+import { type Block, estimateContentTokens } from '../../shared/contract/blocks.ts';
 import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
 import type { SummaryOptions } from '../../shared/strategies/index.ts';
@@ -13,11 +14,13 @@ export interface SummaryToWrite {
   checkpoint: Checkpoint;
   /** Rendered text of the summary message. */
   text: string;
-  /** Estimated tokens of `text`. */
+  /** Estimated tokens of what the summary message sends (`blocks` when set, else `text`). */
   tokenCount: number;
   /** The summarizer's name, recorded in the ledger. */
   summarizer: string;
   usage: SummaryUsage;
+  /** The summary message's native content instead of `text`: Anthropic's `compaction` block. */
+  blocks?: Block[] | undefined;
 }
 
 /** The summarizer's input for a request. */
@@ -27,6 +30,7 @@ export function summarizeInput(
   previous: Checkpoint | null,
   leaving: SummarizeInput['leaving'],
   signal?: AbortSignal,
+  request?: SummarizeInput['request'],
 ): SummarizeInput {
   return {
     tenantId: where.tenantId,
@@ -37,6 +41,7 @@ export function summarizeInput(
     model: options.model,
     instructions: options.instructions,
     signal,
+    request,
   };
 }
 
@@ -46,8 +51,13 @@ export function summaryToWrite(
   plan: CompactPlan,
   summarizer: string,
   usage: SummaryUsage,
+  block?: Block,
 ): SummaryToWrite {
   const text = renderCheckpoint(checkpoint, plan.cutoffSeq);
+  if (block) {
+    const blocks = [block];
+    return { checkpoint, text, tokenCount: estimateContentTokens(blocks), summarizer, usage, blocks };
+  }
   return { checkpoint, text, tokenCount: estimateMessageTokens(text), summarizer, usage };
 }
 
@@ -67,5 +77,5 @@ export async function summarize(
   plan: CompactPlan,
 ): Promise<SummaryToWrite> {
   const result = await summarizer.summarize(input);
-  return summaryToWrite(result.checkpoint, plan, summarizer.name, result.usage);
+  return summaryToWrite(result.checkpoint, plan, summarizer.name, result.usage, result.block);
 }

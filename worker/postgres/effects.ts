@@ -265,8 +265,16 @@ async function insertSummaryMessage(
   // A fixed text, prepared once per connection: one round trip in the apply transaction.
   await executePrepared(tx, {
     sql: `insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
-      values ($1::text, $2::text, $3::bigint, 'user', 'summary', $4::text, to_json($4::text), $5::integer, false)`,
-    params: [tenantId, sessionId, effect.seq, effect.text, effect.tokenCount],
+      values ($1::text, $2::text, $3::bigint, 'user', 'summary', $4::text,
+        coalesce($6::json, to_json($4::text)), $5::integer, false)`,
+    params: [
+      tenantId,
+      sessionId,
+      effect.seq,
+      effect.text,
+      effect.tokenCount,
+      effect.blocks ? JSON.stringify(effect.blocks) : null,
+    ],
   });
 }
 

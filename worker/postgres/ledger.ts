@@ -40,6 +40,8 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerValues, string, string]> = [
   ['tokensAfter', 'tokens_after', 'bigint'],
   ['messagesArchived', 'messages_archived', 'integer'],
   ['blocksCleared', 'blocks_cleared', 'integer'],
+  ['thinkingPreserved', 'thinking_preserved', 'boolean'],
+  ['thinkingNote', 'thinking_note', 'text'],
   ['summary', 'summary', 'text'],
   ['checkpointBefore', 'checkpoint_before', 'jsonb'],
   ['childSessionId', 'child_session_id', 'text'],
@@ -114,6 +116,7 @@ function ledgerValues(
 ): LedgerValues {
   const row = {} as Record<keyof LedgerValues, unknown>;
   for (const [field] of COLUMNS) row[field] = values[field] ?? null;
+  row.thinkingPreserved = values.thinkingPreserved ?? false;
   return row as LedgerValues;
 }
 
@@ -132,6 +135,8 @@ function entryColumns(entry: LedgerEntry) {
     summarizer: entry.summarizer,
     instructions: entry.instructions,
     durationMs: Math.round(entry.durationMs),
+    thinkingPreserved: entry.thinking?.preserved ?? false,
+    thinkingNote: entry.thinking?.note ?? null,
     ...(usage
       ? {
           model: usage.model,

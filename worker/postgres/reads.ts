@@ -3,11 +3,13 @@
  * pages, a ledger row by key, a session's history. The hot ones are built once and prepared, so
  * postgres.js sends each in one round trip and Postgres plans it once per connection.
  */
+
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { type StoredContent, summaryParts } from '../../shared/contract/blocks.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { policySchema } from '../../shared/policy/policy.ts';
+import { type ContextRead, readContext } from '../../shared/postgres/context-query.ts';
 import type { Db, Tx } from '../../shared/postgres/db.ts';
 import {
   type CompactionRow,
@@ -172,6 +174,12 @@ export class PostgresReads implements SessionReads {
   }
 
   /** The ledger row holding `idempotencyKey`, if any. */
+  async loadConversation(tenantId: string, sessionId: string, seqs: number[]): Promise<ContextRead> {
+    const read = await readContext(this.db, tenantId, sessionId, seqs);
+    if (read === null) throw new SessionNotFoundError(tenantId, sessionId);
+    return read;
+  }
+
   async findByKey(idempotencyKey: string): Promise<CompactionRow | undefined> {
     const [row] = await this.prepared.byKey.execute({ idempotencyKey });
     return row;

@@ -41,6 +41,9 @@ export class CompactionStore implements SessionReads, FencedWrites {
   loadContents(tenantId: string, sessionId: string, seqs: number[]) {
     return this.reads.loadContents(tenantId, sessionId, seqs);
   }
+  loadConversation(tenantId: string, sessionId: string, seqs: number[]) {
+    return this.reads.loadConversation(tenantId, sessionId, seqs);
+  }
   pagedMessages(tenantId: string, sessionId: string, seqs: number[]) {
     return this.reads.pagedMessages(tenantId, sessionId, seqs);
   }

@@ -58,9 +58,16 @@ export interface ProcessorDeps extends PipelineDeps {
   metrics?: Pick<WorkerMetrics, 'jobSettled' | 'leaseConflict'>;
 }
 
-/** Whether a strategy opted into the extractive fallback. */
-function wantsFallback(strategy: Strategy): boolean {
-  return strategyUnit(strategy).summaryOptions(strategy)?.fallback === 'extractive';
+/**
+ * The summarizer a strategy's `fallback` names, when this process has it (`extractive`: the
+ * offline one; `anthropic`: the client-side LLM summary, for an `anthropic-compaction` strategy
+ * whose compaction stayed unavailable), or undefined.
+ */
+function fallbackOf(deps: ProcessorDeps, strategy: Strategy): Summarizer | undefined {
+  const fallback = strategyUnit(strategy).summaryOptions(strategy)?.fallback;
+  if (fallback === 'extractive') return deps.fallbackSummarizer;
+  if (fallback === 'anthropic') return deps.summarizers?.anthropic;
+  return undefined;
 }
 
 /** Builds the processor function for `new Worker(queue, processor)`. */
@@ -133,9 +140,8 @@ export function createProcessor(deps: ProcessorDeps) {
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const permanent = action.type === 'fail';
       const strategy = await strategyInForce(deps, request, error, lastAttempt && !permanent);
-      if (lastAttempt && !permanent && strategy && wantsFallback(strategy) && deps.fallbackSummarizer) {
-        return settled(await told(await runFallback(deps, request, error, log)));
-      }
+      const fallback = lastAttempt && !permanent && strategy ? fallbackOf(deps, strategy) : undefined;
+      if (fallback) return settled(await told(await runFallback(deps, fallback, request, error, log)));
       if ((permanent || lastAttempt) && !(error instanceof SessionNotFoundError)) {
         const entry = entryOf(request, strategy ?? 'policy');
         await deps.writes
@@ -165,20 +171,23 @@ async function strategyInForce(
   );
 }
 
-/** Runs the request again with the extractive summarizer; the ledger row's reason says why. */
+/** Runs the request again with the fallback summarizer, whatever the strategy names; the ledger row's reason says why. */
 async function runFallback(
   deps: ProcessorDeps,
+  fallback: Summarizer,
   request: CompactionRequest,
   error: Error,
   log: Logger,
 ): Promise<CompactionOutcome> {
-  const fallback = deps.fallbackSummarizer as Summarizer;
   log.warn(
-    { err: error.message },
-    'summary failed on the last attempt: falling back to the extractive summarizer',
+    { err: error.message, fallback: fallback.name },
+    `summary failed on the last attempt: falling back to the ${fallback.name} summarizer`,
   );
-  const note = `fell back to ${fallback.name}: ${deps.summarizer.name} failed on the last attempt: ${error.message}`;
-  return runCompaction({ ...deps, summarizer: fallback }, { ...request, note: note.slice(0, 2_000) });
+  const note = `fell back to ${fallback.name}: the summary failed on the last attempt: ${error.message}`;
+  return runCompaction(
+    { ...deps, summarizer: fallback, summarizers: undefined },
+    { ...request, note: note.slice(0, 2_000) },
+  );
 }
 
 /**

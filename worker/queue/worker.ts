@@ -53,6 +53,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     onFenceRejected: metrics?.fenceRejected,
     leases: services.leases,
     summarizer: metrics ? instrumentSummarizer(services.summarizer, metrics) : services.summarizer,
+    summarizers: instrumentAll(services.summarizers, metrics),
     fallbackSummarizer: offline,
     budgets: services.budgets,
     offlineSummarizer: offline,
@@ -129,4 +130,15 @@ function batchingOf(services: Services) {
     fits: (input: Parameters<typeof batches.fits>[0]) => batches.fits(input),
     queue: (item: QueuedSummary) => queueBatchedSummary(services.database.db, item),
   };
+}
+
+/** Each named summarizer, counted by the metrics when there are any. */
+function instrumentAll(
+  summarizers: Services['summarizers'],
+  metrics: WorkerMetrics | undefined,
+): Services['summarizers'] {
+  if (!metrics) return summarizers;
+  return Object.fromEntries(
+    Object.entries(summarizers).map(([name, s]) => [name, s && instrumentSummarizer(s, metrics)]),
+  );
 }

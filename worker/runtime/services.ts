@@ -6,13 +6,14 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type Database, openDatabase } from '../../shared/postgres/db.ts';
 import type { Config } from '../../shared/runtime/config.ts';
+import type { SummarizerName } from '../../shared/strategies/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import type { Budgets } from '../pipeline/ports.ts';
 import { PostgresBudgets } from '../postgres/budgets.ts';
 import { CompactionStore } from '../postgres/store.ts';
 import { LeaseManager } from '../redis/lease.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
-import { batchesFor, summarizerFor } from '../summarizers/index.ts';
+import { batchesFor, summarizerFor, summarizersFor } from '../summarizers/index.ts';
 
 export interface Services {
   config: Config;
@@ -29,6 +30,8 @@ export interface Services {
   /** The spend budgets: checks and reservations of paid summaries (worker/postgres/budgets.ts). */
   budgets: Budgets;
   summarizer: Summarizer;
+  /** The summarizers a strategy may name (`summarizer`) that this process can run. */
+  summarizers: Partial<Record<SummarizerName, Summarizer>>;
   /** Message Batches client (batch summaries for sweeps), when an Anthropic key is set. */
   batches: AnthropicBatches | null;
   /** Closes Redis and Postgres; every step runs, errors are logged. Memoized. */
@@ -37,6 +40,7 @@ export interface Services {
 
 export interface ServiceOverrides {
   summarizer?: Summarizer;
+  summarizers?: Partial<Record<SummarizerName, Summarizer>>;
   batches?: AnthropicBatches | null;
   /** Postgres pool size; default `config.dbPoolSize` (`COMPACTOR_DB_POOL_SIZE`), else {@link DEFAULT_POOL_SIZE}. */
   poolSize?: number;
@@ -85,6 +89,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
     budgets: new PostgresBudgets(database.db),
     summarizer: overrides.summarizer ?? summarizerFor(config),
+    summarizers: overrides.summarizers ?? summarizersFor(config),
     batches: overrides.batches !== undefined ? overrides.batches : batchesFor(config),
     close: () => {
       closing ??= runAll(logger, [() => redis.quit().then(() => undefined), () => database.close()]);

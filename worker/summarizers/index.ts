@@ -5,8 +5,10 @@
 
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { Config } from '../../shared/runtime/config.ts';
+import type { SummarizerName } from '../../shared/strategies/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { type AnthropicBatches, createAnthropicBatches, createAnthropicSummarizer } from './anthropic.ts';
+import { createAnthropicCompactionSummarizer } from './anthropic-compaction.ts';
 
 export function summarizerFor(config: Config): Summarizer {
   if (!config.anthropicApiKey) return createExtractiveSummarizer();
@@ -16,6 +18,26 @@ export function summarizerFor(config: Config): Summarizer {
     model: config.model,
     maxInputTokens: config.maxInputTokens,
   });
+}
+
+/**
+ * The summarizers a strategy may name: with an API key, `anthropic`, `anthropic-compaction` and
+ * `extractive`; without one, `extractive` only.
+ */
+export function summarizersFor(config: Config): Partial<Record<SummarizerName, Summarizer>> {
+  const extractive = createExtractiveSummarizer();
+  if (!config.anthropicApiKey) return { extractive };
+  const options = {
+    apiKey: config.anthropicApiKey,
+    baseURL: config.anthropicBaseUrl,
+    model: config.model,
+    maxInputTokens: config.maxInputTokens,
+  };
+  return {
+    anthropic: createAnthropicSummarizer(options),
+    'anthropic-compaction': createAnthropicCompactionSummarizer(options),
+    extractive,
+  };
 }
 
 /** The Message Batches client when an Anthropic key is set (batch summaries for sweeps), else null. */

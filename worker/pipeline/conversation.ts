@@ -1,0 +1,73 @@
+/**
+ * The conversation an `anthropic-compaction` summary sends, and what its answer means for the
+ * thinking of the turns it keeps. Pure: the rows come from the `loadConversation` read.
+ */
+import { renderContext } from '../../shared/context/render.ts';
+import type { Block } from '../../shared/contract/blocks.ts';
+import type { MessageMeta } from '../../shared/contract/message.ts';
+import type { CompactPlan } from '../../shared/planning/types.ts';
+import type { ContextRead } from '../../shared/postgres/context-query.ts';
+import type { KeptThinkingFacts } from '../../shared/summary/compaction-block.ts';
+import type { ConversationRequest } from '../../shared/summary/summarizer.ts';
+
+/** Stand-in description of a tool the history calls when the session declared none. */
+const STAND_IN_DESCRIPTION =
+  'A tool this conversation called (its definition was not declared to compactor).';
+
+/**
+ * The compaction request's conversation: the leaving rows (the previous summary or compaction block
+ * first) rendered exactly as `loadContext` renders them, with the session's `system`, and its
+ * declared tools, or stand-ins named after the tools the messages call (a request whose messages
+ * hold tool calls must define tools).
+ */
+export function conversationOf(read: ContextRead): ConversationRequest {
+  const rendered = renderContext({ ...read.render, thinking: 'keep', compactionBlock: 'native' });
+  const messages = rendered.messages as unknown as ConversationRequest['messages'];
+  if (read.tools !== null) {
+    return {
+      system: rendered.system as Block[] | undefined,
+      messages,
+      tools: read.tools,
+      toolsDeclared: true,
+    };
+  }
+  const names = new Set<string>();
+  for (const m of messages) {
+    if (typeof m.content === 'string') continue;
+    for (const b of m.content) if (b.type === 'tool_use' && typeof b.name === 'string') names.add(b.name);
+  }
+  const tools = [...names].map((name) => ({
+    name,
+    description: STAND_IN_DESCRIPTION,
+    input_schema: { type: 'object' },
+  }));
+  return { system: rendered.system as Block[] | undefined, messages, tools, toolsDeclared: false };
+}
+
+/**
+ * The facts the kept-thinking conditions are checked on (shared/summary/compaction-block.ts), but
+ * the model, which the answer names: from the plan and the session's metadata as planned.
+ * @param messages the session's live messages (metadata), ascending seq, as the plan saw them.
+ */
+export function keptFactsOf(
+  request: ConversationRequest,
+  plan: CompactPlan,
+  messages: readonly MessageMeta[],
+): Omit<KeptThinkingFacts, 'model'> {
+  const leaving = new Set(plan.leavingSeqs);
+  let lead = 0;
+  while (lead < messages.length && messages[lead]?.role === 'system') lead++;
+  const kept = messages
+    .slice(lead)
+    .filter((m) => !leaving.has(m.seq) && m.kind !== 'summary')
+    .map((m) => ({ role: m.role, belowCut: m.seq < plan.cutoffSeq }));
+  const last = request.messages[request.messages.length - 1];
+  const lastRole =
+    last?.role === 'user' || last?.role === 'assistant' || last?.role === 'system' ? last.role : null;
+  return {
+    toolsDeclared: request.toolsDeclared,
+    systemSummarized: messages.slice(lead).some((m) => leaving.has(m.seq) && m.role === 'system'),
+    lastSummarizedRole: lastRole,
+    kept,
+  };
+}
