@@ -136,14 +136,22 @@ export interface SessionReads {
   loadGate(tenantId: string, sessionId: string, idempotencyKey?: string | null): Promise<Gate>;
   /** @throws {SessionNotFoundError} if the tenant has no such session. */
   loadSnapshot(tenantId: string, sessionId: string): Promise<Snapshot>;
-  /** The full messages of `seqs` (ascending); seqs no longer live are absent. */
+  /**
+   * The full messages of `seqs` (ascending), as a summary must read them; seqs no longer live are
+   * absent. A live message that an applied compaction rewrote in place (a cleared tool result,
+   * dropped thinking) comes back as its original, the earliest archived version of its seq: a
+   * summary covers what the agent saw, not the placeholders. Every other message as it is live.
+   */
   loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]>;
   /**
    * The stored content (`content_blocks`, as the agent wrote it) of the live messages of `seqs`, by
    * seq; seqs no longer live are absent.
    */
   loadContents(tenantId: string, sessionId: string, seqs: number[]): Promise<Map<number, StoredContent>>;
-  /** The same, read a page at a time as the consumer asks, so a long history is never whole. */
+  /**
+   * The same as {@link SessionReads.loadMessages} (originals included), read a page at a time as
+   * the consumer asks, so a long history is never whole.
+   */
   pagedMessages(tenantId: string, sessionId: string, seqs: number[]): AsyncIterable<Message[]>;
   findByKey(idempotencyKey: string): Promise<CompactionRow | undefined>;
   /**

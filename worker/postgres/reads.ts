@@ -10,7 +10,7 @@ import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { policySchema } from '../../shared/policy/policy.ts';
 import { type ContextRead, readContext } from '../../shared/postgres/context-query.ts';
-import type { Db, Tx } from '../../shared/postgres/db.ts';
+import { type Db, executePrepared, type Tx } from '../../shared/postgres/db.ts';
 import {
   type CompactionRow,
   compactionPolicies,
@@ -22,20 +22,6 @@ import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { Gate, SessionReads, Snapshot } from '../pipeline/ports.ts';
 import { bigintArray } from './effects.ts';
 import { type MetaTuple, metaOf, metasOf } from './lock.ts';
-
-/** The columns of a MessageMeta (no content): what planning reads. */
-const META_COLUMNS = {
-  seq: messages.seq,
-  role: messages.role,
-  kind: messages.kind,
-  toolCallId: messages.toolCallId,
-  toolName: messages.toolName,
-  tokenCount: messages.tokenCount,
-  pinned: messages.pinned,
-  toolUseIds: messages.toolUseIds,
-  toolResultIds: messages.toolResultIds,
-  thinking: messages.hasThinking,
-};
 
 /**
  * The stored content (`content_blocks`) of the live messages of `seqs`, by seq; on a transaction,
@@ -118,6 +104,11 @@ export class PostgresReads implements SessionReads {
    * Loads the full messages of `seqs` (ascending), as summarizers read them: a stored message of
    * several parts (text, thinking, tool calls, tool results) comes back as one message per part,
    * at its seq (shared/contract/blocks.ts, `summaryParts`). Seqs no longer live are simply absent.
+   *
+   * A live message that compactions still in force rewrote in place (`clearToolResults`,
+   * `clearThinking`) is read as its original, the earliest archived version of its seq: a summary
+   * made after a clearing (`auto`'s second stage) then covers the tool output and the thinking,
+   * not their placeholders. One statement per call (see {@link LEAVING_MESSAGES}).
    */
   async loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]> {
     if (seqs.length === 0) return [];
@@ -127,16 +118,26 @@ export class PostgresReads implements SessionReads {
       if (seq < first) first = seq;
       if (seq > last) last = seq;
     }
-    const rows = await this.prepared.messages.execute({
-      tenantId,
-      sessionId,
-      first,
-      last,
-      seqs: bigintArray(seqs),
+    const rows = await executePrepared<LeavingRow>(this.db, {
+      sql: LEAVING_MESSAGES,
+      params: [tenantId, sessionId, first, last, bigintArray(seqs)],
     });
-    return rows.flatMap(({ parts, ...row }) =>
-      parts === null ? [row] : summaryParts({ ...row, blocks: parts }),
-    );
+    return rows.flatMap(({ parts, ...row }) => {
+      const message: Message = {
+        seq: Number(row.seq),
+        role: row.role,
+        kind: row.kind,
+        toolCallId: row.tool_call_id,
+        toolName: row.tool_name,
+        tokenCount: row.token_count,
+        pinned: row.pinned,
+        toolUseIds: row.tool_use_ids,
+        toolResultIds: row.tool_result_ids,
+        thinking: row.has_thinking,
+        content: row.content,
+      };
+      return parts === null ? [message] : summaryParts({ ...message, blocks: parts });
+    });
   }
 
   loadContents(tenantId: string, sessionId: string, seqs: number[]): Promise<Map<number, StoredContent>> {
@@ -207,6 +208,79 @@ export class PostgresReads implements SessionReads {
 /** Messages per page when the leaving messages are read in pages (their content can be large). */
 const MESSAGE_PAGE = 2000;
 
+/**
+ * The columns a summarizer reads of a message, in their select order: the original's where one
+ * takes the live row's place (the seq and the pinned flag stay the live row's).
+ */
+const LEAVING_COLUMNS = [
+  'role',
+  'kind',
+  'content',
+  'tool_call_id',
+  'tool_name',
+  'token_count',
+  'tool_use_ids',
+  'tool_result_ids',
+  'has_thinking',
+] as const;
+
+/** A row of {@link LEAVING_MESSAGES} as postgres.js parses it (int8 as text). */
+interface LeavingRow {
+  seq: string;
+  role: Message['role'];
+  kind: Message['kind'];
+  content: string;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  token_count: number;
+  pinned: boolean;
+  tool_use_ids: string[];
+  tool_result_ids: string[];
+  has_thinking: boolean;
+  parts: StoredContent | null;
+}
+
+/**
+ * The messages of a page of seqs as a summary must read them, in one statement:
+ * `$1` tenant, `$2` session, `$3`/`$4` the page's lowest and highest seq, `$5` its seqs.
+ *
+ * `originals` picks, per seq of the page, the archived original of a message rewritten in place:
+ * a `rewritten` row of an applied compaction (a restore deletes its compaction's archived rows and
+ * marks the ledger row `restored`, so an undone rewrite never counts), the earliest by
+ * `compaction_version` (a result cleared, then its thinking dropped, reads as it was written).
+ * A rewritten row older than a compaction that archived the same seq as leaving (`not rewritten`)
+ * belonged to a message that has since left: the live row at that seq is a later summary, read as
+ * it is. Every other live row is read as it is. The range lets Postgres scan the primary keys
+ * once instead of probing them per seq.
+ */
+const LEAVING_MESSAGES = `
+  with originals as (
+    select distinct on (a.seq) a.seq, a.content_blocks, ${LEAVING_COLUMNS.map((c) => `a.${c}`).join(', ')}
+    from archived_messages a
+    join compactions c on c.id = a.compaction_id and c.status = 'applied'
+    where a.tenant_id = $1::text and a.session_id = $2::text and a.rewritten
+      and a.seq between $3::bigint and $4::bigint and a.seq = any($5::bigint[])
+      and not exists (
+        select 1 from archived_messages l
+        join compactions lc on lc.id = l.compaction_id and lc.status = 'applied'
+        where l.tenant_id = a.tenant_id and l.session_id = a.session_id and l.seq = a.seq
+          and not l.rewritten and lc.compaction_version > c.compaction_version)
+    order by a.seq, c.compaction_version, a.archived_at
+  ), page as (
+    select m.seq, m.pinned,
+      ${LEAVING_COLUMNS.map((c) => `case when o.seq is null then m.${c} else o.${c} end as ${c}`).join(', ')},
+      case when o.seq is null then m.content_blocks else o.content_blocks end as blocks
+    from messages m
+    left join originals o on o.seq = m.seq
+    where m.tenant_id = $1::text and m.session_id = $2::text
+      and m.seq between $3::bigint and $4::bigint and m.seq = any($5::bigint[])
+  )
+  select seq, pinned, ${LEAVING_COLUMNS.join(', ')},
+    -- Only a message of several blocks has parts to split; a one-block row reads as its text.
+    case when json_typeof(blocks) = 'array' and json_array_length(blocks) > 1 then blocks end as parts
+  from page
+  order by seq`;
+
 const TENANT = sql.placeholder('tenantId');
 const SESSION = sql.placeholder('sessionId');
 const KEY = sql.placeholder('idempotencyKey');
@@ -255,26 +329,6 @@ function prepareQueries(db: Db) {
       .from(sessions)
       .where(ofSession)
       .prepare('compactor_snapshot'),
-    messages: db
-      .select({
-        ...META_COLUMNS,
-        content: messages.content,
-        // Only a message of several blocks has parts to split; a one-block row reads as its text.
-        parts: sql<StoredContent | null>`case when json_typeof(${messages.contentBlocks}) = 'array'
-          and json_array_length(${messages.contentBlocks}) > 1 then ${messages.contentBlocks} end`,
-      })
-      .from(messages)
-      .where(
-        and(
-          eq(messages.tenantId, TENANT),
-          eq(messages.sessionId, SESSION),
-          // The range lets Postgres scan the primary key once instead of probing it per seq.
-          sql`${messages.seq} between ${sql.placeholder('first')} and ${sql.placeholder('last')}`,
-          sql`${messages.seq} = any(${sql.placeholder('seqs')}::bigint[])`,
-        ),
-      )
-      .orderBy(asc(messages.seq))
-      .prepare('compactor_messages'),
     counters: db
       .select({ messageCount: sessions.messageCount, tokenCount: sessions.tokenCount })
       .from(sessions)
