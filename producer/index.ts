@@ -68,6 +68,7 @@ export {
   SessionContinuedError,
   SessionExistsError,
 } from './sessions.ts';
+export { assertTools, MAX_SESSION_TOOLS, setSessionTools } from './tools.ts';
 export {
   DEFAULT_TOLERANCE_S,
   EVENT_ID_HEADER,

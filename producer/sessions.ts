@@ -2,7 +2,7 @@
  * Writing sessions and messages, as agent services do: create a session with its transcript, or
  * append messages to a live one. Every write is scoped by tenant.
  */
-import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
+import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { contentFacts, legacyContent, type StoredContent } from '../shared/contract/blocks.ts';
 import {
@@ -22,6 +22,7 @@ import {
   claimIdempotencyKey,
   recordAppend,
 } from './idempotency.ts';
+import { assertTools } from './tools.ts';
 
 /** Rows per INSERT: 15 columns × 2,000 = 30,000 parameters, well under Postgres' 65,535. */
 export const INSERT_BATCH_ROWS = 2_000;
@@ -105,6 +106,8 @@ export interface CreateSessionInput {
   contextWindow?: number | null;
   /** Seqs as given, strictly ascending; corpus-format or native ({@link NativeMessage} with a seq). */
   messages: Array<NewMessage | (NativeMessage & { seq: number })>;
+  /** The tools the agent sends with the session's requests (see `setSessionTools`). */
+  tools?: ToolUnion[] | null;
 }
 
 /**
@@ -117,6 +120,7 @@ export async function createSession(
   db: Db,
   input: CreateSessionInput,
 ): Promise<{ messageCount: number; tokenCount: number }> {
+  if (input.tools) assertTools(input.tools);
   const rows = input.messages.map((m, i) =>
     toRow(input.tenantId, input.sessionId, m.seq, normalize(m, `messages[${i}]`)),
   );
@@ -130,6 +134,7 @@ export async function createSession(
         tenantId: input.tenantId,
         agentId: input.agentId ?? null,
         contextWindow: input.contextWindow ?? null,
+        tools: input.tools ?? null,
         lastSeq,
         messageCount: rows.length,
         tokenCount,

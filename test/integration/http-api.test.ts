@@ -214,6 +214,30 @@ describe('HTTP API: sessions and messages', () => {
     expect(await liveRows('acme', 'refusals')).toBe(before);
   });
 
+  it("declares the session's tools, and refuses bad ones with 400 naming the field", async () => {
+    await createChat('acme', 'tooled');
+    const tools = [{ name: 'bash', description: 'run a command', input_schema: { type: 'object' } }];
+    const put = await call('acme', 'PUT', '/v1/sessions/tooled/tools', { body: { tools } });
+    expect(put.status).toBe(200);
+    const stored = async () =>
+      (
+        await ctx.tdb.database.sql<{ tools: unknown }[]>`
+          select tools from sessions where tenant_id = 'acme' and id = 'tooled'`
+      )[0]?.tools;
+    expect(await stored()).toEqual(tools);
+    const twice = await call('acme', 'PUT', '/v1/sessions/tooled/tools', {
+      body: { tools: [...tools, ...tools] },
+    });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.message).toMatch(/^tools\[1\]\.name: "bash" is declared twice/);
+    expect(await stored()).toEqual(tools);
+    const missing = await call('acme', 'PUT', '/v1/sessions/nobody-here/tools', { body: { tools } });
+    expect(missing.status).toBe(404);
+    const cleared = await call('acme', 'PUT', '/v1/sessions/tooled/tools', { body: { tools: null } });
+    expect(cleared.status).toBe(200);
+    expect(await stored()).toBeNull();
+  });
+
   it('answers 413 with a JSON body to a body over the limit, and writes nothing', async () => {
     await createChat('acme', 'big');
     const before = await liveRows('acme', 'big');
@@ -414,6 +438,7 @@ describe('HTTP API: OpenAPI document', () => {
         'GET /v1/sessions/{id}/context',
         'POST /v1/sessions/{id}/compact',
         'DELETE /v1/sessions/{id}',
+        'PUT /v1/sessions/{id}/tools',
         'GET /v1/openapi.json',
       ].sort(),
     );

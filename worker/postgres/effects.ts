@@ -229,6 +229,8 @@ async function continueInChild(
     parentSessionId: where.sessionId,
     lastSeq: parent.lastSeq,
     checkpoint: parent.checkpoint,
+    // The agent's declared tools carry over: it goes on sending them in the child.
+    tools: sql`(select p.tools from sessions p where p.tenant_id = ${where.tenantId} and p.id = ${where.sessionId})`,
   });
   const [copied] = await tx.execute<{ count: number; tokens: string }>(sql`
     with copied as (

@@ -12,7 +12,7 @@
  * header. Bodies are JSON, at most `maxBodyBytes` (413 beyond). Errors are
  * `{ error: { type, message, field? } }` (errors.ts).
  */
-import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
+import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { and, eq } from 'drizzle-orm';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -24,6 +24,7 @@ import {
   type NativeMessage,
   type Producer,
   pruneAppendRequests,
+  setSessionTools,
 } from '../../../producer/index.ts';
 import {
   type ApiMessage,
@@ -56,6 +57,7 @@ import {
   IDEMPOTENCY_HEADER,
   REPLAYED_HEADER,
   sessionPathSchema,
+  sessionToolsSchema,
   TENANT_HEADER,
   tenantHeaderSchema,
 } from './schemas.ts';
@@ -219,8 +221,16 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
         tenantId: c.get('tenantId'),
         sessionId: id,
         ...(query.thinking ? { thinking: query.thinking } : {}),
+        ...(query.compactionBlock ? { compactionBlock: query.compactionBlock } : {}),
       });
       return c.json(context, 200);
+    },
+
+    async setSessionTools(c) {
+      const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
+      const { tools } = parseInput(sessionToolsSchema, await readJson(c, true), 'body');
+      await setSessionTools(db, c.get('tenantId'), id, tools as ToolUnion[] | null);
+      return c.json({ tools }, 200);
     },
 
     async compactSession(c) {

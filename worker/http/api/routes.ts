@@ -21,6 +21,7 @@ import {
   REPLAYED_HEADER,
   sessionCreatedSchema,
   sessionPathSchema,
+  sessionToolsSchema,
   tenantHeaderSchema,
 } from './schemas.ts';
 
@@ -34,7 +35,7 @@ export interface ApiResponse {
 
 /** One route. `path` is in OpenAPI's form (`/v1/sessions/{id}`). */
 export interface ApiRoute {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   path: string;
   summary: string;
   description: string;
@@ -106,6 +107,19 @@ export const API_ROUTES = {
     headers: tenantHeaderSchema,
     responses: { 200: { description: 'The context.', schema: loadedContextSchema } },
     errors: ['not_found_error'],
+  },
+  setSessionTools: {
+    method: 'put',
+    path: '/v1/sessions/{id}/tools',
+    summary: "Declare the session's tools",
+    description:
+      "The tools the agent sends with this session's requests. The anthropic-compaction summarizer sends them on its compaction request: kept turns keep their thinking only when system and tools are the same there and afterwards.",
+    tenantScoped: true,
+    params: sessionPathSchema,
+    headers: tenantHeaderSchema,
+    body: { schema: sessionToolsSchema, required: true },
+    responses: { 200: { description: 'Declared.', schema: sessionToolsSchema } },
+    errors: ['not_found_error', 'request_too_large', 'unsupported_media_type_error'],
   },
   compactSession: {
     method: 'post',

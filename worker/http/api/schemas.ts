@@ -49,7 +49,27 @@ export const contextQuerySchema = z.object({
     .enum(['keep', 'strip'])
     .optional()
     .describe('keep (default): thinking blocks whose signature still holds come back; strip: none.'),
+  compactionBlock: z
+    .enum(['native', 'text'])
+    .optional()
+    .describe(
+      "native (default): an anthropic-compaction summary is sent as Anthropic's compaction block (send betas); text: as compactor's readable checkpoint.",
+    ),
 });
+
+/** Body of the tools route: the tools the agent sends with the session's requests, or null. */
+export const sessionToolsSchema = z
+  .object({
+    tools: z
+      .array(z.record(z.string(), z.unknown()))
+      .max(1_000)
+      .nullable()
+      .describe(
+        'Messages API tool definitions exactly as the agent sends them (each with a unique name), or null to clear them.',
+      ),
+  })
+  .strict()
+  .meta({ title: 'SessionTools' });
 
 /** Query of the compact route. */
 export const compactQuerySchema = z.object({
@@ -114,6 +134,9 @@ export const loadedContextSchema = z
     tokens: z.number().int().describe('Estimated input tokens of system and messages.'),
     sessionId: z.string().describe('The live session read: where to append next.'),
     notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
+    betas: z
+      .array(z.string())
+      .describe('anthropic-beta values the request needs (compact-2026-09-04 with a compaction block).'),
     version: z
       .number()
       .int()

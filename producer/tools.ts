@@ -1,0 +1,57 @@
+/**
+ * A session's declared tools: the `tools` an agent sends with the session's requests. compactor
+ * never calls them; the `anthropic-compaction` summarizer sends them on its compaction request,
+ * because the turns kept after a compaction block keep their thinking only when `system` and
+ * `tools` are the same on the compaction request and afterwards (Anthropic, "Compaction and
+ * preserved thinking", 2026-09).
+ */
+import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
+import { and, eq } from 'drizzle-orm';
+import { InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
+import type { Db } from '../shared/postgres/db.ts';
+import { sessions } from '../shared/postgres/schema.ts';
+
+/** Most tools a session may declare (the Messages API's own limit is in the hundreds). */
+export const MAX_SESSION_TOOLS = 1_000;
+
+/**
+ * Checks declared tools: an array of objects, each with a non-empty string `name`, names unique.
+ * The definitions are otherwise stored as given (the API, not compactor, judges a schema).
+ * @throws {InvalidInputError} naming the first bad entry.
+ */
+export function assertTools(tools: unknown): asserts tools is ToolUnion[] {
+  if (!Array.isArray(tools)) throw new InvalidInputError('tools: must be an array of tool definitions');
+  if (tools.length > MAX_SESSION_TOOLS)
+    throw new InvalidInputError(`tools: at most ${MAX_SESSION_TOOLS} tools, got ${tools.length}`);
+  const names = new Set<string>();
+  tools.forEach((tool, i) => {
+    const name = (tool as { name?: unknown } | null)?.name;
+    if (typeof tool !== 'object' || tool === null || Array.isArray(tool))
+      throw new InvalidInputError(`tools[${i}]: must be a tool definition object`);
+    if (typeof name !== 'string' || name.trim() === '')
+      throw new InvalidInputError(`tools[${i}].name: must be a non-empty string`);
+    if (names.has(name)) throw new InvalidInputError(`tools[${i}].name: "${name}" is declared twice`);
+    names.add(name);
+  });
+}
+
+/**
+ * Declares the tools the agent sends with this session's requests (exactly as it sends them:
+ * same definitions, same order), or clears them with null.
+ * @throws {InvalidInputError} for bad tools (nothing is written).
+ * @throws {SessionNotFoundError} if the tenant has no such session.
+ */
+export async function setSessionTools(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  tools: ToolUnion[] | null,
+): Promise<void> {
+  if (tools !== null) assertTools(tools);
+  const updated = await db
+    .update(sessions)
+    .set({ tools, updatedAt: new Date() })
+    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
+    .returning({ id: sessions.id });
+  if (updated.length === 0) throw new SessionNotFoundError(tenantId, sessionId);
+}
