@@ -114,7 +114,7 @@ describe('a context with a compaction block', () => {
       compactionThinking: { preserved: true, note: 'ok' },
     });
     expect(ctx.messages[0]).toEqual({ role: 'assistant', content: [block] });
-    expect((ctx.messages[0]?.content as unknown as Block[])[0]).toBe(block);
+    expect((ctx.messages[0]?.content as unknown as Block[] | undefined)?.[0]).toBe(block);
     // Two assistant messages in a row: fine, the block still comes first.
     expect(ctx.messages[1]?.role).toBe('assistant');
     expect(JSON.stringify(ctx.messages)).not.toContain(LEAD_IN);
