@@ -15,12 +15,19 @@
  * - a thinking block's signature is bound to the conversation before it (the `system` prompt, the
  *   `tools`, every message before the block; values, not JSON formatting or key order), and the
  *   thinking blocks form a chain: blocks may be removed from the start, from the end or all of
- *   them, but a gap fails, and so does a tampered or empty signature.
+ *   them, but a gap fails, and so does a tampered or empty signature. The fake hashes the messages
+ *   as a rolling state (one step per message), so that a `compaction` block can carry the state
+ *   after the messages it summarizes and the kept turns' thinking still verifies after it.
  * - with `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` (beta
  *   `thinking-binding-controls-2026-08-01`), a block whose prefix changed is dropped instead of
  *   failing the request, with every thinking block after it, and each drop is reported as an
  *   `input_transformations` entry `{ type: 'thinking_dropped', reason: 'prefix_binding_mismatch',
  *   path }`.
+ * - on-demand compaction (beta `compact-2026-09-04`): a later request carries exactly one `compaction`
+ *   block, first in `messages` (an `assistant` message of its own at `messages[0]`, or the first
+ *   content block of `messages[0]`), sent exactly as returned; a compaction request may end with an
+ *   assistant turn but not with an open tool call, and needs user or assistant content to summarize.
+ *   "The checked prefix starts at the most recent compaction block": see {@link signCompaction}.
  * The docs do not require the first message to be a `user` turn, nor document a rule on empty
  * content, so neither is enforced by default. The strict checks ({@link CheckOptions.strict}) add
  * what users of the API expect it to refuse: a first message that is not a `user` turn, two
@@ -57,6 +64,10 @@ export interface CheckOptions {
   strict?: boolean;
   /** Drop a block whose prefix changed, and every thinking block after it, instead of failing. */
   dropMismatchedThinking?: boolean;
+  /** The request asks for a compaction (top-level `compaction`): prefill allowed, open tool call refused. */
+  compaction?: boolean;
+  /** The request carries the `compact-2026-09-04` beta: a `compaction` block is a known block type. */
+  compactionBeta?: boolean;
 }
 
 /** A change made to the request before the model saw it (the API's `input_transformations`). */
@@ -70,6 +81,15 @@ export interface InputTransformation {
 /** A rule the conversation breaks, with the API's error path (`messages.3.content.0`). */
 export class ConversationError extends Error {
   override name = 'ConversationError';
+  /**
+   * @param code the API's `error.details.error_code`, when it gives one (`compaction_block_misplaced`, ...).
+   */
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
 }
 
 const THINKING = new Set(['thinking', 'redacted_thinking']);
@@ -94,33 +114,144 @@ export function checkConversation(
   if (messages[0]?.role === 'system') {
     throw new ConversationError('messages.0.role: a system message cannot be the first entry in messages');
   }
+  const block = checkCompactionBlock(messages, key, options.compactionBeta ?? false);
+  if (options.compaction) checkSomethingToSummarize(messages);
   if (options.strict) checkStrict(messages);
   const last = messages[messages.length - 1];
-  if (last?.role === 'assistant') {
+  // A compaction request "summarizes every message in the request once, generates no reply".
+  if (last?.role === 'assistant' && !options.compaction) {
     throw new ConversationError(
       'This model does not support assistant message prefill. The conversation must end with a user message.',
     );
   }
   const turns = combineTurns(messages);
   checkToolResults(turns);
+  if (options.compaction) checkNoOpenToolCall(turns);
   const thinking = conversation.thinking?.type;
   if (thinking === 'enabled' || (options.strict && thinking !== undefined && thinking !== 'disabled')) {
     checkFinalTurnThinking(turns);
   }
-  return checkSignatures(conversation, key, options.dropMismatchedThinking ?? false);
+  return checkSignatures(conversation, key, block, options.dropMismatchedThinking ?? false);
+}
+
+/** Where the block sits: alone in `messages[0]` (`own`), first of several blocks there (`lead`), or none. */
+function compactionLead(messages: Turn[]): 'own' | 'lead' | null {
+  const first = messages[0];
+  if (!first || typeof first.content === 'string' || first.content[0]?.type !== 'compaction') return null;
+  return first.content.length === 1 ? 'own' : 'lead';
+}
+
+/** The fields a `compaction` block may carry when sent back. */
+const COMPACTION_FIELDS = new Set(['type', 'content', 'signature', 'cache_control']);
+
+/**
+ * The `compaction` block of a request, if any: known (the beta), alone, first, and exactly as returned.
+ * @returns what its signature carries, or null when the request has no block.
+ */
+function checkCompactionBlock(messages: Turn[], key: string, beta: boolean): CompactionSigned | null {
+  const found: Array<{ block: Block; at: string; first: boolean }> = [];
+  messages.forEach((message, i) => {
+    if (typeof message.content === 'string') return;
+    message.content.forEach((block, j) => {
+      if (block?.type === 'compaction')
+        found.push({ block, at: `messages.${i}.content.${j}`, first: i + j === 0 });
+    });
+  });
+  const [lead] = found;
+  if (!lead) return null;
+  if (!beta) {
+    throw new ConversationError(
+      `${lead.at}.type: 'compaction' is not one of the expected content block types`,
+    );
+  }
+  if (found.length > 1) {
+    throw new ConversationError(
+      `messages: a request carries exactly one \`compaction\` block; found ${found.length} ` +
+        `(${found.map((f) => f.at).join(', ')}). Send only the newest block, first in messages.`,
+    );
+  }
+  if (!lead.first) {
+    throw new ConversationError(
+      `${lead.at}: the \`compaction\` block must come first: as an assistant message of its own at ` +
+        'messages.0, or as the first content block of messages.0. Remove the summarized messages in front of it.',
+      'compaction_block_misplaced',
+    );
+  }
+  for (const field of Object.keys(lead.block)) {
+    if (!COMPACTION_FIELDS.has(field)) {
+      throw new ConversationError(`${lead.at}.${field}: Extra inputs are not permitted`);
+    }
+  }
+  const { content, signature } = lead.block;
+  if (typeof content !== 'string' || content.trim() === '') {
+    throw new ConversationError(`${lead.at}.content: Input should be a non-empty string`);
+  }
+  const signed = typeof signature === 'string' ? decodeCompaction(signature, key) : null;
+  if (signed === null) {
+    throw new ConversationError(
+      `${lead.at}.signature: Invalid \`signature\` in \`compaction\` block. Send the block exactly as it was returned.`,
+      'compaction_signature_invalid',
+    );
+  }
+  if (signed.content !== sha256(content)) {
+    throw new ConversationError(
+      `${lead.at}.content: the \`compaction\` block's content does not match its signature. ` +
+        'Send the block exactly as it was returned.',
+      'compaction_content_mismatch',
+    );
+  }
+  return signed;
+}
+
+/** A compaction request needs user or assistant content besides a previous block. */
+function checkSomethingToSummarize(messages: Turn[]): void {
+  const lead = compactionLead(messages);
+  const content = messages.some((message, i) => {
+    if (message.role === 'system') return false;
+    if (typeof message.content === 'string') return message.content.trim() !== '';
+    return message.content.some((block, j) => {
+      if (i === 0 && j === 0 && lead) return false;
+      if (THINKING.has(block.type)) return false;
+      if (block.type === 'text') return typeof block.text === 'string' && block.text.trim() !== '';
+      return true;
+    });
+  });
+  if (!content) {
+    throw new ConversationError(
+      'messages: there is nothing to summarize: the request holds no user or assistant content',
+      'compaction_nothing_to_summarize',
+    );
+  }
+}
+
+/** A compaction request whose last assistant turn "ends in a tool call with no result yet" is refused. */
+function checkNoOpenToolCall(turns: CombinedTurn[]): void {
+  const last = turns[turns.length - 1];
+  if (last?.role !== 'assistant') return;
+  const open = last.blocks.filter((b) => b.block.type === 'tool_use');
+  if (open.length === 0) return;
+  throw new ConversationError(
+    `${open[0]?.at}: the last assistant turn ends in a tool call with no result yet ` +
+      `(${open.map((b) => String(b.block.id)).join(', ')}). Send its \`tool_result\` first, or compact before that turn.`,
+  );
 }
 
 /** The strict checks: first turn, alternation, empty content (see the file comment). */
 function checkStrict(messages: Turn[]): void {
   const first = messages[0];
-  if (first && first.role !== 'user') {
+  // A `compaction` block comes first, in an assistant message of its own or leading messages[0].
+  const lead = compactionLead(messages);
+  if (first && first.role !== 'user' && lead === null) {
     throw new ConversationError(
       `messages.0.role: the first message must use the "user" role, got "${first.role}"`,
     );
   }
   messages.forEach((message, i) => {
     const before = messages[i - 1];
-    if (before && before.role === message.role && message.role !== 'system') {
+    // Two assistant messages in a row are fine right after the block's own message, "because the
+    // block still comes first".
+    const afterBlock = i === 1 && lead === 'own';
+    if (before && before.role === message.role && message.role !== 'system' && !afterBlock) {
       throw new ConversationError(
         `messages.${i}.role: roles must alternate between "user" and "assistant"; messages ${i - 1} and ${i} ` +
           `are both "${message.role}"`,
@@ -218,7 +349,7 @@ function checkFinalTurnThinking(turns: CombinedTurn[]): void {
   const assistant = turns[turns.length - 2];
   if (last?.role !== 'user' || assistant?.role !== 'assistant') return;
   if (!last.blocks.some((b) => b.block.type === 'tool_result')) return;
-  const first = assistant.blocks[0];
+  const first = assistant.blocks.find((b) => b.block.type !== 'compaction');
   if (first && !THINKING.has(first.block.type)) {
     throw new ConversationError(
       `${first.at}: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first.block.type}\`. When ` +
@@ -230,10 +361,30 @@ function checkFinalTurnThinking(turns: CombinedTurn[]): void {
 
 /** What a signature carries: the prefix it is bound to, the block before it in the chain, a MAC. */
 interface Signed {
-  /** Hash of the conversation before the block (thinking blocks left out). */
+  /** Hash of the conversation before the block (thinking blocks left out): see {@link prefixAt}. */
   prefix: string;
   /** Hash of the previous thinking block's signature, or null for the first of the chain. */
   previous: string | null;
+  mac: string;
+}
+
+/**
+ * What a `compaction` block's signature carries, MAC'd with the fake's key: enough to continue the
+ * rolling prefix of the summarized messages on a later request, and to tell when the kept turns'
+ * thinking must fail (the conditions of "Compaction and preserved thinking").
+ */
+interface CompactionSigned {
+  kind: 'compaction';
+  /** The rolling state (see {@link roll}) after the summarized messages. */
+  state: string;
+  /** Hash of the compaction request's `system` and `tools`. */
+  context: string;
+  /** Role of the last summarized message. */
+  lastRole: string;
+  /** Every compaction up to this one ran on a model with preserved thinking. */
+  preserved: boolean;
+  /** sha256 of the block's `content`. */
+  content: string;
   mac: string;
 }
 
@@ -249,10 +400,51 @@ export function signThinking(
   previousSignature: string | null,
   key: string,
 ): string {
-  const prefix = prefixHash(conversation, conversation.messages.length, blocksBefore);
+  const states = rollingStates(conversation, key);
+  const prefix = prefixAt(
+    contextHash(conversation),
+    states[conversation.messages.length] ?? '',
+    'assistant',
+    blocksBefore,
+  );
   const previous = previousSignature === null ? null : sha256(previousSignature);
   const signed: Signed = { prefix, previous, mac: mac(key, prefix, previous, thinking) };
   return Buffer.from(JSON.stringify(signed)).toString('base64');
+}
+
+/**
+ * The signature of the `compaction` block that summarizes every message of `conversation` (a
+ * compaction request; it may begin with the previous block, "compact again"). It carries the rolling
+ * state after those messages, so that a later request [block, kept turns...] has the same prefix as
+ * [summarized..., kept turns...] had, and the kept turns' thinking still verifies, while:
+ * 1. the compaction (and every one before it) ran on a model with preserved thinking
+ *    (`preservesThinking`);
+ * 2. the first message after the block has a different role from the last summarized message and is
+ *    not a `system` message (else the API merges it into the last summarized message);
+ * 3. `system` and `tools` are the same on the compaction request and on the later request.
+ * When one fails, nothing fails here: the later request's prefix is poisoned, so every thinking block
+ * after the block fails as bound to a different conversation (a 400, or the drop with `drop_block`).
+ * Thinking produced after the block is bound to it, poisoned or not.
+ */
+export function signCompaction(
+  conversation: Omit<Conversation, 'thinking'>,
+  content: string,
+  preservesThinking: boolean,
+  key: string,
+): string {
+  const { messages } = conversation;
+  const previous = leadingBlock(messages, key);
+  const states = rollingStates(conversation, key);
+  const summarized = compactionLead(messages) === 'own' ? messages.slice(1) : messages;
+  const fields: Omit<CompactionSigned, 'mac'> = {
+    kind: 'compaction',
+    state: states[messages.length] ?? '',
+    context: contextHash(conversation),
+    lastRole: summarized[summarized.length - 1]?.role ?? previous?.lastRole ?? 'user',
+    preserved: preservesThinking && (previous?.preserved ?? true),
+    content: sha256(content),
+  };
+  return Buffer.from(JSON.stringify({ ...fields, mac: compactionMac(key, fields) })).toString('base64');
 }
 
 /** The last thinking signature in the conversation (the chain's newest link), or null. */
@@ -267,8 +459,16 @@ export function lastSignature(messages: Turn[]): string | null {
   return last;
 }
 
-function checkSignatures(conversation: Conversation, key: string, drop: boolean): InputTransformation[] {
+function checkSignatures(
+  conversation: Conversation,
+  key: string,
+  block: CompactionSigned | null,
+  drop: boolean,
+): InputTransformation[] {
   const dropped: InputTransformation[] = [];
+  const states = rollingStates(conversation, key, block);
+  const context = contextHash(conversation);
+  const skip = block ? 1 : 0;
   let previousPresent: string | null = null;
   conversation.messages.forEach((message, i) => {
     const blocks = blocksOf(message.content);
@@ -286,7 +486,8 @@ function checkSignatures(conversation: Conversation, key: string, drop: boolean)
       if (signed === null || !sameMac(signed.mac, mac(key, signed.prefix, signed.previous, text))) {
         throw new ConversationError(`${at}: Invalid \`signature\` in \`${block.type}\` block`);
       }
-      const bound = signed.prefix === prefixHash(conversation, i, blocks.slice(0, j));
+      const before = blocks.slice(i === 0 ? skip : 0, j);
+      const bound = signed.prefix === prefixAt(context, states[i] ?? '', message.role, before);
       // A gap: an earlier block of the chain is present, but not the one this block follows.
       const chained = previousPresent === null || signed.previous === sha256(previousPresent);
       if ((!bound || !chained) && drop) {
@@ -305,21 +506,63 @@ function checkSignatures(conversation: Conversation, key: string, drop: boolean)
   return dropped;
 }
 
+/** The rolling state of a conversation with no compaction block before its first message. */
+const INITIAL_STATE = sha256('conversation');
+
+/** The rolling state after one more message: its role and its content, thinking left out, as values. */
+function roll(state: string, role: string, content: Block[]): string {
+  return sha256(`${state}\n${canonical({ role, content: withoutThinking(content) })}`);
+}
+
 /**
- * The conversation before a block: `system`, `tools`, the first `messageCount` messages and
- * `blocksBefore` of the next, with thinking blocks left out (the chain covers them) and as values
- * (key order and formatting do not count).
+ * `states[i]`: the rolling state before `messages[i]` (`states[length]`: after the last message).
+ * It starts at the leading `compaction` block's carried state (poisoned when the kept turns'
+ * thinking cannot survive, see {@link signCompaction}), or at the initial state; the block's own
+ * message does not roll, and the blocks of `messages[0]` after the block roll as a message.
+ * @param block the leading block, already verified; looked up (and verified) when undefined.
  */
-function prefixHash(
+function rollingStates(
   conversation: Pick<Conversation, 'system' | 'tools' | 'messages'>,
-  messageCount: number,
-  blocksBefore: Block[],
-): string {
-  const withoutThinking = (content: string | Block[]) =>
-    blocksOf(content).filter((b) => !THINKING.has(b.type));
-  const messages = conversation.messages
-    .slice(0, messageCount)
-    .map((m) => ({ role: m.role, content: withoutThinking(m.content) }));
+  key: string,
+  block: CompactionSigned | null = leadingBlock(conversation.messages, key),
+): string[] {
+  const { messages } = conversation;
+  let start = INITIAL_STATE;
+  if (block) {
+    const rest = blocksOf(messages[0]?.content ?? []).slice(1);
+    const first = rest.length > 0 ? messages[0] : messages[1];
+    const merged = first !== undefined && (first.role === block.lastRole || first.role === 'system');
+    const kept = block.preserved && block.context === contextHash(conversation) && !merged;
+    start = kept ? block.state : sha256(`poisoned\n${block.state}`);
+  }
+  const states = [start];
+  messages.forEach((message, i) => {
+    const state = states[i] ?? start;
+    let blocks = blocksOf(message.content);
+    if (i === 0 && block) {
+      blocks = blocks.slice(1);
+      if (blocks.length === 0) {
+        states.push(state);
+        return;
+      }
+    }
+    states.push(roll(state, message.role, blocks));
+  });
+  return states;
+}
+
+/** The verified `compaction` block leading `messages[0]`, or null (none, or one that does not verify). */
+function leadingBlock(messages: Turn[], key: string): CompactionSigned | null {
+  if (compactionLead(messages) === null) return null;
+  const block = blocksOf(messages[0]?.content ?? [])[0];
+  const signed = typeof block?.signature === 'string' ? decodeCompaction(block.signature, key) : null;
+  return signed && typeof block?.content === 'string' && signed.content === sha256(block.content)
+    ? signed
+    : null;
+}
+
+/** `system` and `tools`, as values. */
+function contextHash(conversation: Pick<Conversation, 'system' | 'tools'>): string {
   return sha256(
     canonical({
       system:
@@ -327,10 +570,21 @@ function prefixHash(
           ? [{ type: 'text', text: conversation.system }]
           : (conversation.system ?? null),
       tools: conversation.tools ?? null,
-      messages,
-      blocksBefore: withoutThinking(blocksBefore),
     }),
   );
+}
+
+/**
+ * The prefix a thinking block is bound to: `system` and `tools` (`context`), the rolling state of
+ * the messages before its message, that message's role and the blocks before it there (thinking
+ * left out: the chain covers it).
+ */
+function prefixAt(context: string, state: string, role: string, blocksBefore: Block[]): string {
+  return sha256(canonical({ context, state, role, blocksBefore: withoutThinking(blocksBefore) }));
+}
+
+function withoutThinking(content: string | Block[]): Block[] {
+  return blocksOf(content).filter((b) => !THINKING.has(b.type));
 }
 
 /** JSON with object keys sorted and `cache_control` markers left out: values only. */
@@ -349,6 +603,27 @@ function mac(key: string, prefix: string, previous: string | null, thinking: str
   return createHmac('sha256', key)
     .update(`${prefix}\n${previous ?? '-'}\n${thinking}`)
     .digest('hex');
+}
+
+function compactionMac(key: string, fields: Omit<CompactionSigned, 'mac'>): string {
+  return createHmac('sha256', key)
+    .update(`compaction\n${canonical(fields)}`)
+    .digest('hex');
+}
+
+/** A `compaction` signature's fields, or null when it is not one or its MAC does not verify. */
+function decodeCompaction(signature: string, key: string): CompactionSigned | null {
+  try {
+    const parsed = JSON.parse(Buffer.from(signature, 'base64').toString('utf8')) as Partial<CompactionSigned>;
+    const { kind, state, context, lastRole, preserved, content, mac: given } = parsed;
+    if (kind !== 'compaction' || typeof given !== 'string' || typeof preserved !== 'boolean') return null;
+    if (typeof state !== 'string' || typeof context !== 'string') return null;
+    if (typeof lastRole !== 'string' || typeof content !== 'string') return null;
+    const fields = { kind, state, context, lastRole, preserved, content } as const;
+    return sameMac(given, compactionMac(key, fields)) ? { ...fields, mac: given } : null;
+  } catch {
+    return null;
+  }
 }
 
 function sameMac(a: string, b: string): boolean {

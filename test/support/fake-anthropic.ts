@@ -25,12 +25,30 @@
  *   with a prefix writes it (`cache_creation_input_tokens`), the next ones read it
  *   (`cache_read_input_tokens`), the rest is `input_tokens`. Unlike the API, it applies no minimum
  *   cacheable length (1,024 to 4,096 tokens depending on the model), so it caches even a short prefix;
+ * - on-demand compaction (beta `compact-2026-09-04`, header {@link COMPACTION_BETA}): a request with
+ *   top-level `"compaction": {"type": "summarize", "instructions"?}` is checked as the docs say
+ *   (header, fields, `instructions` non-blank and at most 16,384 characters; `stop_sequences`,
+ *   `output_config.format`, a `tool_choice` of type `any`/`tool`, `context_management` and an open
+ *   tool call refused; `compaction_nothing_to_summarize`) and answered with one signed block
+ *   `{ type: 'compaction', content, signature }`, `stop_reason: 'compaction'`, top-level usage 0 and
+ *   the cost in `usage.iterations[0]` (`type: 'compaction'`). The `content` is a readable summary
+ *   derived from the request (message counts, the previous block's summary, the first and latest
+ *   user text, the file paths seen, the instructions); when it would not fit `max_tokens` the answer
+ *   is `content: []` with `stop_reason: 'max_tokens'`, as the API's. "Nothing fails when you
+ *   compact": on a compaction request, thinking whose prefix changed is summarized without it
+ *   instead of failing (a tampered signature still fails). A later request carrying the
+ *   block is checked too (exactly one block, first, unedited: `compaction_block_misplaced`,
+ *   `compaction_signature_invalid`, `compaction_content_mismatch`), and thinking after the block
+ *   stays valid exactly when the docs' "Compaction and preserved thinking" conditions hold (see
+ *   `signCompaction` in conversation-rules.ts). Models: any id is accepted; {@link
+ *   compactionSupported} and {@link preservesThinking} say what the API would do, and each
+ *   compaction is listed in {@link FakeAnthropicServer.compactions};
  * - every answer carries a `request-id` header (`req_fake_0001`, ...); messages have ids `msg_fake_0001`.
  *
  * Scripting: {@link FakeAnthropicServer.enqueue} queues behaviours, one per request, first in first
- * out; a request finding the queue empty gets `'ok'`. Requests are recorded in
- * {@link FakeAnthropicServer.requests}, parsed, whatever the answer (a request that fails validation
- * is recorded and does not consume a behaviour).
+ * out; a request finding the queue empty gets `'ok'` (for a compaction request: the block).
+ * Requests are recorded in {@link FakeAnthropicServer.requests}, parsed, whatever the answer (a
+ * request that fails validation is recorded and does not consume a behaviour).
  *
  * Usage:
  * ```ts
@@ -51,11 +69,14 @@ import {
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import {
+  type Block,
+  blocksOf,
   type Conversation,
   ConversationError,
   checkConversation,
   type InputTransformation,
   lastSignature,
+  signCompaction,
   signThinking,
   type Turn,
 } from './conversation-rules.ts';
@@ -69,7 +90,10 @@ export const SIGNING_KEY = 'compactor-fake-anthropic';
 
 /** Scripted answers without parameters. */
 export type FakeScenario =
-  /** 200, the forced tool called with a valid checkpoint derived from the prompt. The default. */
+  /**
+   * 200, the forced tool called with a valid checkpoint derived from the prompt. The default. On a
+   * compaction request: the signed `compaction` block.
+   */
   | 'ok'
   /** 529 `overloaded_error`. */
   | 'overloaded'
@@ -79,9 +103,15 @@ export type FakeScenario =
   | 'malformed-json'
   /** 200 with an HTML page, as a misconfigured proxy might answer. */
   | 'html'
-  /** 200, `stop_reason: 'refusal'`, a text block and `stop_details`. */
+  /**
+   * 200, `stop_reason: 'refusal'`, a text block and `stop_details`. On a compaction request:
+   * `{ compactionStop: 'refusal' }`.
+   */
   | 'refusal'
-  /** 200, `stop_reason: 'max_tokens'`, a tool call whose input stops half-way. */
+  /**
+   * 200, `stop_reason: 'max_tokens'`, a tool call whose input stops half-way. On a compaction
+   * request: `{ compactionStop: 'max_tokens' }`.
+   */
   | 'max-tokens'
   /** 200, `stop_reason: 'end_turn'`, a text answer and no tool call. */
   | 'text-only'
@@ -92,7 +122,20 @@ export type FakeScenario =
   /** The socket is destroyed before any answer: a connection error for the client. */
   | 'connection-reset'
   /** Batches only: the request's result is `expired`. */
-  | 'expired';
+  | 'expired'
+  /**
+   * 529 `overloaded_error` with `error.details.error_code: "compaction_unavailable"` (the API's answer
+   * when it cannot compact now; the docs say retry).
+   */
+  | 'compaction-unavailable';
+
+/** Why a compaction answer (HTTP 200) holds no block: the docs' "missing summary" cases. */
+export type CompactionStopReason =
+  | 'max_tokens'
+  | 'model_context_window_exceeded'
+  | 'tool_use'
+  | 'refusal'
+  | 'end_turn';
 
 /** An error answer in the API's shape. */
 export interface FakeErrorBehaviour {
@@ -110,7 +153,10 @@ export interface FakeErrorBehaviour {
   message?: string;
 }
 
-/** One scripted answer. */
+/**
+ * One scripted answer. On a compaction request, `'ok'`, `'refusal'` and `'max-tokens'` give the
+ * API's compaction answers (see each); every other behaviour answers as it says, whatever the request.
+ */
 export type FakeBehaviour =
   | FakeScenario
   | FakeErrorBehaviour
@@ -119,7 +165,12 @@ export type FakeBehaviour =
   /** 200, the tool called with exactly this input. */
   | { toolInput: unknown }
   /** 200, an agent's turn: see {@link FakeReply}. */
-  | { reply: FakeReply };
+  | { reply: FakeReply }
+  /**
+   * 200, `content: []` and this `stop_reason`: a compaction that produced no block. It is billed as
+   * a compaction (`usage.iterations`). Meant for compaction requests; any request gets this answer.
+   */
+  | { compactionStop: CompactionStopReason };
 
 /**
  * An agent's turn as a model would write it: thinking first (when the request asks for thinking),
@@ -190,6 +241,8 @@ class InvalidRequest extends Error {
     readonly status: number,
     readonly errorType: string,
     message: string,
+    /** `error.details`, e.g. `{ error_code: 'compaction_block_misplaced' }`. */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }
@@ -204,10 +257,79 @@ export interface FakeAnthropicOptions {
 /** The beta that adds `thinking.block_binding` to a request. */
 export const THINKING_BINDING_BETA = 'thinking-binding-controls-2026-08-01';
 
+/** The beta of on-demand compaction: top-level `compaction` and the `compaction` content block. */
+export const COMPACTION_BETA = 'compact-2026-09-04';
+
+/** The longest `compaction.instructions` the API takes, in characters. */
+export const COMPACTION_INSTRUCTIONS_MAX = 16_384;
+
+/** One compaction the fake answered with a block. */
+export interface FakeCompaction {
+  requestId: string;
+  model: string;
+  /** Whether the API supports compaction on this model (the fake compacts on any model). */
+  modelSupported: boolean;
+  /** Whether the model keeps earlier turns' thinking, so the kept turns' thinking survives the block. */
+  preservesThinking: boolean;
+  /** Messages summarized (a leading previous block's own message not counted). */
+  summarized: number;
+  /** The block as answered. */
+  block: { type: 'compaction'; content: string; signature: string };
+}
+
+/**
+ * A model id's family and version, e.g. `opus-4.6` for `claude-opus-4-6-20260101`, `mythos-preview`,
+ * `sonnet-3.7` for `claude-3-7-sonnet-latest`; null for an id the fake does not know (`claude-test`).
+ */
+function modelVersion(model: string): { family: string; version: number | 'preview' } | null {
+  const modern = /(opus|sonnet|haiku|fable|mythos)-(preview|\d+)(?:[-.](\d{1,2})(?!\d))?/.exec(model);
+  const legacy = /claude-(\d+)(?:[-.](\d{1,2})(?!\d))?-(opus|sonnet|haiku)/.exec(model);
+  if (modern?.[1] && modern[2]) {
+    const version = modern[2] === 'preview' ? 'preview' : Number(`${modern[2]}.${modern[3] ?? 0}`);
+    return { family: modern[1], version };
+  }
+  if (legacy?.[1] && legacy[3])
+    return { family: legacy[3], version: Number(`${legacy[1]}.${legacy[2] ?? 0}`) };
+  return null;
+}
+
+/**
+ * Whether the API supports on-demand compaction on `model`: Fable 5/5.1; Mythos 5/5.1/Preview;
+ * Opus 4.6, 4.7, 4.8, 5, 5.5; Sonnet 4.6, 5, 5.5. The fake does not refuse other ids.
+ */
+export function compactionSupported(model: string): boolean {
+  const parsed = modelVersion(model);
+  if (!parsed) return false;
+  const supported: Record<string, Array<number | 'preview'>> = {
+    fable: [5, 5.1],
+    mythos: [5, 5.1, 'preview'],
+    opus: [4.6, 4.7, 4.8, 5, 5.5],
+    sonnet: [4.6, 5, 5.5],
+  };
+  return supported[parsed.family]?.includes(parsed.version) ?? false;
+}
+
+/**
+ * Whether `model` has preserved thinking (keeps earlier turns' thinking): Opus 4.5 and later Opus,
+ * Sonnet 4.6 and later Sonnet, Fable 5 and later, Mythos 5 and later and Mythos Preview; not Haiku,
+ * not earlier Opus or Sonnet. An id the fake does not know (`claude-test`) counts as a current model
+ * that does.
+ */
+export function preservesThinking(model: string): boolean {
+  const parsed = modelVersion(model);
+  if (!parsed) return true;
+  const { family, version } = parsed;
+  if (version === 'preview') return family === 'mythos';
+  const since: Record<string, number> = { opus: 4.5, sonnet: 4.6, fable: 5, mythos: 5 };
+  return family in since && version >= (since[family] ?? Number.POSITIVE_INFINITY);
+}
+
 /** The fake Messages API. One instance per test file or test; see the file comment. */
 export class FakeAnthropicServer {
   /** Every request received, in order. */
   readonly requests: RecordedRequest[] = [];
+  /** Every compaction answered with a block, in order. */
+  readonly compactions: FakeCompaction[] = [];
   readonly #queue: FakeBehaviour[] = [];
   readonly #cachedPrefixes = new Set<string>();
   readonly #timers = new Set<NodeJS.Timeout>();
@@ -305,7 +427,7 @@ export class FakeAnthropicServer {
       body = validate(recorded, { strict: this.strict });
     } catch (error) {
       if (!(error instanceof InvalidRequest)) throw error;
-      this.#sendError(res, requestId, error.status, error.errorType, error.message);
+      this.#sendError(res, requestId, error.status, error.errorType, error.message, {}, error.details);
       return;
     }
     await this.#answer(req, res, requestId, body, this.#queue.shift() ?? this.defaultBehaviour);
@@ -322,6 +444,24 @@ export class FakeAnthropicServer {
       const waited = await this.#sleep(behaviour.delayMs, req);
       if (!waited || res.destroyed) return;
       return this.#answer(req, res, requestId, body, behaviour.then ?? 'ok');
+    }
+    if (typeof behaviour === 'object' && 'compactionStop' in behaviour) {
+      const stop = behaviour.compactionStop;
+      const outputTokens = stop === 'max_tokens' ? body.max_tokens : stop === 'tool_use' ? 40 : 12;
+      send(res, 200, requestId, JSON.stringify(this.#compactionMessage(body, [], stop, outputTokens)));
+      return;
+    }
+    // A compaction request "generates no reply": the default answer is the block; the scenarios
+    // that stand for a failed answer give the API's empty compaction answer.
+    if (body.compaction) {
+      if (behaviour === 'ok') {
+        this.#sendCompaction(res, requestId, body);
+        return;
+      }
+      if (behaviour === 'refusal' || behaviour === 'max-tokens') {
+        const compactionStop = behaviour === 'refusal' ? 'refusal' : 'max_tokens';
+        return this.#answer(req, res, requestId, body, { compactionStop });
+      }
     }
     if (typeof behaviour === 'object' && 'status' in behaviour) {
       const [defaultType, defaultMessage] = ERROR_DEFAULTS[behaviour.status] ?? ['api_error', 'Error'];
@@ -435,6 +575,12 @@ export class FakeAnthropicServer {
       case 'expired':
         this.#sendError(res, requestId, 400, 'invalid_request_error', "'expired' is for batch requests only");
         return;
+      case 'compaction-unavailable':
+        return this.#answer(req, res, requestId, body, {
+          status: 529,
+          errorCode: 'compaction_unavailable',
+          message: 'Compaction is temporarily unavailable. Retry the request.',
+        });
       default:
         behaviour satisfies never;
         throw new Error(`FakeAnthropicServer: unknown behaviour ${JSON.stringify(behaviour)}`);
@@ -556,6 +702,9 @@ export class FakeAnthropicServer {
         message: this.#message(params, [textBlock('I cannot help with that.')], 'refusal'),
       };
     }
+    if (params.compaction && behaviour === 'ok') {
+      return { type: 'succeeded', message: this.#compaction(params, 'req_fake_batch') };
+    }
     const input =
       typeof behaviour === 'object' && 'toolInput' in behaviour
         ? behaviour.toolInput
@@ -602,6 +751,64 @@ export class FakeAnthropicServer {
       content.push({ type: 'tool_use', id: this.#nextId('toolu_fake_'), name: call.name, input: call.input });
     }
     return content;
+  }
+
+  #sendCompaction(res: ServerResponse, requestId: string, body: MessagesRequest): void {
+    send(res, 200, requestId, JSON.stringify(this.#compaction(body, requestId)));
+  }
+
+  /**
+   * The answer to a compaction request: the signed block, or `content: []` with `stop_reason:
+   * 'max_tokens'` when the summary would not fit `max_tokens`.
+   */
+  #compaction(body: MessagesRequest, requestId: string): Record<string, unknown> {
+    const summary = compactionSummary(body);
+    const outputTokens = estimateTokens(summary);
+    if (outputTokens > body.max_tokens)
+      return this.#compactionMessage(body, [], 'max_tokens', body.max_tokens);
+    const conversation = { system: body.system, tools: body.tools, messages: body.messages as Turn[] };
+    const preserved = preservesThinking(body.model);
+    const signature = signCompaction(conversation, summary, preserved, SIGNING_KEY);
+    const block = { type: 'compaction' as const, content: summary, signature };
+    this.compactions.push({
+      requestId,
+      model: body.model,
+      modelSupported: compactionSupported(body.model),
+      preservesThinking: preserved,
+      summarized: summarizedMessages(body.messages as Turn[]).length,
+      block,
+    });
+    return this.#compactionMessage(body, [block], 'compaction', outputTokens);
+  }
+
+  /** A compaction answer: top-level usage 0, the cost in `usage.iterations[0]`. */
+  #compactionMessage(
+    body: MessagesRequest,
+    content: Array<Record<string, unknown>>,
+    stopReason: string,
+    outputTokens: number,
+  ): Record<string, unknown> {
+    const message = this.#message(body, content, stopReason, null, outputTokens);
+    const usage = message.usage as Record<string, unknown>;
+    message.usage = {
+      ...usage,
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+      iterations: [
+        {
+          type: 'compaction',
+          input_tokens: usage.input_tokens,
+          output_tokens: usage.output_tokens,
+          cache_read_input_tokens: usage.cache_read_input_tokens,
+          cache_creation_input_tokens: usage.cache_creation_input_tokens,
+          cache_creation: usage.cache_creation,
+        },
+      ],
+    };
+    return message;
   }
 
   #message(
@@ -714,6 +921,11 @@ interface MessagesRequest {
     budget_tokens?: number;
     block_binding?: { prefix_mismatch_behavior?: string | null } | null;
   };
+  /** On-demand compaction (beta {@link COMPACTION_BETA}); null counts as absent. */
+  compaction?: { type: string; instructions?: string | null } | null;
+  stop_sequences?: unknown;
+  output_config?: { format?: unknown; task_budget?: { remaining?: unknown } | null } | null;
+  context_management?: unknown;
   /** Not part of the body: what the fake changed before the model saw it (with the binding beta). */
   inputTransformations?: InputTransformation[];
 }
@@ -780,14 +992,22 @@ function validate(request: RecordedRequest, options: { strict: boolean }): Messa
   if (behaviour !== 'error' && behaviour !== 'drop_block') {
     throw bad("thinking.block_binding.prefix_mismatch_behavior: Input should be 'error' or 'drop_block'");
   }
+  const compacting = checkCompactionRequest(body, betas.includes(COMPACTION_BETA), bad);
   let inputTransformations: InputTransformation[];
   try {
     inputTransformations = checkConversation(body as Conversation, SIGNING_KEY, {
       strict: options.strict,
-      dropMismatchedThinking: behaviour === 'drop_block',
+      // "If a condition fails, nothing fails when you compact": on a compaction request, thinking
+      // whose prefix changed is summarized without it instead of failing the request.
+      dropMismatchedThinking: behaviour === 'drop_block' || compacting,
+      compaction: compacting,
+      compactionBeta: betas.includes(COMPACTION_BETA),
     });
   } catch (error) {
-    if (error instanceof ConversationError) throw bad(error.message);
+    if (error instanceof ConversationError) {
+      const details = error.code ? { error_code: error.code } : undefined;
+      throw new InvalidRequest(400, 'invalid_request_error', error.message, details);
+    }
     throw error;
   }
   const choice = body.tool_choice;
@@ -799,6 +1019,143 @@ function validate(request: RecordedRequest, options: { strict: boolean }): Messa
   }
   // A copy: the recorded body stays what was sent.
   return binding ? { ...(body as MessagesRequest), inputTransformations } : (body as MessagesRequest);
+}
+
+/**
+ * The top-level `compaction` parameter and what a compaction request may not carry.
+ * @returns whether the request asks for a compaction.
+ */
+function checkCompactionRequest(
+  body: Partial<MessagesRequest>,
+  beta: boolean,
+  bad: (m: string) => InvalidRequest,
+): boolean {
+  const carriesBlock = (body.messages ?? []).some(
+    (m) => Array.isArray(m.content) && (m.content as Block[]).some((b) => b?.type === 'compaction'),
+  );
+  const remaining = body.output_config?.task_budget?.remaining;
+  const compaction = body.compaction;
+  if (compaction === undefined || compaction === null) {
+    if (carriesBlock && remaining !== undefined && remaining !== null) {
+      throw bad(
+        'output_config.task_budget.remaining: not supported on a request that carries a `compaction` block',
+      );
+    }
+    return false;
+  }
+  if (!beta) throw bad(`compaction: \`compaction\` requires anthropic-beta: ${COMPACTION_BETA}`);
+  if (typeof compaction !== 'object' || Array.isArray(compaction)) {
+    throw bad('compaction: Input should be a valid dictionary');
+  }
+  for (const field of Object.keys(compaction)) {
+    if (field !== 'type' && field !== 'instructions') {
+      throw bad(`compaction.${field}: Extra inputs are not permitted`);
+    }
+  }
+  if (compaction.type !== 'summarize') throw bad("compaction.type: Input should be 'summarize'");
+  const { instructions } = compaction;
+  if (instructions !== undefined && instructions !== null) {
+    if (typeof instructions !== 'string')
+      throw bad('compaction.instructions: Input should be a valid string');
+    if (instructions.trim() === '') throw bad('compaction.instructions: must contain non-whitespace text');
+    if (instructions.length > COMPACTION_INSTRUCTIONS_MAX) {
+      throw bad(
+        `compaction.instructions: String should have at most ${COMPACTION_INSTRUCTIONS_MAX} characters`,
+      );
+    }
+  }
+  if (body.stop_sequences !== undefined && body.stop_sequences !== null) {
+    throw bad('stop_sequences: not supported on a compaction request');
+  }
+  if (body.output_config?.format !== undefined && body.output_config.format !== null) {
+    throw bad('output_config.format: not supported on a compaction request');
+  }
+  if (remaining !== undefined && remaining !== null) {
+    throw bad('output_config.task_budget.remaining: not supported on a compaction request');
+  }
+  const choice = body.tool_choice?.type;
+  if (choice === 'any' || choice === 'tool') {
+    throw bad(
+      `tool_choice: a compaction request never runs a tool; tool_choice of type '${choice}' is not supported with compaction`,
+    );
+  }
+  if (body.context_management !== undefined && body.context_management !== null) {
+    throw bad('context_management: cannot be used together with `compaction`');
+  }
+  return true;
+}
+
+/** The messages a compaction request summarizes: all but a leading previous block's own message. */
+function summarizedMessages(messages: Turn[]): Turn[] {
+  const first = messages[0];
+  const own =
+    Array.isArray(first?.content) && first.content.length === 1 && first.content[0]?.type === 'compaction';
+  return own ? messages.slice(1) : messages;
+}
+
+/**
+ * The readable summary of a compaction request, deterministic: how many messages it summarizes, the
+ * previous block's summary (compact again), the first and the latest user text (clipped), the file
+ * paths seen anywhere (text, tool inputs, tool results, the previous summary), the instructions.
+ */
+function compactionSummary(body: MessagesRequest): string {
+  const messages = body.messages as Turn[];
+  const lead = blocksOf(messages[0]?.content ?? [])[0];
+  const previous = lead?.type === 'compaction' && typeof lead.content === 'string' ? lead.content : null;
+  const summarized = summarizedMessages(messages);
+  const count = (role: string) => summarized.filter((m) => m.role === role).length;
+  const userTexts = summarized
+    .filter((m) => m.role === 'user')
+    .map((m) =>
+      blocksOf(m.content)
+        .filter((b) => b.type === 'text' && typeof b.text === 'string')
+        .map((b) => String(b.text))
+        .join(' '),
+    )
+    .filter((text) => text.trim() !== '');
+  const texts: string[] = previous ? [previous] : [];
+  for (const message of summarized) {
+    for (const block of blocksOf(message.content)) {
+      if (block.type === 'compaction' || block.type === 'thinking' || block.type === 'redacted_thinking')
+        continue;
+      if (block.type === 'text') texts.push(String(block.text ?? ''));
+      else if (block.type === 'tool_use') texts.push(...stringsIn(block.input));
+      else if (block.type === 'tool_result') texts.push(...stringsIn(block.content));
+      else texts.push(...stringsIn(block));
+    }
+  }
+  const paths = [...new Set(texts.flatMap((text) => text.match(FILE_PATH) ?? []))].slice(0, 50);
+  const clip = (text: string, max = 200) => {
+    const flat = text.replace(/\s+/g, ' ').trim();
+    return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  };
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const lines = [
+    `Summary of ${plural(summarized.length, 'message')} (${count('user')} user, ${count('assistant')} assistant).`,
+  ];
+  if (previous) lines.push('Earlier summary:', ...previous.split('\n').map((line) => `  ${line}`));
+  if (userTexts.length > 0) lines.push(`First user request: ${clip(userTexts[0] ?? '')}`);
+  if (userTexts.length > 1) lines.push(`Latest user message: ${clip(userTexts[userTexts.length - 1] ?? '')}`);
+  lines.push(`Files: ${paths.length > 0 ? paths.join(', ') : '(none)'}`);
+  const instructions = body.compaction?.instructions;
+  if (typeof instructions === 'string') lines.push(`Instructions followed: ${clip(instructions)}`);
+  return lines.join('\n');
+}
+
+/** Things like `src/a.ts`, `./b/c.json`, `/x/y.py`: at least one directory and an extension; not URLs. */
+const FILE_PATH =
+  /(?<![\w./:-])(?:\.{0,2}\/)?(?:[\w@+-][\w.@+-]*\/)+[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,9}\b/g;
+
+/** Every string value inside a JSON value (object keys and ids left out). */
+function stringsIn(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap(stringsIn);
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value as Record<string, unknown>)
+      .filter(([k]) => k !== 'id' && k !== 'tool_use_id' && k !== 'type' && k !== 'signature')
+      .flatMap(([, v]) => stringsIn(v));
+  }
+  return [];
 }
 
 function checkCacheControl(value: unknown, where: string, bad: (m: string) => InvalidRequest): void {
