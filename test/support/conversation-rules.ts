@@ -68,6 +68,11 @@ export interface CheckOptions {
   compaction?: boolean;
   /** The request carries the `compact-2026-09-04` beta: a `compaction` block is a known block type. */
   compactionBeta?: boolean;
+  /**
+   * Take a signature that is not in the fake's format (one Anthropic made, in a real transcript)
+   * as valid, since the fake cannot check it; a signature in the fake's format is still checked.
+   */
+  acceptForeignSignatures?: boolean;
 }
 
 /** A change made to the request before the model saw it (the API's `input_transformations`). */
@@ -131,7 +136,13 @@ export function checkConversation(
   if (thinking === 'enabled' || (options.strict && thinking !== undefined && thinking !== 'disabled')) {
     checkFinalTurnThinking(turns);
   }
-  return checkSignatures(conversation, key, block, options.dropMismatchedThinking ?? false);
+  return checkSignatures(
+    conversation,
+    key,
+    block,
+    options.dropMismatchedThinking ?? false,
+    options.acceptForeignSignatures ?? false,
+  );
 }
 
 /** Where the block sits: alone in `messages[0]` (`own`), first of several blocks there (`lead`), or none. */
@@ -464,6 +475,7 @@ function checkSignatures(
   key: string,
   block: CompactionSigned | null,
   drop: boolean,
+  acceptForeign: boolean,
 ): InputTransformation[] {
   const dropped: InputTransformation[] = [];
   const states = rollingStates(conversation, key, block);
@@ -483,6 +495,10 @@ function checkSignatures(
       const signature = block.type === 'thinking' ? block.signature : block.data;
       const signed = typeof signature === 'string' && signature !== '' ? decode(signature) : null;
       const text = block.type === 'thinking' ? String(block.thinking ?? '') : '';
+      if (signed === null && acceptForeign && typeof signature === 'string' && signature !== '') {
+        previousPresent = signature;
+        return;
+      }
       if (signed === null || !sameMac(signed.mac, mac(key, signed.prefix, signed.previous, text))) {
         throw new ConversationError(`${at}: Invalid \`signature\` in \`${block.type}\` block`);
       }

@@ -345,6 +345,11 @@ export class FakeAnthropicServer {
   #counter = 0;
   /** Whether requests get the strict checks too (see {@link FakeAnthropicOptions.strict}). */
   strict: boolean;
+  /**
+   * Whether a thinking signature not in the fake's format (Anthropic's own, in a real transcript)
+   * is taken as valid: the fake cannot check it. Default false: refused as tampered.
+   */
+  acceptForeignSignatures = false;
 
   constructor(options: FakeAnthropicOptions = {}) {
     this.strict = options.strict ?? false;
@@ -424,7 +429,7 @@ export class FakeAnthropicServer {
     }
     let body: MessagesRequest;
     try {
-      body = validate(recorded, { strict: this.strict });
+      body = validate(recorded, { strict: this.strict, acceptForeignSignatures: this.acceptForeignSignatures });
     } catch (error) {
       if (!(error instanceof InvalidRequest)) throw error;
       this.#sendError(res, requestId, error.status, error.errorType, error.message, {}, error.details);
@@ -631,7 +636,7 @@ export class FakeAnthropicServer {
             throw new InvalidRequest(400, 'invalid_request_error', 'custom_id: Field required');
           const params = validate(
             { ...recorded, path: '/v1/messages', rawBody: JSON.stringify(r.params), body: r.params },
-            { strict: this.strict },
+            { strict: this.strict, acceptForeignSignatures: this.acceptForeignSignatures },
           );
           requests.push({ customId: r.custom_id, params, behaviour: this.#queue.shift() ?? 'ok' });
         } catch (error) {
@@ -931,7 +936,10 @@ interface MessagesRequest {
 }
 
 /** Checks what the API checks and compactor could get wrong. @throws {InvalidRequest} */
-function validate(request: RecordedRequest, options: { strict: boolean }): MessagesRequest {
+function validate(
+  request: RecordedRequest,
+  options: { strict: boolean; acceptForeignSignatures: boolean },
+): MessagesRequest {
   if (request.path.split('?')[0] !== '/v1/messages') {
     throw new InvalidRequest(404, 'not_found_error', `Not found: ${request.method} ${request.path}`);
   }
@@ -1002,6 +1010,7 @@ function validate(request: RecordedRequest, options: { strict: boolean }): Messa
       dropMismatchedThinking: behaviour === 'drop_block' || compacting,
       compaction: compacting,
       compactionBeta: betas.includes(COMPACTION_BETA),
+      acceptForeignSignatures: options.acceptForeignSignatures,
     });
   } catch (error) {
     if (error instanceof ConversationError) {

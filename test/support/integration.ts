@@ -26,6 +26,7 @@ import type { Config } from '../../shared/runtime/config.ts';
 import {
   type CompactionOutcome,
   type CompactionRequest,
+  type PipelineDeps,
   runCompaction,
 } from '../../worker/pipeline/pipeline.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
@@ -101,6 +102,7 @@ export interface Integration {
   compactInProcess(
     request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy'> &
       Partial<Pick<CompactionRequest, 'trigger' | 'idempotencyKey'>>,
+    deps?: Partial<PipelineDeps>,
   ): Promise<CompactionOutcome>;
   /**
    * Runs `close` at the start of `afterAll`, before anything above is closed: for what the file
@@ -191,7 +193,7 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
       workers.push(worker);
       return worker;
     },
-    compactInProcess({ trigger = 'manual', idempotencyKey = `manual:${randomUUID()}`, ...request }) {
+    compactInProcess({ trigger = 'manual', idempotencyKey = `manual:${randomUUID()}`, ...request }, deps = {}) {
       return runCompaction(
         {
           reads: ctx.store,
@@ -200,6 +202,7 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
           summarizer: createExtractiveSummarizer(),
           now: () => performance.now(),
           logger: silentLogger,
+          ...deps,
         },
         { ...request, trigger, idempotencyKey, eventId: null },
       );
