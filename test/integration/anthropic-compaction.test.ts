@@ -16,7 +16,6 @@ import {
   createSession,
   type LoadedContext,
   loadContext,
-  setSessionTools,
 } from '../../producer/index.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
 import { SummaryRejectedError } from '../../shared/contract/errors.ts';

@@ -429,7 +429,10 @@ export class FakeAnthropicServer {
     }
     let body: MessagesRequest;
     try {
-      body = validate(recorded, { strict: this.strict, acceptForeignSignatures: this.acceptForeignSignatures });
+      body = validate(recorded, {
+        strict: this.strict,
+        acceptForeignSignatures: this.acceptForeignSignatures,
+      });
     } catch (error) {
       if (!(error instanceof InvalidRequest)) throw error;
       this.#sendError(res, requestId, error.status, error.errorType, error.message, {}, error.details);

@@ -193,7 +193,10 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
       workers.push(worker);
       return worker;
     },
-    compactInProcess({ trigger = 'manual', idempotencyKey = `manual:${randomUUID()}`, ...request }, deps = {}) {
+    compactInProcess(
+      { trigger = 'manual', idempotencyKey = `manual:${randomUUID()}`, ...request },
+      deps = {},
+    ) {
       return runCompaction(
         {
           reads: ctx.store,
