@@ -11,12 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { importTranscript } from '../../producer/import.ts';
-import {
-  appendToLiveSession,
-  createSession,
-  type LoadedContext,
-  loadContext,
-} from '../../producer/index.ts';
+import { appendToLiveSession, createSession, type LoadedContext, loadContext } from '../../producer/index.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
 import { SummaryRejectedError } from '../../shared/contract/errors.ts';
 import { RUN_COMPLETED } from '../../shared/contract/events.ts';
