@@ -1,12 +1,13 @@
 /**
  * `npm run fidelity [-- --keep-recent N]`: runs each strategy over every corpus session through the
- * real pipeline and database — `summarize` with the `extractive` summarizer and with `anthropic`
- * (the real SDK against the fake Messages API server), `summarize` with a tail of 20,000 tokens,
+ * real pipeline and database — `summarize` with the `extractive` summarizer, with `anthropic` and
+ * with `anthropic-compaction` (the real SDK against the fake Messages API server; the paths the
+ * compaction block names are counted beside the checkpoint's), `summarize` with a tail of 20,000 tokens,
  * `clearToolResults` and `auto` — and prints per session and in total: tokens before → after, the
  * share of the leaving messages' working-set paths kept in the checkpoint, whether the last user
  * request was kept (live, or verbatim in the checkpoint), pinned messages kept, tool pairs whole,
- * the ledger rows written, and the input tokens sent to the LLM and their cost (USD) per
- * compaction.
+ * the ledger rows written, and the LLM calls, the input tokens sent to the LLM and their cost
+ * (USD) per compaction.
  *
  * Targets, what an agent needs to carry on after a summary: 100% of paths, requests and pinned
  * messages kept; tokens after at most 25% of before on sessions over 100 messages. They apply to
@@ -24,8 +25,9 @@ import type { Message } from '../../shared/contract/message.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { openDatabase } from '../../shared/postgres/db.ts';
-import { type Strategy, strategySchema } from '../../shared/strategies/index.ts';
+import { type Strategy, type SummarizerName, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
+import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
@@ -34,6 +36,7 @@ import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
+import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { CORPUS_DIR, cleanRedis, silentLogger } from '../support/fixtures.ts';
@@ -61,6 +64,10 @@ interface Row {
   pinned: number;
   pairsWhole: boolean;
   llmInputTokens: number;
+  /** Messages API requests the compaction sent (to the fake server). */
+  llmCalls: number;
+  /** Leaving working-set paths named in Anthropic's compaction block, when the summary is one; else null. */
+  blockPaths: number | null;
 }
 
 async function main(): Promise<number> {
@@ -83,10 +90,26 @@ async function main(): Promise<number> {
       baseURL: llm.url,
       model: 'claude-haiku-4-5',
     });
+    const compaction = createAnthropicCompactionSummarizer({
+      apiKey: 'fidelity',
+      baseURL: llm.url,
+      model: 'claude-sonnet-4-6',
+    });
     const summarize = { type: 'summarize', keepRecent, maxSummaryTokens: 2_000 } as const;
-    const runs: Array<{ label: string; summarizer: Summarizer; strategy: Strategy }> = [
+    const runs: Array<{
+      label: string;
+      summarizer: Summarizer;
+      strategy: Strategy;
+      summarizers?: Partial<Record<SummarizerName, Summarizer>>;
+    }> = [
       { label: 'summarize/extractive', summarizer: extractive, strategy: summarize },
       { label: 'summarize/anthropic', summarizer: anthropic, strategy: summarize },
+      {
+        label: 'summarize/anthropic-compaction',
+        summarizer: extractive,
+        summarizers: { 'anthropic-compaction': compaction },
+        strategy: { ...summarize, summarizer: 'anthropic-compaction' },
+      },
       {
         label: 'summarize+20k tail/extractive',
         summarizer: extractive,
@@ -105,18 +128,20 @@ async function main(): Promise<number> {
     ];
     const files = (await readdir(CORPUS_DIR)).filter((f) => f.endsWith('.jsonl')).sort();
     const rows: Row[] = [];
-    for (const { label, summarizer, strategy } of runs) {
+    for (const { label, summarizer, strategy, summarizers } of runs) {
       const tenantId = label.replace(/[^a-z0-9]+/gi, '-');
       for (const file of files) {
         const session = file.replace(/\.jsonl$/, '');
         const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
         await createSession(database.db, { tenantId, sessionId: session, messages: original });
+        const sent = fake.requests.length;
         const outcome = await runCompaction(
           {
             reads: store,
             writes: store,
             leases,
             summarizer,
+            summarizers,
             now: () => performance.now(),
             logger: silentLogger,
           },
@@ -130,7 +155,8 @@ async function main(): Promise<number> {
           },
         );
         if (outcome.row === null) throw new Error('a manual compaction is never batched');
-        rows.push(await measure(database, tenantId, session, original, label));
+        const measured = await measure(database, tenantId, session, original, label);
+        rows.push({ ...measured, llmCalls: fake.requests.length - sent });
       }
     }
     print(rows);
@@ -151,7 +177,7 @@ async function measure(
   session: string,
   original: TranscriptMessage[],
   summarizer: string,
-): Promise<Row> {
+): Promise<Omit<Row, 'llmCalls'>> {
   // Every ledger row of the compaction, oldest first: `auto` writes one per stage.
   const ledger = await database.sql<
     { status: string; tokens_before: number | null; input: number; cost: number }[]
@@ -175,6 +201,10 @@ async function measure(
   const requestKept =
     !lastRequest || liveSeqs.has(lastRequest.seq) || checkpoint?.lastUserRequest === lastRequest.content;
   const pinned = original.filter((m) => m.pinned);
+  const [summary] = await database.sql<{ blocks: unknown }[]>`
+    select content_blocks as blocks from messages
+    where tenant_id = ${tenantId} and session_id = ${session} and kind = 'summary' order by seq desc limit 1`;
+  const block = compactionBlockOf(summary?.blocks);
   const report = await audit(database.db, tenantId, session);
   return {
     session,
@@ -192,6 +222,7 @@ async function measure(
     pinned: pinned.length,
     pairsWhole: report.splitToolPairs === 0,
     llmInputTokens: ledger.reduce((sum, r) => sum + Number(r.input), 0),
+    blockPaths: block ? leavingPaths.filter((p) => block.content.includes(p)).length : null,
   };
 }
 
@@ -209,6 +240,7 @@ function print(rows: Row[]): void {
     'pairs',
     'rows',
     'LLM in',
+    'calls',
     'USD',
   ];
   const body = rows.map((r) => [
@@ -224,6 +256,7 @@ function print(rows: Row[]): void {
     r.pairsWhole ? 'whole' : 'SPLIT',
     String(r.stages),
     String(r.llmInputTokens),
+    String(r.llmCalls),
     r.costUsd.toFixed(4),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
@@ -248,7 +281,11 @@ function print(rows: Row[]): void {
         `tool pairs whole ${mine.filter((r) => r.pairsWhole).length}/${mine.length}; ` +
         `sessions > 100 messages at ≤ 25%: ${bigOk}/${big.length}; ` +
         `LLM input tokens per compaction: ${applied.length ? Math.round(sum((r) => r.llmInputTokens) / applied.length) : 0}; ` +
-        `USD per compaction: ${applied.length ? (sum((r) => r.costUsd) / applied.length).toFixed(4) : '0'}`,
+        `LLM calls per compaction: ${applied.length ? (sum((r) => r.llmCalls) / applied.length).toFixed(2) : 0}; ` +
+        `USD per compaction: ${applied.length ? (sum((r) => r.costUsd) / applied.length).toFixed(4) : '0'}` +
+        (mine.some((r) => r.blockPaths !== null)
+          ? `; paths named in the compaction block ${sum((r) => r.blockPaths ?? 0)}/${sum((r) => r.pathsLeaving)}`
+          : ''),
     );
   }
 }
