@@ -6,6 +6,9 @@ import { type Command, optionalText, SESSION_OPTION, TENANT_OPTION, text, UsageE
 /** What `--thinking` takes. */
 const THINKING_MODES = ['keep', 'strip'] as const;
 
+/** What `--compaction-block` takes. */
+const BLOCK_MODES = ['native', 'text'] as const;
+
 export const contextCommand: Command = {
   name: 'context',
   summary: "print a session's next request (system, messages, tokens, notices) as JSON",
@@ -17,11 +20,18 @@ export const contextCommand: Command = {
       value: 'keep|strip',
       description: 'keep thinking blocks where their signature still holds (default), or strip them all',
     },
+    'compaction-block': {
+      type: 'string',
+      value: 'native|text',
+      description:
+        "send an anthropic-compaction summary as Anthropic's block (default; send the betas) or as the readable checkpoint",
+    },
   },
   notes: [
     'One JSON object: system and messages to pass to the Messages API as they are, the estimated',
     'tokens, the live session read (a newSession compaction continues a session in a child) and',
-    'notices to act on, such as an open tool loop whose thinking needs "drop_block" to be sent.',
+    'notices to act on, such as an open tool loop whose thinking needs "drop_block" to be sent,',
+    'and betas: the anthropic-beta values the request needs (compact-2026-09-04 with a compaction block).',
   ],
   examples: [
     'compactor context --tenant acme --session run-42',
@@ -34,6 +44,10 @@ export const contextCommand: Command = {
     if (!(THINKING_MODES as readonly string[]).includes(thinking)) {
       throw new UsageError(`--thinking must be keep or strip, got "${thinking}"`);
     }
+    const block = optionalText(args, 'compaction-block') ?? 'native';
+    if (!(BLOCK_MODES as readonly string[]).includes(block)) {
+      throw new UsageError(`--compaction-block must be native or text, got "${block}"`);
+    }
     const database = openDatabase(context.config().databaseUrl, {
       max: 1,
       schema: context.config().databaseSchema,
@@ -44,6 +58,7 @@ export const contextCommand: Command = {
         tenantId,
         sessionId,
         thinking: thinking as (typeof THINKING_MODES)[number],
+        compactionBlock: block as (typeof BLOCK_MODES)[number],
       });
       context.stdout.write(`${JSON.stringify(loaded)}\n`);
       return 0;
