@@ -371,7 +371,9 @@ describe('anthropic-compaction: documented failures', () => {
     expect(state).toBe('completed');
     const [row] = (await ctx.store.history(tenantId, 'unavailable')).filter((r) => r.status === 'applied');
     expect(row).toMatchObject({ summarizer: 'anthropic', thinkingPreserved: false });
-    expect(row?.reason).toMatch(/fell back to anthropic: .*compaction_unavailable/);
+    expect(row?.reason).toMatch(
+      /^fell back to anthropic: anthropic-compaction failed on the last attempt: .*compaction_unavailable/,
+    );
     const context = await loadContext(db(), { tenantId, sessionId: 'unavailable' });
     expect(context.betas).toEqual([]);
     expect(JSON.stringify(context.messages)).not.toContain('"compaction"');

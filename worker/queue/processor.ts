@@ -58,6 +58,12 @@ export interface ProcessorDeps extends PipelineDeps {
   metrics?: Pick<WorkerMetrics, 'jobSettled' | 'leaseConflict'>;
 }
 
+/** The name of the summarizer the strategy's summaries ran with: the one it names, when this process runs it. */
+function failedSummarizerOf(deps: ProcessorDeps, strategy: Strategy): string {
+  const named = strategyUnit(strategy).summaryOptions(strategy)?.summarizer;
+  return (named && deps.summarizers?.[named]?.name) || deps.summarizer.name;
+}
+
 /**
  * The summarizer a strategy's `fallback` names, when this process has it (`extractive`: the
  * offline one; `anthropic`: the client-side LLM summary, for an `anthropic-compaction` strategy
@@ -141,7 +147,10 @@ export function createProcessor(deps: ProcessorDeps) {
       const permanent = action.type === 'fail';
       const strategy = await strategyInForce(deps, request, error, lastAttempt && !permanent);
       const fallback = lastAttempt && !permanent && strategy ? fallbackOf(deps, strategy) : undefined;
-      if (fallback) return settled(await told(await runFallback(deps, fallback, request, error, log)));
+      if (fallback && strategy) {
+        const failed = failedSummarizerOf(deps, strategy);
+        return settled(await told(await runFallback(deps, fallback, failed, request, error, log)));
+      }
       if ((permanent || lastAttempt) && !(error instanceof SessionNotFoundError)) {
         const entry = entryOf(request, strategy ?? 'policy');
         await deps.writes
@@ -175,6 +184,7 @@ async function strategyInForce(
 async function runFallback(
   deps: ProcessorDeps,
   fallback: Summarizer,
+  failed: string,
   request: CompactionRequest,
   error: Error,
   log: Logger,
@@ -183,7 +193,7 @@ async function runFallback(
     { err: error.message, fallback: fallback.name },
     `summary failed on the last attempt: falling back to the ${fallback.name} summarizer`,
   );
-  const note = `fell back to ${fallback.name}: the summary failed on the last attempt: ${error.message}`;
+  const note = `fell back to ${fallback.name}: ${failed} failed on the last attempt: ${error.message}`;
   return runCompaction(
     { ...deps, summarizer: fallback, summarizers: undefined },
     { ...request, note: note.slice(0, 2_000) },
