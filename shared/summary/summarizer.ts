@@ -142,3 +142,16 @@ export function noUsage(llmMs = 0): SummaryUsage {
     llmMs,
   };
 }
+
+/** The usage of two LLM calls of one summary, summed (the model: the later call's). */
+export function addUsage(a: SummaryUsage, b: SummaryUsage): SummaryUsage {
+  return {
+    model: b.model ?? a.model,
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    costUsd: a.costUsd + b.costUsd,
+    llmMs: a.llmMs + b.llmMs,
+  };
+}

@@ -34,13 +34,14 @@ import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { SummaryEstimate } from '../../shared/policy/budget.ts';
 import { COMPACTION_BETA, isCompactionBlock } from '../../shared/summary/compaction-block.ts';
 import { costUsd } from '../../shared/summary/pricing.ts';
-import type {
-  ConversationRequest,
-  EstimateInput,
-  SummarizeInput,
-  Summarizer,
-  SummaryResult,
-  SummaryUsage,
+import {
+  addUsage,
+  type ConversationRequest,
+  type EstimateInput,
+  type SummarizeInput,
+  type Summarizer,
+  type SummaryResult,
+  type SummaryUsage,
 } from '../../shared/summary/summarizer.ts';
 import {
   type AnthropicSummarizerOptions,
@@ -223,16 +224,4 @@ function usageOf(message: Anthropic.Message, requestedModel: string, llmMs: numb
     cacheWriteTokens: sum('cache_creation_input_tokens'),
   };
   return { model, ...tokens, costUsd: costUsd(model, tokens).usd, llmMs };
-}
-
-function addUsage(a: SummaryUsage, b: SummaryUsage): SummaryUsage {
-  return {
-    model: b.model ?? a.model,
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-    costUsd: a.costUsd + b.costUsd,
-    llmMs: a.llmMs + b.llmMs,
-  };
 }

@@ -25,6 +25,7 @@ import {
   SUMMARY_TOOL_NAME,
 } from '../../shared/summary/prompt.ts';
 import {
+  addUsage,
   type EstimateInput,
   leavingArray,
   pagesOf,
@@ -345,18 +346,6 @@ function fixedInputTokens(input: Omit<SummarizeInput, 'leaving'>): number {
     WORKING_SET_RESERVE_TOKENS +
     input.maxSummaryTokens
   );
-}
-
-function addUsage(a: SummaryUsage, b: SummaryUsage): SummaryUsage {
-  return {
-    model: b.model ?? a.model,
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-    costUsd: a.costUsd + b.costUsd,
-    llmMs: a.llmMs + b.llmMs,
-  };
 }
 
 /**
