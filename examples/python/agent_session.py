@@ -59,6 +59,8 @@ def main() -> int:
         context_window=200_000,
     )
     seen["created"] = created["messageCount"]
+    tools = [{"name": "bash", "description": "run a command", "input_schema": {"type": "object"}}]
+    seen["tools_declared"] = api.set_tools(session, tools)["tools"] == tools
 
     key = str(uuid.uuid4())
     first = api.append(session, turns(8), idempotency_key=key)

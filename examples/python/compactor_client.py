@@ -125,14 +125,34 @@ class Compactor:
             "POST", f"/v1/sessions/{_quote(session_id)}/messages", body=body, headers=headers
         )
 
-    def context(self, session_id: str, thinking: Optional[str] = None) -> dict[str, Any]:
-        """The next request: ``{"system", "messages", "tokens", "sessionId", "notices", "version"}``.
+    def context(
+        self,
+        session_id: str,
+        thinking: Optional[str] = None,
+        compaction_block: Optional[str] = None,
+    ) -> dict[str, Any]:
+        """The next request: ``{"system", "messages", "tokens", "sessionId", "notices", "version", "betas"}``.
 
-        ``system`` and ``messages`` go to the Messages API as they are. ``thinking="strip"`` leaves
-        thinking blocks out. Raises CompactorError 404 for an unknown session.
+        ``system`` and ``messages`` go to the Messages API as they are, with the ``anthropic-beta``
+        header naming ``betas`` when it is not empty (an anthropic-compaction summary is Anthropic's
+        ``compaction`` block). ``thinking="strip"`` leaves thinking blocks out;
+        ``compaction_block="text"`` sends the readable checkpoint instead of the block. Raises
+        CompactorError 404 for an unknown session.
         """
-        query = {"thinking": thinking} if thinking else None
-        return self._request("GET", f"/v1/sessions/{_quote(session_id)}/context", query=query)
+        query: dict[str, str] = {}
+        if thinking:
+            query["thinking"] = thinking
+        if compaction_block:
+            query["compactionBlock"] = compaction_block
+        return self._request("GET", f"/v1/sessions/{_quote(session_id)}/context", query=query or None)
+
+    def set_tools(self, session_id: str, tools: Optional[list[dict[str, Any]]]) -> dict[str, Any]:
+        """Declares the tools the agent sends with this session's requests (exactly as sent), or
+        clears them with ``None``. The anthropic-compaction summarizer sends them on its
+        compaction request, which kept turns need to keep their thinking."""
+        return self._request(
+            "PUT", f"/v1/sessions/{_quote(session_id)}/tools", body={"tools": tools}, retry=False
+        )
 
     def delete_session(self, session_id: str) -> dict[str, Any]:
         """Deletes the session, its lineage and everything held of them; returns counts per table."""

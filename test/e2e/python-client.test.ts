@@ -55,6 +55,7 @@ describe('the Python client', () => {
     const seen = JSON.parse(stdout) as Record<string, unknown>;
     expect(seen).toMatchObject({
       created: 1,
+      tools_declared: true,
       appended: 32,
       resend_same_answer: true,
       messages_before: 32,
