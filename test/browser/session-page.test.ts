@@ -294,6 +294,8 @@ describeBrowser('session page in Chromium', () => {
     expect(await field('model')).toBe(row?.model);
     expect(await field('cost USD')).toBe(`$${Number(row?.cost_usd).toFixed(6)}`);
     expect(await field('messages archived')).toBe(String(row?.messages_archived));
+    // A client-side summary changes the history under earlier thinking.
+    expect(await field('earlier thinking')).toBe('left out from here on');
     expect(await field('LLM input / output tokens')).toMatch(/^[\d,]+ \/ [\d,]+$/);
     expect(await field('total time')).toMatch(/^[\d,]+ ms$/);
     expect(await page.locator('pre.summary').textContent()).toBe(row?.summary);

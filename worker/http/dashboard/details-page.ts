@@ -61,6 +61,11 @@ function fields(ctx: PageContext, r: CompactionRow): string {
     ['restored', r.restoredAt ? `<span class="status-restored">${time(r.restoredAt)}</span>` : '—'],
     ['messages before → after', `${num(r.messagesBefore)} → ${num(r.messagesAfter)}`],
     ['messages archived', num(r.messagesArchived)],
+    ['blocks cleared', num(r.blocksCleared)],
+    [
+      'earlier thinking',
+      `${r.thinkingPreserved ? 'stays valid' : 'left out from here on'}${r.thinkingNote ? ` <span class="muted">(${escapeHtml(r.thinkingNote)})</span>` : ''}`,
+    ],
     [
       'tokens before → after',
       `${num(r.tokensBefore)} → ${num(r.tokensAfter)}${saved !== null && saved > 0 ? ` <span class="muted">(−${num(saved)})</span>` : ''}`,
