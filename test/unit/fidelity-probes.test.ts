@@ -108,13 +108,13 @@ describe('precision rules', () => {
     expect(staleBlockers(checkpoint, probes)).toEqual(['E999 IndentationError: unexpected indent']);
   });
   it('finds failed calls listed as completed, unless a later run of the same call succeeded', () => {
-    const call = (id: string, command: string) => JSON.stringify({ name: 'bash', arguments: { command } });
+    const call = (command: string) => JSON.stringify({ name: 'bash', arguments: { command } });
     const messages = [
-      msg(0, 'assistant', 'tool_call', call('a', 'python -m pytest tests/test_x.py'), 'a'),
+      msg(0, 'assistant', 'tool_call', call('python -m pytest tests/test_x.py'), 'a'),
       msg(1, 'tool', 'tool_result', '<returncode>1</returncode>\n<output>1 failed</output>', 'a'),
-      msg(2, 'assistant', 'tool_call', call('b', 'make build-everything'), 'b'),
+      msg(2, 'assistant', 'tool_call', call('make build-everything'), 'b'),
       msg(3, 'tool', 'tool_result', '<returncode>2</returncode>', 'b'),
-      msg(4, 'assistant', 'tool_call', call('c', 'make build-everything'), 'c'),
+      msg(4, 'assistant', 'tool_call', call('make build-everything'), 'c'),
       msg(5, 'tool', 'tool_result', '<returncode>0</returncode>', 'c'),
     ];
     const checkpoint = {
