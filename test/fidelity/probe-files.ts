@@ -1,0 +1,34 @@
+/** Reads and validates the probe files (`test/fidelity/probes/<session>.json`, see probes.ts). */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ProbeFile, probeFileSchema } from './probes.ts';
+
+/** Where the probe files are. */
+export const PROBES_DIR = fileURLToPath(new URL('./probes', import.meta.url));
+
+/**
+ * Every probe file, by session name order, validated against {@link probeFileSchema}.
+ * @throws naming the file and the field, when one does not parse or its `session` is not its name.
+ */
+export async function loadProbeFiles(dir: string = PROBES_DIR): Promise<ProbeFile[]> {
+  const names = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
+  const out: ProbeFile[] = [];
+  for (const name of names) {
+    const file = path.join(dir, name);
+    let json: unknown;
+    try {
+      json = JSON.parse(await readFile(file, 'utf8'));
+    } catch (error) {
+      throw new Error(`${file}: not JSON (${(error as Error).message})`);
+    }
+    const parsed = probeFileSchema.safeParse(json);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      throw new Error(`${file}: ${issues}`);
+    }
+    if (`${parsed.data.session}.json` !== name) throw new Error(`${file}: session is ${parsed.data.session}`);
+    out.push(parsed.data);
+  }
+  return out;
+}

@@ -1,0 +1,327 @@
+/**
+ * `npm run fidelity:probes [-- --keep-recent N] [--session NAME] [--misses]`: whether an agent can
+ * carry on from a checkpoint, measured by probes (probes.ts; the files in test/fidelity/probes/).
+ *
+ * For each probed session and each summarizer (`extractive`; `anthropic`, the real SDK against the
+ * fake Messages API): the session is created with the first third of its messages and compacted
+ * with `summarize` (keepRecent 10), the messages up to two thirds are appended and it is compacted
+ * again (merging the first checkpoint), then the rest, and a third time. After each compaction the
+ * probes of that point are graded against (a) the rendered checkpoint with the text of the live
+ * messages kept, and (b) the rendered checkpoint alone; and three precision counts are taken from
+ * the checkpoint: stale blockers, failures listed as completed, and a goal or last request taken
+ * from a harness or meta message (rules in probes.ts).
+ *
+ * Prints per session and point, then totals per summarizer, by probe type and by point. `--misses`
+ * lists the probes missed with the checkpoint alone. Not part of `npm test`; always exits 0 when it
+ * ran (the figures are a measure, not a gate).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { appendMessages, createSession } from '../../producer/sessions.ts';
+import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { openDatabase } from '../../shared/postgres/db.ts';
+import { type Checkpoint, checkpointSchema, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
+import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import { runCompaction } from '../../worker/pipeline/pipeline.ts';
+import { migrateDatabase } from '../../worker/postgres/migrate.ts';
+import { CompactionStore } from '../../worker/postgres/store.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
+import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
+import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
+import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
+import { CORPUS_DIR, cleanRedis, silentLogger } from '../support/fixtures.ts';
+import { loadProbeFiles } from './probe-files.ts';
+import {
+  failedCompleted,
+  gradeExpect,
+  isMetaText,
+  POINTS,
+  type Point,
+  PROBE_TYPES,
+  type Probe,
+  type ProbeType,
+  pointCut,
+  staleBlockers,
+} from './probes.ts';
+
+const { values } = parseArgs({
+  options: {
+    'keep-recent': { type: 'string', default: '10' },
+    session: { type: 'string', multiple: true },
+    misses: { type: 'boolean', default: false },
+  },
+});
+const keepRecent = Number(values['keep-recent']);
+if (!Number.isInteger(keepRecent) || keepRecent < 0) throw new Error('--keep-recent must be an integer ≥ 0');
+
+interface Graded {
+  probe: Probe;
+  withKept: boolean;
+  alone: boolean;
+}
+
+interface PointRow {
+  session: string;
+  summarizer: string;
+  point: Point;
+  /** Messages in the prefix, and kept live after the compaction (the summary not counted). */
+  cut: number;
+  kept: number;
+  status: string;
+  graded: Graded[];
+  staleBlockers: string[];
+  failedCompleted: string[];
+  metaGoal: boolean;
+  metaRequest: boolean;
+}
+
+async function main(): Promise<number> {
+  const probeFiles = (await loadProbeFiles()).filter(
+    (f) => !values.session?.length || values.session.includes(f.session),
+  );
+  if (probeFiles.length === 0) throw new Error('no probe files (or none named by --session)');
+  const name = `compactor_probes_${randomBytes(5).toString('hex')}`;
+  const prefix = `prb${randomBytes(4).toString('hex')}`;
+  const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = databaseUrlFor(name);
+  const database = openDatabase(url, { max: 4 });
+  const redis = new Redis(REDIS_URL);
+  const fake = new FakeAnthropicServer();
+  const llm = await fake.start();
+  try {
+    await migrateDatabase(url);
+    const store = new CompactionStore(database.db);
+    const leases = new LeaseManager(redis, { prefix });
+    const runs: Array<{ label: string; summarizer: Summarizer }> = [
+      { label: 'extractive', summarizer: createExtractiveSummarizer() },
+      {
+        label: 'anthropic',
+        summarizer: createAnthropicSummarizer({
+          apiKey: 'fidelity',
+          baseURL: llm.url,
+          model: 'claude-haiku-4-5',
+        }),
+      },
+    ];
+    const strategy = { type: 'summarize', keepRecent, maxSummaryTokens: 2_000 } as const;
+    const rows: PointRow[] = [];
+    for (const { label, summarizer } of runs) {
+      const tenantId = `probes-${label}`;
+      for (const { session, probes } of probeFiles) {
+        const file = `${session}.jsonl`;
+        const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
+        let done = 0;
+        for (const point of POINTS) {
+          const cut = pointCut(original, point);
+          const adding = original.slice(done, cut);
+          if (done === 0) {
+            await createSession(database.db, { tenantId, sessionId: session, messages: adding });
+          } else if (adding.length > 0) {
+            const seqs = await appendMessages(database.db, tenantId, session, adding.map(toAppend));
+            if (seqs.some((s, i) => s !== adding[i]?.seq)) throw new Error(`${session}: appended seqs moved`);
+          }
+          done = cut;
+          const outcome = await runCompaction(
+            {
+              reads: store,
+              writes: store,
+              leases,
+              summarizer,
+              now: () => performance.now(),
+              logger: silentLogger,
+            },
+            {
+              tenantId,
+              sessionId: session,
+              strategy,
+              trigger: 'manual',
+              idempotencyKey: `probes:${randomUUID()}`,
+              eventId: null,
+            },
+          );
+          if (outcome.row === null) throw new Error('a manual compaction is never batched');
+          const mine = probes.filter((p) => p.at === point);
+          rows.push(await measure(database, tenantId, session, label, point, original.slice(0, cut), mine));
+        }
+      }
+    }
+    print(rows);
+    if (values.misses) printMisses(rows);
+    return 0;
+  } finally {
+    await llm.close();
+    await redis.quit();
+    await cleanRedis(prefix);
+    await database.close();
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+    await admin.end();
+  }
+}
+
+function toAppend(m: TranscriptMessage) {
+  return {
+    role: m.role,
+    kind: m.kind,
+    content: m.content,
+    toolCallId: m.toolCallId,
+    toolName: m.toolName,
+    pinned: m.pinned,
+    createdAt: m.createdAt,
+  };
+}
+
+async function measure(
+  database: ReturnType<typeof openDatabase>,
+  tenantId: string,
+  session: string,
+  summarizer: string,
+  point: Point,
+  prefixMessages: TranscriptMessage[],
+  probes: Probe[],
+): Promise<PointRow> {
+  const ledger = await database.sql<{ status: string }[]>`
+    select status from compactions where tenant_id = ${tenantId} and session_id = ${session}
+    order by created_at desc limit 1`;
+  const [row] = await database.sql<{ checkpoint: unknown }[]>`
+    select checkpoint from sessions where tenant_id = ${tenantId} and id = ${session}`;
+  const checkpoint: Checkpoint | null = row?.checkpoint ? checkpointSchema.parse(row.checkpoint) : null;
+  const live = await database.sql<{ content: string; kind: string }[]>`
+    select content, kind from messages where tenant_id = ${tenantId} and session_id = ${session} order by seq`;
+  const keptMessages = live.filter((m) => m.kind !== 'summary');
+  const rendered = checkpoint ? renderCheckpoint(checkpoint, 0) : '';
+  const withKept = [rendered, ...keptMessages.map((m) => m.content)].join('\n\n');
+  return {
+    session,
+    summarizer,
+    point,
+    cut: prefixMessages.length,
+    kept: keptMessages.length,
+    status: ledger[0]?.status ?? 'none',
+    graded: probes.map((probe) => ({
+      probe,
+      withKept: gradeExpect(probe.expect, withKept, rendered),
+      alone: gradeExpect(probe.expect, rendered),
+    })),
+    staleBlockers: checkpoint ? staleBlockers(checkpoint, probes) : [],
+    failedCompleted: checkpoint ? failedCompleted(checkpoint, prefixMessages) : [],
+    metaGoal: checkpoint ? isMetaText(checkpoint.goal) : false,
+    metaRequest: checkpoint ? isMetaText(checkpoint.lastUserRequest) : false,
+  };
+}
+
+const pct = (n: number, d: number) => (d === 0 ? '-' : `${n}/${d} (${((100 * n) / d).toFixed(0)}%)`);
+
+function table(header: string[], body: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
+  const fmt = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(fmt)].join('\n');
+}
+
+function print(rows: PointRow[]): void {
+  console.log(
+    table(
+      [
+        'session',
+        'summarizer',
+        'point',
+        'msgs',
+        'kept',
+        'status',
+        'with kept',
+        'ckpt alone',
+        'stale',
+        'failed✓',
+        'meta',
+      ],
+      rows.map((r) => [
+        r.session,
+        r.summarizer,
+        r.point,
+        String(r.cut),
+        String(r.kept),
+        r.status,
+        pct(r.graded.filter((g) => g.withKept).length, r.graded.length),
+        pct(r.graded.filter((g) => g.alone).length, r.graded.length),
+        String(r.staleBlockers.length),
+        String(r.failedCompleted.length),
+        [r.metaGoal ? 'goal' : '', r.metaRequest ? 'request' : ''].filter(Boolean).join('+') || '-',
+      ]),
+    ),
+  );
+  for (const name of new Set(rows.map((r) => r.summarizer))) {
+    const mine = rows.filter((r) => r.summarizer === name);
+    const graded = mine.flatMap((r) => r.graded);
+    const line = (label: string, gs: Graded[]) => [
+      label,
+      String(gs.length),
+      pct(gs.filter((g) => g.withKept).length, gs.length),
+      pct(gs.filter((g) => g.alone).length, gs.length),
+    ];
+    console.log(`\n${name}: probes answered, with the kept messages and from the checkpoint alone`);
+    console.log(
+      table(
+        ['probes', 'n', 'with kept', 'ckpt alone'],
+        [
+          line('all', graded),
+          ...PROBE_TYPES.map((t: ProbeType) =>
+            line(
+              t,
+              graded.filter((g) => g.probe.type === t),
+            ),
+          ),
+          ...POINTS.map((p) =>
+            line(
+              `at ${p}`,
+              graded.filter((g) => g.probe.at === p),
+            ),
+          ),
+        ],
+      ),
+    );
+    const sum = (f: (r: PointRow) => number) => mine.reduce((n, r) => n + f(r), 0);
+    console.log(
+      `${name}: ${mine.length} compactions (${mine.filter((r) => r.status === 'applied').length} applied); ` +
+        `stale blockers ${sum((r) => r.staleBlockers.length)}; ` +
+        `failures listed as completed ${sum((r) => r.failedCompleted.length)}; ` +
+        `goal from a meta message ${sum((r) => (r.metaGoal ? 1 : 0))}; ` +
+        `last request from a meta message ${sum((r) => (r.metaRequest ? 1 : 0))}`,
+    );
+  }
+}
+
+function printMisses(rows: PointRow[]): void {
+  console.log('\nProbes missed from the checkpoint alone (✗ = also missed with the kept messages):');
+  for (const r of rows) {
+    const missed = r.graded.filter((g) => !g.alone);
+    const extra = [
+      ...r.staleBlockers.map((b) => `stale blocker: ${b}`),
+      ...r.failedCompleted.map((c) => `failed as completed: ${c}`),
+    ];
+    if (missed.length === 0 && extra.length === 0) continue;
+    console.log(`\n${r.session} ${r.summarizer} ${r.point}`);
+    for (const g of missed) {
+      console.log(
+        `  ${g.withKept ? ' ' : '✗'} ${g.probe.type}: ${g.probe.question} ${JSON.stringify(g.probe.expect)}`,
+      );
+    }
+    for (const e of extra) console.log(`  ! ${e.slice(0, 200)}`);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error('fidelity:probes failed:', error);
+    process.exit(1);
+  },
+);
