@@ -289,7 +289,7 @@ describe('compactor history, restore, sessions and policy for people', () => {
     expect(unknown.stderr).toBe(
       'compactor restore: no compaction of session "rock" has an id starting with "00000000"\n',
     );
-  });
+  }, 60_000); // a dozen CLI processes, each starting Node: slow on a loaded machine
 
   it("lists a tenant's sessions as a table, and as JSON lines", async () => {
     const imported = await run(['import', dir, '--tenant', 'listing']);
