@@ -249,7 +249,7 @@ const RULE_START =
   /^(?:don'?t|do not|never|always|stop|avoid|make sure|ensure|you must|must|you should(?:n'?t| not| never)?|you need to|you have to|no\s+(?!problem|worries|thanks|idea|way|need|,)[\p{L}\p{N}_-]+)\b/iu;
 /** A sentence that starts with a correction: `No, use …`, `Wrong: …`, `That's not what I asked`. */
 const CORRECTION_START =
-  /^(?:no|nope|wrong|incorrect|that'?s (?:wrong|not (?:right|it|what))|that is (?:wrong|not (?:right|it|what))|not what i)\b[\s,.:;!–—-]+\S/iu;
+  /^(?:(?:no|nope)\s*[,.:;!–—-]\s*(?!thanks|thank|problem|worries)\S|(?:wrong|incorrect|that'?s (?:wrong|not (?:right|it|what))|that is (?:wrong|not (?:right|it|what))|not what i)\b)/iu;
 /** Anywhere in a sentence: a standing rule (`from now on`, `use … instead`) or a negated imperative (`never run …`). */
 const RULE_ANYWHERE = [
   /\b(?:from now on|going forward|under no circumstances|at all times)\b/i,
@@ -279,7 +279,7 @@ export function instructionSentences(text: string): string[] {
     if (fenced) continue;
     const line = rawLine.replace(/^\s*(?:[-*+>]|\d+[.)])\s+/, '').trim();
     if (!line) continue;
-    for (const piece of line.split(/(?<=[.!?])\s+/)) {
+    for (const piece of line.split(/(?<=\S[.!?])\s+/)) {
       const sentence = piece.trim().replace(/^["'“‘`]+|["'”’`]+$/g, '');
       if (sentence.length < 6 || sentence.length > MAX_SENTENCE_CHARS) continue;
       if (isInstruction(sentence)) out.push(sentence);
