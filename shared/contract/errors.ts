@@ -115,6 +115,15 @@ export class SummaryRejectedError extends Error {
 }
 
 /**
+ * A summary scored under its strategy's `minFidelity` with `onLowFidelity: 'retry'`: not
+ * committed; its `failed` ledger row (with the score) is already written. Retryable, as any
+ * rejected summary.
+ */
+export class LowFidelityError extends SummaryRejectedError {
+  override name = 'LowFidelityError';
+}
+
+/**
  * The summarizer found nothing it could summarize (Anthropic's `compaction_nothing_to_summarize`:
  * no user or assistant content among the leaving messages). The compaction is skipped and the
  * ledger says why; nothing was written.

@@ -251,6 +251,18 @@ export const compactions = pgTable(
     /** Why kept thinking does or does not stay valid after an `anthropic-compaction` summary. */
     thinkingNote: text('thinking_note'),
     summary: text('summary'),
+    /**
+     * The summary's fidelity score in [0, 1] (shared/fidelity/score.ts), on every row whose
+     * summarizer produced a summary (applied, or held back under `minFidelity`); null otherwise.
+     */
+    fidelity: numeric('fidelity', { precision: 4, scale: 3, mode: 'number' }),
+    /** The score's parts: `{ paths, lastRequest, instructions, openError, pinned }`, each `{ total, kept }`. */
+    fidelityParts: jsonb('fidelity_parts'),
+    /**
+     * What the leaving messages held that the summary does not: `{ paths, commands, errors,
+     * instructions, omitted }`, at most 50 items of 300 characters, control characters removed.
+     */
+    lost: jsonb('lost'),
     /** The session's checkpoint before this compaction replaced it (what a restore puts back). */
     checkpointBefore: jsonb('checkpoint_before'),
     /** The child session a `newSession` compaction wrote the compacted history to. */

@@ -25,6 +25,7 @@ export { type NoneStrategy, noneStrategySchema } from './none.ts';
 export { type SlidingWindowStrategy, slidingWindowStrategySchema } from './sliding-window.ts';
 export {
   MAX_INSTRUCTIONS_CHARS,
+  ON_LOW_FIDELITY,
   SUMMARIZER_NAMES,
   type SummarizerName,
   type SummarizeStrategy,

@@ -22,6 +22,9 @@ export const MAX_INSTRUCTIONS_CHARS = 4_000;
 /** The summarizers a strategy may name (`summarizer`). */
 export const SUMMARIZER_NAMES = ['anthropic', 'anthropic-compaction', 'extractive'] as const;
 
+/** What a summary under its strategy's `minFidelity` leads to. */
+export const ON_LOW_FIDELITY = ['skip', 'retry', 'fallback'] as const;
+
 /** A summarizer a strategy may name. */
 export type SummarizerName = (typeof SUMMARIZER_NAMES)[number];
 
@@ -92,6 +95,19 @@ export const summarizeStrategySchema = z
      * cannot follow free text and ignores them.
      */
     instructions: summaryInstructionsSchema.optional(),
+    /**
+     * The least fidelity (shared/fidelity/score.ts: how much of the leaving messages' paths, last
+     * request, user instructions, open error and pinned messages the summary kept, 0..1) a summary
+     * must score to be committed. Absent: every summary is scored and recorded, none held back.
+     */
+    minFidelity: z.number().min(0).max(1).optional(),
+    /**
+     * What a summary under `minFidelity` leads to (it is never committed): `skip` (default) a
+     * skipped ledger row with the score; `retry` a failed row, then the job retries (a new summary
+     * on the next attempt); `fallback` a summary by the extractive summarizer instead, held to the
+     * same bar. Each case is recorded in the ledger with the score.
+     */
+    onLowFidelity: z.enum(ON_LOW_FIDELITY).optional(),
   })
   .strict();
 
@@ -113,17 +129,30 @@ export const summarize: StrategyUnit<SummarizeStrategy> = {
       ...(strategy.summarizer ? [`summarizer ${strategy.summarizer}`] : []),
       ...(strategy.fallback ? [`fallback ${strategy.fallback}`] : []),
       ...(strategy.instructions ? ['with instructions'] : []),
+      ...(strategy.minFidelity !== undefined
+        ? [`min fidelity ${strategy.minFidelity} (else ${strategy.onLowFidelity ?? 'skip'})`]
+        : []),
     ];
     return `summarize:${strategy.keepRecent}${tailShorthand(strategy)} (${extras.join(', ')})`;
   },
   kept: (strategy) => strategy.keepRecent,
   summarizes: true,
-  summaryOptions: ({ maxSummaryTokens, model, fallback, instructions, summarizer }) => ({
+  summaryOptions: ({
     maxSummaryTokens,
     model,
     fallback,
     instructions,
     summarizer,
+    minFidelity,
+    onLowFidelity,
+  }) => ({
+    maxSummaryTokens,
+    model,
+    fallback,
+    instructions,
+    summarizer,
+    minFidelity,
+    onLowFidelity,
   }),
   plan: (snapshot, messages, strategy) =>
     planWindow(snapshot, messages, {

@@ -24,6 +24,10 @@ export interface SummaryOptions {
   summarizer?: 'anthropic' | 'anthropic-compaction' | 'extractive' | undefined;
   /** The operator's summary instructions, for the `anthropic` summarizer (the extractive one ignores them). */
   instructions?: string | undefined;
+  /** The least fidelity score a summary must reach to be committed (shared/fidelity/score.ts); absent: none. */
+  minFidelity?: number | undefined;
+  /** What a summary under `minFidelity` leads to; absent: `skip`. */
+  onLowFidelity?: 'skip' | 'retry' | 'fallback' | undefined;
 }
 
 /** One strategy. `S` is its parsed shape; `S['type']` is its name. */

@@ -18,6 +18,8 @@
  * - `compactor_budget_exceeded_total{action,scope,period}`: summaries a spend budget refused;
  *   action extractive (summarized offline instead) | skip; scope tenant | agent; period daily |
  *   monthly (no tenant label: the ledger row's reason names the session and the figures)
+ * - `compactor_summary_fidelity{summarizer}`: histogram, the fidelity score (0..1) of each summary
+ *   made (shared/fidelity/score.ts), committed or not
  * - `compactor_queue_depth{queue,state}`: BullMQ job counts, read from Redis at scrape time
  * - `compactor_dashboard_auth_failures_total{reason}`: dashboard only
  * - Node's default process metrics (`process_*`, `nodejs_*`).
@@ -73,6 +75,8 @@ export interface WorkerMetrics extends BaseMetrics {
   fenceRejected(): void;
   /** A spend budget refused a paid summary; `action` is what was done instead. */
   budgetExceeded(action: BudgetAction, limit: Pick<BudgetLimit, 'scope' | 'period'>): void;
+  /** The fidelity score (0..1) of one summary, committed or not. */
+  summaryFidelity(summarizer: string, score: number): void;
   /** One summarizer call: its wall time, and its usage when it succeeded. */
   summarized(summarizer: string, seconds: number, usage: LlmUsage | null): void;
 }
@@ -183,8 +187,16 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['action', 'scope', 'period'],
     registers,
   });
+  const fidelity = new Histogram({
+    name: 'compactor_summary_fidelity',
+    help: 'Fidelity score (0..1) of each summary against the messages it replaces, by summarizer',
+    labelNames: ['summarizer'],
+    buckets: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1],
+    registers,
+  });
   return {
     ...base,
+    summaryFidelity: (summarizer, score) => fidelity.observe({ summarizer }, score),
     budgetExceeded: (action, limit) =>
       budgetExceeded.inc({ action, scope: limit.scope, period: limit.period }),
     jobSettled(outcome, trigger, seconds, row) {

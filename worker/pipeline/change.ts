@@ -109,7 +109,7 @@ export function skipOf(
   entry: LedgerEntry,
   reason: string,
   options: Partial<Pick<NoChange, 'stormGuard' | 'counts'>> &
-    Partial<Pick<LedgerEntry, 'usage' | 'summarizer' | 'durationMs'>> = {},
+    Partial<Pick<LedgerEntry, 'usage' | 'summarizer' | 'durationMs' | 'fidelity'>> = {},
 ): NoChange {
   const { stormGuard = false, counts, ...more } = options;
   return { entry: { ...entry, ...more, reason }, status: 'skipped', stormGuard, counts };

@@ -14,10 +14,12 @@ import type { Logger } from 'pino';
 import {
   FenceError,
   LeaseBusyError,
+  LowFidelityError,
   NothingToSummarizeError,
   SessionNotFoundError,
 } from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
+import { describeParts, type FidelityCheck, planFactsOf } from '../../shared/fidelity/score.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
 import {
@@ -43,9 +45,10 @@ import {
   strategyUnit,
 } from '../../shared/strategies/index.ts';
 import { type KeptThinkingVerdict, keptThinkingVerdict } from '../../shared/summary/compaction-block.ts';
-import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
-import { changeOf, entryOf, guardOf, skipOf } from './change.ts';
+import { addUsage, type SummarizeInput, type Summarizer } from '../../shared/summary/summarizer.ts';
+import { changeOf, entryOf, failureOf, guardOf, skipOf } from './change.ts';
 import { conversationOf, keptFactsOf } from './conversation.ts';
+import { belowMinimum, completeFacts, observeLeaving, scoreSummary } from './fidelity.ts';
 import type {
   Budgets,
   Clock,
@@ -103,6 +106,8 @@ export interface PipelineDeps {
    * Absent: such a compaction is skipped instead, and its reason says so.
    */
   offlineSummarizer?: Summarizer;
+  /** Called with the fidelity score of each summary made (shared/fidelity/score.ts), committed or not. */
+  onFidelity?: (summarizer: string, score: number) => void;
   /** Called for each summary a budget refused, with what was done instead and the limit. */
   onBudgetExceeded?: (action: BudgetAction, limit: BudgetLimit) => void;
   /** Message Batches for sweep-found summaries whose policy says `batch` (absent: always online). */
@@ -536,42 +541,112 @@ async function compactWithSummary(
   const noted = note
     ? { ...run, request: { ...request, note: [request.note, note].filter(Boolean).join('; ') } }
     : run;
+  // The check's facts are gathered as the summarizer reads the pages (see ./fidelity.ts).
+  const planFacts = planFactsOf(messages, plan);
+  const observed = observeLeaving(input.leaving);
+  const reread = () => deps.reads.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
   // The write that records the summary deletes its reservation in its transaction; any other end
   // (an error, a duplicate, a fence rejection) releases it here.
   let replaced = false;
+  /** Records a decision that commits nothing, the reservation with it. */
+  const recordNoChange = async (noChange: ReturnType<typeof skipOf>) => {
+    const result = await deps.writes.record({ ...noChange, reservationId });
+    replaced = result.status === noChange.status;
+    return { ...result, plan };
+  };
   try {
     let summary: SummaryToWrite;
     try {
-      summary = await timed(deps, 'summarize', () => summarize(summarizer, input, plan));
+      summary = await timed(deps, 'summarize', () =>
+        summarize(summarizer, { ...input, leaving: observed.leaving }, plan),
+      );
     } catch (error) {
       if (!(error instanceof NothingToSummarizeError)) throw error;
-      const skipped = skipOf(run.entry, error.message, {
-        counts: seen,
-        durationMs: elapsed(deps, run.started),
-      });
-      const result = await deps.writes.record({ ...skipped, reservationId });
-      replaced = result.status === 'skipped';
-      return { ...result, plan };
+      return await recordNoChange(
+        skipOf(run.entry, error.message, { counts: seen, durationMs: elapsed(deps, run.started) }),
+      );
+    }
+    const facts = await completeFacts(observed, reread);
+    let check = scoreSummary(facts, summary, planFacts);
+    deps.onFidelity?.(summary.summarizer, check.score);
+    let fidelityNote: string | undefined;
+    if (belowMinimum(check, options.minFidelity)) {
+      const minimum = options.minFidelity as number;
+      const low = lowFidelityReason(summary.summarizer, check, minimum);
+      const action = options.onLowFidelity ?? 'skip';
+      const offline = deps.offlineSummarizer;
+      const scored = { usage: summary.usage, summarizer: summary.summarizer, fidelity: check };
+      if (action === 'retry') {
+        deps.logger.info(
+          { tenantId: request.tenantId, sessionId: request.sessionId, reason: low },
+          'low fidelity: retrying',
+        );
+        await recordNoChange(
+          failureOf(
+            { ...run.entry, ...scored, durationMs: elapsed(deps, run.started) },
+            low,
+            'summary below minFidelity: not committed; the job retries',
+          ),
+        );
+        throw new LowFidelityError(low);
+      }
+      if (action === 'skip' || !offline || offline.name === summary.summarizer) {
+        const why =
+          action === 'skip'
+            ? `${low}: skipped`
+            : `${low}: skipped (no other summarizer to fall back to${offline ? `; ${summary.summarizer} is the offline one` : ''})`;
+        return await recordNoChange(
+          skipOf(run.entry, why, { ...scored, counts: seen, durationMs: elapsed(deps, run.started) }),
+        );
+      }
+      // fallback: the offline summarizer over the same messages, held to the same bar; the first
+      // summary's cost stays on the row.
+      const first = summary;
+      const again = await timed(deps, 'summarize', () =>
+        summarize(offline, { ...input, leaving: reread() }, plan),
+      );
+      summary = { ...again, usage: addUsage(first.usage, again.usage) };
+      check = scoreSummary(facts, again, planFacts);
+      deps.onFidelity?.(again.summarizer, check.score);
+      if (belowMinimum(check, minimum)) {
+        const why = `${low}; the ${again.summarizer} fallback scored ${check.score} (${describeParts(check.parts)}) too: skipped`;
+        return await recordNoChange(
+          skipOf(run.entry, why, {
+            usage: summary.usage,
+            summarizer: again.summarizer,
+            fidelity: check,
+            counts: seen,
+            durationMs: elapsed(deps, run.started),
+          }),
+        );
+      }
+      fidelityNote = `${low}: summarized by ${again.summarizer} instead (fidelity ${check.score})`;
     }
     const useless = notSmaller(summary, plan);
     if (useless !== null) {
-      const skipped = skipOf(run.entry, useless, {
-        stormGuard: stillOver(run, seen),
-        usage: summary.usage,
-        summarizer: summary.summarizer,
-        durationMs: elapsed(deps, run.started),
-      });
-      const result = await deps.writes.record({ ...skipped, reservationId });
-      replaced = result.status === 'skipped';
-      return { ...result, plan };
+      return await recordNoChange(
+        skipOf(run.entry, useless, {
+          stormGuard: stillOver(run, seen),
+          usage: summary.usage,
+          summarizer: summary.summarizer,
+          fidelity: check,
+          durationMs: elapsed(deps, run.started),
+        }),
+      );
     }
     signal.throwIfAborted();
     const thinking =
       summary.blocks && keptFacts
         ? keptThinkingVerdict({ ...keptFacts, model: summary.usage.model ?? options.model ?? '' })
         : undefined;
+    const notes = [noted.request.note, fidelityNote].filter(Boolean).join('; ');
+    const scoredRun: Run = {
+      ...noted,
+      request: { ...noted.request, note: notes === '' ? undefined : notes.slice(0, 2_000) },
+      entry: { ...noted.entry, fidelity: check },
+    };
     const change = {
-      ...changeFor(deps, noted, plan, snapshot.compactionVersion, summary, thinking),
+      ...changeFor(deps, scoredRun, plan, snapshot.compactionVersion, summary, thinking),
       reservationId,
     };
     const result = await timed(deps, 'apply', () => deps.writes.apply(change));
@@ -589,6 +664,14 @@ async function compactWithSummary(
         );
     }
   }
+}
+
+/** The reason a summary under `minFidelity` is not committed: its score, the minimum and the parts. */
+function lowFidelityReason(summarizer: string, check: FidelityCheck, minimum: number): string {
+  return (
+    `the ${summarizer} summary's fidelity ${check.score} is below minFidelity ${minimum} ` +
+    `(${describeParts(check.parts)})`
+  );
 }
 
 /** What the budgets let a summary do: the paid summarizer (with its reservation), the free one, or nothing. */

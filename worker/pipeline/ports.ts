@@ -12,6 +12,7 @@
 
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import type { Message, MessageMeta } from '../../shared/contract/message.ts';
+import type { FidelityCheck } from '../../shared/fidelity/score.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
 import type { SessionSnapshot } from '../../shared/planning/types.ts';
 import type { BudgetDecision, BudgetLimit, Spend } from '../../shared/policy/budget.ts';
@@ -68,6 +69,11 @@ export interface LedgerEntry {
    * `thinking_preserved`, `thinking_note`). Absent: it does not.
    */
   thinking?: { preserved: boolean; note: string | null } | undefined;
+  /**
+   * The summary's fidelity check (ledger `fidelity`, `fidelity_parts`, `lost`): set on every row
+   * of a summary that was scored, committed or not. Absent: no summary was scored.
+   */
+  fidelity?: FidelityCheck | undefined;
 }
 
 /** A compaction to write: effects, the fence they are valid under, and the ledger entry. */

@@ -43,6 +43,9 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerValues, string, string]> = [
   ['thinkingPreserved', 'thinking_preserved', 'boolean'],
   ['thinkingNote', 'thinking_note', 'text'],
   ['summary', 'summary', 'text'],
+  ['fidelity', 'fidelity', 'numeric'],
+  ['fidelityParts', 'fidelity_parts', 'jsonb'],
+  ['lost', 'lost', 'jsonb'],
   ['checkpointBefore', 'checkpoint_before', 'jsonb'],
   ['childSessionId', 'child_session_id', 'text'],
   ['mode', 'mode', 'text'],
@@ -137,6 +140,9 @@ function entryColumns(entry: LedgerEntry) {
     durationMs: Math.round(entry.durationMs),
     thinkingPreserved: entry.thinking?.preserved ?? false,
     thinkingNote: entry.thinking?.note ?? null,
+    fidelity: entry.fidelity?.score ?? null,
+    fidelityParts: entry.fidelity?.parts ?? null,
+    lost: entry.fidelity?.lost ?? null,
     ...(usage
       ? {
           model: usage.model,

@@ -7,7 +7,13 @@
  */
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Logger } from 'pino';
-import { isPermanent, printable, SessionNotFoundError, toError } from '../../shared/contract/errors.ts';
+import {
+  isPermanent,
+  LowFidelityError,
+  printable,
+  SessionNotFoundError,
+  toError,
+} from '../../shared/contract/errors.ts';
 import {
   type CompactionJobResult,
   describeZodError,
@@ -151,7 +157,9 @@ export function createProcessor(deps: ProcessorDeps) {
         const failed = failedSummarizerOf(deps, strategy);
         return settled(await told(await runFallback(deps, fallback, failed, request, error, log)));
       }
-      if ((permanent || lastAttempt) && !(error instanceof SessionNotFoundError)) {
+      // A summary under minFidelity left its own failed row, with its score.
+      const recorded = error instanceof SessionNotFoundError || error instanceof LowFidelityError;
+      if ((permanent || lastAttempt) && !recorded) {
         const entry = entryOf(request, strategy ?? 'policy');
         await deps.writes
           .record(failureOf(entry, error.message))

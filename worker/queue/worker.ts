@@ -58,6 +58,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     budgets: services.budgets,
     offlineSummarizer: offline,
     onBudgetExceeded: metrics?.budgetExceeded,
+    onFidelity: metrics?.summaryFidelity,
     metrics,
     batching: batchingOf(services),
     now: () => performance.now(),

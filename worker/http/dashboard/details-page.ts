@@ -5,6 +5,7 @@
  */
 import type { CompactionRow, SessionRow } from '../../../shared/postgres/schema.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
+import { fidelityText, lostSection } from './fidelity-view.ts';
 import { escapeHtml, href, layout, num, type PageContext, preview, time } from './html.ts';
 import type { ArchivedMessage, Page } from './queries.ts';
 
@@ -30,6 +31,8 @@ export function renderDetailsPage(
 ${fields(ctx, row)}
 <h2>Summary</h2>
 ${row.summary ? `<pre class="summary">${escapeHtml(row.summary)}</pre>` : '<p class="muted">none (this compaction wrote no summary)</p>'}
+<h2>What the summary lost</h2>
+${lostSection(row)}
 <h2>Checkpoint before</h2>
 ${renderCheckpoint(row.checkpointBefore, 'none (the session had no checkpoint before this compaction)')}
 <h2>Archived messages</h2>
@@ -55,6 +58,7 @@ function fields(ctx: PageContext, r: CompactionRow): string {
       `${escapeHtml(r.strategy)}${r.mode ? ` <span class="muted">(${escapeHtml(r.mode)})</span>` : ''}`,
     ],
     ['summarizer', text(r.summarizer)],
+    ['fidelity', fidelityText(r)],
     ['summary instructions', r.instructions ? `<pre>${escapeHtml(r.instructions)}</pre>` : '—'],
     ['model', text(r.model)],
     ['created', time(r.createdAt)],

@@ -10,6 +10,7 @@ import type { SessionRow } from '../../../shared/postgres/schema.ts';
 import { renderChart } from './chart.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
 import { renderContextPanel } from './context-panel.ts';
+import { fidelityCell } from './fidelity-view.ts';
 import { escapeHtml, href, layout, num, type PageContext, time } from './html.ts';
 import type { LedgerEntry, LiveContext, Page, SessionListItem } from './queries.ts';
 
@@ -140,11 +141,12 @@ ${sizes}
 <td class="num">${r.costUsd !== null ? `$${r.costUsd.toFixed(4)}` : '—'}</td>
 <td class="num">${num(r.durationMs)}</td>
 <td>${why.join('<br>')}</td>
+<td>${fidelityCell(r)}</td>
 <td><a href="${href(ctx, `/sessions/${encodeURIComponent(session.id)}/compactions/${r.id}`)}">details</a>${restore}</td></tr>`;
   });
   return `<table class="ledger"><thead><tr><th>when</th><th>trigger</th><th>strategy</th><th>status</th>
 <th>messages</th><th>tokens</th><th>archived</th><th>summarizer / model</th><th>LLM in / out</th><th>cost</th>
-<th>ms</th><th>reason</th><th></th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
+<th>ms</th><th>reason</th><th>fidelity</th><th></th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
 }
 
 /**
