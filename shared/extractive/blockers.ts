@@ -6,7 +6,7 @@ import type { Message } from '../contract/message.ts';
 import type { CheckpointEntry, ErrorFix } from '../summary/checkpoint.ts';
 import { renderErrorFix } from '../summary/checkpoint.ts';
 import { callSource, describeCall } from './describe-call.ts';
-import { detectError } from './error-lines.ts';
+import { detectError, type Outcome } from './error-lines.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS, LIST_CAPS } from './limits.ts';
 import { commandKey } from './shell.ts';
@@ -29,6 +29,7 @@ export function mergeBlockers(
   previous: CheckpointEntry[],
   messages: Message[],
   runs: Map<number, ToolRun>,
+  ended: Map<number, Outcome>,
 ): BlockerResult {
   let items: Item[] = previous.map((e) => ({
     text: e.text,
@@ -45,6 +46,14 @@ export function mergeBlockers(
     const run = byResult.get(index);
     const summary = run ? describeCall(run) : null;
     const command = run ? stringArgument(run.args, ['command', 'cmd', 'script']) : null;
+    // A call the user rejected or interrupted did not fail: it neither blocks nor clears anything.
+    if (
+      run &&
+      ended.get(run.index) !== undefined &&
+      ended.get(run.index) !== 'ok' &&
+      ended.get(run.index) !== 'failed'
+    )
+      return;
     const error = detectError(m.content, summary?.inspect ?? false, command);
     const source = run ? sourceKey(run) : undefined;
     if (error === null) {

@@ -141,7 +141,7 @@ function isBenignExit(command: string | null, code: number): boolean {
  * the like of other agents ("Permission to use Bash has been denied", "Operation cancelled").
  */
 const REJECTED =
-  /\buser (?:rejected|denied|declined|refused)\b|\brejected by (?:the )?user\b|\bthe user doesn't want to (?:proceed|take this action)|\bpermission to use \S+ (?:has been |was )?denied|\btool (?:use|call) was (?:rejected|denied|cancell?ed)\b/i;
+  /\buser (?:rejected|denied|declined|refused|chose not to|chose to stay)\b|\brejected by (?:the )?user\b|\bthe user doesn't want to (?:proceed|take this action)|\bpermission to use \S+ (?:has been |was )?denied|\btool (?:use|call) was (?:rejected|denied|cancell?ed)\b/i;
 const INTERRUPTED =
   /^\s*\[?(?:request )?(?:interrupted|cancell?ed|aborted)\b|\binterrupted by (?:the )?user\b/i;
 

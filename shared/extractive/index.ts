@@ -125,7 +125,7 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   const state = currentState(messages, runs, ended);
   const told = transcriptSummaryItems(messages);
   const hasState = state.inProgress.length + state.pending.length > 0;
-  const { blockers, fixed } = mergeBlockers(prior.blockers, messages, runs);
+  const { blockers, fixed } = mergeBlockers(prior.blockers, messages, runs, ended);
   const lists: Record<ListKey, Item[]> = {
     userInstructions: instructionItems(prior.userInstructions, messages).concat(told.userInstructions ?? []),
     completed: merge(

@@ -7,7 +7,7 @@
 import type { Message } from '../contract/message.ts';
 import type { CheckpointEntry } from '../summary/checkpoint.ts';
 import {
-  classifyUserText,
+  classifyUserMessage,
   lastQuestion,
   questionBefore,
   stripMarkupPrefix,
@@ -40,6 +40,9 @@ const STRONG_RULE =
 const RULE =
   /\b(?:only|make sure|ensure|avoid|stop|please (?:use|keep|write|run)|keep|instead|rather than|prefer|remember|from now on|going forward|important)\b/i;
 
+/** A text that asks rather than answers, even without a question mark ("are you able to test it"). */
+const ASKS = /^(?:are|is|can|could|would|will|do|does|did|what|why|how|when|where|who|which|should|shall)\b/i;
+
 /** A message that corrects what came before: "no, ...", "actually ...", "I meant ...". */
 const CORRECTION =
   /^(?:no[,.!:]|nope\b|actually\b|wait\b|instead\b|sorry\b|I meant\b|that's (?:not|wrong)\b|that is (?:not|wrong)\b|not (?:that|this|what)\b|scratch that\b|change of plans?\b|forget (?:it|that|about)\b|stop\b|don't\b|do not\b)/i;
@@ -50,7 +53,7 @@ function userMessages(messages: Message[]): UserWords[] {
   messages.forEach((message, index) => {
     if (message.role !== 'user' || message.kind !== 'message' || typeof message.content !== 'string') return;
     const text = stripMarkupPrefix(message.content).trim();
-    out.push({ message, index, text, kind: classifyUserText(text) });
+    out.push({ message, index, text, kind: classifyUserMessage(message.content) });
   });
   return out;
 }
@@ -94,12 +97,14 @@ function isCorrection(text: string): boolean {
  */
 export function instructionItems(previous: CheckpointEntry[], messages: Message[]): Item[] {
   const fresh: Item[] = [];
-  for (const u of userMessages(messages)) {
+  const users = userMessages(messages);
+  const firstRequest = users.find((u) => u.kind === 'request');
+  for (const u of users) {
     const seq = u.message.seq;
     // A short reply right after a question answers it, whatever its words ("Postgres", "the red one").
-    const short = u.kind === 'request' && u.text.length <= 60 && !/[?\n]/.test(u.text);
-    if (u.kind === 'answer' || (short && questionBefore(messages, u.index) !== null)) {
-      const asked = questionBefore(messages, u.index);
+    const asked = questionBefore(messages, u.index);
+    const short = u.kind === 'request' && u.text.length <= 60 && !/[?\n]/.test(u.text) && !ASKS.test(u.text);
+    if (u.kind === 'answer' || (short && asked !== null && /\?/.test(asked.content))) {
       const question = asked ? lastQuestion(asked.content) : null;
       if (question) fresh.push({ text: cleanItem(`${u.text} (answering: "${question}")`, ITEM_CHARS), seq });
       continue;
@@ -109,7 +114,10 @@ export function instructionItems(previous: CheckpointEntry[], messages: Message[
       fresh.push({ text: cleanItem(u.text, ITEM_CHARS), seq });
       continue;
     }
-    fresh.push(...ruleSentences(u.text).map((text) => ({ text, seq })));
+    // The first request is the task (the goal); the list items of a later one are instructions.
+    const bullets = u === firstRequest ? [] : listItems(u.text);
+    const rules = [...bullets, ...ruleSentences(u.text)].slice(0, RULES_PER_MESSAGE);
+    fresh.push(...rules.map((text) => ({ text, seq })));
   }
   let items = previousItems(previous);
   for (const item of fresh) {
@@ -122,6 +130,17 @@ export function instructionItems(previous: CheckpointEntry[], messages: Message[
     items.push(item);
   }
   return condenseOverflow(items, LIST_CAPS.userInstructions);
+}
+
+/** The list items (`- x`, `1. x`) of a user message, verbatim. */
+function listItems(text: string): string[] {
+  return text
+    .replace(/```[\s\S]*?(?:```|$)/g, '\n')
+    .split('\n')
+    .flatMap((l) => {
+      const item = /^\s*(?:[-*+•]|\d+[.)])\s+(.{4,})$/.exec(l)?.[1];
+      return item ? [cleanItem(item, ITEM_CHARS)] : [];
+    });
 }
 
 /** The rule sentences of a user message, strongest first, at most {@link RULES_PER_MESSAGE}. */

@@ -55,7 +55,7 @@ const DISCOVERY = new RegExp(
     'root cause|the (?:issue|problem|bug|cause|error|failure) (?:is|was|comes from|happens|occurs)',
     'is caused by|(?:it )?turns out|I (?:found|discovered|noticed|see) that|this (?:means|shows) that',
     'is (?:defined|located|implemented|declared|configured|handled|called|set) (?:in|at|by)|lives in',
-    "(?:is|are) (?:not )?installed|version \\d|requires?|depends on|is missing|does not exist|doesn't exist",
+    "(?:is|are) not installed|version \\d|is missing|does not exist|doesn't exist",
   ].join('|')})\\b`,
   'i',
 );

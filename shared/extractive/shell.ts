@@ -115,7 +115,8 @@ function firstWords(step: string): [string, string | undefined] | null {
 
 /**
  * A shell command in a normal form, so that a retry of the same command matches it: the first line
- * without `cd dir &&` steps, environment assignments, `timeout N`/`time`/`sudo`, redirections, output
+ * without `cd dir &&` steps, environment assignments, `timeout N`/`time`/`sudo`, redirections of
+ * stderr or into /dev/null (a redirection into a file stays: `cat > a.py` is not `cat > b.py`), output
  * filters piped after it (`| tail -20`, `| grep x`), option flags and quotes; `python3.11` is
  * `python`, `python -m pytest` is `pytest`; lower case.
  */
@@ -123,7 +124,8 @@ export function commandKey(command: string): string {
   let text = shellSummary(command).replace(/ …$/, '');
   text = text
     .replace(/\s*\d?>&\d/g, ' ')
-    .replace(/\s*(?:\d|&)?>{1,2}\s*\S+/g, ' ')
+    .replace(/\s*(?:\d|&)?>{1,2}\s*\/dev\/null\b/g, ' ')
+    .replace(/\s*2>{1,2}\s*\S+/g, ' ')
     .replace(
       /\s*\|\s*(?:head|tail|grep|egrep|less|more|tee|cat|sort|uniq|wc|cut|awk|sed|nl|column)\b[^|;&]*/g,
       ' ',

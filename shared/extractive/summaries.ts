@@ -5,7 +5,7 @@
  * feed the checkpoint's fields, so what an earlier summary knew is not lost.
  */
 import type { Message } from '../contract/message.ts';
-import { classifyUserText } from '../summary/user-messages.ts';
+import { classifyUserMessage } from '../summary/user-messages.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS } from './limits.ts';
 import { cleanItem, isThinking } from './text.ts';
@@ -56,7 +56,7 @@ export function transcriptSummaryItems(messages: Message[]): Partial<Record<Summ
   const out: Partial<Record<SummaryField, Item[]>> = {};
   for (const m of messages) {
     if (m.kind !== 'message' || typeof m.content !== 'string') continue;
-    const isHarnessSummary = m.role === 'user' && classifyUserText(m.content) === 'summary';
+    const isHarnessSummary = m.role === 'user' && classifyUserMessage(m.content) === 'summary';
     if (!isHarnessSummary && (m.role !== 'assistant' || isThinking(m.content))) continue;
     const sections = sectionsOf(m.content);
     // An agent's message is a summary only with at least two recognised sections.

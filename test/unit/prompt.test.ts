@@ -58,7 +58,7 @@ describe('the checkpoint as the tool input schema', () => {
     expect(node, where).toBeTypeOf('object');
     const n = node as Record<string, unknown>;
     if (Array.isArray(n.anyOf)) {
-      n.anyOf.forEach((branch, i) => walk(branch, `${where}.anyOf[${i}]`));
+      for (const [i, branch] of n.anyOf.entries()) walk(branch, `${where}.anyOf[${i}]`);
       return;
     }
     expect(['object', 'array', 'string', 'integer', 'number', 'boolean', 'null'], where).toContain(n.type);
