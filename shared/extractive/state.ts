@@ -54,9 +54,14 @@ export function currentState(
   }
   const intents = trailingIntents(messages);
   pending.push(...intents);
-  const currentWork =
-    inProgress[inProgress.length - 1] ?? lastWords(messages) ?? lastCall(runs, ended) ?? null;
   const nextStep = (todos ? pending[0] : undefined) ?? intents[0] ?? null;
+  // The agent's last words are often the intent already shown as the next step: then not again.
+  const words = lastWords(messages);
+  const spoken = words && words.text !== nextStep?.text ? words : null;
+  // Failing those, the last call only when it did not succeed: a success already shows as completed.
+  const call = lastCall(runs, ended);
+  const failedCall = call && !call.text.endsWith(' (ok)') ? call : null;
+  const currentWork = inProgress[inProgress.length - 1] ?? spoken ?? failedCall;
   return { inProgress, pending, todosDone, currentWork, nextStep };
 }
 

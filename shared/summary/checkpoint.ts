@@ -124,9 +124,16 @@ export const CHECKPOINT_SECTIONS = [
   ['openQuestions', 'Open questions'],
 ] as const satisfies ReadonlyArray<readonly [keyof Checkpoint, string]>;
 
-/** The first line of a rendered checkpoint body: how to read it. */
+/**
+ * The line a rendered checkpoint starts with when it holds user instructions or at least
+ * {@link NOTE_MIN_ITEMS} items: how to use it. A summary small enough to read at a glance goes
+ * without it.
+ */
 export const CHECKPOINT_USAGE_NOTE =
-  'How to use this summary: it stands for older messages of this session; follow the user instructions (the newest wins), carry on from the current work and next step, and look up an item\'s "seq N" in the archive when you need its full text.';
+  'How to use this summary: it replaces older messages; follow the user instructions (newest wins), carry on from the current work and next step; "(seq N)" names the message an item comes from, to look up in the archive.';
+
+/** Items from which a rendered checkpoint carries {@link CHECKPOINT_USAGE_NOTE}. */
+export const NOTE_MIN_ITEMS = 4;
 
 /**
  * Renders a checkpoint as the text of the summary message the agent reads on its next run. The
@@ -173,9 +180,17 @@ export function renderFile(f: CheckpointFile): string {
 
 function checkpointSections(checkpoint: Checkpoint): string[] {
   const c = checkpoint;
-  const out: string[] = [CHECKPOINT_USAGE_NOTE];
+  const items =
+    CHECKPOINT_SECTIONS.reduce((n, [key]) => n + c[key].length, 0) +
+    c.errorsAndFixes.length +
+    c.files.length +
+    (c.currentWork ? 1 : 0) +
+    (c.nextStep ? 1 : 0);
+  const out: string[] =
+    c.userInstructions.length > 0 || items >= NOTE_MIN_ITEMS ? [CHECKPOINT_USAGE_NOTE] : [];
   const bullets = (lines: string[]) => lines.map((v) => `- ${v}`).join('\n');
-  if (c.goal) out.push(`Goal: ${c.goal}`);
+  // A goal that is the last request word for word shows once, as the request.
+  if (c.goal && c.goal.trim() !== c.lastUserRequest.trim()) out.push(`Goal: ${c.goal}`);
   if (c.userInstructions.length > 0)
     out.push(`User instructions (verbatim, oldest first):\n${bullets(c.userInstructions.map(renderEntry))}`);
   if (c.lastUserRequest) out.push(`Last user request (verbatim):\n${c.lastUserRequest}`);
