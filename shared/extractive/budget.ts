@@ -1,16 +1,29 @@
-/** Fitting the checkpoint into `maxSummaryTokens` by dropping the oldest list items. */
+/**
+ * Fitting the checkpoint into `maxSummaryTokens`. Each list is guaranteed its share of what the
+ * fixed parts leave ({@link LIST_SHARES}), newest items first; what a list leaves unused goes to the
+ * others, newest first; the items that still do not fit are condensed into one `Earlier:` item per
+ * list when it fits, else dropped.
+ */
 
 import { estimateTextTokens } from '../contract/tokens.ts';
-import { type Checkpoint, emptyCheckpoint, renderCheckpoint } from '../summary/checkpoint.ts';
-import type { Item } from './items.ts';
-import { type ListKey, TRIM_ORDER } from './limits.ts';
+import { type Checkpoint, renderCheckpoint } from '../summary/checkpoint.ts';
+import { ageOf, condense, type Item, toEntries } from './items.ts';
+import { LIST_SHARES, type ListKey, TRIM_ORDER } from './limits.ts';
+import { clipWords } from './text.ts';
 
 /** The parts of a checkpoint that are never trimmed. */
-export type Fixed = Pick<Checkpoint, 'goal' | 'lastUserRequest' | 'workingSet'>;
+export type Fixed = Pick<Checkpoint, 'goal' | 'lastUserRequest' | 'workingSet' | 'currentWork' | 'nextStep'>;
+
+/** Tokens of a section's title and blank line. */
+const SECTION_TOKENS = 8;
+
+/** Longest condensed `Earlier:` item the budget adds for the items it could not keep. */
+const CONDENSED_ITEM_CHARS = 200;
 
 /**
- * Assembles the checkpoint and drops the oldest list items (lowest seq; previous items first) until its
- * rendering fits `maxTokens`. The goal, the last request and the working set are never trimmed.
+ * Assembles the checkpoint within about `maxTokens` tokens of {@link renderCheckpoint} text. The
+ * fixed parts are never trimmed. Lists keep their order; `priority` lists (files, ranked by role)
+ * keep their first items rather than their newest.
  */
 export function fitBudget(
   fixed: Fixed,
@@ -18,36 +31,95 @@ export function fitBudget(
   maxTokens: number,
   coveredSeq: number,
 ): Checkpoint {
-  const assemble = (): Checkpoint => ({
-    ...fixed,
-    workingSet: [],
-    completed: texts(lists.completed),
-    inProgress: texts(lists.inProgress),
-    pending: texts(lists.pending),
-    blockers: texts(lists.blockers),
-    decisions: texts(lists.decisions),
-    openQuestions: texts(lists.openQuestions),
-  });
   const budget =
     typeof maxTokens === 'number' && !Number.isNaN(maxTokens) ? maxTokens : Number.POSITIVE_INFINITY;
-  // The working set is the last section rendered: its text is the same with or without the lists.
-  const header = renderCheckpoint(emptyCheckpoint(), coveredSeq).length;
-  const workingSetText = renderCheckpoint(
-    { ...emptyCheckpoint(), workingSet: fixed.workingSet },
-    coveredSeq,
-  ).slice(header);
-  const tokens = (c: Checkpoint) => estimateTextTokens(renderCheckpoint(c, coveredSeq) + workingSetText);
-  const queue = TRIM_ORDER.flatMap((key, order) => lists[key].map((item) => ({ key, item, order })));
-  queue.sort((a, b) => a.item.seq - b.item.seq || a.order - b.order);
-  let checkpoint = assemble();
-  for (const { key, item } of queue) {
-    if (tokens(checkpoint) <= budget) break;
-    lists[key] = lists[key].filter((i) => i !== item);
-    checkpoint = assemble();
+  const tokens = (c: Checkpoint) => estimateTextTokens(renderCheckpoint(c, coveredSeq));
+  const full = assemble(fixed, lists);
+  if (tokens(full) <= budget) return full;
+
+  const empty = Object.fromEntries(TRIM_ORDER.map((k) => [k, []])) as unknown as Record<ListKey, Item[]>;
+  const room = Math.max(0, budget - tokens(assemble(fixed, empty)));
+  const cost = (item: Item) => estimateTextTokens(`- ${item.text} (seq ${item.seq ?? ''})\n`);
+  const chosen = new Map<ListKey, Set<Item>>(TRIM_ORDER.map((k) => [k, new Set<Item>()]));
+  let used = 0;
+  const take = (key: ListKey, item: Item) => {
+    const set = chosen.get(key) as Set<Item>;
+    used += cost(item) + (set.size === 0 ? SECTION_TOKENS : 0);
+    set.add(item);
+  };
+  // 1. Each list's guaranteed share, its most important items first.
+  for (const key of TRIM_ORDER) {
+    const share = room * LIST_SHARES[key];
+    let spent = 0;
+    for (const item of byImportance(key, lists[key])) {
+      const c = cost(item) + (spent === 0 ? SECTION_TOKENS : 0);
+      if (spent + c > share) break;
+      spent += c;
+      take(key, item);
+    }
   }
-  return { ...checkpoint, workingSet: fixed.workingSet };
+  // 2. What the lists left unused, to the newest remaining items of any list.
+  const rest = TRIM_ORDER.flatMap((key, order) =>
+    byImportance(key, lists[key])
+      .filter((item) => !chosen.get(key)?.has(item))
+      .map((item, rankInList) => ({ key, item, order, rankInList })),
+  );
+  rest.sort((a, b) => a.rankInList - b.rankInList || ageOf(b.item) - ageOf(a.item) || b.order - a.order);
+  for (const { key, item } of rest) {
+    const extra = cost(item) + ((chosen.get(key)?.size ?? 0) === 0 ? SECTION_TOKENS : 0);
+    if (used + extra <= room) take(key, item);
+  }
+  // 3. What still did not fit: condensed into one short item per list, when that fits.
+  const kept = {} as Record<ListKey, Item[]>;
+  for (const key of TRIM_ORDER) {
+    const set = chosen.get(key) as Set<Item>;
+    const left = lists[key].filter((i) => !set.has(i));
+    let items = lists[key].filter((i) => set.has(i));
+    if (left.length > 0 && key !== 'files' && key !== 'errorsAndFixes') {
+      const summary = condense(left);
+      const short = { ...summary, text: clipWords(summary.text, CONDENSED_ITEM_CHARS) };
+      if (used + cost(short) <= room) {
+        used += cost(short);
+        items = [short, ...items];
+      }
+    }
+    kept[key] = items;
+  }
+  // 4. The estimate per item is close, not exact: drop the least important items while over.
+  let checkpoint = assemble(fixed, kept);
+  const order = TRIM_ORDER.flatMap((key, o) =>
+    kept[key].map((item) => ({ key, item, o, rank: byImportance(key, kept[key]).indexOf(item) })),
+  ).sort((a, b) => b.rank - a.rank || ageOf(a.item) - ageOf(b.item) || a.o - b.o);
+  for (const { key, item } of order) {
+    if (tokens(checkpoint) <= budget) break;
+    kept[key] = kept[key].filter((i) => i !== item);
+    checkpoint = assemble(fixed, kept);
+  }
+  return checkpoint;
 }
 
-function texts(items: Item[]): string[] {
-  return items.map((i) => i.text).filter((t) => t.length > 0);
+/** A list's items, most important first: files in their ranked order, other lists newest first. */
+function byImportance(key: ListKey, items: Item[]): Item[] {
+  if (key === 'files') return [...items];
+  return [...items].sort((a, b) => ageOf(b) - ageOf(a));
+}
+
+function assemble(fixed: Fixed, lists: Record<ListKey, Item[]>): Checkpoint {
+  return {
+    goal: fixed.goal,
+    lastUserRequest: fixed.lastUserRequest,
+    userInstructions: toEntries(lists.userInstructions),
+    currentWork: fixed.currentWork,
+    nextStep: fixed.nextStep,
+    completed: toEntries(lists.completed),
+    inProgress: toEntries(lists.inProgress),
+    pending: toEntries(lists.pending),
+    blockers: toEntries(lists.blockers),
+    decisions: toEntries(lists.decisions),
+    openQuestions: toEntries(lists.openQuestions),
+    errorsAndFixes: lists.errorsAndFixes.flatMap((i) => (i.fix ? [i.fix] : [])),
+    discoveries: toEntries(lists.discoveries),
+    files: lists.files.flatMap((i) => (i.file ? [i.file] : [])),
+    workingSet: fixed.workingSet,
+  };
 }

@@ -35,6 +35,8 @@ const STRONG_ERRORS = [
   /^fatal:|^panic:|Segmentation fault|core dumped|command not found/,
   /No such file or directory|Permission denied/,
   /npm ERR!|Cannot find module|undefined reference to|CMake Error|Traceback \(most recent call last\)/,
+  // make's `make: *** [target] Error 2`, ninja's `ninja: build stopped`.
+  /\*\*\* .*\bError \d+|^ninja: build stopped/,
 ];
 /** Characters of a tool-output line looked at for errors. */
 const MAX_ERROR_LINE = 1_000;
@@ -131,4 +133,44 @@ function isBenignExit(command: string | null, code: number): boolean {
   const steps = parseShell(command).steps;
   const last = steps[steps.length - 1]?.[0];
   return last !== undefined && /^(?:grep|egrep|fgrep|rg|ag|ack|diff|cmp|test|\[|\[\[|false)$/.test(last);
+}
+
+/**
+ * A call the user rejected or interrupted, from its result: Claude Code's "User rejected update to
+ * x", "The user doesn't want to proceed with this tool use", "[Request interrupted by user]", and
+ * the like of other agents ("Permission to use Bash has been denied", "Operation cancelled").
+ */
+const REJECTED =
+  /\buser (?:rejected|denied|declined|refused|chose not to|chose to stay)\b|\brejected by (?:the )?user\b|\bthe user doesn't want to (?:proceed|take this action)|\bpermission to use \S+ (?:has been |was )?denied|\btool (?:use|call) was (?:rejected|denied|cancell?ed)\b/i;
+const INTERRUPTED =
+  /^\s*\[?(?:request )?(?:interrupted|cancell?ed|aborted)\b|\binterrupted by (?:the )?user\b/i;
+
+/**
+ * Failure words of an output no stronger rule recognised (`make ... Error 2` without the `***`, a
+ * `cannot`, a `usage:` line). Looked for only in the first and last lines of a result, where tools
+ * report; too weak to make a blocker, enough to keep a call out of completed work.
+ */
+const WEAK_FAILURE =
+  /\bError \d+\b|(?<!\b0 )\bfailed\b|\bfailure\b|\bcannot\b|\bcan't\b|\bcould not\b|\bcouldn't\b|\bunable to\b|\bnot found\b|\bno such\b|\binvalid\b|\bdenied\b|\brefused\b|\btimed out\b|\baborted\b|\bnot permitted\b|\bunrecognized\b|\bunknown (?:option|command|argument)\b|^usage:|\bsyntax error\b|\berrno\b|^error\b|\berror:|\bno replacement was performed\b|\bdid not appear verbatim\b/im;
+
+/** How a call ended. */
+export type Outcome = 'ok' | 'failed' | 'rejected' | 'interrupted';
+
+/**
+ * How a call ended, from its result: rejected or interrupted by the user, failed ({@link detectError},
+ * or failure words at the edges of the output of a call that changes things), else ok.
+ */
+export function callOutcome(content: string, inspect: boolean, command: string | null): Outcome {
+  const head = content.slice(0, 600);
+  if (REJECTED.test(head)) return 'rejected';
+  if (INTERRUPTED.test(head)) return 'interrupted';
+  if (detectError(content, inspect, command) !== null) return 'failed';
+  if (inspect || exitCode(content) === 0) return 'ok';
+  const lines = stripAnsi(content)
+    .split('\n')
+    .map((l) => l.slice(0, 300).trim())
+    // Numbered listings (`12\tcode`, `12: code`) are file contents an edit tool echoes, not its report.
+    .filter((l) => l.length > 0 && !/^\d+(?:\t|:\s|\s{2})/.test(l));
+  const edges = [...lines.slice(0, 2), ...lines.slice(-2)].join('\n');
+  return WEAK_FAILURE.test(edges) ? 'failed' : 'ok';
 }

@@ -2,32 +2,49 @@
  * The `extractive` summarizer: offline, deterministic, no LLM; the default when no API key is set.
  * It builds the same checkpoint shape as `anthropic` from the previous checkpoint and the leaving
  * messages, with plain heuristics that hold for any agent (SWE-agent, mini-swe-agent, OpenHands,
- * Claude Code, ...):
+ * Claude Code, ...). Every item names the seq of the message it comes from.
  *
- * - goal: the previous goal, else the first user message, clipped to {@link GOAL_CHARS};
- * - lastUserRequest: the last user message, verbatim;
- * - workingSet: {@link extractWorkingSet}, every path;
- * - blockers: the first meaningful error line of each failed tool result, dropped once the same call
- *   later succeeds;
- * - decisions: assistant sentences that state a decision or a cause ("the fix is", "instead of");
- * - completed: short descriptions of tool calls that succeeded (`edited src/a.py`, `ran: pytest`);
- * - inProgress / pending: calls still waiting for a result, the agent's todo list, and the intents the
- *   agent stated after its last tool result;
- * - openQuestions: questions nobody answered afterwards.
+ * - goal: the previous goal, else the first user request: slash commands, IDE notices, harness
+ *   complaints, interruption markers and demonstrations are not requests
+ *   (shared/summary/user-messages.ts); a later correction by the user is appended;
+ * - lastUserRequest: the last user request or short answer, verbatim; condensed (head kept, a marker
+ *   naming its seq) past {@link REQUEST_SHARE} of the budget. When it is also the goal's message (a
+ *   copied task prompt), the goal is shortened to its opening, so the prompt shows once;
+ * - userInstructions: the user's rule sentences and short corrections verbatim, each short answer
+ *   with the question it answers; the newest wins on conflict (`instructions`);
+ * - currentWork / nextStep: the todo in progress, a call still running or the agent's last words;
+ *   the first open todo or stated intent (`state`);
+ * - completed: calls that succeeded and changed something, finished todos; a call that failed, was
+ *   rejected or interrupted never is (`completed`, `error-lines`); a rejection is a decision;
+ * - blockers: the first meaningful error line of each failed result, expired once the same call (its
+ *   command in normal form) later succeeds; expired ones become errorsAndFixes (`blockers`);
+ * - decisions / discoveries: assistant sentences stating a choice, or a fact found (`intents`);
+ * - files: paths with what was done to them, edited files first (`files`); workingSet: every path;
+ * - inProgress / pending: calls waiting for a result, the latest todo list (a tool's `todos`, or a
+ *   printed ☐/☒/`- [ ]` checklist), the intents stated after the last tool result;
+ * - openQuestions: questions nobody answered afterwards;
+ * - summaries already in the transcript (a harness's compaction summary, an agent's structured
+ *   summary) feed these fields by their headings (`summaries`).
  *
- * Lists merge with the previous checkpoint (newest kept), and the oldest items go first when the
- * rendered checkpoint would exceed `maxSummaryTokens`. Pure: no I/O, no clock, no randomness.
+ * Lists merge with the previous checkpoint: over a list's cap, the oldest items are condensed into
+ * one `Earlier:` item rather than dropped. Each list is guaranteed a share of `maxSummaryTokens`
+ * (`budget`). Pure: no I/O, no clock, no randomness.
  *
  * The strategy's summary `instructions` are ignored: heuristics cannot follow free text. The ledger
  * row still records them, beside `extractive` as its summarizer.
- *
- * This file assembles the checkpoint; each heuristic lives in its own module beside it (`tool-runs`,
- * `describe-call`, `shell`, `error-lines`, `blockers`, `completed`, `state`, `intents`, `budget`).
  */
 
 import type { Message } from '../contract/message.ts';
-import { type Checkpoint, checkpointSchema, emptyCheckpoint } from '../summary/checkpoint.ts';
-import { lastUserRequestOf } from '../summary/last-request.ts';
+import {
+  type Checkpoint,
+  type CheckpointEntry,
+  checkpointSchema,
+  type ErrorFix,
+  emptyCheckpoint,
+  renderErrorFix,
+  type StoredCheckpoint,
+} from '../summary/checkpoint.ts';
+import { clipRequest, lastUserRequestMessage } from '../summary/last-request.ts';
 import {
   collectLeaving,
   noUsage,
@@ -38,13 +55,23 @@ import {
 import { extractWorkingSet } from '../working-set/working-set.ts';
 import { mergeBlockers } from './blockers.ts';
 import { fitBudget } from './budget.ts';
-import { completedItems } from './completed.ts';
+import { completedItems, outcomes, rejectedItems } from './completed.ts';
+import { fileItems } from './files.ts';
 import { isUsable, safePrevious } from './input.ts';
-import { decisionItems, questionItems } from './intents.ts';
+import { goalOf, instructionItems } from './instructions.ts';
+import { decisionItems, discoveryItems, questionItems } from './intents.ts';
 import { type Item, merge } from './items.ts';
-import { GOAL_CHARS, LIST_CAPS, type ListKey, MAX_WORKING_SET } from './limits.ts';
+import {
+  ITEM_CHARS,
+  LIST_CAPS,
+  type ListKey,
+  MAX_WORKING_SET,
+  REQUEST_SHARE,
+  SHORT_GOAL_CHARS,
+} from './limits.ts';
 import { currentState } from './state.ts';
-import { clipWords, collapse } from './text.ts';
+import { transcriptSummaryItems } from './summaries.ts';
+import { cleanItem, clipWords, normalizeKey } from './text.ts';
 import { pairToolCalls } from './tool-runs.ts';
 
 /** Longest last user request kept verbatim, in characters (the checkpoint schema's bound). */
@@ -77,7 +104,7 @@ export function createExtractiveSummarizer(): Summarizer {
  * returns the previous checkpoint (or an empty one), and an unexpected failure returns the same.
  */
 export function extractCheckpoint(
-  previous: Checkpoint | null,
+  previous: Checkpoint | StoredCheckpoint | null,
   leaving: Message[],
   maxSummaryTokens: number = Number.POSITIVE_INFINITY,
 ): Checkpoint {
@@ -94,33 +121,106 @@ export function extractCheckpoint(
 
 function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number): Checkpoint {
   const runs = pairToolCalls(messages);
-  const state = currentState(messages, runs);
+  const ended = outcomes(runs);
+  const state = currentState(messages, runs, ended);
+  const told = transcriptSummaryItems(messages);
   const hasState = state.inProgress.length + state.pending.length > 0;
+  const { blockers, fixed } = mergeBlockers(prior.blockers, messages, runs, ended);
   const lists: Record<ListKey, Item[]> = {
-    completed: merge(prior.completed, completedItems(runs, state.todosDone), LIST_CAPS.completed),
+    userInstructions: instructionItems(prior.userInstructions, messages).concat(told.userInstructions ?? []),
+    completed: merge(
+      prior.completed,
+      [...(told.completed ?? []), ...completedItems(runs, ended, state.todosDone)],
+      LIST_CAPS.completed,
+    ),
     // The state at the cutoff replaces the previous one; with nothing new, the previous one still holds.
     inProgress: hasState
       ? merge([], state.inProgress, LIST_CAPS.inProgress)
       : merge(prior.inProgress, [], LIST_CAPS.inProgress),
     pending: hasState
-      ? merge([], state.pending, LIST_CAPS.pending)
-      : merge(prior.pending, [], LIST_CAPS.pending),
-    blockers: mergeBlockers(prior.blockers, messages, runs),
-    decisions: merge(prior.decisions, decisionItems(messages), LIST_CAPS.decisions),
+      ? merge([], [...(told.pending ?? []), ...state.pending], LIST_CAPS.pending)
+      : merge(prior.pending, told.pending ?? [], LIST_CAPS.pending),
+    blockers: [...blockers, ...(told.blockers ?? [])],
+    decisions: merge(
+      prior.decisions,
+      [...(told.decisions ?? []), ...decisionItems(messages), ...rejectedItems(runs, ended)].sort(bySeq),
+      LIST_CAPS.decisions,
+    ),
     openQuestions: merge(prior.openQuestions, questionItems(messages), LIST_CAPS.openQuestions),
+    errorsAndFixes: mergeFixes(prior.errorsAndFixes, [...summaryFixes(told.errorsAndFixes), ...fixed]),
+    discoveries: merge(
+      prior.discoveries,
+      [...(told.discoveries ?? []), ...discoveryItems(messages)],
+      LIST_CAPS.discoveries,
+    ),
+    files: fileItems(prior.files, runs, ended),
   };
-  const fixed = {
-    goal: prior.goal.trim() ? prior.goal : goalFrom(messages),
-    lastUserRequest: lastUserRequestOf(messages) ?? prior.lastUserRequest,
+  const request = lastUserRequestMessage(messages);
+  const requestChars = Number.isFinite(maxSummaryTokens)
+    ? Math.max(1_200, Math.floor(maxSummaryTokens * REQUEST_SHARE * 4))
+    : Number.POSITIVE_INFINITY;
+  const lastUserRequest = request ? condenseRequest(request, requestChars) : prior.lastUserRequest;
+  let { goal, seq: goalSeq } = goalOf(prior.goal, messages);
+  if (!goal && told.goal?.[0]) goal = told.goal[0].text;
+  // A copied task prompt is both the goal and the last request: the goal only names it.
+  if (request && goalSeq === request.seq && lastUserRequest.length > SHORT_GOAL_CHARS)
+    goal = goalOf('', messages, SHORT_GOAL_CHARS).goal;
+  const fixedParts = {
+    goal,
+    lastUserRequest,
+    currentWork: entryOf(state.currentWork ?? told.currentWork?.[0]) ?? prior.currentWork,
+    nextStep: entryOf(state.nextStep ?? told.nextStep?.[0]) ?? (hasState ? null : prior.nextStep),
     workingSet: extractWorkingSet(messages, prior.workingSet).slice(0, MAX_WORKING_SET),
   };
   const coveredThroughSeq = messages[messages.length - 1]?.seq ?? 0;
-  return fitBudget(fixed, lists, maxSummaryTokens, coveredThroughSeq);
+  return fitBudget(fixedParts, lists, maxSummaryTokens, coveredThroughSeq);
 }
 
-/** The goal from the first user message: framing tags removed, clipped to {@link GOAL_CHARS}. */
-function goalFrom(messages: Message[]): string {
-  const first = messages.find((m) => m.role === 'user' && m.kind === 'message' && m.content.trim());
-  // Tags that frame a request (`<pr_description>`, `<issue>`) are markup, not words of the goal.
-  return first ? clipWords(collapse(first.content.replace(/<\/?[\w-]+>/g, ' ')), GOAL_CHARS) : '';
+function bySeq(a: Item, b: Item): number {
+  return (a.seq ?? -1) - (b.seq ?? -1);
+}
+
+function entryOf(item: Item | null | undefined): CheckpointEntry | null {
+  if (!item) return null;
+  const text = cleanItem(item.text, ITEM_CHARS);
+  return text ? { text, seq: item.seq } : null;
+}
+
+/** The request verbatim, or past `max` characters its head and a marker naming its seq and length. */
+function condenseRequest(request: Message, max: number): string {
+  const text = clipRequest(request.content);
+  if (text.length <= max) return text;
+  const marker = `\n[… condensed: the request has ${request.content.length} characters; read message seq ${request.seq} for all of it]`;
+  return clipWords(text, Math.max(200, max - marker.length)) + marker;
+}
+
+/** Previous errors and fixes, then new ones (a newer one for the same error replaces it), newest kept. */
+function mergeFixes(previous: ErrorFix[], fresh: Item[]): Item[] {
+  const all: Item[] = [
+    ...previous.map((fix) => ({ text: renderErrorFix(fix), seq: fix.seq, prev: true, fix })),
+    ...fresh,
+  ];
+  const last = new Map<string, number>();
+  all.forEach((item, i) => {
+    last.set(normalizeKey(item.fix?.error ?? item.text), i);
+  });
+  return all
+    .filter((item, i) => last.get(normalizeKey(item.fix?.error ?? item.text)) === i)
+    .slice(-LIST_CAPS.errorsAndFixes);
+}
+
+/** A transcript summary's "errors and fixes" lines: `error: fix` / `error → fix` split when they can be. */
+function summaryFixes(items: Item[] | undefined): Item[] {
+  return (items ?? []).map((item) => {
+    const [error = item.text, fix] = item.text.split(
+      /\s+(?:→|->|—|–)\s+|:\s+(?:fixed by|fix(?:ed)?:?)\s+/i,
+      2,
+    );
+    const entry: ErrorFix = {
+      error: cleanItem(error, ITEM_CHARS) || item.text,
+      fix: fix ? cleanItem(fix, ITEM_CHARS) : 'resolved (from a summary in the transcript)',
+      seq: item.seq,
+    };
+    return { text: renderErrorFix(entry), seq: item.seq, fix: entry };
+  });
 }

@@ -7,6 +7,9 @@ import { clipWords, findLastIndex, isThinking, sentences } from './text.ts';
 /** Decisions taken from one run of leaving messages. */
 const NEW_DECISIONS = 6;
 
+/** Discoveries taken from one run of leaving messages. */
+const NEW_DISCOVERIES = 6;
+
 /** Intents (pending) taken from the agent's last words. */
 const NEW_INTENTS = 5;
 
@@ -35,42 +38,56 @@ export function trailingIntents(messages: Message[]): Item[] {
 
 const DECISION = new RegExp(
   `\\b(?:${[
-    'decided|decide to|decision|we should|instead of|rather than|root cause',
+    'decided|decide to|decision|instead of|rather than',
     'the fix is|fix is to|the fix (?:should|will)|the (?:approach|solution) is',
-    'the (?:issue|problem|bug) (?:is|was)|(?:chose|choose|opted|going) (?:to|with)',
-    "I'll use|I will use",
+    '(?:chose|choose|opted) (?:to|for)|going (?:to go )?with',
+    "I'll use|I will use|we should",
   ].join('|')})\\b`,
-  'i',
-);
-const WEAK_DECISION = new RegExp(`\\b(?:${WILL})\\b`, 'i');
-const EXPLORATION = new RegExp(
-  `\\b(?:${WILL})\\s+(?:now\\s+|first\\s+|start by\\s+)?` +
-    '(?:look|check|explore|examin|view|see|search|find|open|read|inspect|investigat|run|tr(?:y|ies)' +
-    '|start|begin)',
   'i',
 );
 
 /**
- * Up to {@link NEW_DECISIONS} assistant sentences stating a decision or a cause, the newest first chosen;
- * "I'll ..." statements fill in only when fewer strong ones exist, and never "I'll look at ...".
+ * Facts about the environment and the code, as the agent states them: causes, locations, versions,
+ * how something behaves.
  */
+const DISCOVERY = new RegExp(
+  `\\b(?:${[
+    'root cause|the (?:issue|problem|bug|cause|error|failure) (?:is|was|comes from|happens|occurs)',
+    'is caused by|(?:it )?turns out|I (?:found|discovered|noticed|see) that|this (?:means|shows) that',
+    'is (?:defined|located|implemented|declared|configured|handled|called|set) (?:in|at|by)|lives in',
+    "(?:is|are) not installed|version \\d|is missing|does not exist|doesn't exist",
+  ].join('|')})\\b`,
+  'i',
+);
+
+/** Sentences that narrate rather than decide or find ("Let me look", "Now I'll check"). */
+const NARRATION = new RegExp(
+  `^(?:now,? |first,? |ok(?:ay)?,? |great,? |good,? )?(?:let me|let's|${WILL})\\b`,
+  'i',
+);
+
+/** Up to {@link NEW_DECISIONS} assistant sentences stating a decision (not narration), the newest kept. */
 export function decisionItems(messages: Message[]): Item[] {
-  const strong: Item[] = [];
-  const weak: Item[] = [];
+  return proseItems(messages, DECISION, NEW_DECISIONS, false);
+}
+
+/** Up to {@link NEW_DISCOVERIES} assistant sentences stating a fact found, the newest kept. */
+export function discoveryItems(messages: Message[]): Item[] {
+  return proseItems(messages, DISCOVERY, NEW_DISCOVERIES, true);
+}
+
+function proseItems(messages: Message[], pattern: RegExp, max: number, thinkingToo: boolean): Item[] {
+  const found: Item[] = [];
   for (const m of messages) {
     if (m.role !== 'assistant' || m.kind !== 'message') continue;
-    const thinking = isThinking(m.content);
+    if (!thinkingToo && isThinking(m.content)) continue;
     for (const sentence of sentences(m.content)) {
-      if (sentence.length < 20 || sentence.endsWith('?')) continue;
-      const item = { text: clipWords(sentence, ITEM_CHARS), seq: m.seq };
-      if (DECISION.test(sentence)) strong.push(item);
-      else if (!thinking && WEAK_DECISION.test(sentence) && !EXPLORATION.test(sentence)) weak.push(item);
+      if (sentence.length < 25 || sentence.endsWith('?') || sentence.endsWith(':')) continue;
+      if (NARRATION.test(sentence) || !pattern.test(sentence)) continue;
+      found.push({ text: clipWords(sentence, ITEM_CHARS), seq: m.seq });
     }
   }
-  const chosen = strong.slice(-NEW_DECISIONS);
-  const room = NEW_DECISIONS - chosen.length;
-  if (room > 0) chosen.push(...weak.slice(-room));
-  return chosen.sort((a, b) => a.seq - b.seq);
+  return found.slice(-max);
 }
 
 /**

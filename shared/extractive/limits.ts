@@ -1,33 +1,64 @@
-/** Bounds of the extractive checkpoint: item lengths, list caps, and the order lists are trimmed in. */
+/** Bounds of the extractive checkpoint: item lengths, list caps, and the budget share of each list. */
 
-/** Longest goal taken from the first user message, in characters, `…` included. */
+/** Longest goal taken from the first user request, in characters, `…` included. */
 export const GOAL_CHARS = 500;
+
+/** Longest goal when the goal's request is also the last request, shown in full below it. */
+export const SHORT_GOAL_CHARS = 200;
 
 /** Longest list item the extractive summarizer writes, in characters (the schema allows 2,000). */
 export const ITEM_CHARS = 300;
 
 /** Most items kept per list after merging with the previous checkpoint. */
 export const LIST_CAPS = {
+  userInstructions: 12,
   completed: 15,
   inProgress: 8,
   pending: 8,
   blockers: 10,
-  decisions: 12,
+  decisions: 8,
   openQuestions: 6,
+  errorsAndFixes: 8,
+  discoveries: 8,
+  files: 15,
 } as const;
+
+/** The name of one of the checkpoint's lists the extractive summarizer fills. */
+export type ListKey = keyof typeof LIST_CAPS;
+
+/**
+ * The share of the list budget (what goal, request and working set leave of `maxSummaryTokens`) each
+ * list is guaranteed; what a list leaves unused goes to the others, newest items first.
+ */
+export const LIST_SHARES: Record<ListKey, number> = {
+  userInstructions: 0.16,
+  completed: 0.14,
+  inProgress: 0.06,
+  pending: 0.08,
+  blockers: 0.1,
+  decisions: 0.07,
+  openQuestions: 0.04,
+  errorsAndFixes: 0.1,
+  discoveries: 0.1,
+  files: 0.15,
+};
+
+/** Share of `maxSummaryTokens` the last user request may take before it is condensed. */
+export const REQUEST_SHARE = 0.35;
 
 /** Most working-set paths in a checkpoint (the schema's bound). */
 export const MAX_WORKING_SET = 10_000;
 
-/** The name of one of the checkpoint's lists. */
-export type ListKey = keyof typeof LIST_CAPS;
-
-/** Lists in trimming order: at equal age, completed work goes first and the current state last. */
+/** Lists in trimming order when over budget: at equal age, completed work goes first. */
 export const TRIM_ORDER: ListKey[] = [
   'completed',
   'openQuestions',
   'decisions',
+  'discoveries',
+  'files',
+  'errorsAndFixes',
   'blockers',
   'pending',
   'inProgress',
+  'userInstructions',
 ];

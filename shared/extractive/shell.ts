@@ -20,7 +20,9 @@ const INSPECT_COMMANDS = new Set(
   (
     'ls ll cat head tail less more grep egrep fgrep rg ag ack find fd tree pwd echo printf wc nl file ' +
     'stat which whereis type du df sort uniq cut awk sed diff cmp env printenv date whoami id uname ' +
-    'history true cd xxd hexdump od strings jq column basename dirname realpath readlink'
+    'history true cd xxd hexdump od strings jq column basename dirname realpath readlink ' +
+    // SWE-agent's file viewer and search commands.
+    'open goto scroll_down scroll_up search_file search_dir find_file view'
   ).split(' '),
 );
 const GIT_READS = new Set(
@@ -109,4 +111,40 @@ function firstWords(step: string): [string, string | undefined] | null {
     .split(/\s+/)
     .filter((w) => w && !/^\w+=/.test(w) && w !== 'sudo' && w !== 'time' && w !== 'nohup');
   return words[0] === undefined ? null : [words[0], words[1]];
+}
+
+/**
+ * A shell command in a normal form, so that a retry of the same command matches it: the first line
+ * without `cd dir &&` steps, environment assignments, `timeout N`/`time`/`sudo`, redirections of
+ * stderr or into /dev/null (a redirection into a file stays: `cat > a.py` is not `cat > b.py`), output
+ * filters piped after it (`| tail -20`, `| grep x`), option flags and quotes; `python3.11` is
+ * `python`, `python -m pytest` is `pytest`; lower case.
+ */
+export function commandKey(command: string): string {
+  let text = shellSummary(command).replace(/ …$/, '');
+  text = text
+    .replace(/\s*\d?>&\d/g, ' ')
+    .replace(/\s*(?:\d|&)?>{1,2}\s*\/dev\/null\b/g, ' ')
+    .replace(/\s*2>{1,2}\s*\S+/g, ' ')
+    .replace(
+      /\s*\|\s*(?:head|tail|grep|egrep|less|more|tee|cat|sort|uniq|wc|cut|awk|sed|nl|column)\b[^|;&]*/g,
+      ' ',
+    );
+  for (;;) {
+    const next = text.replace(
+      /^\s*(?:\w+=\S*|sudo|time|nohup|(?:timeout|gtimeout)(?:\s+-\S+)*\s+\d+[smhd]?)\s+/,
+      '',
+    );
+    if (next === text) break;
+    text = next;
+  }
+  text = text
+    .replace(/\bpython3(?:\.\d+)?\b/g, 'python')
+    .replace(/\bpython -m (\w+)/g, '$1')
+    .replace(/["']/g, '');
+  return text
+    .split(/\s+/)
+    .filter((w) => w.length > 0 && !/^-/.test(w))
+    .join(' ')
+    .toLowerCase();
 }

@@ -1,10 +1,11 @@
-/** Where the agent stands at the cutoff: in progress and pending. */
+/** Where the agent stands at the cutoff: in progress, pending, the current work and the next step. */
 import type { Message } from '../contract/message.ts';
 import { describeCall } from './describe-call.ts';
+import type { Outcome } from './error-lines.ts';
 import { trailingIntents } from './intents.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS } from './limits.ts';
-import { cleanItem, isRecord } from './text.ts';
+import { cleanItem, clipWords, findLastIndex, isRecord, isThinking, sentences } from './text.ts';
 import type { ToolRun } from './tool-runs.ts';
 
 /** What {@link currentState} found; `todosDone` go to completed work. */
@@ -12,35 +13,122 @@ export interface CurrentState {
   inProgress: Item[];
   pending: Item[];
   todosDone: Item[];
+  currentWork: Item | null;
+  nextStep: Item | null;
+}
+
+/** A todo list: its items by status, and the seq of the message that holds it. */
+interface TodoList {
+  seq: number;
+  done: string[];
+  active: string[];
+  open: string[];
 }
 
 /**
- * Where the agent stands at the cutoff: calls without a result, the latest todo list (any tool whose
- * arguments hold `todos: [{content, status}]`), and the intents the agent stated after its last tool
- * result ("Next I will run the tests").
+ * Where the agent stands at the cutoff: calls without a result, the latest todo list (a tool call
+ * whose arguments hold `todos: [{content, status}]`, or a checklist printed in any message:
+ * `☐`/`☒`/`☑`/`✔`, `- [ ]`/`- [x]`), and the intents the agent stated after its last tool result
+ * ("Next I will run the tests"). The current work is the todo in progress, else a call still
+ * running, else the agent's last words, else its last call; the next step is the first open todo,
+ * else the first intent.
  */
-export function currentState(messages: Message[], runs: Map<number, ToolRun>): CurrentState {
+export function currentState(
+  messages: Message[],
+  runs: Map<number, ToolRun>,
+  ended: Map<number, Outcome>,
+): CurrentState {
   const inProgress: Item[] = [];
   const pending: Item[] = [];
   const todosDone: Item[] = [];
-  let latestTodos: ToolRun | undefined;
   for (const run of runs.values()) {
-    if (Array.isArray(run.args.todos)) latestTodos = run;
     if (!run.result)
       inProgress.push({ text: `waiting for result: ${describeCall(run).text}`, seq: run.call.seq });
   }
-  if (latestTodos) {
-    for (const todo of latestTodos.args.todos as unknown[]) {
+  const todos = latestTodoList(messages, runs);
+  if (todos) {
+    const item = (text: string) => ({ text: cleanItem(text, ITEM_CHARS), seq: todos.seq });
+    inProgress.push(...todos.active.map(item));
+    pending.push(...todos.open.map(item));
+    todosDone.push(...todos.done.map(item));
+  }
+  const intents = trailingIntents(messages);
+  pending.push(...intents);
+  const nextStep = (todos ? pending[0] : undefined) ?? intents[0] ?? null;
+  // The agent's last words are often the intent already shown as the next step: then not again.
+  const words = lastWords(messages);
+  const spoken = words && words.text !== nextStep?.text ? words : null;
+  // Failing those, the last call only when it did not succeed: a success already shows as completed.
+  const call = lastCall(runs, ended);
+  const failedCall = call && !call.text.endsWith(' (ok)') ? call : null;
+  const currentWork = inProgress[inProgress.length - 1] ?? spoken ?? failedCall;
+  return { inProgress, pending, todosDone, currentWork, nextStep };
+}
+
+/** The latest todo list of the messages, from a tool's `todos` argument or a printed checklist. */
+function latestTodoList(messages: Message[], runs: Map<number, ToolRun>): TodoList | null {
+  let latest: TodoList | null = null;
+  for (const run of runs.values()) {
+    if (!Array.isArray(run.args.todos)) continue;
+    const list: TodoList = { seq: run.call.seq, done: [], active: [], open: [] };
+    for (const todo of run.args.todos as unknown[]) {
       if (!isRecord(todo)) continue;
-      const text = cleanItem(String(todo.content ?? todo.title ?? todo.text ?? todo.task ?? ''), ITEM_CHARS);
+      const text = String(todo.content ?? todo.title ?? todo.text ?? todo.task ?? '').trim();
       const status = String(todo.status ?? '').toLowerCase();
       if (!text) continue;
-      const item = { text, seq: latestTodos.call.seq };
-      if (/progress|active|doing/.test(status)) inProgress.push(item);
-      else if (/complete|done/.test(status)) todosDone.push(item);
-      else if (/pending|todo|open|not.?started/.test(status)) pending.push(item);
+      if (/progress|active|doing/.test(status)) list.active.push(text);
+      else if (/complete|done/.test(status)) list.done.push(text);
+      else if (/pending|todo|open|not.?started/.test(status)) list.open.push(text);
     }
+    if (!latest || list.seq >= latest.seq) latest = list;
   }
-  pending.push(...trailingIntents(messages));
-  return { inProgress, pending, todosDone };
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (!m || m.kind === 'tool_call' || (latest && m.seq <= latest.seq)) continue;
+    const printed = checklist(m.content, m.seq);
+    if (printed) return printed;
+  }
+  return latest;
+}
+
+const CHECK_LINE = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?(☐|☒|☑|✅|✔|✓|⬜|◻|◼|🔄|\[[ xX~-]\])\s+(.+?)\s*$/u;
+
+/** A checklist printed in a text (at least two checkbox lines), or null. */
+export function checklist(text: string, seq: number): TodoList | null {
+  const list: TodoList = { seq, done: [], active: [], open: [] };
+  let count = 0;
+  for (const line of text.slice(0, 50_000).split('\n')) {
+    const match = CHECK_LINE.exec(line);
+    if (!match) continue;
+    const [, box = '', body = ''] = match;
+    const task = body.replace(/~~/g, '').trim();
+    if (task.length < 2) continue;
+    count++;
+    if (/[☒☑✅✔✓◼]|\[[xX]\]/u.test(box)) list.done.push(task);
+    else if (/🔄|\[[~-]\]/u.test(box)) list.active.push(task);
+    else list.open.push(task);
+  }
+  return count >= 2 ? list : null;
+}
+
+/** The agent's last words after its last tool result (its first sentence), or null. */
+function lastWords(messages: Message[]): Item | null {
+  const lastResult = findLastIndex(messages, (m) => m.kind === 'tool_result');
+  for (let i = messages.length - 1; i > lastResult; i--) {
+    const m = messages[i];
+    if (m?.role !== 'assistant' || m.kind !== 'message' || isThinking(m.content)) continue;
+    const first = sentences(m.content).find((s) => s.length >= 12);
+    if (first) return { text: clipWords(first, ITEM_CHARS), seq: m.seq };
+  }
+  return null;
+}
+
+/** The agent's last call and how it ended, or null. */
+function lastCall(runs: Map<number, ToolRun>, ended: Map<number, Outcome>): Item | null {
+  let last: [number, ToolRun] | null = null;
+  for (const entry of runs) if (!last || entry[0] > last[0]) last = entry;
+  if (!last) return null;
+  const [index, run] = last;
+  const how = ended.get(index) ?? 'waiting for its result';
+  return { text: clipWords(`last call: ${describeCall(run).text} (${how})`, ITEM_CHARS), seq: run.call.seq };
 }

@@ -2,19 +2,32 @@
  * The last user request, verbatim: after a compaction the agent must still know exactly what it was
  * asked last. Taken by compactor from the leaving messages themselves, for every summarizer: a
  * model only sees clipped messages and cannot be trusted to copy a long request character for
- * character. Pure.
+ * character. Harness messages sent under the user role are skipped (shared/summary/user-messages.ts).
+ * Pure.
  */
 import type { Message } from '../contract/message.ts';
 import { isHighSurrogate } from '../contract/unicode.ts';
+import { isUserWords } from './user-messages.ts';
 
 /** Longest request kept, in characters; a longer one is cut with a marker saying how long it was. */
 export const REQUEST_CHARS = 20_000;
 
-/** The last non-empty user message of kind `message`, verbatim (clipped past {@link REQUEST_CHARS}), or null. */
+/**
+ * The last user request, verbatim (clipped past {@link REQUEST_CHARS}), or null: the last user message
+ * of kind `message` that holds the user's own words (a request or a short answer, see
+ * {@link classifyUserText}): slash commands, IDE notices, harness complaints, interruption markers and
+ * demonstrations are skipped.
+ */
 export function lastUserRequestOf(messages: Message[]): string | null {
+  const found = lastUserRequestMessage(messages);
+  return found ? clipRequest(found.content) : null;
+}
+
+/** The message {@link lastUserRequestOf} takes the request from, or null. */
+export function lastUserRequestMessage(messages: Message[]): Message | null {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (m && m.role === 'user' && m.kind === 'message' && m.content.trim()) return clipRequest(m.content);
+    if (m && typeof m.content === 'string' && m.content.trim() && isUserWords(m)) return m;
   }
   return null;
 }

@@ -270,7 +270,7 @@ function pathFromArgument(value: string): string | null {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)) return null;
   const { path } = normalize(trimmed);
   if (!/[\p{L}\p{N}]/u.test(path) || isPseudoFile(path) || isNumberLike(path)) return null;
-  return path;
+  return isThrowawayPath(path) ? null : path;
 }
 
 /** Path mentions of free text, in order. */
@@ -305,7 +305,7 @@ function hasPathMark(raw: string): boolean {
 function prepareText(text: string): string {
   return text
     .replace(/#!\S*/g, ' ')
-    .replace(/(?<![\w/])s\/[^/\n]*\/[^/\n]*\/[gimp\d]*/g, ' ')
+    .replace(/(?<![\w/])(?:\d+(?:,\d+)?|\$)?s\/[^/\n]*\/[^/\n]*\/[gimp\d]*/g, ' ')
     .replace(/\bfile:\/\/(?=\/)/gi, ' ')
     .replace(/(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^\s"'`<>]*/gi, ' ')
     .replace(/(?<![\w.-])[\w.-]+@[\w.-]+:[^\s"'`<>]*/g, ' ')
@@ -351,6 +351,9 @@ interface Context {
 function acceptCandidate(raw: string, context: Context): string | null {
   const { path, dir, explicitRelative } = normalize(raw);
   if (!/[\p{L}\p{N}]/u.test(path) || isPseudoFile(path) || /[\\/]{2}$/.test(raw)) return null;
+  // `x///` (a marker such as `///PROCESS-DONE///`), not a directory.
+  if (context.next === '/' || context.next === '\\') return null;
+  if (isThrowawayPath(path)) return null;
   if (/^[A-Za-z]:[\\/]./.test(path)) return path;
   const segments = path.split('/').filter((s) => s.length > 0);
   if (segments.some((s) => /^\.{3,}$/.test(s))) return null;
@@ -358,9 +361,33 @@ function acceptCandidate(raw: string, context: Context): string | null {
   if (path.startsWith('/')) ok = acceptAbsolute(segments, dir);
   else if (path.startsWith('~/')) ok = segments.length >= 2;
   else if (explicitRelative) ok = true;
+  else if (segments.length === 1 && dir) ok = acceptBareDirectory(segments[0] ?? '');
   else if (segments.length >= 2 || dir) ok = acceptRelative(segments, dir);
   else ok = acceptBareName(path, context);
   return ok ? path : null;
+}
+
+/**
+ * A bare name written as a directory (`src/`, `my_pkg/`): alone it is weak evidence, so it needs a
+ * lower-case letter and must not start with a digit. `HD/` (from `/Volumes/Macintosh HD/`), `317s/`
+ * (sed's `317s/a/b/`) and `DONE/` are fragments, not directories.
+ */
+function acceptBareDirectory(segment: string): boolean {
+  return segment.length >= 2 && /\p{Ll}/u.test(segment) && !/^[\d-]/.test(segment);
+}
+
+/**
+ * Throwaway paths, never worth carrying on: directories made by Python's `tempfile` (`/tmp/tmpab12_xyz`: `tmp` and 8 random characters),
+ * pip's build caches (`/tmp/pip-ephem-wheel-cache-…`, `/tmp/pip-req-build-…`), pytest's
+ * `pytest-of-<user>` and their contents.
+ */
+export function isThrowawayPath(path: string): boolean {
+  return path.split(/[\\/]+/).some(isThrowawaySegment);
+}
+
+function isThrowawaySegment(segment: string): boolean {
+  if (/^tmp[a-z0-9_]{8}$/.test(segment)) return true;
+  return /^(?:pip-[a-z]+(?:-[a-z]+)*-[a-z0-9_]{8}|pytest-of-.+)$/.test(segment);
 }
 
 /**

@@ -131,7 +131,11 @@ describe('anthropic summarizer: happy path', () => {
     expect(checkpointSchema.parse(result.checkpoint)).toEqual(result.checkpoint);
     expect(result.checkpoint.lastUserRequest).toBe('Great, now run the whole test suite');
     expect(result.checkpoint.workingSet).toEqual(['src/billing/invoice.ts']);
-    expect(result.checkpoint.completed).toContain('Found the rounding bug in computeTotal and fixed it.');
+    expect(result.checkpoint.completed.map((c) => c.text)).toContain(
+      'Found the rounding bug in computeTotal and fixed it.',
+    );
+    // Every item names the seq of the message it comes from.
+    expect(result.checkpoint.completed.every((c) => typeof c.seq === 'number')).toBe(true);
 
     const { usage } = result;
     expect(usage.model).toBe(MODEL);
@@ -213,7 +217,7 @@ describe('anthropic summarizer: happy path', () => {
     const previous: Checkpoint = {
       ...emptyCheckpoint(),
       goal: 'Fix billing rounding',
-      decisions: ['Use banker rounding'],
+      decisions: [{ text: 'Use banker rounding', seq: 3 }],
       workingSet: ['docs/rounding.md'],
     };
     const result = await summarizer().summarize(input({ previous }));
@@ -221,7 +225,7 @@ describe('anthropic summarizer: happy path', () => {
     expect(text).toContain('<previous_checkpoint>');
     expect(text).toContain('"goal": "Fix billing rounding"');
     expect(result.checkpoint.goal).toBe('Fix billing rounding');
-    expect(result.checkpoint.decisions).toEqual(['Use banker rounding']);
+    expect(result.checkpoint.decisions).toEqual([{ text: 'Use banker rounding', seq: 3 }]);
     expect(result.checkpoint.workingSet).toEqual(['src/billing/invoice.ts', 'docs/rounding.md']);
   });
 

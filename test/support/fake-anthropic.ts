@@ -1188,10 +1188,12 @@ function cacheablePrefix(body: MessagesRequest): string {
 }
 
 /**
- * A plausible checkpoint from compactor's prompt: the previous checkpoint's lists carried over, the
- * working-set paths copied, `lastUserRequest` left empty (compactor fills it), one `completed` item
- * per assistant message, one blocker per tool result that mentions an error; the oldest items are
- * dropped until the answer fits 75% of `max_tokens`, as the prompt asks.
+ * A plausible checkpoint from compactor's prompt: the previous checkpoint's lists carried over (an
+ * older checkpoint's string items upgraded to `{ text, seq: null }`), the working-set paths copied,
+ * `lastUserRequest` left empty (compactor fills it), one `completed` item per assistant message, one
+ * blocker per tool result that mentions an error, every item with the seq it comes from; user
+ * messages that state a rule (`don't`, `never`, `always`, `no ...`) become user instructions. The
+ * oldest items are dropped until the answer fits 75% of `max_tokens`, as the prompt asks.
  */
 function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
   const text = userText(body);
@@ -1201,30 +1203,35 @@ function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
   ].map((m) => ({ seq: Number(m[1]), role: m[2], kind: m[3], content: unescapeEntities(m[4] ?? '') }));
   const users = messages.filter((m) => m.role === 'user' && m.kind === 'message');
   const item = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 200);
+  const entry = (m: { seq: number; content: string }) => ({ text: item(m.content), seq: m.seq });
   // As the system prompt asks: compactor fills the request in verbatim itself.
   const lastUserRequest = '';
   const goal = str(previous.goal) || item(users[0]?.content ?? '') || 'Continue the session.';
   const completed = [
     ...list(previous.completed),
-    ...messages
-      .filter((m) => m.role === 'assistant' && m.kind === 'message' && m.content.trim())
-      .map((m) => item(m.content)),
+    ...messages.filter((m) => m.role === 'assistant' && m.kind === 'message' && m.content.trim()).map(entry),
   ];
   const blockers = [
     ...list(previous.blockers),
-    ...messages
-      .filter((m) => m.kind === 'tool_result' && /error/i.test(m.content))
-      .map((m) => item(m.content)),
+    ...messages.filter((m) => m.kind === 'tool_result' && /error/i.test(m.content)).map(entry),
   ];
+  const rules = users.filter((m) => /\b(?:don't|do not|never|always|no)\b/i.test(m.content)).map(entry);
+  const lastAssistant = messages.findLast((m) => m.role === 'assistant' && m.kind === 'message');
   const checkpoint = {
     goal,
     lastUserRequest,
+    userInstructions: [...list(previous.userInstructions), ...rules].slice(-100),
+    currentWork: lastAssistant ? entry(lastAssistant) : (previous.currentWork ?? null),
+    nextStep: previous.nextStep ?? null,
     completed: completed.slice(-200),
     inProgress: list(previous.inProgress),
     pending: list(previous.pending),
     blockers: blockers.slice(-200),
     decisions: list(previous.decisions),
     openQuestions: list(previous.openQuestions),
+    errorsAndFixes: Array.isArray(previous.errorsAndFixes) ? previous.errorsAndFixes : [],
+    discoveries: list(previous.discoveries),
+    files: Array.isArray(previous.files) ? previous.files : [],
     workingSet: workingSetPaths(text),
   };
   // Like a model asked to stay under 75% of max_tokens: drop the oldest items until the answer fits.
@@ -1265,8 +1272,16 @@ function workingSetPaths(text: string): string[] {
     .map((line) => line.slice(0, 300));
 }
 
-function list(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v !== '') : [];
+/** A list of the previous checkpoint as entries; an older checkpoint's strings get seq null. */
+function list(value: unknown): Array<{ text: string; seq: number | null }> {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((v) => {
+    if (typeof v === 'string') return v === '' ? [] : [{ text: v, seq: null }];
+    if (typeof v === 'object' && v !== null && typeof v.text === 'string' && v.text !== '') {
+      return [{ text: v.text as string, seq: typeof v.seq === 'number' ? (v.seq as number) : null }];
+    }
+    return [];
+  });
 }
 
 function str(value: unknown): string {

@@ -89,7 +89,7 @@ const checkpoint: Checkpoint = {
   ...emptyCheckpoint(),
   goal: 'Fix the failing parser test',
   lastUserRequest: 'make the test pass',
-  completed: ['ran the tests'],
+  completed: [{ text: 'ran the tests', seq: 2 }],
   workingSet: ['src/parser.ts'],
 };
 
@@ -228,7 +228,7 @@ describe('the summary', () => {
     kind: 'summary',
   });
 
-  it('stands first, once, worded for the model from the checkpoint, with no seqs, cached', () => {
+  it('stands first, once, worded for the model from the checkpoint, without its seq header, cached', () => {
     const ctx = render([summaryRow, row(21, 'user', 'go on'), row(22, 'assistant', 'ok')], {
       checkpoint,
       compactedThroughSeq: 22,
@@ -243,7 +243,11 @@ describe('the summary', () => {
     expect(summary).toMatch(/continues after it/);
     expect(summary).toContain('Goal: Fix the failing parser test');
     expect(summary).toContain('src/parser.ts');
-    expect(summary).not.toMatch(/seq/);
+    // No header naming the covered seqs; items name the seq they come from, for a look-up.
+    expect(summary).not.toMatch(/messages up to seq/);
+    // A checkpoint this small goes without the note on how to use it.
+    expect(summary).not.toContain('How to use this summary');
+    expect(summary).toContain('- ran the tests (seq 2)');
     expect(summary).not.toContain('old text');
     // The user row after it merges into the summary's turn.
     expect(blocks[1]).toEqual(text('go on'));

@@ -14,6 +14,7 @@ import {
   checkpointSchema,
   emptyCheckpoint,
   renderCheckpoint,
+  type StoredCheckpoint,
 } from '../../shared/summary/checkpoint.ts';
 import { noUsage, type SummarizeInput } from '../../shared/summary/summarizer.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
@@ -70,6 +71,11 @@ function transcript() {
 
 const BIG = 1_000_000;
 
+/** The texts of a list of entries. */
+function texts(entries: Array<{ text: string }>): string[] {
+  return entries.map((e) => e.text);
+}
+
 describe('extractive checkpoint', () => {
   it('always validates against the checkpoint schema', () => {
     const { messages } = transcript()
@@ -90,7 +96,12 @@ describe('extractive checkpoint', () => {
       )
       .bash('python -m pytest tests', 'E   TypeError: unsupported operand\n1 failed', 1)
       .assistant('The fix is to cast the value. Next I will rerun the tests.');
-    const previous: Checkpoint = { ...emptyCheckpoint(), completed: ['ran: make'], workingSet: ['Makefile'] };
+    // An old-shape checkpoint (string items), as older versions stored it.
+    const previous: StoredCheckpoint = {
+      ...emptyCheckpoint(),
+      completed: ['ran: make'],
+      workingSet: ['Makefile'],
+    };
     const first = extractCheckpoint(previous, messages, 500);
     const second = extractCheckpoint(structuredClone(previous), structuredClone(messages), 500);
     expect(JSON.stringify(second)).toBe(JSON.stringify(first));
@@ -166,7 +177,7 @@ describe('extractive checkpoint', () => {
         "KeyError: 'user_id'",
       ].join('\n');
       const { blockers } = extractCheckpoint(null, transcript().bash('python x.py', trace, 1).messages, BIG);
-      expect(blockers).toEqual(["KeyError: 'user_id' (from: python x.py)"]);
+      expect(texts(blockers)).toEqual(["KeyError: 'user_id' (from: python x.py)"]);
     });
 
     it('picks error:, FAILED, compiler errors, and bare non-zero exit codes', () => {
@@ -179,7 +190,7 @@ describe('extractive checkpoint', () => {
         )
         .tool('execute_bash', { command: 'gcc main.c' }, 'main.c:3:5: error: expected ‘;’\nexit code 1')
         .bash('./deploy.sh', '', 2);
-      expect(extractCheckpoint(null, messages, BIG).blockers).toEqual([
+      expect(texts(extractCheckpoint(null, messages, BIG).blockers)).toEqual([
         'error[E0382]: borrow of moved value: `v` (from: cargo build)',
         'FAILED tests/test_api.py::test_login - assert 401 == 200 (from: pytest -q)',
         'main.c:3:5: error: expected ‘;’ (from: gcc main.c)',
@@ -195,7 +206,7 @@ describe('extractive checkpoint', () => {
           { command: 'str_replace', path: '/w/a.c', old_str: 'x', new_str: 'y' },
           'ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in /w/a.c.',
         );
-      expect(extractCheckpoint(null, messages, BIG).blockers).toEqual([
+      expect(texts(extractCheckpoint(null, messages, BIG).blockers)).toEqual([
         "error: unknown option '--yes' (from: gh gist create x)",
         'ERROR: No replacement was performed, old_str `x` did not appear verbatim in /w/a.c. ' +
           '(from: str_replace_editor /w/a.c)',
@@ -211,7 +222,7 @@ describe('extractive checkpoint', () => {
           0,
         )
         .tool('Read', { file_path: 'notes.md' }, '1→# Notes\n2→ValueError: seen last week\n3→error: old');
-      expect(extractCheckpoint(null, messages, BIG).blockers).toEqual([]);
+      expect(texts(extractCheckpoint(null, messages, BIG).blockers)).toEqual([]);
     });
 
     it('clears a blocker when the same command later succeeds', () => {
@@ -219,7 +230,7 @@ describe('extractive checkpoint', () => {
         .bash('npm test', 'Error: Cannot find module ./db', 1)
         .bash('npm run build', 'error TS2322: Type string is not assignable', 2)
         .bash('npm test', '12 passing', 0);
-      expect(extractCheckpoint(null, messages, BIG).blockers).toEqual([
+      expect(texts(extractCheckpoint(null, messages, BIG).blockers)).toEqual([
         'error TS2322: Type string is not assignable (from: npm run build)',
       ]);
     });
@@ -230,8 +241,8 @@ describe('extractive checkpoint', () => {
       for (let i = 0; i < 12; i++) t = t.bash(`./step${i}.sh`, `fatal: step ${i} broke`, 1);
       const { blockers } = extractCheckpoint(previous, t.messages, BIG);
       expect(blockers).toHaveLength(10);
-      expect(blockers.at(-1)).toBe('fatal: step 11 broke (from: ./step11.sh)');
-      expect(blockers).not.toContain('old flaky test');
+      expect(blockers.at(-1)).toEqual({ text: 'fatal: step 11 broke (from: ./step11.sh)', seq: 25 });
+      expect(texts(blockers)).not.toContain('old flaky test');
     });
   });
 
@@ -248,23 +259,24 @@ describe('extractive checkpoint', () => {
         .bash("cat > test_fix.py << 'EOF'\nimport a\nEOF", '')
         .bash('pytest tests/test_a.py', '1 passed')
         .bash('pytest tests/test_b.py', 'FAILED tests/test_b.py::test_b', 1);
-      expect(extractCheckpoint(null, messages, BIG).completed).toEqual([
+      expect(texts(extractCheckpoint(null, messages, BIG).completed)).toEqual([
         'edited src/a.py',
         'wrote test_fix.py',
         'ran: pytest tests/test_a.py',
       ]);
     });
 
-    it('merges with the previous list, deduplicated, the last 15 kept', () => {
+    it('merges with the previous list, deduplicated, the oldest condensed past 15', () => {
       let t = transcript();
       for (let i = 0; i < 20; i++) t = t.bash(`make target${i}`, 'ok');
       t = t.bash('make target0', 'ok');
       const previous = { ...emptyCheckpoint(), completed: ['ran: make target19', 'set up the repo'] };
       const { completed } = extractCheckpoint(previous, t.messages, BIG);
       expect(completed).toHaveLength(15);
-      expect(completed.at(-1)).toBe('ran: make target0');
-      expect(completed.filter((c) => c === 'ran: make target19')).toHaveLength(1);
-      expect(completed).not.toContain('set up the repo');
+      expect(completed.at(-1)?.text).toBe('ran: make target0');
+      expect(texts(completed).filter((c) => c === 'ran: make target19')).toHaveLength(1);
+      // The oldest items are condensed into one, not dropped.
+      expect(completed[0]?.text).toMatch(/^Earlier: set up the repo; ran: make target1; /);
     });
   });
 
@@ -276,11 +288,13 @@ describe('extractive checkpoint', () => {
           'The root cause is that `parse()` drops the timezone. I decided to keep the public API unchanged.',
         )
         .assistant("Instead of patching every caller, I'll fix `parse()` itself.");
-      expect(extractCheckpoint(null, messages, BIG).decisions).toEqual([
-        'The root cause is that `parse()` drops the timezone.',
+      const checkpoint = extractCheckpoint(null, messages, BIG);
+      expect(texts(checkpoint.decisions)).toEqual([
         'I decided to keep the public API unchanged.',
         "Instead of patching every caller, I'll fix `parse()` itself.",
       ]);
+      // A cause is a fact found, not a decision.
+      expect(texts(checkpoint.discoveries)).toEqual(['The root cause is that `parse()` drops the timezone.']);
     });
 
     it('puts a call still waiting for its result in progress, and stated next steps in pending', () => {
@@ -289,8 +303,8 @@ describe('extractive checkpoint', () => {
         .assistant('Build works. Next I will run the integration tests, then update the changelog.')
         .bash('pytest tests/integration', null);
       const checkpoint = extractCheckpoint(null, messages, BIG);
-      expect(checkpoint.inProgress).toEqual(['waiting for result: ran: pytest tests/integration']);
-      expect(checkpoint.pending).toEqual([
+      expect(texts(checkpoint.inProgress)).toEqual(['waiting for result: ran: pytest tests/integration']);
+      expect(texts(checkpoint.pending)).toEqual([
         'Next I will run the integration tests, then update the changelog.',
       ]);
     });
@@ -307,17 +321,17 @@ describe('extractive checkpoint', () => {
         'Todos have been modified successfully.',
       );
       const checkpoint = extractCheckpoint(null, messages, BIG);
-      expect(checkpoint.completed).toContain('Write the parser');
-      expect(checkpoint.inProgress).toEqual(['Wire the CLI']);
-      expect(checkpoint.pending).toEqual(['Document flags']);
+      expect(texts(checkpoint.completed)).toContain('Write the parser');
+      expect(texts(checkpoint.inProgress)).toEqual(['Wire the CLI']);
+      expect(texts(checkpoint.pending)).toEqual(['Document flags']);
     });
 
     it('keeps the previous state when the leaving messages say nothing new about it', () => {
       const previous = { ...emptyCheckpoint(), inProgress: ['migrating the db'], pending: ['write docs'] };
       const { messages } = transcript().bash('make', 'ok');
       const checkpoint = extractCheckpoint(previous, messages, BIG);
-      expect(checkpoint.inProgress).toEqual(['migrating the db']);
-      expect(checkpoint.pending).toEqual(['write docs']);
+      expect(texts(checkpoint.inProgress)).toEqual(['migrating the db']);
+      expect(texts(checkpoint.pending)).toEqual(['write docs']);
     });
 
     it('lists questions nobody answered', () => {
@@ -326,11 +340,11 @@ describe('extractive checkpoint', () => {
         .assistant('Yes, caching helps.')
         .bash('make', 'ok')
         .assistant('Done. Should I also enable remote caching?');
-      expect(extractCheckpoint(null, messages, BIG).openQuestions).toEqual([
+      expect(texts(extractCheckpoint(null, messages, BIG).openQuestions)).toEqual([
         'Should I also enable remote caching?',
       ]);
       const answered = transcript().assistant('Which database do you use?').user('Postgres 16.');
-      expect(extractCheckpoint(null, answered.messages, BIG).openQuestions).toEqual([]);
+      expect(texts(extractCheckpoint(null, answered.messages, BIG).openQuestions)).toEqual([]);
     });
   });
 
@@ -355,8 +369,9 @@ describe('extractive checkpoint', () => {
       expect(estimateTextTokens(renderCheckpoint(roomy, 0))).toBeGreaterThan(400);
       expect(estimateTextTokens(renderCheckpoint(tight, messages.length))).toBeLessThanOrEqual(400);
       expect(tight.blockers.length).toBeLessThan(roomy.blockers.length);
-      expect(tight.completed.at(-1)).toBe(roomy.completed.at(-1));
-      expect(roomy.completed).toEqual(expect.arrayContaining(tight.completed));
+      expect(tight.completed.at(-1)).toEqual(roomy.completed.at(-1));
+      const kept = tight.completed.filter((c) => !c.text.startsWith('Earlier: '));
+      expect(roomy.completed).toEqual(expect.arrayContaining(kept));
     });
 
     it('never trims the goal, the last request or the working set', () => {
@@ -372,8 +387,16 @@ describe('extractive checkpoint', () => {
 
   describe('robustness', () => {
     it('returns the previous checkpoint, or an empty one, when nothing leaves', () => {
-      const previous = { ...emptyCheckpoint(), goal: 'g', completed: ['x'] };
+      const previous = { ...emptyCheckpoint(), goal: 'g', completed: [{ text: 'x', seq: 3 }] };
       expect(extractCheckpoint(previous, [], 100)).toEqual(previous);
+      // An old-shape checkpoint comes back in the current shape.
+      const old = { goal: 'g', lastUserRequest: '', completed: ['x'], inProgress: [], pending: [] };
+      const upgraded = { ...old, blockers: [], decisions: [], openQuestions: [], workingSet: [] };
+      expect(extractCheckpoint(upgraded, [], 100)).toEqual({
+        ...emptyCheckpoint(),
+        goal: 'g',
+        completed: [{ text: 'x', seq: null }],
+      });
       expect(extractCheckpoint(null, [], 100)).toEqual(emptyCheckpoint());
     });
 
@@ -405,8 +428,8 @@ describe('extractive checkpoint', () => {
       } as unknown as Checkpoint;
       const checkpoint = extractCheckpoint(badPrevious, junk, Number.NaN);
       expect(() => checkpointSchema.parse(checkpoint)).not.toThrow();
-      expect(checkpoint.completed[0]).toBe('ok');
-      expect(checkpoint.blockers).toEqual(['error: ??? boom (from: tool)']);
+      expect(checkpoint.completed[0]?.text).toBe('ok');
+      expect(texts(checkpoint.blockers)).toEqual(['error: ??? boom (from: tool)']);
     });
 
     it('yields a valid checkpoint for random transcripts (seeded fuzz)', () => {
@@ -540,9 +563,11 @@ describe('extractive checkpoint of real sessions, compacted twice', () => {
     const messages = loadSession('sweagent__pydicom-1458.jsonl');
     const firstRun = messages.findIndex((m) => m.kind === 'tool_result' && m.content.startsWith('Traceback'));
     const failing = extractCheckpoint(null, messages.slice(0, firstRun + 1), BIG);
-    expect(failing.blockers.at(-1)).toMatch(/Error: .*\(from: python reproduce_bug\.py\)$/);
+    expect(failing.blockers.at(-1)?.text).toMatch(/Error: .*\(from: python reproduce_bug\.py\)$/);
     const all = extractCheckpoint(null, messages, BIG);
-    expect(all.blockers.filter((b) => b.includes('reproduce_bug.py'))).toEqual([]);
-    expect(all.completed).toContain('ran: python reproduce_bug.py');
+    expect(all.blockers.filter((b) => b.text.includes('reproduce_bug.py'))).toEqual([]);
+    expect(texts(all.completed)).toContain('ran: python reproduce_bug.py');
+    // The expired blocker is an error with its fix.
+    expect(all.errorsAndFixes.some((e) => /reproduce_bug\.py/.test(e.fix ?? ''))).toBe(true);
   });
 });

@@ -2,6 +2,7 @@
  * Unit tests of the pure prompt builder (shared/summary/prompt.ts) and price table (shared/summary/pricing.ts).
  */
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
 import { type Checkpoint, checkpointSchema, emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
 import { costUsd, MODEL_PRICES, priceOf } from '../../shared/summary/pricing.ts';
@@ -45,9 +46,48 @@ const previous: Checkpoint = {
   ...emptyCheckpoint(),
   goal: 'Port the billing module to TypeScript',
   lastUserRequest: 'start with invoices',
-  decisions: ['Keep the public API unchanged'],
+  decisions: [{ text: 'Keep the public API unchanged', seq: 1 }],
   workingSet: ['src/old.ts'],
 };
+
+describe('the checkpoint as the tool input schema', () => {
+  const schema = z.toJSONSchema(checkpointSchema) as Record<string, unknown>;
+
+  /** Every node of a JSON schema names a JSON type (or a union of such nodes), and objects are closed. */
+  function walk(node: unknown, where: string): void {
+    expect(node, where).toBeTypeOf('object');
+    const n = node as Record<string, unknown>;
+    if (Array.isArray(n.anyOf)) {
+      for (const [i, branch] of n.anyOf.entries()) walk(branch, `${where}.anyOf[${i}]`);
+      return;
+    }
+    expect(['object', 'array', 'string', 'integer', 'number', 'boolean', 'null'], where).toContain(n.type);
+    if (n.type === 'object') {
+      expect(n.additionalProperties, where).toBe(false);
+      const properties = n.properties as Record<string, unknown>;
+      expect(new Set(n.required as string[]), where).toEqual(new Set(Object.keys(properties)));
+      for (const [key, value] of Object.entries(properties)) walk(value, `${where}.${key}`);
+    }
+    if (n.type === 'array') walk(n.items, `${where}[]`);
+    if (Array.isArray(n.enum)) expect(n.enum.length, where).toBeGreaterThan(0);
+  }
+
+  it('is a closed object schema whose every field has a JSON type', () => {
+    expect(schema.$ref).toBeUndefined();
+    walk(schema, 'checkpoint');
+  });
+
+  it('gives every list item a text (or path/error) and a seq', () => {
+    const properties = schema.properties as Record<
+      string,
+      { type?: string; items?: { required?: string[] } }
+    >;
+    for (const [key, property] of Object.entries(properties)) {
+      if (property.type !== 'array' || key === 'workingSet') continue;
+      expect(property.items?.required, key).toContain('seq');
+    }
+  });
+});
 
 describe('SYSTEM_PROMPT', () => {
   it('explains every checkpoint field and names the tool', () => {

@@ -413,7 +413,7 @@ export function checkpointFromMessage(message: Anthropic.Message, workingSet: st
 export function isEmptyCheckpoint(checkpoint: Checkpoint): boolean {
   const { workingSet: _paths, ...rest } = checkpoint;
   return Object.values(rest).every((v) =>
-    Array.isArray(v) ? v.every((item) => item.trim() === '') : v.trim() === '',
+    v === null ? true : Array.isArray(v) ? v.length === 0 : typeof v === 'string' ? v.trim() === '' : false,
   );
 }
 

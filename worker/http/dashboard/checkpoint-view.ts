@@ -2,7 +2,13 @@
  * A checkpoint (the structured summary of what left a session) rendered for a page: the session's
  * current one, or the one a compaction replaced. Pure; checkpoint text is untrusted and escaped.
  */
-import { CHECKPOINT_SECTIONS, checkpointSchema } from '../../../shared/summary/checkpoint.ts';
+import {
+  CHECKPOINT_SECTIONS,
+  checkpointSchema,
+  renderEntry,
+  renderErrorFix,
+  renderFile,
+} from '../../../shared/summary/checkpoint.ts';
 import { escapeHtml, num } from './html.ts';
 
 /**
@@ -22,10 +28,16 @@ export function renderCheckpoint(value: unknown, empty = 'none yet (no summary h
       `<details><summary><b>Last user request</b> <span class="muted">(verbatim, ${size})</span></summary><pre>${escapeHtml(c.lastUserRequest)}</pre></details>`,
     );
   }
-  for (const [key, title] of CHECKPOINT_SECTIONS) {
-    if (c[key].length === 0) continue;
-    parts.push(`<p><b>${title}</b></p><ul>${c[key].map((v) => `<li>${escapeHtml(v)}</li>`).join('')}</ul>`);
-  }
+  const section = (title: string, lines: string[]) => {
+    if (lines.length === 0) return;
+    parts.push(`<p><b>${title}</b></p><ul>${lines.map((v) => `<li>${escapeHtml(v)}</li>`).join('')}</ul>`);
+  };
+  section('User instructions', c.userInstructions.map(renderEntry));
+  section('Current work', c.currentWork ? [renderEntry(c.currentWork)] : []);
+  section('Next step', c.nextStep ? [renderEntry(c.nextStep)] : []);
+  for (const [key, title] of CHECKPOINT_SECTIONS) section(title, c[key].map(renderEntry));
+  section('Errors and fixes', c.errorsAndFixes.map(renderErrorFix));
+  section('Files', c.files.map(renderFile));
   if (c.workingSet.length > 0) {
     const item = (p: string) => `<li><code>${escapeHtml(p)}</code></li>`;
     const rest = c.workingSet.slice(12, 1_000);

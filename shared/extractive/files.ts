@@ -1,0 +1,140 @@
+/**
+ * The files of a session: each path with what the agent did with it (created, edited, deleted,
+ * moved, ran, read) and what changed, edited files ranked first. Only calls that succeeded count as
+ * changes; a failed or rejected edit leaves the file as it was.
+ */
+import type { CheckpointFile } from '../summary/checkpoint.ts';
+import { renderFile } from '../summary/checkpoint.ts';
+import { extractPaths, isThrowawayPath, sanitizePath } from '../working-set/working-set.ts';
+import { describeCall } from './describe-call.ts';
+import type { Outcome } from './error-lines.ts';
+import type { Item } from './items.ts';
+import { LIST_CAPS } from './limits.ts';
+import { parseShell, shellSummary, writtenFile } from './shell.ts';
+import { clipWords, collapse } from './text.ts';
+import { pathArgument, stringArgument, type ToolRun } from './tool-runs.ts';
+
+type Role = CheckpointFile['role'];
+
+/** Roles by rank: a file edited and read is "edited". */
+const RANK: Record<Role, number> = {
+  created: 6,
+  edited: 5,
+  deleted: 4,
+  moved: 3,
+  ran: 2,
+  read: 1,
+  mentioned: 0,
+};
+
+/** One file per path, the strongest role and the latest change; edited files first, then newest. */
+export function fileItems(
+  previous: CheckpointFile[],
+  runs: Map<number, ToolRun>,
+  ended: Map<number, Outcome>,
+): Item[] {
+  const files = new Map<string, CheckpointFile & { edits: number; order: number }>();
+  let order = 0;
+  const note = (file: CheckpointFile, edits: number) => {
+    const path = sanitizePath(file.path);
+    if (!path || isThrowawayPath(path)) return;
+    const old = files.get(path);
+    const role = old && RANK[old.role] > RANK[file.role] ? old.role : file.role;
+    const change = file.change ?? old?.change ?? null;
+    files.set(path, {
+      path,
+      role,
+      change,
+      seq: file.seq ?? old?.seq ?? null,
+      edits: (old?.edits ?? 0) + edits,
+      order: order++,
+    });
+  };
+  for (const f of previous) note(f, 0);
+  for (const [index, run] of runs) {
+    const outcome = ended.get(index);
+    if (!run.result || outcome === undefined) continue;
+    const found = fileOf(run);
+    if (!found) continue;
+    const changes = found.role !== 'read' && found.role !== 'ran' && found.role !== 'mentioned';
+    // A failed or rejected change leaves the file as it was: it was at most looked at.
+    if (outcome !== 'ok' && changes) {
+      note({ ...found, role: 'mentioned', change: null, seq: run.result.seq }, 0);
+      continue;
+    }
+    note({ ...found, seq: run.result.seq }, changes ? 1 : 0);
+  }
+  return [...files.values()]
+    .sort((a, b) => rank(b.role) - rank(a.role) || b.order - a.order)
+    .slice(0, LIST_CAPS.files)
+    .map(({ edits, order: _order, ...file }) => {
+      const change =
+        edits > 1 && file.change ? clipWords(`${edits} edits; last: ${file.change}`, 500) : file.change;
+      const entry: CheckpointFile = { ...file, change };
+      return { text: renderFile(entry), seq: entry.seq, file: entry };
+    });
+}
+
+/** Changed files first (created, edited, deleted, moved), then files run, then files read. */
+function rank(role: Role): number {
+  return RANK[role] >= RANK.moved ? 10 : RANK[role];
+}
+
+/** The file a call worked on and what it did, or null. */
+function fileOf(run: ToolRun): CheckpointFile | null {
+  const summary = describeCall(run);
+  const command = stringArgument(run.args, ['command', 'cmd', 'script']);
+  const path = pathArgument(run.args);
+  const verb = /^(\w+(?: an edit of)?) (.+)$/.exec(summary.text);
+  if (path && verb) {
+    const role: Role = /^(?:created|wrote)$/.test(verb[1] ?? '')
+      ? 'created'
+      : /^(?:viewed|read|open|cat|view|get)/i.test(verb[1] ?? '') || summary.inspect
+        ? 'read'
+        : 'edited';
+    return { path, role, change: changeOf(run, role), seq: null };
+  }
+  if (path)
+    return { path, role: summary.inspect ? 'read' : 'edited', change: changeOf(run, 'edited'), seq: null };
+  if (!command) return null;
+  const first = shellSummary(command);
+  const written = writtenFile(first);
+  if (written) return { path: written, role: 'created', change: null, seq: null };
+  const [step] = parseShell(first).steps;
+  const word = step?.[0] ?? '';
+  const target = extractPaths(first.replace(/^\S+\s*/, ''))[0];
+  if (!target) return null;
+  if (/^(?:rm|unlink|rmdir)$/.test(word) || (word === 'git' && step?.[1] === 'rm'))
+    return { path: target, role: 'deleted', change: null, seq: null };
+  if (/^(?:mv)$/.test(word) || (word === 'git' && step?.[1] === 'mv'))
+    return { path: target, role: 'moved', change: clipWords(collapse(first), 200), seq: null };
+  if (/^(?:sed|perl)$/.test(word) && /\s-\w*i/.test(first))
+    return {
+      path: extractPaths(first).at(-1) ?? target,
+      role: 'edited',
+      change: clipWords(collapse(first), 200),
+      seq: null,
+    };
+  if (/^(?:python\d?(?:\.\d+)?|node|bash|sh|ruby|perl|php|go|deno|bun|tsx|ts-node|pytest)$/.test(word))
+    return { path: target, role: 'ran', change: null, seq: null };
+  if (summary.inspect) return { path: target, role: 'read', change: null, seq: null };
+  return null;
+}
+
+/** What an edit changed, in a few words: `"old…" → "new…"`, `inserted at line 12`, `12 lines`. */
+function changeOf(run: ToolRun, role: Role): string | null {
+  if (role === 'read') return null;
+  const a = run.args;
+  const text = (key: string) => (typeof a[key] === 'string' ? collapse(a[key] as string) : null);
+  const oldText = text('old_str') ?? text('old_string') ?? text('search');
+  const newText = text('new_str') ?? text('new_string') ?? text('replace');
+  if (oldText !== null && newText !== null)
+    return `"${clipWords(oldText, 70)}" → "${clipWords(newText, 70)}"`;
+  const inserted = text('insert_line');
+  if (inserted !== null || typeof a.insert_line === 'number')
+    return `inserted at line ${String(a.insert_line)}`;
+  const body =
+    typeof a.file_text === 'string' ? a.file_text : typeof a.content === 'string' ? a.content : null;
+  if (body !== null) return `${body.split('\n').length} lines`;
+  return null;
+}

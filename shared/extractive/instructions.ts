@@ -1,0 +1,183 @@
+/**
+ * What the user said that must outlive a compaction: the goal (as the user's corrections left it),
+ * the user's rules and corrections verbatim, and the short answers they gave, each paired with the
+ * question it answers. Harness messages sent under the user role are not the user's words
+ * (shared/summary/user-messages.ts).
+ */
+import type { Message } from '../contract/message.ts';
+import type { CheckpointEntry } from '../summary/checkpoint.ts';
+import {
+  classifyUserMessage,
+  lastQuestion,
+  questionBefore,
+  stripMarkupPrefix,
+  type UserMessageKind,
+} from '../summary/user-messages.ts';
+import { condenseOverflow, type Item, previousItems } from './items.ts';
+import { GOAL_CHARS, ITEM_CHARS, LIST_CAPS } from './limits.ts';
+import { cleanItem, clipWords, collapse } from './text.ts';
+
+/** A user message and what it is. */
+interface UserWords {
+  message: Message;
+  index: number;
+  text: string;
+  kind: UserMessageKind;
+}
+
+/** Rules per message at most: a long task prompt states many, the strongest are kept. */
+const RULES_PER_MESSAGE = 4;
+
+/** Longest user message taken whole as a correction. */
+const CORRECTION_CHARS = 400;
+
+/**
+ * A sentence that states a rule: a prohibition, an obligation, a preference or a constraint. The
+ * strong forms (negations, `must`, `always`) rank first.
+ */
+const STRONG_RULE =
+  /\b(?:don't|do not|dont|never|must(?:n't| not)?|always|shall not|should(?:n't| not)|not allowed|forbidden|no (?:code )?(?:changes?|edits?|commits?|new files?|tests?)|without (?:changing|modifying|touching|asking))\b|\bDO NOT\b/i;
+const RULE =
+  /\b(?:only|make sure|ensure|avoid|stop|please (?:use|keep|write|run)|keep|instead|rather than|prefer|remember|from now on|going forward|important)\b/i;
+
+/** A text that asks rather than answers, even without a question mark ("are you able to test it"). */
+const ASKS = /^(?:are|is|can|could|would|will|do|does|did|what|why|how|when|where|who|which|should|shall)\b/i;
+
+/** A message that corrects what came before: "no, ...", "actually ...", "I meant ...". */
+const CORRECTION =
+  /^(?:no[,.!:]|nope\b|actually\b|wait\b|instead\b|sorry\b|I meant\b|that's (?:not|wrong)\b|that is (?:not|wrong)\b|not (?:that|this|what)\b|scratch that\b|change of plans?\b|forget (?:it|that|about)\b|stop\b|don't\b|do not\b)/i;
+
+/** The user-role messages of `messages` with their kind. */
+function userMessages(messages: Message[]): UserWords[] {
+  const out: UserWords[] = [];
+  messages.forEach((message, index) => {
+    if (message.role !== 'user' || message.kind !== 'message' || typeof message.content !== 'string') return;
+    const text = stripMarkupPrefix(message.content).trim();
+    out.push({ message, index, text, kind: classifyUserMessage(message.content) });
+  });
+  return out;
+}
+
+/**
+ * The goal: the previous one, else the first user request (not a command, notice, demonstration or
+ * answer), framing tags removed and clipped to `max`; a later correction by the user is appended
+ * ("— corrected (seq 12): use Postgres, not SQLite"), the newest replacing an older one.
+ */
+export function goalOf(
+  previous: string,
+  messages: Message[],
+  max = GOAL_CHARS,
+): { goal: string; seq: number | null } {
+  const users = userMessages(messages);
+  const first = users.find((u) => u.kind === 'request');
+  let goal = previous.trim();
+  let seq: number | null = null;
+  if (!goal && first) {
+    goal = clipWords(collapse(first.text.replace(/<\/?[\w-]+>/g, ' ')), max);
+    seq = first.message.seq;
+  }
+  const correction = users.filter((u) => u !== first && u.kind === 'request' && isCorrection(u.text)).at(-1);
+  if (goal && correction) {
+    const base = goal.replace(/ — corrected \(seq \d+\): .*$/s, '');
+    const note = ` — corrected (seq ${correction.message.seq}): ${clipWords(collapse(correction.text), 300)}`;
+    goal = clipWords(base, Math.max(100, 4_000 - note.length)) + note;
+  }
+  return { goal, seq };
+}
+
+function isCorrection(text: string): boolean {
+  return text.length <= CORRECTION_CHARS * 2 && CORRECTION.test(text.trim());
+}
+
+/**
+ * The user's instructions: the previous ones, then for each user message its rule sentences
+ * verbatim (a short correction whole), and each short answer with the question it answers
+ * (`YES (answering: "Shall I delete the old files?")`). The newest wins on conflict: an older
+ * instruction about the same words (same content words, negations aside) is dropped.
+ */
+export function instructionItems(previous: CheckpointEntry[], messages: Message[]): Item[] {
+  const fresh: Item[] = [];
+  const users = userMessages(messages);
+  const firstRequest = users.find((u) => u.kind === 'request');
+  for (const u of users) {
+    const seq = u.message.seq;
+    // A short reply right after a question answers it, whatever its words ("Postgres", "the red one").
+    const asked = questionBefore(messages, u.index);
+    const short = u.kind === 'request' && u.text.length <= 60 && !/[?\n]/.test(u.text) && !ASKS.test(u.text);
+    if (u.kind === 'answer' || (short && asked !== null && /\?/.test(asked.content))) {
+      const question = asked ? lastQuestion(asked.content) : null;
+      if (question) fresh.push({ text: cleanItem(`${u.text} (answering: "${question}")`, ITEM_CHARS), seq });
+      continue;
+    }
+    if (u.kind !== 'request') continue;
+    if (isCorrection(u.text) && u.text.length <= CORRECTION_CHARS) {
+      fresh.push({ text: cleanItem(u.text, ITEM_CHARS), seq });
+      continue;
+    }
+    // The first request is the task (the goal); the list items of a later one are instructions.
+    const bullets = u === firstRequest ? [] : listItems(u.text);
+    const rules = [...bullets, ...ruleSentences(u.text)].slice(0, RULES_PER_MESSAGE);
+    fresh.push(...rules.map((text) => ({ text, seq })));
+  }
+  let items = previousItems(previous);
+  for (const item of fresh) {
+    const words = contentWords(item.text);
+    items = items.filter(
+      (old) =>
+        collapse(old.text).toLowerCase() !== collapse(item.text).toLowerCase() &&
+        !sameSubject(words, contentWords(old.text)),
+    );
+    items.push(item);
+  }
+  return condenseOverflow(items, LIST_CAPS.userInstructions);
+}
+
+/** The list items (`- x`, `1. x`) of a user message, verbatim. */
+function listItems(text: string): string[] {
+  return text
+    .replace(/```[\s\S]*?(?:```|$)/g, '\n')
+    .split('\n')
+    .flatMap((l) => {
+      const item = /^\s*(?:[-*+•]|\d+[.)])\s+(.{4,})$/.exec(l)?.[1];
+      return item ? [cleanItem(item, ITEM_CHARS)] : [];
+    });
+}
+
+/** The rule sentences of a user message, strongest first, at most {@link RULES_PER_MESSAGE}. */
+function ruleSentences(text: string): string[] {
+  const prose = text.replace(/```[\s\S]*?(?:```|$)/g, '\n').replace(/<\/?[\w-]+>/g, '\n');
+  const candidates = prose
+    .split('\n')
+    .map((l) => l.replace(/^\s*(?:[-*+>#]+|\d+[.)])\s+/, '').trim())
+    .flatMap((l) => l.split(/(?<=[.!?])\s+/))
+    .map((s) => s.trim())
+    .filter((s) => s.length >= 8 && s.length <= ITEM_CHARS && !s.endsWith('?'));
+  const strong = candidates.filter((s) => STRONG_RULE.test(s));
+  const weak = candidates.filter((s) => !STRONG_RULE.test(s) && RULE.test(s));
+  return [...strong, ...weak].slice(0, RULES_PER_MESSAGE).map((s) => cleanItem(s, ITEM_CHARS));
+}
+
+const STOP_WORDS = new Set(
+  (
+    'the a an and or to of in on for with be is are it this that you your we i me my please do does not ' +
+    "don't dont never always must should no any all use using just only make sure"
+  ).split(' '),
+);
+
+function contentWords(text: string): Set<string> {
+  return new Set(
+    text
+      .toLowerCase()
+      .replace(/\(answering: .*\)$/, '')
+      .split(/[^\p{L}\p{N}_.'-]+/u)
+      .filter((w) => w.length >= 3 && !STOP_WORDS.has(w)),
+  );
+}
+
+/** Two instructions about the same thing: most content words shared (at least two). */
+function sameSubject(a: Set<string>, b: Set<string>): boolean {
+  if (a.size < 2 || b.size < 2) return false;
+  let shared = 0;
+  for (const w of a) if (b.has(w)) shared++;
+  return shared >= 2 && shared / Math.min(a.size, b.size) >= 0.75;
+}

@@ -1,0 +1,448 @@
+/**
+ * The extractive checkpoint's agent-facing fields and its corrected heuristics: user instructions,
+ * current work and next step, errors and fixes, files; harness messages kept out of the goal and
+ * the last request; failures never completed; blockers expired by a normalised command; todo lists
+ * and transcript summaries read; budget shares; old-shape checkpoints.
+ */
+import { describe, expect, it } from 'vitest';
+import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
+import { estimateTextTokens } from '../../shared/contract/tokens.ts';
+import { extractCheckpoint } from '../../shared/extractive/index.ts';
+import { commandKey } from '../../shared/extractive/shell.ts';
+import {
+  type Checkpoint,
+  checkpointSchema,
+  emptyCheckpoint,
+  renderCheckpoint,
+  renderCheckpointBody,
+} from '../../shared/summary/checkpoint.ts';
+import { lastUserRequestOf } from '../../shared/summary/last-request.ts';
+import { classifyUserMessage } from '../../shared/summary/user-messages.ts';
+import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
+import { renderCheckpoint as renderCheckpointHtml } from '../../worker/http/dashboard/checkpoint-view.ts';
+import { loadCorpusSession } from '../support/fixtures.ts';
+
+/** A transcript builder; seqs follow the order of the calls. */
+function transcript(start: Message[] = []) {
+  const messages: Message[] = [...start];
+  const push = (m: Pick<Message, 'role' | 'kind' | 'content'> & Partial<Message>) => {
+    messages.push({
+      toolCallId: null,
+      toolName: null,
+      tokenCount: 1,
+      pinned: false,
+      seq: messages.length,
+      ...legacyToolIds(m.kind, m.toolCallId ?? null),
+      ...m,
+    });
+  };
+  let id = 0;
+  const t = {
+    messages,
+    user(content: string) {
+      push({ role: 'user', kind: 'message', content });
+      return t;
+    },
+    assistant(content: string) {
+      push({ role: 'assistant', kind: 'message', content });
+      return t;
+    },
+    tool(name: string, args: Record<string, unknown>, result: string | null) {
+      const callId = `call_${messages.length}_${++id}`;
+      push({
+        role: 'assistant',
+        kind: 'tool_call',
+        toolCallId: callId,
+        toolName: name,
+        content: JSON.stringify({ name, arguments: args }),
+      });
+      if (result !== null)
+        push({ role: 'tool', kind: 'tool_result', toolCallId: callId, toolName: name, content: result });
+      return t;
+    },
+    bash(command: string, output: string, code = 0) {
+      return t.tool('bash', { command }, `<returncode>${code}</returncode>\n<output>\n${output}\n</output>`);
+    },
+  };
+  return t;
+}
+
+const BIG = 1_000_000;
+const texts = (entries: Array<{ text: string }>) => entries.map((e) => e.text);
+
+describe('the user-role messages a harness sends', () => {
+  it('tells requests and short answers from commands, notices, interruptions, harness errors, demos', () => {
+    const cases: Array<[string, string]> = [
+      ['Fix the login bug in src/auth.ts', 'request'],
+      ['YES', 'answer'],
+      ['2', 'answer'],
+      ['go ahead', 'answer'],
+      ['/status', 'command'],
+      ['<command-name>/plugin</command-name>\n<command-message>plugin</command-message>', 'command'],
+      ['<local-command-stdout>(no content)</local-command-stdout>', 'command'],
+      ['<ide_opened_file>The user opened a.md in the IDE.</ide_opened_file>', 'notice'],
+      [
+        '<task-notification>\n<status>completed</status>\n</task-notification>\nFull transcript at x',
+        'notice',
+      ],
+      ['[image image/png]', 'notice'],
+      ['[Request interrupted by user for tool use]', 'interruption'],
+      ['Tool call error:\n\n<error>\nError parsing tool call arguments', 'harness'],
+      ['Please always provide EXACTLY ONE action in triple backticks, found 2 actions.', 'harness'],
+      ['Here is a demonstration of how to correctly accomplish this task.', 'demonstration'],
+      ['This session is being continued from a previous conversation that ran out of context.', 'summary'],
+      ['<ide_opened_file>The user opened a.md</ide_opened_file>\nnow rename foo to bar', 'request'],
+    ];
+    for (const [text, kind] of cases) expect(classifyUserMessage(text), text).toBe(kind);
+  });
+
+  it('keeps slash commands and harness notices out of the goal and the last request', () => {
+    const { messages } = transcript()
+      .user('<ide_opened_file>The user opened the file docs/plan.md in the IDE.</ide_opened_file>')
+      .user('Here is a demonstration of how to correctly accomplish this task.\nDEMO: fix the bug')
+      .user('Migrate the billing service to Postgres')
+      .assistant('Working on it.')
+      .bash('make migrate', 'done')
+      .user('/status')
+      .user('<local-command-stdout>all good</local-command-stdout>')
+      .user('[Request interrupted by user for tool use]')
+      .user('Tool call error:\n\n<error>\nError parsing tool call arguments\n</error>');
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    expect(checkpoint.goal).toBe('Migrate the billing service to Postgres');
+    expect(checkpoint.lastUserRequest).toBe('Migrate the billing service to Postgres');
+    expect(lastUserRequestOf(messages)).toBe('Migrate the billing service to Postgres');
+  });
+
+  it('in corpus sessions, never takes a command, notice or harness complaint for the last request', async () => {
+    for (const name of [
+      'claudecode__session-share-0ccf1a04',
+      'claudecode__session-share-images-in-user-messages',
+      'minisweagent__django-13964',
+      'sweagent__pydicom-1458',
+    ]) {
+      const messages = (await loadCorpusSession(name)).filter((m) => m.role !== 'system');
+      const checkpoint = extractCheckpoint(null, messages, 2_000);
+      const request = checkpoint.lastUserRequest;
+      expect(request, name).not.toMatch(
+        /^\s*(?:<(?:command|local-command|task-notification)|\/\w|\[Request)/,
+      );
+      expect(request, name).not.toMatch(/^Tool call error/);
+      expect(checkpoint.goal, name).not.toMatch(/^(?:Here is a demonstration|<command|\/)/);
+    }
+  });
+
+  it('follows a correction of the user in the goal', () => {
+    const { messages } = transcript()
+      .user('Add a SQLite cache to the importer')
+      .assistant('Adding SQLite.')
+      .user('No, use Redis instead of SQLite.');
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    expect(checkpoint.goal).toBe(
+      'Add a SQLite cache to the importer — corrected (seq 2): No, use Redis instead of SQLite.',
+    );
+    expect(texts(checkpoint.userInstructions)).toContain('No, use Redis instead of SQLite.');
+  });
+});
+
+describe('user instructions', () => {
+  it('keeps the user rules verbatim, and the newest wins on conflict', () => {
+    const { messages } = transcript()
+      .user('Fix the flaky test. Do not make code changes outside tests/. Please keep the commits small.')
+      .assistant('OK.')
+      .user("Don't `git add .`, add files one by one.")
+      .user('Actually, you may make code changes outside tests/ now.');
+    const instructions = texts(extractCheckpoint(null, messages, BIG).userInstructions);
+    expect(instructions).toContain("Don't `git add .`, add files one by one.");
+    expect(instructions).toContain('Please keep the commits small.');
+    expect(instructions).toContain('Actually, you may make code changes outside tests/ now.');
+    expect(instructions).not.toContain('Do not make code changes outside tests/.');
+  });
+
+  it('survive three successive compactions (merge), each with its seq', () => {
+    const rule = 'Never run `git add .` in this repository; stage files by name.';
+    let t = transcript().user(`Refactor the parser. ${rule}`);
+    for (let i = 0; i < 20; i++) t = t.bash(`make step${i}`, 'ok').assistant(`Step ${i} is done.`);
+    let checkpoint: Checkpoint | null = null;
+    let from = 0;
+    const chunk = Math.ceil(t.messages.length / 3);
+    for (let round = 0; round < 3; round++) {
+      const leaving = t.messages.slice(from, from + chunk);
+      from += chunk;
+      checkpoint = extractCheckpoint(checkpoint, leaving, 600);
+      expect(checkpoint.userInstructions, `round ${round}`).toContainEqual({ text: rule, seq: 0 });
+      expect(renderCheckpoint(checkpoint, from)).toContain(`${rule} (seq 0)`);
+    }
+    // A fourth run with many new rules condenses the old ones; it does not drop them.
+    let more = transcript(t.messages);
+    for (let i = 0; i < 15; i++) more = more.user(`Always run the linter number ${i} before committing.`);
+    const last = extractCheckpoint(checkpoint, more.messages.slice(t.messages.length), BIG);
+    expect(last.userInstructions.map((e) => e.text).join('\n')).toContain('Never run `git add .`');
+  });
+
+  it('pairs a short answer with the question it answers', () => {
+    const { messages } = transcript()
+      .user('Clean up the repository')
+      .assistant('I found 3 stale branches. Shall I delete the stale branches too?')
+      .user('YES');
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    expect(checkpoint.userInstructions).toContainEqual({
+      text: 'YES (answering: "Shall I delete the stale branches too?")',
+      seq: 2,
+    });
+    expect(checkpoint.lastUserRequest).toBe('YES');
+    expect(checkpoint.openQuestions).toEqual([]);
+    const options = transcript()
+      .user('Pick a database')
+      .assistant('Which one should I use:\n1. Postgres\n2. SQLite\n')
+      .user('2');
+    expect(texts(extractCheckpoint(null, options.messages, BIG).userInstructions)).toContain(
+      '2 (answering: "Which one should I use:")',
+    );
+  });
+});
+
+describe('failures', () => {
+  it('never lists a rejected, interrupted or failed call as completed', () => {
+    const { messages } = transcript()
+      .user('Update the config')
+      .tool(
+        'Edit',
+        { file_path: 'src/config.ts', old_string: 'a', new_string: 'b' },
+        'User rejected update to src/config.ts',
+      )
+      .tool(
+        'Bash',
+        { command: 'rm -rf build' },
+        "[error] The user doesn't want to proceed with this tool use. The tool use was rejected.",
+      )
+      .tool('Bash', { command: 'npm run deploy' }, '[Request interrupted by user for tool use]')
+      .tool('Bash', { command: 'make all' }, 'make: *** [all] Error 2')
+      .tool('Bash', { command: 'make docs' }, 'make[1]: Leaving directory\nError 2')
+      .tool('Write', { file_path: 'src/ok.ts', content: 'x\ny' }, 'File created successfully at: src/ok.ts');
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    expect(texts(checkpoint.completed)).toEqual(['wrote src/ok.ts']);
+    expect(texts(checkpoint.decisions)).toEqual([
+      'the user rejected: edited src/config.ts',
+      'the user rejected: ran: rm -rf build',
+    ]);
+    // A rejection is no error to fix.
+    expect(texts(checkpoint.blockers).join('\n')).not.toMatch(/rejected|doesn't want/);
+    expect(checkpoint.files).toContainEqual({
+      path: 'src/ok.ts',
+      role: 'created',
+      change: '2 lines',
+      seq: 12,
+    });
+    expect(checkpoint.files.find((f) => f.path === 'src/config.ts')?.role).toBe('mentioned');
+  });
+
+  it("keeps Claude Code's rejected call of a corpus session out of completed work", async () => {
+    const messages = await loadCorpusSession('claudecode__session-share-general-tool-calls');
+    const rejected = messages.filter(
+      (m) =>
+        m.kind === 'tool_result' &&
+        /doesn't want to proceed|User rejected|interrupted by user/i.test(m.content),
+    );
+    expect(rejected.length).toBeGreaterThan(0);
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    const seqs = new Set(rejected.map((m) => m.seq));
+    expect(checkpoint.completed.filter((c) => c.seq !== null && seqs.has(c.seq))).toEqual([]);
+    expect(checkpoint.blockers.filter((b) => b.seq !== null && seqs.has(b.seq))).toEqual([]);
+  });
+
+  it('expires a blocker when its command, in normal form, later succeeds, and records the fix', () => {
+    expect(commandKey('cd /repo && python3 reproduce.py 2>&1 | tail -20')).toBe('python reproduce.py');
+    expect(commandKey('timeout 60 python -m pytest tests/test_a.py -x -q')).toBe('pytest tests/test_a.py');
+    expect(commandKey('cat > a.py')).not.toBe(commandKey('cat > b.py'));
+    const { messages } = transcript()
+      .bash('python3 reproduce.py 2>&1 | tail -20', 'Traceback (most recent call last):\nKeyError: 1', 1)
+      .tool(
+        'str_replace_editor',
+        { command: 'str_replace', path: 'src/a.py', old_str: 'x', new_str: 'y' },
+        'ok',
+      )
+      .bash('cd /repo && python reproduce.py', 'all good', 0);
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    expect(checkpoint.blockers).toEqual([]);
+    expect(checkpoint.errorsAndFixes).toEqual([
+      {
+        error: 'KeyError: 1',
+        fix: 'ran: python reproduce.py succeeded after edited src/a.py (seq 5)',
+        seq: 1,
+      },
+    ]);
+  });
+
+  it('expires a blocker of the previous checkpoint too', () => {
+    const previous = {
+      ...emptyCheckpoint(),
+      blockers: [{ text: 'KeyError: 1 (from: python3 x.py 2>&1)', seq: 4 }],
+    };
+    const { messages } = transcript().bash('python x.py', 'ok', 0);
+    const checkpoint = extractCheckpoint(previous, messages, BIG);
+    expect(checkpoint.blockers).toEqual([]);
+    expect(checkpoint.errorsAndFixes[0]?.error).toBe('KeyError: 1');
+  });
+});
+
+describe('state, todo lists and summaries in the transcript', () => {
+  it('reads a printed todo list (☐/☒) and a markdown checklist', () => {
+    const console = transcript()
+      .user('Build the CLI')
+      .tool('TodoWrite', { todos: [{ content: 'old', status: 'pending' }] }, 'ok')
+      .assistant('Progress:\n☒ Write the parser\n☒ Add tests\n☐ Wire the CLI\n☐ Document flags');
+    const a = extractCheckpoint(null, console.messages, BIG);
+    expect(texts(a.completed)).toEqual(expect.arrayContaining(['Write the parser', 'Add tests']));
+    expect(texts(a.pending)).toEqual(['Wire the CLI', 'Document flags']);
+    expect(a.nextStep).toEqual({ text: 'Wire the CLI', seq: 3 });
+    const markdown = transcript()
+      .user('Ship it')
+      .assistant('- [x] bump the version\n- [ ] tag the release\n- [ ] publish');
+    const b = extractCheckpoint(null, markdown.messages, BIG);
+    expect(texts(b.completed)).toContain('bump the version');
+    expect(texts(b.pending)).toEqual(['tag the release', 'publish']);
+  });
+
+  it('reads a summary already in the transcript', () => {
+    const summary = [
+      'This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:',
+      '1. Primary Request and Intent:',
+      '   - Port the exporter to Rust',
+      '2. Errors and fixes:',
+      '   - cargo build failed on a missing feature → enabled the `serde` feature',
+      '3. Pending Tasks:',
+      '   - Benchmark the new exporter',
+      '4. Optional Next Step:',
+      '   - Run cargo bench',
+    ].join('\n');
+    const checkpoint = extractCheckpoint(null, transcript().user(summary).messages, BIG);
+    expect(checkpoint.goal).toBe('Port the exporter to Rust');
+    expect(texts(checkpoint.pending)).toContain('Benchmark the new exporter');
+    expect(checkpoint.nextStep?.text).toBe('Run cargo bench');
+    expect(checkpoint.errorsAndFixes).toContainEqual({
+      error: 'cargo build failed on a missing feature',
+      fix: 'enabled the `serde` feature',
+      seq: 0,
+    });
+  });
+
+  it('names the current work and the next step with their seqs', () => {
+    const { messages } = transcript()
+      .user('Speed up the build')
+      .bash('make', 'ok')
+      .assistant('The cache works now. Next I will enable remote caching.');
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    expect(checkpoint.currentWork).toEqual({ text: 'The cache works now.', seq: 3 });
+    expect(checkpoint.nextStep).toEqual({ text: 'Next I will enable remote caching.', seq: 3 });
+  });
+});
+
+describe('files and the working set', () => {
+  it('ranks edited files first, with what changed', () => {
+    const { messages } = transcript()
+      .tool('Read', { file_path: 'README.md' }, '# readme')
+      .tool('Edit', { file_path: 'src/a.ts', old_string: 'let x = 1', new_string: 'const x = 1' }, 'ok')
+      .bash('python scripts/check.py', 'fine')
+      .bash('rm old/legacy.ts', '');
+    const files = extractCheckpoint(null, messages, BIG).files;
+    expect(files.map((f) => [f.path, f.role])).toEqual([
+      ['old/legacy.ts', 'deleted'],
+      ['src/a.ts', 'edited'],
+      ['scripts/check.py', 'ran'],
+      ['README.md', 'read'],
+    ]);
+    expect(files[1]?.change).toBe('"let x = 1" → "const x = 1"');
+  });
+
+  it('drops tokens that are not paths and throwaway temp paths', async () => {
+    const text = [
+      "sed -i '317s/^/\\t/' src/a.c",
+      '$(subst /Volumes/Macintosh HD/,/,$(x))',
+      'Hello///PROCESS-DONE:0:PROCESS-DONE///',
+      'created /tmp/tmpfggxyceh/src/project/__init__.py',
+      'Building wheel in /tmp/pip-ephem-wheel-cache-h335xxo8/wheels/4d',
+      'edited src/main.c',
+    ].join('\n');
+    const paths = extractWorkingSet(transcript().assistant(text).messages);
+    expect(paths).toEqual(expect.arrayContaining(['src/a.c', 'src/main.c', '/Volumes/Macintosh']));
+    for (const noise of ['317s', 'HD', 'PROCESS-DONE']) expect(paths).not.toContain(noise);
+    expect(paths.filter((p) => p.startsWith('/tmp/'))).toEqual([]);
+    const ponyc = await loadCorpusSession('openhands__ponyc-4588');
+    const set = extractCheckpoint(null, ponyc, BIG).workingSet;
+    expect(set).not.toContain('HD');
+    expect(set).not.toContain('317s');
+  });
+});
+
+describe('budget', () => {
+  it('shows a copied task prompt once, condensed, and leaves room for every list', async () => {
+    const messages = (await loadCorpusSession('minisweagent__django-13964')).filter(
+      (m) => m.role !== 'system',
+    );
+    const leaving = messages.slice(0, -10);
+    const checkpoint = extractCheckpoint(null, leaving, 2_000);
+    const tokens = estimateTextTokens(renderCheckpoint(checkpoint, leaving.length));
+    expect(tokens).toBeLessThanOrEqual(2_000);
+    expect(estimateTextTokens(checkpoint.lastUserRequest)).toBeLessThanOrEqual(0.36 * 2_000);
+    expect(checkpoint.lastUserRequest).toMatch(
+      /\[… condensed: the request has \d+ characters; read message seq 1/,
+    );
+    expect(checkpoint.goal.length).toBeLessThanOrEqual(200);
+    expect(checkpoint.completed.length).toBeGreaterThan(0);
+    expect(checkpoint.blockers.length + checkpoint.errorsAndFixes.length).toBeGreaterThan(0);
+    expect(checkpoint.files.length).toBeGreaterThan(0);
+  });
+
+  it('condenses the previous items it cannot keep instead of dropping them all', () => {
+    const previous = {
+      ...emptyCheckpoint(),
+      completed: Array.from({ length: 15 }, (_, i) => ({ text: `migrated table number ${i}`, seq: i })),
+    };
+    let t = transcript();
+    for (let i = 0; i < 10; i++) t = t.bash(`make target${i}`, 'ok');
+    const { completed } = extractCheckpoint(previous, t.messages, BIG);
+    expect(completed[0]?.text).toMatch(/^Earlier: migrated table number 0; migrated table number 1;/);
+    expect(completed.at(-1)?.text).toBe('ran: make target9');
+  });
+});
+
+describe('old stored checkpoints', () => {
+  const old = {
+    goal: 'Fix billing',
+    lastUserRequest: 'go on',
+    completed: ['ran: make'],
+    inProgress: [],
+    pending: ['write docs'],
+    blockers: ['KeyError: 1 (from: python x.py)'],
+    decisions: ['use decimals'],
+    openQuestions: [],
+    workingSet: ['src/billing.py'],
+  };
+
+  it('still parse, in the current shape', () => {
+    const parsed = checkpointSchema.parse(old);
+    expect(parsed.completed).toEqual([{ text: 'ran: make', seq: null }]);
+    expect(parsed.userInstructions).toEqual([]);
+    expect(parsed.currentWork).toBeNull();
+    expect(parsed.files).toEqual([]);
+    expect(checkpointSchema.parse(parsed)).toEqual(parsed);
+  });
+
+  it('still render, for the model and on the dashboard', () => {
+    const parsed = checkpointSchema.parse(old);
+    const body = renderCheckpointBody(parsed);
+    expect(body).toContain('How to use this summary');
+    expect(body).toContain('Completed:\n- ran: make');
+    // Old items have no seq: none is shown.
+    expect(body).not.toMatch(/\(seq \d/);
+    expect(renderCheckpointHtml(old)).toContain('<li>use decimals</li>');
+  });
+
+  it('merge with a new compaction', () => {
+    const { messages } = transcript().bash('python x.py', 'ok');
+    const checkpoint = extractCheckpoint(old, messages, BIG);
+    expect(checkpoint.blockers).toEqual([]);
+    expect(texts(checkpoint.completed)).toEqual(['ran: make', 'ran: python x.py']);
+    expect(texts(checkpoint.decisions)).toEqual(['use decimals']);
+  });
+});
