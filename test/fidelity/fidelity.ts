@@ -4,8 +4,8 @@
  * with `anthropic-compaction` (the real SDK against the fake Messages API server; the paths the
  * compaction block names are counted beside the checkpoint's), `summarize` with a tail of 20,000 tokens,
  * `clearToolResults` and `auto` — and prints per session and in total: tokens before → after, the
- * share of the leaving messages' working-set paths kept in the checkpoint, whether the last user
- * request was kept (live, or verbatim in the checkpoint), pinned messages kept, tool pairs whole,
+ * share of the leaving messages' working-set paths kept in the checkpoint, whether the user's last
+ * real request was kept (live, verbatim in the checkpoint, or condensed there with its seq), pinned messages kept, tool pairs whole,
  * the ledger rows written, and the LLM calls, the input tokens sent to the LLM and their cost
  * (USD) per compaction.
  *
@@ -28,6 +28,7 @@ import { openDatabase } from '../../shared/postgres/db.ts';
 import { type Strategy, type SummarizerName, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
+import { lastUserRequestMessage } from '../../shared/summary/last-request.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
@@ -197,9 +198,17 @@ async function measure(
   const leaving = original.filter((m) => !liveSeqs.has(m.seq)) as Message[];
   const leavingPaths = extractWorkingSet(leaving);
   const kept = new Set(checkpoint?.workingSet ?? []);
-  const lastRequest = [...original].reverse().find((m) => m.role === 'user' && m.kind === 'message');
+  // The user's real last request (harness, slash-command and IDE messages skipped, as the
+  // summarizers skip them): kept when it is live, verbatim in the checkpoint, or condensed there
+  // with its beginning and a pointer to its seq in the archive.
+  const lastRequest = lastUserRequestMessage(original as Message[]);
+  const request = checkpoint?.lastUserRequest ?? '';
+  const head = (request.split('\n[…')[0] ?? '').replace(/…$/, '').trim();
   const requestKept =
-    !lastRequest || liveSeqs.has(lastRequest.seq) || checkpoint?.lastUserRequest === lastRequest.content;
+    !lastRequest ||
+    liveSeqs.has(lastRequest.seq) ||
+    request === lastRequest.content ||
+    (head !== '' && request.includes(`seq ${lastRequest.seq}`) && lastRequest.content.startsWith(head));
   const pinned = original.filter((m) => m.pinned);
   const [summary] = await database.sql<{ blocks: unknown }[]>`
     select content_blocks as blocks from messages

@@ -116,7 +116,7 @@ export function staleBlockers(checkpoint: Checkpoint, probes: Probe[]): string[]
     .filter((p) => p.type === 'unresolvedError')
     .flatMap((p) => p.expect.noneOf ?? [])
     .map(normalise);
-  return checkpoint.blockers.filter((b) => stale.some((s) => normalise(b).includes(s)));
+  return checkpoint.blockers.map((b) => b.text).filter((b) => stale.some((s) => normalise(b).includes(s)));
 }
 
 /** A transcript message, as much as the precision rules read. */
@@ -205,11 +205,13 @@ export function failedCompleted(checkpoint: Checkpoint, messages: TranscriptLike
   }
   const failedCommands = [...commands].filter(([c, ok]) => !ok && c.length >= 8).map(([c]) => c);
   const failedEdits = [...edits].filter(([, ok]) => !ok).map(([p]) => p);
-  return checkpoint.completed.filter((item) => {
-    const t = normalise(item);
-    if (failedCommands.some((c) => t.includes(c))) return true;
-    return /\b(?:edited|created|wrote)\b/.test(t) && failedEdits.some((p) => t.includes(p));
-  });
+  return checkpoint.completed
+    .map((item) => item.text)
+    .filter((item) => {
+      const t = normalise(item);
+      if (failedCommands.some((c) => t.includes(c))) return true;
+      return /\b(?:edited|created|wrote)\b/.test(t) && failedEdits.some((p) => t.includes(p));
+    });
 }
 
 /**

@@ -94,7 +94,10 @@ describe('precision rules', () => {
   it('finds stale blockers by the noneOf of unresolvedError probes', () => {
     const checkpoint = {
       ...emptyCheckpoint(),
-      blockers: ['E999 IndentationError: unexpected indent', 'disk full'],
+      blockers: ['E999 IndentationError: unexpected indent', 'disk full'].map((text) => ({
+        text,
+        seq: null,
+      })),
     };
     const probes = [
       {
@@ -119,7 +122,10 @@ describe('precision rules', () => {
     ];
     const checkpoint = {
       ...emptyCheckpoint(),
-      completed: ['ran: python -m pytest tests/test_x.py', 'ran: make build-everything'],
+      completed: ['ran: python -m pytest tests/test_x.py', 'ran: make build-everything'].map((text) => ({
+        text,
+        seq: null,
+      })),
     };
     expect(failedCompleted(checkpoint, messages)).toEqual(['ran: python -m pytest tests/test_x.py']);
   });
