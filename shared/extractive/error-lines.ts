@@ -153,6 +153,8 @@ const INTERRUPTED =
 const WEAK_FAILURE =
   /\bError \d+\b|(?<!\b0 )\bfailed\b|\bfailure\b|\bcannot\b|\bcan't\b|\bcould not\b|\bcouldn't\b|\bunable to\b|\bnot found\b|\bno such\b|\binvalid\b|\bdenied\b|\brefused\b|\btimed out\b|\baborted\b|\bnot permitted\b|\bunrecognized\b|\bunknown (?:option|command|argument)\b|^usage:|\bsyntax error\b|\berrno\b|^error\b|\berror:|\bno replacement was performed\b|\bdid not appear verbatim\b/im;
 
+const TRACEBACK = /^Traceback \(most recent call last\):?$/m;
+
 /** How a call ended. */
 export type Outcome = 'ok' | 'failed' | 'rejected' | 'interrupted';
 
@@ -165,6 +167,9 @@ export function callOutcome(content: string, inspect: boolean, command: string |
   if (REJECTED.test(head)) return 'rejected';
   if (INTERRUPTED.test(head)) return 'interrupted';
   if (detectError(content, inspect, command) !== null) return 'failed';
+  // A traceback under an exit code 0 (`… 2>&1 | tail`, a script that catches and prints): too weak
+  // for a blocker, enough to keep the call out of completed work.
+  if (!inspect && TRACEBACK.test(content)) return 'failed';
   if (inspect || exitCode(content) === 0) return 'ok';
   const lines = stripAnsi(content)
     .split('\n')

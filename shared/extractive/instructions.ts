@@ -26,7 +26,7 @@ interface UserWords {
 }
 
 /** Rules per message at most: a long task prompt states many, the strongest are kept. */
-const RULES_PER_MESSAGE = 4;
+const RULES_PER_MESSAGE = 10;
 
 /** Longest user message taken whole as a correction. */
 const CORRECTION_CHARS = 400;

@@ -28,7 +28,8 @@
  */
 import type { Message, MessageMeta } from '../contract/message.ts';
 import { storableText } from '../contract/unicode.ts';
-import { clipRequest } from '../summary/last-request.ts';
+import { keepsRequest } from '../summary/last-request.ts';
+import { isUserWords } from '../summary/user-messages.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
 
 /** Weights of the parts; they sum to 1. */
@@ -103,7 +104,8 @@ const MAX_SENTENCE_CHARS = 300;
 export class LeavingFacts {
   /** Path → order of its latest mention. */
   readonly paths = new Map<string, number>();
-  lastRequest: string | null = null;
+  /** The user's last request (harness and slash-command messages skipped), with its seq. */
+  lastRequest: { seq: number; content: string } | null = null;
   readonly instructions = new Map<string, string>();
   readonly commands = new Map<string, string>();
   readonly errors = new Map<string, string>();
@@ -124,7 +126,8 @@ export class LeavingFacts {
       this.messages++;
       if (typeof message.content !== 'string') continue;
       if (isUserTurn(message)) {
-        if (message.content.trim()) this.lastRequest = clipRequest(message.content);
+        if (message.content.trim() && isUserWords(message))
+          this.lastRequest = { seq: message.seq, content: message.content };
         for (const sentence of instructionSentences(message.content)) {
           remember(this.instructions, normalize(sentence), sentence, MAX_INSTRUCTIONS);
         }
@@ -187,8 +190,8 @@ export function checkFidelity(
   const requestKept =
     request !== null &&
     (kept.laterUserTurnLive ||
-      squash(summary.lastUserRequest).includes(squash(request)) ||
-      squash(summary.text).includes(squash(request)));
+      keepsRequest(summary.lastUserRequest, request) ||
+      keepsRequest(summary.text, request));
 
   const instructions = [...facts.instructions.values()].reverse();
   const lostInstructions = instructions.filter((s) => !foundIn(s, index));
@@ -460,7 +463,7 @@ function wordsOf(normalized: string): string[] {
 }
 
 /** Whitespace collapsed, for verbatim comparisons of requests. */
-function squash(text: string): string {
+function _squash(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 

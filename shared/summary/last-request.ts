@@ -40,3 +40,17 @@ export function clipRequest(text: string): string {
   if (isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
   return text.slice(0, end) + marker;
 }
+
+/**
+ * Whether `kept` (a checkpoint's last request) keeps `request`: verbatim (whitespace aside), or
+ * condensed as the extractive summarizer condenses a long one, its beginning then a marker naming
+ * the request's seq, where the archive holds all of it.
+ */
+export function keepsRequest(kept: string, request: { seq: number; content: string }): boolean {
+  const squash = (text: string) => text.replace(/\s+/g, ' ').trim();
+  if (squash(kept).includes(squash(clipRequest(request.content)))) return true;
+  const at = kept.indexOf('\n[… condensed');
+  if (at < 0 || !kept.slice(at).includes(`seq ${request.seq}`)) return false;
+  const head = squash(kept.slice(0, at).replace(/…$/, ''));
+  return head !== '' && squash(request.content).startsWith(head);
+}

@@ -28,7 +28,7 @@ import { openDatabase } from '../../shared/postgres/db.ts';
 import { type Strategy, type SummarizerName, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
-import { lastUserRequestMessage } from '../../shared/summary/last-request.ts';
+import { keepsRequest, lastUserRequestMessage } from '../../shared/summary/last-request.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
@@ -202,13 +202,10 @@ async function measure(
   // summarizers skip them): kept when it is live, verbatim in the checkpoint, or condensed there
   // with its beginning and a pointer to its seq in the archive.
   const lastRequest = lastUserRequestMessage(original as Message[]);
-  const request = checkpoint?.lastUserRequest ?? '';
-  const head = (request.split('\n[…')[0] ?? '').replace(/…$/, '').trim();
   const requestKept =
     !lastRequest ||
     liveSeqs.has(lastRequest.seq) ||
-    request === lastRequest.content ||
-    (head !== '' && request.includes(`seq ${lastRequest.seq}`) && lastRequest.content.startsWith(head));
+    keepsRequest(checkpoint?.lastUserRequest ?? '', lastRequest);
   const pinned = original.filter((m) => m.pinned);
   const [summary] = await database.sql<{ blocks: unknown }[]>`
     select content_blocks as blocks from messages

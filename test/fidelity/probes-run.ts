@@ -195,6 +195,13 @@ async function measure(
     select content, kind from messages where tenant_id = ${tenantId} and session_id = ${session} order by seq`;
   const keptMessages = live.filter((m) => m.kind !== 'summary');
   const rendered = checkpoint ? renderCheckpoint(checkpoint, 0) : '';
+  // What the checkpoint presents as still open: an error it lists as fixed is not a stale one.
+  const open = checkpoint
+    ? renderCheckpoint(
+        { ...checkpoint, errorsAndFixes: checkpoint.errorsAndFixes.filter((e) => e.fix === null) },
+        0,
+      )
+    : '';
   const withKept = [rendered, ...keptMessages.map((m) => m.content)].join('\n\n');
   return {
     session,
@@ -205,8 +212,8 @@ async function measure(
     status: ledger[0]?.status ?? 'none',
     graded: probes.map((probe) => ({
       probe,
-      withKept: gradeExpect(probe.expect, withKept, rendered),
-      alone: gradeExpect(probe.expect, rendered),
+      withKept: gradeExpect(probe.expect, withKept, open),
+      alone: gradeExpect(probe.expect, rendered, open),
     })),
     staleBlockers: checkpoint ? staleBlockers(checkpoint, probes) : [],
     failedCompleted: checkpoint ? failedCompleted(checkpoint, prefixMessages) : [],

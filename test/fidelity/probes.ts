@@ -93,7 +93,8 @@ export function normalise(text: string): string {
  * Whether `text` answers as `expect` says: all of `allOf`, one of each `anyOf` group, and none of
  * `noneOf` in `summaryText` (default `text`). Graded with the kept messages, `noneOf` is checked
  * against the checkpoint only: the kept messages are the transcript itself, which shows old errors
- * as they happened; what must not hold them is the summary that says where the work stands.
+ * as they happened; what must not hold them is the summary that says where the work stands (the
+ * caller passes the checkpoint without the errors it lists as fixed).
  */
 export function gradeExpect(expect: Expect, text: string, summaryText: string = text): boolean {
   const t = normalise(text);
