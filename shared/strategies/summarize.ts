@@ -137,23 +137,14 @@ export const summarize: StrategyUnit<SummarizeStrategy> = {
   },
   kept: (strategy) => strategy.keepRecent,
   summarizes: true,
+  // Every option but the window's is a summary option.
   summaryOptions: ({
-    maxSummaryTokens,
-    model,
-    fallback,
-    instructions,
-    summarizer,
-    minFidelity,
-    onLowFidelity,
-  }) => ({
-    maxSummaryTokens,
-    model,
-    fallback,
-    instructions,
-    summarizer,
-    minFidelity,
-    onLowFidelity,
-  }),
+    type: _type,
+    keepRecent: _n,
+    keepRecentTokens: _tokens,
+    cutAtUserTurn: _turn,
+    ...options
+  }) => options,
   plan: (snapshot, messages, strategy) =>
     planWindow(snapshot, messages, {
       strategy: 'summarize',

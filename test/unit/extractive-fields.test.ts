@@ -5,7 +5,6 @@
  * and transcript summaries read; budget shares; old-shape checkpoints.
  */
 import { describe, expect, it } from 'vitest';
-import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
 import { estimateTextTokens } from '../../shared/contract/tokens.ts';
 import { extractCheckpoint } from '../../shared/extractive/index.ts';
 import { commandKey } from '../../shared/extractive/shell.ts';
@@ -21,51 +20,7 @@ import { classifyUserMessage } from '../../shared/summary/user-messages.ts';
 import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
 import { renderCheckpoint as renderCheckpointHtml } from '../../worker/http/dashboard/checkpoint-view.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';
-
-/** A transcript builder; seqs follow the order of the calls. */
-function transcript(start: Message[] = []) {
-  const messages: Message[] = [...start];
-  const push = (m: Pick<Message, 'role' | 'kind' | 'content'> & Partial<Message>) => {
-    messages.push({
-      toolCallId: null,
-      toolName: null,
-      tokenCount: 1,
-      pinned: false,
-      seq: messages.length,
-      ...legacyToolIds(m.kind, m.toolCallId ?? null),
-      ...m,
-    });
-  };
-  let id = 0;
-  const t = {
-    messages,
-    user(content: string) {
-      push({ role: 'user', kind: 'message', content });
-      return t;
-    },
-    assistant(content: string) {
-      push({ role: 'assistant', kind: 'message', content });
-      return t;
-    },
-    tool(name: string, args: Record<string, unknown>, result: string | null) {
-      const callId = `call_${messages.length}_${++id}`;
-      push({
-        role: 'assistant',
-        kind: 'tool_call',
-        toolCallId: callId,
-        toolName: name,
-        content: JSON.stringify({ name, arguments: args }),
-      });
-      if (result !== null)
-        push({ role: 'tool', kind: 'tool_result', toolCallId: callId, toolName: name, content: result });
-      return t;
-    },
-    bash(command: string, output: string, code = 0) {
-      return t.tool('bash', { command }, `<returncode>${code}</returncode>\n<output>\n${output}\n</output>`);
-    },
-  };
-  return t;
-}
+import { transcript } from '../support/transcript-builder.ts';
 
 const BIG = 1_000_000;
 const texts = (entries: Array<{ text: string }>) => entries.map((e) => e.text);

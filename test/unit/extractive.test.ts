@@ -18,56 +18,7 @@ import {
 } from '../../shared/summary/checkpoint.ts';
 import { noUsage, type SummarizeInput } from '../../shared/summary/summarizer.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
-
-/** Builds a transcript; seqs follow the order of the calls. */
-function transcript() {
-  const messages: Message[] = [];
-  const push = (m: Pick<Message, 'role' | 'kind' | 'content'> & Partial<Message>) => {
-    messages.push({
-      toolCallId: null,
-      toolName: null,
-      tokenCount: 1,
-      pinned: false,
-      seq: messages.length,
-      ...legacyToolIds(m.kind, m.toolCallId ?? null),
-      ...m,
-    });
-  };
-  let id = 0;
-  const t = {
-    messages,
-    user(content: string) {
-      push({ role: 'user', kind: 'message', content });
-      return t;
-    },
-    assistant(content: string) {
-      push({ role: 'assistant', kind: 'message', content });
-      return t;
-    },
-    /** A tool call, with its result unless `result` is null. */
-    tool(name: string, args: Record<string, unknown>, result: string | null) {
-      const callId = `call_${++id}`;
-      push({
-        role: 'assistant',
-        kind: 'tool_call',
-        toolCallId: callId,
-        toolName: name,
-        content: JSON.stringify({ name, arguments: args }),
-      });
-      if (result !== null)
-        push({ role: 'tool', kind: 'tool_result', toolCallId: callId, toolName: name, content: result });
-      return t;
-    },
-    bash(command: string, output: string | null, code = 0) {
-      return t.tool(
-        'bash',
-        { command },
-        output === null ? null : `<returncode>${code}</returncode>\n<output>\n${output}\n</output>`,
-      );
-    },
-  };
-  return t;
-}
+import { transcript } from '../support/transcript-builder.ts';
 
 const BIG = 1_000_000;
 
