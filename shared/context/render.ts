@@ -190,7 +190,8 @@ export function renderContext(input: RenderContextInput): RenderedContext {
     ...(input.archivedSystem ?? []).map((text): Block => ({ type: 'text', text })),
   ].filter((b) => !isBlankText(b));
 
-  const pieces = summaryFirst(rows.slice(lead)).map((row) => pieceOf(row, rows, input.checkpoint, native));
+  const sent = native ? block : null;
+  const pieces = summaryFirst(rows.slice(lead)).map((row) => pieceOf(row, rows, input.checkpoint, sent));
 
   // An open tool loop a compaction cut into keeps its thinking, with a notice.
   // Whether a piece's thinking was signed over a history a compaction has changed since.
@@ -240,12 +241,12 @@ function pieceOf(
   row: ContextRow,
   all: readonly ContextRow[],
   checkpoint: Checkpoint | null,
-  native: boolean,
+  /** The newest summary's compaction block, when it is sent as one; else null. */
+  block: Block | null,
 ): Piece {
   if (row.kind === 'summary') {
     const newest = all.findLast((r) => r.kind === 'summary') === row;
-    const block = compactionBlockOf(row.content);
-    if (newest && native && block) {
+    if (newest && block) {
       return { role: 'assistant', seq: row.seq, content: [block], contextVersion: null, sealed: true };
     }
     const body =

@@ -14,17 +14,15 @@
  * the `summarize` runs (a strategy that only clears keeps every message and writes no checkpoint).
  * Exits 1 when a target is missed. Not part of `npm test`.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
-import postgres from 'postgres';
 import { createSession } from '../../producer/sessions.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { openDatabase } from '../../shared/postgres/db.ts';
+import type { openDatabase } from '../../shared/postgres/db.ts';
 import { type Strategy, type SummarizerName, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
@@ -33,14 +31,10 @@ import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit } from '../../worker/postgres/audit.ts';
-import { migrateDatabase } from '../../worker/postgres/migrate.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
-import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
-import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
-import { CORPUS_DIR, cleanRedis, silentLogger } from '../support/fixtures.ts';
+import { CORPUS_DIR, silentLogger } from '../support/fixtures.ts';
+import { withScratch } from './scratch.ts';
 
 const { values } = parseArgs({ options: { 'keep-recent': { type: 'string', default: '10' } } });
 const keepRecent = Number(values['keep-recent']);
@@ -72,28 +66,16 @@ interface Row {
 }
 
 async function main(): Promise<number> {
-  const name = `compactor_fidelity_${randomBytes(5).toString('hex')}`;
-  const prefix = `fid${randomBytes(4).toString('hex')}`;
-  const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  const url = databaseUrlFor(name);
-  const database = openDatabase(url, { max: 4 });
-  const redis = new Redis(REDIS_URL);
-  const fake = new FakeAnthropicServer();
-  const llm = await fake.start();
-  try {
-    await migrateDatabase(url);
-    const store = new CompactionStore(database.db);
-    const leases = new LeaseManager(redis, { prefix });
+  return withScratch('fidelity', async ({ database, store, leases, fake, llmUrl }) => {
     const extractive = createExtractiveSummarizer();
     const anthropic = createAnthropicSummarizer({
       apiKey: 'fidelity',
-      baseURL: llm.url,
+      baseURL: llmUrl,
       model: 'claude-haiku-4-5',
     });
     const compaction = createAnthropicCompactionSummarizer({
       apiKey: 'fidelity',
-      baseURL: llm.url,
+      baseURL: llmUrl,
       model: 'claude-sonnet-4-6',
     });
     const summarize = { type: 'summarize', keepRecent, maxSummaryTokens: 2_000 } as const;
@@ -162,14 +144,7 @@ async function main(): Promise<number> {
     }
     print(rows);
     return targetsMet(rows) ? 0 : 1;
-  } finally {
-    await llm.close();
-    await redis.quit();
-    await cleanRedis(prefix);
-    await database.close();
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end();
-  }
+  });
 }
 
 async function measure(

@@ -15,26 +15,19 @@
  * lists the probes missed with the checkpoint alone. Not part of `npm test`; always exits 0 when it
  * ran (the figures are a measure, not a gate).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
-import postgres from 'postgres';
 import { appendMessages, createSession } from '../../producer/sessions.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { openDatabase } from '../../shared/postgres/db.ts';
+import type { openDatabase } from '../../shared/postgres/db.ts';
 import { type Checkpoint, checkpointSchema, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
-import { migrateDatabase } from '../../worker/postgres/migrate.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
-import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
-import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
-import { CORPUS_DIR, cleanRedis, silentLogger } from '../support/fixtures.ts';
+import { CORPUS_DIR, silentLogger } from '../support/fixtures.ts';
 import { loadProbeFiles } from './probe-files.ts';
 import {
   failedCompleted,
@@ -48,6 +41,7 @@ import {
   pointCut,
   staleBlockers,
 } from './probes.ts';
+import { withScratch } from './scratch.ts';
 
 const { values } = parseArgs({
   options: {
@@ -85,26 +79,14 @@ async function main(): Promise<number> {
     (f) => !values.session?.length || values.session.includes(f.session),
   );
   if (probeFiles.length === 0) throw new Error('no probe files (or none named by --session)');
-  const name = `compactor_probes_${randomBytes(5).toString('hex')}`;
-  const prefix = `prb${randomBytes(4).toString('hex')}`;
-  const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  const url = databaseUrlFor(name);
-  const database = openDatabase(url, { max: 4 });
-  const redis = new Redis(REDIS_URL);
-  const fake = new FakeAnthropicServer();
-  const llm = await fake.start();
-  try {
-    await migrateDatabase(url);
-    const store = new CompactionStore(database.db);
-    const leases = new LeaseManager(redis, { prefix });
+  return withScratch('probes', async ({ database, store, leases, fake, llmUrl }) => {
     const runs: Array<{ label: string; summarizer: Summarizer }> = [
       { label: 'extractive', summarizer: createExtractiveSummarizer() },
       {
         label: 'anthropic',
         summarizer: createAnthropicSummarizer({
           apiKey: 'fidelity',
-          baseURL: llm.url,
+          baseURL: llmUrl,
           model: 'claude-haiku-4-5',
         }),
       },
@@ -154,14 +136,7 @@ async function main(): Promise<number> {
     print(rows);
     if (values.misses) printMisses(rows);
     return 0;
-  } finally {
-    await llm.close();
-    await redis.quit();
-    await cleanRedis(prefix);
-    await database.close();
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end();
-  }
+  });
 }
 
 function toAppend(m: TranscriptMessage) {

@@ -414,8 +414,8 @@ function changeFor(
  * The summarizer a strategy names, when this process runs it; else the process's, with a note for
  * the ledger saying why.
  */
-function pickSummarizer(
-  deps: PipelineDeps,
+export function pickSummarizer(
+  deps: Pick<PipelineDeps, 'summarizer' | 'summarizers'>,
   name: SummarizerName | undefined,
 ): { summarizer: Summarizer; note: string | undefined } {
   if (name === undefined || deps.summarizers === undefined)

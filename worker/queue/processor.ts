@@ -34,6 +34,7 @@ import {
   type CompactionRequest,
   effectivePolicy,
   type PipelineDeps,
+  pickSummarizer,
   runCompaction,
 } from '../pipeline/pipeline.ts';
 import { jobActionFor } from './job-actions.ts';
@@ -64,10 +65,9 @@ export interface ProcessorDeps extends PipelineDeps {
   metrics?: Pick<WorkerMetrics, 'jobSettled' | 'leaseConflict'>;
 }
 
-/** The name of the summarizer the strategy's summaries ran with: the one it names, when this process runs it. */
+/** The name of the summarizer the strategy's summaries ran with (the pipeline's choice). */
 function failedSummarizerOf(deps: ProcessorDeps, strategy: Strategy): string {
-  const named = strategyUnit(strategy).summaryOptions(strategy)?.summarizer;
-  return (named && deps.summarizers?.[named]?.name) || deps.summarizer.name;
+  return pickSummarizer(deps, strategyUnit(strategy).summaryOptions(strategy)?.summarizer).summarizer.name;
 }
 
 /**

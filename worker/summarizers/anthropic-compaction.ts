@@ -33,7 +33,6 @@ import {
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { SummaryEstimate } from '../../shared/policy/budget.ts';
 import { COMPACTION_BETA, isCompactionBlock } from '../../shared/summary/compaction-block.ts';
-import { costUsd } from '../../shared/summary/pricing.ts';
 import {
   addUsage,
   type ConversationRequest,
@@ -45,9 +44,9 @@ import {
 } from '../../shared/summary/summarizer.ts';
 import {
   type AnthropicSummarizerOptions,
-  DEFAULT_ANTHROPIC_BASE_URL,
+  anthropicClient,
   DEFAULT_MAX_INPUT_TOKENS,
-  DEFAULT_TIMEOUT_MS,
+  usageOf,
 } from './anthropic.ts';
 import { mapAnthropicError } from './anthropic-errors.ts';
 
@@ -66,12 +65,7 @@ type Turn = ConversationRequest['messages'][number];
 export function createAnthropicCompactionSummarizer(options: AnthropicSummarizerOptions): Summarizer {
   if (!options.apiKey) throw new SummarizerConfigError('anthropic-compaction summarizer: apiKey is empty');
   if (!options.model) throw new SummarizerConfigError('anthropic-compaction summarizer: model is empty');
-  const client = new Anthropic({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
-    maxRetries: options.maxRetries ?? 0,
-    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-  });
+  const client = anthropicClient(options);
   const now = options.now ?? (() => performance.now());
   const maxInputTokens = options.maxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS;
   const readable = createExtractiveSummarizer();
@@ -205,23 +199,4 @@ function withoutThinking(turn: Turn): Turn {
   if (typeof turn.content === 'string') return turn;
   const content = turn.content.filter((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking');
   return content.length === turn.content.length ? turn : { role: turn.role, content };
-}
-
-/**
- * Usage of a compaction answer: the docs put the compaction's tokens in `usage.iterations` (the
- * top-level counts are 0) and say to sum across the iterations.
- */
-function usageOf(message: Anthropic.Message, requestedModel: string, llmMs: number): SummaryUsage {
-  const model = typeof message.model === 'string' && message.model ? message.model : requestedModel;
-  const u = (message.usage ?? {}) as unknown as Record<string, unknown> & { iterations?: unknown };
-  const parts: Array<Record<string, unknown>> = Array.isArray(u.iterations) ? u.iterations : [u];
-  const sum = (field: string) =>
-    parts.reduce((n, p) => n + (typeof p[field] === 'number' ? (p[field] as number) : 0), 0);
-  const tokens = {
-    inputTokens: sum('input_tokens'),
-    outputTokens: sum('output_tokens'),
-    cacheReadTokens: sum('cache_read_input_tokens'),
-    cacheWriteTokens: sum('cache_creation_input_tokens'),
-  };
-  return { model, ...tokens, costUsd: costUsd(model, tokens).usd, llmMs };
 }

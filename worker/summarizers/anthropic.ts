@@ -108,12 +108,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
       `anthropic summarizer: timeoutMs must be an integer > 0, got ${timeoutMs}`,
     );
   }
-  const client = new Anthropic({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
-    maxRetries,
-    timeout: timeoutMs,
-  });
+  const client = anthropicClient(options);
   const now = options.now ?? (() => performance.now());
 
   const maxInputTokens = options.maxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS;
@@ -260,12 +255,7 @@ export const BATCH_PRICE_FACTOR = 0.5;
  */
 export function createAnthropicBatches(options: AnthropicSummarizerOptions): AnthropicBatches {
   if (!options.apiKey) throw new SummarizerConfigError('anthropic batches: apiKey is empty');
-  const client = new Anthropic({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
-    maxRetries: options.maxRetries ?? 0,
-    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-  });
+  const client = anthropicClient(options);
   const maxInputTokens = options.maxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS;
   const modelOf = (input: SummarizeInput) => input.model || options.model;
   return {
@@ -432,14 +422,34 @@ function assertMessage(message: unknown): asserts message is Anthropic.Message {
   }
 }
 
-function usageOf(message: Anthropic.Message, requestedModel: string, llmMs: number): SummaryUsage {
+/**
+ * The SDK client of a summarizer's options: no SDK retries unless asked (BullMQ retries), the
+ * default timeout and endpoint.
+ */
+export function anthropicClient(options: AnthropicSummarizerOptions): Anthropic {
+  return new Anthropic({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
+    maxRetries: options.maxRetries ?? 0,
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+  });
+}
+
+/**
+ * The usage and cost (USD) of an answer. When the answer lists `usage.iterations` (a compaction's
+ * does, with 0 at the top level), the docs say to sum across them; otherwise the top-level counts.
+ */
+export function usageOf(message: Anthropic.Message, requestedModel: string, llmMs: number): SummaryUsage {
   const model = typeof message.model === 'string' && message.model ? message.model : requestedModel;
-  const u = message.usage;
+  const u = (message.usage ?? {}) as unknown as Record<string, unknown> & { iterations?: unknown };
+  const parts: Array<Record<string, unknown>> = Array.isArray(u.iterations) ? u.iterations : [u];
+  const sum = (field: string) =>
+    parts.reduce((n, p) => n + (typeof p[field] === 'number' ? (p[field] as number) : 0), 0);
   const tokens = {
-    inputTokens: u?.input_tokens ?? 0,
-    outputTokens: u?.output_tokens ?? 0,
-    cacheReadTokens: u?.cache_read_input_tokens ?? 0,
-    cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
+    inputTokens: sum('input_tokens'),
+    outputTokens: sum('output_tokens'),
+    cacheReadTokens: sum('cache_read_input_tokens'),
+    cacheWriteTokens: sum('cache_creation_input_tokens'),
   };
   return { model, ...tokens, costUsd: costUsd(model, tokens).usd, llmMs };
 }
