@@ -23,7 +23,9 @@ export interface BlockerResult {
 /**
  * Blockers: the previous ones, then each failed result's error. A later success of the call clears
  * it: the same shell command in normal form ({@link commandKey}: `python3 x.py 2>&1 | tail` is
- * `python x.py`), or the same tool on the same file.
+ * `python x.py`), or the same tool on the same file. So does a later failure of the same call whose
+ * output no longer holds the error: the call got past it (a missing module installed, the next
+ * error shows).
  */
 export function mergeBlockers(
   previous: CheckpointEntry[],
@@ -56,10 +58,8 @@ export function mergeBlockers(
       return;
     const error = detectError(m.content, summary?.inspect ?? false, command);
     const source = run ? sourceKey(run) : undefined;
-    if (error === null) {
-      if (summary && !summary.inspect) edits.push({ seq: m.seq, text: summary.text });
-      if (source === undefined) return;
-      for (const b of items.filter((b) => b.source === source)) {
+    const resolve = (gone: Item[], how: string) => {
+      for (const b of gone) {
         const between = edits
           .filter((e) => b.seq !== null && e.seq > b.seq && e.seq < m.seq)
           .map((e) => e.text);
@@ -67,13 +67,30 @@ export function mergeBlockers(
           between.length > 0 ? ` after ${clipWords([...new Set(between)].slice(-3).join(', '), 160)}` : '';
         const fix: ErrorFix = {
           error: cleanItem(stripFrom(b.text), ITEM_CHARS),
-          fix: cleanItem(`${summary?.text ?? source} succeeded${after} (seq ${m.seq})`, ITEM_CHARS),
+          fix: cleanItem(`${summary?.text ?? source} ${how}${after} (seq ${m.seq})`, ITEM_CHARS),
           seq: b.seq,
         };
         fixed.push({ text: renderErrorFix(fix), seq: m.seq, fix });
       }
-      items = items.filter((b) => b.source !== source);
+      items = items.filter((b) => !gone.includes(b));
+    };
+    if (error === null) {
+      if (summary && !summary.inspect) edits.push({ seq: m.seq, text: summary.text });
+      if (source === undefined) return;
+      resolve(
+        items.filter((b) => b.source === source),
+        'succeeded',
+      );
       return;
+    }
+    // The same call failing again without the old error in its output got past that error: the
+    // latest output of a command is the state of what it checks.
+    if (source !== undefined) {
+      const output = normalizeKey(m.content);
+      resolve(
+        items.filter((b) => b.source === source && !output.includes(normalizeKey(errorText(b.text)))),
+        'now gets past it, failing differently',
+      );
     }
     const line = clipWords(collapse(error), 220);
     const shown = run ? callSource(run) : undefined;
@@ -95,6 +112,17 @@ function sourceKey(run: ToolRun): string {
 function sourceOfPrevious(text: string): string | undefined {
   const shown = / \(from: (.+)\)$/.exec(text)?.[1];
   return shown === undefined ? undefined : commandKey(shown);
+}
+
+/**
+ * The head of a blocker's error, to look for in a later output: its first 60 characters, without its
+ * source, a clipped line's `…` or a label the error line was given (`[error]`, tags).
+ */
+function errorText(text: string): string {
+  return stripFrom(text)
+    .replace(/…$/, '')
+    .replace(/^\[?error\]?:?\s*/i, '')
+    .slice(0, 60);
 }
 
 function stripFrom(text: string): string {

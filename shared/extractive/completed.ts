@@ -4,7 +4,7 @@
  * a rejection is recorded as the user's decision.
  */
 import { describeCall } from './describe-call.ts';
-import { callOutcome, type Outcome } from './error-lines.ts';
+import { callOutcome, exitCode, type Outcome } from './error-lines.ts';
 import type { Item } from './items.ts';
 import { stringArgument, type ToolRun } from './tool-runs.ts';
 
@@ -19,7 +19,7 @@ export function outcomes(runs: Map<number, ToolRun>): Map<number, Outcome> {
   return out;
 }
 
-/** Successful, non-read-only calls as `edited x` / `ran: cmd`, then finished todos. */
+/** Successful, non-read-only calls with exit code 0 (when stated) as `edited x` / `ran: cmd`, then finished todos. */
 export function completedItems(
   runs: Map<number, ToolRun>,
   ended: Map<number, Outcome>,
@@ -29,7 +29,8 @@ export function completedItems(
   for (const [index, run] of runs) {
     if (!run.result || ended.get(index) !== 'ok') continue;
     const summary = describeCall(run);
-    if (summary.inspect) continue;
+    // A non-zero exit that is not a failure (grep's "no match") did not complete anything either.
+    if (summary.inspect || (exitCode(run.result.content) ?? 0) !== 0) continue;
     items.push({ text: summary.text, seq: run.result.seq });
   }
   return [...items, ...todosDone].sort((a, b) => (a.seq ?? -1) - (b.seq ?? -1));

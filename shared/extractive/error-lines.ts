@@ -9,7 +9,7 @@ const EXIT_CODE_PATTERNS = [
 ];
 
 /** The exit code a tool result states near its start or end, or null when it states none. */
-function exitCode(content: string): number | null {
+export function exitCode(content: string): number | null {
   const edges = content.length <= 1_000 ? content : `${content.slice(0, 500)}\n${content.slice(-500)}`;
   for (const pattern of EXIT_CODE_PATTERNS) {
     const match = pattern.exec(edges);
@@ -51,15 +51,17 @@ const LABEL_ERRORS = /^(?:\[error\]|<tool_use_error>|error\b|failed\b|failure\b)
  */
 export function detectError(content: string, inspect: boolean, command: string | null): string | null {
   const code = exitCode(content);
-  if (code === 0) return null;
+  // `x | head` exits with head's status: a 0 says nothing of x, whose errors are in the output.
+  if (code === 0 && (inspect || !pipedIntoFilter(command))) return null;
   const lines = stripAnsi(content)
     .split('\n')
     // Error lines are short; clipping bounds the work of the patterns on megabyte-long lines.
     .map((l) => l.slice(0, MAX_ERROR_LINE).trim())
     .filter((l) => l.length > 0 && !/^<\/?(?:returncode|output)>/.test(l));
   if (inspect && code === null) return toolMessageError(lines);
-  const found = tracebackException(lines) ?? firstStrongError(lines);
+  const found = tracebackException(lines) ?? firstStrongError(lines) ?? missingModule(lines);
   if (found !== null) return found;
+  if (code === 0) return null;
   if (code !== null) return isBenignExit(command, code) ? null : `exit code ${code}`;
   const label = lines.findIndex((l) => LABEL_ERRORS.test(l));
   return label >= 0 ? withDetail(lines, label) : null;
@@ -125,6 +127,23 @@ function withDetail(lines: string[], index: number): string {
   if (/[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(rest) && !line.endsWith(':')) return line;
   const next = lines.slice(index + 1).find((l) => clean(l).length > 0);
   return next === undefined ? line : `${line} ${clean(next)}`;
+}
+
+/** `python: No module named pytest`: an interpreter's one-line refusal, without a traceback. */
+function missingModule(lines: string[]): string | null {
+  return lines.find((l) => /^(?:\S+: )?No module named \S+$/.test(l)) ?? null;
+}
+
+/** Filters whose exit status replaces the one of the command piped into them. */
+const FILTERS =
+  /^(?:head|tail|grep|egrep|fgrep|rg|less|more|sort|uniq|cut|tr|wc|tee|cat|awk|sed|jq|column|nl|fold)$/;
+
+/** Whether a shell command's last step is a filter reading a pipe (`pytest 2>&1 | tail -20`). */
+function pipedIntoFilter(command: string | null): boolean {
+  if (command === null || !/\|(?!\|)/.test(command)) return false;
+  const { steps, unquoted } = parseShell(command);
+  const last = steps[steps.length - 1]?.[0];
+  return last !== undefined && FILTERS.test(last) && /[^|]\|[^|]/.test(unquoted);
 }
 
 /** Exit 1 of grep-like commands means "no match" or "differs", not failure. */

@@ -143,18 +143,82 @@ function listItems(text: string): string[] {
     });
 }
 
-/** The rule sentences of a user message, strongest first, at most {@link RULES_PER_MESSAGE}. */
+/**
+ * The rule sentences of a user message, strongest first, at most {@link RULES_PER_MESSAGE}. A rule
+ * that ends with a colon ("You MUST use this EXACT command to submit:") carries what it introduces:
+ * the code block or the list items that follow it, so the command or the file list survives with it.
+ * A heading (a line without a sentence's end, title-cased or `#`-marked) is not a rule.
+ */
 function ruleSentences(text: string): string[] {
-  const prose = text.replace(/```[\s\S]*?(?:```|$)/g, '\n').replace(/<\/?[\w-]+>/g, '\n');
-  const candidates = prose
-    .split('\n')
-    .map((l) => l.replace(/^\s*(?:[-*+>#]+|\d+[.)])\s+/, '').trim())
-    .flatMap((l) => l.split(/(?<=[.!?])\s+/))
-    .map((s) => s.trim())
-    .filter((s) => s.length >= 8 && s.length <= ITEM_CHARS && !s.endsWith('?'));
+  const candidates: string[] = [];
+  const units = textUnits(text.replace(/<\/?[\w-]+>/g, '\n'));
+  units.forEach((unit, i) => {
+    if (unit.code) return;
+    const line = unit.text.replace(/^\s*(?:[-*+>]+|\d+[.)])\s+/, '').trim();
+    if (/^#/.test(line) || isHeading(line)) return;
+    for (const sentence of line.split(/(?<=[.!?])\s+/).map((s) => s.trim())) {
+      if (sentence.length < 8 || sentence.endsWith('?')) continue;
+      const introduced = sentence.endsWith(':') ? introducedBy(units, i) : '';
+      const full = introduced ? `${sentence} ${introduced}` : sentence;
+      if (full.length <= ITEM_CHARS) candidates.push(full);
+    }
+  });
   const strong = candidates.filter((s) => STRONG_RULE.test(s));
   const weak = candidates.filter((s) => !STRONG_RULE.test(s) && RULE.test(s));
   return [...strong, ...weak].slice(0, RULES_PER_MESSAGE).map((s) => cleanItem(s, ITEM_CHARS));
+}
+
+/** A line of prose, or a fenced code block's content. */
+interface TextUnit {
+  text: string;
+  code: boolean;
+}
+
+/** The non-blank lines of a text, a fenced code block (```) as one unit of its own. */
+function textUnits(text: string): TextUnit[] {
+  const units: TextUnit[] = [];
+  let code: string[] | null = null;
+  for (const line of text.split('\n')) {
+    if (/^\s*```/.test(line)) {
+      if (code === null) code = [];
+      else {
+        units.push({ text: code.join('\n'), code: true });
+        code = null;
+      }
+      continue;
+    }
+    if (code !== null) code.push(line);
+    else if (line.trim()) units.push({ text: line, code: false });
+  }
+  if (code !== null) units.push({ text: code.join('\n'), code: true });
+  return units;
+}
+
+/** What the unit after `index` introduces: a code block's first lines, or the list items that follow. */
+function introducedBy(units: TextUnit[], index: number): string {
+  const next = units[index + 1];
+  if (!next) return '';
+  if (next.code) {
+    const lines = next.text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    return lines.length > 0 ? `\`${clipWords(lines.slice(0, 3).join('; '), 200)}\`` : '';
+  }
+  const items: string[] = [];
+  for (const unit of units.slice(index + 1)) {
+    const item = /^\s*(?:[-*+•]|\d+[.)])\s+(.+)$/.exec(unit.text)?.[1];
+    if (unit.code || !item) break;
+    items.push(clipWords(item.trim(), 60));
+  }
+  return items.length > 0 ? clipWords(items.join('; '), 200) : '';
+}
+
+/** A heading: short, no sentence end, most words capitalized ("Important Boundaries"). */
+function isHeading(line: string): boolean {
+  if (line.length > 60 || /[.!?:;,]$/.test(line)) return false;
+  const words = line.split(/\s+/).filter((w) => /^\p{L}/u.test(w));
+  return words.length > 0 && words.length <= 6 && words.every((w) => /^\p{Lu}/u.test(w));
 }
 
 const STOP_WORDS = new Set(

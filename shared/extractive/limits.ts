@@ -31,13 +31,13 @@ export type ListKey = keyof typeof LIST_CAPS;
  * list is guaranteed; what a list leaves unused goes to the others, newest items first.
  */
 export const LIST_SHARES: Record<ListKey, number> = {
-  userInstructions: 0.16,
-  completed: 0.14,
+  userInstructions: 0.22,
+  completed: 0.11,
   inProgress: 0.06,
   pending: 0.08,
   blockers: 0.1,
-  decisions: 0.07,
-  openQuestions: 0.04,
+  decisions: 0.05,
+  openQuestions: 0.03,
   errorsAndFixes: 0.1,
   discoveries: 0.1,
   files: 0.15,

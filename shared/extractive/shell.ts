@@ -29,6 +29,23 @@ const GIT_READS = new Set(
   'status log diff show branch blame grep ls-files rev-parse remote describe'.split(' '),
 );
 
+/** Package managers' subcommands that only report (`pip list`, `npm ls`, `cargo tree`). */
+const PACKAGE_READS = new Map<string, Set<string>>(
+  Object.entries({
+    pip: 'list show freeze check',
+    pip3: 'list show freeze check',
+    npm: 'ls list view info outdated',
+    yarn: 'list info why',
+    pnpm: 'ls list why',
+    conda: 'list info',
+    cargo: 'tree metadata',
+    go: 'list version env',
+    gem: 'list',
+    apt: 'list show',
+    dpkg: '-l -s -L',
+  }).map(([tool, subs]) => [tool, new Set(subs.split(' '))]),
+);
+
 /** Whether a shell command only reads: every step a read command, no redirection into a file, no `sed -i`. */
 export function isInspectionCommand(command: string): boolean {
   const { steps, unquoted } = parseShell(command);
@@ -36,6 +53,10 @@ export function isInspectionCommand(command: string): boolean {
   if (/>|\btee\b|\bsed\s+(?:-\w*\s+)*-i/.test(withoutHarmless)) return false;
   return steps.every(([word, sub]) => {
     if (word === 'git') return sub !== undefined && GIT_READS.has(sub);
+    if (sub !== undefined && PACKAGE_READS.get(word)?.has(sub)) return true;
+    // `python --version`, `node -v`: a version is a report.
+    if (sub !== undefined && /^(?:--version|-V|-v|version)$/.test(sub) && /^[\w.+-]+$/.test(word))
+      return true;
     return INSPECT_COMMANDS.has(word);
   });
 }

@@ -48,6 +48,7 @@ const { values } = parseArgs({
     'keep-recent': { type: 'string', default: '10' },
     session: { type: 'string', multiple: true },
     misses: { type: 'boolean', default: false },
+    show: { type: 'boolean', default: false },
   },
 });
 const keepRecent = Number(values['keep-recent']);
@@ -56,7 +57,8 @@ if (!Number.isInteger(keepRecent) || keepRecent < 0) throw new Error('--keep-rec
 interface Graded {
   probe: Probe;
   withKept: boolean;
-  alone: boolean;
+  /** Null when there is no checkpoint yet: nothing left the context, all of it is still read. */
+  alone: boolean | null;
 }
 
 interface PointRow {
@@ -69,6 +71,8 @@ interface PointRow {
   status: string;
   graded: Graded[];
   staleBlockers: string[];
+  /** Blockers the checkpoint lists, stale or not. */
+  blockers: number;
   failedCompleted: string[];
   metaGoal: boolean;
   metaRequest: boolean;
@@ -178,6 +182,7 @@ async function measure(
       )
     : '';
   const withKept = [rendered, ...keptMessages.map((m) => m.content)].join('\n\n');
+  if (values.show) console.log(`\n=== ${session} ${summarizer} ${point}\n${rendered || '(no checkpoint)'}\n`);
   return {
     session,
     summarizer,
@@ -188,9 +193,10 @@ async function measure(
     graded: probes.map((probe) => ({
       probe,
       withKept: gradeExpect(probe.expect, withKept, open),
-      alone: gradeExpect(probe.expect, rendered, open),
+      alone: checkpoint ? gradeExpect(probe.expect, rendered, open) : null,
     })),
     staleBlockers: checkpoint ? staleBlockers(checkpoint, probes) : [],
+    blockers: checkpoint?.blockers.length ?? 0,
     failedCompleted: checkpoint ? failedCompleted(checkpoint, prefixMessages) : [],
     metaGoal: checkpoint ? isMetaText(checkpoint.goal) : false,
     metaRequest: checkpoint ? isMetaText(checkpoint.lastUserRequest) : false,
@@ -198,6 +204,15 @@ async function measure(
 }
 
 const pct = (n: number, d: number) => (d === 0 ? '-' : `${n}/${d} (${((100 * n) / d).toFixed(0)}%)`);
+
+/**
+ * Probes answered from the checkpoint alone, of the probes at points that have one: before the first
+ * compaction that applies, nothing has left the context and there is no checkpoint to grade.
+ */
+function aloneRate(graded: Graded[]): string {
+  const judged = graded.filter((g) => g.alone !== null);
+  return pct(judged.filter((g) => g.alone).length, judged.length);
+}
 
 function table(header: string[], body: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
@@ -233,7 +248,7 @@ function print(rows: PointRow[]): void {
         String(r.kept),
         r.status,
         pct(r.graded.filter((g) => g.withKept).length, r.graded.length),
-        pct(r.graded.filter((g) => g.alone).length, r.graded.length),
+        aloneRate(r.graded),
         String(r.staleBlockers.length),
         String(r.failedCompleted.length),
         [r.metaGoal ? 'goal' : '', r.metaRequest ? 'request' : ''].filter(Boolean).join('+') || '-',
@@ -247,7 +262,7 @@ function print(rows: PointRow[]): void {
       label,
       String(gs.length),
       pct(gs.filter((g) => g.withKept).length, gs.length),
-      pct(gs.filter((g) => g.alone).length, gs.length),
+      aloneRate(gs),
     ];
     console.log(`\n${name}: probes answered, with the kept messages and from the checkpoint alone`);
     console.log(
@@ -273,7 +288,10 @@ function print(rows: PointRow[]): void {
     const sum = (f: (r: PointRow) => number) => mine.reduce((n, r) => n + f(r), 0);
     console.log(
       `${name}: ${mine.length} compactions (${mine.filter((r) => r.status === 'applied').length} applied); ` +
-        `stale blockers ${sum((r) => r.staleBlockers.length)}; ` +
+        `stale blockers ${pct(
+          sum((r) => r.staleBlockers.length),
+          sum((r) => r.blockers),
+        )} of the blockers listed; ` +
         `failures listed as completed ${sum((r) => r.failedCompleted.length)}; ` +
         `goal from a meta message ${sum((r) => (r.metaGoal ? 1 : 0))}; ` +
         `last request from a meta message ${sum((r) => (r.metaRequest ? 1 : 0))}`,
@@ -284,7 +302,7 @@ function print(rows: PointRow[]): void {
 function printMisses(rows: PointRow[]): void {
   console.log('\nProbes missed from the checkpoint alone (✗ = also missed with the kept messages):');
   for (const r of rows) {
-    const missed = r.graded.filter((g) => !g.alone);
+    const missed = r.graded.filter((g) => g.alone === false);
     const extra = [
       ...r.staleBlockers.map((b) => `stale blocker: ${b}`),
       ...r.failedCompleted.map((c) => `failed as completed: ${c}`),

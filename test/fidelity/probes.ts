@@ -177,10 +177,21 @@ export function callKey(callContent: string): { command: string | null; path: st
   const editorSub = command !== null && /^(?:view|create|str_replace|insert|undo_edit)$/.test(command);
   const name = typeof record(json).name === 'string' ? (record(json).name as string) : '';
   return {
-    command: command && !editorSub ? normalise(command).slice(0, 200) : null,
+    // `cd /repo && x` runs x: the same call as `x` written without it.
+    command: command && !editorSub ? normalise(withoutCd(command)).slice(0, 200) : null,
     path: path ? normalise(path) : null,
     edit: editorSub ? command !== 'view' : /edit|write|create|replace|insert/i.test(name) && command === null,
   };
+}
+
+/** A command without its leading `cd dir &&` / `cd dir;` steps. */
+function withoutCd(command: string): string {
+  let text = command.trim();
+  for (;;) {
+    const next = text.replace(/^cd\s+("[^"]*"|'[^']*'|\S+)\s*(?:&&|;)\s*/, '');
+    if (next === text) return text;
+    text = next;
+  }
 }
 
 /**

@@ -156,6 +156,33 @@ describe('user instructions', () => {
   });
 });
 
+describe('rules that introduce what follows', () => {
+  it('keeps the command or the list a rule ending with a colon introduces, and no heading', () => {
+    const { messages } = transcript().user(
+      [
+        'Fix the parser bug.',
+        '',
+        '## Important Boundaries',
+        '',
+        'You MUST use this EXACT command to submit:',
+        '',
+        '```bash',
+        'echo DONE && cat patch.txt',
+        '```',
+        '',
+        'Do not modify any of the following files:',
+        '- tests/',
+        '- setup.cfg',
+      ].join('\n'),
+    );
+    const rules = texts(extractCheckpoint(null, messages, BIG).userInstructions);
+    expect(rules).toEqual([
+      'You MUST use this EXACT command to submit: `echo DONE && cat patch.txt`',
+      'Do not modify any of the following files: tests/; setup.cfg',
+    ]);
+  });
+});
+
 describe('failures', () => {
   it('never lists a rejected, interrupted or failed call as completed', () => {
     const { messages } = transcript()
@@ -225,6 +252,40 @@ describe('failures', () => {
         fix: 'ran: python reproduce.py succeeded after edited src/a.py (seq 5)',
         seq: 1,
       },
+    ]);
+  });
+
+  it('expires a blocker when the same command later fails without it, and keeps one it still shows', () => {
+    const { messages } = transcript()
+      .bash('python reproduce.py', "ModuleNotFoundError: No module named 'pytz'", 1)
+      .bash('pip install pytz -q', '', 0)
+      .bash('python run_tests.py', 'KeyError: 7', 1)
+      .bash('python reproduce.py', 'AttributeError: np.Inf was removed', 1)
+      .bash('python run_tests.py', 'collected 3\nKeyError: 7', 1);
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    expect(texts(checkpoint.blockers)).toEqual([
+      'AttributeError: np.Inf was removed (from: python reproduce.py)',
+      'KeyError: 7 (from: python run_tests.py)',
+    ]);
+    expect(checkpoint.errorsAndFixes).toEqual([
+      {
+        error: "ModuleNotFoundError: No module named 'pytz'",
+        fix: 'ran: python reproduce.py now gets past it, failing differently after ran: pip install pytz -q (seq 7)',
+        seq: 1,
+      },
+    ]);
+  });
+
+  it('reads a failure a pipe into a filter hides behind exit code 0, and keeps no-match greps out of completed', () => {
+    const { messages } = transcript()
+      .bash('python -m pytest tests -x 2>&1 | head -50', '/usr/bin/python: No module named pytest', 0)
+      .bash('./build.sh | grep -c warning', '', 1)
+      .bash('pip list | grep -i numpy', '', 1)
+      .bash('make install', 'installed', 0);
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    expect(texts(checkpoint.completed)).toEqual(['ran: make install']);
+    expect(texts(checkpoint.blockers)).toEqual([
+      '/usr/bin/python: No module named pytest (from: python -m pytest tests -x 2>&1 | head -50)',
     ]);
   });
 
