@@ -64,6 +64,15 @@ export function fileItems(
     }
     note({ ...found, seq: run.result.seq }, changes ? 1 : 0);
   }
+  // A diff the agent printed (`git diff`, `cat fix.patch`) says what changed, whoever changed it.
+  for (const [index, run] of runs) {
+    if (!run.result || ended.get(index) !== 'ok') continue;
+    for (const [path, change] of diffChanges(run.result.content)) {
+      const known = files.get(sanitizePath(path) ?? '');
+      const role: Role = known && RANK[known.role] > RANK.edited ? known.role : 'edited';
+      note({ path, role, change, seq: run.result.seq }, 0);
+    }
+  }
   return [...files.values()]
     .sort((a, b) => rank(b.role) - rank(a.role) || b.order - a.order)
     .slice(0, LIST_CAPS.files)
@@ -137,4 +146,49 @@ function changeOf(run: ToolRun, role: Role): string | null {
     typeof a.file_text === 'string' ? a.file_text : typeof a.content === 'string' ? a.content : null;
   if (body !== null) return `${body.split('\n').length} lines`;
   return null;
+}
+
+/** Changed lines of each side a diff summary shows, and the length of each. */
+const DIFF_LINES = 2;
+const DIFF_LINE_CHARS = 90;
+
+/**
+ * The files of a unified diff in a text (`diff --git a/x b/x` or `+++ b/x` headers) with what
+ * changed in each: its first removed and added lines, `diff: -old | +new`. A file the diff deletes
+ * (`+++ /dev/null`) is left out. Empty when the text holds no diff.
+ */
+export function diffChanges(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!/^(?:diff --git |\+\+\+ )/m.test(text)) return out;
+  let path: string | null = null;
+  let removed: string[] = [];
+  let added: string[] = [];
+  const flush = () => {
+    if (path && removed.length + added.length > 0) {
+      const shown = [
+        ...removed.slice(0, DIFF_LINES).map((l) => `-${clipWords(collapse(l), DIFF_LINE_CHARS)}`),
+        ...added.slice(0, DIFF_LINES).map((l) => `+${clipWords(collapse(l), DIFF_LINE_CHARS)}`),
+      ];
+      out.set(path, clipWords(`diff: ${shown.join(' | ')}`, 400));
+    }
+    removed = [];
+    added = [];
+  };
+  for (const line of text.slice(0, 200_000).split('\n')) {
+    const header = /^diff --git a\/(\S+) b\/(\S+)/.exec(line);
+    const plus = /^\+\+\+ (?:b\/)?(\S+)/.exec(line);
+    if (header || plus) {
+      const next = header?.[2] ?? plus?.[1] ?? null;
+      if (header || next !== path) {
+        flush();
+        path = next === '/dev/null' ? null : next;
+      }
+      continue;
+    }
+    if (path === null || /^(?:---|\\ No newline)/.test(line)) continue;
+    if (line.startsWith('-') && line.slice(1).trim()) removed.push(line.slice(1));
+    else if (line.startsWith('+') && line.slice(1).trim()) added.push(line.slice(1));
+  }
+  flush();
+  return out;
 }

@@ -169,7 +169,10 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
     goal,
     lastUserRequest,
     currentWork: entryOf(state.currentWork ?? told.currentWork?.[0]) ?? prior.currentWork,
-    nextStep: entryOf(state.nextStep ?? told.nextStep?.[0]) ?? (hasState ? null : prior.nextStep),
+    // A previous next step is stale once the agent has worked on since: only kept when nothing new is known.
+    nextStep:
+      entryOf(state.nextStep ?? told.nextStep?.[0]) ??
+      (hasState || state.currentWork ? null : prior.nextStep),
     workingSet: extractWorkingSet(messages, prior.workingSet).slice(0, MAX_WORKING_SET),
   };
   const coveredThroughSeq = messages[messages.length - 1]?.seq ?? 0;

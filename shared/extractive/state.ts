@@ -5,7 +5,7 @@ import type { Outcome } from './error-lines.ts';
 import { trailingIntents } from './intents.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS } from './limits.ts';
-import { cleanItem, clipWords, findLastIndex, isRecord, isThinking, sentences } from './text.ts';
+import { cleanItem, clipWords, isRecord, isThinking, sentences } from './text.ts';
 import type { ToolRun } from './tool-runs.ts';
 
 /** What {@link currentState} found; `todosDone` go to completed work. */
@@ -30,8 +30,8 @@ interface TodoList {
  * whose arguments hold `todos: [{content, status}]`, or a checklist printed in any message:
  * `☐`/`☒`/`☑`/`✔`, `- [ ]`/`- [x]`), and the intents the agent stated after its last tool result
  * ("Next I will run the tests"). The current work is the todo in progress, else a call still
- * running, else the agent's last words, else its last call; the next step is the first open todo,
- * else the first intent.
+ * running, else the agent's last words (less the next step they state) and the call they led to,
+ * else its last call; the next step is the first open todo, else the first intent.
  */
 export function currentState(
   messages: Message[],
@@ -56,12 +56,12 @@ export function currentState(
   pending.push(...intents);
   const nextStep = (todos ? pending[0] : undefined) ?? intents[0] ?? null;
   // The agent's last words are often the intent already shown as the next step: then not again.
-  const words = lastWords(messages);
-  const spoken = words && words.text !== nextStep?.text ? words : null;
-  // Failing those, the last call only when it did not succeed: a success already shows as completed.
-  const call = lastCall(runs, ended);
-  const failedCall = call && !call.text.endsWith(' (ok)') ? call : null;
-  const currentWork = inProgress[inProgress.length - 1] ?? spoken ?? failedCall;
+  const words = lastWords(messages, runs, ended);
+  const said =
+    words && nextStep ? words.text.replace(nextStep.text, '').replace(/\s+/g, ' ').trim() : words?.text;
+  const spoken = words && said && !/^→/.test(said) ? { ...words, text: said } : null;
+  // Failing those, the last call and how it ended.
+  const currentWork = inProgress[inProgress.length - 1] ?? spoken ?? lastCall(runs, ended);
   return { inProgress, pending, todosDone, currentWork, nextStep };
 }
 
@@ -111,14 +111,34 @@ export function checklist(text: string, seq: number): TodoList | null {
   return count >= 2 ? list : null;
 }
 
-/** The agent's last words after its last tool result (its first sentence), or null. */
-function lastWords(messages: Message[]): Item | null {
-  const lastResult = findLastIndex(messages, (m) => m.kind === 'tool_result');
-  for (let i = messages.length - 1; i > lastResult; i--) {
+/**
+ * The agent's last words (the first two sentences of its last prose message, wherever it stands)
+ * and, when it called tools after them, its last call and how it ended: what the agent was doing at
+ * the cutoff. Agents that write a thought before each call (SWE-agent, mini-swe-agent, OpenHands)
+ * state their current focus there, before the call, not after its result. Null without prose.
+ */
+function lastWords(
+  messages: Message[],
+  runs: Map<number, ToolRun>,
+  ended: Map<number, Outcome>,
+): Item | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (m?.role !== 'assistant' || m.kind !== 'message' || isThinking(m.content)) continue;
-    const first = sentences(m.content).find((s) => s.length >= 12);
-    if (first) return { text: clipWords(first, ITEM_CHARS), seq: m.seq };
+    const said = sentences(m.content)
+      .filter((s) => s.length >= 12)
+      .slice(0, 2)
+      .join(' ');
+    if (!said) continue;
+    let after: [number, ToolRun] | null = null;
+    for (const entry of runs) if (entry[0] > i && (!after || entry[0] > after[0])) after = entry;
+    const call = after
+      ? ` → ${describeCall(after[1]).text} (${ended.get(after[0]) ?? 'waiting for its result'})`
+      : '';
+    return {
+      text: clipWords(clipWords(said, ITEM_CHARS - Math.min(call.length, 150)) + call, ITEM_CHARS),
+      seq: m.seq,
+    };
   }
   return null;
 }

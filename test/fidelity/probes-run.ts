@@ -59,6 +59,12 @@ interface Graded {
   withKept: boolean;
   /** Null when there is no checkpoint yet: nothing left the context, all of it is still read. */
   alone: boolean | null;
+  /**
+   * Whether the messages that left the context (and so the checkpoint's sources) hold the answer at
+   * all: an answer only the kept messages state (the agent's plan after the cut) no summary of the
+   * leaving messages can hold.
+   */
+  inLeaving: boolean;
 }
 
 interface PointRow {
@@ -83,7 +89,7 @@ async function main(): Promise<number> {
     (f) => !values.session?.length || values.session.includes(f.session),
   );
   if (probeFiles.length === 0) throw new Error('no probe files (or none named by --session)');
-  return withScratch('probes', async ({ database, store, leases, fake, llmUrl }) => {
+  return withScratch('probes', async ({ database, store, leases, llmUrl }) => {
     const runs: Array<{ label: string; summarizer: Summarizer }> = [
       { label: 'extractive', summarizer: createExtractiveSummarizer() },
       {
@@ -170,8 +176,13 @@ async function measure(
   const [row] = await database.sql<{ checkpoint: unknown }[]>`
     select checkpoint from sessions where tenant_id = ${tenantId} and id = ${session}`;
   const checkpoint: Checkpoint | null = row?.checkpoint ? checkpointSchema.parse(row.checkpoint) : null;
-  const live = await database.sql<{ content: string; kind: string }[]>`
-    select content, kind from messages where tenant_id = ${tenantId} and session_id = ${session} order by seq`;
+  const live = await database.sql<{ content: string; kind: string; seq: number }[]>`
+    select content, kind, seq from messages where tenant_id = ${tenantId} and session_id = ${session} order by seq`;
+  const liveSeqs = new Set(live.map((m) => Number(m.seq)));
+  const leavingText = prefixMessages
+    .filter((m) => !liveSeqs.has(m.seq))
+    .map((m) => m.content)
+    .join('\n\n');
   const keptMessages = live.filter((m) => m.kind !== 'summary');
   const rendered = checkpoint ? renderCheckpoint(checkpoint, 0) : '';
   // What the checkpoint presents as still open: an error it lists as fixed is not a stale one.
@@ -194,6 +205,7 @@ async function measure(
       probe,
       withKept: gradeExpect(probe.expect, withKept, open),
       alone: checkpoint ? gradeExpect(probe.expect, rendered, open) : null,
+      inLeaving: gradeExpect({ ...probe.expect, noneOf: [] }, leavingText),
     })),
     staleBlockers: checkpoint ? staleBlockers(checkpoint, probes) : [],
     blockers: checkpoint?.blockers.length ?? 0,
@@ -263,11 +275,12 @@ function print(rows: PointRow[]): void {
       String(gs.length),
       pct(gs.filter((g) => g.withKept).length, gs.length),
       aloneRate(gs),
+      aloneRate(gs.filter((g) => g.inLeaving)),
     ];
     console.log(`\n${name}: probes answered, with the kept messages and from the checkpoint alone`);
     console.log(
       table(
-        ['probes', 'n', 'with kept', 'ckpt alone'],
+        ['probes', 'n', 'with kept', 'ckpt alone', 'ckpt alone, answer in the leaving messages'],
         [
           line('all', graded),
           ...PROBE_TYPES.map((t: ProbeType) =>
@@ -300,7 +313,9 @@ function print(rows: PointRow[]): void {
 }
 
 function printMisses(rows: PointRow[]): void {
-  console.log('\nProbes missed from the checkpoint alone (✗ = also missed with the kept messages):');
+  console.log(
+    '\nProbes missed from the checkpoint alone (✗ = also missed with the kept messages; · = the answer is not in the leaving messages):',
+  );
   for (const r of rows) {
     const missed = r.graded.filter((g) => g.alone === false);
     const extra = [
@@ -311,7 +326,7 @@ function printMisses(rows: PointRow[]): void {
     console.log(`\n${r.session} ${r.summarizer} ${r.point}`);
     for (const g of missed) {
       console.log(
-        `  ${g.withKept ? ' ' : '✗'} ${g.probe.type}: ${g.probe.question} ${JSON.stringify(g.probe.expect)}`,
+        `  ${g.withKept ? ' ' : '✗'}${g.inLeaving ? ' ' : '·'} ${g.probe.type}: ${g.probe.question} ${JSON.stringify(g.probe.expect)}`,
       );
     }
     for (const e of extra) console.log(`  ! ${e.slice(0, 200)}`);

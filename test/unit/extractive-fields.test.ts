@@ -353,6 +353,53 @@ describe('state, todo lists and summaries in the transcript', () => {
   });
 });
 
+describe('where the agent stands, for agents that think before each call', () => {
+  it('takes the current work from the thought before the last call, and drops a stale next step', () => {
+    const previous = {
+      ...emptyCheckpoint(),
+      currentWork: { text: 'Reading the parser', seq: 4 },
+      nextStep: { text: 'Let me check the lexer', seq: 4 },
+    };
+    const { messages } = transcript()
+      .assistant('The lexer is fine. The bug is in `_cstack`: it writes 1 instead of the right matrix.')
+      .bash('python fix_cstack.py', 'patched', 0);
+    const checkpoint = extractCheckpoint(previous, messages, BIG);
+    expect(checkpoint.currentWork).toEqual({
+      text: 'The lexer is fine. The bug is in `_cstack`: it writes 1 instead of the right matrix. → ran: python fix_cstack.py (ok)',
+      seq: 0,
+    });
+    expect(checkpoint.nextStep).toBeNull();
+  });
+
+  it('reads what changed in a file from a diff the agent printed', () => {
+    const diff = [
+      'diff --git a/pkg/separable.py b/pkg/separable.py',
+      'index a308e27..45bea36 100644',
+      '--- a/pkg/separable.py',
+      '+++ b/pkg/separable.py',
+      '@@ -242,7 +242,7 @@ def _cstack(left, right):',
+      '     else:',
+      '-        cright[-right.shape[0]:, -right.shape[1]:] = 1',
+      '+        cright[-right.shape[0]:, -right.shape[1]:] = right',
+      'diff --git a/old.py b/old.py',
+      'deleted file mode 100644',
+      '--- a/old.py',
+      '+++ /dev/null',
+      '-x = 1',
+    ].join('\n');
+    const { messages } = transcript().bash('git diff', diff, 0);
+    const files = extractCheckpoint(null, messages, BIG).files;
+    expect(files).toContainEqual({
+      path: 'pkg/separable.py',
+      role: 'edited',
+      change:
+        'diff: -cright[-right.shape[0]:, -right.shape[1]:] = 1 | +cright[-right.shape[0]:, -right.shape[1]:] = right',
+      seq: 1,
+    });
+    expect(files.find((f) => f.path === 'old.py')).toBeUndefined();
+  });
+});
+
 describe('files and the working set', () => {
   it('ranks edited files first, with what changed', () => {
     const { messages } = transcript()
