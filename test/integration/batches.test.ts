@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
+import { emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
@@ -14,6 +15,7 @@ import { runSweep } from '../../worker/queue/sweep.ts';
 import type { Services } from '../../worker/runtime/services.ts';
 import { loadCorpusSession, silentLogger, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { transcript } from '../support/transcript-builder.ts';
 
 const ctx = useIntegration({ anthropic: true });
 /** Services of this process, for polling batches and compacting by hand beside the worker. */
@@ -133,4 +135,89 @@ describe('batch summaries for sweeps', () => {
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(64 * sessions.length);
   });
+
+  it('holds a batch summary to minFidelity: under it, nothing is committed (skip) or extractive stands in (fallback)', async () => {
+    const strict = { type: 'summarize', keepRecent: 8, minFidelity: 0.9 } as const;
+    for (const [tenant, onLowFidelity] of [
+      ['strict-skip', 'skip'],
+      ['strict-fallback', 'fallback'],
+      ['strict-retry', 'retry'],
+    ] as const) {
+      await setPolicy(ctx.tdb.database.db, tenant, null, {
+        strategy: { ...strict, onLowFidelity },
+        triggers: { maxMessages: 20 },
+        batch: true,
+      });
+      await createSession(ctx.tdb.database.db, { tenantId: tenant, sessionId: 'lossy', messages: ruled() });
+    }
+    const queued = () =>
+      ctx.tdb.database.sql<{ tenant_id: string; status: string; reason: string | null }[]>`
+        select tenant_id, status, reason from summary_batches
+        where tenant_id like 'strict-%' order by tenant_id`;
+    await runSweep(ctx.tdb.database.db, ctx.producer.queue);
+    await waitFor(async () => (await queued()).length === 3);
+    // The model answers both with a checkpoint that keeps nothing of the leaving messages.
+    const lossy = { toolInput: { ...emptyCheckpoint(), goal: 'something happened' } };
+    ctx.fake.enqueue(lossy, lossy, lossy);
+    await poll();
+    await poll();
+    const rows = await queued();
+    expect(rows.map((r) => [r.tenant_id, r.status])).toEqual([
+      ['strict-fallback', 'applied'],
+      ['strict-retry', 'failed'],
+      ['strict-skip', 'skipped'],
+    ]);
+    expect(rows[1]?.reason).toMatch(/below minFidelity 0\.9 .*: not committed; the next sweep tries again/);
+    expect(rows[2]?.reason).toMatch(
+      /fidelity 0\.\d+ is below minFidelity 0\.9 .*instructions 0\/2.*: skipped/,
+    );
+
+    const ledger = await ctx.tdb.database.sql<
+      {
+        tenant_id: string;
+        status: string;
+        summarizer: string | null;
+        fidelity: number | null;
+        reason: string;
+      }[]
+    >`
+      select tenant_id, status, summarizer, fidelity, reason from compactions
+      where tenant_id like 'strict-%' order by tenant_id`;
+    expect(ledger.map((r) => [r.tenant_id, r.status, r.summarizer])).toEqual([
+      ['strict-fallback', 'applied', 'extractive'],
+      ['strict-retry', 'failed', 'anthropic-batch'],
+      ['strict-skip', 'skipped', 'anthropic-batch'],
+    ]);
+    expect(Number(ledger[0]?.fidelity)).toBeGreaterThanOrEqual(0.9);
+    expect(ledger[0]?.reason).toMatch(/summarized by extractive instead/);
+    expect(Number(ledger[2]?.fidelity)).toBeLessThan(0.9);
+    // Skipped or failed: the session's history is untouched.
+    const live = await ctx.tdb.database.sql<{ tenant_id: string; n: number }[]>`
+      select tenant_id, count(*)::int as n from messages
+      where tenant_id in ('strict-skip', 'strict-retry') group by tenant_id order by tenant_id`;
+    expect(live.map((r) => [r.tenant_id, r.n])).toEqual([
+      ['strict-retry', ruled().length],
+      ['strict-skip', ruled().length],
+    ]);
+  });
 });
+
+/** A session whose first request states two rules, then works on files, then asks for more. */
+function ruled() {
+  const t = transcript().user(
+    'Fix the flaky payment test. Never edit files under migrations/. Always run make lint before you commit.',
+  );
+  for (let i = 0; i < 10; i++)
+    t.bash(`python -m pytest tests/test_payments_${i}.py -q`, `${i + 1} passed`, 0);
+  t.user('Now update docs/payments.md to match.');
+  for (let i = 0; i < 8; i++) t.bash(`sed -n ${i * 10},${i * 10 + 9}p docs/payments.md`, 'text', 0);
+  // Token counts estimated on write, as for a real agent's messages (the builder sets 1).
+  return t.messages.map((m) => ({
+    seq: m.seq,
+    role: m.role,
+    kind: m.kind === 'summary' ? 'message' : m.kind,
+    content: m.content,
+    toolCallId: m.toolCallId,
+    toolName: m.toolName,
+  }));
+}

@@ -8,13 +8,17 @@
  */
 import type { Logger } from 'pino';
 import { FenceError } from '../../shared/contract/errors.ts';
+import type { Message } from '../../shared/contract/message.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { describeParts, type FidelityCheck, factsOf, planFactsOf } from '../../shared/fidelity/score.ts';
 import type { CompactPlan } from '../../shared/planning/plan.ts';
 import type { Db } from '../../shared/postgres/db.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
-import { strategySchema, strategyUnit } from '../../shared/strategies/index.ts';
+import { type SummaryOptions, strategySchema, strategyUnit } from '../../shared/strategies/index.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
-import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
+import { addUsage, type SummarizeInput, type SummaryUsage } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, failureOf, type Requester, skipOf } from '../pipeline/change.ts';
+import { belowMinimum, scoreSummary } from '../pipeline/fidelity.ts';
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
 import type { FencedWrites, LedgerEntry, SessionReads } from '../pipeline/ports.ts';
 import { notSmaller, summarizeInput, summaryToWrite } from '../pipeline/summary.ts';
@@ -52,6 +56,8 @@ export interface PollDeps {
   onApplied?: (row: CompactionRow) => Promise<void>;
   /** Most requests per submitted batch. Default 1,000. */
   maxBatchSize?: number;
+  /** Called with the fidelity score of each batch summary (and of a fallback), committed or not. */
+  onFidelity?: (summarizer: string, score: number) => void;
 }
 
 /**
@@ -69,12 +75,12 @@ async function submitQueued(deps: PollDeps, result: PollResult): Promise<void> {
   const queued = await queuedRows(deps.db, deps.maxBatchSize ?? 1_000);
   const items: Array<{ customId: string; input: SummarizeInput }> = [];
   for (const row of queued) {
-    const input = await rebuildInput(deps, row);
-    if (typeof input === 'string') {
-      await finish(deps, row, 'skipped', input);
+    const rebuilt = await rebuildInput(deps, row);
+    if (typeof rebuilt === 'string') {
+      await finish(deps, row, 'skipped', rebuilt);
       result.skipped++;
     } else {
-      items.push({ customId: row.id, input });
+      items.push({ customId: row.id, input: rebuilt.input });
     }
   }
   if (items.length === 0) return;
@@ -115,12 +121,13 @@ async function applyAnswer(
   row: Row,
   message: Parameters<AnthropicBatches['summaryOf']>[0],
 ): Promise<'applied' | 'skipped' | 'failed'> {
-  const input = await rebuildInput(deps, row);
-  if (typeof input === 'string') {
-    await finish(deps, row, 'skipped', input);
-    await recordSkipped(deps, row, input);
+  const rebuilt = await rebuildInput(deps, row);
+  if (typeof rebuilt === 'string') {
+    await finish(deps, row, 'skipped', rebuilt);
+    await recordSkipped(deps, row, rebuilt);
     return 'skipped';
   }
+  const { input, options } = rebuilt;
   let summary: ReturnType<AnthropicBatches['summaryOf']>;
   try {
     summary = deps.batches.summaryOf(message, input);
@@ -129,16 +136,55 @@ async function applyAnswer(
     return 'failed';
   }
   const plan = row.plan as CompactPlan;
-  const written = summaryToWrite(summary.checkpoint, plan, 'anthropic-batch', summary.usage);
+  let written = summaryToWrite(summary.checkpoint, plan, 'anthropic-batch', summary.usage);
+  // The same check as an online summary's, before anything is committed.
+  const facts = factsOf(rebuilt.leaving);
+  const { messages } = await deps.store.loadSnapshot(row.tenantId, row.sessionId);
+  const planFacts = planFactsOf(messages, plan);
+  let check = scoreSummary(facts, written, planFacts);
+  deps.onFidelity?.(written.summarizer, check.score);
+  let fidelityNote: string | null = null;
+  if (belowMinimum(check, options.minFidelity)) {
+    const low = `the ${written.summarizer} summary's fidelity ${check.score} is below minFidelity ${options.minFidelity} (${describeParts(check.parts)})`;
+    const action = options.onLowFidelity ?? 'skip';
+    if (action === 'retry') {
+      // Recorded failed with no key: the next sweep plans the session again.
+      await recordFailed(
+        deps,
+        row,
+        `${low}: not committed; the next sweep tries again`,
+        scoredOf(written, check),
+      );
+      return 'failed';
+    }
+    if (action === 'skip') {
+      await finish(deps, row, 'skipped', `${low}: skipped`);
+      await recordSkipped(deps, row, `${low}: skipped`, scoredOf(written, check));
+      return 'skipped';
+    }
+    // fallback: the offline summarizer over the same messages, held to the same bar.
+    const again = await createExtractiveSummarizer().summarize(input);
+    written = summaryToWrite(again.checkpoint, plan, 'extractive', addUsage(summary.usage, again.usage));
+    check = scoreSummary(facts, written, planFacts);
+    deps.onFidelity?.(written.summarizer, check.score);
+    if (belowMinimum(check, options.minFidelity)) {
+      const why = `${low}; the extractive fallback scored ${check.score} (${describeParts(check.parts)}) too: skipped`;
+      await finish(deps, row, 'skipped', why);
+      await recordSkipped(deps, row, why, scoredOf(written, check));
+      return 'skipped';
+    }
+    fidelityNote = `${low}: summarized by extractive instead (fidelity ${check.score})`;
+  }
   const useless = notSmaller(written, plan);
   if (useless !== null) {
     await finish(deps, row, 'skipped', useless);
-    await recordSkipped(deps, row, useless);
+    await recordSkipped(deps, row, useless, scoredOf(written, check));
     return 'skipped';
   }
   const entry = {
     ...entryOfRow(row),
-    reason: `summarized through message batch ${row.batchId}`,
+    reason: [`summarized through message batch ${row.batchId}`, fidelityNote].filter(Boolean).join('; '),
+    fidelity: check,
   };
   try {
     const result = await deps.store.apply(changeOf(entry, plan, row.expectedVersion, written, null));
@@ -161,7 +207,7 @@ async function applyAnswer(
  * session's checkpoint, valid only while the session is still at the plan's version.
  * @returns the input, or why the request is moot.
  */
-async function rebuildInput(deps: PollDeps, row: Row): Promise<SummarizeInput | string> {
+async function rebuildInput(deps: PollDeps, row: Row): Promise<Rebuilt | string> {
   const session = await sessionVersion(deps.db, row.tenantId, row.sessionId);
   if (!session) return 'the session no longer exists';
   if (session.version !== row.expectedVersion) {
@@ -174,7 +220,15 @@ async function rebuildInput(deps: PollDeps, row: Row): Promise<SummarizeInput | 
   const leaving = await deps.store.loadMessages(row.tenantId, row.sessionId, plan.coverSeqs);
   const previous: Checkpoint | null =
     session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint);
-  return summarizeInput(row, options, previous, leaving);
+  return { input: summarizeInput(row, options, previous, leaving), options, leaving };
+}
+
+/** A queued row's summarize input, with what the fidelity check reads. */
+interface Rebuilt {
+  input: SummarizeInput;
+  options: SummaryOptions;
+  /** The covered messages, whole. */
+  leaving: Message[];
 }
 
 /**
@@ -206,15 +260,22 @@ async function finish(
   await finishRow(deps.db, row.id, status, reason);
 }
 
-async function recordSkipped(deps: PollDeps, row: Row, reason: string) {
-  await deps.store.record(skipOf(entryOfRow(row), reason)).catch(() => {});
+function scoredOf(summary: { summarizer: string; usage: SummaryUsage }, fidelity: FidelityCheck): Scored {
+  return { summarizer: summary.summarizer, usage: summary.usage, fidelity };
+}
+
+/** What a scored summary adds to the ledger row of a request that commits nothing: who wrote it, its cost, its score. */
+type Scored = Pick<LedgerEntry, 'summarizer' | 'usage' | 'fidelity'>;
+
+async function recordSkipped(deps: PollDeps, row: Row, reason: string, scored?: Scored) {
+  await deps.store.record(skipOf({ ...entryOfRow(row), ...scored }, reason)).catch(() => {});
 }
 
 /** A failed batch request: recorded (key null, so the next sweep may try again), never committed. */
-async function recordFailed(deps: PollDeps, row: Row, why: string) {
+async function recordFailed(deps: PollDeps, row: Row, why: string, scored?: Scored) {
   await finish(deps, row, 'failed', why);
   await deps.store
-    .record(failureOf(entryOfRow(row), why, 'batch summary failed'))
+    .record(failureOf({ ...entryOfRow(row), ...scored }, why, 'batch summary failed'))
     .catch((error: unknown) =>
       deps.logger.warn({ err: (error as Error).message }, 'could not record a failed batch'),
     );

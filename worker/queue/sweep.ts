@@ -6,6 +6,7 @@
  * are. Each job's idempotency key derives from the session's compaction version: a sweep repeated,
  * or overlapping with events, never compacts one version twice.
  */
+
 import { createHash } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import {
@@ -23,6 +24,7 @@ import {
   resolvePolicy,
 } from '../../shared/policy/policy.ts';
 import type { Db } from '../../shared/postgres/db.ts';
+import type { WorkerMetrics } from '../observability/metrics.ts';
 import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { createAppliedHooks } from './applied-hooks.ts';
@@ -161,9 +163,13 @@ export function sweepJobIdOf(d: Pick<DueSession, 'tenantId' | 'sessionId' | 'com
  * Runs scheduled sweeps in this process: upserts the job scheduler (one per deployment, however
  * many workers start; `sweepEveryMs` 0 removes it) and starts a sweep worker of concurrency 1. Each
  * sweep enqueues the due compactions, then runs the retention pass (worker/queue/retention.ts).
+ * @param options.metrics observes the fidelity of batch summaries (`compactor_summary_fidelity`).
  * @returns `close()`, which stops the sweep worker and its queues (every step runs).
  */
-export async function startSweepService(services: Services): Promise<{ close(): Promise<void> }> {
+export async function startSweepService(
+  services: Services,
+  options: { metrics?: Pick<WorkerMetrics, 'summaryFidelity'> } = {},
+): Promise<{ close(): Promise<void> }> {
   const { config, logger } = services;
   const connection = services.redis.duplicate();
   const applied = createAppliedHooks(services);
@@ -203,6 +209,7 @@ export async function startSweepService(services: Services): Promise<{ close(): 
             batches,
             logger,
             onApplied: (row) => applied.onApplied(row),
+            onFidelity: options.metrics?.summaryFidelity,
           });
           logger.info(polled, 'message batches polled');
           return polled;

@@ -50,7 +50,7 @@ export const workerCommand: Command = {
     const metrics = createWorkerMetrics();
     const running = startWorker(services, { concurrency, metrics });
     const webhooks = startWebhookWorker(services);
-    const sweeps = await startSweepService(services);
+    const sweeps = await startSweepService(services, { metrics });
     const { port: metricsPort, host: metricsHost } = c.metrics;
     const ops =
       metricsPort === null
