@@ -290,7 +290,13 @@ describe('anthropic-compaction on a real Claude Code session', () => {
     for (const r of after.filter((r) => r.kind !== 'summary')) expect(r.blocks).toBe(live.get(r.seq));
 
     const context = await loadContext(db(), { tenantId, sessionId: 'cc' });
-    expect((context.messages[0]?.content as unknown as Block[] | undefined)?.[0]?.type).toBe('compaction');
+    const block = (context.messages[0]?.content as unknown as Block[] | undefined)?.[0];
+    expect(block?.type).toBe('compaction');
+    // The fidelity check read the block, as the agent does: a leaving path it lost is one the block does not name.
+    const lost = row.lost as { paths: string[] } | null;
+    expect(row.fidelity).not.toBeNull();
+    expect(lost?.paths.length).toBeGreaterThan(0);
+    for (const path of lost?.paths ?? []) expect(String(block?.content)).not.toContain(path);
     ctx.fake.enqueue({ reply: { text: 'fine' } });
     const last = context.messages.at(-1);
     const open =

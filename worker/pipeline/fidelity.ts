@@ -17,6 +17,7 @@ import {
   LeavingFacts,
   type PlanFacts,
 } from '../../shared/fidelity/score.ts';
+import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
 import type { Leaving } from '../../shared/summary/summarizer.ts';
 import type { SummaryToWrite } from './summary.ts';
 
@@ -60,8 +61,14 @@ export async function completeFacts(observed: ObservedLeaving, reread: () => Lea
   return facts;
 }
 
-/** Scores a summary as the agent will read it: its rendered text, working set and last request. */
+/**
+ * Scores a summary as the agent will read it: its rendered text, working set and last request. A
+ * summary that is a compaction block is read as the block (what `loadContext` sends by default): its
+ * content alone, not the extractive checkpoint stored beside it as the portable copy.
+ */
 export function scoreSummary(facts: LeavingFacts, summary: SummaryToWrite, plan: PlanFacts): FidelityCheck {
+  const block = compactionBlockOf(summary.blocks ?? null);
+  if (block) return checkFidelity(facts, { text: block.content, workingSet: [], lastUserRequest: '' }, plan);
   return checkFidelity(
     facts,
     {
