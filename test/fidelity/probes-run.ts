@@ -299,6 +299,26 @@ function print(rows: PointRow[]): void {
       ),
     );
     const sum = (f: (r: PointRow) => number) => mine.reduce((n, r) => n + f(r), 0);
+    const rate = (gs: Graded[], f: (g: Graded) => boolean | null) =>
+      gs.length === 0 ? 1 : gs.filter((g) => f(g) === true).length / gs.length;
+    const judged = graded.filter((g) => g.alone !== null);
+    const blockers = sum((r) => r.blockers);
+    const targets: Array<[string, boolean]> = [
+      ['with kept messages ≥ 90%', rate(graded, (g) => g.withKept) >= 0.9],
+      ['checkpoint alone ≥ 85%', rate(judged, (g) => g.alone) >= 0.85],
+      [
+        'checkpoint alone ≥ 85% where the leaving messages hold the answer',
+        rate(
+          judged.filter((g) => g.inLeaving),
+          (g) => g.alone,
+        ) >= 0.85,
+      ],
+      ['stale blockers ≤ 10%', blockers === 0 || sum((r) => r.staleBlockers.length) / blockers <= 0.1],
+      ['failures listed as completed: 0', sum((r) => r.failedCompleted.length) === 0],
+    ];
+    console.log(
+      `${name}: targets: ${targets.map(([label, met]) => `${label} ${met ? 'met' : 'NOT met'}`).join('; ')}`,
+    );
     console.log(
       `${name}: ${mine.length} compactions (${mine.filter((r) => r.status === 'applied').length} applied); ` +
         `stale blockers ${pct(
