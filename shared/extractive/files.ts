@@ -95,6 +95,18 @@ function fileOf(run: ToolRun): CheckpointFile | null {
   const command = stringArgument(run.args, ['command', 'cmd', 'script']);
   const path = pathArgument(run.args);
   const verb = /^(\w+(?: an edit of)?) (.+)$/.exec(summary.text);
+  // An edit tool without a path argument (SWE-agent's `edit 12:14`, on the open file): the file its
+  // description names, taken from its result.
+  if (
+    !path &&
+    verb &&
+    !summary.inspect &&
+    /^(?:edited|created|wrote)$/.test(verb[1] ?? '') &&
+    verb[2] !== 'a file'
+  ) {
+    const role: Role = verb[1] === 'edited' ? 'edited' : 'created';
+    return { path: verb[2] ?? '', role, change: changeOf(run, role), seq: null };
+  }
   if (path && verb) {
     const role: Role = /^(?:created|wrote)$/.test(verb[1] ?? '')
       ? 'created'
@@ -142,6 +154,15 @@ function changeOf(run: ToolRun, role: Role): string | null {
   const inserted = text('insert_line');
   if (inserted !== null || typeof a.insert_line === 'number')
     return `inserted at line ${String(a.insert_line)}`;
+  // SWE-agent: `edit 12:14\n<new lines>\nend_of_edit` replaces lines 12 to 14 of the open file.
+  const ranged =
+    typeof a.command === 'string'
+      ? /^edit (\d+):(\d+)\n([\s\S]*?)(?:\nend_of_edit\s*)?$/.exec(a.command)
+      : null;
+  if (ranged) {
+    const lines = (ranged[3] ?? '').split('\n').filter((l) => l.trim());
+    return `lines ${ranged[1]}-${ranged[2]} now: "${clipWords(collapse(lines.slice(0, 3).join(' ')), 140)}"`;
+  }
   const body =
     typeof a.file_text === 'string' ? a.file_text : typeof a.content === 'string' ? a.content : null;
   if (body !== null) return `${body.split('\n').length} lines`;

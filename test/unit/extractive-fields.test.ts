@@ -371,6 +371,22 @@ describe('where the agent stands, for agents that think before each call', () =>
     expect(checkpoint.nextStep).toBeNull();
   });
 
+  it("records SWE-agent's ranged edit of the open file with its new lines", () => {
+    const { messages } = transcript()
+      .tool('open', { command: 'open src/fields.py 1474' }, '[File: /repo/src/fields.py (1900 lines total)]')
+      .tool(
+        'edit',
+        { command: 'edit 1475:1475\n        return int(round(value.total_seconds() / unit))\nend_of_edit' },
+        '[File: /repo/src/fields.py (1900 lines total)]\n1475:        return int(round(value.total_seconds() / unit))\nFile updated.',
+      );
+    expect(extractCheckpoint(null, messages, BIG).files).toContainEqual({
+      path: '/repo/src/fields.py',
+      role: 'edited',
+      change: 'lines 1475-1475 now: "return int(round(value.total_seconds() / unit))"',
+      seq: 3,
+    });
+  });
+
   it('reads what changed in a file from a diff the agent printed', () => {
     const diff = [
       'diff --git a/pkg/separable.py b/pkg/separable.py',
