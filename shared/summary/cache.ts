@@ -78,9 +78,9 @@ export interface CachePlan {
  * of the user turn when the whole prompt reaches it (a retry of the same request, after an invalid
  * answer or an overloaded error within the cache's 5 minutes, reads all of it instead of paying
  * again). Never one whose prefix is under the minimum: it would not cache, and the API would
- * still count it toward its 4. Estimates are compactor's (about 4 characters a token), which
- * count a little under the API's on escaped JSON: a prefix just over the line by this estimate
- * may be just under it for the API, which then caches nothing, at no cost.
+ * still count it toward its 4. The caller's estimates should err low (compactor counts about 4
+ * characters a token of unescaped text, fewer tokens than the API finds in code), so that a
+ * breakpoint is placed only where the prefix surely reaches the minimum.
  * @param model the request's model id.
  * @param prefixTokens estimated tokens of the tool definition and the system prompt.
  * @param totalTokens estimated tokens of the whole request input (prefix and user turn).

@@ -73,17 +73,36 @@ export function isPrunable(m: Message): boolean {
  * after the marker when they fell in the cut. When even `s = 0` does not fit, that is returned with
  * `fits` false: the caller then sends it as is (the request is still smaller).
  *
+ * When keeping the newest {@link KEEP_NEWEST_TOOL_OUTPUTS} whole cannot fit, the newest but one
+ * become candidates too (the very newest output always stays whole).
+ *
  * @param messages the leaving messages (one chunk), ascending seq.
  * @param targetTokens the most tokens the transcript should take.
+ * @param measure tokens of a rendered transcript; default {@link estimateTextTokens}. The
+ *   summarizer passes one that counts the text JSON-escaped, as the request carries it.
  */
-export function pruneToolOutputs(messages: Message[], targetTokens: number): PruneResult {
-  const measure = (ms: Message[]) => estimateTextTokens(renderTranscript(ms));
+export function pruneToolOutputs(
+  messages: Message[],
+  targetTokens: number,
+  measure: (text: string) => number = estimateTextTokens,
+): PruneResult {
+  const first = pruneKeeping(messages, targetTokens, measure, KEEP_NEWEST_TOOL_OUTPUTS);
+  return first.fits ? first : pruneKeeping(messages, targetTokens, measure, 1);
+}
+
+function pruneKeeping(
+  messages: Message[],
+  targetTokens: number,
+  measureText: (text: string) => number,
+  keepNewest: number,
+): PruneResult {
+  const measure = (ms: Message[]) => measureText(renderTranscript(ms));
   const whole = measure(messages);
   if (whole <= targetTokens) {
     return { messages, pruned: 0, prunedChars: 0, transcriptTokens: whole, fits: true };
   }
   const prunable = messages.flatMap((m, i) => (isPrunable(m) ? [i] : []));
-  const candidates = prunable.slice(0, Math.max(0, prunable.length - KEEP_NEWEST_TOOL_OUTPUTS));
+  const candidates = prunable.slice(0, Math.max(0, prunable.length - keepNewest));
   if (candidates.length === 0) {
     return { messages, pruned: 0, prunedChars: 0, transcriptTokens: whole, fits: false };
   }

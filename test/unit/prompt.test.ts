@@ -378,3 +378,15 @@ describe('pricing', () => {
     expect(costUsd('claude-haiku-4-5', usage).usd).toBe(1.25);
   });
 });
+
+describe('long user messages', () => {
+  it('are sent once: whole in <user_messages>, as their beginning and a pointer in the transcript', () => {
+    const spec = message('user', `Implement the spec below.\n${'- a requirement of the spec\n'.repeat(100)}`);
+    const { user } = buildSummaryPrompt({ previous: null, leaving: [spec], maxSummaryTokens: 2000 });
+    expect(user.split('a requirement of the spec').length - 1).toBeLessThan(120);
+    expect(user).toContain(`the whole message is &lt;user_message seq="${spec.seq}"&gt; above`);
+    expect(user).toContain(
+      `<user_message seq="${spec.seq}" kind="request">\n${spec.content.trim()}\n</user_message>`,
+    );
+  });
+});

@@ -223,18 +223,25 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
 }
 
 /**
- * Keep the request's input under this share of the leaving tokens: compactor's estimate (about 4
- * characters a token) counts the request's text, and the API also counts the JSON around it.
+ * Keep the request's input under this share of the leaving tokens: the estimate counts the text as
+ * the request carries it, not the few blocks and fields around it.
  */
-const PRUNE_TARGET_RATIO = 0.9;
+const PRUNE_TARGET_RATIO = 0.95;
 
 /** Estimated tokens of leaving messages, as the chunking counts them. */
 function leavingTokensOf(messages: Message[]): number {
   return messages.reduce((n, m) => n + estimateMessageTokens(m.content), 0);
 }
 
+/**
+ * Estimated tokens of a text as a request carries it: JSON-escaped (a newline is `\n`, a quote
+ * `\"`), about 4 characters a token. A little over what the API counts, so the budget errs safe.
+ */
+const requestTokens = (text: string) => estimateTextTokens(JSON.stringify(text));
+
 /** Estimated tokens of the tool definition and the system prompt: the prefix every request shares. */
-const PREFIX_TOKENS = (system: string) => estimateTextTokens(JSON.stringify(CHECKPOINT_TOOL) + system);
+const PREFIX_TOKENS = (system: string) =>
+  estimateTextTokens(JSON.stringify(CHECKPOINT_TOOL)) + requestTokens(system);
 
 /**
  * The Messages API request of one summary call, and the prompt it was built from.
@@ -242,7 +249,7 @@ const PREFIX_TOKENS = (system: string) => estimateTextTokens(JSON.stringify(CHEC
  * - The summary budget grows with the leaving tokens ({@link summaryBudgetTokens}, from
  *   `input.leavingTokens`, else this chunk's); `max_tokens` adds the analysis allowance.
  * - Old tool output is pruned ({@link pruneToolOutputs}) until the estimated input (system, tool,
- *   previous checkpoint, working set, user messages, transcript, instructions) is at most 90% of
+ *   previous checkpoint, working set, user messages, transcript, instructions) is at most 95% of
  *   this chunk's leaving tokens. Under {@link SMALL_LEAVING_TOKENS} leaving tokens nothing is
  *   pruned: the fixed part of the request is larger than they are whatever is cut, and the
  *   transcript is small enough to send whole.
@@ -264,12 +271,14 @@ export function summaryRequest(input: SummarizeInput, model: string, cacheUserTu
   if (chunkTokens >= SMALL_LEAVING_TOKENS) {
     const shell = buildSummaryPrompt({ ...base, transcript: [] });
     const overhead =
-      PREFIX_TOKENS(shell.system) + estimateTextTokens(shell.user) - estimateTextTokens(renderTranscript([]));
+      PREFIX_TOKENS(shell.system) + requestTokens(shell.user) - requestTokens(renderTranscript([]));
     const target = Math.floor(chunkTokens * PRUNE_TARGET_RATIO) - overhead;
-    transcript = pruneToolOutputs(leaving, target).messages;
+    transcript = pruneToolOutputs(leaving, target, requestTokens).messages;
   }
   const prompt = buildSummaryPrompt({ ...base, transcript });
-  const prefixTokens = PREFIX_TOKENS(prompt.system);
+  // Counted unescaped, about 4 characters a token: under what the API counts (its tokens are
+  // shorter on code), so a breakpoint is placed only where the prefix is surely long enough.
+  const prefixTokens = estimateTextTokens(JSON.stringify(CHECKPOINT_TOOL) + prompt.system);
   const cache = planCacheBreakpoints(model, prefixTokens, prefixTokens + estimateTextTokens(prompt.user));
   const ephemeral = { cache_control: { type: 'ephemeral' as const } };
   // The instructions go in the user turn: the system prompt is the same for every call.
