@@ -7,6 +7,7 @@
 import type { Block } from '../contract/blocks.ts';
 import type { Message } from '../contract/message.ts';
 import type { SummaryEstimate } from '../policy/budget.ts';
+import { summaryBudgetTokens } from './budget.ts';
 import type { Checkpoint } from './checkpoint.ts';
 
 /** Leaving messages, ascending seq: one array, or pages of it in order. */
@@ -49,8 +50,17 @@ export interface SummarizeInput {
    * (each continuing the one before) so that a long history never sits in memory whole.
    */
   leaving: Leaving;
-  /** Upper bound of the new checkpoint, in tokens. */
+  /**
+   * The strategy's `maxSummaryTokens`, tokens: the floor of the summary budget. The `anthropic`
+   * summarizer grows it with the leaving tokens (shared/summary/budget.ts); the `extractive` one
+   * takes it as it is, except as a fallback ({@link withSummaryBudget}).
+   */
   maxSummaryTokens: number;
+  /**
+   * Estimated tokens of all the leaving messages (the plan's `leavingTokens`), which the summary
+   * budget grows with. Absent: the summarizer counts the messages it is given.
+   */
+  leavingTokens?: number | undefined;
   /** Model override from the strategy. */
   model?: string | undefined;
   /**
@@ -128,6 +138,25 @@ export interface Summarizer {
    * @throws transient errors (network, 429, 5xx) plainly, for BullMQ to retry with backoff.
    */
   summarize(input: SummarizeInput): Promise<SummaryResult>;
+}
+
+/**
+ * `summarizer` given the grown summary budget (shared/summary/budget.ts) instead of the strategy's
+ * `maxSummaryTokens`: for the extractive summarizer when it stands in for the `anthropic` one (a
+ * fallback), so that its checkpoint may be as large as the one it replaces. Its `name` and the rest
+ * are `summarizer`'s.
+ */
+export function withSummaryBudget(summarizer: Summarizer): Summarizer {
+  return {
+    name: summarizer.name,
+    ...(summarizer.reads ? { reads: summarizer.reads } : {}),
+    ...(summarizer.estimate ? { estimate: summarizer.estimate.bind(summarizer) } : {}),
+    summarize: (input) =>
+      summarizer.summarize({
+        ...input,
+        maxSummaryTokens: summaryBudgetTokens(input.maxSummaryTokens, input.leavingTokens ?? 0),
+      }),
+  };
 }
 
 /** Usage of a summarizer that calls no LLM. */

@@ -6,8 +6,10 @@
  * `clearToolResults` and `auto` — and prints per session and in total: tokens before → after, the
  * share of the leaving messages' working-set paths kept in the checkpoint, whether the user's last
  * real request was kept (live, verbatim in the checkpoint, or condensed there with its seq), pinned messages kept, tool pairs whole,
- * the ledger rows written, and the LLM calls, the input tokens sent to the LLM and their cost
- * (USD) per compaction.
+ * the ledger rows written, and the LLM calls, the input tokens sent to the LLM (beside the tokens of
+ * the messages that left), the prompt-cache tokens read and written, and their cost (USD) per
+ * compaction. `--no-cache-user-turn` runs the `anthropic` summarizer without the breakpoint at the
+ * end of its user turn, to weigh what that breakpoint costs.
  *
  * Targets, what an agent needs to carry on after a summary: 100% of paths, requests and pinned
  * messages kept; tokens after at most 25% of before on sessions over 100 messages. They apply to
@@ -36,7 +38,12 @@ import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/an
 import { CORPUS_DIR, silentLogger } from '../support/fixtures.ts';
 import { withScratch } from './scratch.ts';
 
-const { values } = parseArgs({ options: { 'keep-recent': { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: {
+    'keep-recent': { type: 'string', default: '10' },
+    'no-cache-user-turn': { type: 'boolean', default: false },
+  },
+});
 const keepRecent = Number(values['keep-recent']);
 if (!Number.isInteger(keepRecent) || keepRecent < 0) throw new Error('--keep-recent must be an integer ≥ 0');
 
@@ -58,7 +65,13 @@ interface Row {
   pinnedKept: number;
   pinned: number;
   pairsWhole: boolean;
+  /** Input tokens sent to the LLM: input, cache read and cache write together. */
   llmInputTokens: number;
+  /** Of those, read from the prompt cache, and written to it. */
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  /** Estimated tokens of the messages that left the live history. */
+  leavingTokens: number;
   /** Messages API requests the compaction sent (to the fake server). */
   llmCalls: number;
   /** Leaving working-set paths named in Anthropic's compaction block, when the summary is one; else null. */
@@ -72,6 +85,7 @@ async function main(): Promise<number> {
       apiKey: 'fidelity',
       baseURL: llmUrl,
       model: 'claude-haiku-4-5',
+      cacheUserTurn: !values['no-cache-user-turn'],
     });
     const compaction = createAnthropicCompactionSummarizer({
       apiKey: 'fidelity',
@@ -156,9 +170,17 @@ async function measure(
 ): Promise<Omit<Row, 'llmCalls'>> {
   // Every ledger row of the compaction, oldest first: `auto` writes one per stage.
   const ledger = await database.sql<
-    { status: string; tokens_before: number | null; input: number; cost: number }[]
+    {
+      status: string;
+      tokens_before: number | null;
+      input: number;
+      read: number;
+      written: number;
+      cost: number;
+    }[]
   >`select status, tokens_before,
            coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) as input,
+           coalesce(cache_read_tokens, 0) as read, coalesce(cache_write_tokens, 0) as written,
            coalesce(cost_usd, 0)::float8 as cost
       from compactions where tenant_id = ${tenantId} and session_id = ${session} order by created_at`;
   const [first] = ledger;
@@ -203,6 +225,9 @@ async function measure(
     pinned: pinned.length,
     pairsWhole: report.splitToolPairs === 0,
     llmInputTokens: ledger.reduce((sum, r) => sum + Number(r.input), 0),
+    cacheReadTokens: ledger.reduce((sum, r) => sum + Number(r.read), 0),
+    cacheWriteTokens: ledger.reduce((sum, r) => sum + Number(r.written), 0),
+    leavingTokens: leaving.reduce((sum, m) => sum + m.tokenCount, 0),
     blockPaths: block ? leavingPaths.filter((p) => block.content.includes(p)).length : null,
   };
 }
@@ -220,7 +245,9 @@ function print(rows: Row[]): void {
     'pinned',
     'pairs',
     'rows',
+    'leaving',
     'LLM in',
+    'cache r/w',
     'calls',
     'USD',
   ];
@@ -236,7 +263,9 @@ function print(rows: Row[]): void {
     `${r.pinnedKept}/${r.pinned}`,
     r.pairsWhole ? 'whole' : 'SPLIT',
     String(r.stages),
+    String(r.leavingTokens),
     String(r.llmInputTokens),
+    `${r.cacheReadTokens}/${r.cacheWriteTokens}`,
     String(r.llmCalls),
     r.costUsd.toFixed(4),
   ]);
@@ -261,7 +290,13 @@ function print(rows: Row[]): void {
         `pinned kept ${sum((r) => r.pinnedKept)}/${sum((r) => r.pinned)}; ` +
         `tool pairs whole ${mine.filter((r) => r.pairsWhole).length}/${mine.length}; ` +
         `sessions > 100 messages at ≤ 25%: ${bigOk}/${big.length}; ` +
-        `LLM input tokens per compaction: ${applied.length ? Math.round(sum((r) => r.llmInputTokens) / applied.length) : 0}; ` +
+        `LLM input tokens per compaction: ${applied.length ? Math.round(sum((r) => r.llmInputTokens) / applied.length) : 0}` +
+        (applied.length
+          ? ` (leaving tokens per compaction: ${Math.round(sum((r) => r.leavingTokens) / applied.length)}; ` +
+            `LLM input ≤ leaving on ${applied.filter((r) => r.llmInputTokens <= r.leavingTokens).length}/${applied.length}; ` +
+            `cache read ${Math.round(sum((r) => r.cacheReadTokens) / applied.length)}, ` +
+            `cache write ${Math.round(sum((r) => r.cacheWriteTokens) / applied.length)} per compaction); `
+          : '; ') +
         `LLM calls per compaction: ${applied.length ? (sum((r) => r.llmCalls) / applied.length).toFixed(2) : 0}; ` +
         `USD per compaction: ${applied.length ? (sum((r) => r.costUsd) / applied.length).toFixed(4) : '0'}` +
         (mine.some((r) => r.blockPaths !== null)

@@ -96,7 +96,12 @@ interface SentBody {
     input_schema: { properties: Record<string, unknown> } & Record<string, unknown>;
   }>;
   tool_choice: unknown;
-  messages: Array<{ role: string; content: string }>;
+  messages: Array<{ role: string; content: Array<{ type: string; text: string; cache_control?: unknown }> }>;
+}
+
+/** The text of a request's user turn (its text blocks joined). */
+function turnText(body: SentBody): string {
+  return (body.messages[0]?.content ?? []).map((b) => b.text).join('\n');
 }
 
 /** The last request's body, as the fake parsed it. */
@@ -106,7 +111,7 @@ function lastBody(): SentBody {
 }
 
 function userText(): string {
-  return lastBody().messages[0]?.content ?? '';
+  return turnText(lastBody());
 }
 
 /** Runs a summary that must fail and returns what it threw. */
@@ -141,22 +146,15 @@ describe('anthropic summarizer: happy path', () => {
     expect(usage.model).toBe(MODEL);
     expect(usage.inputTokens).toBeGreaterThan(0);
     expect(usage.outputTokens).toBeGreaterThan(0);
-    expect(usage.cacheWriteTokens).toBeGreaterThan(0); // first call writes the cached prefix
+    // A prompt this small is under Haiku 4.5's minimum cacheable length: nothing is cached.
+    expect(usage.cacheWriteTokens).toBe(0);
     expect(usage.cacheReadTokens).toBe(0);
     expect(usage.llmMs).toBe(250);
     expect(usage.costUsd).toBeGreaterThan(0);
     expect(usage.costUsd).toBe(costUsd(MODEL, usage).usd);
   });
 
-  it('reads the cached prefix on the next call', async () => {
-    const s = summarizer();
-    await s.summarize(input());
-    const second = await s.summarize(input());
-    expect(second.usage.cacheReadTokens).toBeGreaterThan(0);
-    expect(second.usage.cacheWriteTokens).toBe(0);
-  });
-
-  it('sends the system prompt with cache_control and forces the record_checkpoint tool', async () => {
+  it('forces the record_checkpoint tool, whose input opens with the analysis scratch field', async () => {
     await summarizer().summarize(input({ maxSummaryTokens: 1_500 }));
     expect(fake.requests).toHaveLength(1);
     const request = fake.requests[0] as RecordedRequest;
@@ -167,15 +165,18 @@ describe('anthropic summarizer: happy path', () => {
 
     const body = lastBody();
     expect(body.model).toBe(MODEL);
-    expect(body.max_tokens).toBe(1_500);
-    expect(body.system).toEqual([
-      { type: 'text', text: SYSTEM_PROMPT, cache_control: { type: 'ephemeral' } },
-    ]);
+    // The budget (a few leaving tokens: the configured 1,500) and room for the analysis.
+    expect(body.max_tokens).toBe(1_500 + 1_024);
+    expect(body.system).toEqual([{ type: 'text', text: SYSTEM_PROMPT }]);
     expect(body.tools).toHaveLength(1);
     const [tool] = body.tools;
     expect(tool?.name).toBe(SUMMARY_TOOL_NAME);
     expect(tool?.input_schema).toMatchObject({ type: 'object', additionalProperties: false });
-    expect(Object.keys(tool?.input_schema.properties ?? {})).toEqual(Object.keys(checkpointSchema.shape));
+    expect(Object.keys(tool?.input_schema.properties ?? {})).toEqual([
+      'analysis',
+      ...Object.keys(checkpointSchema.shape),
+    ]);
+    expect(tool?.input_schema.required).toContain('analysis');
     expect(tool?.input_schema).not.toHaveProperty('$schema');
     expect(body.tool_choice).toEqual({
       type: 'tool',
@@ -459,13 +460,13 @@ describe('anthropic summarizer: input budget', () => {
       expect(request.rawBody.length / 4).toBeLessThan(maxInputTokens);
     }
     // Each request after the first carries the checkpoint of the chunks before it.
-    const bodies = fake.requests.map((r) => (r.body as SentBody).messages[0]?.content ?? '');
+    const bodies = fake.requests.map((r) => turnText(r.body as SentBody));
     expect(bodies[0]).toContain('There is no previous checkpoint');
     for (const body of bodies.slice(1)) expect(body).toContain('<previous_checkpoint>');
     // Every message was sent exactly once, in order.
     const seqs = bodies.flatMap((b) => [...b.matchAll(/<message seq="(\d+)"/g)].map((m) => Number(m[1])));
     expect(seqs).toEqual(leaving.map((m) => m.seq));
-    expect(result.usage.inputTokens).toBeGreaterThan(0);
+    expect(result.usage.inputTokens + result.usage.cacheWriteTokens).toBeGreaterThan(0);
     expect(result.checkpoint.workingSet).toContain(`src/module_${leaving.length - 1}.py`);
     expect(result.checkpoint.workingSet).toContain('src/module_0.py');
   });
@@ -479,9 +480,7 @@ describe('anthropic summarizer: input budget', () => {
     );
     const transcripts = () =>
       fake.requests.map((r) =>
-        [...((r.body as SentBody).messages[0]?.content ?? '').matchAll(/<message seq="(\d+)"/g)].map((m) =>
-          Number(m[1]),
-        ),
+        [...turnText(r.body as SentBody).matchAll(/<message seq="(\d+)"/g)].map((m) => Number(m[1])),
       );
     const whole = await summarizer({ maxInputTokens: 8_000 }).summarize(input({ leaving }));
     const wholeRequests = transcripts();
@@ -532,5 +531,188 @@ describe('anthropic summarizer: the last user request', () => {
       input({ previous, leaving: [msg('assistant', 'Ran the tests: 3 failures in test_invoice.py.')] }),
     );
     expect(result.checkpoint.lastUserRequest).toBe('fix the invoice test');
+  });
+});
+
+/** A session of `steps` test runs whose long outputs end in an error, for the prompt-size tests. */
+function longSession(steps: number): Message[] {
+  const leaving = [msg('user', 'Make the parser tests pass. Never edit the fixtures under tests/data.')];
+  for (let i = 0; i < steps; i++) {
+    const id = `toolu_run_${seq + 1}`;
+    leaving.push(
+      msg(
+        'assistant',
+        JSON.stringify({ name: 'bash', arguments: { command: `pytest tests/test_${i}.py` } }),
+        {
+          kind: 'tool_call',
+          toolCallId: id,
+          toolName: 'bash',
+        },
+      ),
+      msg(
+        'tool',
+        `${`collected line ${i} of the run ${'.'.repeat(60)}\n`.repeat(60)}E   ValueError: bad token at step ${i}\n${'tail line\n'.repeat(20)}`,
+        { kind: 'tool_result', toolCallId: id, toolName: 'bash' },
+      ),
+      msg('assistant', `Step ${i} still fails on a bad token.`),
+    );
+  }
+  return leaving;
+}
+
+/** Estimated tokens of each leaving message, as the plan counts them. */
+function tokensOf(messages: Message[]): number {
+  return messages.reduce((n, m) => n + Math.ceil(m.content.length / 4) + 4, 0);
+}
+
+/** Each `cache_control` breakpoint of a request and the tokens before and including it (the fake's count). */
+function breakpoints(body: SentBody): number[] {
+  const parts: unknown[] = [
+    ...body.tools,
+    ...(Array.isArray(body.system) ? body.system : []),
+    ...(body.messages[0]?.content ?? []),
+  ];
+  let tokens = 0;
+  const found: number[] = [];
+  for (const part of parts) {
+    tokens += Math.ceil(JSON.stringify(part).length / 4);
+    if ((part as { cache_control?: unknown }).cache_control) found.push(tokens);
+  }
+  return found;
+}
+
+describe('anthropic summarizer: what the request asks for', () => {
+  it("sends the user's own messages verbatim in <user_messages>, without harness notices", async () => {
+    const long = `Port the importer to the new API. ${'Keep every column name as it is. '.repeat(150)}Never touch legacy/.`;
+    const leaving = [
+      msg('user', long),
+      msg('user', '<system-reminder>The TodoWrite tool was not used recently.</system-reminder>'),
+      msg('assistant', 'Should I also port the exporter?'),
+      msg('user', 'yes'),
+      msg('user', '/compact'),
+    ];
+    await summarizer().summarize(input({ leaving }));
+    const block = /<user_messages count="(\d+)">\n([\s\S]*?)\n<\/user_messages>/.exec(userText());
+    expect(block?.[1]).toBe('2');
+    // Clipped in the transcript (over 4,000 characters), whole here.
+    expect(long.length).toBeGreaterThan(4_000);
+    expect(block?.[2]).toContain(
+      `<user_message seq="${leaving[0]?.seq}" kind="request">\n${long}\n</user_message>`,
+    );
+    expect(block?.[2]).toContain(
+      `<user_message seq="${leaving[3]?.seq}" kind="answer">\nyes\n</user_message>`,
+    );
+    expect(block?.[2]).not.toContain('system-reminder');
+    expect(block?.[2]).not.toContain('/compact');
+  });
+
+  it('drops the analysis the model wrote before validating, and never stores it', async () => {
+    fake.enqueue({
+      toolInput: {
+        analysis: 'seq 1 asks to fix the invoice test; seq 4 fixed it.',
+        ...emptyCheckpoint(),
+        goal: 'g',
+      },
+    });
+    const result = await summarizer().summarize(input());
+    expect(result.checkpoint).not.toHaveProperty('analysis');
+    expect(result.checkpoint.goal).toBe('g');
+    // The fake fills the analysis as a model would; the checkpoint still validates without it.
+    const filled = await summarizer().summarize(input());
+    expect(filled.checkpoint).not.toHaveProperty('analysis');
+    expect(JSON.stringify(filled.checkpoint)).not.toContain('Read 5 messages');
+  });
+
+  it('asks for a larger summary when more leaves, within the cap, and leaves room for the analysis', async () => {
+    const small = input();
+    await summarizer().summarize(small);
+    const smallMax = lastBody().max_tokens;
+    expect(smallMax).toBe(2_000 + 1_024);
+    await summarizer().summarize({ ...small, leavingTokens: 90_000 });
+    // 7% of 90,000 leaving tokens: 6,300, plus half of it for the analysis.
+    expect(lastBody().max_tokens).toBe(6_300 + 3_150);
+    expect(userText()).toContain(`the checkpoint under about ${Math.floor(6_300 * 0.75)} tokens`);
+    await summarizer().summarize({ ...small, leavingTokens: 10_000_000 });
+    expect(lastBody().max_tokens).toBe(8_000 + 4_000);
+  });
+
+  it('prunes old tool output so the request is no larger than the messages leaving, keeping error lines', async () => {
+    const leaving = longSession(12);
+    const leavingTokens = tokensOf(leaving);
+    const result = await summarizer().summarize(input({ leaving }));
+    const sent = result.usage.inputTokens + result.usage.cacheReadTokens + result.usage.cacheWriteTokens;
+    expect(sent).toBeLessThanOrEqual(leavingTokens);
+    const text = userText();
+    expect(text).toMatch(/\[\.\.\. pruned \d+ chars of old tool output; seq \d+ in the archive \.\.\.\]/);
+    // Every run's error line is still in the transcript, pruned or not.
+    for (let i = 0; i < 12; i++) expect(text).toContain(`E   ValueError: bad token at step ${i}`);
+    // The newest outputs are left whole.
+    expect(text).toContain(`collected line 11 of the run`);
+    expect(result.checkpoint.blockers.length).toBeGreaterThan(0);
+  });
+});
+
+describe('anthropic summarizer: prompt caching', () => {
+  it("places no breakpoint under the model's minimum cacheable length", async () => {
+    // Haiku 4.5 caches from 4,096 tokens: the tools and system prompt (about 2,800) are under it.
+    await summarizer().summarize(input());
+    expect(breakpoints(lastBody())).toEqual([]);
+    await summarizer().summarize(input({ leaving: longSession(12) }));
+    const haiku = breakpoints(lastBody());
+    expect(haiku).toHaveLength(1);
+    expect(lastBody().system).toEqual([{ type: 'text', text: SYSTEM_PROMPT }]);
+    // Sonnet 4.6 caches from 1,024: the tools and system prompt get their own breakpoint.
+    await summarizer({ model: 'claude-sonnet-4-6' }).summarize(input());
+    const sonnet = breakpoints(lastBody());
+    expect(sonnet.length).toBeGreaterThanOrEqual(1);
+    expect(lastBody().system).toEqual([
+      { type: 'text', text: SYSTEM_PROMPT, cache_control: { type: 'ephemeral' } },
+    ]);
+    for (const [model, found] of [
+      ['claude-haiku-4-5', haiku],
+      ['claude-sonnet-4-6', sonnet],
+    ] as const) {
+      for (const tokens of found)
+        expect(tokens, model).toBeGreaterThanOrEqual(model.includes('haiku') ? 4_096 : 1_024);
+    }
+  });
+
+  it('a retried request reads the whole prompt from the cache instead of paying for it again', async () => {
+    const leaving = longSession(12);
+    fake.enqueue('invalid-checkpoint');
+    const s = summarizer();
+    const first = await failure(s.summarize(input({ leaving })));
+    expect(first).toBeInstanceOf(SummaryRejectedError);
+    const retry = await s.summarize(input({ leaving }));
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests[1]?.rawBody).toBe(fake.requests[0]?.rawBody);
+    expect(retry.usage.cacheReadTokens).toBeGreaterThan(4_096);
+    expect(retry.usage.cacheWriteTokens).toBe(0);
+    expect(retry.usage.inputTokens).toBeLessThan(retry.usage.cacheReadTokens / 10);
+    // Read at a tenth of the input price: the retry costs far less than a request without the cache.
+    const uncached = costUsd(MODEL, {
+      inputTokens: retry.usage.cacheReadTokens + retry.usage.inputTokens,
+      outputTokens: retry.usage.outputTokens,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    }).usd;
+    expect(retry.usage.costUsd).toBeLessThan(uncached / 2);
+  });
+
+  it('reads the shared tools + system prefix across different summaries on a model whose minimum it reaches', async () => {
+    const s = summarizer({ model: 'claude-sonnet-4-6' });
+    const first = await s.summarize(input());
+    const second = await s.summarize(input({ leaving: [msg('user', 'Now document the rounding rule.')] }));
+    // The first writes its whole prompt (it reaches 1,024 tokens too); the second, whose transcript
+    // differs, reads the tools and system prompt and writes its own user turn.
+    expect(first.usage.cacheWriteTokens).toBeGreaterThan(1_024);
+    expect(second.usage.cacheReadTokens).toBeGreaterThan(1_024);
+    expect(second.usage.cacheReadTokens).toBeLessThan(first.usage.cacheWriteTokens);
+    expect(second.usage.cacheWriteTokens).toBeGreaterThan(0);
+  });
+
+  it('leaves the user turn unmarked when cacheUserTurn is off', async () => {
+    await summarizer({ cacheUserTurn: false }).summarize(input({ leaving: longSession(12) }));
+    expect(breakpoints(lastBody())).toEqual([]);
   });
 });

@@ -20,11 +20,15 @@
  *   `[]` when empty, on every answer to a request with that beta);
  * - by default it answers like a model that called the forced tool, with a valid checkpoint derived
  *   from the prompt (the `<working_set>` paths, the last user message of the `<transcript>`, the
- *   previous checkpoint's items) and realistic `usage`: about 4 characters per token, and prompt
- *   caching simulated per prefix (tools + system up to the last `cache_control`): the first request
- *   with a prefix writes it (`cache_creation_input_tokens`), the next ones read it
- *   (`cache_read_input_tokens`), the rest is `input_tokens`. Unlike the API, it applies no minimum
- *   cacheable length (1,024 to 4,096 tokens depending on the model), so it caches even a short prefix;
+ *   previous checkpoint's items, the `<user_messages>` block), its `analysis` scratch field filled
+ *   with a short deterministic note when the tool's schema has one, and realistic `usage`: about 4
+ *   characters per token, and prompt caching simulated as the docs describe it: the prompt is read
+ *   in order (tools, system, then each message's content blocks) and every `cache_control`
+ *   breakpoint whose prefix reaches the model's minimum cacheable length ({@link
+ *   fakeMinCacheableTokens}: 4,096 tokens for Haiku 4.5, 1,024 for an unknown model) caches that
+ *   prefix; a shorter one caches nothing, silently. The longest cached prefix a request repeats is
+ *   read (`cache_read_input_tokens`), the rest up to its last eligible breakpoint is written
+ *   (`cache_creation_input_tokens`), everything else is `input_tokens`. Cache entries never expire;
  * - on-demand compaction (beta `compact-2026-09-04`, header {@link COMPACTION_BETA}): a request with
  *   top-level `"compaction": {"type": "summarize", "instructions"?}` is checked as the docs say
  *   (header, fields, `instructions` non-blank and at most 16,384 characters; `stop_sequences`,
@@ -842,24 +846,31 @@ export class FakeAnthropicServer {
     };
   }
 
-  /** Token counts: ~4 characters per token; the cacheable prefix read if seen before, else written. */
+  /**
+   * Token counts: ~4 characters per token. Prompt caching: each breakpoint whose prefix reaches the
+   * model's minimum is a cache entry; the longest one seen before is read, the rest up to the last
+   * such breakpoint is written, the remainder is `input_tokens`.
+   */
   #usage(body: MessagesRequest, outputTokens: number): Record<string, unknown> {
-    const prefix = cacheablePrefix(body);
-    const rest = estimateTokens(JSON.stringify(body.messages));
-    let cacheWrite = 0;
+    const parts = promptParts(body);
+    const minimum = fakeMinCacheableTokens(body.model);
+    const hash = createHash('sha256').update(`${body.model}\n`);
+    let total = 0;
     let cacheRead = 0;
-    let input = rest;
-    if (prefix) {
-      const key = createHash('sha256').update(`${body.model}\n${prefix}`).digest('hex');
-      const tokens = estimateTokens(prefix);
-      if (this.#cachedPrefixes.has(key)) cacheRead = tokens;
-      else {
-        this.#cachedPrefixes.add(key);
-        cacheWrite = tokens;
-      }
-    } else {
-      input += estimateTokens(JSON.stringify([body.tools ?? [], body.system ?? '']));
+    let lastEligible = 0;
+    const entries: string[] = [];
+    for (const part of parts) {
+      hash.update(part.json);
+      total += estimateTokens(part.json);
+      if (!part.breakpoint || total < minimum) continue;
+      const key = hash.copy().digest('hex');
+      entries.push(key);
+      lastEligible = total;
+      if (this.#cachedPrefixes.has(key)) cacheRead = total;
     }
+    const cacheWrite = lastEligible - cacheRead;
+    for (const key of entries) this.#cachedPrefixes.add(key);
+    const input = total - cacheRead - cacheWrite;
     return {
       input_tokens: input,
       output_tokens: Math.min(outputTokens, body.max_tokens),
@@ -977,6 +988,20 @@ function validate(
         throw bad(`system.${i}: Input should be a text block`);
       checkCacheControl(b.cache_control, `system.${i}.cache_control`, bad);
     });
+  }
+  body.messages.forEach((m, i) => {
+    if (!Array.isArray(m.content)) return;
+    (m.content as Array<{ cache_control?: unknown }>).forEach((b, j) => {
+      checkCacheControl(b?.cache_control, `messages.${i}.content.${j}.cache_control`, bad);
+    });
+  });
+  const breakpoints = [
+    ...(body.tools ?? []),
+    ...(Array.isArray(body.system) ? body.system : []),
+    ...body.messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as unknown[]) : [])),
+  ].filter((b) => Boolean((b as { cache_control?: unknown } | null)?.cache_control)).length;
+  if (breakpoints > 4) {
+    throw bad(`A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`);
   }
   const names = new Set<string>();
   if (body.tools !== undefined) {
@@ -1176,15 +1201,65 @@ function checkCacheControl(value: unknown, where: string, bad: (m: string) => In
     throw bad(`${where}.type: Input should be 'ephemeral'`);
 }
 
-/** Tools and system up to (and including) the last block marked `cache_control`, or '' when none is. */
-function cacheablePrefix(body: MessagesRequest): string {
-  const blocks: Array<{ cache_control?: unknown }> = [...(body.tools ?? [])];
-  if (Array.isArray(body.system)) blocks.push(...body.system);
-  let last = -1;
-  blocks.forEach((b, i) => {
-    if (b.cache_control) last = i;
-  });
-  return last < 0 ? '' : JSON.stringify(blocks.slice(0, last + 1));
+/**
+ * The minimum cacheable prompt length of `model`, tokens, as Anthropic's prompt-caching docs list
+ * it (2026-09): 4,096 for Haiku 4.5, Opus 4.5 and 4.6; 2,048 for Haiku 3.5 and Opus 4.7; 1,024 for
+ * Sonnet 4, 4.5, 4.6, 5 and Opus 4, 4.1, 4.8; 512 for Opus 5, 5.5, Fable 5, 5.1 and Mythos 5, 5.1;
+ * 1,024 for an id the fake does not know. Kept apart from compactor's own table on purpose: the
+ * fake is the API's stand-in, not a copy of compactor.
+ */
+export function fakeMinCacheableTokens(model: string): number {
+  const parsed = modelVersion(model);
+  if (!parsed || parsed.version === 'preview') return 1_024;
+  const table: Record<string, Array<[number, number]>> = {
+    haiku: [
+      [4.5, 4_096],
+      [3.5, 2_048],
+    ],
+    opus: [
+      [4.5, 4_096],
+      [4.6, 4_096],
+      [4.7, 2_048],
+      [4, 1_024],
+      [4.1, 1_024],
+      [4.8, 1_024],
+      [5, 512],
+      [5.5, 512],
+    ],
+    sonnet: [
+      [4, 1_024],
+      [4.5, 1_024],
+      [4.6, 1_024],
+      [5, 1_024],
+    ],
+    fable: [
+      [5, 512],
+      [5.1, 512],
+    ],
+    mythos: [
+      [5, 512],
+      [5.1, 512],
+    ],
+  };
+  return table[parsed.family]?.find(([v]) => v === parsed.version)?.[1] ?? 1_024;
+}
+
+/** The prompt as prompt caching reads it: tools, system blocks, then every message's content blocks, in order. */
+function promptParts(body: MessagesRequest): Array<{ json: string; breakpoint: boolean }> {
+  const parts: Array<{ json: string; breakpoint: boolean }> = [];
+  const push = (block: unknown) =>
+    parts.push({
+      json: JSON.stringify(block),
+      breakpoint: Boolean((block as { cache_control?: unknown } | null)?.cache_control),
+    });
+  for (const tool of body.tools ?? []) push(tool);
+  if (typeof body.system === 'string') push(body.system);
+  else for (const block of body.system ?? []) push(block);
+  for (const message of body.messages) {
+    if (typeof message.content === 'string') push({ role: message.role, text: message.content });
+    else for (const block of message.content as unknown[]) push(block);
+  }
+  return parts;
 }
 
 /**
@@ -1215,7 +1290,11 @@ function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
     ...list(previous.blockers),
     ...messages.filter((m) => m.kind === 'tool_result' && /error/i.test(m.content)).map(entry),
   ];
-  const rules = users.filter((m) => /\b(?:don't|do not|never|always|no)\b/i.test(m.content)).map(entry);
+  // The user's own words come verbatim (unclipped) from <user_messages> when the prompt has it.
+  const written = userMessages(text);
+  const rules = (written ?? users)
+    .filter((m) => /\b(?:don't|do not|never|always|no)\b/i.test(m.content))
+    .map(entry);
   const lastAssistant = messages.findLast((m) => m.role === 'assistant' && m.kind === 'message');
   const checkpoint = {
     goal,
@@ -1234,15 +1313,38 @@ function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
     files: Array.isArray(previous.files) ? previous.files : [],
     workingSet: workingSetPaths(text),
   };
-  // Like a model asked to stay under 75% of max_tokens: drop the oldest items until the answer fits.
-  const target = Math.floor(0.75 * body.max_tokens);
+  // A tool whose schema opens with `analysis` gets a short note there, as a model's working notes.
+  const analysis = hasAnalysisField(body)
+    ? `Read ${messages.length} messages (${users.length} from the user, ${messages.filter((m) => m.kind === 'tool_result').length} tool results, ${blockers.length} with errors); merged with the previous checkpoint: ${Object.keys(previous).length > 0 ? 'yes' : 'none'}.`
+    : undefined;
+  // Like a model asked to stay under the prompt's target (else 75% of max_tokens): drop the oldest
+  // items until the answer fits.
+  const stated = /the checkpoint under about (\d+) tokens/.exec(text)?.[1];
+  const target = stated ? Number(stated) : Math.floor(0.75 * body.max_tokens);
   while (estimateTokens(JSON.stringify(checkpoint)) > target) {
     if (checkpoint.completed.length >= checkpoint.blockers.length && checkpoint.completed.length > 0) {
       checkpoint.completed.shift();
     } else if (checkpoint.blockers.length > 0) checkpoint.blockers.shift();
     else break;
   }
-  return checkpoint;
+  return analysis === undefined ? checkpoint : { analysis, ...checkpoint };
+}
+
+/** Whether the forced (or first) tool's input schema has an `analysis` property. */
+function hasAnalysisField(body: MessagesRequest): boolean {
+  const forced = body.tool_choice?.type === 'tool' ? body.tool_choice.name : undefined;
+  const tool = body.tools?.find((t) => t.name === forced) ?? body.tools?.[0];
+  const properties = (tool?.input_schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return properties !== undefined && 'analysis' in properties;
+}
+
+/** The `<user_message>` elements of a `<user_messages>` block, unescaped; null when the prompt has no block. */
+function userMessages(text: string): Array<{ seq: number; content: string }> | null {
+  const block = /<user_messages[^>]*>\n([\s\S]*?)\n<\/user_messages>/.exec(text);
+  if (!block) return null;
+  return [...(block[1] ?? '').matchAll(/<user_message seq="(\d+)"[^>]*>\n([\s\S]*?)\n<\/user_message>/g)].map(
+    (m) => ({ seq: Number(m[1]), content: unescapeEntities(m[2] ?? '') }),
+  );
 }
 
 /** Text of the last user message. */

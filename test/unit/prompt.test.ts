@@ -195,14 +195,64 @@ describe('buildSummaryPrompt', () => {
     for (const path of workingSet) expect(path.length).toBeLessThanOrEqual(300);
   });
 
-  it('asks for a checkpoint below the token bound', () => {
+  it('asks for a checkpoint below the budget and a short analysis, within max_tokens', () => {
     const { user } = buildSummaryPrompt({
       previous: null,
       leaving: [message('user', 'x')],
       maxSummaryTokens: 2000,
     });
-    expect(user).toContain('under about 1500 tokens');
-    expect(user).toContain('cut off at 2000 tokens');
+    expect(user).toContain('the checkpoint under about 1500 tokens');
+    expect(user).toContain('Keep analysis under about 350 words');
+    // The budget and 1,024 tokens for the analysis.
+    expect(user).toContain('cut off at 3024 tokens');
+  });
+
+  it("shows the user's requests and answers verbatim in <user_messages>, and nothing the harness sent", () => {
+    const request = message(
+      'user',
+      `<ide_opened_file>src/a.ts</ide_opened_file>Rename ${'x'.repeat(5_000)} & <b>`,
+    );
+    const leaving = [
+      request,
+      message('user', '[Request interrupted by user]'),
+      message('user', '<command-name>/clear</command-name>'),
+      message('assistant', 'Which one, 1 or 2?'),
+      message('user', '2'),
+      message('tool', 'ok', { kind: 'tool_result', toolCallId: 'c', toolName: 'bash' }),
+    ];
+    const { user } = buildSummaryPrompt({ previous: null, leaving, maxSummaryTokens: 2000 });
+    const block = /<user_messages count="2">\n([\s\S]*?)\n<\/user_messages>/.exec(user)?.[1] ?? '';
+    expect(block).toContain(
+      `<user_message seq="${request.seq}" kind="request">\nRename ${'x'.repeat(5_000)} &amp; &lt;b&gt;\n`,
+    );
+    expect(block).toContain('kind="answer">\n2\n</user_message>');
+    expect(block).not.toContain('interrupted');
+    expect(block).not.toContain('ide_opened_file');
+    expect(user.indexOf('<user_messages')).toBeLessThan(user.indexOf('<transcript'));
+  });
+
+  it('clips a huge user message at 8,000 characters with a marker, and says when there is none', () => {
+    const huge = message('user', 'y'.repeat(20_000));
+    const { user } = buildSummaryPrompt({ previous: null, leaving: [huge], maxSummaryTokens: 2000 });
+    expect(user).toContain('[... clipped 12000 chars ...]');
+    const none = buildSummaryPrompt({
+      previous: null,
+      leaving: [message('assistant', 'hi')],
+      maxSummaryTokens: 2000,
+    });
+    expect(none.user).toContain('<user_messages count="0">');
+  });
+
+  it('renders the transcript it is given (pruned) while the user messages come from every leaving message', () => {
+    const leaving = [message('user', 'Rename the module'), message('assistant', 'done')];
+    const { user } = buildSummaryPrompt({
+      previous: null,
+      leaving,
+      transcript: [leaving[1] as Message],
+      maxSummaryTokens: 2000,
+    });
+    expect(user).toContain('<transcript count="1"');
+    expect(user).toContain('kind="request">\nRename the module\n');
   });
 });
 
@@ -326,5 +376,17 @@ describe('pricing', () => {
       cacheWriteTokens: 1_000_000,
     };
     expect(costUsd('claude-haiku-4-5', usage).usd).toBe(1.25);
+  });
+});
+
+describe('long user messages', () => {
+  it('are sent once: whole in <user_messages>, as their beginning and a pointer in the transcript', () => {
+    const spec = message('user', `Implement the spec below.\n${'- a requirement of the spec\n'.repeat(100)}`);
+    const { user } = buildSummaryPrompt({ previous: null, leaving: [spec], maxSummaryTokens: 2000 });
+    expect(user.split('a requirement of the spec').length - 1).toBeLessThan(120);
+    expect(user).toContain(`the whole message is &lt;user_message seq="${spec.seq}"&gt; above`);
+    expect(user).toContain(
+      `<user_message seq="${spec.seq}" kind="request">\n${spec.content.trim()}\n</user_message>`,
+    );
   });
 });

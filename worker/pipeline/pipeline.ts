@@ -45,7 +45,12 @@ import {
   strategyUnit,
 } from '../../shared/strategies/index.ts';
 import { type KeptThinkingVerdict, keptThinkingVerdict } from '../../shared/summary/compaction-block.ts';
-import { addUsage, type SummarizeInput, type Summarizer } from '../../shared/summary/summarizer.ts';
+import {
+  addUsage,
+  type SummarizeInput,
+  type Summarizer,
+  withSummaryBudget,
+} from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, failureOf, guardOf, skipOf } from './change.ts';
 import { conversationOf, keptFactsOf } from './conversation.ts';
 import { belowMinimum, completeFacts, observeLeaving, scoreSummary } from './fidelity.ts';
@@ -502,7 +507,10 @@ async function compactWithSummary(
   const leaving = batchable
     ? await deps.reads.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs)
     : deps.reads.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
-  const input = summarizeInput(request, options, snapshot.checkpoint, leaving, signal, conversation);
+  const input = {
+    ...summarizeInput(request, options, snapshot.checkpoint, leaving, signal, conversation),
+    leavingTokens: plan.leavingTokens,
+  };
   if (batchable && deps.batching?.fits(input)) {
     const queued = await deps.batching.queue({
       tenantId: request.tenantId,
@@ -536,7 +544,8 @@ async function compactWithSummary(
     return { ...(await deps.writes.record(skipped)), plan };
   }
   const { reservationId } = budget;
-  const summarizer = budget.kind === 'offline' ? budget.summarizer : named.summarizer;
+  // A stand-in for a paid summary gets the summary budget the paid one would have had.
+  const summarizer = budget.kind === 'offline' ? withSummaryBudget(budget.summarizer) : named.summarizer;
   const note = budget.kind === 'offline' ? budget.reason : named.note;
   const noted = note
     ? { ...run, request: { ...request, note: [request.note, note].filter(Boolean).join('; ') } }
@@ -603,7 +612,7 @@ async function compactWithSummary(
       // summary's cost stays on the row.
       const first = summary;
       const again = await timed(deps, 'summarize', () =>
-        summarize(offline, { ...input, leaving: reread() }, plan),
+        summarize(withSummaryBudget(offline), { ...input, leaving: reread() }, plan),
       );
       summary = { ...again, usage: addUsage(first.usage, again.usage) };
       check = scoreSummary(facts, again, planFacts);

@@ -26,7 +26,7 @@ import {
 } from '../../shared/contract/events.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
-import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import { type Summarizer, withSummaryBudget } from '../../shared/summary/summarizer.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import { entryOf, failureOf } from '../pipeline/change.ts';
 import {
@@ -77,7 +77,8 @@ function failedSummarizerOf(deps: ProcessorDeps, strategy: Strategy): string {
  */
 function fallbackOf(deps: ProcessorDeps, strategy: Strategy): Summarizer | undefined {
   const fallback = strategyUnit(strategy).summaryOptions(strategy)?.fallback;
-  if (fallback === 'extractive') return deps.fallbackSummarizer;
+  // The extractive summary stands in for a paid one: it gets the budget the paid one would have had.
+  if (fallback === 'extractive') return deps.fallbackSummarizer && withSummaryBudget(deps.fallbackSummarizer);
   if (fallback === 'anthropic') return deps.summarizers?.anthropic;
   return undefined;
 }

@@ -1,9 +1,15 @@
 /**
  * The `anthropic` summarizer: one Messages API call per summary, through @anthropic-ai/sdk.
  * Structured output comes from a forced call of the single tool `record_checkpoint`, whose input is
- * validated with the checkpoint's zod schema; the fixed system prompt (and the tool before it) is
- * the cached prefix. Nothing from a refused, truncated, toolless, invalid or empty answer is ever
- * returned, so a failed summary is never committed.
+ * validated with the checkpoint's zod schema. Nothing from a refused, truncated, toolless, invalid
+ * or empty answer is ever returned, so a failed summary is never committed.
+ *
+ * What a request carries (shared/summary/prompt.ts): the previous checkpoint, the working set, the
+ * user's own messages verbatim in `<user_messages>`, and the transcript with old tool output pruned
+ * (shared/summary/prune.ts) so that the request's input is no larger than the messages leaving.
+ * `max_tokens` is the summary budget, which grows with the leaving tokens (shared/summary/budget.ts),
+ * plus room for the tool's `analysis` scratch field. `cache_control` breakpoints go only where the
+ * prefix before them reaches the model's minimum cacheable length (shared/summary/cache.ts).
  *
  * Retries belong to BullMQ: the SDK's own retries are off by default, and SDK errors are mapped by
  * {@link mapAnthropicError}.
@@ -15,15 +21,21 @@ import { SummarizerConfigError, SummaryRejectedError } from '../../shared/contra
 import type { Message } from '../../shared/contract/message.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../../shared/contract/tokens.ts';
 import type { SummaryEstimate } from '../../shared/policy/budget.ts';
+import { summaryBudgetTokens, summaryMaxTokens } from '../../shared/summary/budget.ts';
+import { planCacheBreakpoints } from '../../shared/summary/cache.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { chunkByBudget } from '../../shared/summary/chunks.ts';
 import { lastUserRequestOf } from '../../shared/summary/last-request.ts';
 import { costUsd } from '../../shared/summary/pricing.ts';
 import {
+  ANALYSIS_DESCRIPTION,
+  ANALYSIS_FIELD,
   buildSummaryPrompt,
+  renderTranscript,
   SUMMARY_TOOL_DESCRIPTION,
   SUMMARY_TOOL_NAME,
 } from '../../shared/summary/prompt.ts';
+import { pruneToolOutputs, SMALL_LEAVING_TOKENS } from '../../shared/summary/prune.ts';
 import {
   addUsage,
   type EstimateInput,
@@ -74,18 +86,45 @@ export interface AnthropicSummarizerOptions {
   maxInputTokens?: number | undefined;
   /** Monotonic clock for `llmMs`, ms; default `performance.now`. */
   now?: (() => number) | undefined;
+  /**
+   * Whether the user turn carries a `cache_control` breakpoint when the whole prompt reaches the
+   * model's minimum cacheable length; default true. It makes a retry of the same request (after an
+   * invalid answer, a 529) read the prompt from the cache at 0.1× the input price, and costs 1.25×
+   * instead of 1× for the prompt of every first request: worth it when more than about one request
+   * in four is sent again within the cache's 5 minutes. See the README's summarizer section.
+   */
+  cacheUserTurn?: boolean | undefined;
 }
 
 /**
  * The tool the model must call: `record_checkpoint`, whose input schema is the JSON schema of
- * `checkpointSchema` (without `$schema`, which the API does not need).
+ * `checkpointSchema` (without `$schema`, which the API does not need) opened by a required string
+ * property `analysis`.
+ *
+ * Why a scratch property: the checkpoint is better when the model has walked through the
+ * transcript before writing it, and extended thinking is not available here. The Messages API
+ * documentation (Building with extended thinking, "Extended thinking with tool use") says tool use
+ * with thinking only supports `tool_choice` `auto` or `none`; a `tool_choice` of type `any` or
+ * `tool` is an error ("Thinking may not be enabled when tool_choice forces tool use"), and the
+ * forced-tool-use guide adds that forcing a tool suppresses any content before the `tool_use` block.
+ * compactor forces `record_checkpoint` (type `tool`) so that every answer is a checkpoint; the
+ * documented-compatible way to let the model reason first is a field of the tool's input that it
+ * fills first (JSON properties come in schema order). {@link checkpointFromMessage} drops it before
+ * validation; it is never stored. `max_tokens` leaves room for it (shared/summary/budget.ts).
  */
 export const CHECKPOINT_TOOL: Anthropic.Tool = (() => {
   const { $schema: _dialect, ...schema } = z.toJSONSchema(checkpointSchema) as Record<string, unknown>;
+  const properties = schema.properties as Record<string, unknown>;
+  const required = schema.required as string[];
   return {
     name: SUMMARY_TOOL_NAME,
     description: SUMMARY_TOOL_DESCRIPTION,
-    input_schema: { ...schema, type: 'object' },
+    input_schema: {
+      ...schema,
+      type: 'object',
+      properties: { [ANALYSIS_FIELD]: { type: 'string', description: ANALYSIS_DESCRIPTION }, ...properties },
+      required: [ANALYSIS_FIELD, ...required],
+    },
   };
 })();
 
@@ -115,7 +154,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
 
   /** One Messages API call: the previous checkpoint merged with `leaving`. */
   async function summarizeOnce(input: SummarizeInput, model: string): Promise<SummaryResult> {
-    const { params, prompt } = summaryRequest(input, model);
+    const { params, prompt } = summaryRequest(input, model, options.cacheUserTurn ?? true);
     const started = now();
     let message: Anthropic.Message;
     try {
@@ -183,25 +222,80 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
   };
 }
 
-/** The Messages API request of one summary call, and the prompt it was built from. */
-function summaryRequest(input: SummarizeInput, model: string) {
-  const prompt = buildSummaryPrompt({
+/**
+ * Keep the request's input under this share of the leaving tokens: the estimate counts the text as
+ * the request carries it, not the few blocks and fields around it.
+ */
+const PRUNE_TARGET_RATIO = 0.95;
+
+/** Estimated tokens of leaving messages, as the chunking counts them. */
+function leavingTokensOf(messages: Message[]): number {
+  return messages.reduce((n, m) => n + estimateMessageTokens(m.content), 0);
+}
+
+/**
+ * Estimated tokens of a text as a request carries it: JSON-escaped (a newline is `\n`, a quote
+ * `\"`), about 4 characters a token. A little over what the API counts, so the budget errs safe.
+ */
+const requestTokens = (text: string) => estimateTextTokens(JSON.stringify(text));
+
+/** Estimated tokens of the tool definition and the system prompt: the prefix every request shares. */
+const PREFIX_TOKENS = (system: string) =>
+  estimateTextTokens(JSON.stringify(CHECKPOINT_TOOL)) + requestTokens(system);
+
+/**
+ * The Messages API request of one summary call, and the prompt it was built from.
+ *
+ * - The summary budget grows with the leaving tokens ({@link summaryBudgetTokens}, from
+ *   `input.leavingTokens`, else this chunk's); `max_tokens` adds the analysis allowance.
+ * - Old tool output is pruned ({@link pruneToolOutputs}) until the estimated input (system, tool,
+ *   previous checkpoint, working set, user messages, transcript, instructions) is at most 95% of
+ *   this chunk's leaving tokens. Under {@link SMALL_LEAVING_TOKENS} leaving tokens nothing is
+ *   pruned: the fixed part of the request is larger than they are whatever is cut, and the
+ *   transcript is small enough to send whole.
+ * - `cache_control` goes on the system block when tools + system reach the model's minimum, and on
+ *   the user turn when the whole prompt does ({@link planCacheBreakpoints}), unless
+ *   `cacheUserTurn` is false.
+ */
+export function summaryRequest(input: SummarizeInput, model: string, cacheUserTurn = true) {
+  const leaving = leavingArray(input.leaving);
+  const chunkTokens = leavingTokensOf(leaving);
+  const budget = summaryBudgetTokens(input.maxSummaryTokens, input.leavingTokens ?? chunkTokens);
+  const base = {
     previous: input.previous,
-    leaving: leavingArray(input.leaving),
-    maxSummaryTokens: input.maxSummaryTokens,
+    leaving,
+    maxSummaryTokens: budget,
     instructions: input.instructions,
-  });
-  // The instructions go in the user turn: the system prompt (the cache breakpoint) is the same for
-  // every call.
+  };
+  let transcript = leaving;
+  if (chunkTokens >= SMALL_LEAVING_TOKENS) {
+    const shell = buildSummaryPrompt({ ...base, transcript: [] });
+    const overhead =
+      PREFIX_TOKENS(shell.system) + requestTokens(shell.user) - requestTokens(renderTranscript([]));
+    const target = Math.floor(chunkTokens * PRUNE_TARGET_RATIO) - overhead;
+    transcript = pruneToolOutputs(leaving, target, requestTokens).messages;
+  }
+  const prompt = buildSummaryPrompt({ ...base, transcript });
+  // Counted unescaped, about 4 characters a token: under what the API counts (its tokens are
+  // shorter on code), so a breakpoint is placed only where the prefix is surely long enough.
+  const prefixTokens = estimateTextTokens(JSON.stringify(CHECKPOINT_TOOL) + prompt.system);
+  const cache = planCacheBreakpoints(model, prefixTokens, prefixTokens + estimateTextTokens(prompt.user));
+  const ephemeral = { cache_control: { type: 'ephemeral' as const } };
+  // The instructions go in the user turn: the system prompt is the same for every call.
   const params: Anthropic.MessageCreateParamsNonStreaming = {
     model,
-    max_tokens: input.maxSummaryTokens,
-    system: [{ type: 'text', text: prompt.system, cache_control: { type: 'ephemeral' } }],
+    max_tokens: summaryMaxTokens(budget),
+    system: [{ type: 'text', text: prompt.system, ...(cache.system ? ephemeral : {}) }],
     tools: [CHECKPOINT_TOOL],
     tool_choice: { type: 'tool', name: SUMMARY_TOOL_NAME, disable_parallel_tool_use: true },
-    messages: [{ role: 'user', content: prompt.user }],
+    messages: [
+      {
+        role: 'user',
+        content: [{ type: 'text', text: prompt.user, ...(cache.userTurn && cacheUserTurn ? ephemeral : {}) }],
+      },
+    ],
   };
-  return { params, prompt };
+  return { params, prompt, budget };
 }
 
 /**
@@ -264,7 +358,7 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
     async submit(items) {
       const requests = items.map(({ customId, input }) => ({
         custom_id: customId,
-        params: summaryRequest(input, modelOf(input)).params,
+        params: summaryRequest(input, modelOf(input), options.cacheUserTurn ?? true).params,
       }));
       try {
         return (await client.messages.batches.create({ requests })).id;
@@ -302,39 +396,42 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
 }
 
 /**
- * Input tokens of a request besides its transcript, estimated: system prompt, tool schema, the
- * instructions and working set (20 paths of at most 300 characters), and the carried checkpoint,
- * which may grow up to `maxSummaryTokens` between chunks.
- */
-/**
  * The token ceiling of a summary as {@link createAnthropicSummarizer} would make it: one call per
  * chunk of the transcript; each call carries the prompt, the tool and the previous checkpoint (the
- * calls after the first, the checkpoint of the chunks before, up to `maxSummaryTokens`), and may
- * answer up to `maxSummaryTokens`.
+ * calls after the first, the checkpoint of the chunks before, up to the summary budget), and may
+ * answer up to its `max_tokens` (the budget and the analysis allowance). An upper bound: pruning
+ * usually makes the input smaller than the leaving tokens.
  */
 export function estimateOf(input: EstimateInput, model: string, maxInputTokens: number): SummaryEstimate {
+  const budget = summaryBudgetTokens(input.maxSummaryTokens, input.leavingTokens);
   const fixed = fixedInputTokens(input);
   const perChunk = maxInputTokens - fixed;
   const calls = perChunk > 0 ? Math.max(1, Math.ceil(input.leavingTokens / perChunk)) : 1;
-  const shell = fixed - input.maxSummaryTokens;
+  const shell = fixed - budget;
   return {
     model,
-    inputTokens: input.leavingTokens + calls * shell + (calls - 1) * input.maxSummaryTokens,
-    maxOutputTokens: calls * input.maxSummaryTokens,
+    inputTokens: input.leavingTokens + calls * shell + (calls - 1) * budget,
+    maxOutputTokens: calls * summaryMaxTokens(budget),
   };
 }
 
+/**
+ * Input tokens of a request besides its transcript, estimated: system prompt, tool schema, the
+ * instructions and working set (20 paths of at most 300 characters), and the carried checkpoint,
+ * which may grow up to the summary budget between chunks.
+ */
 function fixedInputTokens(input: Omit<SummarizeInput, 'leaving'>): number {
+  const budget = summaryBudgetTokens(input.maxSummaryTokens, input.leavingTokens ?? 0);
   const shell = buildSummaryPrompt({
     previous: input.previous,
     leaving: [],
-    maxSummaryTokens: input.maxSummaryTokens,
+    maxSummaryTokens: budget,
     instructions: input.instructions,
   });
   return (
     estimateTextTokens(shell.system + shell.user + JSON.stringify(CHECKPOINT_TOOL)) +
     WORKING_SET_RESERVE_TOKENS +
-    input.maxSummaryTokens
+    budget
   );
 }
 
@@ -374,7 +471,7 @@ export function checkpointFromMessage(message: Anthropic.Message, workingSet: st
       `no ${SUMMARY_TOOL_NAME} call in the answer (stop_reason ${stop}; ${ref})${text ? `; it said: ${text}` : ''}`,
     );
   }
-  const parsed = checkpointSchema.safeParse(call.input);
+  const parsed = checkpointSchema.safeParse(withoutAnalysis(call.input));
   if (!parsed.success) {
     const problems = parsed.error.issues.slice(0, 5).map((i) => {
       const where = i.path.length > 0 ? i.path.join('.') : 'checkpoint';
@@ -394,6 +491,13 @@ export function checkpointFromMessage(message: Anthropic.Message, workingSet: st
     );
   }
   return final.data;
+}
+
+/** A tool input without its `analysis` scratch field, which is never validated nor stored. */
+export function withoutAnalysis(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const { [ANALYSIS_FIELD]: _discarded, ...checkpoint } = input as Record<string, unknown>;
+  return checkpoint;
 }
 
 /**
