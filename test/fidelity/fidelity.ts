@@ -8,8 +8,8 @@
  * real request was kept (live, verbatim in the checkpoint, or condensed there with its seq), pinned messages kept, tool pairs whole,
  * the ledger rows written, and the LLM calls, the input tokens sent to the LLM (beside the tokens of
  * the messages that left), the prompt-cache tokens read and written, and their cost (USD) per
- * compaction. `--no-cache-user-turn` runs the `anthropic` summarizer without the breakpoint at the
- * end of its user turn, to weigh what that breakpoint costs.
+ * compaction. `--cache-user-turn` runs the `anthropic` summarizer with a cache breakpoint at the
+ * end of its user turn (off by default), to weigh what that breakpoint costs.
  *
  * Targets, what an agent needs to carry on after a summary: 100% of paths, requests and pinned
  * messages kept; tokens after at most 25% of before on sessions over 100 messages. They apply to
@@ -41,7 +41,7 @@ import { withScratch } from './scratch.ts';
 const { values } = parseArgs({
   options: {
     'keep-recent': { type: 'string', default: '10' },
-    'no-cache-user-turn': { type: 'boolean', default: false },
+    'cache-user-turn': { type: 'boolean', default: false },
   },
 });
 const keepRecent = Number(values['keep-recent']);
@@ -85,7 +85,7 @@ async function main(): Promise<number> {
       apiKey: 'fidelity',
       baseURL: llmUrl,
       model: 'claude-haiku-4-5',
-      cacheUserTurn: !values['no-cache-user-turn'],
+      cacheUserTurn: values['cache-user-turn'],
     });
     const compaction = createAnthropicCompactionSummarizer({
       apiKey: 'fidelity',

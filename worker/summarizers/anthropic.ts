@@ -88,7 +88,7 @@ export interface AnthropicSummarizerOptions {
   now?: (() => number) | undefined;
   /**
    * Whether the user turn carries a `cache_control` breakpoint when the whole prompt reaches the
-   * model's minimum cacheable length; default true. It makes a retry of the same request (after an
+   * model's minimum cacheable length; default false. It makes a retry of the same request (after an
    * invalid answer, a 529) read the prompt from the cache at 0.1× the input price, and costs 1.25×
    * instead of 1× for the prompt of every first request: worth it when more than about one request
    * in four is sent again within the cache's 5 minutes. See the README's summarizer section.
@@ -154,7 +154,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
 
   /** One Messages API call: the previous checkpoint merged with `leaving`. */
   async function summarizeOnce(input: SummarizeInput, model: string): Promise<SummaryResult> {
-    const { params, prompt } = summaryRequest(input, model, options.cacheUserTurn ?? true);
+    const { params, prompt } = summaryRequest(input, model, options.cacheUserTurn ?? false);
     const started = now();
     let message: Anthropic.Message;
     try {
@@ -254,10 +254,10 @@ const PREFIX_TOKENS = (system: string) =>
  *   pruned: the fixed part of the request is larger than they are whatever is cut, and the
  *   transcript is small enough to send whole.
  * - `cache_control` goes on the system block when tools + system reach the model's minimum, and on
- *   the user turn when the whole prompt does ({@link planCacheBreakpoints}), unless
- *   `cacheUserTurn` is false.
+ *   the user turn when the whole prompt does ({@link planCacheBreakpoints}) and `cacheUserTurn` is
+ *   true.
  */
-export function summaryRequest(input: SummarizeInput, model: string, cacheUserTurn = true) {
+export function summaryRequest(input: SummarizeInput, model: string, cacheUserTurn = false) {
   const leaving = leavingArray(input.leaving);
   const chunkTokens = leavingTokensOf(leaving);
   const budget = summaryBudgetTokens(input.maxSummaryTokens, input.leavingTokens ?? chunkTokens);
@@ -358,7 +358,7 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
     async submit(items) {
       const requests = items.map(({ customId, input }) => ({
         custom_id: customId,
-        params: summaryRequest(input, modelOf(input), options.cacheUserTurn ?? true).params,
+        params: summaryRequest(input, modelOf(input), options.cacheUserTurn ?? false).params,
       }));
       try {
         return (await client.messages.batches.create({ requests })).id;
