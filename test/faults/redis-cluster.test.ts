@@ -15,13 +15,16 @@
  * lease taken). A job that reappears as waiting or active is run again and finds its idempotency
  * key in the ledger (outcome `duplicate`); a lease lost lets a second worker in, and the Postgres
  * fence still applies one compaction per session version; a job lost outright is the sweep's.
+ *
+ * A second test runs `compactor dashboard` and `compactor api` on a cluster: Bull Board lists the
+ * queues, compact-now waits for its job through QueueEvents, a restore takes the session's lease.
  */
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { SWEEP_SCHEDULER_ID } from '../../worker/queue/sweep.ts';
-import { runCompactor } from '../support/processes.ts';
+import { type Child, runCompactor, startCompactor } from '../support/processes.ts';
 import { RedisCluster } from '../support/redis-cluster.ts';
 import { FAST_TIMINGS, faultSuite, freePort, logged, type Scenario, SUMMARIZE, until } from './harness.ts';
 
@@ -235,6 +238,95 @@ describe('a Redis Cluster primary killed mid-run', () => {
     }, 15_000);
     expect(ready.ready).toBe(true);
     lap('done');
+  });
+});
+
+describe('the dashboard and the HTTP API on a Redis Cluster', () => {
+  it('Bull Board lists the queues, compact-now settles, a restore takes the lease, /readyz is ready', async () => {
+    const cluster = await RedisCluster.start();
+    let s: Scenario;
+    try {
+      s = await suite.scenario({ cluster });
+    } catch (error) {
+      await cluster.destroy();
+      throw error;
+    }
+    await s.seed('by-dashboard');
+    await s.seed('by-api');
+    s.startWorker({ concurrency: 2 });
+    const token = 'cluster-admin-token-0f3a';
+    const env = {
+      DATABASE_URL: s.tdb.url,
+      REDIS_URL: '',
+      COMPACTOR_REDIS_CLUSTER_NODES: cluster.seed,
+      COMPACTOR_QUEUE_PREFIX: s.prefix,
+      COMPACTOR_LOG_LEVEL: 'info',
+      COMPACTOR_SWEEP_EVERY_MS: '0',
+      COMPACTOR_DASHBOARD_TOKEN: token,
+    };
+    const children: Child[] = [];
+    s.onCleanup(async () => {
+      for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+      await Promise.all(children.map((c) => c.done));
+    });
+    const serve = async (command: 'dashboard' | 'api'): Promise<string> => {
+      const child = startCompactor([command, '--port', '0'], env);
+      children.push(child);
+      return waitFor(async () => {
+        if (child.exitCode !== null) throw new Error(`${command} exited: ${child.output().stderr}`);
+        const line = child
+          .output()
+          .stderr.split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { msg?: string; url?: string })
+          .find((l) => l.msg === `${command} listening` && l.url);
+        return line?.url;
+      }, 30_000);
+    };
+    const [dashboard, api] = await Promise.all([serve('dashboard'), serve('api')]);
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+
+    const ready = await fetch(`${dashboard}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { checks: { redis: { ok: boolean } } }).checks.redis.ok).toBe(true);
+
+    const compact = await fetch(`${dashboard}/api/sessions/by-dashboard/compact?tenant=${s.tenantId}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ strategy: SUMMARIZE, waitMs: 20_000 }),
+    });
+    const compacted = (await compact.json()) as {
+      state: string;
+      compaction?: { id: string; status: string };
+    };
+    expect(compact.status, JSON.stringify(compacted)).toBe(200);
+    expect(compacted).toMatchObject({ state: 'completed', compaction: { status: 'applied' } });
+
+    const queues = (await (await fetch(`${dashboard}/queues/api/queues`, { headers })).json()) as {
+      queues: Array<{ name: string; counts: Record<string, number> }>;
+    };
+    expect(queues.queues.map((q) => q.name)).toEqual(['compaction', 'compaction-sweep', 'webhooks']);
+    expect(queues.queues[0]?.counts.completed).toBe(1);
+
+    const restore = await fetch(
+      `${dashboard}/api/sessions/by-dashboard/compactions/${compacted.compaction?.id}/restore?tenant=${s.tenantId}`,
+      { method: 'POST', headers, body: '{}' },
+    );
+    expect(restore.status, await restore.clone().text()).toBe(200);
+
+    const viaApi = await fetch(`${api}/v1/sessions/by-api/compact?wait=20000`, {
+      method: 'POST',
+      headers: { ...headers, 'compactor-tenant': s.tenantId },
+      body: JSON.stringify({ strategy: SUMMARIZE }),
+    });
+    expect(viaApi.status, await viaApi.clone().text()).toBe(200);
+
+    for (const c of children) c.kill('SIGTERM');
+    for (const c of children) expect((await c.done).code).toBe(0);
+    expect((await s.ledger()).map((r) => [r.sessionId, r.status]).sort()).toEqual([
+      ['by-api', 'applied'],
+      ['by-dashboard', 'restored'],
+    ]);
   });
 });
 
