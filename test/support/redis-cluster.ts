@@ -4,7 +4,8 @@
  * (`--save "" --appendonly no`) and with a short `cluster-node-timeout`, so a killed primary's
  * replica takes over within seconds. `destroy()` kills every process and removes the directory,
  * whatever state the cluster is in; {@link RedisCluster.start} destroys what it started when it
- * fails half-way.
+ * fails half-way, and a test process that exits without destroying it (interrupted) kills its
+ * servers on the way out (the directory then stays in the temporary directory).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -50,10 +51,17 @@ export interface RedisClusterOptions {
 
 /** A running test cluster. */
 export class RedisCluster {
+  /** Kills the servers when the test process exits first (synchronous, as `exit` handlers must be). */
+  private readonly onExit = () => {
+    for (const n of this.nodes) if (!n.dead) n.child.kill('SIGKILL');
+  };
+
   private constructor(
     readonly dir: string,
     readonly nodes: ClusterNodeProcess[],
-  ) {}
+  ) {
+    process.once('exit', this.onExit);
+  }
 
   /**
    * Starts `primaries × (1 + replicasPerPrimary)` servers, joins them with
@@ -192,6 +200,7 @@ export class RedisCluster {
   /** Kills every node and removes the directory. Never throws for a node already gone. */
   async destroy(): Promise<void> {
     await Promise.all(this.nodes.map((n) => this.kill(n.port)));
+    process.off('exit', this.onExit);
     await rm(this.dir, { recursive: true, force: true });
   }
 
@@ -273,10 +282,15 @@ async function startNode(
       return dead || child.exitCode !== null || child.signalCode !== null;
     },
   };
-  await waitFor(async () => {
-    if (node.dead) throw new Error(`redis-server on ${port} exited:\n${output.slice(-1_500)}`);
-    return /Ready to accept connections/.test(output);
-  }, 15_000);
+  try {
+    await waitFor(async () => {
+      if (node.dead) throw new Error(`redis-server on ${port} exited:\n${output.slice(-1_500)}`);
+      return /Ready to accept connections/.test(output);
+    }, 15_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
   return node;
 }
 
