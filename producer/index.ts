@@ -7,8 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { and, eq } from 'drizzle-orm';
-import { Redis } from 'ioredis';
-import { CompactionFailedError, InvalidInputError } from '../shared/contract/errors.ts';
+import { CompactionFailedError, ConfigError, InvalidInputError } from '../shared/contract/errors.ts';
 import {
   COMPACTION_QUEUE,
   type CompactionJobResult,
@@ -22,9 +21,18 @@ import {
 } from '../shared/contract/events.ts';
 import type { Db } from '../shared/postgres/db.ts';
 import { type CompactionRow, compactions } from '../shared/postgres/schema.ts';
+import {
+  assertClusterPrefix,
+  connectRedis,
+  parseClusterNodes,
+  type RedisClusterSeed,
+  type RedisConnection,
+  type RedisTarget,
+} from '../shared/runtime/redis.ts';
 
 export {
   CompactionFailedError,
+  ConfigError,
   DatabaseError,
   IdempotencyKeyReusedError,
   InvalidInputError,
@@ -47,6 +55,14 @@ export {
   DEFAULT_SCHEMA,
   openDatabase,
 } from '../shared/postgres/db.ts';
+export {
+  DEFAULT_CLUSTER_QUEUE_PREFIX,
+  DEFAULT_QUEUE_PREFIX,
+  hashTagOf,
+  parseClusterNodes,
+  type RedisClusterSeed,
+  type RedisNode,
+} from '../shared/runtime/redis.ts';
 export { type ContextNotice, type LoadContextInput, type LoadedContext, loadContext } from './context.ts';
 export {
   APPEND_REQUEST_TTL_MS,
@@ -80,9 +96,15 @@ export {
 } from './webhook-signature.ts';
 
 export interface ProducerOptions {
-  /** redis:// URL of the BullMQ Redis. */
-  redisUrl: string;
-  /** BullMQ key prefix; must match the workers'. */
+  /** redis:// URL of the BullMQ Redis (one server). Give this or {@link redisCluster}. */
+  redisUrl?: string | undefined;
+  /**
+   * A Redis Cluster instead: its seed nodes, as `COMPACTOR_REDIS_CLUSTER_NODES` spells them
+   * (`host:port,host:port`, or `redis://user:password@host:port` entries) or parsed. Wins over
+   * `redisUrl`; `prefix` must then hold a hash tag, e.g. `{compactor}` (BullMQ's rule for clusters).
+   */
+  redisCluster?: string | RedisClusterSeed | undefined;
+  /** BullMQ key prefix; must match the workers' (`compactor`, or `{compactor}` on a cluster, by default). */
   prefix: string;
   /**
    * compactor's database (`openDatabase`). When given, `compactNow` reads the ledger row of a
@@ -154,9 +176,37 @@ export function parseRunCompleted(input: unknown): RunCompletedEvent {
   return parsed.data;
 }
 
-/** Opens a producer. Its Redis connection fails commands fast instead of buffering while offline. */
+/**
+ * The Redis the options name.
+ * @throws {ConfigError} with neither `redisUrl` nor `redisCluster`, bad seed nodes, or a cluster
+ *   prefix without a hash tag.
+ */
+export function producerTarget(
+  options: Pick<ProducerOptions, 'redisUrl' | 'redisCluster' | 'prefix'>,
+): RedisTarget {
+  const { redisCluster, redisUrl } = options;
+  if (redisCluster !== undefined) {
+    const cluster =
+      typeof redisCluster === 'string' ? parseClusterNodes(redisCluster, 'redisCluster') : redisCluster;
+    if (cluster.nodes.length === 0) throw new ConfigError('redisCluster: no seed node');
+    assertClusterPrefix(options.prefix, 'prefix');
+    return { cluster };
+  }
+  if (!redisUrl)
+    throw new ConfigError('createProducer: give redisUrl (one Redis) or redisCluster (seed nodes)');
+  return { url: redisUrl };
+}
+
+/**
+ * Opens a producer. Its Redis connection fails commands fast instead of buffering while offline;
+ * on a cluster, a command whose primary just died fails once ioredis's redirections and retries
+ * are spent (about a second and a half), before a replica may have taken over: the caller retries
+ * with the same `eventId`, which BullMQ takes as the same job.
+ * @throws {ConfigError} as {@link producerTarget}.
+ */
 export function createProducer(options: ProducerOptions): Producer {
-  const connection = new Redis(options.redisUrl, {
+  const redisTarget = producerTarget(options);
+  const connection = connectRedis(redisTarget, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 5_000,
@@ -173,7 +223,7 @@ export function createProducer(options: ProducerOptions): Producer {
   let closing: Promise<void> | undefined;
   // Made on the first compactNow: QueueEvents holds a blocking connection of its own.
   let events: QueueEvents | undefined;
-  let eventsConnection: Redis | undefined;
+  let eventsConnection: RedisConnection | undefined;
   return {
     queue,
     async compactNow(target, waitOptions = {}) {
@@ -185,7 +235,7 @@ export function createProducer(options: ProducerOptions): Producer {
         return { state: 'running', jobId: job.id ?? event.eventId };
       }
       if (!events) {
-        eventsConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+        eventsConnection = connectRedis(redisTarget, { maxRetriesPerRequest: null });
         eventsConnection.on('error', () => {});
         events = new QueueEvents(COMPACTION_QUEUE, { connection: eventsConnection, prefix: options.prefix });
         events.on('error', () => {});
@@ -237,7 +287,7 @@ export function createProducer(options: ProducerOptions): Producer {
  * Resolves once connected; rejects after the connect timeout with a message naming Redis. Callers
  * waiting at the same time share one wait (a burst of events adds one listener, not one each).
  */
-function waitReady(connection: Redis): Promise<void> {
+function waitReady(connection: RedisConnection): Promise<void> {
   if (connection.status === 'ready') return Promise.resolve();
   let pending = waits.get(connection);
   if (!pending) {
@@ -262,7 +312,7 @@ function waitReady(connection: Redis): Promise<void> {
   return pending;
 }
 
-const waits = new WeakMap<Redis, Promise<void>>();
+const waits = new WeakMap<RedisConnection, Promise<void>>();
 
 /** A ledger row by id, within its tenant; null when there is none. */
 async function ledgerRow(db: Db, tenantId: string, id: string): Promise<CompactionRow | null> {

@@ -4,6 +4,14 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../contract/errors.ts';
+import {
+  assertClusterPrefix,
+  DEFAULT_CLUSTER_QUEUE_PREFIX,
+  DEFAULT_QUEUE_PREFIX,
+  type RedisClusterSeed,
+  type RedisTarget,
+  readClusterNodes,
+} from './redis.ts';
 
 const url = (protocols: string[]) =>
   z.string().refine(
@@ -85,10 +93,20 @@ export const envSchema = z.object({
     )
     .default('compactor'),
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  COMPACTOR_REDIS_CLUSTER_NODES: z
+    .string()
+    .transform((text, ctx) => {
+      const seed = readClusterNodes(text);
+      if (typeof seed !== 'string') return seed;
+      ctx.addIssue({ code: 'custom', message: seed });
+      return z.NEVER;
+    })
+    .optional(),
+  // No default here: it depends on the cluster setting (loadConfig).
   COMPACTOR_QUEUE_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 _ . -')
-    .default('compactor'),
+    .regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 _ . - { }')
+    .optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
   COMPACTOR_MODEL: z.string().min(1).default('claude-haiku-4-5'),
@@ -153,9 +171,18 @@ export interface Config {
   databaseUrl: string;
   /** The Postgres schema of that database holding compactor's tables and migrations journal. */
   databaseSchema: string;
-  /** redis:// URL of the BullMQ Redis. */
+  /** redis:// URL of the BullMQ Redis (unused when {@link redisCluster} is set). */
   redisUrl: string;
-  /** BullMQ key prefix; tests and tenants of one Redis keep apart by it. */
+  /**
+   * The seed nodes of a Redis Cluster (`COMPACTOR_REDIS_CLUSTER_NODES`); set, it replaces
+   * `redisUrl` and the queue prefix carries a hash tag. Optional so that a config built in code
+   * may leave it out (a single Redis).
+   */
+  redisCluster?: RedisClusterSeed | undefined;
+  /**
+   * BullMQ key prefix; tests and tenants of one Redis keep apart by it. Default `compactor`, and
+   * `{compactor}` on a cluster, where it must hold a hash tag (shared/runtime/redis.ts).
+   */
   queuePrefix: string;
   /** Set: the `anthropic` summarizer is used; unset: `extractive`. */
   anthropicApiKey: string | undefined;
@@ -231,6 +258,11 @@ export interface DashboardConfig {
 
 export { ConfigError };
 
+/** The Redis a config names: its cluster when it has one, else its URL. */
+export function redisTargetOf(config: Pick<Config, 'redisUrl' | 'redisCluster'>): RedisTarget {
+  return config.redisCluster ? { cluster: config.redisCluster } : { url: config.redisUrl };
+}
+
 /**
  * Parses the environment (default: `process.env`). Empty strings count as unset.
  * @throws {ConfigError} naming each bad variable and what it must be.
@@ -248,6 +280,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'invalid environment: COMPACTOR_DASHBOARD_USER and COMPACTOR_DASHBOARD_PASSWORD go together; set both or neither',
     );
   }
+  const redisCluster = e.COMPACTOR_REDIS_CLUSTER_NODES;
+  if (redisCluster && present.REDIS_URL !== undefined) {
+    throw new ConfigError(
+      'invalid environment: REDIS_URL and COMPACTOR_REDIS_CLUSTER_NODES are both set; a Redis Cluster is ' +
+        'reached through its seed nodes alone: unset REDIS_URL (credentials go in the nodes, as redis://user:password@host:port)',
+    );
+  }
+  const queuePrefix =
+    e.COMPACTOR_QUEUE_PREFIX ?? (redisCluster ? DEFAULT_CLUSTER_QUEUE_PREFIX : DEFAULT_QUEUE_PREFIX);
+  if (redisCluster) {
+    try {
+      assertClusterPrefix(queuePrefix, 'COMPACTOR_QUEUE_PREFIX');
+    } catch (error) {
+      throw new ConfigError(
+        `invalid environment: ${(error as Error).message} (COMPACTOR_REDIS_CLUSTER_NODES is set)`,
+      );
+    }
+  }
   const tenantTokens = e.COMPACTOR_DASHBOARD_TOKENS ?? [];
   const adminSecrets = [e.COMPACTOR_DASHBOARD_TOKEN, e.COMPACTOR_DASHBOARD_PASSWORD];
   if (tenantTokens.some((t) => adminSecrets.includes(t.token))) {
@@ -259,7 +309,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     databaseSchema: e.COMPACTOR_SCHEMA,
     redisUrl: e.REDIS_URL,
-    queuePrefix: e.COMPACTOR_QUEUE_PREFIX,
+    redisCluster,
+    queuePrefix,
     anthropicApiKey: e.ANTHROPIC_API_KEY,
     anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
     model: e.COMPACTOR_MODEL,

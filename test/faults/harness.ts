@@ -27,6 +27,7 @@ import { createProducer, createSession, type Producer } from '../../producer/ind
 import { COMPACTION_QUEUE, idempotencyKeyOf, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
 import { type CompactionRow, compactions } from '../../shared/postgres/schema.ts';
+import { connectRedis, type RedisConnection } from '../../shared/runtime/redis.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { type AuditReport, audit, violations } from '../../worker/postgres/audit.ts';
 import type { JobResult } from '../../worker/queue/processor.ts';
@@ -42,6 +43,7 @@ import {
   waitFor,
 } from '../support/fixtures.ts';
 import { type Child, killAllChildren, startCompactor } from '../support/processes.ts';
+import type { RedisCluster } from '../support/redis-cluster.ts';
 
 /**
  * Short BullMQ lock / stalled-check / lease timings, so a dead worker's job is recovered in seconds;
@@ -112,6 +114,11 @@ interface Expected {
 export interface ScenarioOptions {
   /** Run against this redis-server instead of the machine's Redis; the scenario destroys it. */
   redis?: RedisServer;
+  /**
+   * Run against this Redis Cluster (its seed nodes, a hash-tagged prefix `{t…}`); the scenario
+   * destroys it.
+   */
+  cluster?: RedisCluster;
 }
 
 export interface WorkerOptions {
@@ -153,13 +160,14 @@ export function faultSuite() {
 /** One isolated fault scenario: tenant, prefix, fake LLM, producer, workers, and the checks. */
 export class Scenario {
   readonly tenantId = `tenant-${randomBytes(4).toString('hex')}`;
-  readonly prefix = testPrefix();
-  /** The Redis the scenario's workers, queue and producer use. */
+  /** The BullMQ prefix: `t…`, or `{t…}` (hash-tagged) on a cluster. */
+  readonly prefix: string;
+  /** The Redis the scenario's workers, queue and producer use (unused on a cluster). */
   readonly redisUrl: string;
   /** Jobs, straight adds and reads (a connection that waits for Redis instead of failing). */
   readonly queue: Queue;
-  /** Raw Redis (leases, CLIENT LIST / KILL). */
-  readonly redis: Redis;
+  /** Raw Redis (leases, CLIENT LIST / KILL): a `Cluster` on a cluster. */
+  readonly redis: RedisConnection;
   /** The producer agent services use (fails fast when Redis is away). */
   readonly producer: Producer;
   private readonly expected = new Map<string, Map<number, Expected>>();
@@ -175,15 +183,25 @@ export class Scenario {
     readonly gate: LlmGate,
     /** The scenario's own redis-server, if it has one (destroyed with the scenario). */
     readonly redisServer: RedisServer | undefined,
+    /** The scenario's own Redis Cluster, if it has one (destroyed with the scenario). */
+    readonly cluster: RedisCluster | undefined,
   ) {
+    this.prefix = cluster ? `{${testPrefix()}}` : testPrefix();
     this.redisUrl = redisServer?.url ?? REDIS_URL;
-    this.redis = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+    const target = cluster
+      ? { cluster: { nodes: cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })) } }
+      : { url: this.redisUrl };
+    this.redis = connectRedis(target, { maxRetriesPerRequest: null });
     this.redis.on('error', () => {});
-    const connection = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+    const connection = connectRedis(target, { maxRetriesPerRequest: null });
     connection.on('error', () => {});
     this.queue = new Queue(COMPACTION_QUEUE, { connection, prefix: this.prefix });
     this.queue.on('error', () => {});
-    this.producer = createProducer({ redisUrl: this.redisUrl, prefix: this.prefix });
+    this.producer = createProducer(
+      cluster
+        ? { redisCluster: cluster.seed, prefix: this.prefix }
+        : { redisUrl: this.redisUrl, prefix: this.prefix },
+    );
     // Closing must not wait on a Redis the test stopped: bounded, then the sockets are dropped.
     this.cleanups.push(
       () => within(5_000, this.producer.close()),
@@ -200,7 +218,7 @@ export class Scenario {
     const handle = await fake.start();
     const gate = new LlmGate(handle.url);
     await gate.start();
-    return new Scenario(tdb, fake, handle.close, gate, options.redis);
+    return new Scenario(tdb, fake, handle.close, gate, options.redis, options.cluster);
   }
 
   get sql(): postgres.Sql {
@@ -223,7 +241,10 @@ export class Scenario {
     const appName = `${this.prefix}-w${++this.workerCount}`;
     const env: Record<string, string> = {
       DATABASE_URL: withAppName(options.databaseUrl ?? this.tdb.url, appName),
-      REDIS_URL: options.redisUrl ?? this.redisUrl,
+      // On a cluster, the seed nodes; an empty REDIS_URL counts as unset (and overrides the parent's).
+      ...(this.cluster
+        ? { REDIS_URL: '', COMPACTOR_REDIS_CLUSTER_NODES: this.cluster.seed }
+        : { REDIS_URL: options.redisUrl ?? this.redisUrl }),
       COMPACTOR_QUEUE_PREFIX: this.prefix,
       COMPACTOR_LOG_LEVEL: 'info',
       ANTHROPIC_API_KEY: 'test-key',
@@ -486,6 +507,7 @@ export class Scenario {
     await step(() => this.gate.close());
     await step(() => this.fakeClose());
     if (this.redisServer) await step(() => this.redisServer?.destroy() ?? Promise.resolve());
+    else if (this.cluster) await step(() => this.cluster?.destroy() ?? Promise.resolve());
     else await step(() => cleanRedis(this.prefix));
     for (const w of this.workers) await step(() => this.noBackends(w));
     if (failures.length > 0) throw new AggregateError(failures, 'fault scenario cleanup failed');

@@ -77,7 +77,11 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
   say(`tenant ${tenantId}: importing ${files.length} transcripts from ${dir}`);
 
   const services = openServices(config, logger);
-  const producer = createProducer({ redisUrl: config.redisUrl, prefix: config.queuePrefix });
+  const producer = createProducer({
+    redisUrl: config.redisUrl,
+    redisCluster: config.redisCluster,
+    prefix: config.queuePrefix,
+  });
   const running = startWorker(services, { concurrency: options.concurrency });
   try {
     const imported: ImportedSession[] = [];

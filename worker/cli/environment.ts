@@ -32,8 +32,13 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
     description: "Postgres schema of compactor's tables and migrations journal (created by migrate)",
   },
   REDIS_URL: { description: 'Redis of BullMQ and the session leases' },
+  COMPACTOR_REDIS_CLUSTER_NODES: {
+    description: 'host:port,host:port… seed nodes of a Redis Cluster (instead of REDIS_URL)',
+    unset: 'unset: REDIS_URL, one server',
+  },
   COMPACTOR_QUEUE_PREFIX: {
     description: 'BullMQ key prefix (deployments sharing one Redis keep apart by it)',
+    unset: 'unset: compactor; {compactor} on a cluster, where it needs a {hash tag}',
   },
   ANTHROPIC_API_KEY: {
     description: 'set: summaries by the anthropic summarizer',

@@ -6,6 +6,7 @@
 import { Queue } from 'bullmq';
 import { COMPACTION_QUEUE } from '../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
+import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import { readinessProbe } from '../observability/health.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../queue/sweep.ts';
@@ -23,7 +24,7 @@ export async function startMetricsServer(
   address: { port: number; host: string },
 ): Promise<Listening> {
   const { config, logger } = services;
-  const connection = services.redis.duplicate();
+  const connection = duplicateConnection(services.redis);
   const queues = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
     (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
   );

@@ -1,9 +1,10 @@
 /**
- * Readiness: does this process reach Redis (PING) and Postgres (`select 1`), each within a short
- * timeout. Liveness needs no check: a process that answers HTTP is up.
+ * Readiness: does this process reach Redis (PING; on a Redis Cluster, `CLUSTER INFO` saying
+ * `cluster_state:ok`) and Postgres (`select 1`), each within a short timeout. Liveness needs no
+ * check: a process that answers HTTP is up.
  */
-import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
+import { duplicateConnection, isCluster, type RedisConnection } from '../../shared/runtime/redis.ts';
 
 /** One dependency's answer: whether it replied in time, how long it took (ms), and why not. */
 export interface ReadinessCheck {
@@ -30,14 +31,22 @@ export const READINESS_TIMEOUT_MS = 2_000;
 
 /**
  * A probe on `redis` (duplicated into a connection of its own that fails fast while Redis is down,
- * instead of queueing commands) and the postgres.js pool `sql`.
+ * instead of queueing commands) and the postgres.js pool `sql`. On a cluster, a PING would reach
+ * one node and say nothing of the slots: the probe asks a node for `CLUSTER INFO` instead, which
+ * is `cluster_state:ok` only while every slot has a reachable primary (Redis Cluster
+ * specification); while a failed primary's replica is being promoted it is `fail`, and the probe
+ * answers not ready.
  */
 export function readinessProbe(
-  redis: Redis,
+  redis: RedisConnection,
   sql: postgres.Sql,
   timeoutMs = READINESS_TIMEOUT_MS,
 ): ReadinessProbe {
-  const own = redis.duplicate({ enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
+  const own = duplicateConnection(redis, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    lazyConnect: true,
+  });
   own.on('error', () => {
     // Reported by the probe's answer; avoid an unhandled 'error' event.
   });
@@ -47,7 +56,12 @@ export function readinessProbe(
       const [redisCheck, postgresCheck] = await Promise.all([
         timed(async () => {
           if (own.status === 'wait') await own.connect();
-          await own.ping();
+          if (!isCluster(own)) {
+            await own.ping();
+            return;
+          }
+          const state = /cluster_state:(\w+)/.exec(await own.cluster('INFO'))?.[1];
+          if (state !== 'ok') throw new Error(`Redis Cluster state ${state ?? 'unknown'}`);
         }, timeoutMs),
         timed(() => sql`select 1`.execute(), timeoutMs),
       ]);

@@ -5,13 +5,13 @@
  * committed (its outcome then `duplicate`) publishes again without a second job.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import {
   SESSION_COMPACTED,
   SESSION_EVENTS_QUEUE,
   type SessionCompactedEvent,
 } from '../../shared/contract/events.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import type { RedisConnection } from '../../shared/runtime/redis.ts';
 
 /** Publishes `session.compacted`. */
 export interface SessionEventsPublisher {
@@ -45,7 +45,7 @@ const BACKLOG_CHECK_EVERY = 100;
  * @param options.maxWaiting the backlog cap, default {@link SESSION_EVENTS_MAX_WAITING}.
  */
 export function createSessionEventsPublisher(
-  connection: Redis,
+  connection: RedisConnection,
   prefix: string,
   options: { maxWaiting?: number } = {},
 ): SessionEventsPublisher {

@@ -24,6 +24,7 @@ import {
   resolvePolicy,
 } from '../../shared/policy/policy.ts';
 import type { Db } from '../../shared/postgres/db.ts';
+import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
 import { runAll, type Services } from '../runtime/services.ts';
@@ -171,7 +172,7 @@ export async function startSweepService(
   options: { metrics?: Pick<WorkerMetrics, 'summaryFidelity'> } = {},
 ): Promise<{ close(): Promise<void> }> {
   const { config, logger } = services;
-  const connection = services.redis.duplicate();
+  const connection = duplicateConnection(services.redis);
   const applied = createAppliedHooks(services);
   const sweepQueue = new Queue(SWEEP_QUEUE, { connection, prefix: config.queuePrefix });
   const compactionQueue = new Queue(COMPACTION_QUEUE, { connection, prefix: config.queuePrefix });

@@ -5,7 +5,6 @@
  * so every attempt sends (and signs) the same bytes.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { SessionCompactedEvent } from '../../shared/contract/events.ts';
 import {
   WEBHOOK_ATTEMPTS,
@@ -14,6 +13,7 @@ import {
   type WebhookJob,
 } from '../../shared/contract/webhooks.ts';
 import type { Db } from '../../shared/postgres/db.ts';
+import type { RedisConnection } from '../../shared/runtime/redis.ts';
 import { hasEnabledWebhook } from '../postgres/webhooks.ts';
 
 /** Adds delivery jobs. */
@@ -33,7 +33,7 @@ export interface WebhookEnqueuer {
  * @param options.backoffMs the first retry's delay, ms; doubling after each failed attempt.
  */
 export function createWebhookEnqueuer(
-  connection: Redis,
+  connection: RedisConnection,
   prefix: string,
   db: Db,
   options: { backoffMs: number },

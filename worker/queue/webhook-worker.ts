@@ -9,6 +9,7 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { describeZodError } from '../../shared/contract/events.ts';
 import { WEBHOOK_ATTEMPTS, WEBHOOKS_QUEUE, webhookJobSchema } from '../../shared/contract/webhooks.ts';
+import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import { recordDelivery, webhookForDelivery } from '../postgres/webhooks.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { postWebhook } from './webhook-delivery.ts';
@@ -41,7 +42,7 @@ export interface WebhookWorker {
 export function startWebhookWorker(services: Services, options: WebhookWorkerOptions = {}): WebhookWorker {
   const { config, logger } = services;
   const db = services.database.db;
-  const connection = services.redis.duplicate();
+  const connection = duplicateConnection(services.redis);
   const deliver = async (job: Job): Promise<WebhookJobResult> => {
     const parsed = webhookJobSchema.safeParse(job.data);
     if (!parsed.success)

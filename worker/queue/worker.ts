@@ -6,6 +6,7 @@ import { type Job, Worker } from 'bullmq';
 import { printable } from '../../shared/contract/errors.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { instrumentSummarizer, type WorkerMetrics } from '../observability/metrics.ts';
 import type { PipelineDeps } from '../pipeline/pipeline.ts';
@@ -69,7 +70,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     signal: abort.signal,
   });
   // BullMQ does not close a connection it was given; this one is ours to quit on close.
-  const connection = services.redis.duplicate();
+  const connection = duplicateConnection(services.redis);
   worker = new Worker<unknown, JobResult>(COMPACTION_QUEUE, processor, {
     connection,
     prefix: services.config.queuePrefix,

@@ -2,10 +2,16 @@
  * The per-session lease: `SET key token NX PX ttl`, renewed while held, released by token
  * (compare-and-delete in Lua). It stops two workers from paying for the same LLM call; it is NOT
  * what keeps data correct (the fence in worker/postgres/store.ts is).
+ *
+ * On a Redis Cluster it works unchanged: every command and script touches one key (`KEYS[1]`),
+ * so no CROSSSLOT can arise; the key carries the queue prefix, so with a hash-tagged prefix the
+ * leases live in the queues' slot. A failover can lose a lease the old primary had not yet
+ * replicated: a second worker may then take it and pay for a second summary, and the fence still
+ * lets only one apply per session version and idempotency key.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { sessionKeyOf } from '../../shared/contract/events.ts';
+import type { RedisConnection } from '../../shared/runtime/redis.ts';
 import type { Lease, Leases } from '../pipeline/ports.ts';
 
 export type { Lease } from '../pipeline/ports.ts';
@@ -25,7 +31,7 @@ export class LeaseManager implements Leases {
   private readonly ttlMs: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly options: LeaseManagerOptions,
   ) {
     this.ttlMs = options.ttlMs ?? 30_000;

@@ -2,10 +2,15 @@
  * Opens what a compactor process talks to (Postgres, Redis, the summarizer) from a typed config,
  * and closes it all in one idempotent call that runs every step even if one fails.
  */
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type Database, openDatabase } from '../../shared/postgres/db.ts';
-import type { Config } from '../../shared/runtime/config.ts';
+import { type Config, redisTargetOf } from '../../shared/runtime/config.ts';
+import {
+  connectRedis,
+  describeTarget,
+  type RedisConnection,
+  type RedisTarget,
+} from '../../shared/runtime/redis.ts';
 import type { SummarizerName } from '../../shared/strategies/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import type { Budgets } from '../pipeline/ports.ts';
@@ -19,8 +24,11 @@ export interface Services {
   config: Config;
   logger: Logger;
   database: Database;
-  /** Shared connection for leases; BullMQ-safe (`maxRetriesPerRequest: null`). */
-  redis: Redis;
+  /**
+   * Shared connection for leases; BullMQ-safe (`maxRetriesPerRequest: null`). A `Cluster` when
+   * the config names one: duplicate it with `duplicateConnection` (shared/runtime/redis.ts).
+   */
+  redis: RedisConnection;
   store: CompactionStore;
   /** The pipeline's read port: the store. */
   reads: CompactionStore;
@@ -75,7 +83,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     max: overrides.poolSize ?? config.dbPoolSize ?? DEFAULT_POOL_SIZE,
     schema: config.databaseSchema,
   });
-  const redis = createRedis(config.redisUrl, logger);
+  const redis = createRedis(redisTargetOf(config), logger);
   let closing: Promise<void> | undefined;
   const store = new CompactionStore(database.db);
   return {
@@ -99,16 +107,17 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
 }
 
 /**
- * An ioredis connection as BullMQ wants it (`maxRetriesPerRequest: null`: commands wait for a
- * reconnect instead of failing), logging connection errors once per change of state.
+ * An ioredis connection (a `Redis`, or a `Cluster` for a cluster target) as BullMQ wants it
+ * (`maxRetriesPerRequest: null`: commands wait for a reconnect instead of failing), logging
+ * connection errors once per change of state.
  */
-export function createRedis(url: string, logger: Logger): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+export function createRedis(target: RedisTarget, logger: Logger): RedisConnection {
+  const redis = connectRedis(target, { maxRetriesPerRequest: null, lazyConnect: false });
   let lastError = '';
   redis.on('error', (error: Error) => {
     if (error.message === lastError) return;
     lastError = error.message;
-    logger.error({ err: error.message, redis: redactUrl(url) }, 'Redis connection error; retrying');
+    logger.error({ err: error.message, redis: describeTarget(target) }, 'Redis connection error; retrying');
   });
   redis.on('ready', () => {
     lastError = '';

@@ -29,7 +29,11 @@ export const enqueueCommand: Command = {
     const sessionId = text(args, 'session');
     const strategy = strategyOption(args);
     const c = context.config();
-    const producer = createProducer({ redisUrl: c.redisUrl, prefix: c.queuePrefix });
+    const producer = createProducer({
+      redisUrl: c.redisUrl,
+      redisCluster: c.redisCluster,
+      prefix: c.queuePrefix,
+    });
     try {
       const result = await producer.runCompleted({
         eventId: optionalText(args, 'event-id') ?? randomUUID(),

@@ -29,7 +29,9 @@ export const sweepCommand: Command = {
     const dryRun = flag(args, 'dry-run');
     const c = context.config();
     const database = openDatabase(c.databaseUrl, { max: 2, schema: c.databaseSchema });
-    const producer = dryRun ? null : createProducer({ redisUrl: c.redisUrl, prefix: c.queuePrefix });
+    const producer = dryRun
+      ? null
+      : createProducer({ redisUrl: c.redisUrl, redisCluster: c.redisCluster, prefix: c.queuePrefix });
     const progress = createProgress(context.stderr);
     try {
       await assertSchema(database);

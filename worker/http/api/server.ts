@@ -31,6 +31,7 @@ export async function startApi(
   assertStartable(config.dashboard, options.host, options.insecure);
   const producer = createProducer({
     redisUrl: config.redisUrl,
+    redisCluster: config.redisCluster,
     prefix: config.queuePrefix,
     db: services.database.db,
   });

@@ -4,8 +4,8 @@
  * the compaction queue and closes it on shutdown; every wait is bounded.
  */
 import { Job, type Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { RedisConnection } from '../../../shared/runtime/redis.ts';
 
 /**
  * What a compaction job returns, as far as the dashboard reads it. Parsed, not trusted: it is JSON
@@ -53,7 +53,7 @@ export interface JobWaiter {
  * A waiter on `queue`'s events, listening on `connection` (a dedicated connection: it blocks on
  * reads; the waiter quits it on close).
  */
-export function createJobWaiter(queue: Queue, connection: Redis): JobWaiter {
+export function createJobWaiter(queue: Queue, connection: RedisConnection): JobWaiter {
   const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix });
   // Connection errors surface through the reads of a wait; an unhandled 'error' event would crash.
   events.on('error', () => {});

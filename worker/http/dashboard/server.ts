@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import { createProducer } from '../../../producer/index.ts';
 import { COMPACTION_QUEUE } from '../../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
+import { duplicateConnection } from '../../../shared/runtime/redis.ts';
 import { readinessProbe } from '../../observability/health.ts';
 import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../../queue/sweep.ts';
@@ -307,14 +308,18 @@ export async function startDashboard(
   assertStartable(credentials, options.host, options.insecure);
   // First: it can refuse to start, before anything is opened.
   const views = offlineBullBoardViews();
-  const connection = services.redis.duplicate();
+  const connection = duplicateConnection(services.redis);
   const [compaction, sweep, webhooks] = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
     (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
   ) as [Queue, Queue, Queue];
   const queues = [compaction, sweep, webhooks];
-  const producer = createProducer({ redisUrl: config.redisUrl, prefix: config.queuePrefix });
+  const producer = createProducer({
+    redisUrl: config.redisUrl,
+    redisCluster: config.redisCluster,
+    prefix: config.queuePrefix,
+  });
   // Its events connection blocks on reads, so it gets one of its own.
-  const jobs = createJobWaiter(compaction, services.redis.duplicate());
+  const jobs = createJobWaiter(compaction, duplicateConnection(services.redis));
   const probe = readinessProbe(services.redis, services.database.sql);
   const metrics = createDashboardMetrics();
   metrics.watchQueues(queues);
