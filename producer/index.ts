@@ -95,15 +95,17 @@ export {
   WebhookSignatureError,
 } from './webhook-signature.ts';
 
-export interface ProducerOptions {
-  /** redis:// URL of the BullMQ Redis (one server). Give this or {@link redisCluster}. */
-  redisUrl?: string | undefined;
-  /**
-   * A Redis Cluster instead: its seed nodes, as `COMPACTOR_REDIS_CLUSTER_NODES` spells them
-   * (`host:port,host:port`, or `redis://user:password@host:port` entries) or parsed. Wins over
-   * `redisUrl`; `prefix` must then hold a hash tag, e.g. `{compactor}` (BullMQ's rule for clusters).
-   */
-  redisCluster?: string | RedisClusterSeed | undefined;
+/**
+ * Where a producer's Redis is: one server by URL, or a Redis Cluster by its seed nodes (as
+ * `COMPACTOR_REDIS_CLUSTER_NODES` spells them, `host:port,host:port` or
+ * `redis://user:password@host:port` entries, or parsed). Exactly one is needed; on a cluster the
+ * `prefix` must hold a hash tag, e.g. `{compactor}` (BullMQ's rule for clusters).
+ */
+export type ProducerConnection =
+  | { redisUrl: string; redisCluster?: undefined }
+  | { redisCluster: string | RedisClusterSeed; redisUrl?: undefined };
+
+export type ProducerOptions = ProducerConnection & {
   /** BullMQ key prefix; must match the workers' (`compactor`, or `{compactor}` on a cluster, by default). */
   prefix: string;
   /**
@@ -111,6 +113,14 @@ export interface ProducerOptions {
    * settled compaction and returns it as `compaction`.
    */
   db?: Db;
+};
+
+/** The connection a worker's configuration names (its cluster when it has one), for {@link createProducer}. */
+export function connectionOf(config: {
+  redisUrl: string;
+  redisCluster?: RedisClusterSeed | undefined;
+}): ProducerConnection {
+  return config.redisCluster ? { redisCluster: config.redisCluster } : { redisUrl: config.redisUrl };
 }
 
 export interface EnqueueResult {
@@ -181,9 +191,11 @@ export function parseRunCompleted(input: unknown): RunCompletedEvent {
  * @throws {ConfigError} with neither `redisUrl` nor `redisCluster`, bad seed nodes, or a cluster
  *   prefix without a hash tag.
  */
-export function producerTarget(
-  options: Pick<ProducerOptions, 'redisUrl' | 'redisCluster' | 'prefix'>,
-): RedisTarget {
+export function producerTarget(options: {
+  redisUrl?: string | undefined;
+  redisCluster?: string | RedisClusterSeed | undefined;
+  prefix: string;
+}): RedisTarget {
   const { redisCluster, redisUrl } = options;
   if (redisCluster !== undefined) {
     const cluster =

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { and, eq, sql } from 'drizzle-orm';
 import { type ImportedSession, importTranscript, transcriptFiles } from '../../producer/import.ts';
-import { createProducer } from '../../producer/index.ts';
+import { connectionOf, createProducer } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { compactions } from '../../shared/postgres/schema.ts';
 import type { Config } from '../../shared/runtime/config.ts';
@@ -78,8 +78,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
 
   const services = openServices(config, logger);
   const producer = createProducer({
-    redisUrl: config.redisUrl,
-    redisCluster: config.redisCluster,
+    ...connectionOf(config),
     prefix: config.queuePrefix,
   });
   const running = startWorker(services, { concurrency: options.concurrency });

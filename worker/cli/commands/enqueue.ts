@@ -1,6 +1,6 @@
 /** `compactor enqueue`: sends `session.run.completed`, as an agent service would. */
 import { randomUUID } from 'node:crypto';
-import { createProducer } from '../../../producer/index.ts';
+import { connectionOf, createProducer } from '../../../producer/index.ts';
 import {
   type Command,
   optionalText,
@@ -30,8 +30,7 @@ export const enqueueCommand: Command = {
     const strategy = strategyOption(args);
     const c = context.config();
     const producer = createProducer({
-      redisUrl: c.redisUrl,
-      redisCluster: c.redisCluster,
+      ...connectionOf(c),
       prefix: c.queuePrefix,
     });
     try {

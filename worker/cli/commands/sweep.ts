@@ -1,6 +1,6 @@
 /** `compactor sweep`: one sweep now, as the scheduler runs it. */
 import { isNull } from 'drizzle-orm';
-import { createProducer } from '../../../producer/index.ts';
+import { connectionOf, createProducer } from '../../../producer/index.ts';
 import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { sessions } from '../../../shared/postgres/schema.ts';
 import { runRetention } from '../../queue/retention.ts';
@@ -29,9 +29,7 @@ export const sweepCommand: Command = {
     const dryRun = flag(args, 'dry-run');
     const c = context.config();
     const database = openDatabase(c.databaseUrl, { max: 2, schema: c.databaseSchema });
-    const producer = dryRun
-      ? null
-      : createProducer({ redisUrl: c.redisUrl, redisCluster: c.redisCluster, prefix: c.queuePrefix });
+    const producer = dryRun ? null : createProducer({ ...connectionOf(c), prefix: c.queuePrefix });
     const progress = createProgress(context.stderr);
     try {
       await assertSchema(database);

@@ -4,7 +4,7 @@
  * like the dashboard (the same credentials serve both).
  */
 import type { Hono } from 'hono';
-import { createProducer } from '../../../producer/index.ts';
+import { connectionOf, createProducer } from '../../../producer/index.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { assertStartable } from '../dashboard/auth.ts';
@@ -30,8 +30,7 @@ export async function startApi(
   const { config, logger } = services;
   assertStartable(config.dashboard, options.host, options.insecure);
   const producer = createProducer({
-    redisUrl: config.redisUrl,
-    redisCluster: config.redisCluster,
+    ...connectionOf(config),
     prefix: config.queuePrefix,
     db: services.database.db,
   });

@@ -16,7 +16,7 @@ import { Queue } from 'bullmq';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
-import { createProducer } from '../../../producer/index.ts';
+import { connectionOf, createProducer } from '../../../producer/index.ts';
 import { COMPACTION_QUEUE } from '../../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
 import { duplicateConnection } from '../../../shared/runtime/redis.ts';
@@ -314,8 +314,7 @@ export async function startDashboard(
   ) as [Queue, Queue, Queue];
   const queues = [compaction, sweep, webhooks];
   const producer = createProducer({
-    redisUrl: config.redisUrl,
-    redisCluster: config.redisCluster,
+    ...connectionOf(config),
     prefix: config.queuePrefix,
   });
   // Its events connection blocks on reads, so it gets one of its own.
