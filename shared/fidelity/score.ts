@@ -19,7 +19,8 @@
  * - lastRequest: the last user request of the leaving messages, kept verbatim (whitespace aside) in
  *   the checkpoint, or "live" (a later user turn stays in the kept tail, so the agent sees a newer
  *   request anyway);
- * - instructions: user sentences that state a rule or a correction ({@link instructionSentences}),
+ * - instructions: sentences of the user's own messages (not a harness's notices under the user
+ *   role) that state a rule or a correction ({@link instructionSentences}),
  *   each found in the checkpoint text ({@link foundIn});
  * - openError: the first error line of the last failing tool result when no later tool result
  *   succeeded ({@link errorLineOf}), found in the checkpoint text;
@@ -125,9 +126,10 @@ export class LeavingFacts {
     for (const message of page) {
       this.messages++;
       if (typeof message.content !== 'string') continue;
-      if (isUserTurn(message)) {
-        if (message.content.trim() && isUserWords(message))
-          this.lastRequest = { seq: message.seq, content: message.content };
+      // A harness's notice under the user role ("DO NOT re-run the same failed edit command.") is
+      // neither the user's request nor the user's rule (shared/summary/user-messages.ts).
+      if (isUserTurn(message) && isUserWords(message)) {
+        if (message.content.trim()) this.lastRequest = { seq: message.seq, content: message.content };
         for (const sentence of instructionSentences(message.content)) {
           remember(this.instructions, normalize(sentence), sentence, MAX_INSTRUCTIONS);
         }

@@ -199,10 +199,15 @@ describe('instruction rules', () => {
     ]);
   });
 
-  it('are only read from user turns', () => {
+  it("are only read from the user's own words: not the assistant's, not a harness notice under the user role", () => {
     const facts = factsOf([
       message(0, { role: 'assistant', kind: 'message', content: 'Never run this twice.' }),
       message(1, { role: 'user', kind: 'message', content: 'Never force-push to main.' }),
+      message(2, {
+        role: 'user',
+        kind: 'message',
+        content: 'Tool call error:\n\n<error>\nDo not use more than one action.\n</error>',
+      }),
     ]);
     expect([...facts.instructions.values()]).toEqual(['Never force-push to main.']);
   });
