@@ -4,15 +4,22 @@
  */
 import { collapse } from './text.ts';
 
+/** A shell command without its leading `cd dir &&` / `cd dir;` steps (`cd /repo && x` runs x). */
+export function withoutCdSteps(command: string): string {
+  let text = command.trim();
+  for (;;) {
+    const next = text.replace(/^cd\s+("[^"]*"|'[^']*'|\S+)\s*(?:&&|;)\s*/, '');
+    if (next === text) return text;
+    text = next;
+  }
+}
+
 /** A shell command without its leading `cd dir &&` steps, first line only, whitespace collapsed. */
 export function shellSummary(command: string): string {
   const newline = command.trim().indexOf('\n');
-  let text = (newline < 0 ? command.trim() : command.trim().slice(0, newline)).slice(0, 2_000);
-  for (;;) {
-    const next = text.replace(/^cd\s+("[^"]*"|'[^']*'|\S+)\s*(?:&&|;)\s*/, '');
-    if (next === text) break;
-    text = next;
-  }
+  const text = withoutCdSteps(
+    (newline < 0 ? command.trim() : command.trim().slice(0, newline)).slice(0, 2_000),
+  );
   return collapse(text) + (newline >= 0 ? ' …' : '');
 }
 

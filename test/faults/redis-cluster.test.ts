@@ -30,6 +30,19 @@ import { FAST_TIMINGS, faultSuite, freePort, logged, type Scenario, SUMMARIZE, u
 
 const suite = faultSuite();
 
+/** A cluster and a scenario on it; the cluster is destroyed when the scenario cannot start. */
+async function clusterScenario(
+  options?: Parameters<typeof RedisCluster.start>[0],
+): Promise<{ cluster: RedisCluster; s: Scenario }> {
+  const cluster = await RedisCluster.start(options);
+  try {
+    return { cluster, s: await suite.scenario({ cluster }) };
+  } catch (error) {
+    await cluster.destroy();
+    throw error;
+  }
+}
+
 /** Sessions, each with one event that needs a compaction. */
 const SESSIONS = 48;
 /** Jobs held in their LLM call when the primary dies: active jobs with locks and leases. */
@@ -39,14 +52,7 @@ describe('a Redis Cluster primary killed mid-run', () => {
   it('its replica takes over; nothing lost, nothing applied twice', { timeout: 90_000 }, async () => {
     const started = Date.now();
     const lap = (what: string) => console.info(`cluster test: ${what} at ${Date.now() - started} ms`);
-    const cluster = await RedisCluster.start({ nodeTimeoutMs: 1_500 });
-    let s: Scenario;
-    try {
-      s = await suite.scenario({ cluster });
-    } catch (error) {
-      await cluster.destroy();
-      throw error;
-    }
+    const { cluster, s } = await clusterScenario({ nodeTimeoutMs: 1_500 });
     lap('cluster formed');
     const sweepQueue = new Queue('compaction-sweep', { connection: s.redis, prefix: s.prefix });
     sweepQueue.on('error', () => {});
@@ -244,14 +250,7 @@ describe('a Redis Cluster primary killed mid-run', () => {
 
 describe('the dashboard and the HTTP API on a Redis Cluster', () => {
   it('Bull Board lists the queues, compact-now settles, a restore takes the lease, /readyz is ready', async () => {
-    const cluster = await RedisCluster.start();
-    let s: Scenario;
-    try {
-      s = await suite.scenario({ cluster });
-    } catch (error) {
-      await cluster.destroy();
-      throw error;
-    }
+    const { cluster, s } = await clusterScenario();
     await s.seed('by-dashboard');
     await s.seed('by-api');
     s.startWorker({ concurrency: 2 });

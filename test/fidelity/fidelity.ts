@@ -1,22 +1,3 @@
-/**
- * `npm run fidelity [-- --keep-recent N]`: runs each strategy over every corpus session through the
- * real pipeline and database — `summarize` with the `extractive` summarizer, with `anthropic` and
- * with `anthropic-compaction` (the real SDK against the fake Messages API server; the paths the
- * compaction block names are counted beside the checkpoint's), `summarize` with a tail of 20,000 tokens,
- * `clearToolResults` and `auto` — and prints per session and in total: tokens before → after, the
- * share of the leaving messages' working-set paths kept in the checkpoint, whether the user's last
- * real request was kept (live, verbatim in the checkpoint, or condensed there with its seq), pinned messages kept, tool pairs whole,
- * the ledger rows written, and the LLM calls, the input tokens sent to the LLM (beside the tokens of
- * the messages that left), the prompt-cache tokens read and written, and their cost (USD) per
- * compaction. `--cache-user-turn` runs the `anthropic` summarizer with a cache breakpoint at the
- * end of its user turn (off by default), to weigh what that breakpoint costs.
- *
- * Targets, what an agent needs to carry on after a summary: 100% of paths, requests and pinned
- * messages kept; tokens after at most 25% of before on sessions over 100 messages. They apply to
- * the `summarize` runs (a strategy that only clears keeps every message and writes no checkpoint).
- * Exits 1 when a target is missed. Not part of `npm test`.
- */
-import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,11 +12,10 @@ import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
 import { keepsRequest, lastUserRequestMessage } from '../../shared/summary/last-request.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit } from '../../worker/postgres/audit.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
-import { CORPUS_DIR, silentLogger } from '../support/fixtures.ts';
+import { CORPUS_DIR } from '../support/fixtures.ts';
 import { withScratch } from './scratch.ts';
 
 const { values } = parseArgs({
@@ -79,7 +59,7 @@ interface Row {
 }
 
 async function main(): Promise<number> {
-  return withScratch('fidelity', async ({ database, store, leases, fake, llmUrl }) => {
+  return withScratch('fidelity', async ({ database, fake, llmUrl, compact }) => {
     const extractive = createExtractiveSummarizer();
     const anthropic = createAnthropicSummarizer({
       apiKey: 'fidelity',
@@ -132,26 +112,7 @@ async function main(): Promise<number> {
         const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
         await createSession(database.db, { tenantId, sessionId: session, messages: original });
         const sent = fake.requests.length;
-        const outcome = await runCompaction(
-          {
-            reads: store,
-            writes: store,
-            leases,
-            summarizer,
-            summarizers,
-            now: () => performance.now(),
-            logger: silentLogger,
-          },
-          {
-            tenantId,
-            sessionId: session,
-            strategy,
-            trigger: 'manual',
-            idempotencyKey: `fidelity:${randomUUID()}`,
-            eventId: null,
-          },
-        );
-        if (outcome.row === null) throw new Error('a manual compaction is never batched');
+        await compact({ tenantId, sessionId: session, strategy, summarizer, summarizers });
         const measured = await measure(database, tenantId, session, original, label);
         rows.push({ ...measured, llmCalls: fake.requests.length - sent });
       }

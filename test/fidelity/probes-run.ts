@@ -1,21 +1,3 @@
-/**
- * `npm run fidelity:probes [-- --keep-recent N] [--session NAME] [--misses]`: whether an agent can
- * carry on from a checkpoint, measured by probes (probes.ts; the files in test/fidelity/probes/).
- *
- * For each probed session and each summarizer (`extractive`; `anthropic`, the real SDK against the
- * fake Messages API): the session is created with the first third of its messages and compacted
- * with `summarize` (keepRecent 10), the messages up to two thirds are appended and it is compacted
- * again (merging the first checkpoint), then the rest, and a third time. After each compaction the
- * probes of that point are graded against (a) the rendered checkpoint with the text of the live
- * messages kept, and (b) the rendered checkpoint alone; and three precision counts are taken from
- * the checkpoint: stale blockers, failures listed as completed, and a goal or last request taken
- * from a harness or meta message (rules in probes.ts).
- *
- * Prints per session and point, then totals per summarizer, by probe type and by point. `--misses`
- * lists the probes missed with the checkpoint alone. Not part of `npm test`; always exits 0 when it
- * ran (the figures are a measure, not a gate).
- */
-import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,9 +7,8 @@ import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { openDatabase } from '../../shared/postgres/db.ts';
 import { type Checkpoint, checkpointSchema, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
-import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
-import { CORPUS_DIR, silentLogger } from '../support/fixtures.ts';
+import { CORPUS_DIR } from '../support/fixtures.ts';
 import { loadProbeFiles } from './probe-files.ts';
 import {
   failedCompleted,
@@ -89,7 +70,7 @@ async function main(): Promise<number> {
     (f) => !values.session?.length || values.session.includes(f.session),
   );
   if (probeFiles.length === 0) throw new Error('no probe files (or none named by --session)');
-  return withScratch('probes', async ({ database, store, leases, llmUrl }) => {
+  return withScratch('probes', async ({ database, llmUrl, compact }) => {
     const runs: Array<{ label: string; summarizer: Summarizer }> = [
       { label: 'extractive', summarizer: createExtractiveSummarizer() },
       {
@@ -119,25 +100,7 @@ async function main(): Promise<number> {
             if (seqs.some((s, i) => s !== adding[i]?.seq)) throw new Error(`${session}: appended seqs moved`);
           }
           done = cut;
-          const outcome = await runCompaction(
-            {
-              reads: store,
-              writes: store,
-              leases,
-              summarizer,
-              now: () => performance.now(),
-              logger: silentLogger,
-            },
-            {
-              tenantId,
-              sessionId: session,
-              strategy,
-              trigger: 'manual',
-              idempotencyKey: `probes:${randomUUID()}`,
-              eventId: null,
-            },
-          );
-          if (outcome.row === null) throw new Error('a manual compaction is never batched');
+          await compact({ tenantId, sessionId: session, strategy, summarizer });
           const mine = probes.filter((p) => p.at === point);
           rows.push(await measure(database, tenantId, session, label, point, original.slice(0, cut), mine));
         }

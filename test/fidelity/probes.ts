@@ -8,7 +8,9 @@
  * the end of its messages ({@link pointCut}). Its answer is graded on a text (the rendered
  * checkpoint, with or without the kept live messages) by normalised substrings ({@link gradeExpect}).
  */
+
 import { z } from 'zod';
+import { withoutCdSteps } from '../../shared/extractive/shell.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 
 /** What a probe asks. */
@@ -178,20 +180,10 @@ export function callKey(callContent: string): { command: string | null; path: st
   const name = typeof record(json).name === 'string' ? (record(json).name as string) : '';
   return {
     // `cd /repo && x` runs x: the same call as `x` written without it.
-    command: command && !editorSub ? normalise(withoutCd(command)).slice(0, 200) : null,
+    command: command && !editorSub ? normalise(withoutCdSteps(command)).slice(0, 200) : null,
     path: path ? normalise(path) : null,
     edit: editorSub ? command !== 'view' : /edit|write|create|replace|insert/i.test(name) && command === null,
   };
-}
-
-/** A command without its leading `cd dir &&` / `cd dir;` steps. */
-function withoutCd(command: string): string {
-  let text = command.trim();
-  for (;;) {
-    const next = text.replace(/^cd\s+("[^"]*"|'[^']*'|\S+)\s*(?:&&|;)\s*/, '');
-    if (next === text) return text;
-    text = next;
-  }
 }
 
 /**

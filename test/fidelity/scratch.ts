@@ -1,26 +1,41 @@
 /**
  * What a fidelity script runs compactions on: a database of its own (created, migrated, dropped
- * after), a Redis key prefix of its own, the store and leases on them, and the fake Messages API.
+ * after), a Redis key prefix of its own for the leases, and the fake Messages API.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { openDatabase } from '../../shared/postgres/db.ts';
+import type { Strategy } from '../../shared/strategies/index.ts';
+import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import { type CompactionOutcome, type PipelineDeps, runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
-import { cleanRedis } from '../support/fixtures.ts';
+import { cleanRedis, silentLogger } from '../support/fixtures.ts';
 
 /** The parts a fidelity run uses. */
 export interface Scratch {
   database: ReturnType<typeof openDatabase>;
-  store: CompactionStore;
-  leases: LeaseManager;
   fake: FakeAnthropicServer;
   /** The fake API's base URL. */
   llmUrl: string;
+  /**
+   * One manual compaction through the real pipeline, under a fresh idempotency key.
+   * @throws {Error} when the outcome is batched (a manual compaction never is).
+   */
+  compact(request: ScratchCompaction): Promise<CompactionOutcome>;
+}
+
+/** What {@link Scratch.compact} compacts, and with which summarizers. */
+export interface ScratchCompaction {
+  tenantId: string;
+  sessionId: string;
+  strategy: Strategy;
+  summarizer: Summarizer;
+  summarizers?: PipelineDeps['summarizers'];
 }
 
 /**
@@ -39,13 +54,32 @@ export async function withScratch<T>(label: string, work: (scratch: Scratch) => 
   const llm = await fake.start();
   try {
     await migrateDatabase(url);
-    return await work({
-      database,
-      store: new CompactionStore(database.db),
-      leases: new LeaseManager(redis, { prefix }),
-      fake,
-      llmUrl: llm.url,
-    });
+    const store = new CompactionStore(database.db);
+    const leases = new LeaseManager(redis, { prefix });
+    const compact = async ({ tenantId, sessionId, strategy, summarizer, summarizers }: ScratchCompaction) => {
+      const outcome = await runCompaction(
+        {
+          reads: store,
+          writes: store,
+          leases,
+          summarizer,
+          summarizers,
+          now: () => performance.now(),
+          logger: silentLogger,
+        },
+        {
+          tenantId,
+          sessionId,
+          strategy,
+          trigger: 'manual',
+          idempotencyKey: `${label}:${randomBytes(8).toString('hex')}`,
+          eventId: null,
+        },
+      );
+      if (outcome.row === null) throw new Error('a manual compaction is never batched');
+      return outcome;
+    };
+    return await work({ database, fake, llmUrl: llm.url, compact });
   } finally {
     await llm.close();
     await redis.quit();

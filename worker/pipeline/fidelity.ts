@@ -13,6 +13,7 @@
 import type { Message } from '../../shared/contract/message.ts';
 import {
   checkFidelity,
+  describeParts,
   type FidelityCheck,
   LeavingFacts,
   type PlanFacts,
@@ -83,4 +84,12 @@ export function scoreSummary(facts: LeavingFacts, summary: SummaryToWrite, plan:
 /** Whether a summary scored under the strategy's `minFidelity` (and so may not be committed). */
 export function belowMinimum(check: FidelityCheck, minFidelity: number | undefined): boolean {
   return minFidelity !== undefined && check.score < minFidelity;
+}
+
+/** The reason a summary under `minFidelity` is not committed: its score, the minimum and the parts. */
+export function lowFidelityReason(summarizer: string, check: FidelityCheck, minimum: number): string {
+  return (
+    `the ${summarizer} summary's fidelity ${check.score} is below minFidelity ${minimum} ` +
+    `(${describeParts(check.parts)})`
+  );
 }

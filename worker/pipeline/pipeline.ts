@@ -19,7 +19,7 @@ import {
   SessionNotFoundError,
 } from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
-import { describeParts, type FidelityCheck, planFactsOf } from '../../shared/fidelity/score.ts';
+import { describeParts, planFactsOf } from '../../shared/fidelity/score.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
 import {
@@ -53,7 +53,7 @@ import {
 } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, failureOf, guardOf, skipOf } from './change.ts';
 import { conversationOf, keptFactsOf } from './conversation.ts';
-import { belowMinimum, completeFacts, observeLeaving, scoreSummary } from './fidelity.ts';
+import { belowMinimum, completeFacts, lowFidelityReason, observeLeaving, scoreSummary } from './fidelity.ts';
 import type {
   Budgets,
   Clock,
@@ -673,14 +673,6 @@ async function compactWithSummary(
         );
     }
   }
-}
-
-/** The reason a summary under `minFidelity` is not committed: its score, the minimum and the parts. */
-function lowFidelityReason(summarizer: string, check: FidelityCheck, minimum: number): string {
-  return (
-    `the ${summarizer} summary's fidelity ${check.score} is below minFidelity ${minimum} ` +
-    `(${describeParts(check.parts)})`
-  );
 }
 
 /** What the budgets let a summary do: the paid summarizer (with its reservation), the free one, or nothing. */

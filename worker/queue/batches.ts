@@ -18,7 +18,7 @@ import { type SummaryOptions, strategySchema, strategyUnit } from '../../shared/
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { addUsage, type SummarizeInput, type SummaryUsage } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, failureOf, type Requester, skipOf } from '../pipeline/change.ts';
-import { belowMinimum, scoreSummary } from '../pipeline/fidelity.ts';
+import { belowMinimum, lowFidelityReason, scoreSummary } from '../pipeline/fidelity.ts';
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
 import type { FencedWrites, LedgerEntry, SessionReads } from '../pipeline/ports.ts';
 import { notSmaller, summarizeInput, summaryToWrite } from '../pipeline/summary.ts';
@@ -144,8 +144,9 @@ async function applyAnswer(
   let check = scoreSummary(facts, written, planFacts);
   deps.onFidelity?.(written.summarizer, check.score);
   let fidelityNote: string | null = null;
-  if (belowMinimum(check, options.minFidelity)) {
-    const low = `the ${written.summarizer} summary's fidelity ${check.score} is below minFidelity ${options.minFidelity} (${describeParts(check.parts)})`;
+  const minimum = options.minFidelity;
+  if (minimum !== undefined && belowMinimum(check, minimum)) {
+    const low = lowFidelityReason(written.summarizer, check, minimum);
     const action = options.onLowFidelity ?? 'skip';
     if (action === 'retry') {
       // Recorded failed with no key: the next sweep plans the session again.
@@ -167,7 +168,7 @@ async function applyAnswer(
     written = summaryToWrite(again.checkpoint, plan, 'extractive', addUsage(summary.usage, again.usage));
     check = scoreSummary(facts, written, planFacts);
     deps.onFidelity?.(written.summarizer, check.score);
-    if (belowMinimum(check, options.minFidelity)) {
+    if (belowMinimum(check, minimum)) {
       const why = `${low}; the extractive fallback scored ${check.score} (${describeParts(check.parts)}) too: skipped`;
       await finish(deps, row, 'skipped', why);
       await recordSkipped(deps, row, why, scoredOf(written, check));

@@ -201,11 +201,11 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
       let openTokens = 0;
       for await (const page of pagesOf(input.leaving)) {
         for (const m of page) open.push(m);
-        openTokens += page.reduce((n, m) => n + estimateMessageTokens(m.content), 0);
+        openTokens += leavingTokensOf(page);
         if (openTokens < 2 * budget) continue;
         const chunks = chunkByBudget(open, budget);
         open = chunks.pop() ?? [];
-        openTokens = open.reduce((n, m) => n + estimateMessageTokens(m.content), 0);
+        openTokens = leavingTokensOf(open);
         for (const chunk of chunks) await fold(chunk);
       }
       for (const chunk of chunkByBudget(open, budget)) await fold(chunk);
@@ -228,7 +228,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
  */
 const PRUNE_TARGET_RATIO = 0.95;
 
-/** Estimated tokens of leaving messages, as the chunking counts them. */
+/** Estimated tokens of leaving messages (their contents). */
 function leavingTokensOf(messages: Message[]): number {
   return messages.reduce((n, m) => n + estimateMessageTokens(m.content), 0);
 }
