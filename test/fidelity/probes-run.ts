@@ -11,6 +11,7 @@ import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { loadProbeFiles } from './probe-files.ts';
 import {
+  aloneExpect,
   failedCompleted,
   gradeExpect,
   isMetaText,
@@ -38,7 +39,10 @@ if (!Number.isInteger(keepRecent) || keepRecent < 0) throw new Error('--keep-rec
 interface Graded {
   probe: Probe;
   withKept: boolean;
-  /** Null when there is no checkpoint yet: nothing left the context, all of it is still read. */
+  /**
+   * Null when not asked: there is no checkpoint yet (nothing left the context, all of it is still
+   * read), or the answer is only in messages that never leave (the probe's `alone.expect` is null).
+   */
   alone: boolean | null;
   /**
    * Whether the messages that left the context (and so the checkpoint's sources) hold the answer at
@@ -55,6 +59,8 @@ interface PointRow {
   /** Messages in the prefix, and kept live after the compaction (the summary not counted). */
   cut: number;
   kept: number;
+  /** The last seq of the prefix not live after the compaction (null: none left). */
+  leavingThrough: number | null;
   status: string;
   graded: Graded[];
   staleBlockers: string[];
@@ -108,6 +114,7 @@ async function main(): Promise<number> {
     }
     print(rows);
     if (values.misses) printMisses(rows);
+    printKeyGaps(rows);
     return 0;
   });
 }
@@ -142,10 +149,8 @@ async function measure(
   const live = await database.sql<{ content: string; kind: string; seq: number }[]>`
     select content, kind, seq from messages where tenant_id = ${tenantId} and session_id = ${session} order by seq`;
   const liveSeqs = new Set(live.map((m) => Number(m.seq)));
-  const leavingText = prefixMessages
-    .filter((m) => !liveSeqs.has(m.seq))
-    .map((m) => m.content)
-    .join('\n\n');
+  const leaving = prefixMessages.filter((m) => !liveSeqs.has(m.seq));
+  const leavingText = leaving.map((m) => m.content).join('\n\n');
   const keptMessages = live.filter((m) => m.kind !== 'summary');
   const rendered = checkpoint ? renderCheckpoint(checkpoint, 0) : '';
   // What the checkpoint presents as still open: an error it lists as fixed is not a stale one.
@@ -163,13 +168,17 @@ async function measure(
     point,
     cut: prefixMessages.length,
     kept: keptMessages.length,
+    leavingThrough: leaving.at(-1)?.seq ?? null,
     status: ledger[0]?.status ?? 'none',
-    graded: probes.map((probe) => ({
-      probe,
-      withKept: gradeExpect(probe.expect, withKept, open),
-      alone: checkpoint ? gradeExpect(probe.expect, rendered, open) : null,
-      inLeaving: gradeExpect({ ...probe.expect, noneOf: [] }, leavingText),
-    })),
+    graded: probes.map((probe) => {
+      const expect = aloneExpect(probe);
+      return {
+        probe,
+        withKept: gradeExpect(probe.expect, withKept, open),
+        alone: checkpoint && expect ? gradeExpect(expect, rendered, open) : null,
+        inLeaving: expect !== null && gradeExpect({ ...expect, noneOf: [] }, leavingText),
+      };
+    }),
     staleBlockers: checkpoint ? staleBlockers(checkpoint, probes) : [],
     blockers: checkpoint?.blockers.length ?? 0,
     failedCompleted: checkpoint ? failedCompleted(checkpoint, prefixMessages) : [],
@@ -181,8 +190,9 @@ async function measure(
 const pct = (n: number, d: number) => (d === 0 ? '-' : `${n}/${d} (${((100 * n) / d).toFixed(0)}%)`);
 
 /**
- * Probes answered from the checkpoint alone, of the probes at points that have one: before the first
- * compaction that applies, nothing has left the context and there is no checkpoint to grade.
+ * Probes answered from the checkpoint alone, of the probes it is asked: not before the first
+ * compaction that applies (nothing has left the context, there is no checkpoint to grade), nor where
+ * the answer is only in a message that never leaves (a system message).
  */
 function aloneRate(graded: Graded[]): string {
   const judged = graded.filter((g) => g.alone !== null);
@@ -306,14 +316,39 @@ function printMisses(rows: PointRow[]): void {
       ...r.failedCompleted.map((c) => `failed as completed: ${c}`),
     ];
     if (missed.length === 0 && extra.length === 0) continue;
-    console.log(`\n${r.session} ${r.summarizer} ${r.point}`);
+    console.log(`\n${r.session} ${r.summarizer} ${r.point} (left through seq ${r.leavingThrough ?? '-'})`);
     for (const g of missed) {
       console.log(
-        `  ${g.withKept ? ' ' : '✗'}${g.inLeaving ? ' ' : '·'} ${g.probe.type}: ${g.probe.question} ${JSON.stringify(g.probe.expect)}`,
+        `  ${g.withKept ? ' ' : '✗'}${g.inLeaving ? ' ' : '·'} ${g.probe.type}: ${g.probe.question} ${JSON.stringify(aloneExpect(g.probe) ?? g.probe.expect)}`,
       );
     }
     for (const e of extra) console.log(`  ! ${e.slice(0, 200)}`);
   }
+}
+
+/**
+ * Where the key needs a reader: a probe whose answer the leaving messages do not hold and that has
+ * no `alone` answer, and an `alone` answer written for another cut than this run's.
+ */
+function printKeyGaps(rows: PointRow[]): void {
+  const gaps = new Set<string>();
+  for (const r of rows) {
+    for (const g of r.graded) {
+      if (g.alone === null && !g.probe.alone) continue;
+      const where = `${r.session} ${r.point} ${g.probe.type} "${g.probe.question}"`;
+      if (!g.probe.alone && !g.inLeaving)
+        gaps.add(`${where}: no alone answer (left through seq ${r.leavingThrough})`);
+      else if (g.probe.alone?.expect && !g.inLeaving)
+        gaps.add(`${where}: alone answer not in the leaving messages (through seq ${r.leavingThrough})`);
+      if (g.probe.alone && g.probe.alone.leavingThrough !== r.leavingThrough)
+        gaps.add(
+          `${where}: alone answer for seq ${g.probe.alone.leavingThrough}, ${r.summarizer} left through ${r.leavingThrough}`,
+        );
+    }
+  }
+  if (gaps.size === 0) return;
+  console.log(`\nProbe key: ${gaps.size} probes to read again`);
+  for (const g of gaps) console.log(`  ${g}`);
 }
 
 main().then(

@@ -7,6 +7,9 @@
  * A probe applies at one point of the transcript (`at`): the prefix up to a third, two thirds or
  * the end of its messages ({@link pointCut}). Its answer is graded on a text (the rendered
  * checkpoint, with or without the kept live messages) by normalised substrings ({@link gradeExpect}).
+ * Graded on the checkpoint alone, a probe whose answer only the kept messages state is asked as of
+ * the last message that left ({@link aloneExpect}): no summary of the leaving messages can say what
+ * came after them.
  */
 
 import { z } from 'zod';
@@ -59,6 +62,25 @@ export const probeSchema = z
     expect: expectSchema,
     /** Where in the transcript the answer comes from, with seqs. */
     why: z.string().min(5).max(1_000),
+    /**
+     * The answer as it stood at the last message that leaves the context at this point, for a probe
+     * whose `expect` only the kept messages state (what the agent did just after the cut). The
+     * checkpoint alone is graded on this; with the kept messages, on `expect`. Absent: `expect`
+     * answers both.
+     */
+    alone: z
+      .object({
+        /** The last seq that leaves the context at this point (keepRecent 10), as the answer reads it. */
+        leavingThrough: z.number().int().nonnegative(),
+        /**
+         * Null when the answer is only in messages that never leave the context (a system message):
+         * then the checkpoint alone is not asked.
+         */
+        expect: expectSchema.nullable(),
+        why: z.string().min(5).max(1_000),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type Probe = z.infer<typeof probeSchema>;
@@ -71,6 +93,14 @@ export const probeFileSchema = z
   })
   .strict();
 export type ProbeFile = z.infer<typeof probeFileSchema>;
+
+/**
+ * What the checkpoint alone must answer: the probe's `alone` answer when it has one, else its
+ * `expect`; null when the checkpoint alone is not asked (the answer never leaves the context).
+ */
+export function aloneExpect(probe: Probe): Expect | null {
+  return probe.alone ? probe.alone.expect : probe.expect;
+}
 
 /** Sessions with more than this many messages are probed. */
 export const PROBED_MIN_MESSAGES = 41;
