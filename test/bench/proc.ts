@@ -1,0 +1,45 @@
+/**
+ * CPU time from /proc (Linux), for benchmarks that say where the time goes. Times are in ms, read in
+ * the kernel's 10 ms ticks (USER_HZ 100).
+ */
+import { readdir, readFile } from 'node:fs/promises';
+
+const TICK_MS = 10;
+
+/** User + system CPU time of one process so far, ms; 0 when it is gone. */
+export async function processCpuMs(pid: number | string): Promise<number> {
+  return (await processStat(pid)).ms;
+}
+
+/** A process's command name and CPU ms so far (empty name and 0 when it is gone). */
+export async function processStat(pid: number | string): Promise<{ comm: string; ms: number }> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  if (!stat) return { comm: '', ms: 0 };
+  const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+  // Fields after the command: state is the first; utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { comm, ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
+}
+
+/** CPU ms so far of every redis-server process on the machine. */
+export async function redisServerCpuMs(): Promise<number> {
+  let ms = 0;
+  for (const pid of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const s = await processStat(pid);
+    if (s.comm.startsWith('redis-server')) ms += s.ms;
+  }
+  return ms;
+}
+
+/**
+ * The machine's CPU time so far, summed over its cores, ms: `busy` (everything but idle and I/O
+ * wait) and `total`. Two readings give the share of the machine that was busy between them.
+ */
+export async function machineCpuMs(): Promise<{ busy: number; total: number }> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
+  const [, ...ticks] = line.trim().split(/\s+/).map(Number);
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = ticks;
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy: busy * TICK_MS, total: (busy + idle + iowait) * TICK_MS };
+}

@@ -1,0 +1,361 @@
+/**
+ * `npm run bench:scale`: how compactor scales past one worker process, what a waiting job costs in
+ * Redis, and how the read and apply paths hold up on a large history. Prints markdown tables; writes
+ * them to test/bench/scale-results.md when every part ran. Asserts nothing.
+ *
+ * 1. Worker processes: the same backlog of slidingWindow jobs drained by 1, 2 and 4 `compactor
+ *    worker` processes (the real CLI, concurrency 8 each) against one Redis and one Postgres, in two
+ *    alternating rounds. Per run: jobs/s, and each component's CPU as a share of the machine (Node:
+ *    the worker processes; Postgres: the backends of the bench database; Redis: redis-server), read
+ *    from /proc. The component nearest the machine's capacity is the bottleneck.
+ * 2. Redis memory per 1,000 waiting jobs: `runCompleted` events enqueued through the producer (its
+ *    real payload and job options) and no worker; the sum of `MEMORY USAGE` over the queue's keys,
+ *    so other tenants of the same Redis do not blur it.
+ *
+ * Options: `--events N` (part 1, default 6000), `--waiting N` (part 2, default 10000),
+ * `--parts 1,2` (default all).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { createProducer } from '../../producer/index.ts';
+import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { connectionOptions } from '../../shared/postgres/db.ts';
+import { migrateDatabase } from '../../worker/postgres/migrate.ts';
+import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
+import { cleanRedis } from '../support/fixtures.ts';
+import { machineCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '6000' },
+    waiting: { type: 'string', default: '10000' },
+    parts: { type: 'string', default: '1,2' },
+  },
+});
+const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
+const ALL_PARTS = ['1', '2'].every((p) => PARTS.has(p));
+const EVENTS = Number(values.events);
+const WAITING = Number(values.waiting);
+const TENANT = 'bench';
+/** Jobs at once in each worker process. */
+const CONCURRENCY = 8;
+const PROCESS_COUNTS = [1, 2, 4];
+const ROUNDS = 2;
+const CORES = cpus().length;
+const RESULTS = fileURLToPath(new URL('./scale-results.md', import.meta.url));
+const CLI = fileURLToPath(new URL('../../worker/bin/compactor.ts', import.meta.url));
+
+const out: string[] = [
+  `# compactor scale benchmarks\n\nRun on ${new Date().toISOString()} (${process.platform}, Node ${process.version}, ${CORES} cores).\n`,
+];
+function section(title: string, header: string[], rows: string[][], notes: string[] = []) {
+  const lines = [`## ${title}\n`, `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
+  for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
+  if (notes.length > 0) lines.push('', ...notes);
+  const text = `${lines.join('\n')}\n`;
+  out.push(text);
+  console.log(`\n${text}`);
+}
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function main() {
+  const name = `compactor_scale_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = databaseUrlFor(name);
+  const prefixes: string[] = [];
+  const prefix = () => {
+    const p = `scale${randomBytes(4).toString('hex')}`;
+    prefixes.push(p);
+    return p;
+  };
+  try {
+    await migrateDatabase(url);
+    const sql = postgres(url, { max: 4, ...connectionOptions() });
+    try {
+      if (PARTS.has('1')) await workerProcesses({ url, name, admin, sql, prefix });
+      if (PARTS.has('2')) await waitingMemory(prefix);
+    } finally {
+      await sql.end();
+    }
+    if (ALL_PARTS) {
+      await writeFile(RESULTS, out.join('\n'));
+      console.log(`\nwritten to ${RESULTS}`);
+    }
+  } finally {
+    for (const p of prefixes) await cleanRedis(p);
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+    await admin.end();
+  }
+}
+
+/** Replaces every session with `count` fresh sessions of `perSession` messages, set-based. */
+async function seed(sql: postgres.Sql, count: number, perSession: number) {
+  await sql`truncate messages, archived_messages, compactions, sessions`;
+  await sql`
+    insert into sessions (tenant_id, id, last_seq, message_count, token_count)
+    select ${TENANT}, 's' || g, ${perSession - 1}, ${perSession}, ${perSession * 30}
+    from generate_series(1, ${count}::int) g`;
+  await sql`
+    insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
+    select ${TENANT}, 's' || g, q, case when q % 2 = 0 then 'user' else 'assistant' end, 'message',
+      c, to_json(c), 30, false
+    from generate_series(1, ${count}::int) g, generate_series(0, ${perSession - 1}::int) q,
+      lateral (select 'message ' || q || ' of session ' || g || ': ' || repeat('lorem ipsum dolor sit amet ', 4) as c) t`;
+  await sql`vacuum analyze`;
+}
+
+interface WorkerProcess {
+  child: ChildProcess;
+  close(): Promise<void>;
+}
+
+/** Starts `compactor worker` in a process of its own; resolves once it logs "worker started". */
+async function startWorkerProcess(url: string, queuePrefix: string): Promise<WorkerProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', CLI, 'worker', '--concurrency', String(CONCURRENCY)],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        REDIS_URL,
+        COMPACTOR_QUEUE_PREFIX: queuePrefix,
+        COMPACTOR_SWEEP_EVERY_MS: '0',
+        COMPACTOR_LOG_LEVEL: 'info',
+      },
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    let text = '';
+    const onData = (d: Buffer) => {
+      text += d;
+      if (text.includes('"worker started"')) {
+        child.stderr?.off('data', onData);
+        child.stderr?.resume();
+        resolve();
+      }
+    };
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) =>
+      reject(new Error(`worker process exited with ${code} before it started:\n${text}`)),
+    );
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    async close() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** CPU ms so far of the bench database's Postgres backends. */
+async function postgresCpuMs(admin: postgres.Sql, database: string): Promise<number> {
+  const backends = await admin<
+    { pid: number }[]
+  >`select pid from pg_stat_activity where datname = ${database}`;
+  let ms = 0;
+  for (const { pid } of backends) ms += await processCpuMs(pid);
+  return ms;
+}
+
+// 1 ---------------------------------------------------------------------------------------------
+
+interface ScaleRun {
+  processes: number;
+  jobsPerS: number;
+  /** Share of the machine's CPU (all cores), 0-1. */
+  node: number;
+  postgres: number;
+  redis: number;
+  busy: number;
+}
+
+async function workerProcesses(ctx: {
+  url: string;
+  name: string;
+  admin: postgres.Sql;
+  sql: postgres.Sql;
+  prefix: () => string;
+}) {
+  const runs: ScaleRun[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const processes of PROCESS_COUNTS) {
+      await seed(ctx.sql, EVENTS, 60);
+      const p = ctx.prefix();
+      const workers = await Promise.all(
+        Array.from({ length: processes }, () => startWorkerProcess(ctx.url, p)),
+      );
+      const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+      const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
+      try {
+        // Postgres backends of a worker are opened lazily; the first jobs open them, so the CPU of
+        // a backend that started during the run counts from its start (processCpuMs is cumulative).
+        const nodeBefore = await sumCpu(workers);
+        const pgBefore = await postgresCpuMs(ctx.admin, ctx.name);
+        const redisBefore = await redisServerCpuMs();
+        const machineBefore = await machineCpuMs();
+        const started = performance.now();
+        await queue.addBulk(
+          Array.from({ length: EVENTS }, (_, i) => {
+            const eventId = randomUUID();
+            return {
+              name: RUN_COMPLETED,
+              data: {
+                tenantId: TENANT,
+                sessionId: `s${i + 1}`,
+                eventId,
+                strategy: { type: 'slidingWindow', maxMessages: 10 },
+              },
+              opts: { jobId: eventId, removeOnComplete: true, removeOnFail: false },
+            };
+          }),
+        );
+        for (;;) {
+          const { failed, active, waiting, delayed } = await queue.getJobCounts(
+            'failed',
+            'active',
+            'waiting',
+            'delayed',
+          );
+          if ((failed ?? 0) > 0) throw new Error(`${failed} jobs failed`);
+          if ((active ?? 0) + (waiting ?? 0) + (delayed ?? 0) === 0) break;
+          await sleep(20);
+        }
+        const wallMs = performance.now() - started;
+        const capacity = wallMs * CORES;
+        const machine = await machineCpuMs();
+        runs.push({
+          processes,
+          jobsPerS: EVENTS / (wallMs / 1000),
+          node: ((await sumCpu(workers)) - nodeBefore) / capacity,
+          postgres: ((await postgresCpuMs(ctx.admin, ctx.name)) - pgBefore) / capacity,
+          redis: ((await redisServerCpuMs()) - redisBefore) / capacity,
+          busy: (machine.busy - machineBefore.busy) / (machine.total - machineBefore.total),
+        });
+        const [applied] = await ctx.sql<{ n: number }[]>`
+          select count(*)::int as n from compactions where status = 'applied'`;
+        const n = applied?.n ?? 0;
+        if (n !== EVENTS) throw new Error(`${n} compactions applied for ${EVENTS} events`);
+      } finally {
+        await queue.close();
+        await connection.quit();
+        await Promise.all(workers.map((w) => w.close()));
+      }
+    }
+  }
+  const rows = PROCESS_COUNTS.map((processes) => {
+    const mine = runs.filter((r) => r.processes === processes);
+    const mean = (f: (r: ScaleRun) => number) => mine.reduce((n, r) => n + f(r), 0) / mine.length;
+    const shares: Array<[string, number]> = [
+      ['Node', mean((r) => r.node)],
+      ['Postgres', mean((r) => r.postgres)],
+      ['Redis', mean((r) => r.redis)],
+    ];
+    const top = shares.reduce((a, b) => (b[1] > a[1] ? b : a));
+    const pct = (x: number) => `${fmt(100 * x, 0)}%`;
+    return [
+      String(processes),
+      mine.map((r) => fmt(r.jobsPerS, 0)).join(', '),
+      fmt(
+        mean((r) => r.jobsPerS),
+        0,
+      ),
+      ...shares.map(([, s]) => pct(s)),
+      pct(mean((r) => r.busy)),
+      mean((r) => r.busy) > 0.9 ? `machine CPU (${top[0]} largest)` : top[0],
+    ];
+  });
+  section(
+    '1. Worker processes against one Redis and one Postgres (slidingWindow, no LLM)',
+    [
+      'worker processes',
+      'jobs/s per round',
+      'mean jobs/s',
+      'Node CPU',
+      'Postgres CPU',
+      'Redis CPU',
+      'machine busy',
+      'bottleneck',
+    ],
+    rows,
+    [
+      `${EVENTS} events on ${EVENTS} sessions of 60 messages, ${ROUNDS} rounds alternating 1, 2, 4 processes; each process is \`compactor worker --concurrency ${CONCURRENCY}\`.`,
+      `CPU shares are of the whole machine (${CORES} cores) over the drain, from /proc: Node is the worker processes, Postgres the bench database's backends, Redis redis-server. Machine busy is every process, this one (enqueuing and polling) included.`,
+      'The bottleneck is the component with the largest share; when the machine itself is over 90% busy, adding processes on it only shares the same cores.',
+    ],
+  );
+}
+
+async function sumCpu(workers: WorkerProcess[]): Promise<number> {
+  let ms = 0;
+  for (const w of workers) if (w.child.pid !== undefined) ms += await processCpuMs(w.child.pid);
+  return ms;
+}
+
+// 2 ---------------------------------------------------------------------------------------------
+
+async function waitingMemory(prefix: () => string) {
+  const rows: string[][] = [];
+  for (const count of [1_000, WAITING]) {
+    const p = prefix();
+    const producer = createProducer({ redisUrl: REDIS_URL, prefix: p });
+    const redis = new Redis(REDIS_URL);
+    try {
+      for (let i = 0; i < count; i += 500) {
+        await Promise.all(
+          Array.from({ length: Math.min(500, count - i) }, (_, j) =>
+            producer.runCompleted({ tenantId: TENANT, sessionId: `w${i + j}`, eventId: randomUUID() }),
+          ),
+        );
+      }
+      let bytes = 0;
+      let keys = 0;
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', `${p}:*`, 'COUNT', 1000);
+        cursor = next;
+        for (const key of found) {
+          bytes += Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
+          keys++;
+        }
+      } while (cursor !== '0');
+      rows.push([
+        String(count),
+        String(keys),
+        fmt(bytes / 2 ** 20, 2),
+        fmt(((bytes / count) * 1000) / 2 ** 20, 2),
+      ]);
+    } finally {
+      await producer.close();
+      await redis.quit();
+    }
+  }
+  section(
+    '2. Redis memory per 1,000 waiting jobs',
+    ['waiting jobs', 'keys', 'MB', 'MB per 1,000 jobs'],
+    rows,
+    [
+      "Enqueued with `producer.runCompleted` (one session each, no strategy: the policy decides), no worker running. Bytes are the sum of `MEMORY USAGE key SAMPLES 0` over the queue prefix's keys: the job hashes, the wait list, the dedup keys and the queue's own keys.",
+    ],
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error('bench:scale failed:', error);
+    process.exit(1);
+  },
+);
