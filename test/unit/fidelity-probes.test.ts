@@ -6,6 +6,7 @@ import { parseTranscript } from '../../shared/contract/transcript.ts';
 import { emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
 import { loadProbeFiles } from '../fidelity/probe-files.ts';
 import {
+  aloneExpect,
   failedCompleted,
   gradeExpect,
   isFailedResult,
@@ -55,6 +56,47 @@ describe('probe files', () => {
       probeFileSchema.safeParse({ session: 's', probes: [{ ...probe, expect: { allOf: [' a  b'] } }] })
         .success,
     ).toBe(false);
+  });
+
+  it('hold every alone answer in the messages up to its cut, inside the point it belongs to', async () => {
+    let checked = 0;
+    for (const file of await loadProbeFiles()) {
+      const name = `${file.session}.jsonl`;
+      const messages = parseTranscript(await readFile(path.join(CORPUS_DIR, name)), name);
+      for (const probe of file.probes) {
+        if (!probe.alone) continue;
+        const { leavingThrough, expect: answer } = probe.alone;
+        // The cut lies before the point's end: what left is part of the point's prefix.
+        expect(leavingThrough).toBeLessThan(pointCut(messages, probe.at));
+        if (answer === null) continue;
+        const upToCut = messages
+          .filter((m) => m.seq <= leavingThrough)
+          .map((m) => m.content)
+          .join('\n');
+        expect(gradeExpect({ ...answer, noneOf: [] }, upToCut), `${file.session} ${probe.question}`).toBe(
+          true,
+        );
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+});
+
+describe('aloneExpect', () => {
+  const probe = {
+    type: 'nextStep' as const,
+    at: 'end' as const,
+    question: 'Where does the work stand?',
+    expect: { allOf: ['submitted'] },
+    why: 'seq 99',
+  };
+
+  it('grades the checkpoint alone on the answer as of the cut, or not at all when it never leaves', () => {
+    expect(aloneExpect(probe)).toEqual({ allOf: ['submitted'] });
+    const atCut = { leavingThrough: 90, expect: { allOf: ['git diff > patch.txt'] }, why: 'seq 88-90' };
+    expect(aloneExpect({ ...probe, alone: atCut })).toEqual({ allOf: ['git diff > patch.txt'] });
+    expect(aloneExpect({ ...probe, alone: { ...atCut, expect: null } })).toBeNull();
   });
 });
 
