@@ -159,7 +159,8 @@ export interface SessionReads {
    * the consumer asks, so a long history is never whole.
    */
   pagedMessages(tenantId: string, sessionId: string, seqs: number[]): AsyncIterable<Message[]>;
-  findByKey(idempotencyKey: string): Promise<CompactionRow | undefined>;
+  /** The tenant's ledger row holding `idempotencyKey`, if any (keys are unique per tenant). */
+  findByKey(tenantId: string, idempotencyKey: string): Promise<CompactionRow | undefined>;
   /**
    * The session's context read as `loadContext` reads it, limited to the live rows of `seqs` and
    * the system rows below them, with the session's declared tools: what an
