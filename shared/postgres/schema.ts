@@ -1,7 +1,11 @@
 /**
  * compactor's Postgres data model, as a drizzle schema. drizzle-kit generates the SQL
  * migrations in `drizzle/` from this file (`npm run db:generate`). Edit a generated file only to add
- * the data conversion a schema change needs (as 0006 does), after the generated statements.
+ * the data conversion a schema change needs (as 0006 does), after the generated statements, or to
+ * write what drizzle-kit cannot express: 0015 partitions `messages` and `archived_messages` by hash
+ * of `tenant_id` by hand, keeping the columns and keys this file declares (its snapshot is
+ * drizzle-kit's, so `db:generate` finds nothing to change). Every primary and unique key carries
+ * `tenant_id` (docs/distributed-postgres.md; test/integration/tenant-keys.test.ts checks it).
  *
  * Units: every `*_tokens` / `token_count` column is an estimated token count; `cost_usd` is US
  * dollars; `*_ms` columns are milliseconds.
