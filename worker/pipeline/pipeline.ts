@@ -664,7 +664,7 @@ async function compactWithSummary(
   } finally {
     if (reservationId !== null && !replaced) {
       await deps.budgets
-        ?.release(reservationId)
+        ?.release(request.tenantId, reservationId)
         .catch((error: unknown) =>
           deps.logger.warn(
             { tenantId: request.tenantId, err: error instanceof Error ? error.message : String(error) },

@@ -245,8 +245,11 @@ export interface Budgets {
    * all serialized per tenant.
    */
   reserve(request: BudgetRequest, decide: (spend: Spend) => BudgetDecision): Promise<BudgetCheck>;
-  /** Deletes a reservation (the summary failed or was not written); one already gone is fine. */
-  release(reservationId: string): Promise<void>;
+  /**
+   * Deletes the tenant's reservation (the summary failed or was not written); one already gone is
+   * fine.
+   */
+  release(tenantId: string, reservationId: string): Promise<void>;
 }
 
 /** A held lease. `signal` aborts when the lease is lost (expired or taken), so work can stop early. */
