@@ -135,7 +135,7 @@ function contextQuery(tenantId: string, sessionId: string, seqs: readonly number
     ), system_seen as (
       select a.seq, a.content
       from archived_messages a
-      join compactions c on c.id = a.compaction_id and c.status = 'applied'
+      join compactions c on c.tenant_id = a.tenant_id and c.id = a.compaction_id and c.status = 'applied'
       where a.tenant_id = ${tenantId} and a.session_id in (select id from up) and a.role = 'system'
       union all
       select m.seq, m.content

@@ -1,7 +1,11 @@
 /**
  * compactor's Postgres data model, as a drizzle schema. drizzle-kit generates the SQL
  * migrations in `drizzle/` from this file (`npm run db:generate`). Edit a generated file only to add
- * the data conversion a schema change needs (as 0006 does), after the generated statements.
+ * the data conversion a schema change needs (as 0006 does), after the generated statements, or to
+ * write what drizzle-kit cannot express: 0015 partitions `messages` and `archived_messages` by hash
+ * of `tenant_id` by hand, keeping the columns and keys this file declares (its snapshot is
+ * drizzle-kit's, so `db:generate` finds nothing to change). Every primary and unique key carries
+ * `tenant_id` (docs/distributed-postgres.md; test/integration/tenant-keys.test.ts checks it).
  *
  * Units: every `*_tokens` / `token_count` column is an estimated token count; `cost_usd` is US
  * dollars; `*_ms` columns are milliseconds.
@@ -157,7 +161,12 @@ const messageColumns = {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 };
 
-/** The live history of each session. */
+/**
+ * The live history of each session. Hash-partitioned by `tenant_id` (drizzle-kit cannot say so: the
+ * partitioning is in migration 0015, and the partition count is `COMPACTOR_HISTORY_PARTITIONS` when
+ * it ran), so every key carries `tenant_id` and a statement that names one tenant reads one
+ * partition.
+ */
 export const messages = pgTable('messages', messageColumns, (t) => [
   primaryKey({ columns: [t.tenantId, t.sessionId, t.seq] }),
   foreignKey({
@@ -169,7 +178,7 @@ export const messages = pgTable('messages', messageColumns, (t) => [
 /**
  * Messages moved out of `messages` by a compaction, linked to it. A seq can appear here more than
  * once per session (an original message, then the summary that later took its seq), never twice
- * for one compaction.
+ * for one compaction. Hash-partitioned by `tenant_id` like `messages` (migration 0015).
  */
 export const archivedMessages = pgTable(
   'archived_messages',
@@ -186,7 +195,7 @@ export const archivedMessages = pgTable(
     rewritten: boolean('rewritten').notNull().default(false),
   },
   (t) => [
-    primaryKey({ columns: [t.compactionId, t.seq] }),
+    primaryKey({ columns: [t.tenantId, t.compactionId, t.seq] }),
     index('archived_messages_session_seq_idx').on(t.tenantId, t.sessionId, t.seq),
     // loadContext restates the system messages compactions archived: found without reading the
     // rest of a long session's archive.
@@ -200,12 +209,16 @@ export const archivedMessages = pgTable(
 export const compactions = pgTable(
   'compactions',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
+    id: uuid('id').notNull().defaultRandom(),
     sessionId: text('session_id').notNull(),
     tenantId: text('tenant_id').notNull(),
     /**
-     * `event:<tenantId>:<eventId>` for events, `manual:<uuid>` for the CLI. Unique: one effect per key.
-     * Null on `failed` rows, which record an attempt and must not block a later retry, and on
+     * `event:<tenantId>:<eventId>` for events, `sweep:<tenantId>:<sessionId>:v<version>` for the
+     * sweep, `manual:<uuid>` for the CLI's `compact`, each with `:<strategy>` for a stage of `auto`.
+     * Unique per tenant (`(tenant_id, idempotency_key)`, so the key is unique on a distributed
+     * Postgres too): one effect per key. Every key either names its tenant or holds a random UUID,
+     * and every lookup names the tenant, so per-tenant uniqueness is the same rule as the global
+     * one. Null on `failed` rows, which record an attempt and must not block a later retry, and on
      * `expired` rows, which no event asked for.
      */
     idempotencyKey: text('idempotency_key'),
@@ -293,7 +306,8 @@ export const compactions = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('compactions_idempotency_key_key').on(t.idempotencyKey),
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('compactions_tenant_idempotency_key_key').on(t.tenantId, t.idempotencyKey),
     index('compactions_session_created_idx').on(t.tenantId, t.sessionId, t.createdAt),
     // Budgets sum a tenant's cost_usd over the current UTC day and month.
     index('compactions_tenant_created_idx').on(t.tenantId, t.createdAt),
@@ -315,7 +329,7 @@ export const BATCH_STATUSES = ['queued', 'submitted', 'applied', 'skipped', 'fai
 export const summaryBatches = pgTable(
   'summary_batches',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
+    id: uuid('id').notNull().defaultRandom(),
     tenantId: text('tenant_id').notNull(),
     sessionId: text('session_id').notNull(),
     /** The sweep job's key: one batched summary per session version. */
@@ -335,7 +349,9 @@ export const summaryBatches = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('summary_batches_idempotency_key_key').on(t.idempotencyKey),
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    // Per tenant, like the ledger's: the sweep's key names the tenant.
+    uniqueIndex('summary_batches_tenant_idempotency_key_key').on(t.tenantId, t.idempotencyKey),
     index('summary_batches_open_idx')
       .on(t.status, t.batchId)
       .where(sql`${t.status} in ('queued', 'submitted')`),
@@ -364,7 +380,7 @@ export type WebhookRow = typeof webhooks.$inferSelect;
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
+    id: uuid('id').notNull().defaultRandom(),
     tenantId: text('tenant_id').notNull(),
     /** The event's id: the id of the compaction it tells (the `Compactor-Event-Id` header). */
     eventId: uuid('event_id').notNull(),
@@ -381,7 +397,10 @@ export const webhookDeliveries = pgTable(
     /** True for a 2xx response. */
     delivered: boolean('delivered').notNull(),
   },
-  (t) => [index('webhook_deliveries_tenant_event_idx').on(t.tenantId, t.eventId, t.attempt)],
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('webhook_deliveries_tenant_event_idx').on(t.tenantId, t.eventId, t.attempt),
+  ],
 );
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -426,7 +445,7 @@ export type AppendRequestRow = typeof appendRequests.$inferSelect;
 export const budgetReservations = pgTable(
   'budget_reservations',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
+    id: uuid('id').notNull().defaultRandom(),
     tenantId: text('tenant_id').notNull(),
     /** The session's agent, for agent budgets; null for a session without one. */
     agentId: text('agent_id'),
@@ -437,7 +456,10 @@ export const budgetReservations = pgTable(
     /** After this instant the reservation no longer counts (its worker is presumed dead). */
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
-  (t) => [index('budget_reservations_tenant_idx').on(t.tenantId, t.expiresAt)],
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('budget_reservations_tenant_idx').on(t.tenantId, t.expiresAt),
+  ],
 );
 
 export type BudgetReservationRow = typeof budgetReservations.$inferSelect;

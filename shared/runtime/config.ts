@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../contract/errors.ts';
+import { DEFAULT_HISTORY_PARTITIONS, MAX_HISTORY_PARTITIONS } from '../postgres/partitions.ts';
 import {
   assertClusterPrefix,
   DEFAULT_CLUSTER_QUEUE_PREFIX,
@@ -92,6 +93,14 @@ export const envSchema = z.object({
       'must be 1-63 lower-case letters, digits and _, not starting with a digit or pg_',
     )
     .default('compactor'),
+  // No default here: unset, `migrate` makes the default count on a new install and accepts any
+  // count on a partitioned one (worker/postgres/migrate.ts).
+  COMPACTOR_HISTORY_PARTITIONS: z.coerce
+    .number({ message: 'must be a number of partitions' })
+    .int('must be a whole number of partitions')
+    .min(1, 'must be at least 1')
+    .max(MAX_HISTORY_PARTITIONS, `must be at most ${MAX_HISTORY_PARTITIONS}`)
+    .optional(),
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   COMPACTOR_REDIS_CLUSTER_NODES: z
     .string()
@@ -171,6 +180,13 @@ export interface Config {
   databaseUrl: string;
   /** The Postgres schema of that database holding compactor's tables and migrations journal. */
   databaseSchema: string;
+  /**
+   * Hash partitions of `messages` and `archived_messages` by tenant (`COMPACTOR_HISTORY_PARTITIONS`,
+   * 1 to 1024), made by the migration that partitions them; unset: {@link DEFAULT_HISTORY_PARTITIONS}
+   * on a new install, and whatever an existing install has. Fixed once made: `migrate` refuses
+   * another count. Optional so that a config built in code may leave it out.
+   */
+  historyPartitions?: number | undefined;
   /** redis:// URL of the BullMQ Redis (unused when {@link redisCluster} is set). */
   redisUrl: string;
   /**
@@ -308,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl: e.DATABASE_URL,
     databaseSchema: e.COMPACTOR_SCHEMA,
+    historyPartitions: e.COMPACTOR_HISTORY_PARTITIONS,
     redisUrl: e.REDIS_URL,
     redisCluster,
     queuePrefix,

@@ -71,7 +71,10 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
 
   if (await ensureDatabase(config.databaseUrl))
     say(`created database ${new URL(config.databaseUrl).pathname.slice(1)}`);
-  await migrateDatabase(config.databaseUrl, { schema: config.databaseSchema });
+  await migrateDatabase(config.databaseUrl, {
+    schema: config.databaseSchema,
+    historyPartitions: config.historyPartitions,
+  });
   const files = await transcriptFiles([dir]);
   const tenantId = `demo-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString('hex')}`;
   say(`tenant ${tenantId}: importing ${files.length} transcripts from ${dir}`);

@@ -31,6 +31,11 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_SCHEMA: {
     description: "Postgres schema of compactor's tables and migrations journal (created by migrate)",
   },
+  COMPACTOR_HISTORY_PARTITIONS: {
+    description:
+      'hash partitions by tenant of messages and of archived_messages, 1 to 1024 (fixed by migrate)',
+    unset: 'unset: 16 on a new install, as is on an existing one',
+  },
   REDIS_URL: { description: 'Redis of BullMQ and the session leases' },
   COMPACTOR_REDIS_CLUSTER_NODES: {
     description: 'host:port,host:port… seed nodes of a Redis Cluster (instead of REDIS_URL)',

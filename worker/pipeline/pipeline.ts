@@ -194,7 +194,7 @@ export async function runCompaction(
   }
   const gate = await timed(deps, 'admission', () => gateOf(deps.reads, request));
   if (gate === null || gate.keyUsed) {
-    const earlier = await deps.reads.findByKey(request.idempotencyKey);
+    const earlier = await deps.reads.findByKey(request.tenantId, request.idempotencyKey);
     if (earlier) return { status: 'duplicate', row: earlier, plan: null };
     if (gate === null) throw new SessionNotFoundError(request.tenantId, request.sessionId);
   }
@@ -311,7 +311,7 @@ async function stageDone(
   stage: Strategy | undefined,
 ): Promise<boolean> {
   if (stage === undefined) return false;
-  return (await reads.findByKey(stageKey(request.idempotencyKey, stage))) !== undefined;
+  return (await reads.findByKey(request.tenantId, stageKey(request.idempotencyKey, stage))) !== undefined;
 }
 
 /**
@@ -333,7 +333,7 @@ async function compactInStages(
     const idempotencyKey = stageKey(request.idempotencyKey, strategy);
     const gate = await deps.reads.loadGate(request.tenantId, request.sessionId, idempotencyKey);
     if (gate.keyUsed) {
-      const earlier = await deps.reads.findByKey(idempotencyKey);
+      const earlier = await deps.reads.findByKey(request.tenantId, idempotencyKey);
       if (earlier) {
         outcome = { status: 'duplicate', row: earlier, plan: null };
         continue;
@@ -664,7 +664,7 @@ async function compactWithSummary(
   } finally {
     if (reservationId !== null && !replaced) {
       await deps.budgets
-        ?.release(reservationId)
+        ?.release(request.tenantId, reservationId)
         .catch((error: unknown) =>
           deps.logger.warn(
             { tenantId: request.tenantId, err: error instanceof Error ? error.message : String(error) },

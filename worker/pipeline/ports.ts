@@ -159,7 +159,8 @@ export interface SessionReads {
    * the consumer asks, so a long history is never whole.
    */
   pagedMessages(tenantId: string, sessionId: string, seqs: number[]): AsyncIterable<Message[]>;
-  findByKey(idempotencyKey: string): Promise<CompactionRow | undefined>;
+  /** The tenant's ledger row holding `idempotencyKey`, if any (keys are unique per tenant). */
+  findByKey(tenantId: string, idempotencyKey: string): Promise<CompactionRow | undefined>;
   /**
    * The session's context read as `loadContext` reads it, limited to the live rows of `seqs` and
    * the system rows below them, with the session's declared tools: what an
@@ -244,8 +245,11 @@ export interface Budgets {
    * all serialized per tenant.
    */
   reserve(request: BudgetRequest, decide: (spend: Spend) => BudgetDecision): Promise<BudgetCheck>;
-  /** Deletes a reservation (the summary failed or was not written); one already gone is fine. */
-  release(reservationId: string): Promise<void>;
+  /**
+   * Deletes the tenant's reservation (the summary failed or was not written); one already gone is
+   * fine.
+   */
+  release(tenantId: string, reservationId: string): Promise<void>;
 }
 
 /** A held lease. `signal` aborts when the lease is lost (expired or taken), so work can stop early. */

@@ -17,7 +17,7 @@
  * {@link RESERVATION_TTL_MS} (and is deleted by the tenant's next check), which errs on the side
  * of spending less.
  */
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { BudgetDecision, Spend } from '../../shared/policy/budget.ts';
 import { budgetWindows } from '../../shared/policy/budget.ts';
 import { type Db, executePrepared } from '../../shared/postgres/db.ts';
@@ -104,7 +104,9 @@ export class PostgresBudgets implements Budgets {
     });
   }
 
-  async release(reservationId: string): Promise<void> {
-    await this.db.delete(budgetReservations).where(eq(budgetReservations.id, reservationId));
+  async release(tenantId: string, reservationId: string): Promise<void> {
+    await this.db
+      .delete(budgetReservations)
+      .where(and(eq(budgetReservations.tenantId, tenantId), eq(budgetReservations.id, reservationId)));
   }
 }

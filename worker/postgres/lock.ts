@@ -10,13 +10,16 @@ import { executePrepared, type Tx } from '../../shared/postgres/db.ts';
 
 /**
  * The live messages' metadata up to the session row's `last_seq`, as one JSON array of
- * {@link MetaTuple}s (`[]` for none); `session` names the session row in the outer query.
+ * {@link MetaTuple}s (`[]` for none). `session` names the session row in the outer query; `tenant`
+ * and `sessionId` are the statement's own parameters for them (`$1::text`), not the outer row's
+ * columns: a parameter lets Postgres prune `messages` to the tenant's one partition when it plans
+ * (or starts) the statement, where a correlated column is known only row by row.
  */
-export function metasOf(session: string): string {
+export function metasOf(session: string, tenant: string, sessionId: string): string {
   return `coalesce((select json_agg(json_build_array(m.seq, m.role, m.kind, m.tool_call_id, m.tool_name,
       m.token_count, m.pinned, m.tool_use_ids, m.tool_result_ids, m.has_thinking) order by m.seq)
     from messages m
-    where m.tenant_id = ${session}.tenant_id and m.session_id = ${session}.id and m.seq <= ${session}.last_seq),
+    where m.tenant_id = ${tenant} and m.session_id = ${sessionId} and m.seq <= ${session}.last_seq),
     '[]'::json)`;
 }
 
@@ -69,10 +72,10 @@ export interface LockedSession {
 // Fixed texts, prepared once per connection (built by hand: drizzle's builder cost more per call
 // than the statement itself, `npm run bench` part 1).
 const LOCK_COLUMNS = `message_count, token_count, compaction_version, checkpoint, last_seq, agent_id, context_window,
-    exists (select 1 from compactions c where c.idempotency_key = $3::text) as key_used`;
+    exists (select 1 from compactions c where c.tenant_id = $1::text and c.idempotency_key = $3::text) as key_used`;
 const LOCK_SESSION = `select ${LOCK_COLUMNS}
   from sessions where tenant_id = $1::text and id = $2::text for update`;
-const LOCK_SESSION_WITH_MESSAGES = `select ${LOCK_COLUMNS}, ${metasOf('s')} as metas
+const LOCK_SESSION_WITH_MESSAGES = `select ${LOCK_COLUMNS}, ${metasOf('s', '$1::text', '$2::text')} as metas
   from sessions s where s.tenant_id = $1::text and s.id = $2::text for update of s`;
 
 /** The row the locking statements return, as postgres.js parses it (int8 as text). */

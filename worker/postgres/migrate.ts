@@ -17,6 +17,11 @@ import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { DatabaseError } from '../../shared/contract/errors.ts';
 import { connectionOptions, DEFAULT_SCHEMA } from '../../shared/postgres/db.ts';
+import {
+  assertPartitionCount,
+  DEFAULT_HISTORY_PARTITIONS,
+  PARTITIONS_SETTING,
+} from '../../shared/postgres/partitions.ts';
 import { packagePath } from '../../shared/runtime/package-files.ts';
 
 /** The folder drizzle-kit generates into. */
@@ -47,6 +52,13 @@ export interface MigrateOptions {
   folder?: string;
   /** The schema to migrate. Default {@link DEFAULT_SCHEMA}. */
   schema?: string;
+  /**
+   * Hash partitions of `messages` and of `archived_messages` (`COMPACTOR_HISTORY_PARTITIONS`), 1 to
+   * 1024. Used by the migration that partitions them (0015): unset, it makes
+   * {@link DEFAULT_HISTORY_PARTITIONS}. Once the tables are partitioned the count is fixed: a run
+   * that asks for another count is refused before it changes anything; unset, any count is fine.
+   */
+  historyPartitions?: number;
 }
 
 /** What a migration run did. */
@@ -58,24 +70,41 @@ export interface MigrateReport {
   total: number;
   /** Tables moved from `public` by this run (empty unless it found a pre-schema install). */
   moved: string[];
+  /** Hash partitions of `messages` (and of `archived_messages`) after this run; 0 before migration 0015. */
+  partitions: number;
 }
 
 /**
  * Migrates the database at `url` to the latest schema: creates the schema when missing, moves a
  * pre-schema install out of `public`, then applies the migrations the schema's journal lacks.
- * @throws {InvalidInputError} when `options.schema` is not a valid schema name.
- * @throws {DatabaseError} when a pre-schema install is found but its journal rows are missing.
+ * @throws {InvalidInputError} when `options.schema` is not a valid schema name, or
+ *   `options.historyPartitions` not a whole number from 1 to 1024.
+ * @throws {DatabaseError} when a pre-schema install is found but its journal rows are missing, or
+ *   when the history is already partitioned into another count than `options.historyPartitions`.
  * @throws the connection or SQL error, after releasing the lock.
  */
 export async function migrateDatabase(url: string, options: MigrateOptions = {}): Promise<MigrateReport> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const folder = options.folder ?? MIGRATIONS_FOLDER;
-  // One connection: the session-level advisory lock and the migration must share it.
+  const wanted = options.historyPartitions;
+  if (wanted !== undefined) assertPartitionCount(wanted);
+  // One connection: the session-level advisory lock, the setting and the migration must share it.
   const sql = postgres(url, { max: 1, ...connectionOptions(schema, 'compactor-migrate') });
   try {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
     try {
       const moved = await moveLegacyInstall(sql, schema, folder);
+      const existing = await partitionCount(sql, schema);
+      if (wanted !== undefined && existing > 0 && existing !== wanted)
+        throw new DatabaseError(
+          `the history of schema "${schema}" is partitioned into ${existing} partitions per table, ` +
+            `COMPACTOR_HISTORY_PARTITIONS asks for ${wanted}`,
+          {
+            hint: `the count is fixed when the tables are first partitioned: set it to ${existing} or unset it (nothing was changed)`,
+            code: null,
+          },
+        );
+      await sql`select set_config(${PARTITIONS_SETTING}, ${String(wanted ?? DEFAULT_HISTORY_PARTITIONS)}, false)`;
       const before = await journalCount(sql, schema);
       await migrate(drizzle(sql), {
         migrationsFolder: folder,
@@ -83,13 +112,22 @@ export async function migrateDatabase(url: string, options: MigrateOptions = {})
         migrationsTable: MIGRATIONS_TABLE,
       });
       const total = await journalCount(sql, schema);
-      return { schema, applied: total - before, total, moved };
+      return { schema, applied: total - before, total, moved, partitions: await partitionCount(sql, schema) };
     } finally {
       await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
     }
   } finally {
     await sql.end({ timeout: 5 });
   }
+}
+
+/** The hash partitions of `schema.messages`; 0 when it is not (yet) partitioned or not there. */
+export async function partitionCount(sql: postgres.Sql, schema: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(i.inhrelid)::int as n
+      from pg_inherits i join pg_partitioned_table p on p.partrelid = i.inhparent
+     where i.inhparent = to_regclass(${`${schema}.messages`})`;
+  return row?.n ?? 0;
 }
 
 async function journalCount(sql: postgres.Sql, schema: string): Promise<number> {

@@ -68,15 +68,18 @@ export class PostgresReads implements SessionReads {
    * @throws {SessionNotFoundError} if the tenant has no such session.
    */
   async loadSnapshot(tenantId: string, sessionId: string): Promise<Snapshot> {
-    const [session] = await this.prepared.snapshot.execute({ tenantId, sessionId });
+    const [session] = await executePrepared<SnapshotRow>(this.db, {
+      sql: SNAPSHOT,
+      params: [tenantId, sessionId],
+    });
     if (!session) throw new SessionNotFoundError(tenantId, sessionId);
     return {
       tenantId,
       sessionId,
-      compactionVersion: session.compactionVersion,
-      snapshotSeq: session.lastSeq,
-      messageCount: session.messageCount,
-      tokenCount: session.tokenCount,
+      compactionVersion: session.compaction_version,
+      snapshotSeq: Number(session.last_seq),
+      messageCount: session.message_count,
+      tokenCount: Number(session.token_count),
       checkpoint: session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint),
       messages: session.metas.map(metaOf),
     };
@@ -174,15 +177,15 @@ export class PostgresReads implements SessionReads {
     return row;
   }
 
-  /** The ledger row holding `idempotencyKey`, if any. */
   async loadConversation(tenantId: string, sessionId: string, seqs: number[]): Promise<ContextRead> {
     const read = await readContext(this.db, tenantId, sessionId, seqs);
     if (read === null) throw new SessionNotFoundError(tenantId, sessionId);
     return read;
   }
 
-  async findByKey(idempotencyKey: string): Promise<CompactionRow | undefined> {
-    const [row] = await this.prepared.byKey.execute({ idempotencyKey });
+  /** The tenant's ledger row holding `idempotencyKey`, if any (keys are unique per tenant). */
+  async findByKey(tenantId: string, idempotencyKey: string): Promise<CompactionRow | undefined> {
+    const [row] = await this.prepared.byKey.execute({ tenantId, idempotencyKey });
     return row;
   }
 
@@ -203,6 +206,24 @@ export class PostgresReads implements SessionReads {
       .where(and(eq(compactions.tenantId, tenantId), eq(compactions.sessionId, sessionId)))
       .orderBy(asc(compactions.createdAt), asc(compactions.id));
   }
+}
+
+/**
+ * The snapshot: the session row and its live messages' metadata, `$1` tenant, `$2` session. Built
+ * by hand so the messages subquery names the tenant as a parameter (see {@link metasOf}).
+ */
+const SNAPSHOT = `select s.compaction_version, s.last_seq, s.message_count, s.token_count, s.checkpoint,
+    ${metasOf('s', '$1::text', '$2::text')} as metas
+  from sessions s where s.tenant_id = $1::text and s.id = $2::text`;
+
+/** A row of {@link SNAPSHOT} as postgres.js parses it (int8 as text). */
+interface SnapshotRow {
+  compaction_version: number;
+  last_seq: string;
+  message_count: number;
+  token_count: string;
+  checkpoint: unknown;
+  metas: MetaTuple[];
 }
 
 /** Messages per page when the leaving messages are read in pages (their content can be large). */
@@ -257,12 +278,12 @@ const LEAVING_MESSAGES = `
   with originals as (
     select distinct on (a.seq) a.seq, a.content_blocks, ${LEAVING_COLUMNS.map((c) => `a.${c}`).join(', ')}
     from archived_messages a
-    join compactions c on c.id = a.compaction_id and c.status = 'applied'
+    join compactions c on c.tenant_id = a.tenant_id and c.id = a.compaction_id and c.status = 'applied'
     where a.tenant_id = $1::text and a.session_id = $2::text and a.rewritten
       and a.seq between $3::bigint and $4::bigint and a.seq = any($5::bigint[])
       and not exists (
         select 1 from archived_messages l
-        join compactions lc on lc.id = l.compaction_id and lc.status = 'applied'
+        join compactions lc on lc.tenant_id = l.tenant_id and lc.id = l.compaction_id and lc.status = 'applied'
         where l.tenant_id = a.tenant_id and l.session_id = a.session_id and l.seq = a.seq
           and not l.rewritten and lc.compaction_version > c.compaction_version)
     order by a.seq, c.compaction_version, a.archived_at
@@ -312,23 +333,12 @@ function prepareQueries(db: Db) {
         ),
         tenantPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
           where p.tenant_id = ${OUTER_TENANT} and p.agent_id is null)`.mapWith(compactionPolicies.policy),
-        keyUsed: sql<boolean>`exists (select 1 from ${compactions} c where c.idempotency_key = ${KEY})`,
+        keyUsed: sql<boolean>`exists (select 1 from ${compactions} c
+          where c.tenant_id = ${OUTER_TENANT} and c.idempotency_key = ${KEY})`,
       })
       .from(sessions)
       .where(ofSession)
       .prepare('compactor_gate'),
-    snapshot: db
-      .select({
-        compactionVersion: sessions.compactionVersion,
-        lastSeq: sessions.lastSeq,
-        messageCount: sessions.messageCount,
-        tokenCount: sessions.tokenCount,
-        checkpoint: sessions.checkpoint,
-        metas: sql<MetaTuple[]>`${sql.raw(metasOf('"sessions"'))}`,
-      })
-      .from(sessions)
-      .where(ofSession)
-      .prepare('compactor_snapshot'),
     counters: db
       .select({ messageCount: sessions.messageCount, tokenCount: sessions.tokenCount })
       .from(sessions)
@@ -337,7 +347,7 @@ function prepareQueries(db: Db) {
     byKey: db
       .select()
       .from(compactions)
-      .where(eq(compactions.idempotencyKey, KEY))
+      .where(and(eq(compactions.tenantId, TENANT), eq(compactions.idempotencyKey, KEY)))
       .prepare('compactor_by_key'),
   };
 }

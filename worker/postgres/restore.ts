@@ -88,7 +88,7 @@ export async function restoreCompaction(db: Db, request: RestoreRequest): Promis
       throw new ArchiveExpiredError(expiredRestoreMessage(compactionId, expiry), compactionId, expiry.id);
     }
     await refuseIfLaterApplied(tx, row);
-    const seqs = await archivedSeqs(tx, compactionId);
+    const seqs = await archivedSeqs(tx, tenantId, compactionId);
     if (seqs.length !== row.messagesArchived) {
       throw new Error(
         `archive of compaction ${compactionId} holds ${seqs.length} messages, the ledger says ${row.messagesArchived}`,
@@ -116,15 +116,16 @@ export async function restoreCompaction(db: Db, request: RestoreRequest): Promis
     const [updated] = await tx
       .update(compactions)
       .set({ status: 'restored', restoredAt: sql`now()` })
-      .where(eq(compactions.id, compactionId))
+      .where(and(eq(compactions.tenantId, tenantId), eq(compactions.id, compactionId)))
       .returning();
     return { status: 'restored', row: updated as CompactionRow, ...result };
   });
 }
 
-async function archivedSeqs(tx: Tx, compactionId: string): Promise<number[]> {
+async function archivedSeqs(tx: Tx, tenantId: string, compactionId: string): Promise<number[]> {
   const rows = await tx.execute<{ seq: string }>(
-    sql`select seq from archived_messages where compaction_id = ${compactionId} order by seq`,
+    sql`select seq from archived_messages
+        where tenant_id = ${tenantId} and compaction_id = ${compactionId} order by seq`,
   );
   return rows.map((r) => Number(r.seq));
 }
@@ -177,14 +178,15 @@ async function removeRewrittenVersions(
   row: CompactionRow,
 ): Promise<{ count: number; tokens: number }> {
   const [expected] = await tx.execute<{ n: number }>(
-    sql`select count(*)::int as n from archived_messages where compaction_id = ${row.id} and rewritten`,
+    sql`select count(*)::int as n from archived_messages
+        where tenant_id = ${row.tenantId} and compaction_id = ${row.id} and rewritten`,
   );
   const want = Number(expected?.n ?? 0);
   if (want === 0) return { count: 0, tokens: 0 };
   const deleted = await tx.execute<{ token_count: number }>(sql`
     delete from messages m
     using archived_messages a
-    where a.compaction_id = ${row.id} and a.rewritten
+    where a.tenant_id = ${row.tenantId} and a.compaction_id = ${row.id} and a.rewritten
       and m.tenant_id = a.tenant_id and m.session_id = a.session_id and m.seq = a.seq
     returning m.token_count`);
   if (deleted.length !== want) {
@@ -199,7 +201,7 @@ async function removeRewrittenVersions(
 async function unarchive(tx: Tx, row: CompactionRow): Promise<{ count: number; tokens: number }> {
   const [moved] = await tx.execute<{ count: number; tokens: string }>(sql`
     with back as (
-      delete from archived_messages where compaction_id = ${row.id}
+      delete from archived_messages where tenant_id = ${row.tenantId} and compaction_id = ${row.id}
       returning tenant_id, session_id, ${FIELDS}
     ), inserted as (
       insert into messages (tenant_id, session_id, ${FIELDS})

@@ -139,7 +139,7 @@ async function expireBatch(tx: Tx, request: ExpireRequest, batchSize: number): P
       limit ${batchSize}
     ), gone as (
       delete from archived_messages a using doomed d
-      where a.compaction_id = d.compaction_id and a.seq = d.seq
+      where a.tenant_id = ${tenantId} and a.compaction_id = d.compaction_id and a.seq = d.seq
       returning a.compaction_id, a.token_count
     ), batch as (
       select count(*)::int as messages, coalesce(sum(token_count), 0)::bigint as tokens,
@@ -151,7 +151,7 @@ async function expireBatch(tx: Tx, request: ExpireRequest, batchSize: number): P
       select ${request.ledgerRowId}::uuid, ${tenantId}, ${sessionId}, 'sweep', ${retentionLabel(retentionDays)},
         'expired', ${expiryReason(retentionDays, before)}, messages, tokens, ids, ${before.toISOString()}::timestamptz
       from batch where messages > 0
-      on conflict (id) do update set
+      on conflict (tenant_id, id) do update set
         expired_messages = compactions.expired_messages + excluded.expired_messages,
         expired_tokens = compactions.expired_tokens + excluded.expired_tokens,
         expired_compaction_ids = array(

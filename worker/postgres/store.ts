@@ -47,8 +47,8 @@ export class CompactionStore implements SessionReads, FencedWrites {
   pagedMessages(tenantId: string, sessionId: string, seqs: number[]) {
     return this.reads.pagedMessages(tenantId, sessionId, seqs);
   }
-  findByKey(idempotencyKey: string): Promise<CompactionRow | undefined> {
-    return this.reads.findByKey(idempotencyKey);
+  findByKey(tenantId: string, idempotencyKey: string): Promise<CompactionRow | undefined> {
+    return this.reads.findByKey(tenantId, idempotencyKey);
   }
   /** The session's ledger, oldest first. Tenant-scoped. */
   history(tenantId: string, sessionId: string): Promise<CompactionRow[]> {

@@ -21,7 +21,7 @@ export async function queueBatchedSummary(db: Db, item: QueuedSummary): Promise<
     .insert(summaryBatches)
     .values({ ...item, strategy: item.strategy, plan: item.plan })
     .onConflictDoUpdate({
-      target: summaryBatches.idempotencyKey,
+      target: [summaryBatches.tenantId, summaryBatches.idempotencyKey],
       set: {
         status: 'queued',
         batchId: null,

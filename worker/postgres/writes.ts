@@ -47,7 +47,7 @@ export class PostgresWrites implements FencedWrites {
         // predates the writer's commit, which may have used this very idempotency key.
         locked = await lockSession(tx, tenantId, sessionId, idempotencyKey);
       }
-      const earlier = locked.keyUsed ? await existingRow(tx, idempotencyKey) : undefined;
+      const earlier = locked.keyUsed ? await existingRow(tx, tenantId, idempotencyKey) : undefined;
       if (earlier) return { status: 'duplicate', row: earlier };
       if (locked.compactionVersion !== change.expectedVersion) {
         throw new FenceError(
@@ -67,7 +67,7 @@ export class PostgresWrites implements FencedWrites {
       // Changed since the gate (perhaps while the statement waited for the lock, so that its view
       // predates the writer's commit): read again now that the lock is ours.
       if (locked.compactionVersion !== read.seenVersion) locked = await lock();
-      const earlier = locked.keyUsed ? await existingRow(tx, idempotencyKey) : undefined;
+      const earlier = locked.keyUsed ? await existingRow(tx, tenantId, idempotencyKey) : undefined;
       if (earlier) return { status: 'duplicate', row: earlier };
       // Chosen before the plan, so a plan may name its compaction in what it writes.
       const compactionId = randomUUID();
@@ -105,12 +105,12 @@ export class PostgresWrites implements FencedWrites {
     const { reservationId } = noChange;
     const written = reservationId
       ? await this.db.transaction(async (tx) => {
-          await releaseReservation(tx, reservationId);
+          await releaseReservation(tx, tenantId, reservationId);
           return writeNoChange(tx, noChange, counts);
         })
       : await writeNoChange(this.db, noChange, counts);
     if (written) return written;
-    const existing = idempotencyKey ? await this.reads.findByKey(idempotencyKey) : undefined;
+    const existing = idempotencyKey ? await this.reads.findByKey(tenantId, idempotencyKey) : undefined;
     if (!existing) throw new Error(`ledger: insert of "${idempotencyKey}" conflicted but no row holds it`);
     return { status: 'duplicate', row: existing };
   }
@@ -130,7 +130,7 @@ async function writeChange(
   const where = { tenantId: change.entry.tenantId, sessionId: change.entry.sessionId };
   const facts = await executeEffects(tx, where, change.effects, locked, id);
   // The summary's real cost (the ledger row) replaces its reservation in this transaction.
-  if (change.reservationId) await releaseReservation(tx, change.reservationId);
+  if (change.reservationId) await releaseReservation(tx, where.tenantId, change.reservationId);
   const { guard } = change;
   const stillOver =
     guard !== null &&
@@ -168,12 +168,18 @@ async function writeNoChange(
 }
 
 /** Deletes a budget reservation (worker/postgres/budgets.ts); one already gone is fine. */
-async function releaseReservation(db: Db | Tx, id: string): Promise<void> {
-  await db.delete(budgetReservations).where(eq(budgetReservations.id, id));
+async function releaseReservation(db: Db | Tx, tenantId: string, id: string): Promise<void> {
+  await db
+    .delete(budgetReservations)
+    .where(and(eq(budgetReservations.tenantId, tenantId), eq(budgetReservations.id, id)));
 }
 
-async function existingRow(tx: Tx, key: string | null): Promise<CompactionRow | undefined> {
+/** The tenant's ledger row holding `key` (keys are unique per tenant), if any. */
+async function existingRow(tx: Tx, tenantId: string, key: string | null): Promise<CompactionRow | undefined> {
   if (key === null) return undefined;
-  const [row] = await tx.select().from(compactions).where(eq(compactions.idempotencyKey, key));
+  const [row] = await tx
+    .select()
+    .from(compactions)
+    .where(and(eq(compactions.tenantId, tenantId), eq(compactions.idempotencyKey, key)));
   return row;
 }

@@ -11,7 +11,10 @@ export const migrateCommand: Command = {
   ],
   async run(_args, context) {
     const c = context.config();
-    const report = await migrateDatabase(c.databaseUrl, { schema: c.databaseSchema });
+    const report = await migrateDatabase(c.databaseUrl, {
+      schema: c.databaseSchema,
+      historyPartitions: c.historyPartitions,
+    });
     if (report.moved.length > 0)
       context.stdout.write(
         `moved ${report.moved.length} tables from schema "public" to "${report.schema}": ${report.moved.join(', ')}\n`,

@@ -36,7 +36,10 @@ export const workerCommand: Command = {
     // Each failed attempt is logged as its cause and what to do (a stopped server, a missing
     // database, a refused login), not as the driver's bare message.
     const migrate = () =>
-      migrateDatabase(c.databaseUrl, { schema: c.databaseSchema }).catch((error: unknown) => {
+      migrateDatabase(c.databaseUrl, {
+        schema: c.databaseSchema,
+        historyPartitions: c.historyPartitions,
+      }).catch((error: unknown) => {
         throw describeDatabaseError(error, { url: c.databaseUrl }) ?? error;
       });
     await retryUntilReady(migrate, {
