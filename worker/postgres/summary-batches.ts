@@ -3,7 +3,7 @@
  * submitted in, and how each ended. The batch poller (worker/queue/batches.ts) reads and moves
  * rows through these functions only.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, or, sql } from 'drizzle-orm';
 import type { Db } from '../../shared/postgres/db.ts';
 import { sessions, summaryBatches } from '../../shared/postgres/schema.ts';
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
@@ -46,12 +46,22 @@ export function queuedRows(db: Db, limit: number): Promise<SummaryBatchRow[]> {
     .limit(limit);
 }
 
-/** Marks rows as submitted in `batchId`. */
-export async function markSubmitted(db: Db, ids: string[], batchId: string): Promise<void> {
+/** A row's primary key: its tenant and id. */
+export interface SummaryBatchKey {
+  tenantId: string;
+  id: string;
+}
+
+/**
+ * Marks rows as submitted in `batchId`. Each row is named by its full key, tenant included, so a
+ * distributed Postgres routes each update to the tenant's shard.
+ */
+export async function markSubmitted(db: Db, keys: SummaryBatchKey[], batchId: string): Promise<void> {
+  if (keys.length === 0) return;
   await db
     .update(summaryBatches)
     .set({ batchId, status: 'submitted', updatedAt: sql`now()` })
-    .where(inArray(summaryBatches.id, ids));
+    .where(or(...keys.map((k) => and(eq(summaryBatches.tenantId, k.tenantId), eq(summaryBatches.id, k.id)))));
 }
 
 /** The ids of batches with rows still waiting for their results. */
@@ -71,17 +81,17 @@ export function submittedRows(db: Db, batchId: string): Promise<SummaryBatchRow[
     .where(and(eq(summaryBatches.batchId, batchId), eq(summaryBatches.status, 'submitted')));
 }
 
-/** Records how a row ended. */
+/** Records how a row ended; the row is named by its full key, tenant included. */
 export async function finishRow(
   db: Db,
-  id: string,
+  key: SummaryBatchKey,
   status: 'applied' | 'skipped' | 'failed',
   reason: string | null,
 ): Promise<void> {
   await db
     .update(summaryBatches)
     .set({ status, reason, updatedAt: sql`now()` })
-    .where(eq(summaryBatches.id, id));
+    .where(and(eq(summaryBatches.tenantId, key.tenantId), eq(summaryBatches.id, key.id)));
 }
 
 /** The session's compaction version and checkpoint, or undefined when it no longer exists. */

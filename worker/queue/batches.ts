@@ -28,6 +28,7 @@ import {
   openBatchIds,
   queuedRows,
   type SummaryBatchRow as Row,
+  type SummaryBatchKey,
   sessionVersion,
   submittedRows,
 } from '../postgres/summary-batches.ts';
@@ -74,6 +75,7 @@ export async function pollBatches(deps: PollDeps): Promise<PollResult> {
 async function submitQueued(deps: PollDeps, result: PollResult): Promise<void> {
   const queued = await queuedRows(deps.db, deps.maxBatchSize ?? 1_000);
   const items: Array<{ customId: string; input: SummarizeInput }> = [];
+  const keys: SummaryBatchKey[] = [];
   for (const row of queued) {
     const rebuilt = await rebuildInput(deps, row);
     if (typeof rebuilt === 'string') {
@@ -81,15 +83,12 @@ async function submitQueued(deps: PollDeps, result: PollResult): Promise<void> {
       result.skipped++;
     } else {
       items.push({ customId: row.id, input: rebuilt.input });
+      keys.push({ tenantId: row.tenantId, id: row.id });
     }
   }
   if (items.length === 0) return;
   const batchId = await deps.batches.submit(items);
-  await markSubmitted(
-    deps.db,
-    items.map((item) => item.customId),
-    batchId,
-  );
+  await markSubmitted(deps.db, keys, batchId);
   result.submitted += items.length;
   deps.logger.info({ batchId, requests: items.length }, 'summary batch submitted');
 }
@@ -258,7 +257,7 @@ async function finish(
   status: 'applied' | 'skipped' | 'failed',
   reason: string | null,
 ) {
-  await finishRow(deps.db, row.id, status, reason);
+  await finishRow(deps.db, { tenantId: row.tenantId, id: row.id }, status, reason);
 }
 
 function scoredOf(summary: { summarizer: string; usage: SummaryUsage }, fidelity: FidelityCheck): Scored {
