@@ -11,9 +11,15 @@
  * 2. Redis memory per 1,000 waiting jobs: `runCompleted` events enqueued through the producer (its
  *    real payload and job options) and no worker; the sum of `MEMORY USAGE` over the queue's keys,
  *    so other tenants of the same Redis do not blur it.
+ * 3. A large history: 10M live messages across 100k sessions of 1,000 tenants. `loadContext` and
+ *    apply (a slidingWindow compaction through the in-process pipeline) latency, p50/p99, with
+ *    `messages` and `archived_messages` as migrated (hash-partitioned by tenant) and as one heap
+ *    each (the same columns, keys and indexes, `CREATE TABLE … (LIKE … INCLUDING ALL)`, swapped in
+ *    under the same names), on the same rows.
  *
  * Options: `--events N` (part 1, default 6000), `--waiting N` (part 2, default 10000),
- * `--parts 1,2` (default all).
+ * `--sessions N` and `--per-session N` (part 3, default 100000 and 100), `--parts 1,2,3` (default
+ * all).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -24,25 +30,38 @@ import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { createProducer } from '../../producer/index.ts';
+import { createProducer, loadContext } from '../../producer/index.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
-import { connectionOptions } from '../../shared/postgres/db.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { connectionOptions, openDatabase } from '../../shared/postgres/db.ts';
+import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
+import { CompactionStore } from '../../worker/postgres/store.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
-import { cleanRedis } from '../support/fixtures.ts';
+import { cleanRedis, silentLogger } from '../support/fixtures.ts';
 import { machineCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
 
 const { values } = parseArgs({
   options: {
     events: { type: 'string', default: '6000' },
     waiting: { type: 'string', default: '10000' },
-    parts: { type: 'string', default: '1,2' },
+    sessions: { type: 'string', default: '100000' },
+    'per-session': { type: 'string', default: '100' },
+    parts: { type: 'string', default: '1,2,3' },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
-const ALL_PARTS = ['1', '2'].every((p) => PARTS.has(p));
+const ALL_PARTS = ['1', '2', '3'].every((p) => PARTS.has(p));
 const EVENTS = Number(values.events);
 const WAITING = Number(values.waiting);
+const HISTORY_SESSIONS = Number(values.sessions);
+const PER_SESSION = Number(values['per-session']);
+/** Tenants of part 3: partitions are by tenant, so the history spreads over many. */
+const HISTORY_TENANTS = Math.min(1_000, HISTORY_SESSIONS);
+/** loadContext calls and compactions measured per layout in part 3. */
+const HISTORY_READS = 1_000;
+const HISTORY_APPLIES = 200;
 const TENANT = 'bench';
 /** Jobs at once in each worker process. */
 const CONCURRENCY = 8;
@@ -83,6 +102,7 @@ async function main() {
     try {
       if (PARTS.has('1')) await workerProcesses({ url, name, admin, sql, prefix });
       if (PARTS.has('2')) await waitingMemory(prefix);
+      if (PARTS.has('3')) await history(url, sql, prefix);
     } finally {
       await sql.end();
     }
@@ -348,6 +368,183 @@ async function waitingMemory(prefix: () => string) {
     rows,
     [
       "Enqueued with `producer.runCompleted` (one session each, no strategy: the policy decides), no worker running. Bytes are the sum of `MEMORY USAGE key SAMPLES 0` over the queue prefix's keys: the job hashes, the wait list, the dedup keys and the queue's own keys.",
+    ],
+  );
+}
+
+// 3 ---------------------------------------------------------------------------------------------
+
+/** Fills the database with the part-3 history, in slices of 10,000 sessions. */
+async function seedHistory(sql: postgres.Sql) {
+  await sql`truncate messages, archived_messages, compactions, sessions`;
+  const slice = 10_000;
+  for (let from = 1; from <= HISTORY_SESSIONS; from += slice) {
+    const to = Math.min(HISTORY_SESSIONS, from + slice - 1);
+    await sql.begin(async (tx) => {
+      await tx`set local synchronous_commit = off`;
+      await tx`
+        insert into sessions (tenant_id, id, last_seq, message_count, token_count)
+        select 't' || (g % ${HISTORY_TENANTS}), 'h' || g, ${PER_SESSION - 1}, ${PER_SESSION}, ${PER_SESSION * 30}
+        from generate_series(${from}::int, ${to}::int) g`;
+      await tx`
+        insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
+        select 't' || (g % ${HISTORY_TENANTS}), 'h' || g, q,
+          case when q % 2 = 0 then 'user' else 'assistant' end, 'message', c, to_json(c), 30, false
+        from generate_series(${from}::int, ${to}::int) g, generate_series(0, ${PER_SESSION - 1}::int) q,
+          lateral (select 'message ' || q || ' of session ' || g || ': ' || repeat('lorem ipsum dolor sit amet ', 4) as c) t`;
+    });
+  }
+  await sql`vacuum analyze`;
+}
+
+/** How many partitions `table` has (0: a plain table). */
+async function partitionsOf(sql: postgres.Sql, table: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from pg_inherits where inhparent = to_regclass(${table})`;
+  return row?.n ?? 0;
+}
+
+/**
+ * Swaps `table` for a plain heap with the same columns, keys, indexes and foreign keys, holding the
+ * same rows; the partitioned original stays beside it as `<table>_partitioned`.
+ */
+async function swapInPlainTable(sql: postgres.Sql, table: string) {
+  const fks = await sql<{ def: string }[]>`
+    select pg_get_constraintdef(oid) as def from pg_constraint
+    where conrelid = to_regclass(${table}) and contype = 'f'`;
+  await sql.begin(async (tx) => {
+    await tx`set local synchronous_commit = off`;
+    await tx.unsafe(`create table ${table}_plain (like ${table} including all)`);
+    for (const { def } of fks) await tx.unsafe(`alter table ${table}_plain add ${def}`);
+    await tx.unsafe(`insert into ${table}_plain select * from ${table}`);
+    await tx.unsafe(`alter table ${table} rename to ${table}_partitioned`);
+    await tx.unsafe(`alter table ${table}_plain rename to ${table}`);
+  });
+  await sql.unsafe(`vacuum analyze ${table}`);
+}
+
+/** `count` distinct session numbers in 1..HISTORY_SESSIONS, from a fixed seed, skipping `taken`. */
+function sampleSessions(count: number, seed: number, taken: Set<number>): number[] {
+  if (taken.size + count > HISTORY_SESSIONS)
+    throw new Error(`cannot sample ${count} more of ${HISTORY_SESSIONS} sessions`);
+  // mulberry32: 32-bit integer arithmetic only, so the sequence is exact in a JS number.
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  const out: number[] = [];
+  while (out.length < count) {
+    const n = 1 + Math.floor(next() * HISTORY_SESSIONS);
+    if (taken.has(n)) continue;
+    taken.add(n);
+    out.push(n);
+  }
+  return out;
+}
+
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+
+async function history(url: string, sql: postgres.Sql, prefix: () => string) {
+  const started = performance.now();
+  await seedHistory(sql);
+  const seedS = (performance.now() - started) / 1000;
+  const partitions = await partitionsOf(sql, 'messages');
+  const [size] = await sql<{ bytes: string }[]>`
+    select (pg_total_relation_size('messages') + coalesce((
+      select sum(pg_total_relation_size(inhrelid)) from pg_inherits where inhparent = 'messages'::regclass), 0))::text as bytes`;
+  const taken = new Set<number>();
+  const reads = sampleSessions(HISTORY_READS, 7, taken);
+  const layouts: Array<{ label: string; prepare: () => Promise<void> }> = [
+    {
+      label: partitions > 0 ? `hash-partitioned, ${partitions} partitions` : 'as migrated (not partitioned)',
+      prepare: async () => {},
+    },
+    {
+      label: 'one heap per table',
+      prepare: async () => {
+        await swapInPlainTable(sql, 'messages');
+        await swapInPlainTable(sql, 'archived_messages');
+      },
+    },
+  ];
+  const rows: string[][] = [];
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  try {
+    for (const [i, layout] of layouts.entries()) {
+      await layout.prepare();
+      // A pool of its own per layout: no statement prepared against the other layout's tables.
+      const database = openDatabase(url, { max: 2 });
+      const store = new CompactionStore(database.db);
+      try {
+        const tenantOf = (n: number) => `t${n % HISTORY_TENANTS}`;
+        const readMs: number[] = [];
+        for (const [j, n] of reads.entries()) {
+          const t0 = performance.now();
+          const loaded = await loadContext(database.db, { tenantId: tenantOf(n), sessionId: `h${n}` });
+          if (j >= 50) readMs.push(performance.now() - t0);
+          if (loaded.messages.length !== PER_SESSION)
+            throw new Error(`h${n}: ${loaded.messages.length} messages`);
+        }
+        const applyMs: number[] = [];
+        const leases = new LeaseManager(connection, { prefix: prefix() });
+        for (const n of sampleSessions(HISTORY_APPLIES, 1_000 + i, taken)) {
+          const t0 = performance.now();
+          const outcome = await runCompaction(
+            {
+              reads: store,
+              writes: store,
+              leases,
+              summarizer: createExtractiveSummarizer(),
+              now: () => performance.now(),
+              logger: silentLogger,
+            },
+            {
+              tenantId: tenantOf(n),
+              sessionId: `h${n}`,
+              strategy: { type: 'slidingWindow', maxMessages: 10 },
+              trigger: 'manual',
+              idempotencyKey: `bench:${randomUUID()}`,
+              eventId: null,
+            },
+          );
+          applyMs.push(performance.now() - t0);
+          if (outcome.row?.status !== 'applied')
+            throw new Error(`h${n}: ${outcome.row?.status ?? outcome.status}`);
+        }
+        readMs.sort((a, b) => a - b);
+        applyMs.sort((a, b) => a - b);
+        rows.push([
+          layout.label,
+          fmt(quantile(readMs, 0.5), 2),
+          fmt(quantile(readMs, 0.99), 2),
+          fmt(quantile(applyMs, 0.5), 2),
+          fmt(quantile(applyMs, 0.99), 2),
+        ]);
+      } finally {
+        await database.close();
+      }
+    }
+  } finally {
+    await connection.quit();
+  }
+  section(
+    `3. A large history: ${(HISTORY_SESSIONS * PER_SESSION).toLocaleString('en')} messages across ${HISTORY_SESSIONS.toLocaleString('en')} sessions`,
+    [
+      'layout of messages and archived_messages',
+      'loadContext p50 ms',
+      'loadContext p99 ms',
+      'apply p50 ms',
+      'apply p99 ms',
+    ],
+    rows,
+    [
+      `${HISTORY_TENANTS.toLocaleString('en')} tenants, ${PER_SESSION} messages per session; messages ${fmt(Number(size?.bytes ?? 0) / 2 ** 30, 2)} GiB with indexes; seeded in ${fmt(seedS, 0)} s.`,
+      `loadContext: ${HISTORY_READS - 50} calls on random sessions after 50 warm-up calls, one connection, in-process. Apply: a slidingWindow compaction (keeps 10, archives ${PER_SESSION - 10}) through the in-process pipeline (lease, snapshot, plan, apply) on ${HISTORY_APPLIES} other random sessions per layout.`,
+      'Both layouts hold the same rows and the same keys and indexes; the heap layout is the partitioned tables copied with CREATE TABLE … (LIKE … INCLUDING ALL) and swapped in under the same names.',
     ],
   );
 }
