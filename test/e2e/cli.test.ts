@@ -55,7 +55,6 @@ beforeAll(async () => {
   fake = new FakeAnthropicServer();
   fakeHandle = await fake.start();
   producer = createProducer({ redisUrl: REDIS_URL, prefix });
-  await producer.queue.waitUntilReady(); // connected now, not during a command runCli watches
 });
 
 afterAll(async () => {
