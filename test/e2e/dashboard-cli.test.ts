@@ -54,7 +54,9 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
-describe('compactor dashboard', () => {
+// Each test starts its own process on a port of its own and enqueues nothing: they run side by
+// side, so the processes' start-ups overlap.
+describe.concurrent('compactor dashboard', () => {
   it('refuses to start without credentials, and --insecure off loopback', async () => {
     const none = await runCli(['dashboard', '--port', '0'], env());
     expect(none.code).toBe(1);
@@ -110,7 +112,7 @@ describe('compactor dashboard', () => {
   });
 });
 
-describe('compactor worker', () => {
+describe.concurrent('compactor worker', () => {
   it('serves /metrics, /healthz and /readyz when COMPACTOR_METRICS_PORT is set', async () => {
     const child = startCompactor(
       ['worker', '--concurrency', '1'],
