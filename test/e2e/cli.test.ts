@@ -347,7 +347,9 @@ describe('compactor history, restore, sessions and policy for people', () => {
   });
 });
 
-describe('the compactor process', () => {
+// The real processes, last: these two run side by side (their own tenants and commands), so their
+// start-ups overlap.
+describe.concurrent('the compactor process', () => {
   it('exits with the code main returns, results on stdout and errors on stderr', async () => {
     const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
     const [printed, usage, failed] = await Promise.all([
@@ -367,7 +369,7 @@ describe('the compactor process', () => {
   });
 });
 
-describe('compactor worker', () => {
+describe.concurrent('compactor worker', () => {
   it('summarizes with the anthropic summarizer and finishes the active job on SIGTERM', async () => {
     const file = path.join(dir, 'minisweagent__pvlib-1854.jsonl');
     expect((await run(['import', file, '--tenant', 'llm', '--session', 'pvlib'])).code).toBe(0);
