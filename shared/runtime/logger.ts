@@ -20,7 +20,14 @@ const REDACT = [
   '*.headers["x-api-key"]',
 ];
 
-/** A logger at `level` writing JSON lines to stderr. */
-export function createLogger(level: string, name = 'compactor'): Logger {
-  return pino({ name, level, redact: { paths: REDACT, censor: '[redacted]' } }, pino.destination(2));
+/**
+ * A logger at `level` writing JSON lines to `destination` (default: stderr, through pino's
+ * synchronous file-descriptor destination).
+ */
+export function createLogger(
+  level: string,
+  name = 'compactor',
+  destination: { write(line: string): unknown } = pino.destination(2),
+): Logger {
+  return pino({ name, level, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
 }

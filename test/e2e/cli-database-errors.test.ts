@@ -1,13 +1,14 @@
 /**
  * `compactor` commands against a database they cannot use: each prints one line, the cause and
- * what to do (never drizzle's SQL text, never the password), and exits 1.
+ * what to do (never drizzle's SQL text, never the password), and exits 1. The commands run
+ * in-process through the CLI's entry (see `runCli`); test/e2e/cli.test.ts covers the real process.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
-import { killAllChildren, runCompactor } from '../support/processes.ts';
 
 const EMPTY = `compactor_cli_empty_${randomBytes(4).toString('hex')}`;
 
@@ -31,7 +32,7 @@ async function closedPort(): Promise<number> {
 
 /** Runs `compactor <args>` against `databaseUrl`; expects exit code 1 and one line on stderr. */
 async function failing(args: string[], databaseUrl: string): Promise<string> {
-  const result = await runCompactor(args, {
+  const result = await runCli(args, {
     DATABASE_URL: databaseUrl,
     REDIS_URL,
     COMPACTOR_LOG_LEVEL: 'warn',
@@ -48,7 +49,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await killAllChildren();
   await admin(`drop database if exists "${EMPTY}" with (force)`);
 });
 

@@ -1,6 +1,9 @@
 /**
- * The `compactor` command as a user runs it: real processes, real Redis and Postgres, the real
- * Anthropic SDK against the fake Messages API server.
+ * The `compactor` command as a user runs it: real Redis and Postgres, the real Anthropic SDK
+ * against the fake Messages API server. Commands that only print and exit run in this process
+ * through the CLI's own entry (`runCli`: same router, output and exit codes, and no connection left
+ * open); what only a real process shows (the bin script's exit codes and streams, SIGTERM) runs as
+ * child processes.
  */
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -9,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProducer, type Producer } from '../../producer/index.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
+import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { type FakeAnthropicHandle, FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import {
@@ -41,7 +45,7 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 const start = (args: string[], extra: Record<string, string> = {}) => startCompactor(args, env(extra));
-const run = (args: string[], extra: Record<string, string> = {}) => runCompactor(args, env(extra));
+const run = (args: string[], extra: Record<string, string> = {}) => runCli(args, env(extra));
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
@@ -289,7 +293,7 @@ describe('compactor history, restore, sessions and policy for people', () => {
     expect(unknown.stderr).toBe(
       'compactor restore: no compaction of session "rock" has an id starting with "00000000"\n',
     );
-  }, 60_000); // a dozen CLI processes, each starting Node: slow on a loaded machine
+  }, 60_000); // a dozen commands, each opening its own connections: slow on a loaded machine
 
   it("lists a tenant's sessions as a table, and as JSON lines", async () => {
     const imported = await run(['import', dir, '--tenant', 'listing']);
@@ -343,7 +347,29 @@ describe('compactor history, restore, sessions and policy for people', () => {
   });
 });
 
-describe('compactor worker', () => {
+// The real processes, last: these two run side by side (their own tenants and commands), so their
+// start-ups overlap.
+describe.concurrent('the compactor process', () => {
+  it('exits with the code main returns, results on stdout and errors on stderr', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    const [printed, usage, failed] = await Promise.all([
+      runCompactor(['--version'], env()),
+      runCompactor(['histroy'], env()),
+      runCompactor(['history', '--tenant', 'x', '--session', 'y'], env({ REDIS_URL: 'localhost:6379' })),
+    ]);
+    expect(printed).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(usage).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: 'compactor: unknown command "histroy"; did you mean "history"? (see: compactor --help)\n',
+    });
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe('');
+    expect(failed.stderr).toContain('REDIS_URL: must be a URL starting with redis: or rediss:');
+  });
+});
+
+describe.concurrent('compactor worker', () => {
   it('summarizes with the anthropic summarizer and finishes the active job on SIGTERM', async () => {
     const file = path.join(dir, 'minisweagent__pvlib-1854.jsonl');
     expect((await run(['import', file, '--tenant', 'llm', '--session', 'pvlib'])).code).toBe(0);

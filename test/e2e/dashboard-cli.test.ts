@@ -1,9 +1,10 @@
 /**
  * `compactor dashboard` and `compactor worker`'s metrics server as real processes: the refusal to
  * start without credentials, `--insecure` on loopback only, `--read-only`, health checks, and a
- * clean exit on SIGTERM.
+ * clean exit on SIGTERM. The refusals, which only print and exit, run in-process (see `runCli`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
 import {
   cleanRedis,
@@ -12,7 +13,7 @@ import {
   testPrefix,
   waitFor,
 } from '../support/fixtures.ts';
-import { type Child, killAllChildren, runCompactor, startCompactor } from '../support/processes.ts';
+import { type Child, killAllChildren, startCompactor } from '../support/processes.ts';
 
 let tdb: TestDatabase;
 let prefix: string;
@@ -53,18 +54,17 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
-describe('compactor dashboard', () => {
+// Each test starts its own process on a port of its own and enqueues nothing: they run side by
+// side, so the processes' start-ups overlap.
+describe.concurrent('compactor dashboard', () => {
   it('refuses to start without credentials, and --insecure off loopback', async () => {
-    const none = await runCompactor(['dashboard', '--port', '0'], env());
+    const none = await runCli(['dashboard', '--port', '0'], env());
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/no dashboard credentials: set COMPACTOR_DASHBOARD_TOKEN/);
-    const open = await runCompactor(['dashboard', '--insecure', '--host', '0.0.0.0', '--port', '0'], env());
+    const open = await runCli(['dashboard', '--insecure', '--host', '0.0.0.0', '--port', '0'], env());
     expect(open.code).toBe(1);
     expect(open.stderr).toMatch(/--insecure is only allowed on a loopback host/);
-    const usage = await runCompactor(
-      ['dashboard', '--port', 'eighty'],
-      env({ COMPACTOR_DASHBOARD_TOKEN: TOKEN }),
-    );
+    const usage = await runCli(['dashboard', '--port', 'eighty'], env({ COMPACTOR_DASHBOARD_TOKEN: TOKEN }));
     expect(usage.code).toBe(2);
   });
 
@@ -112,7 +112,7 @@ describe('compactor dashboard', () => {
   });
 });
 
-describe('compactor worker', () => {
+describe.concurrent('compactor worker', () => {
   it('serves /metrics, /healthz and /readyz when COMPACTOR_METRICS_PORT is set', async () => {
     const child = startCompactor(
       ['worker', '--concurrency', '1'],

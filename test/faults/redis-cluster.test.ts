@@ -24,7 +24,8 @@ import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { SWEEP_SCHEDULER_ID } from '../../worker/queue/sweep.ts';
-import { type Child, runCompactor, startCompactor } from '../support/processes.ts';
+import { runCli } from '../support/cli.ts';
+import { type Child, startCompactor } from '../support/processes.ts';
 import { RedisCluster } from '../support/redis-cluster.ts';
 import { FAST_TIMINGS, faultSuite, freePort, logged, type Scenario, SUMMARIZE, until } from './harness.ts';
 
@@ -167,7 +168,7 @@ describe('a Redis Cluster primary killed mid-run', () => {
 
     // The sweep: a session whose event's job was lost is still over its trigger; a sweep finds it
     // and enqueues a job of its own (run here once, as `compactor sweep`, rather than waiting).
-    const sweep = await runCompactor(['sweep'], {
+    const sweep = await runCli(['sweep'], {
       DATABASE_URL: s.tdb.url,
       REDIS_URL: '',
       COMPACTOR_REDIS_CLUSTER_NODES: cluster.seed,

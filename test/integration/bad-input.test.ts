@@ -27,9 +27,9 @@ import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { RUN_COMPLETED, type RunCompletedInput } from '../../shared/contract/events.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
 import type { CompactionWorker } from '../../worker/queue/worker.ts';
+import { runCli } from '../support/cli.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { killAllChildren, runCompactor } from '../support/processes.ts';
 
 const CORPUS = fileURLToPath(new URL('./bad-input/', import.meta.url));
 const EVENTS_DIR = path.join(CORPUS, 'events');
@@ -273,9 +273,7 @@ beforeAll(async () => {
   expect(await settled(eventId)).toBe('completed');
 });
 
-// Before the database is dropped: a `compactor` child still running holds connections to it.
 ctx.onTeardown(async () => {
-  await killAllChildren();
   if (generatedDir) await rm(generatedDir, { recursive: true, force: true });
   if (validTranscript) await rm(validTranscript, { force: true });
 });
@@ -390,7 +388,7 @@ describe('bad transcripts', () => {
 
   it('`compactor import` refuses every bad transcript with its error on stderr and exit code 1', async () => {
     const before = await snapshot();
-    const run = await runCompactor(['import', TRANSCRIPTS_DIR, generatedDir, '--tenant', 'cli'], ctx.cliEnv);
+    const run = await runCli(['import', TRANSCRIPTS_DIR, generatedDir, '--tenant', 'cli'], ctx.cliEnv);
     expect(run.code, run.stderr).toBe(1);
     expect(run.stdout).toBe('');
     const lines = run.stderr.trimEnd().split('\n');
@@ -411,8 +409,8 @@ describe('tenant isolation', () => {
     const intruder = ['--tenant', 'intruder', '--session', OWNER.sessionId];
     // Writing through the pipeline as another tenant is covered by the `seeded` event cases.
     const [history, preview] = await Promise.all([
-      runCompactor(['history', ...intruder], ctx.cliEnv),
-      runCompactor(['compact', ...intruder, '--strategy', 'slidingWindow:1', '--dry-run'], ctx.cliEnv),
+      runCli(['history', ...intruder], ctx.cliEnv),
+      runCli(['compact', ...intruder, '--strategy', 'slidingWindow:1', '--dry-run'], ctx.cliEnv),
     ]);
     const notFound = `session "${OWNER.sessionId}" not found for tenant "intruder"`;
     expect(history).toMatchObject({ code: 1, stdout: '' });

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
+import { runCli } from '../support/cli.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { runCompactor } from '../support/processes.ts';
 
 const ctx = useIntegration({ anthropic: true });
 const tenantId = 'acme';
@@ -19,7 +19,7 @@ describe('compactor compact: retries', () => {
     ctx.fake.enqueue({ status: 429, retryAfter: 1 }, 'overloaded', 'ok');
     const requestsBefore = ctx.fake.requests.length;
 
-    const run = await runCompactor(['compact', '--tenant', tenantId, '--session', 'busy'], {
+    const run = await runCli(['compact', '--tenant', tenantId, '--session', 'busy'], {
       ...ctx.cliEnv,
       ANTHROPIC_API_KEY: 'sk-test',
       ANTHROPIC_BASE_URL: ctx.llm.url,

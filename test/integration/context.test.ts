@@ -7,10 +7,10 @@ import { NO_RESULT, SUMMARY_INTRO, THINKING_BINDING_BETA } from '../../shared/co
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
+import { runCli } from '../support/cli.ts';
 import type { FakeReply } from '../support/fake-anthropic.ts';
 import { CORPUS_DIR, loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { runCompactor } from '../support/processes.ts';
 
 const ctx = useIntegration({ anthropic: true });
 const tenantId = 'ctx';
@@ -276,16 +276,16 @@ describe('loadContext', () => {
 describe('compactor context', () => {
   it('prints the context as JSON; an unknown session fails with its name', async () => {
     await agentSession('cli');
-    const run = await runCompactor(['context', '--tenant', tenantId, '--session', 'cli'], ctx.cliEnv);
+    const run = await runCli(['context', '--tenant', tenantId, '--session', 'cli'], ctx.cliEnv);
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual(JSON.parse(JSON.stringify(await load('cli'))));
-    const stripped = await runCompactor(
+    const stripped = await runCli(
       ['context', '--tenant', tenantId, '--session', 'cli', '--thinking', 'strip'],
       ctx.cliEnv,
     );
     expect(stripped.code, stripped.stderr).toBe(0);
     expect(stripped.stdout).not.toContain('"thinking"');
-    const missing = await runCompactor(['context', '--tenant', tenantId, '--session', 'nope'], ctx.cliEnv);
+    const missing = await runCli(['context', '--tenant', tenantId, '--session', 'nope'], ctx.cliEnv);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('compactor context: session "nope" not found for tenant "ctx"');
   });

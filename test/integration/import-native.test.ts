@@ -14,9 +14,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { importTranscript } from '../../producer/import.ts';
 import { TranscriptError } from '../../shared/contract/errors.ts';
 import { type NativeMessage, parseClaudeCode } from '../../shared/contract/native-transcripts.ts';
+import { runCli } from '../support/cli.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { killAllChildren, runCompactor } from '../support/processes.ts';
 
 const CLAUDE_CODE_DIR = fileURLToPath(new URL('../../corpus/claude-code/', import.meta.url));
 const MAIN = '0ccf1a04-1b4c-43b6-8aa5-79e41db43a68.jsonl';
@@ -37,15 +37,13 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'compactor-import-native-'));
 });
 
-// Before the database is dropped: a `compactor` child still running holds connections to it.
 ctx.onTeardown(async () => {
-  await killAllChildren();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 const read = (file: string) => readFile(file, 'utf8');
 const sessionOf = (file: string) => path.basename(file, '.jsonl');
-const cli = (args: string[]) => runCompactor(['import', ...args], ctx.cliEnv);
+const cli = (args: string[]) => runCli(['import', ...args], ctx.cliEnv);
 
 interface StoredRow {
   seq: number;

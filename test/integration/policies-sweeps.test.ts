@@ -22,10 +22,10 @@ import { setPolicy } from '../../worker/postgres/policies.ts';
 import { runSweep, SWEEP_QUEUE, startSweepService } from '../../worker/queue/sweep.ts';
 import type { CompactionWorker } from '../../worker/queue/worker.ts';
 import { openServices } from '../../worker/runtime/services.ts';
+import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { loadCorpusSession, silentLogger, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { runCompactor } from '../support/processes.ts';
 
 const ctx = useIntegration();
 let summaries = 0;
@@ -157,7 +157,7 @@ describe('policies', () => {
       triggers: { maxMessages: 20 },
     });
     await seed(t, 's');
-    const manual = await runCompactor(
+    const manual = await runCli(
       ['compact', '--tenant', t, '--session', 's', '--strategy', 'slidingWindow:40'],
       ctx.cliEnv,
     );
@@ -182,7 +182,7 @@ describe('policies', () => {
 
   it('policy set/get/list on the command line, refusing a bad policy and naming the field', async () => {
     const env = ctx.cliEnv;
-    const set = await runCompactor(
+    const set = await runCli(
       ['policy', 'set', '--tenant', 'cli', '--agent', 'a1', '--policy', '{"strategy":{"type":"none"}}'],
       env,
     );
@@ -192,7 +192,7 @@ describe('policies', () => {
       agentId: 'a1',
       policy: { mode: 'inPlace' },
     });
-    const bad = await runCompactor(
+    const bad = await runCli(
       [
         'policy',
         'set',
@@ -205,9 +205,9 @@ describe('policies', () => {
     );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('policy.strategy.maxMessages');
-    const list = await runCompactor(['policy', 'list', '--tenant', 'cli'], env);
+    const list = await runCli(['policy', 'list', '--tenant', 'cli'], env);
     expect(list.stdout.trim().split('\n')).toHaveLength(1);
-    const get = await runCompactor(['policy', 'get', '--tenant', 'cli'], env);
+    const get = await runCli(['policy', 'get', '--tenant', 'cli'], env);
     expect(get.code).toBe(1);
     expect(get.stderr).toContain('no policy for tenant "cli"');
   });
@@ -227,7 +227,7 @@ describe('sweeps', () => {
       { tenantId: t, sessionId: 'big', compactionVersion: 0, reason: '64 messages, over the limit of 50' },
     ]);
     const env = ctx.cliEnv;
-    const cli = await runCompactor(['sweep', '--dry-run'], env);
+    const cli = await runCli(['sweep', '--dry-run'], env);
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.stdout).toContain('"sessionId":"big"');
     expect(cli.stdout).not.toContain('"sessionId":"small"');

@@ -3,9 +3,9 @@ import { appendMessages, createSession } from '../../producer/index.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { purgeSessions } from '../../worker/postgres/purge.ts';
+import { runCli } from '../support/cli.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { runCompactor } from '../support/processes.ts';
 
 const ctx = useIntegration();
 
@@ -86,14 +86,14 @@ describe('purge', () => {
   it('from the command line: one session, or the tenant only with --yes', async () => {
     await session('p3', 'a');
     await session('p3', 'b');
-    const one = await runCompactor(['purge', '--tenant', 'p3', '--session', 'a'], ctx.cliEnv);
+    const one = await runCli(['purge', '--tenant', 'p3', '--session', 'a'], ctx.cliEnv);
     expect(one.code, one.stderr).toBe(0);
     expect(JSON.parse(one.stdout)).toMatchObject({ sessions: ['a'], messages: 41 });
-    const refused = await runCompactor(['purge', '--tenant', 'p3'], ctx.cliEnv);
+    const refused = await runCli(['purge', '--tenant', 'p3'], ctx.cliEnv);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('add --yes, or name --session');
     expect((await counts('p3'))?.sessions).toBe(1);
-    const all = await runCompactor(['purge', '--tenant', 'p3', '--yes'], ctx.cliEnv);
+    const all = await runCli(['purge', '--tenant', 'p3', '--yes'], ctx.cliEnv);
     expect(all.code, all.stderr).toBe(0);
     expect(await counts('p3')).toEqual({ sessions: 0, messages: 0, archived: 0, compactions: 0 });
   });

@@ -10,9 +10,9 @@ import type { Strategy } from '../../shared/strategies/index.ts';
 import { changeOf, entryOf, skipOf } from '../../worker/pipeline/change.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
+import { runCli } from '../support/cli.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { runCompactor } from '../support/processes.ts';
 
 const ctx = useIntegration();
 const tenantId = 'acme';
@@ -173,7 +173,7 @@ describe('restore', () => {
     const args = ['restore', '--tenant', tenantId, '--session', 'cli', '--compaction', row.id];
     const compacted = await liveRows('cli');
 
-    const preview = await runCompactor([...args, '--dry-run'], env);
+    const preview = await runCli([...args, '--dry-run'], env);
     expect(preview.code, preview.stderr).toBe(0);
     expect(JSON.parse(preview.stdout)).toMatchObject({
       status: 'dry-run',
@@ -182,13 +182,13 @@ describe('restore', () => {
     expect(JSON.parse(preview.stdout).restoredSeqs).toHaveLength(row.messagesArchived ?? -1);
     expect(await liveRows('cli')).toEqual(compacted);
 
-    const done = await runCompactor(args, env);
+    const done = await runCli(args, env);
     expect(done.code, done.stderr).toBe(0);
     expect(JSON.parse(done.stdout)).toMatchObject({
       status: 'restored',
       row: { id: row.id, status: 'restored' },
     });
-    const history = await runCompactor(['history', '--tenant', tenantId, '--session', 'cli', '--json'], env);
+    const history = await runCli(['history', '--tenant', tenantId, '--session', 'cli', '--json'], env);
     expect(JSON.parse(history.stdout.trim())).toMatchObject({ id: row.id, status: 'restored' });
   });
 });

@@ -14,9 +14,9 @@ import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { runRetention } from '../../worker/queue/retention.ts';
 import { startSweepService } from '../../worker/queue/sweep.ts';
 import { openServices } from '../../worker/runtime/services.ts';
+import { runCli } from '../support/cli.ts';
 import { loadCorpusSession, silentLogger, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { runCompactor } from '../support/processes.ts';
 
 const ctx = useIntegration();
 
@@ -219,7 +219,7 @@ describe('retention', () => {
     await age(row.id, 45);
     const originals = (await archived(t, 'a')).filter((r) => r.role !== 'system').length;
 
-    const dry = await runCompactor(['sweep', '--dry-run'], ctx.cliEnv);
+    const dry = await runCli(['sweep', '--dry-run'], ctx.cliEnv);
     expect(dry.code, dry.stderr).toBe(0);
     const lines = dry.stdout
       .trim()
@@ -249,7 +249,7 @@ describe('retention', () => {
     }
     expect((await archived(t, 'a')).map((r) => r.role)).toEqual(['system']);
 
-    const history = await runCompactor(['history', '--tenant', t, '--session', 'a'], {
+    const history = await runCli(['history', '--tenant', t, '--session', 'a'], {
       ...ctx.cliEnv,
       COLUMNS: '400',
     });
@@ -257,7 +257,7 @@ describe('retention', () => {
     expect(history.stdout).toMatch(
       new RegExp(`expired +sweep +retention:30d +${originals} dropped .*\\(of ${row.id.slice(0, 8)}\\)`),
     );
-    const restore = await runCompactor(
+    const restore = await runCli(
       ['restore', '--tenant', t, '--session', 'a', '--compaction', row.id.slice(0, 8)],
       ctx.cliEnv,
     );

@@ -7,15 +7,15 @@
  * them, and the CLI refuses blank ones, naming the option.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
 import { RUN_COMPLETED } from '../../shared/contract/events.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { INSTRUCTIONS_PREFACE, SYSTEM_PROMPT } from '../../shared/summary/prompt.ts';
+import { runCli } from '../support/cli.ts';
 import type { RecordedRequest } from '../support/fake-anthropic.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { killAllChildren, runCompactor } from '../support/processes.ts';
 
 const ctx = useIntegration({ anthropic: true, config: { model: 'claude-haiku-4-5' } });
 const tenantId = 'instructed';
@@ -23,10 +23,6 @@ const INSTRUCTIONS = 'Keep every file path and every error message verbatim; dro
 
 beforeAll(() => {
   ctx.startWorker();
-});
-
-afterAll(async () => {
-  await killAllChildren();
 });
 
 async function seed(sessionId: string) {
@@ -106,7 +102,7 @@ describe('summary instructions', () => {
 
   it('given to compactor compact are recorded in the ledger, even by the extractive summarizer, and history shows them', async () => {
     await seed('by-hand');
-    const run = await runCompactor(
+    const run = await runCli(
       [
         'compact',
         '--tenant',
@@ -125,7 +121,7 @@ describe('summary instructions', () => {
     const row = JSON.parse(run.stdout);
     expect(row).toMatchObject({ status: 'applied', summarizer: 'extractive', instructions: INSTRUCTIONS });
 
-    const history = await runCompactor(
+    const history = await runCli(
       ['history', '--tenant', tenantId, '--session', 'by-hand', '--json'],
       ctx.cliEnv,
     );
@@ -139,7 +135,7 @@ describe('summary instructions', () => {
 
   it('are refused by compactor compact when blank, naming the option, and nothing is written', async () => {
     await seed('blank');
-    const run = await runCompactor(
+    const run = await runCli(
       ['compact', '--tenant', tenantId, '--session', 'blank', '--instructions', '  \n '],
       ctx.cliEnv,
     );
@@ -150,7 +146,7 @@ describe('summary instructions', () => {
 
   it('are refused by compactor compact for a strategy that writes no summary', async () => {
     await seed('windowed');
-    const run = await runCompactor(
+    const run = await runCli(
       [
         'compact',
         '--tenant',

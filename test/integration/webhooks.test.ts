@@ -25,10 +25,10 @@ import { deliveriesOf, removeWebhook, setWebhook } from '../../worker/postgres/w
 import { postWebhook } from '../../worker/queue/webhook-delivery.ts';
 import { createWebhookEnqueuer } from '../../worker/queue/webhook-queue.ts';
 import { startWebhookWorker } from '../../worker/queue/webhook-worker.ts';
+import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
-import { runCompactor } from '../support/processes.ts';
 
 const ctx = useIntegration({ config: { webhookBackoffMs: 100 } });
 
@@ -119,10 +119,7 @@ async function delivered(eventId: string) {
 
 describe('webhooks', () => {
   it('delivers each applied compaction once, signed over the session.compacted body', async () => {
-    const set = await runCompactor(
-      ['webhook', 'set', '--tenant', 'hooked', '--url', `${base}/ok`],
-      ctx.cliEnv,
-    );
+    const set = await runCli(['webhook', 'set', '--tenant', 'hooked', '--url', `${base}/ok`], ctx.cliEnv);
     expect(set.code, set.stderr).toBe(0);
     const stored = JSON.parse(set.stdout);
     expect(stored).toMatchObject({ tenantId: 'hooked', url: `${base}/ok`, enabled: true });
@@ -185,7 +182,7 @@ describe('webhooks', () => {
     expect(rows).toMatchObject([
       { attempt: 1, statusCode: 204, delivered: true, error: null, url: `${base}/ok` },
     ]);
-    const show = await runCompactor(['webhook', 'show', '--tenant', 'hooked'], ctx.cliEnv);
+    const show = await runCli(['webhook', 'show', '--tenant', 'hooked'], ctx.cliEnv);
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).not.toContain(stored.secret);
     expect(JSON.parse(show.stdout)).toMatchObject({
@@ -224,7 +221,7 @@ describe('webhooks', () => {
 
   it('enqueues nothing for a tenant without a webhook, or with a disabled one', async () => {
     const none = await compacted('silent', 's1');
-    const disabled = await runCompactor(
+    const disabled = await runCli(
       ['webhook', 'set', '--tenant', 'paused', '--url', `${base}/ok`, '--disable'],
       ctx.cliEnv,
     );
@@ -244,9 +241,9 @@ describe('webhooks', () => {
     expect(await deliveriesOf(ctx.tdb.database.db, 'silent')).toEqual([]);
     expect(await deliveriesOf(ctx.tdb.database.db, 'paused')).toEqual([]);
 
-    const removed = await runCompactor(['webhook', 'remove', '--tenant', 'paused'], ctx.cliEnv);
+    const removed = await runCli(['webhook', 'remove', '--tenant', 'paused'], ctx.cliEnv);
     expect(removed.code, removed.stderr).toBe(0);
-    const again = await runCompactor(['webhook', 'remove', '--tenant', 'paused'], ctx.cliEnv);
+    const again = await runCli(['webhook', 'remove', '--tenant', 'paused'], ctx.cliEnv);
     expect([again.code, again.stderr]).toEqual([
       1,
       'compactor webhook remove: no webhook for tenant "paused"; nothing deleted\n',

@@ -7,6 +7,7 @@ import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
 import { describeDatabaseError } from '../../shared/postgres/errors.ts';
 import { type Config, ConfigError, loadConfig } from '../../shared/runtime/config.ts';
+import { createLogger } from '../../shared/runtime/logger.ts';
 import { DashboardConfigError } from '../http/dashboard/index.ts';
 import {
   type Command,
@@ -60,12 +61,16 @@ const EXPECTED_ERRORS = [ConfigError, InvalidInputError, TranscriptError, Dashbo
 
 /**
  * Runs the CLI with `argv` (without node and the script) and resolves with the exit code: 0 done,
- * 1 failed, 2 bad usage. Results go to `io.stdout`; errors, progress and notes to `io.stderr`
- * (default: the process's own streams). Never rejects: every error is printed on `io.stderr`.
+ * 1 failed, 2 bad usage. Results go to `io.stdout`; errors, progress, notes and logs to `io.stderr`
+ * (default: the process's own streams). The configuration is read from `env` (default: the
+ * process's environment), so a caller can run a command in-process on another database without
+ * touching `process.env`. Never rejects: every error is printed on `io.stderr`. The long-running
+ * commands (`worker`, `dashboard`, `api`) still stop on the process's own SIGTERM/SIGINT.
  */
 export async function main(
   argv: string[],
   io: CommandIo = { stdout: process.stdout, stderr: process.stderr },
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   const [first, ...rest] = argv;
   const print = (text: string) => io.stdout.write(`${text}\n`);
@@ -87,7 +92,7 @@ export async function main(
 
   const found = find(first, io, 'compactor', COMMANDS);
   if (!found) return 2;
-  if (!('actions' in found)) return helpOrRun(found, rest, io);
+  if (!('actions' in found)) return helpOrRun(found, rest, io, env);
   const [actionName, ...actionArgs] = rest;
   if (actionName === '--help' || actionName === '-h') {
     print(groupHelp(found));
@@ -98,30 +103,39 @@ export async function main(
     return usageError(io, where, `missing action: ${actionNames(found)}`, `${where} --help`);
   }
   const action = find(actionName, io, `compactor ${found.name}`, found.actions, found);
-  return action ? helpOrRun(action, actionArgs, io) : 2;
+  return action ? helpOrRun(action, actionArgs, io, env) : 2;
 }
 
 /** The command's help when `args` ask for it (whatever else they hold), else the command's run. */
-async function helpOrRun(command: Command, args: string[], io: CommandIo): Promise<number> {
+async function helpOrRun(
+  command: Command,
+  args: string[],
+  io: CommandIo,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   if (wantsHelp(args)) {
     io.stdout.write(`${commandHelp(command)}\n`);
     return 0;
   }
-  return run(command, args, io);
+  return run(command, args, io, env);
 }
 
 /** Parses and runs one command; maps what it throws to the exit code. */
-async function run(command: Command, args: string[], io: CommandIo): Promise<number> {
+async function run(command: Command, args: string[], io: CommandIo, env: NodeJS.ProcessEnv): Promise<number> {
   const where = `compactor ${command.name}`;
   let config: Config | undefined;
   try {
     const parsed = parseCommandArgs(command, args);
     return await command.run(parsed, {
       ...io,
+      env,
       config: () => {
-        config ??= loadConfig();
+        config ??= loadConfig(env);
         return config;
       },
+      // pino's own synchronous destination on fd 2 for the process's stderr, as everywhere else.
+      logger: (level) =>
+        createLogger(level, 'compactor', io.stderr === process.stderr ? undefined : io.stderr),
     });
   } catch (error) {
     if (error instanceof UsageError) return usageError(io, where, error.message, `${where} --help`);

@@ -4,6 +4,7 @@
  * {@link UsageError} into one line on stderr and exit code 2.
  */
 import { parseArgs } from 'node:util';
+import type { Logger } from 'pino';
 import type { Config } from '../../shared/runtime/config.ts';
 import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
 import { closest } from './format.ts';
@@ -28,6 +29,13 @@ export interface CommandIo {
 
 /** What a command gets besides its arguments. */
 export interface CommandContext extends CommandIo {
+  /** The environment the command runs in (the process's own, unless `main` was given another). */
+  env: NodeJS.ProcessEnv;
+  /**
+   * A JSON-lines logger at `level` (pino's level names) writing to the command's stderr; on the
+   * process's own stderr, the same logger as everywhere else (`createLogger`).
+   */
+  logger(level: string): Logger;
   /**
    * The configuration, read from the environment on first call (commands that need none never fail
    * on a bad variable).

@@ -7,6 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { and, eq, sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
 import { type ImportedSession, importTranscript, transcriptFiles } from '../../producer/import.ts';
 import { connectionOf, createProducer } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
@@ -37,6 +38,8 @@ export interface DemoOptions {
   progress: Progress;
   /** Longest wait for the events to settle, ms. Default 300,000. */
   timeoutMs?: number;
+  /** Makes the worker's logger at a pino level. Default {@link createLogger} (JSON lines on stderr). */
+  logger?: (level: string) => Logger;
 }
 
 /** A ledger row as the table shows it. */
@@ -67,7 +70,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     );
   const say = (line: string) => options.progress.print(options.err, line);
   const started = performance.now();
-  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  const logger = (options.logger ?? createLogger)(config.logLevel === 'info' ? 'warn' : config.logLevel);
 
   if (await ensureDatabase(config.databaseUrl))
     say(`created database ${new URL(config.databaseUrl).pathname.slice(1)}`);

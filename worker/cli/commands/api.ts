@@ -1,6 +1,5 @@
 /** `compactor api`: the HTTP API (sessions, messages, events, context, compaction) until SIGTERM/SIGINT. */
 import { assertSchema } from '../../../shared/postgres/db.ts';
-import { createLogger } from '../../../shared/runtime/logger.ts';
 import { type ApiServer, startApi } from '../../http/api/index.ts';
 import { openServices } from '../../runtime/services.ts';
 import { type Command, flag, optionalText, UsageError } from '../command.ts';
@@ -31,7 +30,7 @@ export const apiCommand: Command = {
     if (!Number.isInteger(port) || port < 0 || port > 65_535)
       throw new UsageError(`--port must be a port number (0-65535), got "${portText}"`);
     const host = optionalText(args, 'host') ?? c.api?.host ?? '127.0.0.1';
-    const logger = createLogger(c.logLevel);
+    const logger = context.logger(c.logLevel);
     const services = openServices(c, logger);
     let server: ApiServer;
     try {

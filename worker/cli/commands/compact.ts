@@ -14,7 +14,6 @@ import { createExtractiveSummarizer } from '../../../shared/extractive/index.ts'
 import { explainStays, type Plan, type StayReason } from '../../../shared/planning/plan.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
 import { assertSchema } from '../../../shared/postgres/db.ts';
-import { createLogger } from '../../../shared/runtime/logger.ts';
 import {
   MAX_INSTRUCTIONS_CHARS,
   type Strategy,
@@ -238,7 +237,7 @@ export const compactCommand: Command = {
     const override = strategyOption(args);
     const instructions = instructionsOption(args);
     const c = context.config();
-    const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
+    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2 });
     try {
       await assertSchema(services.database);
       if (flag(args, 'dry-run')) {

@@ -1,6 +1,5 @@
 /** `compactor dashboard`: Bull Board, the ledger API and the session pages until SIGTERM/SIGINT. */
 import { assertSchema } from '../../../shared/postgres/db.ts';
-import { createLogger } from '../../../shared/runtime/logger.ts';
 import { type Dashboard, startDashboard } from '../../http/dashboard/index.ts';
 import { openServices } from '../../runtime/services.ts';
 import { type Command, flag, optionalText, UsageError } from '../command.ts';
@@ -32,7 +31,7 @@ export const dashboardCommand: Command = {
       throw new UsageError(`--port must be a port number (0-65535), got "${portText}"`);
     const host = optionalText(args, 'host') ?? c.dashboard.host;
     const readOnly = flag(args, 'read-only');
-    const logger = createLogger(c.logLevel);
+    const logger = context.logger(c.logLevel);
     const services = openServices(c, logger, { poolSize: 4 });
     let dashboard: Dashboard;
     try {

@@ -26,6 +26,7 @@ export const demoCommand: Command = {
       out: context.stdout,
       err: context.stderr,
       progress: createProgress(context.stderr),
+      logger: context.logger,
     });
   },
 };

@@ -82,7 +82,9 @@ export const historyCommand: Command = {
       if (flag(args, 'json')) {
         for (const row of rows) context.stdout.write(`${JSON.stringify(row)}\n`);
       } else {
-        context.stdout.write(`${historyTable(rows, outputWidth(context.stdout)).join('\n')}\n`);
+        context.stdout.write(
+          `${historyTable(rows, outputWidth(context.stdout, context.env.COLUMNS)).join('\n')}\n`,
+        );
       }
       return 0;
     } finally {

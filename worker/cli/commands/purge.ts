@@ -1,7 +1,6 @@
 /** `compactor purge`: deletes a session (with its lineage) or a whole tenant, everything held of it. */
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { assertSchema } from '../../../shared/postgres/db.ts';
-import { createLogger } from '../../../shared/runtime/logger.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
 import { openServices } from '../../runtime/services.ts';
 import { type Command, flag, optionalText, TENANT_OPTION, text } from '../command.ts';
@@ -34,7 +33,7 @@ export const purgeCommand: Command = {
       );
     }
     const c = context.config();
-    const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
+    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2 });
     try {
       await assertSchema(services.database);
       const result = await purgeSessions(services.database.db, {

@@ -1,7 +1,6 @@
 /** `compactor restore`: puts a compaction's archived messages back exactly. */
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { assertSchema } from '../../../shared/postgres/db.ts';
-import { createLogger } from '../../../shared/runtime/logger.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import { type Command, flag, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
@@ -59,7 +58,7 @@ export const restoreCommand: Command = {
     const tenantId = text(args, 'tenant');
     const sessionId = text(args, 'session');
     const c = context.config();
-    const services = openServices(c, createLogger(c.logLevel), { poolSize: 2 });
+    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2 });
     try {
       await assertSchema(services.database);
       const compactionId = await resolveCompactionId(services, {

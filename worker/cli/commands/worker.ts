@@ -1,6 +1,5 @@
 /** `compactor worker`: processes compaction jobs until SIGTERM/SIGINT. */
 import { describeDatabaseError } from '../../../shared/postgres/errors.ts';
-import { createLogger } from '../../../shared/runtime/logger.ts';
 import { startMetricsServer } from '../../http/metrics-server.ts';
 import { createWorkerMetrics } from '../../observability/metrics.ts';
 import { migrateDatabase } from '../../postgres/migrate.ts';
@@ -29,7 +28,7 @@ export const workerCommand: Command = {
   async run(args, context) {
     const concurrency = positiveInt(args, 'concurrency', 4);
     const c = context.config();
-    const logger = createLogger(c.logLevel);
+    const logger = context.logger(c.logLevel);
     const starting = new AbortController();
     const stopStarting = () => starting.abort();
     process.once('SIGTERM', stopStarting).once('SIGINT', stopStarting);
