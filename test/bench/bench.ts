@@ -149,7 +149,7 @@ async function main() {
     if (PARTS.has('2')) {
       const slow = await fakeServerProcess(1_000);
       try {
-        await llmScaling(url, sql, prefix, slow.url);
+        await llmScaling(url, sql, prefix, slow);
       } finally {
         slow.kill();
       }
@@ -383,8 +383,15 @@ async function latency(url: string, sql: postgres.Sql, prefix: () => string, mea
 
 // 2 ----------------------------------------------------------------------------------------------
 
+/** The fake Messages API in its own process: its URL and pid. */
+interface FakeProcess {
+  url: string;
+  pid: number;
+  kill(): void;
+}
+
 /** Starts test/bench/fake-server-process.ts answering after `delayMs`; resolves with its URL. */
-async function fakeServerProcess(delayMs: number): Promise<{ url: string; kill(): void }> {
+async function fakeServerProcess(delayMs: number): Promise<FakeProcess> {
   const script = fileURLToPath(new URL('./fake-server-process.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script, '--delay-ms', String(delayMs)], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -398,7 +405,7 @@ async function fakeServerProcess(delayMs: number): Promise<{ url: string; kill()
     });
     child.once('exit', (code) => reject(new Error(`fake server process exited with ${code}`)));
   });
-  return { url, kill: () => child.kill('SIGKILL') };
+  return { url, pid: child.pid ?? 0, kill: () => child.kill('SIGKILL') };
 }
 
 /**
@@ -408,7 +415,8 @@ async function fakeServerProcess(delayMs: number): Promise<{ url: string; kill()
  */
 const LLM_WAVES = 10;
 
-async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, llmUrl: string) {
+async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, llm: FakeProcess) {
+  const llmUrl = llm.url;
   const rows: string[][] = [];
   const pools: string[] = [];
   let targetMet = false;
@@ -444,6 +452,8 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
       peak = Math.max(peak, process.memoryUsage.rss());
     }, 50);
     const elu = performance.eventLoopUtilization();
+    const others = await cpuNow();
+    const fakeCpu = (await processCpuMs(llm.pid)).ms;
     const cpu = process.cpuUsage();
     const started = performance.now();
     const w = startWorker(services, { concurrency: c });
@@ -451,6 +461,8 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
     const busy = performance.eventLoopUtilization(elu).utilization;
     const used = process.cpuUsage(cpu);
     const cpuPerJob = (used.user + used.system) / 1000 / jobs;
+    const othersAfter = await cpuNow();
+    const fakePerJob = ((await processCpuMs(llm.pid)).ms - fakeCpu) / jobs;
     clearInterval(sampler);
     await w.close();
     const done = await queue.getJobs(['completed', 'failed'], 0, jobs);
@@ -468,6 +480,8 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
       fmt(ideal, 0),
       `${fmt(100 * busy, 0)}%`,
       fmt(cpuPerJob, 2),
+      fmt((othersAfter.postgres - others.postgres) / jobs, 2),
+      fmt(fakePerJob, 2),
       mb(before),
       mb(peak),
     ]);
@@ -486,6 +500,8 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
       'ideal jobs/s',
       'worker event loop busy',
       'worker CPU ms per job',
+      'Postgres CPU ms per job',
+      'fake API CPU ms per job',
       'RSS before MB',
       'peak RSS MB',
     ],
@@ -493,7 +509,7 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
     [
       `Target ≥ 90% of ideal at 128, steady state: ${LEVELS.includes(128) ? (targetMet ? 'met' : 'missed') : 'not run'}.`,
       `${LLM_WAVES} waves of jobs per level (16 at concurrency 1). "Whole run" is every job over the time from the worker's start to the last completion, ramp-up and the last wave's tail included. "Steady" counts the completions after the first wave's (the concurrency-th completion) up to the start of the last job, while every slot is busy; it is what a worker fed continuously sustains. Ideal is concurrency / 1 s and ignores the database work each job does besides its LLM call.`,
-      `Postgres pool: ${pools.join(', ')} (the worker's default, worker/runtime/services.ts poolSizeFor). "Worker event loop busy" is the event-loop utilization of this process (worker and bench) during the run: near 100%, the worker is CPU-bound and jobs wait for it between their I/O steps. "Worker CPU ms per job" is this process's CPU time (user + system) over the run divided by the jobs: unlike jobs/s it barely moves when other processes share the cores, and at concurrency c the target needs it under about 0.9 × 1000 / c ms (7 ms at 128).`,
+      `Postgres pool: ${pools.join(', ')} (the worker's default, worker/runtime/services.ts poolSizeFor). "Worker event loop busy" is the event-loop utilization of this process (worker and bench) during the run: near 100%, the worker is CPU-bound and jobs wait for it between their I/O steps. "Worker CPU ms per job" is this process's CPU time (user + system) over the run divided by the jobs: unlike jobs/s it barely moves when other processes share the cores, and at concurrency c the target needs it under about 0.9 × 1000 / c ms (7 ms at 128). The Postgres and fake API columns are the CPU of those processes over the run (the backends of the bench database and the fake's process, read from /proc in 10 ms ticks as in part 1), per job: with the worker's, what the run asks of the machine's two cores. (Redis is left out: redis-server is shared with whatever else runs on the machine.)`,
     ],
   );
 }
