@@ -334,17 +334,7 @@ function prepareQueries(db: Db) {
       .prepare('compactor_gate_state'),
     gate: db
       .select({
-        agentId: sessions.agentId,
-        messageCount: sessions.messageCount,
-        tokenCount: sessions.tokenCount,
-        contextWindow: sessions.contextWindow,
-        lastCompactedAt: sessions.lastCompactedAt,
-        lastSeq: sessions.lastSeq,
-        compactionVersion: sessions.compactionVersion,
-        stormGuardSeq: sessions.stormGuardSeq,
-        childSessionId: sessions.childSessionId,
-        reportedInputTokens: sessions.reportedInputTokens,
-        reportedTokenCount: sessions.reportedTokenCount,
+        ...gateColumns,
         // The policies and the idempotency check ride along in the same round trip.
         agentPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
           where p.tenant_id = ${OUTER_TENANT} and p.agent_id = ${OUTER_AGENT})`.mapWith(
@@ -352,7 +342,7 @@ function prepareQueries(db: Db) {
         ),
         tenantPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
           where p.tenant_id = ${OUTER_TENANT} and p.agent_id is null)`.mapWith(compactionPolicies.policy),
-        keyUsed: sql<boolean>`exists (select 1 from ${compactions} c where c.idempotency_key = ${KEY})`,
+        keyUsed,
       })
       .from(sessions)
       .where(ofSession)
