@@ -411,18 +411,33 @@ const NEGATIONS = /\b(?:not|never|no|don't|dont|avoid|stop|without|nothing|none)
 
 interface SummaryIndex {
   /** The text, normalized ({@link normalize}). */
-  full: string;
+  readonly full: string;
   /** Each line's normalized text and words. */
-  lines: Array<{ text: string; words: Set<string> }>;
+  readonly lines: Array<{ text: string; words: Set<string> }>;
 }
 
+/**
+ * The index of a summary's text, each part built on first use: a summary checked against leaving
+ * messages without instructions, errors or commands needs neither, and one whose sentences are
+ * all found verbatim never needs the lines.
+ */
 function indexOf(text: string): SummaryIndex {
-  const lines = text
-    .split('\n')
-    .map((l) => normalize(l))
-    .filter((l) => l.length > 0)
-    .map((l) => ({ text: l, words: new Set(wordsOf(l)) }));
-  return { full: normalize(text), lines };
+  let full: string | undefined;
+  let lines: SummaryIndex['lines'] | undefined;
+  return {
+    get full() {
+      full ??= normalize(text);
+      return full;
+    },
+    get lines() {
+      lines ??= text
+        .split('\n')
+        .map((l) => normalize(l))
+        .filter((l) => l.length > 0)
+        .map((l) => ({ text: l, words: new Set(wordsOf(l)) }));
+      return lines;
+    },
+  };
 }
 
 /**

@@ -130,6 +130,14 @@ export function extractPaths(text: string): string[] {
 }
 
 /**
+ * {@link extractPaths} reading every candidate of the whole text, as the scan did before it read only
+ * around `.`, `/` and `\`: the same result, slower. The reference the unit tests compare with.
+ */
+export function extractPathsExhaustively(text: string): string[] {
+  return [...new Set(pathOccurrences(text, true))];
+}
+
+/**
  * A path made safe to show and store: control characters (C0, DEL, C1), bidirectional controls
  * (U+202A–U+202E, U+2066–U+2069, and the marks U+200E, U+200F, U+061C), line and paragraph
  * separators and unpaired surrogates each become `?`; the result is at most {@link MAX_PATH_CHARS}
@@ -193,19 +201,19 @@ function isScanned(message: Message): boolean {
   return typeof message?.content === 'string' && message.role !== 'system' && message.kind !== 'summary';
 }
 
-/** Every path mention of a text, in order, repeats included. */
-function pathOccurrences(text: string): string[] {
+/** Every path mention of a text, in order, repeats included; `exhaustive`: see {@link scanText}. */
+function pathOccurrences(text: string, exhaustive = false): string[] {
   if (typeof text !== 'string' || text.length === 0) return [];
   const json = parseJsonContainer(text);
   if (json !== undefined) {
     const out: string[] = [];
-    walkJson(json, null, 0, out);
+    walkJson(json, null, 0, out, exhaustive);
     return out;
   }
   // Tool-call JSON cut by a length limit no longer parses: read it as text, its escapes undone.
   const trimmed = text.trimStart();
   const plain = trimmed.startsWith('{') || trimmed.startsWith('[') ? unescapeJsonText(text) : text;
-  return scanText(plain);
+  return scanText(plain, exhaustive);
 }
 
 function parseJsonContainer(text: string): unknown {
@@ -231,7 +239,13 @@ function unescapeJsonText(text: string): string {
  * Collects paths from a parsed JSON value: a string under a path key is one path; any other string is
  * scanned as text, or walked when it is itself JSON (OpenAI-style `"arguments": "{...}"`).
  */
-function walkJson(value: unknown, key: string | null, depth: number, out: string[]): void {
+function walkJson(
+  value: unknown,
+  key: string | null,
+  depth: number,
+  out: string[],
+  exhaustive: boolean,
+): void {
   if (depth > MAX_JSON_DEPTH) return;
   if (typeof value === 'string') {
     const argumentPath = key !== null && isPathKey(key) ? pathFromArgument(value) : null;
@@ -240,12 +254,12 @@ function walkJson(value: unknown, key: string | null, depth: number, out: string
       return;
     }
     const nested = parseJsonContainer(value);
-    if (nested !== undefined) walkJson(nested, null, depth + 1, out);
-    else out.push(...scanText(value));
+    if (nested !== undefined) walkJson(nested, null, depth + 1, out, exhaustive);
+    else out.push(...scanText(value, exhaustive));
   } else if (Array.isArray(value)) {
-    for (const item of value) walkJson(item, key, depth + 1, out);
+    for (const item of value) walkJson(item, key, depth + 1, out, exhaustive);
   } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) walkJson(v, k, depth + 1, out);
+    for (const [k, v] of Object.entries(value)) walkJson(v, k, depth + 1, out, exhaustive);
   }
 }
 
@@ -273,23 +287,93 @@ function pathFromArgument(value: string): string | null {
   return isThrowawayPath(path) ? null : path;
 }
 
-/** Path mentions of free text, in order. */
-function scanText(text: string): string[] {
-  const prepared = prepareText(text);
+/**
+ * Path mentions of free text, in order. Every path but a bare known name (`Makefile`) holds a `.`,
+ * `/` or `\\`, so unless the text names one of {@link KNOWN_NAMES}, only the runs of path characters
+ * around those marks are read: {@link CANDIDATE} finds there exactly the candidates it finds in the
+ * whole text, since a candidate never spans a character outside such a run. `exhaustive` reads every
+ * candidate of the whole text instead (the reference the unit tests compare with).
+ */
+function scanText(text: string, exhaustive = false): string[] {
+  const prepared = prepareText(text, exhaustive);
   const out: string[] = [];
-  for (const match of prepared.matchAll(CANDIDATE)) {
-    const raw = match[0];
-    // Most candidates are plain words: without a `.`, `/` or `\\` only a known name can be a file.
-    if (!hasPathMark(raw) && !KNOWN_NAMES.has(raw.replace(/^-+/, ''))) continue;
-    const start = match.index ?? 0;
-    const context = {
-      before: prepared.slice(Math.max(0, start - 8), start),
-      next: prepared.charAt(start + raw.length),
-    };
-    const path = acceptCandidate(raw, context);
-    if (path !== null) out.push(path);
+  if (exhaustive || KNOWN_NAME_MENTION.test(prepared)) {
+    for (const match of prepared.matchAll(CANDIDATE)) takeCandidate(prepared, match, out);
+    return out;
   }
+  const marks = new MarkFinder(prepared);
+  for (let mark = marks.next(0); mark >= 0; ) {
+    let start = mark;
+    while (start > 0 && inPathRun(prepared.charCodeAt(start - 1))) start--;
+    let end = mark + 1;
+    while (end < prepared.length && inPathRun(prepared.charCodeAt(end))) end++;
+    // No candidate starts between runs, so the search from the run's start finds what a search
+    // of the whole text finds from there.
+    CANDIDATE.lastIndex = start;
+    for (let match = CANDIDATE.exec(prepared); match !== null && match.index < end; ) {
+      takeCandidate(prepared, match, out);
+      match = CANDIDATE.exec(prepared);
+    }
+    mark = marks.next(end);
+  }
+  CANDIDATE.lastIndex = 0;
   return out;
+}
+
+/** Adds the path of one {@link CANDIDATE} match of `prepared` to `out`, when it is one. */
+function takeCandidate(prepared: string, match: RegExpExecArray | RegExpMatchArray, out: string[]): void {
+  const raw = match[0];
+  // Most candidates are plain words: without a `.`, `/` or `\\` only a known name can be a file.
+  if (!hasPathMark(raw) && !KNOWN_NAMES.has(raw.replace(/^-+/, ''))) return;
+  const start = match.index ?? 0;
+  const context = {
+    before: prepared.slice(Math.max(0, start - 8), start),
+    next: prepared.charAt(start + raw.length),
+  };
+  const path = acceptCandidate(raw, context);
+  if (path !== null) out.push(path);
+}
+
+/** Whether a text mentions a {@link KNOWN_NAMES} name anywhere (perhaps inside a longer word). */
+const KNOWN_NAME_MENTION = new RegExp([...KNOWN_NAMES].join('|'));
+
+/**
+ * The ASCII characters a {@link CANDIDATE} match may hold: those of {@link SEG}, the separators,
+ * the `~` of `~/` and the `:` of `C:\`. Every non-ASCII code unit counts as one (a letter or digit
+ * of another script may be one), which can only make a run longer than it need be.
+ */
+const PATH_RUN_ASCII = (() => {
+  const table = new Uint8Array(128);
+  for (const c of 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.@+-/\\~:')
+    table[c.charCodeAt(0)] = 1;
+  return table;
+})();
+
+function inPathRun(code: number): boolean {
+  return code >= 128 || PATH_RUN_ASCII[code] === 1;
+}
+
+/** The `.`, `/` and `\` of one text, in order, each kind found with `indexOf` as the scan moves on. */
+class MarkFinder {
+  private static readonly MARKS = ['.', '/', '\\'];
+  /** Per mark, its next index at or after the last `from` asked (Infinity: no more). */
+  private readonly at = [-1, -1, -1];
+  constructor(private readonly text: string) {}
+
+  /** Index of the first mark at or after `from`; -1 when there is none. */
+  next(from: number): number {
+    let first = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 3; i++) {
+      let at = this.at[i] as number;
+      if (at < from) {
+        at = this.text.indexOf(MarkFinder.MARKS[i] as string, from);
+        if (at < 0) at = Number.POSITIVE_INFINITY;
+        this.at[i] = at;
+      }
+      if (at < first) first = at;
+    }
+    return first === Number.POSITIVE_INFINITY ? -1 : first;
+  }
 }
 
 /** Whether `raw` holds a `.`, `/` or `\\`, one of which every path but a bare known name has. */
@@ -300,18 +384,28 @@ function hasPathMark(raw: string): boolean {
 /**
  * Blanks what only looks like a path: URLs (up to a space or a quote, as JSON-ish output packs them
  * tight), `git@host:repo`, `host:port/x`, shebangs, sed's `s/old/new/g`. Rewrites diff headers
- * (`--- a/x`, `+++ b/x`, `diff --git a/x b/x`) to name the file itself.
+ * (`--- a/x`, `+++ b/x`, `diff --git a/x b/x`) to name the file itself. Unless `exhaustive`, each
+ * rewrite runs only when the text holds what its pattern cannot match without; the rewrites only
+ * remove characters or put a space in their place, so none makes a later one match.
  */
-function prepareText(text: string): string {
-  return text
-    .replace(/#!\S*/g, ' ')
-    .replace(/(?<![\w/])(?:\d+(?:,\d+)?|\$)?s\/[^/\n]*\/[^/\n]*\/[gimp\d]*/g, ' ')
-    .replace(/\bfile:\/\/(?=\/)/gi, ' ')
-    .replace(/(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^\s"'`<>]*/gi, ' ')
-    .replace(/(?<![\w.-])[\w.-]+@[\w.-]+:[^\s"'`<>]*/g, ' ')
-    .replace(/(?<![\w./-])[\w.-]+:\d{1,5}(?=\/)[^\s"'`<>]*/g, ' ')
-    .replace(/^diff --git a\/(\S+) b\/(\S+)/gm, 'diff --git $1 $2')
-    .replace(/^(---|\+\+\+) [ab]\//gm, '$1 ');
+function prepareText(text: string, exhaustive = false): string {
+  let t = text;
+  const slash = exhaustive || t.includes('/');
+  if (exhaustive || t.includes('#!')) t = t.replace(/#!\S*/g, ' ');
+  if (slash && (exhaustive || t.includes('s/')))
+    t = t.replace(/(?<![\w/])(?:\d+(?:,\d+)?|\$)?s\/[^/\n]*\/[^/\n]*\/[gimp\d]*/g, ' ');
+  if (slash && (exhaustive || t.includes('://'))) {
+    t = t
+      .replace(/\bfile:\/\/(?=\/)/gi, ' ')
+      .replace(/(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^\s"'`<>]*/gi, ' ');
+  }
+  const colon = exhaustive || t.includes(':');
+  if (colon && (exhaustive || t.includes('@'))) t = t.replace(/(?<![\w.-])[\w.-]+@[\w.-]+:[^\s"'`<>]*/g, ' ');
+  if (slash && colon) t = t.replace(/(?<![\w./-])[\w.-]+:\d{1,5}(?=\/)[^\s"'`<>]*/g, ' ');
+  if (exhaustive || t.includes('diff --git a/'))
+    t = t.replace(/^diff --git a\/(\S+) b\/(\S+)/gm, 'diff --git $1 $2');
+  if (exhaustive || t.includes(' a/') || t.includes(' b/')) t = t.replace(/^(---|\+\+\+) [ab]\//gm, '$1 ');
+  return t;
 }
 
 interface Normalized {

@@ -126,6 +126,36 @@ describe('apply', () => {
     expect(await countRows('apply-ok')).toMatchObject({ archived: plan.leavingSeqs.length, ledger: 1 });
   });
 
+  it('leaves the pinned messages inside the leaving range, and any seq the plan keeps there', async () => {
+    const sessionId = 'apply-gaps';
+    const file = path.join(CORPUS_DIR, 'sweagent__ctf-web-i_got_id.jsonl');
+    await importTranscript(ctx.tdb.database.db, file, { tenantId, sessionId });
+    await ctx.tdb.database.sql`
+      update messages set pinned = true
+      where tenant_id = ${tenantId} and session_id = ${sessionId} and seq in (3, 4, 9)`;
+    const snapshot = await ctx.store.loadSnapshot(tenantId, sessionId);
+    const plan = planCompaction(snapshot, snapshot.messages, { type: 'slidingWindow', maxMessages: 10 });
+    if (plan.action !== 'compact') throw new Error('expected a compaction');
+    expect(plan.leavingSeqs).not.toContain(4);
+    // A seq inside the range that this change keeps although it could leave.
+    const kept = plan.leavingSeqs[Math.floor(plan.leavingSeqs.length / 2)] as number;
+    const leaving = plan.leavingSeqs.filter((seq) => seq !== kept);
+    const entry = entryOf(
+      { tenantId, sessionId, idempotencyKey: `test:${sessionId}`, eventId: null, trigger: 'manual' },
+      'slidingWindow',
+    );
+    const input = changeOf(entry, { ...plan, leavingSeqs: leaving }, snapshot.compactionVersion, null, null);
+    const result = await ctx.store.apply(input);
+    expect(result.row).toMatchObject({ status: 'applied', messagesArchived: leaving.length });
+    const archived = await ctx.tdb.database.sql<{ seq: number }[]>`
+      select seq::int from archived_messages where compaction_id = ${result.row.id} order by seq`;
+    expect(archived.map((r) => r.seq)).toEqual(leaving);
+    const live = await ctx.tdb.database.sql<{ seq: number }[]>`
+      select seq::int from messages where tenant_id = ${tenantId} and session_id = ${sessionId}
+        and seq in (3, 4, 9, ${kept}) order by seq`;
+    expect(live.map((r) => r.seq)).toEqual([3, 4, 9, kept].sort((a, b) => a - b));
+  });
+
   it('rejects a plan made at an older compaction version and changes nothing', async () => {
     const { input } = await imported('apply-fenced');
     await ctx.tdb.database.sql`

@@ -1,13 +1,35 @@
 /**
  * The `compaction_policies` table: set, get, list and delete policies, validated with the zod schema of
  * shared/policy/policy.ts on write (bad input changes nothing), and the lookup the pipeline uses.
+ * Every write also sends a `NOTIFY` on {@link POLICY_CHANGES_CHANNEL} in its transaction, delivered
+ * on commit, so processes that cache policies (worker/queue/policy-cache.ts) drop the old one.
  */
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import { InvalidInputError, printable } from '../../shared/contract/errors.ts';
 import { describeZodError, idSchema } from '../../shared/contract/events.ts';
 import { type Policy, policySchema } from '../../shared/policy/policy.ts';
-import type { Db } from '../../shared/postgres/db.ts';
+import type { Db, Tx } from '../../shared/postgres/db.ts';
 import { compactionPolicies } from '../../shared/postgres/schema.ts';
+
+/**
+ * The channel of policy changes. Each notification's payload is the JSON `{"tenantId", "agentId"}`
+ * of the policy written (`agentId` null: the tenant's own policy). Channels are per database, so
+ * installs in other schemas of the same database hear each other's changes: a listener may only
+ * drop more than it needs to, never miss one.
+ */
+export const POLICY_CHANGES_CHANNEL = 'compactor_policy_changes';
+
+/** An agent's and its tenant's policies (either may be null). */
+export interface Policies {
+  agent: Policy | null;
+  tenant: Policy | null;
+}
+
+/** Where the pipeline's reads take policies from: Postgres itself, or a cache of it. */
+export interface PolicySource {
+  /** The agent's (null: no agent) and the tenant's policies. */
+  get(tenantId: string, agentId: string | null): Promise<Policies>;
+}
 
 /** A stored policy and whom it applies to. `agentId` null: the tenant's own policy. */
 export interface PolicyRow {
@@ -33,14 +55,18 @@ export async function setPolicy(
   const parsed = policySchema.safeParse(input);
   if (!parsed.success)
     throw new InvalidInputError(`invalid policy: ${describeZodError(parsed.error, 'policy')}`);
-  const [row] = await db
-    .insert(compactionPolicies)
-    .values({ tenantId, agentId, policy: parsed.data })
-    .onConflictDoUpdate({
-      target: [compactionPolicies.tenantId, compactionPolicies.agentId],
-      set: { policy: parsed.data, updatedAt: sql`now()` },
-    })
-    .returning();
+  const [row] = await db.transaction(async (tx) => {
+    const written = await tx
+      .insert(compactionPolicies)
+      .values({ tenantId, agentId, policy: parsed.data })
+      .onConflictDoUpdate({
+        target: [compactionPolicies.tenantId, compactionPolicies.agentId],
+        set: { policy: parsed.data, updatedAt: sql`now()` },
+      })
+      .returning();
+    await notifyChange(tx, tenantId, agentId);
+    return written;
+  });
   return toRow(row as typeof compactionPolicies.$inferSelect);
 }
 
@@ -68,15 +94,19 @@ export async function deletePolicy(
   tenantId: string,
   agentId: string | null,
 ): Promise<PolicyRow | null> {
-  const [row] = await db
-    .delete(compactionPolicies)
-    .where(
-      and(
-        eq(compactionPolicies.tenantId, tenantId),
-        agentId === null ? isNull(compactionPolicies.agentId) : eq(compactionPolicies.agentId, agentId),
-      ),
-    )
-    .returning();
+  const [row] = await db.transaction(async (tx) => {
+    const deleted = await tx
+      .delete(compactionPolicies)
+      .where(
+        and(
+          eq(compactionPolicies.tenantId, tenantId),
+          agentId === null ? isNull(compactionPolicies.agentId) : eq(compactionPolicies.agentId, agentId),
+        ),
+      )
+      .returning();
+    if (deleted.length > 0) await notifyChange(tx, tenantId, agentId);
+    return deleted;
+  });
   return row ? toRow(row) : null;
 }
 
@@ -90,12 +120,15 @@ export async function listPolicies(db: Db, tenantId: string): Promise<PolicyRow[
   return rows.map(toRow);
 }
 
+/** Tells listeners, when `tx` commits, that the policy of (tenant, agent) changed. */
+async function notifyChange(tx: Tx, tenantId: string, agentId: string | null): Promise<void> {
+  await tx.execute(
+    sql`select pg_notify(${POLICY_CHANGES_CHANNEL}, ${JSON.stringify({ tenantId, agentId })})`,
+  );
+}
+
 /** The agent's and the tenant's policies in one query (either may be null). */
-export async function policiesFor(
-  db: Db,
-  tenantId: string,
-  agentId: string | null,
-): Promise<{ agent: Policy | null; tenant: Policy | null }> {
+export async function policiesFor(db: Db, tenantId: string, agentId: string | null): Promise<Policies> {
   const rows = await db
     .select()
     .from(compactionPolicies)

@@ -22,6 +22,7 @@ import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { Gate, SessionReads, Snapshot } from '../pipeline/ports.ts';
 import { bigintArray } from './effects.ts';
 import { type MetaTuple, metaOf, metasOf } from './lock.ts';
+import type { PolicySource } from './policies.ts';
 
 /**
  * The stored content (`content_blocks`) of the live messages of `seqs`, by seq; on a transaction,
@@ -56,7 +57,14 @@ const OUTER_AGENT = sql.raw('"sessions"."agent_id"');
 export class PostgresReads implements SessionReads {
   private readonly prepared: ReturnType<typeof prepareQueries>;
 
-  constructor(private readonly db: Db) {
+  /**
+   * @param policies where {@link loadGate} takes the policies from (a cache kept current by
+   *   `LISTEN`, worker/queue/policy-cache.ts); absent, the gate's own statement reads them.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly policies: PolicySource | null = null,
+  ) {
     this.prepared = prepareQueries(db);
   }
 
@@ -92,6 +100,18 @@ export class PostgresReads implements SessionReads {
    * @throws {SessionNotFoundError} if the tenant has no such session.
    */
   async loadGate(tenantId: string, sessionId: string, idempotencyKey: string | null = null): Promise<Gate> {
+    if (this.policies) {
+      const [row] = await this.prepared.gateState.execute({ tenantId, sessionId, idempotencyKey });
+      if (!row) throw new SessionNotFoundError(tenantId, sessionId);
+      const { keyUsed, ...state } = row;
+      const policies = await this.policies.get(tenantId, state.agentId ?? null);
+      return {
+        keyUsed,
+        state: { ...state, lastCompactedAt: state.lastCompactedAt ? state.lastCompactedAt.getTime() : null },
+        agentPolicy: policies.agent,
+        tenantPolicy: policies.tenant,
+      };
+    }
     const [row] = await this.prepared.gate.execute({ tenantId, sessionId, idempotencyKey });
     if (!row) throw new SessionNotFoundError(tenantId, sessionId);
     const { agentPolicy, tenantPolicy, keyUsed, ...state } = row;
@@ -312,20 +332,31 @@ const KEY = sql.placeholder('idempotencyKey');
  */
 function prepareQueries(db: Db) {
   const ofSession = and(eq(sessions.tenantId, TENANT), eq(sessions.id, SESSION));
+  const gateColumns = {
+    agentId: sessions.agentId,
+    messageCount: sessions.messageCount,
+    tokenCount: sessions.tokenCount,
+    contextWindow: sessions.contextWindow,
+    lastCompactedAt: sessions.lastCompactedAt,
+    lastSeq: sessions.lastSeq,
+    compactionVersion: sessions.compactionVersion,
+    stormGuardSeq: sessions.stormGuardSeq,
+    childSessionId: sessions.childSessionId,
+    reportedInputTokens: sessions.reportedInputTokens,
+    reportedTokenCount: sessions.reportedTokenCount,
+  };
+  const keyUsed = sql<boolean>`exists (select 1 from ${compactions} c
+    where c.tenant_id = ${OUTER_TENANT} and c.idempotency_key = ${KEY})`;
   return {
+    // The gate when the policies come from a cache: the session's state and the idempotency check.
+    gateState: db
+      .select({ ...gateColumns, keyUsed })
+      .from(sessions)
+      .where(ofSession)
+      .prepare('compactor_gate_state'),
     gate: db
       .select({
-        agentId: sessions.agentId,
-        messageCount: sessions.messageCount,
-        tokenCount: sessions.tokenCount,
-        contextWindow: sessions.contextWindow,
-        lastCompactedAt: sessions.lastCompactedAt,
-        lastSeq: sessions.lastSeq,
-        compactionVersion: sessions.compactionVersion,
-        stormGuardSeq: sessions.stormGuardSeq,
-        childSessionId: sessions.childSessionId,
-        reportedInputTokens: sessions.reportedInputTokens,
-        reportedTokenCount: sessions.reportedTokenCount,
+        ...gateColumns,
         // The policies and the idempotency check ride along in the same round trip.
         agentPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
           where p.tenant_id = ${OUTER_TENANT} and p.agent_id = ${OUTER_AGENT})`.mapWith(
@@ -333,8 +364,7 @@ function prepareQueries(db: Db) {
         ),
         tenantPolicy: sql<unknown>`(select p.policy from ${compactionPolicies} p
           where p.tenant_id = ${OUTER_TENANT} and p.agent_id is null)`.mapWith(compactionPolicies.policy),
-        keyUsed: sql<boolean>`exists (select 1 from ${compactions} c
-          where c.tenant_id = ${OUTER_TENANT} and c.idempotency_key = ${KEY})`,
+        keyUsed,
       })
       .from(sessions)
       .where(ofSession)

@@ -16,6 +16,7 @@ import type {
   Snapshot,
   WriteResult,
 } from '../pipeline/ports.ts';
+import type { PolicySource } from './policies.ts';
 import { PostgresReads } from './reads.ts';
 import { PostgresWrites } from './writes.ts';
 
@@ -24,8 +25,12 @@ export class CompactionStore implements SessionReads, FencedWrites {
   readonly reads: PostgresReads;
   readonly writes: PostgresWrites;
 
-  constructor(db: Db) {
-    this.reads = new PostgresReads(db);
+  /**
+   * @param options.policies where the gate takes the policies from (a cache kept current by
+   *   `LISTEN`); absent, the gate's statement reads them each time.
+   */
+  constructor(db: Db, options: { policies?: PolicySource } = {}) {
+    this.reads = new PostgresReads(db, options.policies ?? null);
     this.writes = new PostgresWrites(db, this.reads);
   }
 

@@ -16,6 +16,7 @@ import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import type { Budgets } from '../pipeline/ports.ts';
 import { PostgresBudgets } from '../postgres/budgets.ts';
 import { CompactionStore } from '../postgres/store.ts';
+import { PolicyCache } from '../queue/policy-cache.ts';
 import { LeaseManager } from '../redis/lease.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
 import { batchesFor, summarizerFor, summarizersFor } from '../summarizers/index.ts';
@@ -30,6 +31,8 @@ export interface Services {
    */
   redis: RedisConnection;
   store: CompactionStore;
+  /** The policies jobs read, cached and kept current by `LISTEN` (worker/queue/policy-cache.ts). */
+  policies: PolicyCache;
   /** The pipeline's read port: the store. */
   reads: CompactionStore;
   /** The pipeline's fenced-write port: the store. */
@@ -85,13 +88,23 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
   });
   const redis = createRedis(redisTargetOf(config), logger);
   let closing: Promise<void> | undefined;
-  const store = new CompactionStore(database.db);
+  // Jobs read policies from this cache; policy writes NOTIFY it (worker/queue/policy-cache.ts).
+  const policies = new PolicyCache(database.db, {
+    listen: database.sql,
+    onListenError: (error) =>
+      logger.warn(
+        { err: (error as Error).message },
+        'cannot LISTEN for policy changes; reading policies per job',
+      ),
+  });
+  const store = new CompactionStore(database.db, { policies });
   return {
     config,
     logger,
     database,
     redis,
     store,
+    policies,
     reads: store,
     writes: store,
     leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
