@@ -28,7 +28,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -54,6 +54,7 @@ import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { startFloorWorker } from './floor.ts';
+import { processCpuMs, redisServerCpuMs } from './proc.ts';
 
 const { values } = parseArgs({
   options: {
@@ -98,14 +99,6 @@ const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** CPU time of one process so far, ms, from /proc (Linux; USER_HZ 100); 0 if it is gone. */
-async function processCpuMs(pid: number | string): Promise<{ comm: string; ms: number }> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { comm, ms: stat ? (Number(fields[11]) + Number(fields[12])) * 10 : 0 };
-}
-
 /**
  * CPU time used so far, ms: this process, the Postgres backends connected to the bench database
  * (a backend that connected since the last reading counts from its start), and redis-server.
@@ -115,12 +108,8 @@ async function cpuNow(): Promise<{ node: number; postgres: number; redis: number
   const totals = { node: (usage.user + usage.system) / 1000, postgres: 0, redis: 0 };
   const backends = await benchDb.admin<{ pid: number }[]>`
     select pid from pg_stat_activity where datname = ${benchDb.name}`;
-  for (const { pid } of backends) totals.postgres += (await processCpuMs(pid)).ms;
-  for (const pid of await readdir('/proc').catch(() => [])) {
-    if (!/^\d+$/.test(pid)) continue;
-    const { comm, ms } = await processCpuMs(pid);
-    if (comm.startsWith('redis-server')) totals.redis += ms;
-  }
+  for (const { pid } of backends) totals.postgres += await processCpuMs(pid);
+  totals.redis = await redisServerCpuMs();
   return totals;
 }
 
@@ -454,7 +443,7 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
     }, 50);
     const elu = performance.eventLoopUtilization();
     const others = await cpuNow();
-    const fakeCpu = (await processCpuMs(llm.pid)).ms;
+    const fakeCpu = await processCpuMs(llm.pid);
     const cpu = process.cpuUsage();
     const started = performance.now();
     const stages = new Map<Stage, number[]>();
@@ -471,7 +460,7 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
     const used = process.cpuUsage(cpu);
     const cpuPerJob = (used.user + used.system) / 1000 / jobs;
     const othersAfter = await cpuNow();
-    const fakePerJob = ((await processCpuMs(llm.pid)).ms - fakeCpu) / jobs;
+    const fakePerJob = ((await processCpuMs(llm.pid)) - fakeCpu) / jobs;
     clearInterval(sampler);
     await w.close();
     const done = await queue.getJobs(['completed', 'failed'], 0, jobs);
