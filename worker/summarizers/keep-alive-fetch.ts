@@ -16,6 +16,10 @@
  * before any answer), which is what `fetch` does too. Redirects are not followed (the Messages API
  * sends none); a connection error rejects with a `TypeError` whose `cause` is the error, as
  * `fetch`'s does, so the SDK classifies it as a connection error and retries it as usual.
+ *
+ * Not wired into the SDK clients yet: `compactor compact` through a 429 and then a 529 returned
+ * with one of its sockets still referenced (in use, so neither freed to the pool nor closed), which
+ * the platform's `fetch` does not do. Until that is found, the clients use the platform's `fetch`.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
