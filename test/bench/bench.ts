@@ -55,6 +55,7 @@ import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { startFloorWorker } from './floor.ts';
 import { processCpuMs, redisServerCpuMs } from './proc.ts';
+import { fmt, Report, runCompletedJobs, seedSessions } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -84,19 +85,9 @@ function positiveInteger(option: string, text: string): number {
   return n;
 }
 
-const out: string[] = [
-  `# compactor benchmarks\n\nRun on ${new Date().toISOString()} (${process.platform}, Node ${process.version}, 2 cores).\n`,
-];
-function section(title: string, header: string[], rows: string[][], notes: string[] = []) {
-  const lines = [`## ${title}\n`, `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
-  for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
-  if (notes.length > 0) lines.push('', ...notes);
-  const text = `${lines.join('\n')}\n`;
-  out.push(text);
-  console.log(`\n${text}`);
-}
+const report = new Report('compactor benchmarks', 2);
+const section = report.section.bind(report);
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
-const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -157,7 +148,7 @@ async function main() {
     if (PARTS.has('8')) await readPath(url, sql, prefix);
     if (PARTS.has('9')) await httpApi(url, sql, prefix);
     if (ALL_PARTS) {
-      await writeFile(RESULTS, out.join('\n'));
+      await writeFile(RESULTS, report.text());
       console.log(`\nwritten to ${RESULTS}`);
     }
   } finally {
@@ -169,23 +160,9 @@ async function main() {
   }
 }
 
-/** Replaces every session with `count` fresh sessions of `perSession` messages, set-based. */
-async function seed(sql: postgres.Sql, count: number, perSession: number, prefixId = 's') {
-  await sql`truncate messages, archived_messages, compactions, sessions, summary_batches, append_requests`;
-  await sql`
-    insert into sessions (tenant_id, id, last_seq, message_count, token_count)
-    select ${TENANT}, ${prefixId} || g, ${perSession - 1}, ${perSession}, ${perSession * 30}
-    from generate_series(1, ${count}::int) g`;
-  await sql`
-    insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
-    select tenant_id, session_id, seq, role, kind, content, to_json(content), 30, false
-    from (
-      select ${TENANT} as tenant_id, ${prefixId} || g as session_id, q as seq,
-        case when q % 2 = 0 then 'user' else 'assistant' end as role, 'message' as kind,
-        'message ' || q || ' of session ' || g || ': ' || repeat('lorem ipsum dolor sit amet ', 4) as content
-      from generate_series(1, ${count}::int) g, generate_series(0, ${perSession - 1}::int) q
-    ) m`;
-  await sql`vacuum analyze`;
+/** Replaces every session with `count` fresh sessions of the bench tenant (see seedSessions). */
+function seed(sql: postgres.Sql, count: number, perSession: number, prefixId = 's') {
+  return seedSessions(sql, TENANT, count, perSession, prefixId);
 }
 
 /** Waits until `queue` has `n` completed jobs; returns the elapsed ms from `started`. */
@@ -416,21 +393,7 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
     const p = prefix();
     const connection = redis();
     const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
-    await queue.addBulk(
-      Array.from({ length: jobs }, (_, i) => {
-        const eventId = randomUUID();
-        return {
-          name: RUN_COMPLETED,
-          data: {
-            tenantId: TENANT,
-            sessionId: `s${i + 1}`,
-            eventId,
-            strategy: { type: 'summarize', keepRecent: 10 },
-          },
-          opts: { jobId: eventId, removeOnComplete: false },
-        };
-      }),
-    );
+    await queue.addBulk(runCompletedJobs(TENANT, jobs, { type: 'summarize', keepRecent: 10 }, false));
     const config = testConfig(url, p, { anthropicApiKey: 'bench', anthropicBaseUrl: llmUrl });
     // The pool `compactor worker --concurrency c` opens.
     const poolSize = poolSizeFor(config, c);

@@ -31,7 +31,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { createProducer, loadContext } from '../../producer/index.ts';
-import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { COMPACTION_QUEUE } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { connectionOptions, openDatabase } from '../../shared/postgres/db.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
@@ -41,6 +41,7 @@ import { LeaseManager } from '../../worker/redis/lease.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { cleanRedis, silentLogger } from '../support/fixtures.ts';
 import { machineCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
+import { fmt, Report, runCompletedJobs, seedSessions } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -71,18 +72,8 @@ const CORES = cpus().length;
 const RESULTS = fileURLToPath(new URL('./scale-results.md', import.meta.url));
 const CLI = fileURLToPath(new URL('../../worker/bin/compactor.ts', import.meta.url));
 
-const out: string[] = [
-  `# compactor scale benchmarks\n\nRun on ${new Date().toISOString()} (${process.platform}, Node ${process.version}, ${CORES} cores).\n`,
-];
-function section(title: string, header: string[], rows: string[][], notes: string[] = []) {
-  const lines = [`## ${title}\n`, `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
-  for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
-  if (notes.length > 0) lines.push('', ...notes);
-  const text = `${lines.join('\n')}\n`;
-  out.push(text);
-  console.log(`\n${text}`);
-}
-const fmt = (n: number, digits = 1) => n.toFixed(digits);
+const report = new Report('compactor scale benchmarks', CORES);
+const section = report.section.bind(report);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
@@ -107,7 +98,7 @@ async function main() {
       await sql.end();
     }
     if (ALL_PARTS) {
-      await writeFile(RESULTS, out.join('\n'));
+      await writeFile(RESULTS, report.text());
       console.log(`\nwritten to ${RESULTS}`);
     }
   } finally {
@@ -115,22 +106,6 @@ async function main() {
     await admin.unsafe(`drop database if exists "${name}" with (force)`);
     await admin.end();
   }
-}
-
-/** Replaces every session with `count` fresh sessions of `perSession` messages, set-based. */
-async function seed(sql: postgres.Sql, count: number, perSession: number) {
-  await sql`truncate messages, archived_messages, compactions, sessions`;
-  await sql`
-    insert into sessions (tenant_id, id, last_seq, message_count, token_count)
-    select ${TENANT}, 's' || g, ${perSession - 1}, ${perSession}, ${perSession * 30}
-    from generate_series(1, ${count}::int) g`;
-  await sql`
-    insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
-    select ${TENANT}, 's' || g, q, case when q % 2 = 0 then 'user' else 'assistant' end, 'message',
-      c, to_json(c), 30, false
-    from generate_series(1, ${count}::int) g, generate_series(0, ${perSession - 1}::int) q,
-      lateral (select 'message ' || q || ' of session ' || g || ': ' || repeat('lorem ipsum dolor sit amet ', 4) as c) t`;
-  await sql`vacuum analyze`;
 }
 
 interface WorkerProcess {
@@ -212,7 +187,7 @@ async function workerProcesses(ctx: {
   const runs: ScaleRun[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const processes of PROCESS_COUNTS) {
-      await seed(ctx.sql, EVENTS, 60);
+      await seedSessions(ctx.sql, TENANT, EVENTS, 60);
       const p = ctx.prefix();
       const workers = await Promise.all(
         Array.from({ length: processes }, () => startWorkerProcess(ctx.url, p)),
@@ -228,19 +203,7 @@ async function workerProcesses(ctx: {
         const machineBefore = await machineCpuMs();
         const started = performance.now();
         await queue.addBulk(
-          Array.from({ length: EVENTS }, (_, i) => {
-            const eventId = randomUUID();
-            return {
-              name: RUN_COMPLETED,
-              data: {
-                tenantId: TENANT,
-                sessionId: `s${i + 1}`,
-                eventId,
-                strategy: { type: 'slidingWindow', maxMessages: 10 },
-              },
-              opts: { jobId: eventId, removeOnComplete: true, removeOnFail: false },
-            };
-          }),
+          runCompletedJobs(TENANT, EVENTS, { type: 'slidingWindow', maxMessages: 10 }, true),
         );
         for (;;) {
           const { failed, active, waiting, delayed } = await queue.getJobCounts(

@@ -1,0 +1,87 @@
+/**
+ * What the benchmark scripts share: a markdown report built section by section, the set-based
+ * seeding of plain sessions, and a backlog of `session.run.completed` jobs.
+ */
+import { randomUUID } from 'node:crypto';
+import type postgres from 'postgres';
+import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import type { z } from 'zod';
+import type { strategySchema } from '../../shared/strategies/index.ts';
+
+/** A markdown report: a heading, then sections of one table each, also printed as they are added. */
+export class Report {
+  private readonly parts: string[];
+  constructor(title: string, cores: number) {
+    this.parts = [
+      `# ${title}\n\nRun on ${new Date().toISOString()} (${process.platform}, Node ${process.version}, ${cores} cores).\n`,
+    ];
+  }
+
+  /** Adds a `## title` section: a table of `header` and `rows`, then the `notes` lines. */
+  section(title: string, header: string[], rows: string[][], notes: string[] = []): void {
+    const lines = [`## ${title}\n`, `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
+    for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
+    if (notes.length > 0) lines.push('', ...notes);
+    const text = `${lines.join('\n')}\n`;
+    this.parts.push(text);
+    console.log(`\n${text}`);
+  }
+
+  /** The whole report, as written to a results file. */
+  text(): string {
+    return this.parts.join('\n');
+  }
+}
+
+/** `n` with `digits` decimals. */
+export const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+/**
+ * Replaces every session with `count` fresh sessions of tenant `tenantId`, named `<prefixId>1` ..
+ * `<prefixId><count>`, of `perSession` plain messages (30 tokens each), set-based, then
+ * `vacuum analyze`.
+ */
+export async function seedSessions(
+  sql: postgres.Sql,
+  tenantId: string,
+  count: number,
+  perSession: number,
+  prefixId = 's',
+): Promise<void> {
+  await sql`truncate messages, archived_messages, compactions, sessions, summary_batches, append_requests`;
+  await sql`
+    insert into sessions (tenant_id, id, last_seq, message_count, token_count)
+    select ${tenantId}, ${prefixId} || g, ${perSession - 1}, ${perSession}, ${perSession * 30}
+    from generate_series(1, ${count}::int) g`;
+  await sql`
+    insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
+    select tenant_id, session_id, seq, role, kind, content, to_json(content), 30, false
+    from (
+      select ${tenantId} as tenant_id, ${prefixId} || g as session_id, q as seq,
+        case when q % 2 = 0 then 'user' else 'assistant' end as role, 'message' as kind,
+        'message ' || q || ' of session ' || g || ': ' || repeat('lorem ipsum dolor sit amet ', 4) as content
+      from generate_series(1, ${count}::int) g, generate_series(0, ${perSession - 1}::int) q
+    ) m`;
+  await sql`vacuum analyze`;
+}
+
+/**
+ * `count` run-completed jobs for sessions `s1` .. `s<count>` of `tenantId`, each with its own
+ * event id (also its BullMQ job id) and `strategy` (as the event carries it, defaults unfilled),
+ * as `Queue.addBulk` takes them.
+ */
+export function runCompletedJobs(
+  tenantId: string,
+  count: number,
+  strategy: z.input<typeof strategySchema>,
+  removeOnComplete: boolean,
+) {
+  return Array.from({ length: count }, (_, i) => {
+    const eventId = randomUUID();
+    return {
+      name: RUN_COMPLETED,
+      data: { tenantId, sessionId: `s${i + 1}`, eventId, strategy },
+      opts: { jobId: eventId, removeOnComplete, removeOnFail: false },
+    };
+  });
+}
