@@ -4,8 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
 import type { z } from 'zod';
+import { RUN_COMPLETED } from '../../shared/contract/events.ts';
 import type { strategySchema } from '../../shared/strategies/index.ts';
 
 /** A markdown report: a heading, then sections of one table each, also printed as they are added. */
