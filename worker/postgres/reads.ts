@@ -293,19 +293,32 @@ interface LeavingRow {
  * belonged to a message that has since left: the live row at that seq is a later summary, read as
  * it is. Every other live row is read as it is. The range lets Postgres scan the primary keys
  * once instead of probing them per seq.
+ *
+ * Each archived row's compaction is looked up by its key, `(tenant_id, id)`, in a `lateral … limit 1`
+ * (and the later one as a scalar subquery): Postgres cannot turn either into a join, so no plan, a
+ * generic one included, reads the tenant's applied compactions and probes the archive once per
+ * compaction (a generic plan of the earlier form, a plain join, did: 4 ms instead of 0.15 ms once
+ * a tenant had a thousand compactions). Every table is named with `$1` (and `$2`), never with an
+ * outer row's column, so each scan is pruned to the tenant's partition when the executor starts.
  */
 const LEAVING_MESSAGES = `
   with originals as (
     select distinct on (a.seq) a.seq, a.content_blocks, ${LEAVING_COLUMNS.map((c) => `a.${c}`).join(', ')}
     from archived_messages a
-    join compactions c on c.tenant_id = a.tenant_id and c.id = a.compaction_id and c.status = 'applied'
+    cross join lateral (
+      select c.compaction_version from compactions c
+      where c.tenant_id = $1::text and c.id = a.compaction_id and c.status = 'applied'
+      limit 1) c
+    left join lateral (
+      select true as newer from archived_messages l
+      where l.tenant_id = $1::text and l.session_id = $2::text and l.seq = a.seq and not l.rewritten
+        and (select lc.compaction_version from compactions lc
+          where lc.tenant_id = $1::text and lc.id = l.compaction_id and lc.status = 'applied'
+        ) > c.compaction_version
+      limit 1) later on true
     where a.tenant_id = $1::text and a.session_id = $2::text and a.rewritten
       and a.seq between $3::bigint and $4::bigint and a.seq = any($5::bigint[])
-      and not exists (
-        select 1 from archived_messages l
-        join compactions lc on lc.tenant_id = l.tenant_id and lc.id = l.compaction_id and lc.status = 'applied'
-        where l.tenant_id = a.tenant_id and l.session_id = a.session_id and l.seq = a.seq
-          and not l.rewritten and lc.compaction_version > c.compaction_version)
+      and later.newer is null
     order by a.seq, c.compaction_version, a.archived_at
   ), page as (
     select m.seq, m.pinned,
