@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import Anthropic, { APIConnectionError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RateLimitedError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { legacyToolIds } from '../../shared/contract/message.ts';
 import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
@@ -16,6 +17,7 @@ import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts
 import { AnthropicTransientError } from '../../worker/summarizers/anthropic-errors.ts';
 import { createKeepAliveFetch } from '../../worker/summarizers/keep-alive-fetch.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
+import { trackHandles } from '../support/handles.ts';
 
 const MODEL = 'claude-haiku-4-5';
 
@@ -122,6 +124,22 @@ describe('keep-alive fetch through the SDK, against the fake Messages API', () =
     expect(await failure(pending)).toBeInstanceOf(APIUserAbortError);
   });
 
+  it('leaves nothing referenced after a 429 and a 529 the caller waits out, as `compactor compact` does', async () => {
+    fake.enqueue({ status: 429, retryAfter: 1 }, 'overloaded', 'ok');
+    const summarizer = createAnthropicSummarizer({ apiKey: 'sk-ant-test', baseURL: url, model: MODEL });
+    const { value: outcomes, left } = await trackHandles(async () => {
+      const outcomes: unknown[] = [];
+      for (let attempt = 0; attempt < 3; attempt++) {
+        outcomes.push(await summarizer.summarize(input()).catch((error: unknown) => error));
+      }
+      return outcomes;
+    });
+    expect(outcomes[0]).toBeInstanceOf(RateLimitedError);
+    expect(outcomes[1]).toBeInstanceOf(AnthropicTransientError);
+    expect(outcomes[2]).toMatchObject({ checkpoint: { workingSet: expect.any(Array) } });
+    expect(left).toBe('');
+  });
+
   it('is a connection error for the SDK when nothing listens', async () => {
     await fake.close();
     const client = new Anthropic({ apiKey: 'k', baseURL: url, maxRetries: 0, fetch: createKeepAliveFetch() });
@@ -138,10 +156,13 @@ describe('keep-alive fetch on its own', () => {
   let base: string;
   let handler: (req: IncomingMessage, res: ServerResponse) => void;
   const sockets = new Set<Socket>();
+  let connections = 0;
 
   beforeEach(async () => {
+    connections = 0;
     server = createServer((req, res) => handler(req, res));
     server.on('connection', (socket) => {
+      connections++;
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
     });
@@ -253,6 +274,30 @@ describe('keep-alive fetch on its own', () => {
     expect(await (await fetch(`${base}/a`, { method: 'POST', body: 'x' })).text()).toBe('answer 1');
     expect(await (await fetch(`${base}/b`, { method: 'POST', body: 'y' })).text()).toBe('answer 2');
     expect(served.size).toBe(2);
+  });
+
+  it('leaves nothing referenced once its answers are read or cancelled, over one reused connection', async () => {
+    handler = (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const status = Number(req.url?.slice(1));
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: status === 200 ? 'message' : 'error' }));
+      });
+    };
+    const fetch = createKeepAliveFetch();
+    const { value: answers, left } = await trackHandles(async () => {
+      const answers: unknown[] = [];
+      for (const status of [429, 529, 200]) {
+        answers.push(await (await fetch(`${base}/${status}`, { method: 'POST', body: '{}' })).json());
+      }
+      const unread = await fetch(`${base}/529`, { method: 'POST', body: '{}' });
+      await unread.body?.cancel();
+      return answers;
+    });
+    expect(answers).toEqual([{ type: 'error' }, { type: 'error' }, { type: 'message' }]);
+    expect(connections).toBe(1);
+    expect(left).toBe('');
   });
 
   it('refuses a bad option, naming it', () => {

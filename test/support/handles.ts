@@ -9,8 +9,15 @@ import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 /** Async resource types that keep a process alive while open and referenced. */
 const HANDLES = new Set(['TCPWRAP', 'TCPSERVERWRAP', 'PIPEWRAP', 'PIPESERVERWRAP', 'Timeout', 'Immediate']);
 
+/**
+ * An async resource as `init` hands it over: the handle itself, or, when an http.Agent hands a
+ * pooled keep-alive socket to a new request, Node's `ReusedHandle` wrapper ({ type, handle }) around
+ * the socket's TCP handle (the agent gives the handle a new async id, with the wrapper as its
+ * resource).
+ */
 interface Resource {
   hasRef?: () => boolean;
+  handle?: { hasRef?: () => boolean };
 }
 
 interface Opened {
@@ -35,11 +42,20 @@ const hook = createHook({
   },
 });
 
+/**
+ * Whether a resource keeps the process alive: its own `hasRef`, else that of the handle a
+ * `ReusedHandle` wraps (a pooled socket back in its agent's free list is unref'd there), else yes.
+ */
+function isReferenced(resource: Resource): boolean {
+  const owner = typeof resource.hasRef === 'function' ? resource : resource.handle;
+  return owner?.hasRef?.() ?? true;
+}
+
 /** The still-open resources of `opened` that would keep a process alive, as `type ×n` words. */
 function keepingAlive(opened: Map<number, Opened>): string {
   const counts = new Map<string, number>();
   for (const { type, resource } of opened.values())
-    if (resource.hasRef?.() ?? true) counts.set(type, (counts.get(type) ?? 0) + 1);
+    if (isReferenced(resource)) counts.set(type, (counts.get(type) ?? 0) + 1);
   return [...counts].map(([type, n]) => `${type} ×${n}`).join(', ');
 }
 
