@@ -16,6 +16,11 @@
  * before any answer), which is what `fetch` does too. Redirects are not followed (the Messages API
  * sends none); a connection error rejects with a `TypeError` whose `cause` is the error, as
  * `fetch`'s does, so the SDK classifies it as a connection error and retries it as usual.
+ *
+ * Connections and a process's exit: a connection waiting in the pool is unreferenced (the agent
+ * unrefs a socket it keeps), so idle connections never hold a process open and need no closing; a
+ * connection is in use, and referenced, from its request until its answer has been read to the end
+ * (it then goes back to the pool) or its body cancelled or aborted (the connection is destroyed).
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
