@@ -48,6 +48,7 @@ import {
 } from '../../shared/summary/summarizer.ts';
 import { sanitizePath } from '../../shared/working-set/working-set.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
+import { createKeepAliveFetch } from './keep-alive-fetch.ts';
 
 /** Endpoint used when no `baseURL` is given. Passed explicitly so the SDK never reads ANTHROPIC_BASE_URL itself. */
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -527,11 +528,18 @@ function assertMessage(message: unknown): asserts message is Anthropic.Message {
 }
 
 /**
+ * The HTTP path of every SDK client of this process: keep-alive connections over `node:http`,
+ * cheaper per request than the platform's `fetch` (worker/summarizers/keep-alive-fetch.ts).
+ */
+const sdkFetch = createKeepAliveFetch();
+
+/**
  * The SDK client of a summarizer's options: no SDK retries unless asked (BullMQ retries), the
- * default timeout and endpoint, and the platform's `fetch`.
+ * default timeout and endpoint, and the process's keep-alive `fetch`.
  */
 export function anthropicClient(options: AnthropicSummarizerOptions): Anthropic {
   return new Anthropic({
+    fetch: sdkFetch,
     apiKey: options.apiKey,
     baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
     maxRetries: options.maxRetries ?? 0,
