@@ -131,7 +131,8 @@ export class PostgresReads implements SessionReads {
    * A live message that compactions still in force rewrote in place (`clearToolResults`,
    * `clearThinking`) is read as its original, the earliest archived version of its seq: a summary
    * made after a clearing (`auto`'s second stage) then covers the tool output and the thinking,
-   * not their placeholders. One statement per call (see {@link LEAVING_MESSAGES}).
+   * not their placeholders. One statement per call while no such compaction is in force (the
+   * session's usual state: {@link LIVE_MESSAGES}), two otherwise ({@link LEAVING_MESSAGES}).
    */
   async loadMessages(tenantId: string, sessionId: string, seqs: number[]): Promise<Message[]> {
     if (seqs.length === 0) return [];
@@ -141,10 +142,13 @@ export class PostgresReads implements SessionReads {
       if (seq < first) first = seq;
       if (seq > last) last = seq;
     }
-    const rows = await executePrepared<LeavingRow>(this.db, {
-      sql: LEAVING_MESSAGES,
-      params: [tenantId, sessionId, first, last, bigintArray(seqs)],
+    const params = [tenantId, sessionId, first, last, bigintArray(seqs)];
+    let rows = await executePrepared<LeavingRow & { rewrites: boolean }>(this.db, {
+      sql: LIVE_MESSAGES,
+      params,
     });
+    // Some live rows may stand for originals in the archive: read the page again, with them.
+    if (rows[0]?.rewrites) rows = await executePrepared(this.db, { sql: LEAVING_MESSAGES, params });
     return rows.flatMap(({ parts, ...row }) => {
       const message: Message = {
         seq: Number(row.seq),
@@ -334,6 +338,26 @@ const LEAVING_MESSAGES = `
     case when json_typeof(blocks) = 'array' and json_array_length(blocks) > 1 then blocks end as parts
   from page
   order by seq`;
+
+/**
+ * The live messages of a page of seqs, with the parameters of {@link LEAVING_MESSAGES}, and on
+ * every row `rewrites`: whether a compaction in force on the session rewrote messages in place (an
+ * applied `clearToolResults` or `clearThinking`, the only ones whose `blocks_cleared` is set), in
+ * which case the page must be read again with {@link LEAVING_MESSAGES}. The check reads the ledger
+ * (not partitioned) once; the statement names one partitioned table, so Postgres plans it for the
+ * parameters in a fraction of the time it takes for {@link LEAVING_MESSAGES}'s three.
+ */
+const LIVE_MESSAGES = `
+  select m.seq, m.pinned, ${LEAVING_COLUMNS.map((c) => `m.${c}`).join(', ')},
+    case when json_typeof(m.content_blocks) = 'array' and json_array_length(m.content_blocks) > 1
+      then m.content_blocks end as parts,
+    (select exists (select 1 from compactions c
+      where c.tenant_id = $1::text and c.session_id = $2::text and c.status = 'applied'
+        and c.blocks_cleared is not null)) as rewrites
+  from messages m
+  where m.tenant_id = $1::text and m.session_id = $2::text
+    and m.seq between $3::bigint and $4::bigint and m.seq = any($5::bigint[])
+  order by m.seq`;
 
 const TENANT = sql.placeholder('tenantId');
 const SESSION = sql.placeholder('sessionId');
