@@ -148,7 +148,7 @@ export function readCalls(transcript: TranscriptMessage[], knownPaths: ReadonlyS
       if (call) resultOf.set(call, m);
     }
   }
-  const state: ReadState = { openFile: null, known: new Set(knownPaths), transcript };
+  const state: ReadState = { openFile: null, known: new Set(knownPaths) };
   for (const m of transcript) {
     if (m.kind === 'tool_call') calls.push(readCall(m, resultOf.get(m) ?? null, state));
   }
@@ -161,7 +161,6 @@ interface ReadState {
   openFile: string | null;
   /** Paths known to exist before: a write to one of them edits it. */
   known: Set<string>;
-  transcript: TranscriptMessage[];
 }
 
 function readCall(call: TranscriptMessage, result: TranscriptMessage | null, state: ReadState): ToolCall {
@@ -184,26 +183,10 @@ function readCall(call: TranscriptMessage, result: TranscriptMessage | null, sta
     const steps = shellSteps(shell);
     readOnly = steps.length > 0 && steps.every(isReadStep);
     effects = shellEffects(steps, shell, state);
-    family = stepFamily(mainStep(steps) ?? { words: [name], redirects: [], piped: false, heredoc: null });
+    family = stepFamily(mainStep(steps) ?? { words: [name], redirects: [], piped: false });
     label = `\`${commandLine(shell)}\``;
   } else {
-    const role: FileRole | null = sub
-      ? (EDITOR_COMMANDS[sub] ?? null)
-      : READ_TOOL.test(name)
-        ? 'read'
-        : QUESTION_TOOL.test(name) || SEARCH_TOOL.test(name)
-          ? null
-          : CREATE_TOOL.test(name)
-            ? 'created'
-            : DELETE_TOOL.test(name)
-              ? 'deleted'
-              : MOVE_TOOL.test(name)
-                ? 'moved'
-                : EDIT_TOOL.test(name) && (hasPayload(args) || own !== null)
-                  ? writeRole(name, path, result, state)
-                  : EDIT_TOOL.test(name) && path
-                    ? 'read'
-                    : null;
+    const role = toolRole(name, sub, args, own, path, result, state);
     readOnly = role === 'read' || (role === null && (QUESTION_TOOL.test(name) || SEARCH_TOOL.test(name)));
     const target =
       role === null ? null : (path ?? resultFile(result) ?? (role === 'read' ? null : state.openFile));
@@ -246,6 +229,28 @@ function readCall(call: TranscriptMessage, result: TranscriptMessage | null, sta
     questions: QUESTION_TOOL.test(name) ? questionsOf(args) : [],
     rejectionWords: outcome === 'rejected' && result ? rejectionWords(result.content) : null,
   };
+}
+
+/** What a tool that is not a shell did to the file it names, from its name and arguments; null when nothing. */
+function toolRole(
+  name: string,
+  sub: string | null,
+  args: Record<string, unknown>,
+  own: string | null,
+  path: string | null,
+  result: TranscriptMessage | null,
+  state: ReadState,
+): FileRole | null {
+  if (sub) return EDITOR_COMMANDS[sub] ?? null;
+  if (READ_TOOL.test(name)) return 'read';
+  if (QUESTION_TOOL.test(name) || SEARCH_TOOL.test(name)) return null;
+  if (CREATE_TOOL.test(name)) return 'created';
+  if (DELETE_TOOL.test(name)) return 'deleted';
+  if (MOVE_TOOL.test(name)) return 'moved';
+  if (!EDIT_TOOL.test(name)) return null;
+  if (hasPayload(args) || own !== null) return writeRole(name, path, result, state);
+  // An editor called with a path and no new text shows the file.
+  return path ? 'read' : null;
 }
 
 /** The tool name and arguments of a call's JSON (`{"name", "arguments"}`); a clipped JSON read field by field. */

@@ -38,9 +38,11 @@
  *   ran, read), what changed and the seq of the call, then the working-set paths nothing touched
  *   (mentioned); merged with the previous files; written ones first, most recent first.
  * - workingSet: files written that `<working_set>` does not show (usually none).
- * The answer stays under the stated token target: the least useful items go first (mentioned files,
- * then the oldest completed items, read files, discoveries, ...; never the goal or the user's
- * instructions). Pure.
+ * The answer stays under the stated token target (else 75% of `max_tokens`), the least useful items
+ * going first: mentioned files, then the oldest completed items down to the newest five, read files,
+ * old discoveries and decisions, ran files, files beyond ten, then the rest of those lists, fixed errors, in-progress,
+ * pending, open questions, unfixed errors, the blockers and the written files last; never the goal,
+ * the current work, the next step or the user's instructions. Pure.
  */
 import {
   type CallOutcome,
@@ -541,6 +543,7 @@ function fitTo(c: ModelCheckpoint, target: number): void {
     () => keep(c.decisions, 3),
     () => dropFirst(c.errorsAndFixes, (e) => e.fix !== null && c.errorsAndFixes.length > 3),
     () => dropLast(c.files, (f) => f.role === 'ran'),
+    () => dropLast(c.files, () => c.files.length > 10),
     () => dropFirst(c.completed),
     () => dropFirst(c.discoveries),
     () => dropFirst(c.decisions),

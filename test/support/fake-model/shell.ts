@@ -14,8 +14,6 @@ export interface ShellStep {
   redirects: Array<{ op: '>' | '>>' | '<'; target: string }>;
   /** Whether its output goes into a pipe. */
   piped: boolean;
-  /** The here-document it reads, when it has one. */
-  heredoc: string | null;
 }
 
 /** The simple commands of `command`, in order. */
@@ -63,14 +61,12 @@ export function shellSteps(command: string): ShellStep[] {
       continue;
     }
     if (c === '\n') {
-      const current = step;
       endStep(false);
       if (heredocDelimiter !== null) {
-        // The body runs to the line that holds the delimiter alone.
+        // A here-document's body is data, not commands: skip to the line holding the delimiter alone.
         const lines = command.slice(i + 1).split('\n');
         const close = lines.findIndex((l) => l.trim() === heredocDelimiter);
         const body = close < 0 ? lines : lines.slice(0, close);
-        current.heredoc = body.join('\n');
         i += 1 + body.join('\n').length + (close < 0 ? 0 : 1 + (lines[close]?.length ?? 0));
         heredocDelimiter = null;
         continue;
@@ -136,7 +132,7 @@ export function shellSteps(command: string): ShellStep[] {
 }
 
 function newStep(): ShellStep {
-  return { words: [], redirects: [], piped: false, heredoc: null };
+  return { words: [], redirects: [], piped: false };
 }
 
 /** Wrappers that run the rest of the step: `sudo x`, `time x`, `timeout 60 x`, `env A=1 x`. */
