@@ -70,8 +70,15 @@ export const probeSchema = z
      */
     alone: z
       .object({
-        /** The last seq that leaves the context at this point (keepRecent 10), as the answer reads it. */
-        leavingThrough: z.number().int().nonnegative(),
+        /**
+         * The last seq that leaves the context at this point (keepRecent 10), as the answer reads it;
+         * a list when the answer was read at each of several cuts (a summary rejected by the fidelity
+         * check under one summarizer and committed under the other moves the cut).
+         */
+        leavingThrough: z.union([
+          z.number().int().nonnegative(),
+          z.array(z.number().int().nonnegative()).min(1),
+        ]),
         /**
          * Null when the answer is only in messages that never leave the context (a system message):
          * then the checkpoint alone is not asked.
@@ -100,6 +107,12 @@ export type ProbeFile = z.infer<typeof probeFileSchema>;
  */
 export function aloneExpect(probe: Probe): Expect | null {
   return probe.alone ? probe.alone.expect : probe.expect;
+}
+
+/** The cuts (last seqs leaving) a probe's `alone` answer was read at; [] without one. */
+export function aloneCuts(probe: Probe): number[] {
+  const through = probe.alone?.leavingThrough;
+  return through === undefined ? [] : Array.isArray(through) ? through : [through];
 }
 
 /** Sessions with more than this many messages are probed. */

@@ -3,7 +3,8 @@
  * what the agent reads (`loadContext`) after three successive compactions through the pipeline and
  * Postgres, each merging the previous checkpoint, with the extractive summarizer and with the
  * anthropic one (the real SDK against the fake Messages API). A failed, rejected or interrupted call
- * is never in the completed work the agent reads.
+ * is never in the completed work the agent reads. The model's errors and fixes, files and next step
+ * reach what the agent reads, and a later compaction moves a fixed blocker to errors and fixes.
  */
 import { describe, expect, it } from 'vitest';
 import { appendMessages, createSession, loadContext } from '../../producer/index.ts';
@@ -124,5 +125,84 @@ describe('a user rule through three compactions', () => {
     expect(completed).toContain('ran: npm test');
     expect(completed).not.toMatch(/config\.ts|deploy|make all/);
     expect(text).toContain('the user rejected: edited src/config.ts');
+  });
+
+  it('anthropic: the errors, fixes, files and next step the model writes reach what the agent reads, and a fix moves a blocker', async () => {
+    const tenantId = 'rules-model-fields';
+    const summarizer = createAnthropicSummarizer({
+      apiKey: 'sk-ant-test',
+      baseURL: ctx.llm.url,
+      model: 'claude-haiku-4-5',
+    });
+    const t = transcript()
+      .user('Update the config and deploy.')
+      .tool('Bash', { command: 'npm test' }, 'FAIL src/app.test.ts\nError: expected 2, got 3\n1 failed')
+      .tool(
+        'Edit',
+        { file_path: 'src/app.ts', old_string: 'return 3', new_string: 'return 2' },
+        'The file src/app.ts has been updated.',
+      )
+      .tool(
+        'Edit',
+        { file_path: 'src/config.ts', old_string: 'a', new_string: 'b' },
+        'User rejected update to src/config.ts',
+      )
+      .tool('Bash', { command: 'npm run deploy' }, '[Request interrupted by user for tool use]')
+      .tool('Bash', { command: 'make all' }, 'make: *** [all] Error 2')
+      .tool('Bash', { command: 'npm test' }, `${'  ✓ a case\n'.repeat(300)}12 passing`)
+      .assistant('The tests pass again. Next I will find out why make all fails.');
+    const firstLength = t.messages.length;
+    for (let i = 0; i < 4; i++) t.assistant(`Waiting ${i}.`);
+    const rows = (from: number) =>
+      t.messages.slice(from).map((m) => ({
+        seq: m.seq,
+        role: m.role,
+        kind: m.kind === 'summary' ? ('message' as const) : m.kind,
+        content: m.content,
+        toolCallId: m.toolCallId,
+        toolName: m.toolName,
+      }));
+    await createSession(ctx.tdb.database.db, { tenantId, sessionId: 's', messages: rows(0) });
+    const compact = async () => {
+      const outcome = await ctx.compactInProcess(
+        { tenantId, sessionId: 's', strategy: { type: 'summarize', keepRecent: 4, maxSummaryTokens: 2_000 } },
+        { summarizer },
+      );
+      expect(outcome.status, outcome.row?.reason ?? '').toBe('applied');
+      return contextText(tenantId, 's');
+    };
+    const section = (text: string, title: string) =>
+      new RegExp(`${title}:\\n((?:- .*\\n?)*)`).exec(text)?.[1] ?? '';
+
+    const first = await compact();
+    const completed = section(first, 'Completed');
+    expect(completed).toContain('ran `npm test`: 12 passing');
+    expect(completed).toContain('edited src/app.ts');
+    expect(completed).not.toMatch(/config\.ts|deploy|make all|1 failed/);
+    expect(section(first, 'Errors and fixes')).toContain(
+      '`npm test`: FAIL src/app.test.ts → after editing src/app.ts: ran `npm test`: 12 passing',
+    );
+    expect(section(first, 'Blockers \\(unresolved\\)')).toContain(
+      '`make all` failed: make: *** [all] Error 2',
+    );
+    expect(section(first, 'Files').split('\n')[0]).toMatch(
+      /^- src\/app\.ts \(edited\): replaced "return 3" with "return 2"/,
+    );
+    const said = t.messages[firstLength - 1]?.seq;
+    expect(first).toContain(`Next step: Next I will find out why make all fails. (seq ${said})`);
+
+    // The agent carries on: make all now succeeds. The blocker becomes an error with its fix.
+    t.tool('Bash', { command: 'make all' }, 'built dist/app.js');
+    for (let i = 4; i < 8; i++) t.assistant(`Waiting ${i}.`);
+    await appendMessages(ctx.tdb.database.db, tenantId, 's', rows(firstLength + 4));
+    const second = await compact();
+    expect(second).not.toContain('Blockers (unresolved)');
+    expect(section(second, 'Errors and fixes')).toContain(
+      '`make all` failed: make: *** [all] Error 2 → ran `make all`: built dist/app.js',
+    );
+    // What the first summary held is still there.
+    expect(section(second, 'Completed')).toContain('ran `npm test`: 12 passing');
+    expect(section(second, 'Completed')).toContain('ran `make all`: built dist/app.js');
+    expect(section(second, 'Files')).toContain('src/app.ts (edited)');
   });
 });

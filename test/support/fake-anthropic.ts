@@ -18,10 +18,11 @@
  *   the API refuses an unknown field): thinking blocks whose conversation changed are dropped
  *   instead of failing the request, and the answer lists them in `input_transformations` (present,
  *   `[]` when empty, on every answer to a request with that beta);
- * - by default it answers like a model that called the forced tool, with a valid checkpoint derived
- *   from the prompt (the `<working_set>` paths, the last user message of the `<transcript>`, the
- *   previous checkpoint's items, the `<user_messages>` block), its `analysis` scratch field filled
- *   with a short deterministic note when the tool's schema has one, and realistic `usage`: about 4
+ * - by default it answers like a diligent model that called the forced tool: a valid checkpoint
+ *   whose every field follows the system prompt's definition, derived from the prompt's blocks alone
+ *   and merged with the previous checkpoint (fake-model/checkpoint.ts says how), its `analysis`
+ *   scratch field filled with a short deterministic note when the tool's schema has one, and
+ *   realistic `usage`: about 4
  *   characters per token, and prompt caching simulated as the docs describe it: the prompt is read
  *   in order (tools, system, then each message's content blocks) and every `cache_control`
  *   breakpoint whose prefix reaches the model's minimum cacheable length ({@link
@@ -84,6 +85,8 @@ import {
   signThinking,
   type Turn,
 } from './conversation-rules.ts';
+import { deriveCheckpoint as deriveModelCheckpoint } from './fake-model/checkpoint.ts';
+import { readPrompt } from './fake-model/prompt-view.ts';
 
 /**
  * The key the fake signs its thinking blocks with (an HMAC over the conversation before each
@@ -576,7 +579,7 @@ export class FakeAnthropicServer {
           blockers: [],
           decisions: [],
           openQuestions: [],
-          workingSet: deriveCheckpoint(body).workingSet,
+          workingSet: readPrompt(userText(body)).workingSet,
         };
         this.#sendMessage(res, requestId, body, [this.#toolUse(body, input)], 'tool_use');
         return;
@@ -1263,71 +1266,14 @@ function promptParts(body: MessagesRequest): Array<{ json: string; breakpoint: b
 }
 
 /**
- * A plausible checkpoint from compactor's prompt: the previous checkpoint's lists carried over (an
- * older checkpoint's string items upgraded to `{ text, seq: null }`), the working-set paths copied,
- * `lastUserRequest` left empty (compactor fills it), one `completed` item per assistant message, one
- * blocker per tool result that mentions an error, every item with the seq it comes from; user
- * messages that state a rule (`don't`, `never`, `always`, `no ...`) become user instructions. The
- * oldest items are dropped until the answer fits 75% of `max_tokens`, as the prompt asks.
+ * The checkpoint a diligent model writes for compactor's prompt (fake-model/checkpoint.ts): every
+ * field filled as the system prompt defines it, from the request's user turn only.
  */
 function deriveCheckpoint(body: MessagesRequest): Record<string, unknown> {
-  const text = userText(body);
-  const previous = parsePrevious(text);
-  const messages = [
-    ...text.matchAll(/<message seq="(\d+)" role="(\w+)" kind="(\w+)"[^>]*>\n([\s\S]*?)\n<\/message>/g),
-  ].map((m) => ({ seq: Number(m[1]), role: m[2], kind: m[3], content: unescapeEntities(m[4] ?? '') }));
-  const users = messages.filter((m) => m.role === 'user' && m.kind === 'message');
-  const item = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 200);
-  const entry = (m: { seq: number; content: string }) => ({ text: item(m.content), seq: m.seq });
-  // As the system prompt asks: compactor fills the request in verbatim itself.
-  const lastUserRequest = '';
-  const goal = str(previous.goal) || item(users[0]?.content ?? '') || 'Continue the session.';
-  const completed = [
-    ...list(previous.completed),
-    ...messages.filter((m) => m.role === 'assistant' && m.kind === 'message' && m.content.trim()).map(entry),
-  ];
-  const blockers = [
-    ...list(previous.blockers),
-    ...messages.filter((m) => m.kind === 'tool_result' && /error/i.test(m.content)).map(entry),
-  ];
-  // The user's own words come verbatim (unclipped) from <user_messages> when the prompt has it.
-  const written = userMessages(text);
-  const rules = (written ?? users)
-    .filter((m) => /\b(?:don't|do not|never|always|no)\b/i.test(m.content))
-    .map(entry);
-  const lastAssistant = messages.findLast((m) => m.role === 'assistant' && m.kind === 'message');
-  const checkpoint = {
-    goal,
-    lastUserRequest,
-    userInstructions: [...list(previous.userInstructions), ...rules].slice(-100),
-    currentWork: lastAssistant ? entry(lastAssistant) : (previous.currentWork ?? null),
-    nextStep: previous.nextStep ?? null,
-    completed: completed.slice(-200),
-    inProgress: list(previous.inProgress),
-    pending: list(previous.pending),
-    blockers: blockers.slice(-200),
-    decisions: list(previous.decisions),
-    openQuestions: list(previous.openQuestions),
-    errorsAndFixes: Array.isArray(previous.errorsAndFixes) ? previous.errorsAndFixes : [],
-    discoveries: list(previous.discoveries),
-    files: Array.isArray(previous.files) ? previous.files : [],
-    workingSet: workingSetPaths(text),
-  };
-  // A tool whose schema opens with `analysis` gets a short note there, as a model's working notes.
-  const analysis = hasAnalysisField(body)
-    ? `Read ${messages.length} messages (${users.length} from the user, ${messages.filter((m) => m.kind === 'tool_result').length} tool results, ${blockers.length} with errors); merged with the previous checkpoint: ${Object.keys(previous).length > 0 ? 'yes' : 'none'}.`
-    : undefined;
-  // Like a model asked to stay under the prompt's target (else 75% of max_tokens): drop the oldest
-  // items until the answer fits.
-  const stated = /the checkpoint under about (\d+) tokens/.exec(text)?.[1];
-  const target = stated ? Number(stated) : Math.floor(0.75 * body.max_tokens);
-  while (estimateTokens(JSON.stringify(checkpoint)) > target) {
-    if (checkpoint.completed.length >= checkpoint.blockers.length && checkpoint.completed.length > 0) {
-      checkpoint.completed.shift();
-    } else if (checkpoint.blockers.length > 0) checkpoint.blockers.shift();
-    else break;
-  }
-  return analysis === undefined ? checkpoint : { analysis, ...checkpoint };
+  return deriveModelCheckpoint(userText(body), {
+    maxTokens: body.max_tokens,
+    analysis: hasAnalysisField(body),
+  });
 }
 
 /** Whether the forced (or first) tool's input schema has an `analysis` property. */
@@ -1338,15 +1284,6 @@ function hasAnalysisField(body: MessagesRequest): boolean {
   return properties !== undefined && 'analysis' in properties;
 }
 
-/** The `<user_message>` elements of a `<user_messages>` block, unescaped; null when the prompt has no block. */
-function userMessages(text: string): Array<{ seq: number; content: string }> | null {
-  const block = /<user_messages[^>]*>\n([\s\S]*?)\n<\/user_messages>/.exec(text);
-  if (!block) return null;
-  return [...(block[1] ?? '').matchAll(/<user_message seq="(\d+)"[^>]*>\n([\s\S]*?)\n<\/user_message>/g)].map(
-    (m) => ({ seq: Number(m[1]), content: unescapeEntities(m[2] ?? '') }),
-  );
-}
-
 /** Text of the last user message. */
 function userText(body: MessagesRequest): string {
   const last = [...body.messages].reverse().find((m) => m.role === 'user');
@@ -1355,47 +1292,6 @@ function userText(body: MessagesRequest): string {
   return (last.content as Array<{ type?: string; text?: string }>)
     .map((b) => (b.type === 'text' ? (b.text ?? '') : ''))
     .join('\n');
-}
-
-function parsePrevious(text: string): Record<string, unknown> {
-  const match = /<previous_checkpoint>\n([\s\S]*?)\n<\/previous_checkpoint>/.exec(text);
-  const parsed = match ? parseJson(unescapeEntities(match[1] ?? '')) : undefined;
-  return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
-}
-
-/** Paths listed in `<working_set>`: one per line, list markers and the "... and N more" line removed. */
-function workingSetPaths(text: string): string[] {
-  const match = /<working_set[^>]*>\n([\s\S]*?)\n<\/working_set>/.exec(text);
-  if (!match) return [];
-  return unescapeEntities(match[1] ?? '')
-    .split('\n')
-    .map((line) => line.replace(/^\s*(?:[-*]|\d+\.)\s+/, '').trim())
-    .filter((line) => line !== '' && !line.startsWith('...') && !line.startsWith('(no file'))
-    .map((line) => line.slice(0, 300));
-}
-
-/** A list of the previous checkpoint as entries; an older checkpoint's strings get seq null. */
-function list(value: unknown): Array<{ text: string; seq: number | null }> {
-  if (!Array.isArray(value)) return [];
-  return value.flatMap((v) => {
-    if (typeof v === 'string') return v === '' ? [] : [{ text: v, seq: null }];
-    if (typeof v === 'object' && v !== null && typeof v.text === 'string' && v.text !== '') {
-      return [{ text: v.text as string, seq: typeof v.seq === 'number' ? (v.seq as number) : null }];
-    }
-    return [];
-  });
-}
-
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-function unescapeEntities(text: string): string {
-  return text
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&amp;/g, '&');
 }
 
 function textBlock(text: string): Record<string, unknown> {

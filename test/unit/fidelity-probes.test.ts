@@ -6,6 +6,7 @@ import { parseTranscript } from '../../shared/contract/transcript.ts';
 import { emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
 import { loadProbeFiles } from '../fidelity/probe-files.ts';
 import {
+  aloneCuts,
   aloneExpect,
   failedCompleted,
   gradeExpect,
@@ -65,18 +66,20 @@ describe('probe files', () => {
       const messages = parseTranscript(await readFile(path.join(CORPUS_DIR, name)), name);
       for (const probe of file.probes) {
         if (!probe.alone) continue;
-        const { leavingThrough, expect: answer } = probe.alone;
-        // The cut lies before the point's end: what left is part of the point's prefix.
-        expect(leavingThrough).toBeLessThan(pointCut(messages, probe.at));
-        if (answer === null) continue;
-        const upToCut = messages
-          .filter((m) => m.seq <= leavingThrough)
-          .map((m) => m.content)
-          .join('\n');
-        expect(gradeExpect({ ...answer, noneOf: [] }, upToCut), `${file.session} ${probe.question}`).toBe(
-          true,
-        );
-        checked++;
+        const answer = probe.alone.expect;
+        for (const leavingThrough of aloneCuts(probe)) {
+          // The cut lies before the point's end: what left is part of the point's prefix.
+          expect(leavingThrough).toBeLessThan(pointCut(messages, probe.at));
+          if (answer === null) continue;
+          const upToCut = messages
+            .filter((m) => m.seq <= leavingThrough)
+            .map((m) => m.content)
+            .join('\n');
+          expect(gradeExpect({ ...answer, noneOf: [] }, upToCut), `${file.session} ${probe.question}`).toBe(
+            true,
+          );
+          checked++;
+        }
       }
     }
     expect(checked).toBeGreaterThan(0);

@@ -1,0 +1,259 @@
+/**
+ * The fake Messages API's model (test/support/fake-model/): the checkpoint it writes for compactor's
+ * real summary prompt follows the system prompt's field definitions, so the tests that use the fake
+ * exercise every field with real content. Failed, rejected and interrupted calls never completed;
+ * errors paired with their fixes, the unfixed ones blockers; files by role, written ones first;
+ * next step with its seq; the previous checkpoint merged; the stated token target kept.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Message } from '../../shared/contract/message.ts';
+import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
+import { buildSummaryPrompt } from '../../shared/summary/prompt.ts';
+import { deriveCheckpoint } from '../support/fake-model/checkpoint.ts';
+import { transcript } from '../support/transcript-builder.ts';
+
+/** The tool input the fake model writes for `leaving` after `previous`. */
+function modelInput(leaving: Message[], previous: Checkpoint | null, maxSummaryTokens: number) {
+  const prompt = buildSummaryPrompt({ previous, leaving, maxSummaryTokens });
+  const input = deriveCheckpoint(prompt.user, { maxTokens: maxSummaryTokens, analysis: true });
+  return { prompt, input };
+}
+
+/** What the fake model answers for `leaving` after `previous`, validated as compactor validates it. */
+function answer(
+  leaving: Message[],
+  previous: Checkpoint | null = null,
+  maxSummaryTokens = 4_000,
+): Checkpoint {
+  const { prompt, input } = modelInput(leaving, previous, maxSummaryTokens);
+  const { analysis, workingSet, ...rest } = input;
+  expect(typeof analysis).toBe('string');
+  return checkpointSchema.parse({ ...rest, workingSet: [...prompt.workingSet, ...(workingSet as string[])] });
+}
+
+const texts = (items: Array<{ text: string }>) => items.map((i) => i.text).join('\n');
+
+/** A session with a failure fixed later, one never fixed, a rejected, an interrupted and a good call. */
+function session() {
+  return transcript()
+    .user('Fix the failing parser test. Never edit the fixtures under tests/data.')
+    .assistant("I'll run the parser tests first.")
+    .bash(
+      'cd /repo && python -m pytest tests/test_parser.py -q 2>&1 | tail -5',
+      'E   ValueError: bad token\n1 failed',
+      1,
+    )
+    .tool('Read', { file_path: 'src/parser.py' }, '1\tdef parse(text):\n2\t    return text')
+    .tool(
+      'Edit',
+      { file_path: 'src/parser.py', old_string: 'return text', new_string: 'return text.strip()' },
+      'The file src/parser.py has been updated.',
+    )
+    .tool(
+      'Edit',
+      { file_path: 'src/config.ts', old_string: 'a', new_string: 'b' },
+      'User rejected update to src/config.ts',
+    )
+    .tool('Bash', { command: 'npm run deploy' }, '[Request interrupted by user for tool use]')
+    .bash('python -m pytest tests/test_parser.py -q', '2 passed in 0.12s')
+    .bash('make docs', 'make: *** [docs] Error 2', 2);
+}
+
+describe('the fake model: completed work', () => {
+  it('lists calls that ended ok with their result, never a failed, rejected or interrupted one', () => {
+    const checkpoint = answer(session().messages);
+    const completed = texts(checkpoint.completed);
+    expect(completed).toContain('edited src/parser.py: replaced "return text" with "return text.strip()"');
+    expect(completed).toContain('ran `python -m pytest tests/test_parser.py -q`: 2 passed in 0.12s');
+    expect(completed).not.toMatch(/config\.ts|deploy|make docs|ValueError/);
+    // Reads look, they finish nothing.
+    expect(completed).not.toContain('Read');
+    // The interrupted call is work started and not finished; the rejection, the user's choice.
+    expect(texts(checkpoint.inProgress)).toContain('`npm run deploy`: interrupted by the user');
+    expect(texts(checkpoint.decisions)).toContain('the user rejected Edit src/config.ts');
+  });
+});
+
+describe('the fake model: errors, fixes and blockers', () => {
+  it('pairs an error with the later success that fixed it, and leaves only the unfixed one blocking', () => {
+    const { messages } = session();
+    const checkpoint = answer(messages);
+    const failedRun = messages.find((m) => m.kind === 'tool_result' && m.content.includes('ValueError'));
+    expect(checkpoint.errorsAndFixes).toEqual([
+      {
+        error: '`python -m pytest tests/test_parser.py -q 2>&1 | tail -5`: E ValueError: bad token',
+        fix: 'after editing src/parser.py: ran `python -m pytest tests/test_parser.py -q`: 2 passed in 0.12s',
+        seq: failedRun?.seq,
+      },
+    ]);
+    expect(texts(checkpoint.blockers)).toBe('`make docs` failed: make: *** [docs] Error 2');
+    expect(texts(checkpoint.blockers)).not.toContain('ValueError');
+  });
+
+  it('moves a previous blocker to errorsAndFixes once a later run of the same command succeeds', () => {
+    const first = session();
+    const before = answer(first.messages);
+    expect(texts(before.blockers)).toContain('make docs');
+    const next = transcript(first.messages).bash('make docs', 'built docs/index.html');
+    const after = answer(next.messages.slice(first.messages.length), before);
+    expect(after.blockers).toEqual([]);
+    expect(after.errorsAndFixes).toContainEqual({
+      error: '`make docs` failed: make: *** [docs] Error 2',
+      fix: 'ran `make docs`: built docs/index.html',
+      seq: before.blockers[0]?.seq,
+    });
+  });
+
+  it('keeps an error without a fix blocking, and an earlier error of the same command as met but unfixed', () => {
+    const { messages } = transcript()
+      .user('Make the build pass.')
+      .bash('make all', 'src/a.c:3: error: expected ;', 2)
+      .bash('make all', 'src/b.c:9: error: unknown type name', 2);
+    const checkpoint = answer(messages);
+    expect(texts(checkpoint.blockers)).toBe('`make all` failed: src/b.c:9: error: unknown type name');
+    expect(checkpoint.errorsAndFixes).toEqual([
+      { error: '`make all`: src/a.c:3: error: expected ;', fix: null, seq: 2 },
+    ]);
+  });
+});
+
+describe('the fake model: files', () => {
+  it('lists the edited and created files first, with the change and the seq of the call', () => {
+    const { messages } = session()
+      .tool(
+        'Write',
+        { file_path: 'docs/parser.md', content: '# Parser\n\nStrips input.' },
+        'File created successfully at: docs/parser.md',
+      )
+      .bash('cat README.md', 'Parser project');
+    const checkpoint = answer(messages);
+    const edit = messages.find((m) => m.kind === 'tool_call' && m.content.includes('return text.strip()'));
+    const written = checkpoint.files.filter((f) => f.role === 'edited' || f.role === 'created');
+    expect(checkpoint.files.slice(0, written.length)).toEqual(written);
+    expect(written).toEqual([
+      { path: 'docs/parser.md', role: 'created', change: '3 lines written', seq: messages.at(-4)?.seq },
+      {
+        path: 'src/parser.py',
+        role: 'edited',
+        change: 'replaced "return text" with "return text.strip()"',
+        seq: edit?.seq,
+      },
+    ]);
+    const passed = messages.find(
+      (m) => m.kind === 'tool_call' && m.content.includes('pytest tests/test_parser.py -q"'),
+    );
+    expect(checkpoint.files).toContainEqual({
+      path: 'tests/test_parser.py',
+      role: 'ran',
+      change: null,
+      seq: passed?.seq,
+    });
+    expect(checkpoint.files).toContainEqual({
+      path: 'README.md',
+      role: 'read',
+      change: null,
+      seq: messages.at(-2)?.seq,
+    });
+    // The rejected edit changed nothing: only mentioned.
+    expect(checkpoint.files.find((f) => f.path === 'src/config.ts')?.role).toBe('mentioned');
+  });
+
+  it('reads the edits of SWE-agent, OpenHands and mini-swe-agent tools', () => {
+    const { messages } = transcript()
+      .user('Fix the rounding.')
+      .tool(
+        'open',
+        { command: 'open src/fields.py' },
+        '[File: /repo/src/fields.py (90 lines total)]\n1:import math',
+      )
+      .tool(
+        'edit',
+        { command: 'edit 12:12\n        return round(x)\nend_of_edit' },
+        '[File: /repo/src/fields.py (90 lines total)]',
+      )
+      .tool(
+        'str_replace_editor',
+        { command: 'create', path: '/repo/reproduce.py', file_text: 'print(1)\nprint(2)' },
+        'File created successfully at: /repo/reproduce.py',
+      )
+      .bash("sed -i 's/old/new/' setup.cfg", '')
+      .bash('python /repo/reproduce.py', '1\n2');
+    const byPath = Object.fromEntries(answer(messages).files.map((f) => [f.path, [f.role, f.change]]));
+    expect(byPath['/repo/src/fields.py']).toEqual(['edited', 'lines 12-12 replaced with "return round(x)"']);
+    // Created, then run: still the file the session created.
+    expect(byPath['/repo/reproduce.py']).toEqual(['created', '2 lines written']);
+    expect(byPath['setup.cfg']).toEqual(['edited', 'sed -i s/old/new/']);
+  });
+});
+
+describe('the fake model: next step and current work', () => {
+  it('takes the next step from the last intention not yet carried out, with the seq of its message', () => {
+    const { messages } = session().assistant(
+      'The parser is fixed. Next I will look at the docs build failure.',
+    );
+    const checkpoint = answer(messages);
+    expect(checkpoint.nextStep).toEqual({
+      text: 'Next I will look at the docs build failure.',
+      seq: messages.at(-1)?.seq,
+    });
+    expect(checkpoint.currentWork?.seq).toBe(messages.at(-1)?.seq);
+  });
+
+  it('takes a user request made after the intention as the next step', () => {
+    const { messages } = session()
+      .assistant('I will look at the docs next.')
+      .user('Skip the docs; release first.');
+    expect(answer(messages).nextStep).toEqual({
+      text: 'Skip the docs; release first.',
+      seq: messages.at(-1)?.seq,
+    });
+  });
+
+  it('has no next step when the intention was carried out, and keeps the previous one then', () => {
+    const { messages } = transcript()
+      .user('Tidy up.')
+      .assistant("I'll run the linter.")
+      .bash('npm run lint', 'no problems');
+    expect(answer(messages).nextStep).toBeNull();
+    const previous = answer(
+      transcript().user('Tidy up.').assistant('Next I will update the changelog.').messages,
+    );
+    expect(answer(messages, previous).nextStep).toEqual(previous.nextStep);
+  });
+});
+
+describe('the fake model: merging with the previous checkpoint', () => {
+  it('keeps the previous items and the user instructions, and answers the open question', () => {
+    const first = session().assistant('Should I also update the changelog?');
+    const before = answer(first.messages);
+    expect(texts(before.openQuestions)).toBe('Should I also update the changelog?');
+    expect(texts(before.userInstructions)).toBe('Never edit the fixtures under tests/data.');
+    const next = transcript(first.messages)
+      .user('yes')
+      .bash('git commit -am "Strip parser input"', '1 file changed');
+    const after = answer(next.messages.slice(first.messages.length), before);
+    expect(after.goal).toBe(before.goal);
+    expect(after.userInstructions).toEqual(before.userInstructions);
+    for (const item of before.completed) expect(after.completed).toContainEqual(item);
+    expect(after.completed.at(-1)?.text).toBe('ran `git commit -am "Strip parser input"`: 1 file changed');
+    expect(after.errorsAndFixes).toEqual(before.errorsAndFixes);
+    expect(after.files.find((f) => f.path === 'src/parser.py')).toEqual(
+      before.files.find((f) => f.path === 'src/parser.py'),
+    );
+    expect(after.openQuestions).toEqual([]);
+    expect(texts(after.decisions)).toContain('Should I also update the changelog? → yes');
+  });
+
+  it('stays under the stated target by dropping old completed work first, never the user instructions', () => {
+    const t = transcript().user('Build every module. Never run `git add .` here.');
+    for (let i = 0; i < 60; i++) t.bash(`make module-${i}`, `built module ${i}`);
+    const { input } = modelInput(t.messages, null, 800);
+    const { analysis: _notes, ...written } = input;
+    // The prompt asks for 75% of the budget.
+    expect(Math.ceil(JSON.stringify(written).length / 4)).toBeLessThanOrEqual(600);
+    const checkpoint = answer(t.messages, null, 800);
+    expect(texts(checkpoint.userInstructions)).toBe('Never run `git add .` here.');
+    expect(checkpoint.completed.at(-1)?.text).toBe('ran `make module-59`: built module 59');
+    expect(checkpoint.completed.length).toBeLessThan(60);
+  });
+});
