@@ -7,7 +7,7 @@ import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { openDatabase } from '../../shared/postgres/db.ts';
 import { type Checkpoint, checkpointSchema, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
-import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
+import { createAnthropicSummarizer, DEFAULT_ANTHROPIC_BASE_URL } from '../../worker/summarizers/anthropic.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { loadProbeFiles } from './probe-files.ts';
 import {
@@ -51,6 +51,12 @@ interface Graded {
    * ({@link printKeyGaps}).
    */
   inLeaving: boolean;
+  /**
+   * Whether the requests of this session so far showed the model the answer (its `allOf` and
+   * `anyOf` strings), so that a miss is the model's; null when no request was seen (a summarizer
+   * without a model, or a real API).
+   */
+  shown: boolean | null;
 }
 
 interface PointRow {
@@ -77,22 +83,33 @@ async function main(): Promise<number> {
     (f) => !values.session?.length || values.session.includes(f.session),
   );
   if (probeFiles.length === 0) throw new Error('no probe files (or none named by --session)');
-  return withScratch('probes', async ({ database, llmUrl, compact }) => {
+  return withScratch('probes', async ({ database, llmUrl, compact, fake }) => {
+    // With ANTHROPIC_API_KEY set, the anthropic row grades a real model (ANTHROPIC_BASE_URL, else
+    // Anthropic's API; COMPACTOR_MODEL, else Haiku 4.5); without it, the fake Messages API.
+    const apiKey = process.env.ANTHROPIC_API_KEY;
+    const model = process.env.COMPACTOR_MODEL ?? 'claude-haiku-4-5';
+    console.log(
+      apiKey
+        ? `anthropic: ${model} at ${process.env.ANTHROPIC_BASE_URL ?? DEFAULT_ANTHROPIC_BASE_URL}`
+        : 'anthropic: the fake Messages API (set ANTHROPIC_API_KEY to grade a real model)',
+    );
     const runs: Array<{ label: string; summarizer: Summarizer }> = [
       { label: 'extractive', summarizer: createExtractiveSummarizer() },
       {
         label: 'anthropic',
-        summarizer: createAnthropicSummarizer({
-          apiKey: 'fidelity',
-          baseURL: llmUrl,
-          model: 'claude-haiku-4-5',
-        }),
+        summarizer: createAnthropicSummarizer(
+          apiKey
+            ? { apiKey, baseURL: process.env.ANTHROPIC_BASE_URL, model, maxRetries: 3 }
+            : { apiKey: 'fidelity', baseURL: llmUrl, model },
+        ),
       },
     ];
     const strategy = { type: 'summarize', keepRecent, maxSummaryTokens: 2_000 } as const;
     const rows: PointRow[] = [];
     for (const { label, summarizer } of runs) {
       const tenantId = `probes-${label}`;
+      /** Per session, what the summarizer's requests to the fake showed the model so far. */
+      const shown = new Map<string, string>();
       for (const { session, probes } of probeFiles) {
         const file = `${session}.jsonl`;
         const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
@@ -107,13 +124,18 @@ async function main(): Promise<number> {
             if (seqs.some((s, i) => s !== adding[i]?.seq)) throw new Error(`${session}: appended seqs moved`);
           }
           done = cut;
+          const sent = fake.requests.length;
           await compact({ tenantId, sessionId: session, strategy, summarizer });
+          shown.set(session, `${shown.get(session) ?? ''}\n${promptsText(fake.requests.slice(sent))}`);
           const mine = probes.filter((p) => p.at === point);
-          rows.push(await measure(database, tenantId, session, label, point, original.slice(0, cut), mine));
+          const prefix = original.slice(0, cut);
+          const seen = label === 'anthropic' && !apiKey ? shown.get(session) : undefined;
+          rows.push(await measure(database, tenantId, session, label, point, prefix, mine, seen));
         }
       }
     }
     print(rows);
+    printShown(rows);
     if (values.misses) printMisses(rows);
     printKeyGaps(rows);
     return 0;
@@ -132,6 +154,31 @@ function toAppend(m: TranscriptMessage) {
   };
 }
 
+/**
+ * The user turns of `requests` (Messages API requests the fake received) as plain text, entities
+ * unescaped: what the model was shown.
+ */
+function promptsText(requests: ReadonlyArray<{ body: unknown }>): string {
+  const texts: string[] = [];
+  for (const { body } of requests) {
+    const messages =
+      (body as { messages?: Array<{ role: string; content: unknown }> } | undefined)?.messages ?? [];
+    for (const m of messages) {
+      if (m.role !== 'user') continue;
+      if (typeof m.content === 'string') texts.push(m.content);
+      else if (Array.isArray(m.content))
+        for (const b of m.content as Array<{ text?: unknown }>)
+          if (typeof b.text === 'string') texts.push(b.text);
+    }
+  }
+  return texts
+    .join('\n')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
+}
+
 async function measure(
   database: ReturnType<typeof openDatabase>,
   tenantId: string,
@@ -140,6 +187,8 @@ async function measure(
   point: Point,
   prefixMessages: TranscriptMessage[],
   probes: Probe[],
+  /** What the model was shown so far (the fake's requests); undefined for a summarizer without one. */
+  shownText: string | undefined,
 ): Promise<PointRow> {
   const ledger = await database.sql<{ status: string }[]>`
     select status from compactions where tenant_id = ${tenantId} and session_id = ${session}
@@ -178,6 +227,10 @@ async function measure(
         withKept: gradeExpect(probe.expect, withKept, open),
         alone: checkpoint && expect ? gradeExpect(expect, rendered, open) : null,
         inLeaving: expect !== null && gradeExpect({ ...expect, noneOf: [] }, leavingText),
+        shown:
+          shownText === undefined || expect === null
+            ? null
+            : gradeExpect({ ...expect, noneOf: [] }, shownText),
       };
     }),
     staleBlockers: checkpoint ? staleBlockers(checkpoint, probes) : [],
@@ -298,6 +351,30 @@ function print(rows: PointRow[]): void {
         `failures listed as completed ${sum((r) => r.failedCompleted.length)}; ` +
         `goal from a meta message ${sum((r) => (r.metaGoal ? 1 : 0))}; ` +
         `last request from a meta message ${sum((r) => (r.metaRequest ? 1 : 0))}`,
+    );
+  }
+}
+
+/**
+ * For a summarizer whose requests were seen (anthropic against the fake): of the probes the
+ * checkpoint alone missed, how many answers the model had been shown (the miss is the model's) and
+ * how many it had not (clipped or pruned out of the prompt: the miss is compactor's).
+ */
+function printShown(rows: PointRow[]): void {
+  for (const summarizer of new Set(rows.map((r) => r.summarizer))) {
+    const missed = rows
+      .filter((r) => r.summarizer === summarizer)
+      .flatMap((r) => r.graded)
+      .filter((g) => g.alone === false && g.shown !== null);
+    if (missed.length === 0) continue;
+    const positive = missed.filter((g) => {
+      const e = aloneExpect(g.probe);
+      return (e?.allOf?.length ?? 0) + (e?.anyOf?.length ?? 0) > 0;
+    });
+    const shown = positive.filter((g) => g.shown).length;
+    console.log(
+      `${summarizer}: of ${missed.length} probes missed alone, ${shown} had their answer in what the model was shown, ` +
+        `${positive.length - shown} had not (clipped or pruned before the call), ${missed.length - positive.length} ask only that something be absent`,
     );
   }
 }
