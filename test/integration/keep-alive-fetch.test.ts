@@ -10,30 +10,15 @@ import type { AddressInfo, Socket } from 'node:net';
 import Anthropic, { APIConnectionError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../shared/contract/errors.ts';
-import type { Message } from '../../shared/contract/message.ts';
-import { legacyToolIds } from '../../shared/contract/message.ts';
 import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { AnthropicTransientError } from '../../worker/summarizers/anthropic-errors.ts';
 import { createKeepAliveFetch } from '../../worker/summarizers/keep-alive-fetch.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { trackHandles } from '../support/handles.ts';
+import { textMessage } from '../support/messages.ts';
 
 const MODEL = 'claude-haiku-4-5';
-
-function msg(seq: number, role: Message['role'], content: string): Message {
-  return {
-    seq,
-    role,
-    kind: 'message',
-    content,
-    toolCallId: null,
-    toolName: null,
-    tokenCount: Math.ceil(content.length / 4),
-    pinned: false,
-    ...legacyToolIds('message', null),
-  };
-}
 
 function input(overrides: Partial<SummarizeInput> = {}): SummarizeInput {
   return {
@@ -41,9 +26,9 @@ function input(overrides: Partial<SummarizeInput> = {}): SummarizeInput {
     sessionId: 'session-1',
     previous: null,
     leaving: [
-      msg(1, 'user', 'Please fix the failing invoice test in src/billing/invoice.ts'),
-      msg(2, 'assistant', 'Found the rounding bug in computeTotal and fixed it.'),
-      msg(3, 'user', 'Great, now run the whole test suite'),
+      textMessage(1, 'user', 'Please fix the failing invoice test in src/billing/invoice.ts'),
+      textMessage(2, 'assistant', 'Found the rounding bug in computeTotal and fixed it.'),
+      textMessage(3, 'user', 'Great, now run the whole test suite'),
     ],
     maxSummaryTokens: 2_000,
     ...overrides,

@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCompletedEventSchema } from '../../shared/contract/events.ts';
-import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
 import { DEFAULT_POLICY, policySchema, resolvePolicy, withInstructions } from '../../shared/policy/policy.ts';
 import {
   instructionsOf,
@@ -16,6 +15,7 @@ import {
 } from '../../shared/strategies/index.ts';
 import { emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
 import { buildSummaryPrompt, INSTRUCTIONS_PREFACE, SYSTEM_PROMPT } from '../../shared/summary/prompt.ts';
+import { textMessage } from '../support/messages.ts';
 
 const summarize = (instructions: unknown) => ({ type: 'summarize', keepRecent: 4, instructions });
 
@@ -27,23 +27,9 @@ function refusal(candidate: unknown): string {
   return `${issue?.path.join('.')}: ${issue?.message}`;
 }
 
-function message(seq: number, role: Message['role'], content: string): Message {
-  return {
-    seq,
-    role,
-    kind: 'message',
-    content,
-    toolCallId: null,
-    toolName: null,
-    tokenCount: Math.ceil(content.length / 4),
-    pinned: false,
-    ...legacyToolIds('message', null),
-  };
-}
-
 const leaving = [
-  message(1, 'user', 'Migrate the orders table to UUID keys'),
-  message(2, 'assistant', 'ALTER TABLE orders ALTER COLUMN id TYPE uuid USING gen_random_uuid();'),
+  textMessage(1, 'user', 'Migrate the orders table to UUID keys'),
+  textMessage(2, 'assistant', 'ALTER TABLE orders ALTER COLUMN id TYPE uuid USING gen_random_uuid();'),
 ];
 
 describe('the instructions field of summarize', () => {
