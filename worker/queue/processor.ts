@@ -6,14 +6,7 @@
  * `failed` row in the ledger.
  */
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Logger } from 'pino';
-import {
-  isPermanent,
-  LowFidelityError,
-  printable,
-  SessionNotFoundError,
-  toError,
-} from '../../shared/contract/errors.ts';
+import { printable, toError } from '../../shared/contract/errors.ts';
 import {
   type CompactionJobResult,
   describeZodError,
@@ -25,18 +18,10 @@ import {
   sweepIdempotencyKeyOf,
 } from '../../shared/contract/events.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
-import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
-import { type Summarizer, withSummaryBudget } from '../../shared/summary/summarizer.ts';
+import type { Strategy } from '../../shared/strategies/index.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
-import { entryOf, failureOf } from '../pipeline/change.ts';
-import {
-  type CompactionOutcome,
-  type CompactionRequest,
-  effectivePolicy,
-  type PipelineDeps,
-  pickSummarizer,
-  runCompaction,
-} from '../pipeline/pipeline.ts';
+import { afterLastAttempt, type LastAttemptDeps } from '../pipeline/last-attempt.ts';
+import { type CompactionOutcome, type CompactionRequest, runCompaction } from '../pipeline/pipeline.ts';
 import { jobActionFor } from './job-actions.ts';
 
 /** What a finished job returns (stored by BullMQ as the job's return value, shown in Bull Board). */
@@ -44,7 +29,7 @@ export interface JobResult extends CompactionJobResult {
   status: CompactionOutcome['status'];
 }
 
-export interface ProcessorDeps extends PipelineDeps {
+export interface ProcessorDeps extends LastAttemptDeps {
   /** The strategy when the event names none; absent: the agent's or tenant's policy, else the built-in default. */
   defaultStrategy?: Strategy;
   /** The running worker, for the rate limiter; absent in tests that call the processor directly. */
@@ -53,8 +38,6 @@ export interface ProcessorDeps extends PipelineDeps {
   leaseBusyDelayMs?: number;
   /** Aborts running LLM calls (forced shutdown). */
   signal?: AbortSignal;
-  /** Used on a job's last attempt when its strategy says `fallback: 'extractive'`. */
-  fallbackSummarizer?: Summarizer;
   /**
    * Called with the ledger row of every applied compaction (also when a retried job finds it
    * applied already), before the job completes: a failure fails the job, which retries and calls
@@ -63,24 +46,6 @@ export interface ProcessorDeps extends PipelineDeps {
   onApplied?: (row: CompactionRow) => Promise<void>;
   /** Counts outcomes and lease conflicts (worker/observability/metrics.ts); absent: nothing is counted. */
   metrics?: Pick<WorkerMetrics, 'jobSettled' | 'leaseConflict'>;
-}
-
-/** The name of the summarizer the strategy's summaries ran with (the pipeline's choice). */
-function failedSummarizerOf(deps: ProcessorDeps, strategy: Strategy): string {
-  return pickSummarizer(deps, strategyUnit(strategy).summaryOptions(strategy)?.summarizer).summarizer.name;
-}
-
-/**
- * The summarizer a strategy's `fallback` names, when this process has it (`extractive`: the
- * offline one; `anthropic`: the client-side LLM summary, for an `anthropic-compaction` strategy
- * whose compaction stayed unavailable), or undefined.
- */
-function fallbackOf(deps: ProcessorDeps, strategy: Strategy): Summarizer | undefined {
-  const fallback = strategyUnit(strategy).summaryOptions(strategy)?.fallback;
-  // The extractive summary stands in for a paid one: it gets the budget the paid one would have had.
-  if (fallback === 'extractive') return deps.fallbackSummarizer && withSummaryBudget(deps.fallbackSummarizer);
-  if (fallback === 'anthropic') return deps.summarizers?.anthropic;
-  return undefined;
 }
 
 /** Builds the processor function for `new Worker(queue, processor)`. */
@@ -152,61 +117,14 @@ export function createProcessor(deps: ProcessorDeps) {
       }
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const permanent = action.type === 'fail';
-      const strategy = await strategyInForce(deps, request, error, lastAttempt && !permanent);
-      const fallback = lastAttempt && !permanent && strategy ? fallbackOf(deps, strategy) : undefined;
-      if (fallback && strategy) {
-        const failed = failedSummarizerOf(deps, strategy);
-        return settled(await told(await runFallback(deps, fallback, failed, request, error, log)));
-      }
-      // A summary under minFidelity left its own failed row, with its score.
-      const recorded = error instanceof SessionNotFoundError || error instanceof LowFidelityError;
-      if ((permanent || lastAttempt) && !recorded) {
-        const entry = entryOf(request, strategy ?? 'policy');
-        await deps.writes
-          .record(failureOf(entry, error.message))
-          .catch((e: unknown) => log.warn({ err: e }, 'could not record the failure in the ledger'));
+      if (permanent || lastAttempt) {
+        const outcome = await afterLastAttempt(deps, request, error, permanent, log);
+        if (outcome) return settled(await told(outcome));
       }
       if (permanent) throw new UnrecoverableError(error.message);
       throw error;
     }
   };
-}
-
-/**
- * The strategy the request ran with, for the fallback and the failure row: the request's own, or
- * (when `resolve`, on a last attempt that may fall back) the policy's, read again.
- */
-async function strategyInForce(
-  deps: ProcessorDeps,
-  request: CompactionRequest,
-  error: Error,
-  resolve: boolean,
-): Promise<Strategy | undefined> {
-  if (!resolve || isPermanent(error)) return request.strategy;
-  return effectivePolicy(deps.reads, request).then(
-    (policy) => policy.strategy,
-    () => request.strategy,
-  );
-}
-
-/** Runs the request again with the fallback summarizer, whatever the strategy names; the ledger row's reason says why. */
-async function runFallback(
-  deps: ProcessorDeps,
-  fallback: Summarizer,
-  failed: string,
-  request: CompactionRequest,
-  error: Error,
-  log: Logger,
-): Promise<CompactionOutcome> {
-  log.warn(
-    { err: error.message, fallback: fallback.name },
-    `summary failed on the last attempt: falling back to the ${fallback.name} summarizer`,
-  );
-  const note = `fell back to ${fallback.name}: ${failed} failed on the last attempt: ${error.message}`;
-  return runCompaction(
-    { ...deps, summarizer: fallback, summarizers: undefined },
-    { ...request, note: note.slice(0, 2_000) },
-  );
 }
 
 /**

@@ -20,8 +20,18 @@ import {
   strategyUnit,
   summaryInstructionsSchema,
 } from '../../../shared/strategies/index.ts';
-import { previewCompaction as preview, runCompaction } from '../../pipeline/pipeline.ts';
-import { IN_PROCESS_ATTEMPTS, type InProcessRetryOptions, inProcessRetry } from '../../queue/job-actions.ts';
+import { afterLastAttempt } from '../../pipeline/last-attempt.ts';
+import {
+  type CompactionOutcome,
+  previewCompaction as preview,
+  runCompaction,
+} from '../../pipeline/pipeline.ts';
+import {
+  IN_PROCESS_ATTEMPTS,
+  type InProcessRetryOptions,
+  inProcessRetry,
+  jobActionFor,
+} from '../../queue/job-actions.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import {
   type Command,
@@ -152,6 +162,9 @@ export function previewLines(preview: CompactionPreview): string[] {
   return lines;
 }
 
+/** How `compact` retries: a busy lease waits about a second, as a delayed job does. */
+const RETRY_OPTIONS: InProcessRetryOptions = { leaseBusyDelayMs: 1_000, random: Math.random };
+
 /**
  * Runs `attempt` until it succeeds, waiting between attempts as the worker's table says
  * ({@link inProcessRetry}: a 429's retry-after, the jobs' exponential backoff for a 529, a 5xx or
@@ -162,7 +175,7 @@ export function previewLines(preview: CompactionPreview): string[] {
 export async function withRetries<T>(
   attempt: () => Promise<T>,
   progress: (line: string) => void,
-  options: InProcessRetryOptions = { leaseBusyDelayMs: 1_000, random: Math.random },
+  options: InProcessRetryOptions = RETRY_OPTIONS,
 ): Promise<T> {
   const attempts = options.attempts ?? IN_PROCESS_ATTEMPTS;
   let backoffs = 0;
@@ -223,6 +236,8 @@ export const compactCommand: Command = {
     'A 429 (after its retry-after), a 529, a 5xx or a lost connection from the Messages API is',
     'retried as the worker retries a job (backoff 2 s, 4 s, 8 s, ...; 5 attempts in all), each wait',
     'told on stderr; every attempt carries the same idempotency key, so the compaction applies once.',
+    'When the last attempt fails, a strategy with fallback "extractive" is summarized offline (the',
+    'row says why); otherwise the error is printed and a failed row records it in the ledger.',
     '--instructions tells the summarizer what to keep (the ledger row records them); it needs a',
     'summarize strategy, and the offline extractive summarizer ignores them.',
   ],
@@ -265,14 +280,29 @@ export const compactCommand: Command = {
         idempotencyKey: `manual:${randomUUID()}`,
         eventId: null,
       };
-      const outcome = await withRetries(
-        () =>
-          runCompaction(
-            { ...services, offlineSummarizer: createExtractiveSummarizer(), now: () => performance.now() },
-            request,
-          ),
-        (line) => context.stderr.write(`${line}\n`),
-      );
+      const offline = createExtractiveSummarizer();
+      const deps = {
+        ...services,
+        offlineSummarizer: offline,
+        fallbackSummarizer: offline,
+        now: () => performance.now(),
+      };
+      let outcome: CompactionOutcome;
+      try {
+        outcome = await withRetries(
+          () => runCompaction(deps, request),
+          (line) => context.stderr.write(`${line}\n`),
+        );
+      } catch (thrown) {
+        // As a job's last attempt: the strategy's fallback summarizer, else a failed ledger row. A
+        // session another process is still compacting is not a failure of this compaction.
+        const error = toError(thrown);
+        if (error instanceof LeaseBusyError) throw error;
+        const permanent = jobActionFor(error, RETRY_OPTIONS).type === 'fail';
+        const fallen = await afterLastAttempt(deps, request, error, permanent, services.logger);
+        if (!fallen) throw error;
+        outcome = fallen;
+      }
       // A manual compaction never batches: it always has its ledger row.
       context.stdout.write(`${JSON.stringify(outcome.row)}\n`);
       return 0;

@@ -1,0 +1,110 @@
+/**
+ * What a compaction's last failed attempt leaves behind, the same for a BullMQ job (the processor)
+ * and for `compactor compact` (its in-process retries): a strategy that opted into a fallback
+ * summarizer (`fallback: 'extractive'`, or `'anthropic'` for an `anthropic-compaction` strategy)
+ * runs again with it; anything else leaves a `failed` row in the ledger, so every compaction asked
+ * for is recorded, applied or not.
+ */
+import type { Logger } from 'pino';
+import { isPermanent, LowFidelityError, SessionNotFoundError } from '../../shared/contract/errors.ts';
+import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
+import { type Summarizer, withSummaryBudget } from '../../shared/summary/summarizer.ts';
+import { entryOf, failureOf } from './change.ts';
+import {
+  type CompactionOutcome,
+  type CompactionRequest,
+  effectivePolicy,
+  type PipelineDeps,
+  pickSummarizer,
+  runCompaction,
+} from './pipeline.ts';
+
+/** The pipeline's dependencies, and the offline summarizer a strategy may fall back to. */
+export interface LastAttemptDeps extends PipelineDeps {
+  /** Used on the last attempt when the strategy says `fallback: 'extractive'`; absent: no such fallback. */
+  fallbackSummarizer?: Summarizer;
+}
+
+/**
+ * After the last attempt of `request` failed with `error` (or it failed for good: `permanent`, no
+ * fallback then): the outcome of the request run again with the fallback summarizer its strategy
+ * (the request's, else the policy's, read again) names, when this process has it; otherwise null,
+ * once a `failed` ledger row holds the error (unless the pipeline wrote one itself: an unknown
+ * session, a summary under `minFidelity` with its score). The caller throws `error` on null.
+ * A failure to write the row is logged, never thrown over `error`.
+ */
+export async function afterLastAttempt(
+  deps: LastAttemptDeps,
+  request: CompactionRequest,
+  error: Error,
+  permanent: boolean,
+  log: Logger,
+): Promise<CompactionOutcome | null> {
+  const strategy = await strategyInForce(deps, request, error, !permanent);
+  const fallback = !permanent && strategy ? fallbackOf(deps, strategy) : undefined;
+  if (fallback && strategy) {
+    return runFallback(deps, fallback, failedSummarizerOf(deps, strategy), request, error, log);
+  }
+  const recorded = error instanceof SessionNotFoundError || error instanceof LowFidelityError;
+  if (!recorded) {
+    await deps.writes
+      .record(failureOf(entryOf(request, strategy ?? 'policy'), error.message))
+      .catch((e: unknown) => log.warn({ err: e }, 'could not record the failure in the ledger'));
+  }
+  return null;
+}
+
+/** The name of the summarizer the strategy's summaries ran with (the pipeline's choice). */
+function failedSummarizerOf(deps: LastAttemptDeps, strategy: Strategy): string {
+  return pickSummarizer(deps, strategyUnit(strategy).summaryOptions(strategy)?.summarizer).summarizer.name;
+}
+
+/**
+ * The summarizer a strategy's `fallback` names, when this process has it (`extractive`: the
+ * offline one; `anthropic`: the client-side LLM summary, for an `anthropic-compaction` strategy
+ * whose compaction stayed unavailable), or undefined.
+ */
+function fallbackOf(deps: LastAttemptDeps, strategy: Strategy): Summarizer | undefined {
+  const fallback = strategyUnit(strategy).summaryOptions(strategy)?.fallback;
+  // The extractive summary stands in for a paid one: it gets the budget the paid one would have had.
+  if (fallback === 'extractive') return deps.fallbackSummarizer && withSummaryBudget(deps.fallbackSummarizer);
+  if (fallback === 'anthropic') return deps.summarizers?.anthropic;
+  return undefined;
+}
+
+/**
+ * The strategy the request ran with, for the fallback and the failure row: the request's own, or
+ * (when `resolve`, on a last attempt that may fall back) the policy's, read again.
+ */
+async function strategyInForce(
+  deps: LastAttemptDeps,
+  request: CompactionRequest,
+  error: Error,
+  resolve: boolean,
+): Promise<Strategy | undefined> {
+  if (!resolve || isPermanent(error)) return request.strategy;
+  return effectivePolicy(deps.reads, request).then(
+    (policy) => policy.strategy,
+    () => request.strategy,
+  );
+}
+
+/** Runs the request again with the fallback summarizer, whatever the strategy names; the ledger row's reason says why. */
+async function runFallback(
+  deps: LastAttemptDeps,
+  fallback: Summarizer,
+  failed: string,
+  request: CompactionRequest,
+  error: Error,
+  log: Logger,
+): Promise<CompactionOutcome> {
+  log.warn(
+    { err: error.message, fallback: fallback.name },
+    `summary failed on the last attempt: falling back to the ${fallback.name} summarizer`,
+  );
+  const note = `fell back to ${fallback.name}: ${failed} failed on the last attempt: ${error.message}`;
+  return runCompaction(
+    { ...deps, summarizer: fallback, summarizers: undefined },
+    { ...request, note: note.slice(0, 2_000) },
+  );
+}
