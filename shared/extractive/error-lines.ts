@@ -93,15 +93,26 @@ function tracebackException(lines: string[]): string | null {
   return null;
 }
 
+/**
+ * Whether one line of tool output (trimmed) reads as an error: an exception with its message
+ * (`ValueError: bad`, not `raise ValueError(...)` in code) or a strong error line (`error:`,
+ * `FAILED`, `3 failed`, `fatal:`, `command not found`, a traceback's head, ...). Looks at the first
+ * 1,000 characters.
+ */
+export function isErrorLine(line: string): boolean {
+  const head = line.slice(0, MAX_ERROR_LINE);
+  const exception = EXCEPTION_LINE.exec(head);
+  if (isExceptionName(exception?.[1]) && !CODE_KEYWORDS_BEFORE.test(head.slice(0, exception?.index ?? 0))) {
+    return true;
+  }
+  return STRONG_ERRORS.some((p) => p.test(head));
+}
+
 function firstStrongError(lines: string[]): string | null {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
     if (line.startsWith('Traceback (most recent call last)')) continue;
-    const exception = EXCEPTION_LINE.exec(line);
-    if (isExceptionName(exception?.[1]) && !CODE_KEYWORDS_BEFORE.test(line.slice(0, exception?.index ?? 0))) {
-      return withDetail(lines, i);
-    }
-    if (STRONG_ERRORS.some((p) => p.test(line))) return withDetail(lines, i);
+    if (isErrorLine(line)) return withDetail(lines, i);
   }
   return lines.some((l) => l.startsWith('Traceback (most recent call last)')) ? 'Python traceback' : null;
 }

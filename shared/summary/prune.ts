@@ -11,7 +11,7 @@
  */
 import type { Message } from '../contract/message.ts';
 import { estimateTextTokens } from '../contract/tokens.ts';
-import { detectError } from '../extractive/error-lines.ts';
+import { detectError, isErrorLine } from '../extractive/error-lines.ts';
 import { MAX_MESSAGE_CHARS, renderTranscript } from './prompt.ts';
 
 /** Tool results (and long tool calls) at the end of the transcript left as they are. */
@@ -192,10 +192,6 @@ export function pruneText(
   return { content, removed };
 }
 
-/** An error line: an exception with its message, `error:`/`Error:`, `FAILED`, `fatal:`, `panic:`, `N failed`. */
-const ERROR_LINE =
-  /(?<![\w.])[A-Za-z_][\w.]*(?:Error|Exception|Failure):\s*\S|^\s*(?:[\w./\\-]+:\d+(?::\d+)?:\s*)?(?:fatal\s+)?error\b[:\s[]|\berror TS\d+:|^(?:FAILED|FAIL)\b|\bFAILED\b|^--- FAIL:|\b[1-9]\d* (?:failed|failing|errors?)\b|^(?:fatal|panic):|npm ERR!|Cannot find module|command not found|No such file or directory|Permission denied/i;
-
 /**
  * The error lines inside `middle` (the part of `text` being cut): the tool result's first error
  * line as the extractive summarizer finds it (a traceback's exception line first), then the other
@@ -215,7 +211,7 @@ function errorLinesOf(text: string, middle: string): string[] {
   }
   for (const line of lines) {
     if (found.length >= MAX_KEPT_ERROR_LINES) break;
-    if (!found.includes(line) && ERROR_LINE.test(line.slice(0, 1_000))) found.push(line);
+    if (!found.includes(line) && isErrorLine(line)) found.push(line);
   }
   return found
     .slice(0, MAX_KEPT_ERROR_LINES)
