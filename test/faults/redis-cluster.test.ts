@@ -17,7 +17,8 @@
  * fence still applies one compaction per session version; a job lost outright is the sweep's.
  *
  * A second test runs `compactor dashboard` and `compactor api` on a cluster: Bull Board lists the
- * queues, compact-now waits for its job through QueueEvents, a restore takes the session's lease.
+ * queues, compact-now waits for its job through QueueEvents, a restore takes the session's lease;
+ * then the CLI's `enqueue`, `compact` and `restore` against the same cluster.
  */
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
@@ -250,7 +251,7 @@ describe('a Redis Cluster primary killed mid-run', () => {
 });
 
 describe('the dashboard and the HTTP API on a Redis Cluster', () => {
-  it('Bull Board lists the queues, compact-now settles, a restore takes the lease, /readyz is ready', async () => {
+  it('Bull Board lists the queues, compact-now settles, a restore takes the lease, /readyz is ready; the CLI enqueues, compacts and restores', async () => {
     const { cluster, s } = await clusterScenario();
     await s.seed('by-dashboard');
     await s.seed('by-api');
@@ -322,10 +323,37 @@ describe('the dashboard and the HTTP API on a Redis Cluster', () => {
     });
     expect(viaApi.status, await viaApi.clone().text()).toBe(200);
 
+    // The CLI on the cluster: `enqueue` (the worker applies its job), `compact` in-process under the
+    // session's lease, `restore` of that compaction.
+    await s.seed('by-cli-enqueue');
+    await s.seed('by-cli-compact');
+    const cli = (...args: string[]) => runCli(args, { ...env, COMPACTOR_LOG_LEVEL: 'warn' });
+    const session = (id: string) => ['--tenant', s.tenantId, '--session', id];
+    const enqueued = await cli('enqueue', ...session('by-cli-enqueue'), '--strategy', 'slidingWindow:10');
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    await waitFor(
+      async () => (await s.ledger()).some((r) => r.sessionId === 'by-cli-enqueue' && r.status === 'applied'),
+      30_000,
+      () => s.logTail(),
+    );
+    const compactedByCli = await cli(
+      'compact',
+      ...session('by-cli-compact'),
+      '--strategy',
+      'slidingWindow:10',
+    );
+    expect(compactedByCli.code, compactedByCli.stderr).toBe(0);
+    const row = JSON.parse(compactedByCli.stdout) as { id: string; status: string };
+    expect(row.status).toBe('applied');
+    const restoredByCli = await cli('restore', ...session('by-cli-compact'), '--compaction', row.id);
+    expect(restoredByCli.code, restoredByCli.stderr).toBe(0);
+
     for (const c of children) c.kill('SIGTERM');
     for (const c of children) expect((await c.done).code).toBe(0);
     expect((await s.ledger()).map((r) => [r.sessionId, r.status]).sort()).toEqual([
       ['by-api', 'applied'],
+      ['by-cli-compact', 'restored'],
+      ['by-cli-enqueue', 'applied'],
       ['by-dashboard', 'restored'],
     ]);
   });
