@@ -236,8 +236,8 @@ export const compactCommand: Command = {
     'A 429 (after its retry-after), a 529, a 5xx or a lost connection from the Messages API is',
     'retried as the worker retries a job (backoff 2 s, 4 s, 8 s, ...; 5 attempts in all), each wait',
     'told on stderr; every attempt carries the same idempotency key, so the compaction applies once.',
-    'When the last attempt fails, a strategy with fallback "extractive" is summarized offline (the',
-    'row says why); otherwise the error is printed and a failed row records it in the ledger.',
+    'When the last retry fails, a strategy with fallback "extractive" is summarized offline (the row',
+    'says why); otherwise the error is printed and a failed row records it in the ledger.',
     '--instructions tells the summarizer what to keep (the ledger row records them); it needs a',
     'summarize strategy, and the offline extractive summarizer ignores them.',
   ],
@@ -294,12 +294,13 @@ export const compactCommand: Command = {
           (line) => context.stderr.write(`${line}\n`),
         );
       } catch (thrown) {
-        // As a job's last attempt: the strategy's fallback summarizer, else a failed ledger row. A
-        // session another process is still compacting is not a failure of this compaction.
+        // Retries used up: as a job's last attempt, the strategy's fallback summarizer, else a failed
+        // ledger row. An error no retry can fix (bad input, a bad key, an unknown session) is the
+        // caller's to fix and changes nothing; nor does a session another process is compacting.
         const error = toError(thrown);
-        if (error instanceof LeaseBusyError) throw error;
-        const permanent = jobActionFor(error, RETRY_OPTIONS).type === 'fail';
-        const fallen = await afterLastAttempt(deps, request, error, permanent, services.logger);
+        if (error instanceof LeaseBusyError || jobActionFor(error, RETRY_OPTIONS).type === 'fail')
+          throw error;
+        const fallen = await afterLastAttempt(deps, request, error, false, services.logger);
         if (!fallen) throw error;
         outcome = fallen;
       }
