@@ -178,6 +178,15 @@ function redis() {
   return new Redis(REDIS_URL, { maxRetriesPerRequest: null });
 }
 
+/** An `onStage` callback that appends each stage's ms to its list in `stages`. */
+function recordInto(stages: Map<string, number[]>): (stage: Stage, ms: number) => void {
+  return (stage, ms) => {
+    const list = stages.get(stage) ?? [];
+    list.push(ms);
+    stages.set(stage, list);
+  };
+}
+
 // 1 + 3 + 6 ------------------------------------------------------------------------------------
 
 async function throughput(url: string, sql: postgres.Sql, prefix: () => string) {
@@ -232,11 +241,7 @@ async function throughput(url: string, sql: postgres.Sql, prefix: () => string) 
       });
       const w = startWorker(services, {
         concurrency: CONCURRENCY,
-        onStage: (stage, ms) => {
-          const list = stages.get(stage) ?? [];
-          list.push(ms);
-          stages.set(stage, list);
-        },
+        onStage: recordInto(stages),
       });
       close = () => w.close();
     }
@@ -534,17 +539,13 @@ async function llmRun(
   const fakeCpu = await processCpuMs(llm.pid);
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const stages = new Map<Stage, number[]>();
+  const stages = new Map<string, number[]>();
   let worker: Worker;
   let close: () => Promise<void>;
   if (services) {
     const w = startWorker(services, {
       concurrency: c,
-      onStage: (stage, ms) => {
-        const list = stages.get(stage) ?? [];
-        list.push(ms);
-        stages.set(stage, list);
-      },
+      onStage: recordInto(stages),
     });
     worker = w.worker;
     close = () => w.close();

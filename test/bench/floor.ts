@@ -21,14 +21,17 @@ export interface FloorJob {
   keep: number;
 }
 
-/** Starts the floor worker on `queueName`. */
-export function startFloorWorker(options: {
+/** Where a floor worker runs: its pool, its BullMQ connection, prefix and queue, its concurrency. */
+export interface FloorWorkerOptions {
   sql: postgres.Sql;
   connection: Redis;
   prefix: string;
   queueName: string;
   concurrency: number;
-}): Worker<FloorJob> {
+}
+
+/** Starts the floor worker on `queueName`. */
+export function startFloorWorker(options: FloorWorkerOptions): Worker<FloorJob> {
   const { sql } = options;
   return new Worker<FloorJob>(
     options.queueName,
@@ -47,14 +50,7 @@ export function startFloorWorker(options: {
  * tool's input as the summary. No validation, no lease, no pruning, no fidelity check, no event:
  * what compactor adds on top is what the ratio measures.
  */
-export function startLlmFloorWorker(options: {
-  sql: postgres.Sql;
-  connection: Redis;
-  prefix: string;
-  queueName: string;
-  concurrency: number;
-  llmUrl: string;
-}): Worker<FloorJob> {
+export function startLlmFloorWorker(options: FloorWorkerOptions & { llmUrl: string }): Worker<FloorJob> {
   const { sql } = options;
   const client = new Anthropic({ apiKey: 'bench', baseURL: options.llmUrl, maxRetries: 0 });
   return new Worker<FloorJob>(

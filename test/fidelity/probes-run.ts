@@ -8,6 +8,7 @@ import type { openDatabase } from '../../shared/postgres/db.ts';
 import { type Checkpoint, checkpointSchema, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { createAnthropicSummarizer, DEFAULT_ANTHROPIC_BASE_URL } from '../../worker/summarizers/anthropic.ts';
+import { unescapeEntities } from '../support/fake-model/prompt-view.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { loadProbeFiles } from './probe-files.ts';
 import {
@@ -171,12 +172,7 @@ function promptsText(requests: ReadonlyArray<{ body: unknown }>): string {
           if (typeof b.text === 'string') texts.push(b.text);
     }
   }
-  return texts
-    .join('\n')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&amp;/g, '&');
+  return unescapeEntities(texts.join('\n'));
 }
 
 async function measure(

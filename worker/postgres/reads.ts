@@ -286,6 +286,13 @@ interface LeavingRow {
 }
 
 /**
+ * The SQL of a row's parts to split, from its stored blocks column `blocks`: the blocks of a message
+ * of several; null for a one-block row, which reads as its text.
+ */
+const partsOf = (blocks: string) =>
+  `case when json_typeof(${blocks}) = 'array' and json_array_length(${blocks}) > 1 then ${blocks} end`;
+
+/**
  * The messages of a page of seqs as a summary must read them, in one statement:
  * `$1` tenant, `$2` session, `$3`/`$4` the page's lowest and highest seq, `$5` its seqs.
  *
@@ -334,8 +341,7 @@ const LEAVING_MESSAGES = `
       and m.seq between $3::bigint and $4::bigint and m.seq = any($5::bigint[])
   )
   select seq, pinned, ${LEAVING_COLUMNS.join(', ')},
-    -- Only a message of several blocks has parts to split; a one-block row reads as its text.
-    case when json_typeof(blocks) = 'array' and json_array_length(blocks) > 1 then blocks end as parts
+    ${partsOf('blocks')} as parts
   from page
   order by seq`;
 
@@ -349,8 +355,7 @@ const LEAVING_MESSAGES = `
  */
 const LIVE_MESSAGES = `
   select m.seq, m.pinned, ${LEAVING_COLUMNS.map((c) => `m.${c}`).join(', ')},
-    case when json_typeof(m.content_blocks) = 'array' and json_array_length(m.content_blocks) > 1
-      then m.content_blocks end as parts,
+    ${partsOf('m.content_blocks')} as parts,
     (select exists (select 1 from compactions c
       where c.tenant_id = $1::text and c.session_id = $2::text and c.status = 'applied'
         and c.blocks_cleared is not null)) as rewrites
