@@ -26,7 +26,7 @@ export interface LastAttemptDeps extends PipelineDeps {
 }
 
 /**
- * After the last attempt of `request` failed with `error` (or it failed for good: `permanent`, no
+ * After the last attempt of `request` failed with `error` (or it failed for good, `isPermanent`: no
  * fallback then): the outcome of the request run again with the fallback summarizer its strategy
  * (the request's, else the policy's, read again) names, when this process has it; otherwise null,
  * once a `failed` ledger row holds the error (unless the pipeline wrote one itself: an unknown
@@ -37,10 +37,10 @@ export async function afterLastAttempt(
   deps: LastAttemptDeps,
   request: CompactionRequest,
   error: Error,
-  permanent: boolean,
   log: Logger,
 ): Promise<CompactionOutcome | null> {
-  const strategy = await strategyInForce(deps, request, error, !permanent);
+  const permanent = isPermanent(error);
+  const strategy = permanent ? request.strategy : await strategyInForce(deps, request);
   const fallback = !permanent && strategy ? fallbackOf(deps, strategy) : undefined;
   if (fallback && strategy) {
     return runFallback(deps, fallback, failedSummarizerOf(deps, strategy), request, error, log);
@@ -73,16 +73,13 @@ function fallbackOf(deps: LastAttemptDeps, strategy: Strategy): Summarizer | und
 }
 
 /**
- * The strategy the request ran with, for the fallback and the failure row: the request's own, or
- * (when `resolve`, on a last attempt that may fall back) the policy's, read again.
+ * The strategy the request ran with, for the fallback and the failure row: the request's own, else
+ * the policy's, read again (the request's when that read fails).
  */
 async function strategyInForce(
   deps: LastAttemptDeps,
   request: CompactionRequest,
-  error: Error,
-  resolve: boolean,
 ): Promise<Strategy | undefined> {
-  if (!resolve || isPermanent(error)) return request.strategy;
   return effectivePolicy(deps.reads, request).then(
     (policy) => policy.strategy,
     () => request.strategy,

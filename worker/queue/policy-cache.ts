@@ -7,8 +7,8 @@
  * {@link POLICY_CHANGES_CHANNEL} in its own transaction, which Postgres delivers on commit, and the
  * cache drops what the change touched, so the next job reads the new policy. Notifications sent
  * while the listening connection was down are lost, so the cache is emptied each time it is
- * (re)established; entries also expire after `maxAgeMs`, which bounds how stale a policy can be if a
- * notification is missed for any other reason (a policy written by hand in SQL, without the notify).
+ * (re)established; entries also expire after {@link POLICY_MAX_AGE_MS}, which bounds how stale a
+ * policy can be if a notification is missed for any other reason (a policy written by hand in SQL, without the notify).
  */
 import type postgres from 'postgres';
 import type { Db } from '../../shared/postgres/db.ts';
@@ -19,24 +19,24 @@ import {
   policiesFor,
 } from '../postgres/policies.ts';
 
-export type { Policies } from '../postgres/policies.ts';
+/** Age after which an entry is read again, ms. */
+const POLICY_MAX_AGE_MS = 60_000;
+/** Entries kept before the cache is emptied. */
+const MAX_ENTRIES = 10_000;
 
 /** Options of {@link PolicyCache}. */
 export interface PolicyCacheOptions {
   /**
    * The pool to `LISTEN` on (its own dedicated connection, which postgres.js re-establishes after a
-   * loss). Absent: nothing invalidates the cache but `maxAgeMs` and {@link PolicyCache.clear}, as
-   * fits a cache that lives for one sweep.
+   * loss). Absent: nothing invalidates the cache but {@link POLICY_MAX_AGE_MS} and
+   * {@link PolicyCache.clear}, as fits a cache that lives for one sweep.
    */
   listen?: postgres.Sql;
-  /** Age after which an entry is read again, ms. Default 60,000. */
-  maxAgeMs?: number;
-  /** Entries kept before the cache is emptied. Default 10,000. */
-  maxEntries?: number;
-  /** Called when the listening connection could not be established (the cache then stays unused). */
+  /**
+   * Called when the listening connection could not be established; the cache then stays unused
+   * (every read goes to Postgres) and `LISTEN` is not tried again.
+   */
   onListenError?: (error: unknown) => void;
-  /** The clock, ms. Default `performance.now`. */
-  now?: () => number;
 }
 
 interface Entry {
@@ -49,30 +49,17 @@ export class PolicyCache implements PolicySource {
   private readonly entries = new Map<string, Entry>();
   /** Bumped by every invalidation: a read that began before one must not fill the cache. */
   private generation = 0;
-  private readonly maxAgeMs: number;
-  private readonly maxEntries: number;
-  private readonly now: () => number;
   /**
    * Whether notifications reach this cache: always true without `listen`; with it, from the first
    * `LISTEN` on. Until then reads go to Postgres and fill nothing.
    */
   private listening: boolean;
   private listenStarted = false;
-  private unlisten: (() => Promise<void>) | null = null;
 
-  /** @throws {RangeError} when `maxAgeMs` or `maxEntries` is not a positive number. */
   constructor(
     private readonly db: Db,
     private readonly options: PolicyCacheOptions = {},
   ) {
-    this.maxAgeMs = options.maxAgeMs ?? 60_000;
-    this.maxEntries = options.maxEntries ?? 10_000;
-    if (!(this.maxAgeMs > 0))
-      throw new RangeError(`policy cache: maxAgeMs must be > 0, got ${this.maxAgeMs}`);
-    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) {
-      throw new RangeError(`policy cache: maxEntries must be a positive integer, got ${this.maxEntries}`);
-    }
-    this.now = options.now ?? (() => performance.now());
     this.listening = options.listen === undefined;
   }
 
@@ -84,12 +71,12 @@ export class PolicyCache implements PolicySource {
     if (!this.listenStarted && this.options.listen) this.startListening(this.options.listen);
     const key = keyOf(tenantId, agentId);
     const hit = this.entries.get(key);
-    if (hit && this.now() - hit.at < this.maxAgeMs) return hit.policies;
+    if (hit && performance.now() - hit.at < POLICY_MAX_AGE_MS) return hit.policies;
     const generation = this.generation;
     const found = await policiesFor(this.db, tenantId, agentId);
     if (this.listening && generation === this.generation) {
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
-      this.entries.set(key, { policies: found, at: this.now() });
+      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+      this.entries.set(key, { policies: found, at: performance.now() });
     }
     return found;
   }
@@ -119,15 +106,6 @@ export class PolicyCache implements PolicySource {
     return this.entries.size;
   }
 
-  /** Stops listening (the pool's end stops it too). Idempotent. */
-  async close(): Promise<void> {
-    const unlisten = this.unlisten;
-    this.unlisten = null;
-    this.listening = false;
-    this.clear();
-    await unlisten?.();
-  }
-
   private startListening(sql: postgres.Sql): void {
     this.listenStarted = true;
     sql
@@ -140,15 +118,8 @@ export class PolicyCache implements PolicySource {
           this.listening = true;
         },
       )
-      .then(
-        ({ unlisten }) => {
-          this.unlisten = unlisten;
-        },
-        (error: unknown) => {
-          this.listenStarted = false;
-          this.options.onListenError?.(error);
-        },
-      );
+      // The pool's end stops listening; a failed LISTEN is not tried again on every read.
+      .catch((error: unknown) => this.options.onListenError?.(error));
   }
 
   private onNotification(payload: string): void {

@@ -118,7 +118,7 @@ export function createProcessor(deps: ProcessorDeps) {
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const permanent = action.type === 'fail';
       if (permanent || lastAttempt) {
-        const outcome = await afterLastAttempt(deps, request, error, permanent, log);
+        const outcome = await afterLastAttempt(deps, request, error, log);
         if (outcome) return settled(await told(outcome));
       }
       if (permanent) throw new UnrecoverableError(error.message);

@@ -26,11 +26,12 @@ import {
 import type { Db } from '../../shared/postgres/db.ts';
 import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
+import type { Policies } from '../postgres/policies.ts';
 import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { createAppliedHooks } from './applied-hooks.ts';
 import { pollBatches } from './batches.ts';
-import { type Policies, PolicyCache } from './policy-cache.ts';
+import { PolicyCache } from './policy-cache.ts';
 import { runRetention } from './retention.ts';
 
 /** BullMQ queue of the sweep job itself (the compactions it finds go on the compaction queue). */

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  isPermanent,
   LeaseBusyError,
   RateLimitedError,
   TransientError,
@@ -26,12 +27,7 @@ import {
   previewCompaction as preview,
   runCompaction,
 } from '../../pipeline/pipeline.ts';
-import {
-  IN_PROCESS_ATTEMPTS,
-  type InProcessRetryOptions,
-  inProcessRetry,
-  jobActionFor,
-} from '../../queue/job-actions.ts';
+import { IN_PROCESS_ATTEMPTS, type InProcessRetryOptions, inProcessRetry } from '../../queue/job-actions.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import {
   type Command,
@@ -162,9 +158,6 @@ export function previewLines(preview: CompactionPreview): string[] {
   return lines;
 }
 
-/** How `compact` retries: a busy lease waits about a second, as a delayed job does. */
-const RETRY_OPTIONS: InProcessRetryOptions = { leaseBusyDelayMs: 1_000, random: Math.random };
-
 /**
  * Runs `attempt` until it succeeds, waiting between attempts as the worker's table says
  * ({@link inProcessRetry}: a 429's retry-after, the jobs' exponential backoff for a 529, a 5xx or
@@ -175,7 +168,7 @@ const RETRY_OPTIONS: InProcessRetryOptions = { leaseBusyDelayMs: 1_000, random: 
 export async function withRetries<T>(
   attempt: () => Promise<T>,
   progress: (line: string) => void,
-  options: InProcessRetryOptions = RETRY_OPTIONS,
+  options: InProcessRetryOptions = { leaseBusyDelayMs: 1_000, random: Math.random },
 ): Promise<T> {
   const attempts = options.attempts ?? IN_PROCESS_ATTEMPTS;
   let backoffs = 0;
@@ -298,9 +291,8 @@ export const compactCommand: Command = {
         // ledger row. An error no retry can fix (bad input, a bad key, an unknown session) is the
         // caller's to fix and changes nothing; nor does a session another process is compacting.
         const error = toError(thrown);
-        if (error instanceof LeaseBusyError || jobActionFor(error, RETRY_OPTIONS).type === 'fail')
-          throw error;
-        const fallen = await afterLastAttempt(deps, request, error, false, services.logger);
+        if (error instanceof LeaseBusyError || isPermanent(error)) throw error;
+        const fallen = await afterLastAttempt(deps, request, error, services.logger);
         if (!fallen) throw error;
         outcome = fallen;
       }
