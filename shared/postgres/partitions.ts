@@ -12,9 +12,6 @@ export const DEFAULT_HISTORY_PARTITIONS = 16;
 /** The most partitions the migration creates per table (planning cost grows with the count). */
 export const MAX_HISTORY_PARTITIONS = 1024;
 
-/** The tables partitioned by tenant. */
-export const PARTITIONED_TABLES = ['messages', 'archived_messages'] as const;
-
 /**
  * The custom Postgres setting the migration reads the partition count from (the migration runner
  * sets it on its connection; unset, the migration uses {@link DEFAULT_HISTORY_PARTITIONS}).

@@ -17,7 +17,7 @@ import { createLogger } from '../../shared/runtime/logger.ts';
 import { packagePath } from '../../shared/runtime/package-files.ts';
 import { audit, violations } from '../postgres/audit.ts';
 import { ensureDatabase } from '../postgres/create-database.ts';
-import { migrateDatabase } from '../postgres/migrate.ts';
+import { migrateDatabase, migrateOptionsOf } from '../postgres/migrate.ts';
 import { startWorker } from '../queue/worker.ts';
 import { openServices } from '../runtime/services.ts';
 import type { Progress, TerminalStream } from './progress.ts';
@@ -74,10 +74,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
 
   if (await ensureDatabase(config.databaseUrl))
     say(`created database ${new URL(config.databaseUrl).pathname.slice(1)}`);
-  await migrateDatabase(config.databaseUrl, {
-    schema: config.databaseSchema,
-    historyPartitions: config.historyPartitions,
-  });
+  await migrateDatabase(config.databaseUrl, migrateOptionsOf(config));
   const files = await transcriptFiles([dir]);
   const tenantId = `demo-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString('hex')}`;
   say(`tenant ${tenantId}: importing ${files.length} transcripts from ${dir}`);

@@ -93,3 +93,11 @@ export function lowFidelityReason(summarizer: string, check: FidelityCheck, mini
     `(${describeParts(check.parts)})`
   );
 }
+
+/**
+ * The reason a summary is skipped when its fallback scored under `minFidelity` too: the first
+ * summary's {@link lowFidelityReason} (`low`), then the fallback's score and parts.
+ */
+export function fallbackLowReason(low: string, fallback: string, check: FidelityCheck): string {
+  return `${low}; the ${fallback} fallback scored ${check.score} (${describeParts(check.parts)}) too: skipped`;
+}

@@ -19,7 +19,7 @@ import {
   SessionNotFoundError,
 } from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
-import { describeParts, planFactsOf } from '../../shared/fidelity/score.ts';
+import { planFactsOf } from '../../shared/fidelity/score.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
 import {
@@ -53,7 +53,14 @@ import {
 } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, failureOf, guardOf, skipOf } from './change.ts';
 import { conversationOf, keptFactsOf } from './conversation.ts';
-import { belowMinimum, completeFacts, lowFidelityReason, observeLeaving, scoreSummary } from './fidelity.ts';
+import {
+  belowMinimum,
+  completeFacts,
+  fallbackLowReason,
+  lowFidelityReason,
+  observeLeaving,
+  scoreSummary,
+} from './fidelity.ts';
 import type {
   Budgets,
   Clock,
@@ -618,7 +625,7 @@ async function compactWithSummary(
       check = scoreSummary(facts, again, planFacts);
       deps.onFidelity?.(again.summarizer, check.score);
       if (belowMinimum(check, minimum)) {
-        const why = `${low}; the ${again.summarizer} fallback scored ${check.score} (${describeParts(check.parts)}) too: skipped`;
+        const why = fallbackLowReason(low, again.summarizer, check);
         return await recordNoChange(
           skipOf(run.entry, why, {
             usage: summary.usage,

@@ -20,7 +20,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { BudgetDecision, Spend } from '../../shared/policy/budget.ts';
 import { budgetWindows } from '../../shared/policy/budget.ts';
-import { type Db, executePrepared } from '../../shared/postgres/db.ts';
+import { type Db, executePrepared, type Tx } from '../../shared/postgres/db.ts';
 import { budgetReservations } from '../../shared/postgres/schema.ts';
 import type { BudgetCheck, BudgetRequest, Budgets } from '../pipeline/ports.ts';
 
@@ -104,9 +104,17 @@ export class PostgresBudgets implements Budgets {
     });
   }
 
-  async release(tenantId: string, reservationId: string): Promise<void> {
-    await this.db
-      .delete(budgetReservations)
-      .where(and(eq(budgetReservations.tenantId, tenantId), eq(budgetReservations.id, reservationId)));
+  release(tenantId: string, reservationId: string): Promise<void> {
+    return releaseReservation(this.db, tenantId, reservationId);
   }
+}
+
+/**
+ * Deletes the budget reservation `id` of `tenantId`, in `db` or inside a transaction (the apply
+ * that records the spend releases it with the ledger row); one already gone is fine.
+ */
+export async function releaseReservation(db: Db | Tx, tenantId: string, id: string): Promise<void> {
+  await db
+    .delete(budgetReservations)
+    .where(and(eq(budgetReservations.tenantId, tenantId), eq(budgetReservations.id, id)));
 }

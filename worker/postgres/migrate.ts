@@ -22,6 +22,7 @@ import {
   DEFAULT_HISTORY_PARTITIONS,
   PARTITIONS_SETTING,
 } from '../../shared/postgres/partitions.ts';
+import type { Config } from '../../shared/runtime/config.ts';
 import { packagePath } from '../../shared/runtime/package-files.ts';
 
 /** The folder drizzle-kit generates into. */
@@ -59,6 +60,13 @@ export interface MigrateOptions {
    * that asks for another count is refused before it changes anything; unset, any count is fine.
    */
   historyPartitions?: number;
+}
+
+/** The {@link MigrateOptions} a process's config asks for: its schema and its partition count. */
+export function migrateOptionsOf(
+  config: Pick<Config, 'databaseSchema' | 'historyPartitions'>,
+): MigrateOptions {
+  return { schema: config.databaseSchema, historyPartitions: config.historyPartitions };
 }
 
 /** What a migration run did. */
@@ -122,7 +130,7 @@ export async function migrateDatabase(url: string, options: MigrateOptions = {})
 }
 
 /** The hash partitions of `schema.messages`; 0 when it is not (yet) partitioned or not there. */
-export async function partitionCount(sql: postgres.Sql, schema: string): Promise<number> {
+async function partitionCount(sql: postgres.Sql, schema: string): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
     select count(i.inhrelid)::int as n
       from pg_inherits i join pg_partitioned_table p on p.partrelid = i.inhparent

@@ -10,12 +10,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { FenceError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import { overTrigger } from '../../shared/policy/policy.ts';
 import type { Db, Tx } from '../../shared/postgres/db.ts';
-import {
-  budgetReservations,
-  type CompactionRow,
-  compactions,
-  sessions,
-} from '../../shared/postgres/schema.ts';
+import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type {
   Change,
@@ -26,6 +21,7 @@ import type {
   Snapshot,
   WriteResult,
 } from '../pipeline/ports.ts';
+import { releaseReservation } from './budgets.ts';
 import { executeEffects } from './effects.ts';
 import { appliedRow, insertLedgerRow, unchangedRow } from './ledger.ts';
 import { type LockedSession, lockSession } from './lock.ts';
@@ -165,13 +161,6 @@ async function writeNoChange(
   }
   const row = await insertLedgerRow(db, unchangedRow(noChange, counts), { skipIfKeyUsed: true });
   return row ? { status: noChange.status, row } : null;
-}
-
-/** Deletes a budget reservation (worker/postgres/budgets.ts); one already gone is fine. */
-async function releaseReservation(db: Db | Tx, tenantId: string, id: string): Promise<void> {
-  await db
-    .delete(budgetReservations)
-    .where(and(eq(budgetReservations.tenantId, tenantId), eq(budgetReservations.id, id)));
 }
 
 /** The tenant's ledger row holding `key` (keys are unique per tenant), if any. */

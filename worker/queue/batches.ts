@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { FenceError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { describeParts, type FidelityCheck, factsOf, planFactsOf } from '../../shared/fidelity/score.ts';
+import { type FidelityCheck, factsOf, planFactsOf } from '../../shared/fidelity/score.ts';
 import type { CompactPlan } from '../../shared/planning/plan.ts';
 import type { Db } from '../../shared/postgres/db.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
@@ -18,7 +18,7 @@ import { type SummaryOptions, strategySchema, strategyUnit } from '../../shared/
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { addUsage, type SummarizeInput, type SummaryUsage } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf, failureOf, type Requester, skipOf } from '../pipeline/change.ts';
-import { belowMinimum, lowFidelityReason, scoreSummary } from '../pipeline/fidelity.ts';
+import { belowMinimum, fallbackLowReason, lowFidelityReason, scoreSummary } from '../pipeline/fidelity.ts';
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
 import type { FencedWrites, LedgerEntry, SessionReads } from '../pipeline/ports.ts';
 import { notSmaller, summarizeInput, summaryToWrite } from '../pipeline/summary.ts';
@@ -168,7 +168,7 @@ async function applyAnswer(
     check = scoreSummary(facts, written, planFacts);
     deps.onFidelity?.(written.summarizer, check.score);
     if (belowMinimum(check, minimum)) {
-      const why = `${low}; the extractive fallback scored ${check.score} (${describeParts(check.parts)}) too: skipped`;
+      const why = fallbackLowReason(low, written.summarizer, check);
       await finish(deps, row, 'skipped', why);
       await recordSkipped(deps, row, why, scoredOf(written, check));
       return 'skipped';

@@ -1,5 +1,5 @@
 /** `compactor migrate`: applies the SQL migrations in compactor's own schema. */
-import { migrateDatabase } from '../../postgres/migrate.ts';
+import { migrateDatabase, migrateOptionsOf } from '../../postgres/migrate.ts';
 import type { Command } from '../command.ts';
 
 export const migrateCommand: Command = {
@@ -11,10 +11,7 @@ export const migrateCommand: Command = {
   ],
   async run(_args, context) {
     const c = context.config();
-    const report = await migrateDatabase(c.databaseUrl, {
-      schema: c.databaseSchema,
-      historyPartitions: c.historyPartitions,
-    });
+    const report = await migrateDatabase(c.databaseUrl, migrateOptionsOf(c));
     if (report.moved.length > 0)
       context.stdout.write(
         `moved ${report.moved.length} tables from schema "public" to "${report.schema}": ${report.moved.join(', ')}\n`,

@@ -2,7 +2,7 @@
 import { describeDatabaseError } from '../../../shared/postgres/errors.ts';
 import { startMetricsServer } from '../../http/metrics-server.ts';
 import { createWorkerMetrics } from '../../observability/metrics.ts';
-import { migrateDatabase } from '../../postgres/migrate.ts';
+import { migrateDatabase, migrateOptionsOf } from '../../postgres/migrate.ts';
 import { startSweepService } from '../../queue/sweep.ts';
 import { startWebhookWorker } from '../../queue/webhook-worker.ts';
 import { startWorker } from '../../queue/worker.ts';
@@ -35,10 +35,7 @@ export const workerCommand: Command = {
     // Each failed attempt is logged as its cause and what to do (a stopped server, a missing
     // database, a refused login), not as the driver's bare message.
     const migrate = () =>
-      migrateDatabase(c.databaseUrl, {
-        schema: c.databaseSchema,
-        historyPartitions: c.historyPartitions,
-      }).catch((error: unknown) => {
+      migrateDatabase(c.databaseUrl, migrateOptionsOf(c)).catch((error: unknown) => {
         throw describeDatabaseError(error, { url: c.databaseUrl }) ?? error;
       });
     await retryUntilReady(migrate, {
