@@ -44,6 +44,8 @@
  * pending, open questions, unfixed errors, the blockers and the written files last; never the goal,
  * the current work, the next step or the user's instructions. Pure.
  */
+
+import { collapse } from '../../../shared/extractive/text.ts';
 import {
   type CallOutcome,
   type FileRole,
@@ -55,7 +57,7 @@ import {
 } from './calls.ts';
 import { readPrompt, type TranscriptMessage, type WrittenUserMessage } from './prompt-view.ts';
 import { commandFamily } from './shell.ts';
-import { clip, collapse, sentences } from './text.ts';
+import { clip, sentences } from './text.ts';
 
 /** A list item: a fact and the seq of the message it comes from. */
 export interface Entry {
