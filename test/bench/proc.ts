@@ -12,7 +12,7 @@ export async function processCpuMs(pid: number | string): Promise<number> {
 }
 
 /** A process's command name and CPU ms so far (empty name and 0 when it is gone). */
-export async function processStat(pid: number | string): Promise<{ comm: string; ms: number }> {
+async function processStat(pid: number | string): Promise<{ comm: string; ms: number }> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   if (!stat) return { comm: '', ms: 0 };
   const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
