@@ -54,7 +54,7 @@ import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
-import { processCpuMs, redisServerCpuMs } from './proc.ts';
+import { databaseCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
 import { fmt, Report, runCompletedJobs, seedSessions } from './report.ts';
 
 const { values } = parseArgs({
@@ -97,14 +97,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function cpuNow(): Promise<{ node: number; postgres: number; redis: number }> {
   const usage = process.cpuUsage();
   const totals = { node: (usage.user + usage.system) / 1000, postgres: 0, redis: 0 };
-  const backends = await benchDb.admin<{ pid: number }[]>`
-    select pid from pg_stat_activity where datname = ${benchDb.name}`;
-  for (const { pid } of backends) totals.postgres += await processCpuMs(pid);
+  totals.postgres = await databaseCpuMs(benchDb.admin, benchDb.name);
   totals.redis = await redisServerCpuMs();
   return totals;
 }
 
-/** The bench database and an admin connection, for {@link cpuNow}. Set by main(). */
+/** The bench database and an admin connection, for its backends' CPU. Set by main(). */
 const benchDb = { name: '', admin: null as unknown as postgres.Sql };
 
 async function main() {
@@ -535,7 +533,7 @@ async function llmRun(
     peak = Math.max(peak, process.memoryUsage.rss());
   }, 50);
   const elu = performance.eventLoopUtilization();
-  const others = await cpuNow();
+  const postgresCpu = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakeCpu = await processCpuMs(llm.pid);
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -567,7 +565,7 @@ async function llmRun(
   const ms = await settled(worker, jobs, started);
   const busy = performance.eventLoopUtilization(elu).utilization;
   const used = process.cpuUsage(cpu);
-  const othersAfter = await cpuNow();
+  const postgresCpuAfter = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakePerJob = ((await processCpuMs(llm.pid)) - fakeCpu) / jobs;
   clearInterval(sampler);
   await close();
@@ -588,7 +586,7 @@ async function llmRun(
     steady: steadyJobsPerS(done, c),
     busy,
     cpuPerJob: (used.user + used.system) / 1000 / jobs,
-    postgresPerJob: (othersAfter.postgres - others.postgres) / jobs,
+    postgresPerJob: (postgresCpuAfter - postgresCpu) / jobs,
     fakePerJob,
     rssBefore: before,
     rssPeak: peak,

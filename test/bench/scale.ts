@@ -40,7 +40,7 @@ import { CompactionStore } from '../../worker/postgres/store.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { cleanRedis, silentLogger } from '../support/fixtures.ts';
-import { machineCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
+import { databaseCpuMs, machineCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
 import { fmt, Report, runCompletedJobs, seedSessions } from './report.ts';
 
 const { values } = parseArgs({
@@ -155,16 +155,6 @@ async function startWorkerProcess(url: string, queuePrefix: string): Promise<Wor
   };
 }
 
-/** CPU ms so far of the bench database's Postgres backends. */
-async function postgresCpuMs(admin: postgres.Sql, database: string): Promise<number> {
-  const backends = await admin<
-    { pid: number }[]
-  >`select pid from pg_stat_activity where datname = ${database}`;
-  let ms = 0;
-  for (const { pid } of backends) ms += await processCpuMs(pid);
-  return ms;
-}
-
 // 1 ---------------------------------------------------------------------------------------------
 
 interface ScaleRun {
@@ -198,7 +188,7 @@ async function workerProcesses(ctx: {
         // Postgres backends of a worker are opened lazily; the first jobs open them, so the CPU of
         // a backend that started during the run counts from its start (processCpuMs is cumulative).
         const nodeBefore = await sumCpu(workers);
-        const pgBefore = await postgresCpuMs(ctx.admin, ctx.name);
+        const pgBefore = await databaseCpuMs(ctx.admin, ctx.name);
         const redisBefore = await redisServerCpuMs();
         const machineBefore = await machineCpuMs();
         const started = performance.now();
@@ -223,7 +213,7 @@ async function workerProcesses(ctx: {
           processes,
           jobsPerS: EVENTS / (wallMs / 1000),
           node: ((await sumCpu(workers)) - nodeBefore) / capacity,
-          postgres: ((await postgresCpuMs(ctx.admin, ctx.name)) - pgBefore) / capacity,
+          postgres: ((await databaseCpuMs(ctx.admin, ctx.name)) - pgBefore) / capacity,
           redis: ((await redisServerCpuMs()) - redisBefore) / capacity,
           busy: (machine.busy - machineBefore.busy) / (machine.total - machineBefore.total),
         });
