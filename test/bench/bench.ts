@@ -198,25 +198,9 @@ async function throughput(url: string, sql: postgres.Sql, prefix: () => string) 
     const p = prefix();
     const connection = redis();
     const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
-    const events = Array.from({ length: EVENTS }, (_, i) => ({
-      eventId: randomUUID(),
-      sessionId: `s${i + 1}`,
-    }));
-    await queue.addBulk(
-      events.map((e) => ({
-        name: RUN_COMPLETED,
-        data:
-          kind === 'floor'
-            ? { tenantId: TENANT, sessionId: e.sessionId, eventId: e.eventId, keep: 10 }
-            : {
-                tenantId: TENANT,
-                sessionId: e.sessionId,
-                eventId: e.eventId,
-                strategy: { type: 'slidingWindow', maxMessages: 10 },
-              },
-        opts: { jobId: e.eventId, removeOnComplete: false },
-      })),
-    );
+    // Fresh event ids for each run: the floor and compactor runs share no job.
+    const extra = kind === 'floor' ? { keep: 10 } : { strategy: { type: 'slidingWindow', maxMessages: 10 } };
+    await queue.addBulk(runCompletedJobs(TENANT, EVENTS, extra, false));
     const cpuBefore = await cpuNow();
     const started = performance.now();
     let close: () => Promise<void>;
@@ -509,20 +493,8 @@ async function llmRun(
   const p = prefix();
   const connection = redis();
   const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
-  if (kind === 'compactor') {
-    await queue.addBulk(runCompletedJobs(TENANT, jobs, { type: 'summarize', keepRecent: 10 }, false));
-  } else {
-    await queue.addBulk(
-      Array.from({ length: jobs }, (_, i) => {
-        const eventId = randomUUID();
-        return {
-          name: RUN_COMPLETED,
-          data: { tenantId: TENANT, sessionId: `s${i + 1}`, eventId, keep: 10 },
-          opts: { jobId: eventId, removeOnComplete: false, removeOnFail: false },
-        };
-      }),
-    );
-  }
+  const extra = kind === 'compactor' ? { strategy: { type: 'summarize', keepRecent: 10 } } : { keep: 10 };
+  await queue.addBulk(runCompletedJobs(TENANT, jobs, extra, false));
   const config = testConfig(url, p, { anthropicApiKey: 'bench', anthropicBaseUrl: llm.url });
   // The pool `compactor worker --concurrency c` opens.
   const poolSize = poolSizeFor(config, c);

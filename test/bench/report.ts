@@ -4,9 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
-import type { z } from 'zod';
 import { RUN_COMPLETED } from '../../shared/contract/events.ts';
-import type { strategySchema } from '../../shared/strategies/index.ts';
 
 /** A markdown report: a heading, then sections of one table each, also printed as they are added. */
 export class Report {
@@ -67,20 +65,20 @@ export async function seedSessions(
 
 /**
  * `count` run-completed jobs for sessions `s1` .. `s<count>` of `tenantId`, each with its own
- * event id (also its BullMQ job id) and `strategy` (as the event carries it, defaults unfilled),
- * as `Queue.addBulk` takes them.
+ * event id (also its BullMQ job id) and the fields of `extra` (`{ strategy }` as the event carries
+ * it, defaults unfilled; `{ keep }` for the floor), as `Queue.addBulk` takes them. Failed jobs stay.
  */
 export function runCompletedJobs(
   tenantId: string,
   count: number,
-  strategy: z.input<typeof strategySchema>,
+  extra: Record<string, unknown>,
   removeOnComplete: boolean,
 ) {
   return Array.from({ length: count }, (_, i) => {
     const eventId = randomUUID();
     return {
       name: RUN_COMPLETED,
-      data: { tenantId, sessionId: `s${i + 1}`, eventId, strategy },
+      data: { tenantId, sessionId: `s${i + 1}`, eventId, ...extra },
       opts: { jobId: eventId, removeOnComplete, removeOnFail: false },
     };
   });

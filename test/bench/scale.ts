@@ -193,7 +193,7 @@ async function workerProcesses(ctx: {
         const machineBefore = await machineCpuMs();
         const started = performance.now();
         await queue.addBulk(
-          runCompletedJobs(TENANT, EVENTS, { type: 'slidingWindow', maxMessages: 10 }, true),
+          runCompletedJobs(TENANT, EVENTS, { strategy: { type: 'slidingWindow', maxMessages: 10 } }, true),
         );
         for (;;) {
           const { failed, active, waiting, delayed } = await queue.getJobCounts(
