@@ -55,7 +55,7 @@ import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
 import { databaseCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
-import { fmt, Report, runCompletedJobs, seedSessions } from './report.ts';
+import { fmt, median, positiveInteger, Report, runCompletedJobs, seedSessions } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -77,13 +77,6 @@ const TENANT = 'bench';
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
 /** Runs of part 7, whose median it reports. */
 const IMPORT_RUNS = 5;
-
-/** `text` as a positive integer. @throws {Error} naming the option when it is not one. */
-function positiveInteger(option: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${option}: "${text}" is not a positive integer`);
-  return n;
-}
 
 const report = new Report('compactor benchmarks', 2);
 const section = report.section.bind(report);
@@ -741,7 +734,6 @@ async function importSample(url: string) {
     total.push(performance.now() - started);
   }
   await database.close();
-  const median = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)] ?? 0;
   const megabytes = (bytes / 1e6).toFixed(2);
   section(
     `7. Import of the ${megabytes} MB Claude Code sample (${path.basename(file)}, in-process)`,

@@ -1,6 +1,6 @@
 /**
- * What the benchmark scripts share: a markdown report built section by section, the set-based
- * seeding of plain sessions, and a backlog of `session.run.completed` jobs.
+ * What the benchmark scripts share: a markdown report built section by section, option parsing and
+ * medians, the set-based seeding of plain sessions, and a backlog of `session.run.completed` jobs.
  */
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
@@ -29,6 +29,21 @@ export class Report {
   text(): string {
     return this.parts.join('\n');
   }
+}
+
+/**
+ * `text` (an option's value) as a positive integer.
+ * @throws {Error} naming the option `--<option>` when it is not one.
+ */
+export function positiveInteger(option: string, text: string | undefined): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${option}: "${text}" is not a positive integer`);
+  return n;
+}
+
+/** The median of `xs` (the upper one of an even count), 0 when empty. */
+export function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 }
 
 /** `n` with `digits` decimals. */

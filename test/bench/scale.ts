@@ -41,7 +41,7 @@ import { LeaseManager } from '../../worker/redis/lease.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { cleanRedis, silentLogger } from '../support/fixtures.ts';
 import { databaseCpuMs, machineCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
-import { fmt, Report, runCompletedJobs, seedSessions } from './report.ts';
+import { fmt, positiveInteger, Report, runCompletedJobs, seedSessions } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -54,10 +54,10 @@ const { values } = parseArgs({
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
 const ALL_PARTS = ['1', '2', '3'].every((p) => PARTS.has(p));
-const EVENTS = Number(values.events);
-const WAITING = Number(values.waiting);
-const HISTORY_SESSIONS = Number(values.sessions);
-const PER_SESSION = Number(values['per-session']);
+const EVENTS = positiveInteger('events', values.events);
+const WAITING = positiveInteger('waiting', values.waiting);
+const HISTORY_SESSIONS = positiveInteger('sessions', values.sessions);
+const PER_SESSION = positiveInteger('per-session', values['per-session']);
 /** Tenants of part 3: partitions are by tenant, so the history spreads over many. */
 const HISTORY_TENANTS = Math.min(1_000, HISTORY_SESSIONS);
 /** loadContext calls and compactions measured per layout in part 3. */
