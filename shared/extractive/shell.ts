@@ -32,7 +32,8 @@ const INSPECT_COMMANDS = new Set(
     'open goto scroll_down scroll_up search_file search_dir find_file view'
   ).split(' '),
 );
-const GIT_READS = new Set(
+/** `git` subcommands that only read (`git status`, `git log`, ...). */
+export const GIT_READS = new Set(
   'status log diff show branch blame grep ls-files rev-parse remote describe'.split(' '),
 );
 

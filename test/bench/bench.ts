@@ -54,8 +54,8 @@ import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
-import { processCpuMs, redisServerCpuMs } from './proc.ts';
-import { fmt, Report, runCompletedJobs, seedSessions } from './report.ts';
+import { databaseCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
+import { fmt, median, positiveInteger, Report, runCompletedJobs, seedSessions } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -78,13 +78,6 @@ const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
 /** Runs of part 7, whose median it reports. */
 const IMPORT_RUNS = 5;
 
-/** `text` as a positive integer. @throws {Error} naming the option when it is not one. */
-function positiveInteger(option: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${option}: "${text}" is not a positive integer`);
-  return n;
-}
-
 const report = new Report('compactor benchmarks', 2);
 const section = report.section.bind(report);
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
@@ -97,14 +90,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function cpuNow(): Promise<{ node: number; postgres: number; redis: number }> {
   const usage = process.cpuUsage();
   const totals = { node: (usage.user + usage.system) / 1000, postgres: 0, redis: 0 };
-  const backends = await benchDb.admin<{ pid: number }[]>`
-    select pid from pg_stat_activity where datname = ${benchDb.name}`;
-  for (const { pid } of backends) totals.postgres += await processCpuMs(pid);
+  totals.postgres = await databaseCpuMs(benchDb.admin, benchDb.name);
   totals.redis = await redisServerCpuMs();
   return totals;
 }
 
-/** The bench database and an admin connection, for {@link cpuNow}. Set by main(). */
+/** The bench database and an admin connection, for its backends' CPU. Set by main(). */
 const benchDb = { name: '', admin: null as unknown as postgres.Sql };
 
 async function main() {
@@ -200,25 +191,9 @@ async function throughput(url: string, sql: postgres.Sql, prefix: () => string) 
     const p = prefix();
     const connection = redis();
     const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
-    const events = Array.from({ length: EVENTS }, (_, i) => ({
-      eventId: randomUUID(),
-      sessionId: `s${i + 1}`,
-    }));
-    await queue.addBulk(
-      events.map((e) => ({
-        name: RUN_COMPLETED,
-        data:
-          kind === 'floor'
-            ? { tenantId: TENANT, sessionId: e.sessionId, eventId: e.eventId, keep: 10 }
-            : {
-                tenantId: TENANT,
-                sessionId: e.sessionId,
-                eventId: e.eventId,
-                strategy: { type: 'slidingWindow', maxMessages: 10 },
-              },
-        opts: { jobId: e.eventId, removeOnComplete: false },
-      })),
-    );
+    // Fresh event ids for each run: the floor and compactor runs share no job.
+    const extra = kind === 'floor' ? { keep: 10 } : { strategy: { type: 'slidingWindow', maxMessages: 10 } };
+    await queue.addBulk(runCompletedJobs(TENANT, EVENTS, extra, false));
     const cpuBefore = await cpuNow();
     const started = performance.now();
     let close: () => Promise<void>;
@@ -511,20 +486,8 @@ async function llmRun(
   const p = prefix();
   const connection = redis();
   const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
-  if (kind === 'compactor') {
-    await queue.addBulk(runCompletedJobs(TENANT, jobs, { type: 'summarize', keepRecent: 10 }, false));
-  } else {
-    await queue.addBulk(
-      Array.from({ length: jobs }, (_, i) => {
-        const eventId = randomUUID();
-        return {
-          name: RUN_COMPLETED,
-          data: { tenantId: TENANT, sessionId: `s${i + 1}`, eventId, keep: 10 },
-          opts: { jobId: eventId, removeOnComplete: false, removeOnFail: false },
-        };
-      }),
-    );
-  }
+  const extra = kind === 'compactor' ? { strategy: { type: 'summarize', keepRecent: 10 } } : { keep: 10 };
+  await queue.addBulk(runCompletedJobs(TENANT, jobs, extra, false));
   const config = testConfig(url, p, { anthropicApiKey: 'bench', anthropicBaseUrl: llm.url });
   // The pool `compactor worker --concurrency c` opens.
   const poolSize = poolSizeFor(config, c);
@@ -535,7 +498,7 @@ async function llmRun(
     peak = Math.max(peak, process.memoryUsage.rss());
   }, 50);
   const elu = performance.eventLoopUtilization();
-  const others = await cpuNow();
+  const postgresCpu = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakeCpu = await processCpuMs(llm.pid);
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -567,7 +530,7 @@ async function llmRun(
   const ms = await settled(worker, jobs, started);
   const busy = performance.eventLoopUtilization(elu).utilization;
   const used = process.cpuUsage(cpu);
-  const othersAfter = await cpuNow();
+  const postgresCpuAfter = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakePerJob = ((await processCpuMs(llm.pid)) - fakeCpu) / jobs;
   clearInterval(sampler);
   await close();
@@ -588,7 +551,7 @@ async function llmRun(
     steady: steadyJobsPerS(done, c),
     busy,
     cpuPerJob: (used.user + used.system) / 1000 / jobs,
-    postgresPerJob: (othersAfter.postgres - others.postgres) / jobs,
+    postgresPerJob: (postgresCpuAfter - postgresCpu) / jobs,
     fakePerJob,
     rssBefore: before,
     rssPeak: peak,
@@ -771,7 +734,6 @@ async function importSample(url: string) {
     total.push(performance.now() - started);
   }
   await database.close();
-  const median = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)] ?? 0;
   const megabytes = (bytes / 1e6).toFixed(2);
   section(
     `7. Import of the ${megabytes} MB Claude Code sample (${path.basename(file)}, in-process)`,

@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createKeepAliveFetch } from '../../worker/summarizers/keep-alive-fetch.ts';
+import { median, positiveInteger } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -46,12 +47,6 @@ const REQUEST = JSON.stringify({
   max_tokens: 2_000,
   messages: [{ role: 'user', content: 'y'.repeat(20_000) }],
 });
-
-function positiveInteger(option: string, text: string | undefined): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${option} must be a positive integer, got ${text}`);
-  return n;
-}
 
 /** `--serve`: answers every POST with {@link ANSWER} once its body is read; prints the port. */
 async function serve(): Promise<void> {
@@ -115,8 +110,6 @@ function child(args: string[]): { line: Promise<string>; kill: () => void } {
   });
   return { line, kill: () => proc.kill() };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 async function main(): Promise<void> {
   const runs = positiveInteger('runs', values.runs);

@@ -11,6 +11,7 @@ import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import type { Message } from '../../shared/contract/message.ts';
+import { estimateTextTokens } from '../../shared/contract/tokens.ts';
 import { buildSummaryPrompt, SUMMARY_TOOL_NAME } from '../../shared/summary/prompt.ts';
 
 /** Job data of the floor: the session and how many newest messages stay. */
@@ -116,7 +117,7 @@ async function applyFloor(sql: postgres.Sql, data: FloorJob, summary: string | n
       select count(*)::int as n, coalesce(sum(token_count), 0)::bigint as tokens from archived`;
     const n = Number(moved?.n ?? 0);
     const added = summary === null ? 0 : 1;
-    const summaryTokens = summary === null ? 0 : Math.ceil(summary.length / 4);
+    const summaryTokens = summary === null ? 0 : estimateTextTokens(summary);
     const tokens = Number(moved?.tokens ?? 0) - summaryTokens;
     if (summary !== null) {
       await tx`

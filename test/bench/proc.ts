@@ -3,6 +3,7 @@
  * the kernel's 10 ms ticks (USER_HZ 100).
  */
 import { readdir, readFile } from 'node:fs/promises';
+import type postgres from 'postgres';
 
 const TICK_MS = 10;
 
@@ -12,13 +13,26 @@ export async function processCpuMs(pid: number | string): Promise<number> {
 }
 
 /** A process's command name and CPU ms so far (empty name and 0 when it is gone). */
-export async function processStat(pid: number | string): Promise<{ comm: string; ms: number }> {
+async function processStat(pid: number | string): Promise<{ comm: string; ms: number }> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   if (!stat) return { comm: '', ms: 0 };
   const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
   // Fields after the command: state is the first; utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { comm, ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
+}
+
+/**
+ * CPU ms so far of the Postgres backends connected to database `database` (`pg_stat_activity`, read
+ * through `admin`). Cumulative per backend: one that connected since an earlier reading counts from
+ * its start, one that left since no longer counts.
+ */
+export async function databaseCpuMs(admin: postgres.Sql, database: string): Promise<number> {
+  const backends = await admin<{ pid: number }[]>`
+    select pid from pg_stat_activity where datname = ${database}`;
+  let ms = 0;
+  for (const { pid } of backends) ms += await processCpuMs(pid);
+  return ms;
 }
 
 /** CPU ms so far of every redis-server process on the machine. */

@@ -1,12 +1,10 @@
 /**
- * What the benchmark scripts share: a markdown report built section by section, the set-based
- * seeding of plain sessions, and a backlog of `session.run.completed` jobs.
+ * What the benchmark scripts share: a markdown report built section by section, option parsing and
+ * medians, the set-based seeding of plain sessions, and a backlog of `session.run.completed` jobs.
  */
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
-import type { z } from 'zod';
 import { RUN_COMPLETED } from '../../shared/contract/events.ts';
-import type { strategySchema } from '../../shared/strategies/index.ts';
 
 /** A markdown report: a heading, then sections of one table each, also printed as they are added. */
 export class Report {
@@ -31,6 +29,21 @@ export class Report {
   text(): string {
     return this.parts.join('\n');
   }
+}
+
+/**
+ * `text` (an option's value) as a positive integer.
+ * @throws {Error} naming the option `--<option>` when it is not one.
+ */
+export function positiveInteger(option: string, text: string | undefined): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${option}: "${text}" is not a positive integer`);
+  return n;
+}
+
+/** The median of `xs` (the upper one of an even count), 0 when empty. */
+export function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 }
 
 /** `n` with `digits` decimals. */
@@ -67,20 +80,20 @@ export async function seedSessions(
 
 /**
  * `count` run-completed jobs for sessions `s1` .. `s<count>` of `tenantId`, each with its own
- * event id (also its BullMQ job id) and `strategy` (as the event carries it, defaults unfilled),
- * as `Queue.addBulk` takes them.
+ * event id (also its BullMQ job id) and the fields of `extra` (`{ strategy }` as the event carries
+ * it, defaults unfilled; `{ keep }` for the floor), as `Queue.addBulk` takes them. Failed jobs stay.
  */
 export function runCompletedJobs(
   tenantId: string,
   count: number,
-  strategy: z.input<typeof strategySchema>,
+  extra: Record<string, unknown>,
   removeOnComplete: boolean,
 ) {
   return Array.from({ length: count }, (_, i) => {
     const eventId = randomUUID();
     return {
       name: RUN_COMPLETED,
-      data: { tenantId, sessionId: `s${i + 1}`, eventId, strategy },
+      data: { tenantId, sessionId: `s${i + 1}`, eventId, ...extra },
       opts: { jobId: eventId, removeOnComplete, removeOnFail: false },
     };
   });

@@ -40,8 +40,8 @@ import { CompactionStore } from '../../worker/postgres/store.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { cleanRedis, silentLogger } from '../support/fixtures.ts';
-import { machineCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
-import { fmt, Report, runCompletedJobs, seedSessions } from './report.ts';
+import { databaseCpuMs, machineCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
+import { fmt, positiveInteger, Report, runCompletedJobs, seedSessions } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -54,10 +54,10 @@ const { values } = parseArgs({
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
 const ALL_PARTS = ['1', '2', '3'].every((p) => PARTS.has(p));
-const EVENTS = Number(values.events);
-const WAITING = Number(values.waiting);
-const HISTORY_SESSIONS = Number(values.sessions);
-const PER_SESSION = Number(values['per-session']);
+const EVENTS = positiveInteger('events', values.events);
+const WAITING = positiveInteger('waiting', values.waiting);
+const HISTORY_SESSIONS = positiveInteger('sessions', values.sessions);
+const PER_SESSION = positiveInteger('per-session', values['per-session']);
 /** Tenants of part 3: partitions are by tenant, so the history spreads over many. */
 const HISTORY_TENANTS = Math.min(1_000, HISTORY_SESSIONS);
 /** loadContext calls and compactions measured per layout in part 3. */
@@ -155,16 +155,6 @@ async function startWorkerProcess(url: string, queuePrefix: string): Promise<Wor
   };
 }
 
-/** CPU ms so far of the bench database's Postgres backends. */
-async function postgresCpuMs(admin: postgres.Sql, database: string): Promise<number> {
-  const backends = await admin<
-    { pid: number }[]
-  >`select pid from pg_stat_activity where datname = ${database}`;
-  let ms = 0;
-  for (const { pid } of backends) ms += await processCpuMs(pid);
-  return ms;
-}
-
 // 1 ---------------------------------------------------------------------------------------------
 
 interface ScaleRun {
@@ -198,12 +188,12 @@ async function workerProcesses(ctx: {
         // Postgres backends of a worker are opened lazily; the first jobs open them, so the CPU of
         // a backend that started during the run counts from its start (processCpuMs is cumulative).
         const nodeBefore = await sumCpu(workers);
-        const pgBefore = await postgresCpuMs(ctx.admin, ctx.name);
+        const pgBefore = await databaseCpuMs(ctx.admin, ctx.name);
         const redisBefore = await redisServerCpuMs();
         const machineBefore = await machineCpuMs();
         const started = performance.now();
         await queue.addBulk(
-          runCompletedJobs(TENANT, EVENTS, { type: 'slidingWindow', maxMessages: 10 }, true),
+          runCompletedJobs(TENANT, EVENTS, { strategy: { type: 'slidingWindow', maxMessages: 10 } }, true),
         );
         for (;;) {
           const { failed, active, waiting, delayed } = await queue.getJobCounts(
@@ -223,7 +213,7 @@ async function workerProcesses(ctx: {
           processes,
           jobsPerS: EVENTS / (wallMs / 1000),
           node: ((await sumCpu(workers)) - nodeBefore) / capacity,
-          postgres: ((await postgresCpuMs(ctx.admin, ctx.name)) - pgBefore) / capacity,
+          postgres: ((await databaseCpuMs(ctx.admin, ctx.name)) - pgBefore) / capacity,
           redis: ((await redisServerCpuMs()) - redisBefore) / capacity,
           busy: (machine.busy - machineBefore.busy) / (machine.total - machineBefore.total),
         });

@@ -1,3 +1,24 @@
+/**
+ * `npm run fidelity [-- --keep-recent N] [--cache-user-turn]`: runs each strategy over every corpus
+ * session through the real pipeline and database (`summarize` with the `extractive` summarizer,
+ * with `anthropic` and with `anthropic-compaction`, the real SDK against the fake Messages API
+ * server, the paths the compaction block names counted beside the checkpoint's; `summarize` with a
+ * tail of 20,000 tokens; `clearToolResults`; `auto`) and prints per session and in total: tokens
+ * before → after, the share of the leaving messages' working-set paths kept in the checkpoint,
+ * whether the user's last real request was kept (live, verbatim in the checkpoint, or condensed
+ * there with its seq), pinned messages kept, tool pairs whole, the ledger rows written, and the LLM
+ * calls, the input tokens sent to the LLM (beside the tokens of the messages that left), the
+ * prompt-cache tokens read and written, and their cost (USD) per compaction.
+ *
+ * Options: `--keep-recent N` (an integer ≥ 0, default 10: the messages `summarize` keeps live);
+ * `--cache-user-turn` runs the `anthropic` summarizer with a cache breakpoint at the end of its user
+ * turn (off by default), to weigh what that breakpoint costs.
+ *
+ * Targets, what an agent needs to carry on after a summary: 100% of paths, requests and pinned
+ * messages kept, tool pairs whole; tokens after at most 25% of before on sessions over 100
+ * messages. They apply to the `summarize` runs (a strategy that only clears keeps every message and
+ * writes no checkpoint). Exits 1 when a target is missed. Not part of `npm test`.
+ */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';

@@ -1,3 +1,33 @@
+/**
+ * `npm run fidelity:probes [-- --keep-recent N] [--session NAME ...] [--misses] [--show]`: whether an
+ * agent can carry on from a checkpoint, measured by probes (probes.ts; the files in
+ * test/fidelity/probes/).
+ *
+ * For each probed session and each summarizer (`extractive`; `anthropic`, the real SDK against the
+ * fake Messages API): the session is created with the first third of its messages and compacted
+ * with `summarize` (keepRecent N), the messages up to two thirds are appended and it is compacted
+ * again (merging the first checkpoint), then the rest, and a third time. After each compaction the
+ * probes of that point are graded against (a) the rendered checkpoint with the text of the live
+ * messages kept, and (b) the rendered checkpoint alone, on the probe's `alone` answer when it has
+ * one (an answer only the kept messages state is asked as of the last message that left), else on
+ * its `expect`; and three precision counts are taken from the checkpoint: stale blockers, failures
+ * listed as completed, and a goal or last request taken from a harness or meta message (rules in
+ * probes.ts).
+ *
+ * Options: `--keep-recent N` (an integer ≥ 0, default 10); `--session NAME` (repeatable: only
+ * those probed sessions); `--misses` lists the probes missed with the checkpoint alone; `--show`
+ * prints each rendered checkpoint. With ANTHROPIC_API_KEY set, the `anthropic` row grades a real
+ * model (COMPACTOR_MODEL, default claude-haiku-4-5, at ANTHROPIC_BASE_URL, default Anthropic's API)
+ * instead of the fake.
+ *
+ * Prints per session and point, then totals per summarizer, by probe type and by point; the
+ * targets (with the kept messages ≥ 90%, checkpoint alone ≥ 85%, stale blockers ≤ 10% of the
+ * blockers listed, no failure listed as completed), each met or NOT met; against the fake, a line
+ * saying of the probes missed alone how many had their answer in what the model was shown (the miss
+ * is the model's), how many had not (clipped or pruned before the call: the miss is compactor's),
+ * and how many ask only that something be absent; and the probes whose key needs a reader. Not
+ * part of `npm test`; always exits 0 when it ran (the figures are a measure, not a gate).
+ */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';

@@ -7,18 +7,16 @@
  */
 import { main } from '../../worker/cli/cli.ts';
 import { trackHandles } from './handles.ts';
-import type { Run } from './processes.ts';
+import { childEnv, type Run } from './processes.ts';
 
 /**
- * Runs `compactor <args>` in-process with `env` (this process's environment without Anthropic
- * variables, plus `env`, as `startCompactor` gives a child) and resolves with its exit code and
- * what it wrote. A real process does not exit while a connection, server or timer it opened is
- * still open; so this rejects when the command returns with one of its own still open (after up to
- * two seconds for closing ones to finish). What the test itself opened, before or meanwhile, does
- * not count.
+ * Runs `compactor <args>` in-process with `childEnv(env)` (as `startCompactor` gives a child) and
+ * resolves with its exit code and what it wrote. A real process does not exit while a connection,
+ * server or timer it opened is still open; so this rejects when the command returns with one of its
+ * own still open (after up to two seconds for closing ones to finish). What the test itself opened,
+ * before or meanwhile, does not count.
  */
 export async function runCli(args: string[], env: Record<string, string>): Promise<Run> {
-  const { ANTHROPIC_API_KEY: _k, ANTHROPIC_BASE_URL: _u, ...inherited } = process.env;
   let stdout = '';
   let stderr = '';
   const io = {
@@ -35,7 +33,7 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
       },
     },
   };
-  const { value: code, left } = await trackHandles(() => main(args, io, { ...inherited, ...env }));
+  const { value: code, left } = await trackHandles(() => main(args, io, childEnv(env)));
   if (left) throw new Error(`compactor ${args.join(' ')} returned with ${left} still open: ${stderr}`);
   return { code, signal: null, stdout, stderr };
 }

@@ -2,10 +2,11 @@
  * Messages built by hand for tests of prompts and summarizers.
  */
 import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
+import { estimateTextTokens } from '../../shared/contract/tokens.ts';
 
 /**
  * A plain text message (`kind: 'message'`, no tool ids, not pinned) at `seq`, its token count
- * estimated at 4 characters per token.
+ * estimated as compactor does (`estimateTextTokens`, 4 characters per token).
  */
 export function textMessage(seq: number, role: Message['role'], content: string): Message {
   return {
@@ -15,7 +16,7 @@ export function textMessage(seq: number, role: Message['role'], content: string)
     content,
     toolCallId: null,
     toolName: null,
-    tokenCount: Math.ceil(content.length / 4),
+    tokenCount: estimateTextTokens(content),
     pinned: false,
     ...legacyToolIds('message', null),
   };

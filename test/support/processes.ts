@@ -22,13 +22,19 @@ export type Child = ChildProcess & { done: Promise<Run>; output(): { stdout: str
 const children = new Set<ChildProcess>();
 
 /**
- * Starts `compactor <args>` with `env` (the parent's environment without Anthropic variables,
- * plus `env`).
+ * The environment a `compactor` run gets: this process's environment without the Anthropic
+ * variables (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, so no test reaches a real model by
+ * accident), plus `env`.
  */
-export function startCompactor(args: string[], env: Record<string, string>): Child {
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { ANTHROPIC_API_KEY: _k, ANTHROPIC_BASE_URL: _u, ...inherited } = process.env;
+  return { ...inherited, ...env };
+}
+
+/** Starts `compactor <args>` with `childEnv(env)`. */
+export function startCompactor(args: string[], env: Record<string, string>): Child {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...inherited, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

@@ -8,6 +8,8 @@
  * both summarizers judge failures alike, as a model told "failed" would. Pure.
  */
 import { callOutcome, detectError } from '../../../shared/extractive/error-lines.ts';
+import { GIT_READS, withoutCdSteps } from '../../../shared/extractive/shell.ts';
+import { isRecord } from '../../../shared/extractive/text.ts';
 import type { TranscriptMessage } from './prompt-view.ts';
 import {
   looksLikeFile,
@@ -113,9 +115,6 @@ const READ_PROGRAMS = new Set(
     'which whereis type du df sort uniq cut tr awk sed diff cmp env printenv date whoami id uname true cd ' +
     'xxd hexdump od strings jq column basename dirname realpath readlink bat'
   ).split(' '),
-);
-const GIT_READS = new Set(
-  'status log diff show branch blame grep ls-files rev-parse remote describe'.split(' '),
 );
 const PACKAGE_READS =
   /^(?:pip3?|npm|yarn|pnpm|cargo|go|gem|conda) (?:list|ls|show|freeze|view|info|tree|version|why)$/;
@@ -434,13 +433,7 @@ function shellEffects(steps: ShellStep[], command: string, state: ReadState): Fi
 
 /** The command line shown in items: its first line without leading `cd dir &&`, clipped. */
 function commandLine(command: string): string {
-  let text = command.trim();
-  for (;;) {
-    const next = text.replace(/^cd\s+("[^"]*"|'[^']*'|\S+)\s*(?:&&|;)\s*/, '');
-    if (next === text) break;
-    text = next;
-  }
-  const lines = text.split('\n');
+  const lines = withoutCdSteps(command).split('\n');
   return clip((lines[0] ?? '').trim(), 120) + (lines.length > 1 ? ' …' : '');
 }
 
@@ -554,8 +547,4 @@ export function normalizePath(path: string | null): string | null {
 /** Whether two paths name the same file: equal, or one ends with `/` and the other. */
 export function samePath(a: string, b: string): boolean {
   return a === b || a.endsWith(`/${b}`) || b.endsWith(`/${a}`);
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -44,6 +44,8 @@
  * pending, open questions, unfixed errors, the blockers and the written files last; never the goal,
  * the current work, the next step or the user's instructions. Pure.
  */
+
+import { collapse } from '../../../shared/extractive/text.ts';
 import {
   type CallOutcome,
   type FileRole,
@@ -55,7 +57,7 @@ import {
 } from './calls.ts';
 import { readPrompt, type TranscriptMessage, type WrittenUserMessage } from './prompt-view.ts';
 import { commandFamily } from './shell.ts';
-import { clip, collapse, sentences } from './text.ts';
+import { clip, sentences } from './text.ts';
 
 /** A list item: a fact and the seq of the message it comes from. */
 export interface Entry {
@@ -130,6 +132,9 @@ const ROLE_RANK: Record<FileRole, number> = {
   mentioned: 1,
 };
 
+/** The sentences of each prose message of the transcript (see `sentences`). */
+type Said = ReadonlyMap<TranscriptMessage, string[]>;
+
 /** The checkpoint a model following the system prompt writes for `prompt` (the request's user turn). */
 export function deriveCheckpoint(prompt: string, options: DeriveOptions): Record<string, unknown> {
   const view = readPrompt(prompt);
@@ -151,11 +156,13 @@ export function deriveCheckpoint(prompt: string, options: DeriveOptions): Record
       m.content.trim() &&
       !m.content.startsWith('[thinking]'),
   );
+  // Each prose message's sentences, split once for the passes below.
+  const said: Said = new Map(prose.map((m) => [m, sentences(m.content)]));
 
   const errors = errorsOf(calls, prev);
   const todos = calls.findLast((c) => c.todos !== null && c.outcome !== 'rejected' && c.outcome !== 'failed');
   const todoTexts = new Set((todos?.todos ?? []).map((t) => t.text));
-  const questions = questionsOf(prose, calls, written, prev);
+  const questions = questionsOf(prose, said, calls, written, prev);
 
   const checkpoint: ModelCheckpoint = {
     goal:
@@ -167,8 +174,8 @@ export function deriveCheckpoint(prompt: string, options: DeriveOptions): Record
       -100,
     ),
     currentWork: currentWorkOf(prose, calls) ?? prev.currentWork,
-    nextStep: nextStepOf(prose, calls, written) ?? prev.nextStep,
-    completed: unique([...prev.completed, ...newCompleted(prose, calls, todos)]).slice(-200),
+    nextStep: nextStepOf(prose, said, calls, written) ?? prev.nextStep,
+    completed: unique([...prev.completed, ...newCompleted(prose, said, calls, todos)]).slice(-200),
     inProgress: unique([
       ...prev.inProgress.filter((e) => !todoTexts.has(e.text)),
       ...inProgressOf(calls, todos),
@@ -180,10 +187,12 @@ export function deriveCheckpoint(prompt: string, options: DeriveOptions): Record
         .map((t) => entry(t.text, todos?.call.seq)),
     ]).slice(-200),
     blockers: unique(errors.blockers).slice(-200),
-    decisions: unique([...prev.decisions, ...questions.answered, ...decisionsOf(prose, calls)]).slice(-200),
+    decisions: unique([...prev.decisions, ...questions.answered, ...decisionsOf(prose, said, calls)]).slice(
+      -200,
+    ),
     openQuestions: unique(questions.open).slice(-200),
     errorsAndFixes: errors.errorsAndFixes.slice(-100),
-    discoveries: unique([...prev.discoveries, ...discoveriesOf(prose, calls)]).slice(-100),
+    discoveries: unique([...prev.discoveries, ...discoveriesOf(prose, said, calls)]).slice(-100),
     files: [],
     workingSet: [],
   };
@@ -225,7 +234,12 @@ function callState(c: ToolCall): string {
   return clip(states[c.outcome], 300);
 }
 
-function newCompleted(prose: TranscriptMessage[], calls: ToolCall[], todos: ToolCall | undefined): Entry[] {
+function newCompleted(
+  prose: TranscriptMessage[],
+  said: Said,
+  calls: ToolCall[],
+  todos: ToolCall | undefined,
+): Entry[] {
   const found: Array<{ index: number; entry: Entry }> = [];
   for (const c of calls) {
     if (c.outcome !== 'ok' || c.readOnly || c.todos !== null || c.questions.length > 0) continue;
@@ -235,7 +249,7 @@ function newCompleted(prose: TranscriptMessage[], calls: ToolCall[], todos: Tool
     if (t.status === 'completed')
       found.push({ index: todos?.call.index ?? 0, entry: entry(t.text, todos?.call.seq) });
   for (const m of prose) {
-    for (const s of sentences(m.content)) {
+    for (const s of said.get(m) ?? []) {
       // A sentence ending in `:` introduces a list or a call; it reports nothing itself.
       if (isQuestion(s) || s.endsWith(':') || INTENT.test(s) || !FINISHED.test(s) || NEGATED.test(s))
         continue;
@@ -354,11 +368,12 @@ function currentWorkOf(prose: TranscriptMessage[], calls: ToolCall[]): Entry | n
 
 function nextStepOf(
   prose: TranscriptMessage[],
+  said: Said,
   calls: ToolCall[],
   written: WrittenUserMessage[],
 ): Entry | null {
   const stated = (m: TranscriptMessage) =>
-    sentences(m.content).findLast((s) => INTENT.test(s) && !isQuestion(s));
+    (said.get(m) ?? []).findLast((s) => INTENT.test(s) && !isQuestion(s));
   const intended = prose.findLast((m) => stated(m) !== undefined);
   const request = written.findLast((m) => m.kind === 'request');
   // What the agent was last told or said it would do; a call that ended ok after it is doing it:
@@ -373,6 +388,7 @@ function nextStepOf(
 
 function questionsOf(
   prose: TranscriptMessage[],
+  said: Said,
   calls: ToolCall[],
   written: WrittenUserMessage[],
   prev: ModelCheckpoint,
@@ -388,7 +404,7 @@ function questionsOf(
   // A previous question is answered by the first user message of the transcript.
   for (const q of prev.openQuestions) settle(q.text, q.seq, null);
   for (const m of prose) {
-    const last = sentences(m.content).at(-1);
+    const last = said.get(m)?.at(-1);
     if (last && isQuestion(last)) settle(last, m.seq, m.seq);
   }
   for (const c of calls) {
@@ -401,10 +417,10 @@ function questionsOf(
   return { open, answered };
 }
 
-function decisionsOf(prose: TranscriptMessage[], calls: ToolCall[]): Entry[] {
+function decisionsOf(prose: TranscriptMessage[], said: Said, calls: ToolCall[]): Entry[] {
   const found: Array<{ index: number; entry: Entry }> = [];
   for (const m of prose)
-    for (const s of sentences(m.content))
+    for (const s of said.get(m) ?? [])
       if (DECISION.test(s) && !isQuestion(s) && !s.endsWith(':'))
         found.push({ index: m.index, entry: entry(s, m.seq) });
   for (const c of calls)
@@ -416,7 +432,7 @@ function decisionsOf(prose: TranscriptMessage[], calls: ToolCall[]): Entry[] {
   return found.sort((a, b) => a.index - b.index).map((f) => f.entry);
 }
 
-function discoveriesOf(prose: TranscriptMessage[], calls: ToolCall[]): Entry[] {
+function discoveriesOf(prose: TranscriptMessage[], said: Said, calls: ToolCall[]): Entry[] {
   const found: Array<{ index: number; entry: Entry }> = [];
   for (const c of calls) {
     if (c.outcome !== 'ok' || !c.result) continue;
@@ -435,7 +451,7 @@ function discoveriesOf(prose: TranscriptMessage[], calls: ToolCall[]): Entry[] {
       found.push({ index: c.call.index, entry: entry(`${c.label} found ${paths.join(', ')}`, seq) });
   }
   for (const m of prose)
-    for (const s of sentences(m.content))
+    for (const s of said.get(m) ?? [])
       if (
         DISCOVERY.test(s) &&
         !isQuestion(s) &&
@@ -520,18 +536,19 @@ function filesOf(
 
 /** Drops the least useful items until the answer fits `target` tokens (about 4 characters each). */
 function fitTo(c: ModelCheckpoint, target: number): void {
-  const dropLast = <T>(items: T[], which: (t: T) => boolean = () => true) => {
-    const i = items.findLastIndex(which);
+  // The answer's JSON length, measured once: a dropped item takes its own JSON and, unless it was
+  // the list's only item, one comma with it.
+  let length = JSON.stringify(c).length;
+  const drop = <T>(items: T[], i: number) => {
     if (i < 0) return false;
+    length -= JSON.stringify(items[i]).length + (items.length > 1 ? 1 : 0);
     items.splice(i, 1);
     return true;
   };
-  const dropFirst = <T>(items: T[], which: (t: T) => boolean = () => true) => {
-    const i = items.findIndex(which);
-    if (i < 0) return false;
-    items.splice(i, 1);
-    return true;
-  };
+  const dropLast = <T>(items: T[], which: (t: T) => boolean = () => true) =>
+    drop(items, items.findLastIndex(which));
+  const dropFirst = <T>(items: T[], which: (t: T) => boolean = () => true) =>
+    drop(items, items.findIndex(which));
   // Old completed work goes first, down to the newest five; then the other lists' old items likewise;
   // then the rest, the blockers and the written files last.
   const keep = <T>(items: T[], n: number) => (items.length > n ? dropFirst(items) : false);
@@ -556,7 +573,7 @@ function fitTo(c: ModelCheckpoint, target: number): void {
     () => dropFirst(c.blockers),
     () => dropLast(c.files),
   ];
-  while (Math.ceil(JSON.stringify(c).length / 4) > target) if (!order.some((drop) => drop())) break;
+  while (Math.ceil(length / 4) > target) if (!order.some((next) => next())) break;
 }
 
 /** The previous checkpoint in the current shape: older string items get seq null, broken items are left out. */

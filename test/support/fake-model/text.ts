@@ -1,9 +1,5 @@
 /** Small text helpers of the fake model. Pure. */
-
-/** Whitespace runs as one space, trimmed. */
-export function collapse(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
-}
+import { collapse } from '../../../shared/extractive/text.ts';
 
 /** `text` collapsed and cut to at most `max` characters, at a word when one is near, with `…`. */
 export function clip(text: string, max: number): string {
