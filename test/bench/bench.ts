@@ -55,7 +55,15 @@ import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
 import { databaseCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
-import { fmt, median, positiveInteger, Report, runCompletedJobs, seedSessions } from './report.ts';
+import {
+  fmt,
+  median,
+  positiveInteger,
+  Report,
+  type RunCompletedExtra,
+  runCompletedJobs,
+  seedSessions,
+} from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -192,7 +200,8 @@ async function throughput(url: string, sql: postgres.Sql, prefix: () => string) 
     const connection = redis();
     const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
     // Fresh event ids for each run: the floor and compactor runs share no job.
-    const extra = kind === 'floor' ? { keep: 10 } : { strategy: { type: 'slidingWindow', maxMessages: 10 } };
+    const extra: RunCompletedExtra =
+      kind === 'floor' ? { keep: 10 } : { strategy: { type: 'slidingWindow', maxMessages: 10 } };
     await queue.addBulk(runCompletedJobs(TENANT, EVENTS, extra, false));
     const cpuBefore = await cpuNow();
     const started = performance.now();
@@ -486,7 +495,8 @@ async function llmRun(
   const p = prefix();
   const connection = redis();
   const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
-  const extra = kind === 'compactor' ? { strategy: { type: 'summarize', keepRecent: 10 } } : { keep: 10 };
+  const extra: RunCompletedExtra =
+    kind === 'compactor' ? { strategy: { type: 'summarize', keepRecent: 10 } } : { keep: 10 };
   await queue.addBulk(runCompletedJobs(TENANT, jobs, extra, false));
   const config = testConfig(url, p, { anthropicApiKey: 'bench', anthropicBaseUrl: llm.url });
   // The pool `compactor worker --concurrency c` opens.

@@ -4,7 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
+import type { z } from 'zod';
 import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import type { strategySchema } from '../../shared/strategies/index.ts';
 
 /** A markdown report: a heading, then sections of one table each, also printed as they are added. */
 export class Report {
@@ -78,6 +80,9 @@ export async function seedSessions(
   await sql`vacuum analyze`;
 }
 
+/** What a bench job carries besides its session: compactor's strategy, or the floor's `keep`. */
+export type RunCompletedExtra = { strategy: z.input<typeof strategySchema> } | { keep: number };
+
 /**
  * `count` run-completed jobs for sessions `s1` .. `s<count>` of `tenantId`, each with its own
  * event id (also its BullMQ job id) and the fields of `extra` (`{ strategy }` as the event carries
@@ -86,7 +91,7 @@ export async function seedSessions(
 export function runCompletedJobs(
   tenantId: string,
   count: number,
-  extra: Record<string, unknown>,
+  extra: RunCompletedExtra,
   removeOnComplete: boolean,
 ) {
   return Array.from({ length: count }, (_, i) => {
