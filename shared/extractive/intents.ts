@@ -2,7 +2,7 @@
 import type { Message } from '../contract/message.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS, LIST_CAPS } from './limits.ts';
-import { clipWords, findLastIndex, isThinking, sentences } from './text.ts';
+import { clipWords, collapse, findLastIndex, isThinking, sentences } from './text.ts';
 
 /** Decisions taken from one run of leaving messages. */
 const NEW_DECISIONS = 6;
@@ -21,19 +21,60 @@ const INTENT = new RegExp(
   'i',
 );
 
-/** Intent sentences of the assistant's messages after the last tool result. */
+/**
+ * Intent sentences of the assistant's messages after the last tool result. An intent that only
+ * points back at its object ("Let me fix this:", "Let me check that method:") carries the sentence
+ * before it in the same message, which names it ({@link pointsBack}).
+ */
 export function trailingIntents(messages: Message[]): Item[] {
   const lastResult = findLastIndex(messages, (m) => m.kind === 'tool_result');
   const items: Item[] = [];
   messages.forEach((m, index) => {
     if (index <= lastResult || m.role !== 'assistant' || m.kind !== 'message' || isThinking(m.content))
       return;
-    for (const sentence of sentences(m.content)) {
-      if ((INTENT.test(sentence) || /\bTODO\b/.test(sentence)) && !sentence.endsWith('?'))
-        items.push({ text: clipWords(sentence, ITEM_CHARS), seq: m.seq });
-    }
+    const said = sentences(m.content);
+    said.forEach((sentence, k) => {
+      if ((!INTENT.test(sentence) && !/\bTODO\b/.test(sentence)) || sentence.endsWith('?')) return;
+      const before = said[k - 1];
+      let text = sentence;
+      if (pointsBack(sentence)) {
+        const seen = before === undefined ? firstOutputLine(messages[lastResult]?.content ?? '') : null;
+        if (before !== undefined) text = `${before} ${sentence}`;
+        else if (seen) text = `${sentence} (after: ${seen})`;
+      }
+      items.push({ text: clipWords(text, ITEM_CHARS), seq: m.seq });
+    });
   });
   return items.slice(-NEW_INTENTS);
+}
+
+/** Longest line of a tool result an intent quotes as what it points back at, in characters. */
+const SEEN_CHARS = 120;
+
+/**
+ * The first line of a tool result that says something (three word characters or more), without
+ * harness tags such as `<returncode>0</returncode>` or `<output>`, clipped; null when none.
+ */
+function firstOutputLine(content: string): string | null {
+  for (const raw of content.slice(0, 4_000).split('\n')) {
+    const line = collapse(raw.replace(/<\/?[a-z_]+>(?:-?\d+<\/[a-z_]+>)?/gi, ''));
+    if (/\w{3}/.test(line)) return clipWords(line, SEEN_CHARS);
+  }
+  return null;
+}
+
+/** Words that point back at something named earlier. */
+const BACK_REFERENCE = /\b(?:this|that|these|those|it|them|there)\b/i;
+
+/** A name: something in backticks or quotes, a path, a call, an identifier with `_`, `.` or inner capitals. */
+const NAMED = /[`'"]|\w[/.]\w|\w\(|\w_\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*/;
+
+/**
+ * Whether a sentence only points back at its object: a short one (at most 8 words) with "this",
+ * "that", "it" and the like and no name of its own.
+ */
+export function pointsBack(sentence: string): boolean {
+  return sentence.split(/\s+/).length <= 8 && BACK_REFERENCE.test(sentence) && !NAMED.test(sentence);
 }
 
 const DECISION = new RegExp(

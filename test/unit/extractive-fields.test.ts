@@ -351,6 +351,34 @@ describe('state, todo lists and summaries in the transcript', () => {
     expect(checkpoint.currentWork).toEqual({ text: 'The cache works now.', seq: 3 });
     expect(checkpoint.nextStep).toEqual({ text: 'Next I will enable remote caching.', seq: 3 });
   });
+
+  it('names what a next step only points back at: the sentence before it, else the output it reacts to', () => {
+    const named = transcript()
+      .user('Fix the separability matrix')
+      .bash('grep -n cstack separable.py', '245: cright[...] = 1', 0)
+      .assistant('The bug is in `_cstack`: it writes 1 instead of the matrix. Let me fix that:');
+    expect(extractCheckpoint(null, named.messages, BIG).nextStep).toEqual({
+      text: 'The bug is in `_cstack`: it writes 1 instead of the matrix. Let me fix that:',
+      seq: 3,
+    });
+    const bare = transcript()
+      .user('Fix the separability matrix')
+      .bash(
+        'grep -n separability core.py',
+        '<returncode>0</returncode>\n<output>\n808:    def _calculate_separability_matrix(self):\n</output>',
+        0,
+      )
+      .assistant('Let me check that method:');
+    expect(extractCheckpoint(null, bare.messages, BIG).nextStep?.text).toBe(
+      'Let me check that method: (after: 808: def _calculate_separability_matrix(self):)',
+    );
+    // A step that names its own object stands alone.
+    const own = transcript()
+      .user('Fix the separability matrix')
+      .bash('ls', 'core.py', 0)
+      .assistant('The listing is short. Let me open `core.py` next.');
+    expect(extractCheckpoint(null, own.messages, BIG).nextStep?.text).toBe('Let me open `core.py` next.');
+  });
 });
 
 describe('where the agent stands, for agents that think before each call', () => {
