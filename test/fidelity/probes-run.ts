@@ -407,7 +407,7 @@ function printShown(rows: PointRow[]): void {
 
 function printMisses(rows: PointRow[]): void {
   console.log(
-    '\nProbes missed from the checkpoint alone (✗ = also missed with the kept messages; · = the answer is not in the leaving messages):',
+    '\nProbes missed from the checkpoint alone (✗ = also missed with the kept messages; · = the answer is not in the leaving messages; ○ = the model was not shown it: clipped or pruned):',
   );
   for (const r of rows) {
     const missed = r.graded.filter((g) => g.alone === false);
@@ -419,7 +419,7 @@ function printMisses(rows: PointRow[]): void {
     console.log(`\n${r.session} ${r.summarizer} ${r.point} (left through seq ${r.leavingThrough ?? '-'})`);
     for (const g of missed) {
       console.log(
-        `  ${g.withKept ? ' ' : '✗'}${g.inLeaving ? ' ' : '·'} ${g.probe.type}: ${g.probe.question} ${JSON.stringify(aloneExpect(g.probe) ?? g.probe.expect)}`,
+        `  ${g.withKept ? ' ' : '✗'}${g.inLeaving ? ' ' : '·'}${g.shown === false ? '○' : ' '} ${g.probe.type}: ${g.probe.question} ${JSON.stringify(aloneExpect(g.probe) ?? g.probe.expect)}`,
       );
     }
     for (const e of extra) console.log(`  ! ${e.slice(0, 200)}`);
