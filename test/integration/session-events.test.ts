@@ -93,6 +93,10 @@ describe('session.compacted', () => {
     });
     expect(event?.data.tokensAfter).toBeLessThan(event?.data.tokensBefore ?? 0);
     expect(event?.data.checkpoint).toMatchObject({ goal: expect.any(String) });
+    // The checkpoint the compaction wrote, exactly as the session now holds it.
+    const [session] = await ctx.tdb.database.sql<{ checkpoint: unknown }[]>`
+      select checkpoint from sessions where tenant_id = ${tenantId} and id = 'big'`;
+    expect(event?.data.checkpoint).toEqual(session?.checkpoint);
     // The version the agent's next context is rendered at.
     expect((await loadContext(ctx.tdb.database.db, { tenantId, sessionId: 'big' })).version).toBe(
       event?.data.version,

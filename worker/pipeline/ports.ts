@@ -130,6 +130,11 @@ export type Decision = { change: Change } | { noChange: NoChange };
 export interface WriteResult {
   status: 'applied' | 'skipped' | 'failed' | 'duplicate';
   row: CompactionRow;
+  /**
+   * The checkpoint this write set, when it applied a change: the summary's (null when the change
+   * wrote none). Absent for the other statuses, whose row the session may have moved past since.
+   */
+  checkpoint?: Checkpoint | null | undefined;
 }
 
 /** Reads of one session, tenant-scoped. */

@@ -38,6 +38,8 @@ export interface EffectFacts {
   childSessionId: string | null;
   /** The compacted session's own row afterwards (a parent that continued in a child is unchanged). */
   session: { messageCount: number; tokenCount: number; checkpoint: Checkpoint | null };
+  /** The checkpoint a summary wrote (into the session, or the child); null when none was written. */
+  written: Checkpoint | null;
 }
 
 interface Where {
@@ -111,6 +113,7 @@ export async function executeEffects(
     blocksCleared,
     childSessionId: child?.id ?? null,
     session: { messageCount: session.messages, tokenCount: session.tokens, checkpoint: session.checkpoint },
+    written: result.checkpoint,
   };
 }
 

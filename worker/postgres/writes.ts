@@ -140,7 +140,7 @@ async function writeChange(
     },
   });
   if (!row) throw new Error(`ledger: the apply of "${change.entry.idempotencyKey}" wrote no row`);
-  return { status: 'applied', row };
+  return { status: 'applied', row, checkpoint: facts.written };
 }
 
 /**

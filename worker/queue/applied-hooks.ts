@@ -5,6 +5,7 @@
  * jobs are keyed by the compaction id, so telling one compaction twice adds nothing.
  */
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import { watchWebhookPresence } from '../postgres/webhook-presence.ts';
 import { checkpointOf } from '../postgres/webhooks.ts';
 import { runAll, type Services } from '../runtime/services.ts';
@@ -14,10 +15,11 @@ import { createWebhookEnqueuer } from './webhook-queue.ts';
 /** The hook of `ProcessorDeps.onApplied` and `PollDeps.onApplied`, and what it holds open. */
 export interface AppliedHooks {
   /**
-   * Tells an applied ledger row (other rows are ignored).
+   * Tells an applied ledger row (other rows are ignored). `checkpoint` is the one the apply wrote
+   * (`WriteResult.checkpoint`); without it (a duplicate told again) the session's is read back.
    * @throws when Redis or Postgres fails: the caller's job retries and tells it again.
    */
-  onApplied(row: CompactionRow): Promise<void>;
+  onApplied(row: CompactionRow, checkpoint?: Checkpoint | null): Promise<void>;
   /** Closes the queues (not the services' connections). */
   close(): Promise<void>;
 }
@@ -31,13 +33,14 @@ export function createAppliedHooks(services: Services): AppliedHooks {
     backoffMs: config.webhookBackoffMs,
   });
   return {
-    async onApplied(row) {
+    async onApplied(row, written) {
       if (row.status !== 'applied') return;
       // Only a summary writes a checkpoint; a sliding window's event carries none.
       const checkpoint =
         row.summary === null
           ? null
-          : await checkpointOf(services.database.db, row.tenantId, row.childSessionId ?? row.sessionId);
+          : (written ??
+            (await checkpointOf(services.database.db, row.tenantId, row.childSessionId ?? row.sessionId)));
       const event = await publisher.compacted(row, checkpoint);
       if (event && (await presence.has(row.tenantId))) await webhooks.enqueue(event, true);
     },

@@ -53,8 +53,11 @@ export interface PollDeps {
   store: SessionReads & FencedWrites;
   batches: AnthropicBatches;
   logger: Logger;
-  /** Called with the ledger row of each compaction a batch applies, before its batch row is finished. */
-  onApplied?: (row: CompactionRow) => Promise<void>;
+  /**
+   * Called with the ledger row of each compaction a batch applies, and the checkpoint it wrote (absent
+   * when the apply found it applied already), before its batch row is finished.
+   */
+  onApplied?: (row: CompactionRow, checkpoint?: Checkpoint | null) => Promise<void>;
   /** Most requests per submitted batch. Default 1,000. */
   maxBatchSize?: number;
   /** Called with the fidelity score of each batch summary (and of a fallback), committed or not. */
@@ -190,7 +193,7 @@ async function applyAnswer(
     const result = await deps.store.apply(changeOf(entry, plan, row.expectedVersion, written, null));
     // Told before the batch row is finished: a failure leaves it to the next poll, whose apply
     // finds the compaction applied (a duplicate) and tells it again.
-    if (result.row.status === 'applied') await deps.onApplied?.(result.row);
+    if (result.row.status === 'applied') await deps.onApplied?.(result.row, result.checkpoint);
   } catch (error) {
     if (!(error instanceof FenceError)) throw error;
     const why = `the session changed while the batch ran: ${error.message}`;

@@ -19,6 +19,7 @@ import {
 } from '../../shared/contract/events.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
+import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import { afterLastAttempt, type LastAttemptDeps } from '../pipeline/last-attempt.ts';
 import { type CompactionOutcome, type CompactionRequest, runCompaction } from '../pipeline/pipeline.ts';
@@ -41,9 +42,10 @@ export interface ProcessorDeps extends LastAttemptDeps {
   /**
    * Called with the ledger row of every applied compaction (also when a retried job finds it
    * applied already), before the job completes: a failure fails the job, which retries and calls
-   * it again. Absent: nothing is told.
+   * it again. `checkpoint` is the one this run's apply wrote; absent when the row was found
+   * applied already. Absent hook: nothing is told.
    */
-  onApplied?: (row: CompactionRow) => Promise<void>;
+  onApplied?: (row: CompactionRow, checkpoint?: Checkpoint | null) => Promise<void>;
   /** Counts outcomes and lease conflicts (worker/observability/metrics.ts); absent: nothing is counted. */
   metrics?: Pick<WorkerMetrics, 'jobSettled' | 'leaseConflict'>;
 }
@@ -93,7 +95,8 @@ export function createProcessor(deps: ProcessorDeps) {
       };
     };
     const told = async (outcome: CompactionOutcome): Promise<CompactionOutcome> => {
-      if (outcome.row?.status === 'applied' && deps.onApplied) await deps.onApplied(outcome.row);
+      if (outcome.status !== 'batched' && outcome.row.status === 'applied' && deps.onApplied)
+        await deps.onApplied(outcome.row, outcome.checkpoint);
       return outcome;
     };
     try {

@@ -210,7 +210,7 @@ export async function startSweepService(
             store: services.store,
             batches,
             logger,
-            onApplied: (row) => applied.onApplied(row),
+            onApplied: (row, checkpoint) => applied.onApplied(row, checkpoint),
             onFidelity: options.metrics?.summaryFidelity,
           });
           logger.info(polled, 'message batches polled');

@@ -48,7 +48,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   // session.compacted, and the tenant's webhook when it has one.
   const applied = createAppliedHooks(services);
   const processor = createProcessor({
-    onApplied: (row) => applied.onApplied(row),
+    onApplied: (row, checkpoint) => applied.onApplied(row, checkpoint),
     reads: services.reads,
     writes: services.writes,
     onFenceRejected: metrics?.fenceRejected,
