@@ -55,6 +55,12 @@ export interface ServiceOverrides {
   batches?: AnthropicBatches | null;
   /** Postgres pool size; default `config.dbPoolSize` (`COMPACTOR_DB_POOL_SIZE`), else {@link DEFAULT_POOL_SIZE}. */
   poolSize?: number;
+  /**
+   * Whether the policy cache holds a LISTEN connection for policy changes; default true. A one-shot
+   * command (`compact`, `restore`, `purge`) reads policies once or never: it passes false and reads
+   * them per use, without the extra connection.
+   */
+  listenForPolicies?: boolean;
 }
 
 /** Postgres connections of a process that runs no jobs, or when nothing else is known. */
@@ -89,14 +95,19 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
   const redis = createRedis(redisTargetOf(config), logger);
   let closing: Promise<void> | undefined;
   // Jobs read policies from this cache; policy writes NOTIFY it (worker/queue/policy-cache.ts).
-  const policies = new PolicyCache(database.db, {
-    listen: database.sql,
-    onListenError: (error) =>
-      logger.warn(
-        { err: (error as Error).message },
-        'cannot LISTEN for policy changes; reading policies per job',
-      ),
-  });
+  const policies = new PolicyCache(
+    database.db,
+    overrides.listenForPolicies === false
+      ? {}
+      : {
+          listen: database.sql,
+          onListenError: (error) =>
+            logger.warn(
+              { err: (error as Error).message },
+              'cannot LISTEN for policy changes; reading policies per job',
+            ),
+        },
+  );
   const store = new CompactionStore(database.db, { policies });
   return {
     config,

@@ -245,7 +245,7 @@ export const compactCommand: Command = {
     const override = strategyOption(args);
     const instructions = instructionsOption(args);
     const c = context.config();
-    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2 });
+    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2, listenForPolicies: false });
     try {
       await assertSchema(services.database);
       if (flag(args, 'dry-run')) {

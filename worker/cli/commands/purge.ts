@@ -33,7 +33,7 @@ export const purgeCommand: Command = {
       );
     }
     const c = context.config();
-    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2 });
+    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2, listenForPolicies: false });
     try {
       await assertSchema(services.database);
       const result = await purgeSessions(services.database.db, {

@@ -58,7 +58,7 @@ export const restoreCommand: Command = {
     const tenantId = text(args, 'tenant');
     const sessionId = text(args, 'session');
     const c = context.config();
-    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2 });
+    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2, listenForPolicies: false });
     try {
       await assertSchema(services.database);
       const compactionId = await resolveCompactionId(services, {
