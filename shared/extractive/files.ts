@@ -147,10 +147,10 @@ function changeOf(run: ToolRun, role: Role): string | null {
   if (role === 'read') return null;
   const a = run.args;
   const text = (key: string) => (typeof a[key] === 'string' ? collapse(a[key] as string) : null);
-  const oldText = text('old_str') ?? text('old_string') ?? text('search');
-  const newText = text('new_str') ?? text('new_string') ?? text('replace');
-  if (oldText !== null && newText !== null)
-    return `"${clipWords(oldText, 70)}" → "${clipWords(newText, 70)}"`;
+  const raw = (key: string) => (typeof a[key] === 'string' ? (a[key] as string) : null);
+  const oldText = raw('old_str') ?? raw('old_string') ?? raw('search');
+  const newText = raw('new_str') ?? raw('new_string') ?? raw('replace');
+  if (oldText !== null && newText !== null) return replacementChange(oldText, newText);
   const inserted = text('insert_line');
   if (inserted !== null || typeof a.insert_line === 'number')
     return `inserted at line ${String(a.insert_line)}`;
@@ -167,6 +167,41 @@ function changeOf(run: ToolRun, role: Role): string | null {
     typeof a.file_text === 'string' ? a.file_text : typeof a.content === 'string' ? a.content : null;
   if (body !== null) return `${body.split('\n').length} lines`;
   return null;
+}
+
+/** Characters of the removed and of the added text a replacement's change shows. */
+const REMOVED_CHARS = 100;
+const ADDED_CHARS = 180;
+
+/**
+ * What a replacement changed: the lines of `oldText` and `newText` between the lines they share at
+ * both ends, `"removed" → "added"`, or `added "…" after "<the last shared line>"` when it only
+ * inserts. An editor's old and new strings usually repeat the lines around the change (to anchor
+ * it), so their beginnings say nothing of it. Whitespace collapsed; each side clipped.
+ */
+export function replacementChange(oldText: string, newText: string): string {
+  const a = oldText.split('\n');
+  const b = newText.split('\n');
+  const same = (x: string | undefined, y: string | undefined) => collapse(x ?? '') === collapse(y ?? '');
+  let head = 0;
+  while (head < a.length && head < b.length && same(a[head], b[head])) head++;
+  let tail = 0;
+  while (
+    tail < a.length - head &&
+    tail < b.length - head &&
+    same(a[a.length - 1 - tail], b[b.length - 1 - tail])
+  )
+    tail++;
+  const removed = collapse(a.slice(head, a.length - tail).join('\n'));
+  const added = collapse(b.slice(head, b.length - tail).join('\n'));
+  if (!removed && !added)
+    return `"${clipWords(collapse(oldText), 70)}" → "${clipWords(collapse(newText), 70)}"`;
+  if (!removed) {
+    const anchor = collapse(a[head - 1] ?? '');
+    const after = anchor ? ` after "${clipWords(anchor, 60)}"` : '';
+    return `added "${clipWords(added, ADDED_CHARS)}"${after}`;
+  }
+  return `"${clipWords(removed, REMOVED_CHARS)}" → "${clipWords(added, ADDED_CHARS)}"`;
 }
 
 /** Changed lines of each side a diff summary shows, and the length of each. */

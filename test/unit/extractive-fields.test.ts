@@ -461,6 +461,39 @@ describe('files and the working set', () => {
     expect(files[1]?.change).toBe('"let x = 1" → "const x = 1"');
   });
 
+  it('says what a replacement changed, not the anchor lines it repeats', () => {
+    const anchor = 'def _cstack(left, right):\n    noutp = _compute_n_outputs(left, right)\n';
+    const { messages } = transcript()
+      .tool(
+        'Edit',
+        {
+          file_path: 'separable.py',
+          old_string: `${anchor}    cright[-right.shape[0]:, -right.shape[1]:] = 1\n    return np.hstack([cleft, cright])`,
+          new_string: `${anchor}    cright[-right.shape[0]:, -right.shape[1]:] = right\n    return np.hstack([cleft, cright])`,
+        },
+        'ok',
+      )
+      .tool(
+        'Edit',
+        {
+          file_path: 'match.c',
+          old_string: '    case TK_MATCH_DONTCARE:\n      return pattern_type;',
+          new_string:
+            '    case TK_MATCH_DONTCARE:\n      if(ast_id(pattern_type) == TK_ISO)\n        pattern_type = set_cap(pattern_type);\n      return pattern_type;',
+        },
+        'ok',
+      );
+    const changes = Object.fromEntries(
+      extractCheckpoint(null, messages, BIG).files.map((f) => [f.path, f.change]),
+    );
+    expect(changes['separable.py']).toBe(
+      '"cright[-right.shape[0]:, -right.shape[1]:] = 1" → "cright[-right.shape[0]:, -right.shape[1]:] = right"',
+    );
+    expect(changes['match.c']).toBe(
+      'added "if(ast_id(pattern_type) == TK_ISO) pattern_type = set_cap(pattern_type);" after "case TK_MATCH_DONTCARE:"',
+    );
+  });
+
   it('drops tokens that are not paths and throwaway temp paths', async () => {
     const text = [
       "sed -i '317s/^/\\t/' src/a.c",
