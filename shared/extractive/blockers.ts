@@ -9,9 +9,9 @@ import { callSource, describeCall } from './describe-call.ts';
 import { detectError, type Outcome } from './error-lines.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS, LIST_CAPS } from './limits.ts';
-import { commandKey } from './shell.ts';
+import { commandKey, shellSummary, writtenFile } from './shell.ts';
 import { cleanItem, clipWords, collapse, normalizeKey } from './text.ts';
-import { stringArgument, type ToolRun } from './tool-runs.ts';
+import { pathArgument, stringArgument, type ToolRun } from './tool-runs.ts';
 
 /** What {@link mergeBlockers} found. */
 export interface BlockerResult {
@@ -23,9 +23,12 @@ export interface BlockerResult {
 /**
  * Blockers: the previous ones, then each failed result's error. A later success of the call clears
  * it: the same shell command in normal form ({@link commandKey}: `python3 x.py 2>&1 | tail` is
- * `python x.py`), or the same tool on the same file. So does a later failure of the same call whose
+ * `python x.py`; a script written again under a version of its name, `fix2.py` or `fix_v2.py`, is
+ * `fix.py`), or the same tool on the same file. So does a later failure of the same call whose
  * output no longer holds the error: the call got past it (a missing module installed, the next
- * error shows).
+ * error shows). So does a later successful change that names what the error names ({@link
+ * errorSubjects}): `sed -i 's/np.Inf/np.inf/'` after "`np.Inf` was removed", `pip install pytz`
+ * after "No module named 'pytz'".
  */
 export function mergeBlockers(
   previous: CheckpointEntry[],
@@ -33,11 +36,12 @@ export function mergeBlockers(
   runs: Map<number, ToolRun>,
   ended: Map<number, Outcome>,
 ): BlockerResult {
+  const written = writtenNames(runs);
   let items: Item[] = previous.map((e) => ({
     text: e.text,
     seq: e.seq,
     prev: true,
-    source: sourceOfPrevious(e.text),
+    source: sourceOfPrevious(e.text, written),
   }));
   const fixed: Item[] = [];
   const byResult = new Map<number, ToolRun>();
@@ -57,7 +61,7 @@ export function mergeBlockers(
     )
       return;
     const error = detectError(m.content, summary?.inspect ?? false, command);
-    const source = run ? sourceKey(run) : undefined;
+    const source = run ? sourceKey(run, written) : undefined;
     const resolve = (gone: Item[], how: string) => {
       for (const b of gone) {
         const between = edits
@@ -76,6 +80,15 @@ export function mergeBlockers(
     };
     if (error === null) {
       if (summary && !summary.inspect) edits.push({ seq: m.seq, text: summary.text });
+      if (run && summary && changesByName(run, summary.text)) {
+        const text = callText(run);
+        resolve(
+          items.filter(
+            (b) => b.source !== source && errorSubjects(stripFrom(b.text)).some((n) => text.includes(n)),
+          ),
+          'changed what the error names',
+        );
+      }
       if (source === undefined) return;
       resolve(
         items.filter((b) => b.source === source),
@@ -105,13 +118,74 @@ export function mergeBlockers(
  * The key a call clears blockers under: what {@link callSource} shows (the shell command, else the
  * tool and its file) in normal form, so a retry written differently still matches.
  */
-function sourceKey(run: ToolRun): string {
-  return commandKey(callSource(run));
+function sourceKey(run: ToolRun, written: ReadonlySet<string>): string {
+  return unversioned(commandKey(callSource(run)), written);
 }
 
-function sourceOfPrevious(text: string): string | undefined {
+function sourceOfPrevious(text: string, written: ReadonlySet<string>): string | undefined {
   const shown = / \(from: (.+)\)$/.exec(text)?.[1];
-  return shown === undefined ? undefined : commandKey(shown);
+  return shown === undefined ? undefined : unversioned(commandKey(shown), written);
+}
+
+/** A file name with a version mark: `fix2.py`, `fix_v2.py`, `fix-new.py`, `fix_fixed.py`. */
+const VERSIONED = /\b([a-z][\w-]*?)(?:[_-]?v?\d+|[_-](?:new|fixed|final|simple|updated))(\.[a-z]+)\b/g;
+
+/**
+ * `key` (lower case) with the version mark removed from each file name the agent wrote in these
+ * messages (`written`, base names in lower case): `python fix_v2.py` is `python fix.py` when the
+ * agent wrote fix_v2.py. Agents write a script again under such a name when the first one failed;
+ * the new one running clean is the old one's fix. A name the agent did not write keeps its mark:
+ * `./step2.sh` run after `./step1.sh` is another step, not a retry.
+ */
+export function unversioned(key: string, written: ReadonlySet<string>): string {
+  return key.replace(VERSIONED, (name: string, stem: string, extension: string) =>
+    written.has(name.split('/').pop() ?? name) ? `${stem}${extension}` : name,
+  );
+}
+
+/** Base names (lower case) of the files the calls of `runs` wrote whole: scripts, new files. */
+function writtenNames(runs: Map<number, ToolRun>): Set<string> {
+  const names = new Set<string>();
+  for (const run of runs.values()) {
+    const command = stringArgument(run.args, ['command', 'cmd', 'script']);
+    const path =
+      (command ? writtenFile(shellSummary(command)) : null) ??
+      (/^(?:wrote|created)\b/.test(describeCall(run).text) ? pathArgument(run.args) : null);
+    if (path) names.add((path.split('/').pop() ?? path).toLowerCase());
+  }
+  return names;
+}
+
+/**
+ * What an error line names: the quoted or backticked words in it (`'pytz'`, `` `np.Inf` ``,
+ * `"foo"`) of four characters or more with a letter, as a later call would write them.
+ */
+export function errorSubjects(error: string): string[] {
+  const found = new Set<string>();
+  for (const match of error.matchAll(/[`'"]([^`'"\s]{4,80})[`'"]/g)) {
+    const name = match[1] ?? '';
+    if (/[a-z]/i.test(name)) found.add(name);
+  }
+  return [...found];
+}
+
+/**
+ * Whether a call that ended ok changes what it names: an edit of an existing file (an editor's
+ * replacement, `sed -i`, `perl -pi`, a patch) or an install, not a read, and not a new file written
+ * whole (a new script that imports a missing module fixes nothing).
+ */
+function changesByName(run: ToolRun, described: string): boolean {
+  if (/^(?:wrote|created)\b/.test(described)) return false;
+  if (/^edited\b/.test(described)) return true;
+  const command = stringArgument(run.args, ['command', 'cmd', 'script']) ?? '';
+  return /\b(?:sed|perl)\s+(?:-\w+\s+)*-\w*i|\b(?:patch|git apply)\b|\b(?:pip3?|conda|uv|npm|pnpm|yarn|apt(?:-get)?|brew|cargo|gem|go)\s+(?:install|add|get)\b/.test(
+    command,
+  );
+}
+
+/** A call's arguments as text, escapes removed (`np\.Inf` in a sed expression is `np.Inf`). */
+function callText(run: ToolRun): string {
+  return JSON.stringify(run.args).replace(/\\+/g, '');
 }
 
 /**

@@ -258,7 +258,7 @@ describe('failures', () => {
   it('expires a blocker when the same command later fails without it, and keeps one it still shows', () => {
     const { messages } = transcript()
       .bash('python reproduce.py', "ModuleNotFoundError: No module named 'pytz'", 1)
-      .bash('pip install pytz -q', '', 0)
+      .bash('pip install -r requirements.txt -q', '', 0)
       .bash('python run_tests.py', 'KeyError: 7', 1)
       .bash('python reproduce.py', 'AttributeError: np.Inf was removed', 1)
       .bash('python run_tests.py', 'collected 3\nKeyError: 7', 1);
@@ -270,10 +270,47 @@ describe('failures', () => {
     expect(checkpoint.errorsAndFixes).toEqual([
       {
         error: "ModuleNotFoundError: No module named 'pytz'",
-        fix: 'ran: python reproduce.py now gets past it, failing differently after ran: pip install pytz -q (seq 7)',
+        fix: 'ran: python reproduce.py now gets past it, failing differently after ran: pip install -r requirements.txt -q (seq 7)',
         seq: 1,
       },
     ]);
+  });
+
+  it('expires a blocker when a later change names what the error names, or the script is written again', () => {
+    const { messages } = transcript()
+      .bash(
+        'python -c "import pvlib.tests"',
+        'AttributeError: `np.Inf` was removed in the NumPy 2.0 release.',
+        1,
+      )
+      .bash("sed -i 's/np\\.Inf/np.inf/g' pvlib/tests/test_singlediode.py", '', 0)
+      .bash('python reproduce.py', "ModuleNotFoundError: No module named 'pytz'", 1)
+      .bash("cat > check.py << 'EOF'\nimport pytz\nEOF", '', 0)
+      .bash(
+        "cat > add_debug.py << 'EOF'\nprint(segments_in)\nEOF\npython add_debug.py",
+        "NameError: name 'segments_in' is not defined",
+        1,
+      )
+      .bash("cat > add_debug2.py << 'EOF'\nprint(1)\nEOF\npython add_debug2.py", '1', 0)
+      .bash('python test_basic.py', 'AssertionError: wrong total', 1)
+      .bash("cat > test_basic_v2.py << 'EOF'\nprint(2)\nEOF", '', 0)
+      .bash('python test_basic_v2.py', '2', 0)
+      // Not written by the agent: another step, not a retry of step1.sh.
+      .bash('./step1.sh', 'fatal: step 1 broke', 1)
+      .bash('./step2.sh', 'done', 0);
+    const checkpoint = extractCheckpoint(null, messages, BIG);
+    // A new file that imports the missing module fixes nothing: only an install, or an edit, would.
+    expect(texts(checkpoint.blockers)).toEqual([
+      "ModuleNotFoundError: No module named 'pytz' (from: python reproduce.py)",
+      'fatal: step 1 broke (from: ./step1.sh)',
+    ]);
+    expect(checkpoint.errorsAndFixes.map((e) => [e.error, e.seq])).toEqual([
+      ['AttributeError: `np.Inf` was removed in the NumPy 2.0 release.', 1],
+      ["NameError: name 'segments_in' is not defined", 9],
+      ['AssertionError: wrong total', 13],
+    ]);
+    expect(checkpoint.errorsAndFixes[0]?.fix).toContain('changed what the error names');
+    expect(checkpoint.errorsAndFixes[1]?.fix).toContain('add_debug2.py');
   });
 
   it('reads a failure a pipe into a filter hides behind exit code 0, and keeps no-match greps out of completed', () => {
