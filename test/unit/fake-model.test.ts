@@ -186,6 +186,59 @@ describe('the fake model: files', () => {
   });
 });
 
+describe('the fake model: files a script rewrote', () => {
+  const fix = [
+    "with open('pkg/mod.py') as f:",
+    '    content = f.read()',
+    "content = content.replace('return a / b', 'return a / b if b else 0')",
+    "with open('pkg/mod.py', 'w') as f:",
+    '    f.write(content)',
+  ].join('\n');
+
+  it('lists the file a script the agent wrote and ran rewrote, with what it replaced', () => {
+    const { messages } = transcript()
+      .user('Fix the division by zero in pkg/mod.py.')
+      .bash(`cd /repo && cat > fix.py << 'EOF'\n${fix}\nEOF\npython3 fix.py`, 'done');
+    const files = answer(messages).files;
+    expect(files).toContainEqual({
+      path: 'pkg/mod.py',
+      role: 'edited',
+      change: 'rewritten by `python3 fix.py`: replaced "return a / b" with "return a / b if b else 0"',
+      seq: messages.at(-2)?.seq,
+    });
+    expect(files.find((f) => f.path === 'fix.py')?.role).toBe('created');
+  });
+
+  it('takes the script from an earlier call, an editor or an inline program, and only once a run ended ok', () => {
+    const rewrite =
+      "import re\nsrc = open('src/b.py').read()\nopen('src/b.py', 'w').write(re.sub('x', 'y', src))";
+    const { messages } = transcript()
+      .user('Apply the fixes.')
+      .bash(`cat > /tmp/fix_b.py <<EOF\n${rewrite}\nEOF`, '')
+      .tool(
+        'str_replace_editor',
+        { command: 'create', path: '/repo/fix_c.js', file_text: "fs.writeFileSync('src/c.js', out);" },
+        'File created successfully at: /repo/fix_c.js',
+      )
+      .bash(`cat > fix_d.py << 'EOF'\n${fix.replaceAll('pkg/mod.py', 'src/d.py')}\nEOF`, '')
+      .bash("cat > show.py << 'EOF'\nprint(open('src/e.py').read())\nEOF", '')
+      .bash('python /tmp/fix_b.py', 'ok')
+      .bash('cd /repo && node fix_c.js', '')
+      .bash('python fix_d.py', 'Traceback (most recent call last):\nPermissionError: src/d.py', 1)
+      .bash('python show.py', 'x = 1')
+      .bash(`python -c "from pathlib import Path; Path('src/f.py').write_text('x = 2')"`, '')
+      .bash("python3 - << 'EOF'\nopen('src/g.py', 'a').write('# end')\nEOF", '');
+    const byPath = Object.fromEntries(answer(messages).files.map((f) => [f.path, [f.role, f.change]]));
+    expect(byPath['src/b.py']).toEqual(['edited', 'rewritten by `python /tmp/fix_b.py`']);
+    expect(byPath['src/c.js']).toEqual(['edited', 'rewritten by `node fix_c.js`']);
+    expect(byPath['src/f.py']).toEqual(['edited', 'rewritten by `python -c …`']);
+    expect(byPath['src/g.py']).toEqual(['edited', 'rewritten by `python3 - <<EOF`']);
+    // The run that failed changed nothing; a script that reads writes nothing: named, not edited.
+    expect(byPath['src/d.py']?.[0]).toBe('mentioned');
+    expect(byPath['src/e.py']?.[0]).toBe('mentioned');
+  });
+});
+
 describe('the fake model: next step and current work', () => {
   it('takes the next step from the last intention not yet carried out, with the seq of its message', () => {
     const { messages } = session().assistant(

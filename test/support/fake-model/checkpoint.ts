@@ -36,7 +36,11 @@
  *   five), the agent's sentences about causes and locations (`the bug is`, `is defined in`).
  * - files: every file a call touched, with its strongest role (created, edited, deleted, moved, then
  *   ran, read), what changed and the seq of the call, then the working-set paths nothing touched
- *   (mentioned); merged with the previous files; written ones first, most recent first.
+ *   (mentioned); merged with the previous files; written ones first, most recent first. A script the
+ *   agent wrote (a here-document, an editor's create) and ran (`python fix.py` in the same command
+ *   or a later call; also `python -c`, `node -e`, `python - <<EOF`) edited the files its text writes
+ *   by literal path (`scriptWrites`), once that run ended ok: "rewritten by `python fix.py`", with
+ *   what it replaced when it writes one file and holds a plain `.replace('old', 'new')`.
  * - workingSet: files written that `<working_set>` does not show (usually none).
  * The answer stays under the stated token target (else 75% of `max_tokens`), the least useful items
  * going first: mentioned files, then the oldest completed items down to the newest five, read files,
