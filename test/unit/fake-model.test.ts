@@ -186,6 +186,100 @@ describe('the fake model: files', () => {
   });
 });
 
+describe('the fake model: files a printed diff shows', () => {
+  const diff = (path: string, old: string, neu: string) =>
+    [
+      `diff --git a/${path} b/${path}`,
+      'index 3b18e51..a4c2f0e 100644',
+      `--- a/${path}`,
+      `+++ b/${path}`,
+      '@@ -1,3 +1,3 @@',
+      ' def div(a, b):',
+      `-    ${old}`,
+      `+    ${neu}`,
+    ].join('\n');
+
+  it('lists each file of a diff a call printed as edited, with its first removed and added lines', () => {
+    const removed = [
+      'diff --git a/old.py b/old.py',
+      'deleted file mode 100644',
+      '--- a/old.py',
+      '+++ /dev/null',
+    ];
+    const { messages } = transcript()
+      .user('Show me what changed.')
+      .bash(
+        'git diff',
+        `${diff('src/calc.py', 'return a / b', 'return a / b if b else 0')}\n${removed.join('\n')}\n@@ -1 +0,0 @@\n-x = 1`,
+      )
+      .bash('cat fix.patch', diff('lib/io.py', 'open(p)', 'open(p, encoding="utf-8")'))
+      .bash(
+        'diff -u util.py.orig util.py',
+        '--- util.py.orig\t2024-05-01 10:00:00\n+++ util.py\t2024-05-01 10:02:00\n@@ -1 +1 @@\n-pass\n+return None',
+        1,
+      );
+    const files = answer(messages).files;
+    expect(files).toContainEqual({
+      path: 'src/calc.py',
+      role: 'edited',
+      change: 'diff: -return a / b | +return a / b if b else 0',
+      seq: messages[2]?.seq,
+    });
+    expect(files).toContainEqual({
+      path: 'lib/io.py',
+      role: 'edited',
+      change: 'diff: -open(p) | +open(p, encoding="utf-8")',
+      seq: messages[4]?.seq,
+    });
+    // `diff` exits 1 when the files differ: the diff is still shown.
+    expect(files).toContainEqual({
+      path: 'util.py',
+      role: 'edited',
+      change: 'diff: -pass | +return None',
+      seq: messages[6]?.seq,
+    });
+    // A file the diff deletes is not an edited one.
+    expect(files.find((f) => f.path === 'old.py')?.role).not.toBe('edited');
+  });
+
+  it("keeps a created file's role and an edit's own change, takes a file's last diff, reads none from history or a failed call", () => {
+    const { messages } = transcript()
+      .user('Add the helper and check the diff.')
+      .tool(
+        'Write',
+        { file_path: 'src/helper.py', content: 'def help():\n    pass' },
+        'File created successfully at: src/helper.py',
+      )
+      .tool(
+        'Edit',
+        { file_path: 'src/calc.py', old_string: 'a / b', new_string: 'a / b if b else 0' },
+        'The file src/calc.py has been updated.',
+      )
+      .bash('git diff src/io.py', diff('src/io.py', 'read()', 'read(1)'))
+      .bash(
+        'git diff',
+        [
+          diff('src/helper.py', 'pass', 'return 1'),
+          diff('src/calc.py', 'return a / b', 'return a / b if b else 0'),
+          diff('src/io.py', 'read()', 'read(2)'),
+        ].join('\n'),
+      )
+      .bash('git log -p -1', `commit 1a2b3c\n\n    Old work\n\n${diff('src/legacy.py', 'x', 'y')}`)
+      .bash('git diff HEAD~3', `fatal: ambiguous argument 'HEAD~3'\n${diff('src/other.py', 'x', 'y')}`, 128);
+    const byPath = Object.fromEntries(answer(messages).files.map((f) => [f.path, [f.role, f.change, f.seq]]));
+    expect(byPath['src/helper.py']?.slice(0, 2)).toEqual(['created', '2 lines written']);
+    expect(byPath['src/calc.py']).toEqual([
+      'edited',
+      'replaced "a / b" with "a / b if b else 0"',
+      messages[3]?.seq,
+    ]);
+    expect(byPath['src/io.py']).toEqual(['edited', 'diff: -read() | +read(2)', messages[8]?.seq]);
+    // Named in the transcript, not edited in the session.
+    expect(byPath['src/legacy.py']?.[0]).toBe('mentioned');
+    expect(byPath['src/other.py']?.[0]).toBe('mentioned');
+  });
+});
+
 describe('the fake model: files a script rewrote', () => {
   const fix = [
     "with open('pkg/mod.py') as f:",

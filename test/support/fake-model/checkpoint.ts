@@ -40,7 +40,12 @@
  *   agent wrote (a here-document, an editor's create) and ran (`python fix.py` in the same command
  *   or a later call; also `python -c`, `node -e`, `python - <<EOF`) edited the files its text writes
  *   by literal path (`scriptWrites`), once that run ended ok: "rewritten by `python fix.py`", with
- *   what it replaced when it writes one file and holds a plain `.replace('old', 'new')`.
+ *   what it replaced when it writes one file and holds a plain `.replace('old', 'new')`. A unified
+ *   diff a call that ended ok printed (`git diff`, `cat fix.patch`, `diff -u`; not `git log`/`git
+ *   show` history) shows each of its files edited (a created one stays created), whoever changed
+ *   it, with its first removed and added lines (`diffChanges`) and the seq of the result; a file
+ *   whose change a call of the transcript gave keeps that change and seq; a file's last diff wins;
+ *   a file the diff deletes is left out.
  * - workingSet: files written that `<working_set>` does not show (usually none).
  * The answer stays under the stated token target (else 75% of `max_tokens`), the least useful items
  * going first: mentioned files, then the oldest completed items down to the newest five, read files,
@@ -49,6 +54,7 @@
  * the current work, the next step or the user's instructions. Pure.
  */
 
+import { diffChanges } from '../../../shared/extractive/files.ts';
 import { collapse } from '../../../shared/extractive/text.ts';
 import {
   type CallOutcome,
@@ -125,6 +131,8 @@ const DISCOVERY =
   /\b(?:the (?:issue|problem|bug|cause|root cause|culprit) (?:is|was|lies|seems|comes)|root cause|turns out|I (?:found|see|notice|noticed|discovered) that|is defined in|is located in|lives in|is implemented in|is called from)\b/i;
 const VERSION_COMMAND = /--version\b|\s-V\b|\bversion\b|\bpip3? show\b|\bnpm (?:ls|view)\b/;
 const SEARCH_COMMAND = /^(?:find|fd|ls|grep -\w*l|rg -\w*l|rg --files|git ls-files)\b/;
+/** Commands that print the history of commits, not the work tree's changes. */
+const HISTORY_COMMAND = /\bgit\s+(?:-\S+\s+)*(?:log|show|whatchanged|reflog)\b/;
 const WRITE_ROLES = new Set<FileRole>(['created', 'edited', 'deleted', 'moved']);
 const ROLE_RANK: Record<FileRole, number> = {
   created: 6,
@@ -474,22 +482,37 @@ function filesOf(
   workingSet: string[],
   messages: TranscriptMessage[],
 ): FileItem[] {
-  const byPath = new Map<string, FileItem & { changes: string[]; order: number }>();
+  // `fresh`: a call of the transcript said what changed in it; `shown`: the last diff printed of it.
+  const byPath = new Map<
+    string,
+    FileItem & { changes: string[]; order: number; fresh: boolean; shown: string | null }
+  >();
   // The working set's spelling of a path when it is the same or a longer (more precise) one.
   const canonical = (path: string) =>
     workingSet.find((w) => w === path) ?? workingSet.find((w) => w.endsWith(`/${path}`)) ?? path;
   let order = 0;
-  const put = (item: FileItem, change: string | null) => {
-    let path = canonical(item.path);
-    // The same file spelt two ways (`reproduce.py`, `/repo/reproduce.py`): one item, the longer name.
+  // The same file spelt two ways (`reproduce.py`, `/repo/reproduce.py`): one item.
+  const keyOf = (path: string) => {
     const matches = [...byPath.keys()].filter((k) => samePath(k, path));
-    const key = matches.length === 1 ? (matches[0] as string) : path;
+    return matches.length === 1 ? (matches[0] as string) : path;
+  };
+  const put = (item: FileItem, change: string | null, fresh = false) => {
+    let path = canonical(item.path);
+    const key = keyOf(path);
     const had = byPath.get(key);
+    // The longer name stays.
     if (had && key.length < path.length) byPath.delete(key);
     else path = key;
     order += 1;
     if (!had) {
-      byPath.set(path, { ...item, path, changes: change ? [change] : [], order });
+      byPath.set(path, {
+        ...item,
+        path,
+        changes: change ? [change] : [],
+        order,
+        fresh: fresh && !!change,
+        shown: null,
+      });
       return;
     }
     const stronger = ROLE_RANK[item.role] >= ROLE_RANK[had.role] || WRITE_ROLES.has(item.role);
@@ -504,12 +527,25 @@ function filesOf(
       changes,
       seq: stronger ? item.seq : had.seq,
       order: stronger ? order : had.order,
+      fresh: had.fresh || (fresh && !!change),
     });
   };
   // Oldest first, so the newest is put last (the previous list is most recent first within a group).
   for (const f of [...previous].reverse()) put(f, f.change);
-  for (const c of calls)
-    for (const e of c.effects) put({ path: e.path, role: e.role, change: null, seq: c.call.seq }, e.change);
+  for (const c of calls) {
+    for (const e of c.effects)
+      put({ path: e.path, role: e.role, change: null, seq: c.call.seq }, e.change, true);
+    // A diff the call printed (`git diff`, `cat fix.patch`, `diff -u`) shows each file's change,
+    // whoever made it; a file whose change a call of the transcript gave keeps that change and seq.
+    // The last diff of a file wins.
+    if (c.outcome !== 'ok' || !c.result || (c.command !== null && HISTORY_COMMAND.test(c.command))) continue;
+    for (const [path, change] of diffChanges(c.result.content)) {
+      if (byPath.get(keyOf(canonical(path)))?.fresh) continue;
+      put({ path, role: 'edited', change: null, seq: c.result.seq }, null);
+      const shown = byPath.get(keyOf(canonical(path)));
+      if (shown) shown.shown = change;
+    }
+  }
   for (const path of workingSet) {
     if ([...byPath.keys()].some((k) => samePath(k, path))) continue;
     const last = messages.findLast((m) => m.content.includes(path));
@@ -520,14 +556,16 @@ function filesOf(
       path: clip(f.path, 300),
       role: f.role,
       change:
-        f.changes.length === 0
-          ? null
-          : clip(
-              f.changes.length === 1
-                ? (f.changes[0] ?? '')
-                : `${f.changes.length} changes, last: ${f.changes.at(-1)}`,
-              500,
-            ),
+        f.shown !== null && !f.fresh
+          ? clip(f.shown, 500)
+          : f.changes.length === 0
+            ? null
+            : clip(
+                f.changes.length === 1
+                  ? (f.changes[0] ?? '')
+                  : `${f.changes.length} changes, last: ${f.changes.at(-1)}`,
+                500,
+              ),
       seq: f.seq,
     },
     order: f.order,
