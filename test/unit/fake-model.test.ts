@@ -346,6 +346,48 @@ describe('the fake model: next step and current work', () => {
     expect(checkpoint.currentWork?.seq).toBe(messages.at(-1)?.seq);
   });
 
+  it('names what an intention that refers back points to: from the sentence before it, else the call it led to', () => {
+    const { messages } = transcript()
+      .user('Fix the crash on empty input.')
+      .assistant('The division happens in `_calc` in stats/core.py. Let me check that method:')
+      .bash('grep -n "_calc" stats/core.py', null);
+    const checkpoint = answer(messages);
+    expect(checkpoint.nextStep).toEqual({
+      text: 'Let me check that method: `_calc`, stats/core.py',
+      seq: messages[1]?.seq,
+    });
+    // The current work is the call under way, named by its command.
+    expect(checkpoint.currentWork?.text).toBe('`grep -n "_calc" stats/core.py`, running (no result yet)');
+
+    const run = transcript()
+      .user('Fix the crash on empty input.')
+      .assistant('I changed the guard. Now let me run these tests:')
+      .bash('python -m pytest tests/test_core.py -q', '[Request interrupted by user for tool use]').messages;
+    expect(answer(run).nextStep?.text).toBe(
+      'Now let me run these tests: python -m pytest tests/test_core.py -q',
+    );
+    const edit = transcript()
+      .user('Fix the rounding.')
+      .assistant('The rounding looks wrong here. I will fix it.')
+      .tool(
+        'Edit',
+        { file_path: 'src/round.py', old_string: 'int(x)', new_string: 'round(x)' },
+        'User rejected update to src/round.py',
+      ).messages;
+    expect(answer(edit).nextStep?.text).toBe('I will fix it: src/round.py');
+    // `the file` points to a file: the sentence's file, not its other names.
+    const file = transcript()
+      .user('Fix the crash on empty input.')
+      .assistant('The crash comes from `_calc` in stats/core.py. Let me open the file:').messages;
+    expect(answer(file).nextStep?.text).toBe('Let me open the file: stats/core.py');
+    // An intention that names its object is left as it is.
+    const named = transcript()
+      .user('Fix the crash on empty input.')
+      .assistant('The guard looks wrong. Let me open stats/core.py and fix it.')
+      .bash('sed -n 1,40p stats/core.py', null).messages;
+    expect(answer(named).nextStep?.text).toBe('Let me open stats/core.py and fix it.');
+  });
+
   it('takes a user request made after the intention as the next step', () => {
     const { messages } = session()
       .assistant('I will look at the docs next.')

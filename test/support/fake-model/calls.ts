@@ -54,6 +54,11 @@ export interface ToolCall {
   command: string | null;
   /** How items name the call: `` `pytest -x` ``, `Edit src/a.ts`, `` `open setup.py` ``. */
   label: string;
+  /**
+   * What it works on, as a step would name it: a shell's command line (`grep -n "_calc" core.py`,
+   * first line, clipped), else the file it names; null when neither.
+   */
+  subject: string | null;
   /** Whether it only looked at things (reads, listings, searches, a question). */
   readOnly: boolean;
   /** Files it touched (writes count only when it ended ok). */
@@ -183,6 +188,7 @@ function readCall(call: TranscriptMessage, result: TranscriptMessage | null, sta
   let effects: FileEffect[] = [];
   let family: { key: string; broad: string };
   let label: string;
+  let subject: string | null = null;
   if (Array.isArray(args.todos) || Array.isArray(args.task_list)) {
     readOnly = true;
     label = `${name} (todo list)`;
@@ -192,7 +198,8 @@ function readCall(call: TranscriptMessage, result: TranscriptMessage | null, sta
     readOnly = steps.length > 0 && steps.every(isReadStep);
     effects = shellEffects(steps, shell, state);
     family = stepFamily(mainStep(steps) ?? { words: [name], redirects: [], piped: false });
-    label = `\`${commandLine(shell)}\``;
+    subject = commandLine(shell);
+    label = `\`${subject}\``;
   } else {
     const role = toolRole(name, sub, args, own, path, result, state);
     readOnly = role === 'read' || (role === null && (QUESTION_TOOL.test(name) || SEARCH_TOOL.test(name)));
@@ -202,6 +209,7 @@ function readCall(call: TranscriptMessage, result: TranscriptMessage | null, sta
     const written = stringArg(args, ['file_text', 'content', 'contents']);
     if (target && written !== null && (role === 'created' || role === 'edited'))
       rememberScript(state, target, written);
+    subject = target;
     const about = target ?? detail(args, name);
     const shown =
       own !== null
@@ -223,6 +231,7 @@ function readCall(call: TranscriptMessage, result: TranscriptMessage | null, sta
     args,
     command,
     label,
+    subject,
     readOnly,
     // A write that failed or was refused changed nothing; a script that failed still ran.
     effects: effects.filter((e) => outcome === 'ok' || (outcome === 'failed' && e.role === 'ran')),

@@ -14,7 +14,12 @@
  *   as what it did and how it ended); else the previous one.
  * - nextStep: the last user request when it comes after the agent's last stated intention; else that
  *   intention (`I'll ...`, `let me ...`, `next ...`) when no call after it ended ok (it is not done
- *   yet); else the previous next step.
+ *   yet); else the previous next step. An intention that refers back instead of naming its object
+ *   (`it`, `them`, `that method`, `these tests`, `the file`) carries the subject: the names of the
+ *   sentence before it in the same message (backquoted spans, files, `snake_case`, `camelCase`,
+ *   `f()`; only files for `the file`, `that script`), else what the call it led to works on (its
+ *   command line or path): "Let me check that method: grep -n "_calc" core.py". currentWork needs no
+ *   such rule: a message is kept whole (the sentence before included) and a call names itself.
  * - completed: the previous items, then in order every call that changed something and ended ok
  *   ("ran `cmd`: 12 passed", "edited a.py: replaced ..."), todo items marked done, and the agent's
  *   sentences reporting finished work ("fixed", "added", "passes") without a negation. A call that
@@ -66,7 +71,7 @@ import {
   type ToolCall,
 } from './calls.ts';
 import { readPrompt, type TranscriptMessage, type WrittenUserMessage } from './prompt-view.ts';
-import { commandFamily } from './shell.ts';
+import { commandFamily, looksLikeFile } from './shell.ts';
 import { clip, sentences } from './text.ts';
 
 /** A list item: a fact and the seq of the message it comes from. */
@@ -129,6 +134,14 @@ const DECISION =
   /\b(?:decided|decide to|I chose|we chose|chose to|opted|opt for|going with|instead of|rather than|I prefer|we prefer|the (?:best|simplest|safest|right) (?:approach|option|fix|way) is)\b/i;
 const DISCOVERY =
   /\b(?:the (?:issue|problem|bug|cause|root cause|culprit) (?:is|was|lies|seems|comes)|root cause|turns out|I (?:found|see|notice|noticed|discovered) that|is defined in|is located in|lives in|is implemented in|is called from)\b/i;
+/** Nouns a sentence points back with (`that method`, `these tests`, `the file`). */
+const POINTED =
+  '(?:method|function|class|file|module|package|test|line|error|exception|issue|bug|code|part|section|change|fix|call|command|script|variable|field|attribute|property|import|path|directory|folder|output|case|logic|implementation|definition|block|loop|condition|check|value|parameter|argument|config|setting|helper|handler|query|type|component|one)(?:e?s)?';
+/** A sentence that refers back instead of naming its object: `it`, `them`, `that method`, `the tests`. */
+const REFERS_BACK = new RegExp(
+  `\\b(?:it|them)\\b|\\b(?:this|that|these|those|the same|the)\\s+(?:(?!the\\b|a\\b|an\\b)\\w+\\s+)?${POINTED}\\b`,
+  'i',
+);
 const VERSION_COMMAND = /--version\b|\s-V\b|\bversion\b|\bpip3? show\b|\bnpm (?:ls|view)\b/;
 const SEARCH_COMMAND = /^(?:find|fd|ls|grep -\w*l|rg -\w*l|rg --files|git ls-files)\b/;
 /** Commands that print the history of commits, not the work tree's changes. */
@@ -395,7 +408,48 @@ function nextStepOf(
     return entry(sentences(request.content)[0] ?? request.content, request.seq);
   }
   if (!intended || calls.some((c) => c.outcome === 'ok' && c.call.index > intended.index)) return null;
-  return entry(stated(intended) ?? '', intended.seq);
+  const sentence = stated(intended) ?? '';
+  const before = said.get(intended)?.[(said.get(intended) ?? []).indexOf(sentence) - 1];
+  const ledTo = calls.find((c) => c.call.index > intended.index);
+  return entry(withSubject(sentence, before, ledTo), intended.seq);
+}
+
+/**
+ * An intention that refers back (`Let me check that method:`) with the subject it points to: the
+ * names of the sentence before it (`_calc`, core.py), else what the call it led to works on
+ * (`grep -n "_calc" core.py`); as it is when it names its object or nothing supplies one.
+ */
+function withSubject(sentence: string, before: string | undefined, ledTo: ToolCall | undefined): string {
+  const refers = REFERS_BACK.exec(sentence);
+  if (!refers || namesOf(sentence).length > 0) return sentence;
+  // `the file`, `that script` point to a file: only a file of the sentence before names it.
+  const fileNoun = /\b(?:file|script|module|path|directory|folder)s?$/i.test(refers[0]);
+  const named = (before === undefined ? [] : namesOf(before)).filter(
+    (n) => !fileNoun || looksLikeFile(n.replace(/^`|`$/g, '')),
+  );
+  const subject = named.length > 0 ? named.join(', ') : (ledTo?.subject ?? null);
+  return subject ? `${sentence.replace(/[\s:;,.!…-]+$/, '')}: ${clip(subject, 120)}` : sentence;
+}
+
+/** The things a sentence names: backquoted spans, files, identifiers (`snake_case`, `camelCase`, `f()`); at most three. */
+function namesOf(sentence: string): string[] {
+  const names: string[] = [];
+  const rest = sentence.replace(/`([^`\n]{1,80})`/g, (quoted) => {
+    names.push(quoted);
+    return ' ';
+  });
+  for (const raw of rest.split(/\s+/)) {
+    const word = raw.replace(/^[("'[]+|[)"',;:!?\].]+$/g, '');
+    if (!word || /^[\d.]+$/.test(word) || /^(?:e\.g|i\.e|etc|vs)$/i.test(word)) continue;
+    if (
+      looksLikeFile(word) ||
+      /^[A-Za-z_][\w.]*\(\)$/.test(word) ||
+      /^_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$|^_\w+$/.test(word) ||
+      /^[a-z]+[A-Z]\w*$|^[A-Z][a-z0-9]+[A-Z]\w*$/.test(word)
+    )
+      names.push(word);
+  }
+  return [...new Set(names)].slice(0, 3);
 }
 
 function questionsOf(
