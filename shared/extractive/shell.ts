@@ -177,3 +177,38 @@ export function commandKey(command: string): string {
     .join(' ')
     .toLowerCase();
 }
+
+/** A quoted literal without interpolation: `'a.py'`, `"a.py"`, Python's `r'a.py'` (not an f-string). */
+const LITERAL = String.raw`[rRbB]?(['"])([^'"\n\\]+)\1`;
+/** Python `open('<path>', <rest>)`: the rest holds the mode. */
+const PY_OPEN = new RegExp(String.raw`\bopen\(\s*${LITERAL}\s*(,[^)\n]*)?\)`, 'g');
+/** A mode that writes: `w`, `a`, `x` or `+` (`'w'`, `'a+'`, `'wb'`, `'r+'`), positional or `mode=`. */
+const WRITE_MODE = /^,\s*(['"])[rbtU]*[wax+]|,\s*mode\s*=\s*(['"])[rbtU]*[wax+]/;
+/** `Path('<path>').write_text(` / `.write_bytes(` (also `pathlib.Path`). */
+const PY_PATH_WRITE = new RegExp(String.raw`\bPath\(\s*${LITERAL}\s*\)\s*\.write_(?:text|bytes)\(`, 'g');
+/** Node `fs.writeFileSync('<path>'`, `writeFile`, `appendFile`, their Sync forms, `createWriteStream`. */
+const NODE_WRITE = /\b(?:writeFile|appendFile|createWriteStream)(?:Sync)?\(\s*(['"\x60])([^'"\x60\n$\\]+)\1/g;
+
+/**
+ * The literal paths a script's text writes, in order of first appearance, each once: Python
+ * `open('<path>', 'w')` with a mode that writes (`w`, `a`, `x`, `+`, `wb`, ...; positional or
+ * `mode=`), `Path('<path>').write_text(` and `.write_bytes(`; Node `fs.writeFileSync('<path>'`,
+ * `writeFile`, `appendFile`, their `Sync` forms and `createWriteStream`. A path the script builds
+ * at run time (a variable, an f-string, a template with `${}`, `os.path.join`) is not a literal and
+ * is left out, as is a file it only opens to read (`open('a.py')`, `open('a.py', 'r')`). The script
+ * itself is not run or parsed: a write inside a comment or a branch never taken still counts.
+ * Used to tell which files an agent's script (`cat > fix.py <<EOF ... EOF; python fix.py`) rewrote.
+ * Pure.
+ */
+export function scriptWrites(script: string): string[] {
+  const found: Array<{ at: number; path: string }> = [];
+  for (const m of script.matchAll(PY_OPEN))
+    if (WRITE_MODE.test(m[3] ?? '')) found.push({ at: m.index, path: m[2] ?? '' });
+  for (const m of script.matchAll(PY_PATH_WRITE)) found.push({ at: m.index, path: m[2] ?? '' });
+  for (const m of script.matchAll(NODE_WRITE)) found.push({ at: m.index, path: m[2] ?? '' });
+  const paths = found
+    .sort((a, b) => a.at - b.at)
+    .map((f) => f.path.trim())
+    .filter((p) => p !== '');
+  return [...new Set(paths)];
+}

@@ -186,6 +186,153 @@ describe('the fake model: files', () => {
   });
 });
 
+describe('the fake model: files a printed diff shows', () => {
+  const diff = (path: string, old: string, neu: string) =>
+    [
+      `diff --git a/${path} b/${path}`,
+      'index 3b18e51..a4c2f0e 100644',
+      `--- a/${path}`,
+      `+++ b/${path}`,
+      '@@ -1,3 +1,3 @@',
+      ' def div(a, b):',
+      `-    ${old}`,
+      `+    ${neu}`,
+    ].join('\n');
+
+  it('lists each file of a diff a call printed as edited, with its first removed and added lines', () => {
+    const removed = [
+      'diff --git a/old.py b/old.py',
+      'deleted file mode 100644',
+      '--- a/old.py',
+      '+++ /dev/null',
+    ];
+    const { messages } = transcript()
+      .user('Show me what changed.')
+      .bash(
+        'git diff',
+        `${diff('src/calc.py', 'return a / b', 'return a / b if b else 0')}\n${removed.join('\n')}\n@@ -1 +0,0 @@\n-x = 1`,
+      )
+      .bash('cat fix.patch', diff('lib/io.py', 'open(p)', 'open(p, encoding="utf-8")'))
+      .bash(
+        'diff -u util.py.orig util.py',
+        '--- util.py.orig\t2024-05-01 10:00:00\n+++ util.py\t2024-05-01 10:02:00\n@@ -1 +1 @@\n-pass\n+return None',
+        1,
+      );
+    const files = answer(messages).files;
+    expect(files).toContainEqual({
+      path: 'src/calc.py',
+      role: 'edited',
+      change: 'diff: -return a / b | +return a / b if b else 0',
+      seq: messages[2]?.seq,
+    });
+    expect(files).toContainEqual({
+      path: 'lib/io.py',
+      role: 'edited',
+      change: 'diff: -open(p) | +open(p, encoding="utf-8")',
+      seq: messages[4]?.seq,
+    });
+    // `diff` exits 1 when the files differ: the diff is still shown.
+    expect(files).toContainEqual({
+      path: 'util.py',
+      role: 'edited',
+      change: 'diff: -pass | +return None',
+      seq: messages[6]?.seq,
+    });
+    // A file the diff deletes is not an edited one.
+    expect(files.find((f) => f.path === 'old.py')?.role).not.toBe('edited');
+  });
+
+  it("keeps a created file's role and an edit's own change, takes a file's last diff, reads none from history or a failed call", () => {
+    const { messages } = transcript()
+      .user('Add the helper and check the diff.')
+      .tool(
+        'Write',
+        { file_path: 'src/helper.py', content: 'def help():\n    pass' },
+        'File created successfully at: src/helper.py',
+      )
+      .tool(
+        'Edit',
+        { file_path: 'src/calc.py', old_string: 'a / b', new_string: 'a / b if b else 0' },
+        'The file src/calc.py has been updated.',
+      )
+      .bash('git diff src/io.py', diff('src/io.py', 'read()', 'read(1)'))
+      .bash(
+        'git diff',
+        [
+          diff('src/helper.py', 'pass', 'return 1'),
+          diff('src/calc.py', 'return a / b', 'return a / b if b else 0'),
+          diff('src/io.py', 'read()', 'read(2)'),
+        ].join('\n'),
+      )
+      .bash('git log -p -1', `commit 1a2b3c\n\n    Old work\n\n${diff('src/legacy.py', 'x', 'y')}`)
+      .bash('git diff HEAD~3', `fatal: ambiguous argument 'HEAD~3'\n${diff('src/other.py', 'x', 'y')}`, 128);
+    const byPath = Object.fromEntries(answer(messages).files.map((f) => [f.path, [f.role, f.change, f.seq]]));
+    expect(byPath['src/helper.py']?.slice(0, 2)).toEqual(['created', '2 lines written']);
+    expect(byPath['src/calc.py']).toEqual([
+      'edited',
+      'replaced "a / b" with "a / b if b else 0"',
+      messages[3]?.seq,
+    ]);
+    expect(byPath['src/io.py']).toEqual(['edited', 'diff: -read() | +read(2)', messages[8]?.seq]);
+    // Named in the transcript, not edited in the session.
+    expect(byPath['src/legacy.py']?.[0]).toBe('mentioned');
+    expect(byPath['src/other.py']?.[0]).toBe('mentioned');
+  });
+});
+
+describe('the fake model: files a script rewrote', () => {
+  const fix = [
+    "with open('pkg/mod.py') as f:",
+    '    content = f.read()',
+    "content = content.replace('return a / b', 'return a / b if b else 0')",
+    "with open('pkg/mod.py', 'w') as f:",
+    '    f.write(content)',
+  ].join('\n');
+
+  it('lists the file a script the agent wrote and ran rewrote, with what it replaced', () => {
+    const { messages } = transcript()
+      .user('Fix the division by zero in pkg/mod.py.')
+      .bash(`cd /repo && cat > fix.py << 'EOF'\n${fix}\nEOF\npython3 fix.py`, 'done');
+    const files = answer(messages).files;
+    expect(files).toContainEqual({
+      path: 'pkg/mod.py',
+      role: 'edited',
+      change: 'rewritten by `python3 fix.py`: replaced "return a / b" with "return a / b if b else 0"',
+      seq: messages.at(-2)?.seq,
+    });
+    expect(files.find((f) => f.path === 'fix.py')?.role).toBe('created');
+  });
+
+  it('takes the script from an earlier call, an editor or an inline program, and only once a run ended ok', () => {
+    const rewrite =
+      "import re\nsrc = open('src/b.py').read()\nopen('src/b.py', 'w').write(re.sub('x', 'y', src))";
+    const { messages } = transcript()
+      .user('Apply the fixes.')
+      .bash(`cat > /tmp/fix_b.py <<EOF\n${rewrite}\nEOF`, '')
+      .tool(
+        'str_replace_editor',
+        { command: 'create', path: '/repo/fix_c.js', file_text: "fs.writeFileSync('src/c.js', out);" },
+        'File created successfully at: /repo/fix_c.js',
+      )
+      .bash(`cat > fix_d.py << 'EOF'\n${fix.replaceAll('pkg/mod.py', 'src/d.py')}\nEOF`, '')
+      .bash("cat > show.py << 'EOF'\nprint(open('src/e.py').read())\nEOF", '')
+      .bash('python /tmp/fix_b.py', 'ok')
+      .bash('cd /repo && node fix_c.js', '')
+      .bash('python fix_d.py', 'Traceback (most recent call last):\nPermissionError: src/d.py', 1)
+      .bash('python show.py', 'x = 1')
+      .bash(`python -c "from pathlib import Path; Path('src/f.py').write_text('x = 2')"`, '')
+      .bash("python3 - << 'EOF'\nopen('src/g.py', 'a').write('# end')\nEOF", '');
+    const byPath = Object.fromEntries(answer(messages).files.map((f) => [f.path, [f.role, f.change]]));
+    expect(byPath['src/b.py']).toEqual(['edited', 'rewritten by `python /tmp/fix_b.py`']);
+    expect(byPath['src/c.js']).toEqual(['edited', 'rewritten by `node fix_c.js`']);
+    expect(byPath['src/f.py']).toEqual(['edited', 'rewritten by `python -c …`']);
+    expect(byPath['src/g.py']).toEqual(['edited', 'rewritten by `python3 - <<EOF`']);
+    // The run that failed changed nothing; a script that reads writes nothing: named, not edited.
+    expect(byPath['src/d.py']?.[0]).toBe('mentioned');
+    expect(byPath['src/e.py']?.[0]).toBe('mentioned');
+  });
+});
+
 describe('the fake model: next step and current work', () => {
   it('takes the next step from the last intention not yet carried out, with the seq of its message', () => {
     const { messages } = session().assistant(
@@ -197,6 +344,48 @@ describe('the fake model: next step and current work', () => {
       seq: messages.at(-1)?.seq,
     });
     expect(checkpoint.currentWork?.seq).toBe(messages.at(-1)?.seq);
+  });
+
+  it('names what an intention that refers back points to: from the sentence before it, else the call it led to', () => {
+    const { messages } = transcript()
+      .user('Fix the crash on empty input.')
+      .assistant('The division happens in `_calc` in stats/core.py. Let me check that method:')
+      .bash('grep -n "_calc" stats/core.py', null);
+    const checkpoint = answer(messages);
+    expect(checkpoint.nextStep).toEqual({
+      text: 'Let me check that method: `_calc`, stats/core.py',
+      seq: messages[1]?.seq,
+    });
+    // The current work is the call under way, named by its command.
+    expect(checkpoint.currentWork?.text).toBe('`grep -n "_calc" stats/core.py`, running (no result yet)');
+
+    const run = transcript()
+      .user('Fix the crash on empty input.')
+      .assistant('I changed the guard. Now let me run these tests:')
+      .bash('python -m pytest tests/test_core.py -q', '[Request interrupted by user for tool use]').messages;
+    expect(answer(run).nextStep?.text).toBe(
+      'Now let me run these tests: python -m pytest tests/test_core.py -q',
+    );
+    const edit = transcript()
+      .user('Fix the rounding.')
+      .assistant('The rounding looks wrong here. I will fix it.')
+      .tool(
+        'Edit',
+        { file_path: 'src/round.py', old_string: 'int(x)', new_string: 'round(x)' },
+        'User rejected update to src/round.py',
+      ).messages;
+    expect(answer(edit).nextStep?.text).toBe('I will fix it: src/round.py');
+    // `the file` points to a file: the sentence's file, not its other names.
+    const file = transcript()
+      .user('Fix the crash on empty input.')
+      .assistant('The crash comes from `_calc` in stats/core.py. Let me open the file:').messages;
+    expect(answer(file).nextStep?.text).toBe('Let me open the file: stats/core.py');
+    // An intention that names its object is left as it is.
+    const named = transcript()
+      .user('Fix the crash on empty input.')
+      .assistant('The guard looks wrong. Let me open stats/core.py and fix it.')
+      .bash('sed -n 1,40p stats/core.py', null).messages;
+    expect(answer(named).nextStep?.text).toBe('Let me open stats/core.py and fix it.');
   });
 
   it('takes a user request made after the intention as the next step', () => {

@@ -1,6 +1,7 @@
 /**
  * The fake model's reading of the tool calls of a transcript: each call paired with its result,
- * what it did (the files it created, edited, deleted, moved, ran or read), how it ended (ok,
+ * what it did (the files it created, edited, deleted, moved, ran or read; the files a script it
+ * wrote and ran rewrote), how it ended (ok,
  * failed, rejected or interrupted by the user, no result yet), its first error line or a short
  * result, and its family (a later run of the same thing). Built for any agent's tools (Claude Code,
  * SWE-agent, mini-swe-agent, OpenHands, Codex-style patches), from the call's JSON and its result
@@ -8,10 +9,11 @@
  * both summarizers judge failures alike, as a model told "failed" would. Pure.
  */
 import { callOutcome, detectError } from '../../../shared/extractive/error-lines.ts';
-import { GIT_READS, withoutCdSteps } from '../../../shared/extractive/shell.ts';
+import { GIT_READS, scriptWrites, withoutCdSteps } from '../../../shared/extractive/shell.ts';
 import { isRecord } from '../../../shared/extractive/text.ts';
 import type { TranscriptMessage } from './prompt-view.ts';
 import {
+  heredocs,
   looksLikeFile,
   mainStep,
   programName,
@@ -52,6 +54,11 @@ export interface ToolCall {
   command: string | null;
   /** How items name the call: `` `pytest -x` ``, `Edit src/a.ts`, `` `open setup.py` ``. */
   label: string;
+  /**
+   * What it works on, as a step would name it: a shell's command line (`grep -n "_calc" core.py`,
+   * first line, clipped), else the file it names; null when neither.
+   */
+  subject: string | null;
   /** Whether it only looked at things (reads, listings, searches, a question). */
   readOnly: boolean;
   /** Files it touched (writes count only when it ended ok). */
@@ -131,6 +138,11 @@ const RUNNERS = new Set(
     'java dotnet Rscript julia lua'
   ).split(' '),
 );
+/** Interpreters that run a script the agent wrote: its file, `-c`/`-e` code, or a here-document. */
+const SCRIPT_RUNNERS = new Set('python node deno bun tsx ts-node'.split(' '));
+/** A plain string replacement in a script: `content.replace('old', 'new')`. */
+const PLAIN_REPLACE =
+  /\.replace\(\s*(['"])((?:(?!\1)[^\\\n]|\\.)*)\1\s*,\s*(['"])((?:(?!\3)[^\\\n]|\\.)*)\3\s*\)/;
 
 /** Every tool call of `transcript`, in order, each with its result (matched by call id, else the next one). */
 export function readCalls(transcript: TranscriptMessage[], knownPaths: ReadonlySet<string>): ToolCall[] {
@@ -147,7 +159,7 @@ export function readCalls(transcript: TranscriptMessage[], knownPaths: ReadonlyS
       if (call) resultOf.set(call, m);
     }
   }
-  const state: ReadState = { openFile: null, known: new Set(knownPaths) };
+  const state: ReadState = { openFile: null, known: new Set(knownPaths), scripts: new Map() };
   for (const m of transcript) {
     if (m.kind === 'tool_call') calls.push(readCall(m, resultOf.get(m) ?? null, state));
   }
@@ -160,6 +172,8 @@ interface ReadState {
   openFile: string | null;
   /** Paths known to exist before: a write to one of them edits it. */
   known: Set<string>;
+  /** The text of each file the agent wrote whole (a here-document, an editor's create): a script it may run. */
+  scripts: Map<string, string>;
 }
 
 function readCall(call: TranscriptMessage, result: TranscriptMessage | null, state: ReadState): ToolCall {
@@ -174,6 +188,7 @@ function readCall(call: TranscriptMessage, result: TranscriptMessage | null, sta
   let effects: FileEffect[] = [];
   let family: { key: string; broad: string };
   let label: string;
+  let subject: string | null = null;
   if (Array.isArray(args.todos) || Array.isArray(args.task_list)) {
     readOnly = true;
     label = `${name} (todo list)`;
@@ -183,13 +198,18 @@ function readCall(call: TranscriptMessage, result: TranscriptMessage | null, sta
     readOnly = steps.length > 0 && steps.every(isReadStep);
     effects = shellEffects(steps, shell, state);
     family = stepFamily(mainStep(steps) ?? { words: [name], redirects: [], piped: false });
-    label = `\`${commandLine(shell)}\``;
+    subject = commandLine(shell);
+    label = `\`${subject}\``;
   } else {
     const role = toolRole(name, sub, args, own, path, result, state);
     readOnly = role === 'read' || (role === null && (QUESTION_TOOL.test(name) || SEARCH_TOOL.test(name)));
     const target =
       role === null ? null : (path ?? resultFile(result) ?? (role === 'read' ? null : state.openFile));
     if (role && target) effects = [{ path: target, role, change: describeChange(role, args, own) }];
+    const written = stringArg(args, ['file_text', 'content', 'contents']);
+    if (target && written !== null && (role === 'created' || role === 'edited'))
+      rememberScript(state, target, written);
+    subject = target;
     const about = target ?? detail(args, name);
     const shown =
       own !== null
@@ -211,6 +231,7 @@ function readCall(call: TranscriptMessage, result: TranscriptMessage | null, sta
     args,
     command,
     label,
+    subject,
     readOnly,
     // A write that failed or was refused changed nothing; a script that failed still ran.
     effects: effects.filter((e) => outcome === 'ok' || (outcome === 'failed' && e.role === 'ran')),
@@ -327,6 +348,12 @@ function writeRole(
   return path !== null && isKnown(state, path) ? 'edited' : 'created';
 }
 
+/** Keeps the text of a file written whole, in place of what an earlier spelling of its path held. */
+function rememberScript(state: ReadState, path: string, text: string): void {
+  for (const known of [...state.scripts.keys()]) if (samePath(known, path)) state.scripts.delete(known);
+  state.scripts.set(path, text);
+}
+
 function isKnown(state: ReadState, path: string): boolean {
   return state.known.has(path) || [...state.known].some((k) => samePath(k, path));
 }
@@ -391,6 +418,32 @@ function shellEffects(steps: ShellStep[], command: string, state: ReadState): Fi
     if (p && looksLikeFile(p) && p !== '/dev/null') effects.push({ path: p, role, change });
   };
   const written = (path: string) => (isKnown(state, path) ? 'edited' : 'created');
+  // A script the agent runs rewrites the files its text writes (see `scriptWrites`).
+  const runScript = (text: string, run: string, self: string | null) => {
+    const targets = scriptWrites(text).filter((p) => self === null || !samePath(normalizePath(p) ?? p, self));
+    const plain = targets.length === 1 ? PLAIN_REPLACE.exec(text) : null;
+    const replaced =
+      plain && /\w/.test(plain[2] ?? '')
+        ? `: replaced "${clip(plain[2] ?? '', 60)}" with "${clip(plain[4] ?? '', 60)}"`
+        : '';
+    for (const p of targets) add(p, 'edited', `rewritten by \`${clip(run, 80)}\`${replaced}`);
+  };
+  for (const doc of heredocs(command)) {
+    for (const step of shellSteps(doc.head)) {
+      const words = programWords(step);
+      const program = programName(words[0] ?? '');
+      const into =
+        step.redirects.find((r) => r.op !== '<')?.target ??
+        (program === 'tee' ? words.slice(1).find((w) => !w.startsWith('-')) : undefined);
+      // `cat > fix.py <<EOF`: a script for a later step or call; `python3 - <<EOF`: run here.
+      const file = normalizePath(into ?? null);
+      if (file && (program === 'cat' || program === 'tee')) rememberScript(state, file, doc.body);
+      else if (SCRIPT_RUNNERS.has(program) && words.slice(1).every((w) => w.startsWith('-')))
+        runScript(doc.body, `${words.join(' ')} <<EOF`, null);
+      else continue;
+      break;
+    }
+  }
   for (const step of steps) {
     const words = programWords(step);
     const program = programName(words[0] ?? '');
@@ -420,6 +473,17 @@ function shellEffects(steps: ShellStep[], command: string, state: ReadState): Fi
     else if (RUNNERS.has(program) || (words[0] ?? '').startsWith('./')) {
       if ((words[0] ?? '').startsWith('./')) add(words[0], 'ran', null);
       for (const f of args) if (!/^(?:run|test|build|-m)$/.test(f)) add(f.replace(/::.*$/, ''), 'ran', null);
+      if (SCRIPT_RUNNERS.has(program)) {
+        const inline = rest.findIndex((w) => w === '-c' || w === '-e' || w === '--eval');
+        const code = inline >= 0 ? rest[inline + 1] : undefined;
+        if (code !== undefined) runScript(code, `${words[0]} ${rest[inline]} …`, null);
+        else
+          for (const f of args) {
+            const path = normalizePath(f);
+            const script = [...state.scripts].find(([k]) => path !== null && samePath(k, path));
+            if (path && script) runScript(script[1], `${words[0]} ${f}`, script[0]);
+          }
+      }
     }
   }
   // Patches: Codex's `*** Update File: x`, unified diffs' `+++ b/x` fed to `patch` or `git apply`.

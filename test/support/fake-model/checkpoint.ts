@@ -14,7 +14,12 @@
  *   as what it did and how it ended); else the previous one.
  * - nextStep: the last user request when it comes after the agent's last stated intention; else that
  *   intention (`I'll ...`, `let me ...`, `next ...`) when no call after it ended ok (it is not done
- *   yet); else the previous next step.
+ *   yet); else the previous next step. An intention that refers back instead of naming its object
+ *   (`it`, `them`, `that method`, `these tests`, `the file`) carries the subject: the names of the
+ *   sentence before it in the same message (backquoted spans, files, `snake_case`, `camelCase`,
+ *   `f()`; only files for `the file`, `that script`), else what the call it led to works on (its
+ *   command line or path): "Let me check that method: grep -n "_calc" core.py". currentWork needs no
+ *   such rule: a message is kept whole (the sentence before included) and a call names itself.
  * - completed: the previous items, then in order every call that changed something and ended ok
  *   ("ran `cmd`: 12 passed", "edited a.py: replaced ..."), todo items marked done, and the agent's
  *   sentences reporting finished work ("fixed", "added", "passes") without a negation. A call that
@@ -36,7 +41,16 @@
  *   five), the agent's sentences about causes and locations (`the bug is`, `is defined in`).
  * - files: every file a call touched, with its strongest role (created, edited, deleted, moved, then
  *   ran, read), what changed and the seq of the call, then the working-set paths nothing touched
- *   (mentioned); merged with the previous files; written ones first, most recent first.
+ *   (mentioned); merged with the previous files; written ones first, most recent first. A script the
+ *   agent wrote (a here-document, an editor's create) and ran (`python fix.py` in the same command
+ *   or a later call; also `python -c`, `node -e`, `python - <<EOF`) edited the files its text writes
+ *   by literal path (`scriptWrites`), once that run ended ok: "rewritten by `python fix.py`", with
+ *   what it replaced when it writes one file and holds a plain `.replace('old', 'new')`. A unified
+ *   diff a call that ended ok printed (`git diff`, `cat fix.patch`, `diff -u`; not `git log`/`git
+ *   show` history) shows each of its files edited (a created one stays created), whoever changed
+ *   it, with its first removed and added lines (`diffChanges`) and the seq of the result; a file
+ *   whose change a call of the transcript gave keeps that change and seq; a file's last diff wins;
+ *   a file the diff deletes is left out.
  * - workingSet: files written that `<working_set>` does not show (usually none).
  * The answer stays under the stated token target (else 75% of `max_tokens`), the least useful items
  * going first: mentioned files, then the oldest completed items down to the newest five, read files,
@@ -45,6 +59,7 @@
  * the current work, the next step or the user's instructions. Pure.
  */
 
+import { diffChanges } from '../../../shared/extractive/files.ts';
 import { collapse } from '../../../shared/extractive/text.ts';
 import {
   type CallOutcome,
@@ -56,7 +71,7 @@ import {
   type ToolCall,
 } from './calls.ts';
 import { readPrompt, type TranscriptMessage, type WrittenUserMessage } from './prompt-view.ts';
-import { commandFamily } from './shell.ts';
+import { commandFamily, looksLikeFile } from './shell.ts';
 import { clip, sentences } from './text.ts';
 
 /** A list item: a fact and the seq of the message it comes from. */
@@ -119,8 +134,18 @@ const DECISION =
   /\b(?:decided|decide to|I chose|we chose|chose to|opted|opt for|going with|instead of|rather than|I prefer|we prefer|the (?:best|simplest|safest|right) (?:approach|option|fix|way) is)\b/i;
 const DISCOVERY =
   /\b(?:the (?:issue|problem|bug|cause|root cause|culprit) (?:is|was|lies|seems|comes)|root cause|turns out|I (?:found|see|notice|noticed|discovered) that|is defined in|is located in|lives in|is implemented in|is called from)\b/i;
+/** Nouns a sentence points back with (`that method`, `these tests`, `the file`). */
+const POINTED =
+  '(?:method|function|class|file|module|package|test|line|error|exception|issue|bug|code|part|section|change|fix|call|command|script|variable|field|attribute|property|import|path|directory|folder|output|case|logic|implementation|definition|block|loop|condition|check|value|parameter|argument|config|setting|helper|handler|query|type|component|one)(?:e?s)?';
+/** A sentence that refers back instead of naming its object: `it`, `them`, `that method`, `the tests`. */
+const REFERS_BACK = new RegExp(
+  `\\b(?:it|them)\\b|\\b(?:this|that|these|those|the same|the)\\s+(?:(?!the\\b|a\\b|an\\b)\\w+\\s+)?${POINTED}\\b`,
+  'i',
+);
 const VERSION_COMMAND = /--version\b|\s-V\b|\bversion\b|\bpip3? show\b|\bnpm (?:ls|view)\b/;
 const SEARCH_COMMAND = /^(?:find|fd|ls|grep -\w*l|rg -\w*l|rg --files|git ls-files)\b/;
+/** Commands that print the history of commits, not the work tree's changes. */
+const HISTORY_COMMAND = /\bgit\s+(?:-\S+\s+)*(?:log|show|whatchanged|reflog)\b/;
 const WRITE_ROLES = new Set<FileRole>(['created', 'edited', 'deleted', 'moved']);
 const ROLE_RANK: Record<FileRole, number> = {
   created: 6,
@@ -383,7 +408,48 @@ function nextStepOf(
     return entry(sentences(request.content)[0] ?? request.content, request.seq);
   }
   if (!intended || calls.some((c) => c.outcome === 'ok' && c.call.index > intended.index)) return null;
-  return entry(stated(intended) ?? '', intended.seq);
+  const sentence = stated(intended) ?? '';
+  const before = said.get(intended)?.[(said.get(intended) ?? []).indexOf(sentence) - 1];
+  const ledTo = calls.find((c) => c.call.index > intended.index);
+  return entry(withSubject(sentence, before, ledTo), intended.seq);
+}
+
+/**
+ * An intention that refers back (`Let me check that method:`) with the subject it points to: the
+ * names of the sentence before it (`_calc`, core.py), else what the call it led to works on
+ * (`grep -n "_calc" core.py`); as it is when it names its object or nothing supplies one.
+ */
+function withSubject(sentence: string, before: string | undefined, ledTo: ToolCall | undefined): string {
+  const refers = REFERS_BACK.exec(sentence);
+  if (!refers || namesOf(sentence).length > 0) return sentence;
+  // `the file`, `that script` point to a file: only a file of the sentence before names it.
+  const fileNoun = /\b(?:file|script|module|path|directory|folder)s?$/i.test(refers[0]);
+  const named = (before === undefined ? [] : namesOf(before)).filter(
+    (n) => !fileNoun || looksLikeFile(n.replace(/^`|`$/g, '')),
+  );
+  const subject = named.length > 0 ? named.join(', ') : (ledTo?.subject ?? null);
+  return subject ? `${sentence.replace(/[\s:;,.!…-]+$/, '')}: ${clip(subject, 120)}` : sentence;
+}
+
+/** The things a sentence names: backquoted spans, files, identifiers (`snake_case`, `camelCase`, `f()`); at most three. */
+function namesOf(sentence: string): string[] {
+  const names: string[] = [];
+  const rest = sentence.replace(/`([^`\n]{1,80})`/g, (quoted) => {
+    names.push(quoted);
+    return ' ';
+  });
+  for (const raw of rest.split(/\s+/)) {
+    const word = raw.replace(/^[("'[]+|[)"',;:!?\].]+$/g, '');
+    if (!word || /^[\d.]+$/.test(word) || /^(?:e\.g|i\.e|etc|vs)$/i.test(word)) continue;
+    if (
+      looksLikeFile(word) ||
+      /^[A-Za-z_][\w.]*\(\)$/.test(word) ||
+      /^_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$|^_\w+$/.test(word) ||
+      /^[a-z]+[A-Z]\w*$|^[A-Z][a-z0-9]+[A-Z]\w*$/.test(word)
+    )
+      names.push(word);
+  }
+  return [...new Set(names)].slice(0, 3);
 }
 
 function questionsOf(
@@ -470,22 +536,37 @@ function filesOf(
   workingSet: string[],
   messages: TranscriptMessage[],
 ): FileItem[] {
-  const byPath = new Map<string, FileItem & { changes: string[]; order: number }>();
+  // `fresh`: a call of the transcript said what changed in it; `shown`: the last diff printed of it.
+  const byPath = new Map<
+    string,
+    FileItem & { changes: string[]; order: number; fresh: boolean; shown: string | null }
+  >();
   // The working set's spelling of a path when it is the same or a longer (more precise) one.
   const canonical = (path: string) =>
     workingSet.find((w) => w === path) ?? workingSet.find((w) => w.endsWith(`/${path}`)) ?? path;
   let order = 0;
-  const put = (item: FileItem, change: string | null) => {
-    let path = canonical(item.path);
-    // The same file spelt two ways (`reproduce.py`, `/repo/reproduce.py`): one item, the longer name.
+  // The same file spelt two ways (`reproduce.py`, `/repo/reproduce.py`): one item.
+  const keyOf = (path: string) => {
     const matches = [...byPath.keys()].filter((k) => samePath(k, path));
-    const key = matches.length === 1 ? (matches[0] as string) : path;
+    return matches.length === 1 ? (matches[0] as string) : path;
+  };
+  const put = (item: FileItem, change: string | null, fresh = false) => {
+    let path = canonical(item.path);
+    const key = keyOf(path);
     const had = byPath.get(key);
+    // The longer name stays.
     if (had && key.length < path.length) byPath.delete(key);
     else path = key;
     order += 1;
     if (!had) {
-      byPath.set(path, { ...item, path, changes: change ? [change] : [], order });
+      byPath.set(path, {
+        ...item,
+        path,
+        changes: change ? [change] : [],
+        order,
+        fresh: fresh && !!change,
+        shown: null,
+      });
       return;
     }
     const stronger = ROLE_RANK[item.role] >= ROLE_RANK[had.role] || WRITE_ROLES.has(item.role);
@@ -500,12 +581,25 @@ function filesOf(
       changes,
       seq: stronger ? item.seq : had.seq,
       order: stronger ? order : had.order,
+      fresh: had.fresh || (fresh && !!change),
     });
   };
   // Oldest first, so the newest is put last (the previous list is most recent first within a group).
   for (const f of [...previous].reverse()) put(f, f.change);
-  for (const c of calls)
-    for (const e of c.effects) put({ path: e.path, role: e.role, change: null, seq: c.call.seq }, e.change);
+  for (const c of calls) {
+    for (const e of c.effects)
+      put({ path: e.path, role: e.role, change: null, seq: c.call.seq }, e.change, true);
+    // A diff the call printed (`git diff`, `cat fix.patch`, `diff -u`) shows each file's change,
+    // whoever made it; a file whose change a call of the transcript gave keeps that change and seq.
+    // The last diff of a file wins.
+    if (c.outcome !== 'ok' || !c.result || (c.command !== null && HISTORY_COMMAND.test(c.command))) continue;
+    for (const [path, change] of diffChanges(c.result.content)) {
+      if (byPath.get(keyOf(canonical(path)))?.fresh) continue;
+      put({ path, role: 'edited', change: null, seq: c.result.seq }, null);
+      const shown = byPath.get(keyOf(canonical(path)));
+      if (shown) shown.shown = change;
+    }
+  }
   for (const path of workingSet) {
     if ([...byPath.keys()].some((k) => samePath(k, path))) continue;
     const last = messages.findLast((m) => m.content.includes(path));
@@ -516,14 +610,16 @@ function filesOf(
       path: clip(f.path, 300),
       role: f.role,
       change:
-        f.changes.length === 0
-          ? null
-          : clip(
-              f.changes.length === 1
-                ? (f.changes[0] ?? '')
-                : `${f.changes.length} changes, last: ${f.changes.at(-1)}`,
-              500,
-            ),
+        f.shown !== null && !f.fresh
+          ? clip(f.shown, 500)
+          : f.changes.length === 0
+            ? null
+            : clip(
+                f.changes.length === 1
+                  ? (f.changes[0] ?? '')
+                  : `${f.changes.length} changes, last: ${f.changes.at(-1)}`,
+                500,
+              ),
       seq: f.seq,
     },
     order: f.order,
