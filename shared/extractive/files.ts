@@ -10,7 +10,7 @@ import { describeCall } from './describe-call.ts';
 import type { Outcome } from './error-lines.ts';
 import type { Item } from './items.ts';
 import { LIST_CAPS } from './limits.ts';
-import { parseShell, shellSummary, writtenFile } from './shell.ts';
+import { heredocs, parseShell, scriptWrites, shellSummary, writtenFile } from './shell.ts';
 import { clipWords, collapse } from './text.ts';
 import { pathArgument, stringArgument, type ToolRun } from './tool-runs.ts';
 
@@ -64,6 +64,12 @@ export function fileItems(
     }
     note({ ...found, seq: run.result.seq }, changes ? 1 : 0);
   }
+  // A script the agent wrote and ran rewrote the files its text writes.
+  for (const rewrite of scriptRewrites(runs, ended)) {
+    const known = files.get(sanitizePath(rewrite.path) ?? '');
+    const role: Role = known && RANK[known.role] > RANK.edited ? known.role : 'edited';
+    note({ ...rewrite, role }, 1);
+  }
   // A diff the agent printed (`git diff`, `cat fix.patch`) says what changed, whoever changed it.
   for (const [index, run] of runs) {
     if (!run.result || ended.get(index) !== 'ok') continue;
@@ -82,6 +88,54 @@ export function fileItems(
       const entry: CheckpointFile = { ...file, change };
       return { text: renderFile(entry), seq: entry.seq, file: entry };
     });
+}
+
+/** Programs that run a script: `python3 fix.py`, `node fix.js`, `python -c '...'`, `python - <<EOF`. */
+const INTERPRETER = /^(?:python\d?(?:\.\d+)?|node|deno|bun|tsx|ts-node)$/;
+
+/** A path's last part, lower case: how a script run is matched to the script written. */
+const baseName = (path: string) => (path.split('/').pop() ?? path).toLowerCase();
+
+/**
+ * The files scripts rewrote: for each call that ended ok and runs a script (`python fix.py`, the
+ * script written earlier by a here-document or an editor's create; `python -c '...'`; `python -
+ * <<EOF`), each literal path the script's text writes ({@link scriptWrites}), but not the script
+ * itself, with `rewritten by \`python fix.py\`` and the seq of the result. In call order.
+ */
+export function scriptRewrites(
+  runs: Map<number, ToolRun>,
+  ended: Map<number, Outcome>,
+): Array<{ path: string; change: string; seq: number }> {
+  const scripts = new Map<string, string>();
+  const out: Array<{ path: string; change: string; seq: number }> = [];
+  for (const [index, run] of runs) {
+    const path = pathArgument(run.args);
+    const body = stringArgument(run.args, ['file_text', 'content']);
+    if (path && body !== null) scripts.set(baseName(path), body);
+    const command = stringArgument(run.args, ['command', 'cmd', 'script']);
+    if (!command) continue;
+    let outside = command;
+    const stdin: string[] = [];
+    for (const doc of heredocs(command)) {
+      outside = outside.replace(doc.body, '');
+      const target = writtenFile(shellSummary(doc.head));
+      if (target) scripts.set(baseName(target), doc.body);
+      else stdin.push(doc.body);
+    }
+    if (!run.result || ended.get(index) !== 'ok') continue;
+    for (const [word, arg] of parseShell(outside).steps) {
+      if (!INTERPRETER.test(word) || arg === undefined) continue;
+      const text =
+        arg === '-c' || arg === '-e' ? outside : arg === '-' ? stdin.join('\n') : scripts.get(baseName(arg));
+      if (!text) continue;
+      const self = arg.startsWith('-') ? null : baseName(arg);
+      const change = `rewritten by \`${word} ${arg === '-c' || arg === '-e' ? `${arg} …` : arg}\``;
+      for (const written of scriptWrites(text)) {
+        if (baseName(written) !== self) out.push({ path: written, change, seq: run.result.seq });
+      }
+    }
+  }
+  return out;
 }
 
 /** Changed files first (created, edited, deleted, moved), then files run, then files read. */

@@ -498,6 +498,29 @@ describe('files and the working set', () => {
     expect(files[1]?.change).toBe('"let x = 1" → "const x = 1"');
   });
 
+  it('counts a file as edited when a script the agent wrote and ran rewrote it', () => {
+    const fix =
+      "with open('pkg/core.py') as f:\n    s = f.read()\nwith open('pkg/core.py', 'w') as f:\n    f.write(s)";
+    const { messages } = transcript()
+      .bash(`cd /repo && cat > fix_core.py << 'EOF'\n${fix}\nEOF`, '', 0)
+      .bash('cd /repo && python3 fix_core.py', 'done', 0)
+      // Written and never run: it changed nothing.
+      .bash(`cat > fix_util.py << 'EOF'\nopen('pkg/util.py', 'w').write('')\nEOF`, '', 0)
+      // Run, but it failed.
+      .bash(`python - << 'EOF'\nopen('pkg/io.py', 'w').write(x)\nEOF`, 'NameError: x', 1)
+      .bash(`python -c "open('pkg/cli.py', 'a').write('#')"`, '', 0);
+    const files = extractCheckpoint(null, messages, BIG).files;
+    const role = (path: string) => files.find((f) => f.path === path)?.role;
+    expect(files.find((f) => f.path === 'pkg/core.py')).toMatchObject({
+      role: 'edited',
+      change: 'rewritten by `python3 fix_core.py`',
+      seq: 3,
+    });
+    expect(role('pkg/cli.py')).toBe('edited');
+    expect(role('pkg/util.py')).toBeUndefined();
+    expect(role('pkg/io.py')).toBeUndefined();
+  });
+
   it('says what a replacement changed, not the anchor lines it repeats', () => {
     const anchor = 'def _cstack(left, right):\n    noutp = _compute_n_outputs(left, right)\n';
     const { messages } = transcript()

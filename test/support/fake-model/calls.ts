@@ -9,11 +9,10 @@
  * both summarizers judge failures alike, as a model told "failed" would. Pure.
  */
 import { callOutcome, detectError } from '../../../shared/extractive/error-lines.ts';
-import { GIT_READS, scriptWrites, withoutCdSteps } from '../../../shared/extractive/shell.ts';
+import { GIT_READS, heredocs, scriptWrites, withoutCdSteps } from '../../../shared/extractive/shell.ts';
 import { isRecord } from '../../../shared/extractive/text.ts';
 import type { TranscriptMessage } from './prompt-view.ts';
 import {
-  heredocs,
   looksLikeFile,
   mainStep,
   programName,

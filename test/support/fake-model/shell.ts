@@ -246,23 +246,3 @@ export function looksLikeFile(word: string): boolean {
     word.startsWith('./')
   );
 }
-
-/**
- * The here-documents of a command line, in order: the line that opens each (`cat > fix.py << 'EOF'`,
- * `python3 - <<EOF`) and its body, up to the line holding the delimiter alone (or the end). A
- * here-string (`<<<`) is not one.
- */
-export function heredocs(command: string): Array<{ head: string; body: string }> {
-  const found: Array<{ head: string; body: string }> = [];
-  const lines = command.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const head = lines[i] ?? '';
-    const delimiter = /(?<!<)<<(?!<)-?\s*(['"]?)([\w.-]+)\1/.exec(head)?.[2];
-    if (delimiter === undefined) continue;
-    const close = lines.findIndex((l, j) => j > i && l.trim() === delimiter);
-    const end = close < 0 ? lines.length : close;
-    found.push({ head, body: lines.slice(i + 1, end).join('\n') });
-    i = end;
-  }
-  return found;
-}
