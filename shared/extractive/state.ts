@@ -2,6 +2,7 @@
 import type { Message } from '../contract/message.ts';
 import { describeCall } from './describe-call.ts';
 import type { Outcome } from './error-lines.ts';
+import { recentFocus } from './focus.ts';
 import { trailingIntents } from './intents.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS } from './limits.ts';
@@ -61,7 +62,14 @@ export function currentState(
     words && nextStep ? words.text.replace(nextStep.text, '').replace(/\s+/g, ' ').trim() : words?.text;
   const spoken = words && said && !/^→/.test(said) ? { ...words, text: said } : null;
   // Failing those, the last call and how it ended.
-  const currentWork = inProgress[inProgress.length - 1] ?? spoken ?? lastCall(runs, ended);
+  const current = inProgress[inProgress.length - 1] ?? spoken ?? lastCall(runs, ended);
+  // The names the agent's last messages keep coming back to say what "that function" is.
+  const focus = current ? recentFocus(messages, runs, `${current.text} ${nextStep?.text ?? ''}`) : [];
+  const named = `(focus: ${focus.join(', ')})`;
+  const currentWork =
+    current && focus.length > 0
+      ? { ...current, text: `${clipWords(current.text, ITEM_CHARS - named.length - 1)} ${named}` }
+      : current;
   return { inProgress, pending, todosDone, currentWork, nextStep };
 }
 

@@ -389,6 +389,21 @@ describe('state, todo lists and summaries in the transcript', () => {
     expect(checkpoint.nextStep).toEqual({ text: 'Next I will enable remote caching.', seq: 3 });
   });
 
+  it('adds to the current work the code names the agent kept coming back to', () => {
+    const { messages } = transcript()
+      .user('Fix the crash in file_build')
+      .assistant('The crash starts in `ast_from_file`, which calls `file_build`.')
+      .bash('grep -n "def ast_from_file" astroid/manager.py', '101: def ast_from_file(self, filepath):', 0)
+      .assistant('So `file_build` calls `open_source_file(path)`. Let me `return` to that function:')
+      .bash('grep -n open_source_file astroid/builder.py', '40: def open_source_file(filename):', 0);
+    const current = extractCheckpoint(null, messages, BIG).currentWork?.text ?? '';
+    expect(current).toMatch(/\(focus: [^)]*ast_from_file/);
+    // Names the text already gives, and emphasised plain words, are not repeated as focus.
+    const focus = /\(focus: ([^)]*)\)/.exec(current)?.[1]?.split(', ') ?? [];
+    expect(focus).not.toContain('file_build');
+    expect(focus).not.toContain('return');
+  });
+
   it('names what a next step only points back at: the sentence before it, else the output it reacts to', () => {
     const named = transcript()
       .user('Fix the separability matrix')
