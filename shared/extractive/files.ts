@@ -27,13 +27,17 @@ const RANK: Record<Role, number> = {
   mentioned: 0,
 };
 
-/** One file per path, the strongest role and the latest change; edited files first, then newest. */
+/**
+ * One file per path, the strongest role and the latest change. Ranked: files changed (edited,
+ * created, deleted, moved) first, then files run, then scripts the agent wrote and ran (scaffolding
+ * of the work: a reproduction, a debug script), then files read; newest first within a rank.
+ */
 export function fileItems(
   previous: CheckpointFile[],
   runs: Map<number, ToolRun>,
   ended: Map<number, Outcome>,
 ): Item[] {
-  const files = new Map<string, CheckpointFile & { edits: number; order: number }>();
+  const files = new Map<string, CheckpointFile & { edits: number; order: number; ran: boolean }>();
   let order = 0;
   const note = (file: CheckpointFile, edits: number) => {
     const path = sanitizePath(file.path);
@@ -48,6 +52,7 @@ export function fileItems(
       seq: file.seq ?? old?.seq ?? null,
       edits: (old?.edits ?? 0) + edits,
       order: order++,
+      ran: (old?.ran ?? false) || file.role === 'ran',
     });
   };
   for (const f of previous) note(f, 0);
@@ -79,10 +84,13 @@ export function fileItems(
       note({ path, role, change, seq: run.result.seq }, 0);
     }
   }
+  // A script written and run in one command (`cat > t.py << EOF … EOF; python t.py`) ran too.
+  const run = scriptsRun(runs);
+  for (const file of files.values()) if (run.has(baseName(file.path))) file.ran = true;
   return [...files.values()]
-    .sort((a, b) => rank(b.role) - rank(a.role) || b.order - a.order)
+    .sort((a, b) => rank(b) - rank(a) || b.order - a.order)
     .slice(0, LIST_CAPS.files)
-    .map(({ edits, order: _order, ...file }) => {
+    .map(({ edits, order: _order, ran: _ran, ...file }) => {
       const change =
         edits > 1 && file.change ? clipWords(`${edits} edits; last: ${file.change}`, 500) : file.change;
       const entry: CheckpointFile = { ...file, change };
@@ -138,9 +146,27 @@ export function scriptRewrites(
   return out;
 }
 
-/** Changed files first (created, edited, deleted, moved), then files run, then files read. */
-function rank(role: Role): number {
-  return RANK[role] >= RANK.moved ? 10 : RANK[role];
+/** Base names (lower case) of the scripts the calls' commands run with an interpreter. */
+function scriptsRun(runs: Map<number, ToolRun>): Set<string> {
+  const names = new Set<string>();
+  for (const run of runs.values()) {
+    const command = stringArgument(run.args, ['command', 'cmd', 'script']);
+    if (!command) continue;
+    const outside = heredocs(command).reduce((text, doc) => text.replace(doc.body, ''), command);
+    for (const [word, arg] of parseShell(outside).steps) {
+      if (INTERPRETER.test(word) && arg !== undefined && !arg.startsWith('-')) names.add(baseName(arg));
+    }
+  }
+  return names;
+}
+
+/**
+ * Changed files first (created, edited, deleted, moved), then files run, then files the agent
+ * created and ran (its own scripts), then files read.
+ */
+function rank(file: { role: Role; ran: boolean }): number {
+  if (file.role === 'created' && file.ran) return (RANK.ran + RANK.read) / 2;
+  return RANK[file.role] >= RANK.moved ? 10 : RANK[file.role];
 }
 
 /** The file a call worked on and what it did, or null. */

@@ -513,6 +513,23 @@ describe('files and the working set', () => {
     expect(files[1]?.change).toBe('"let x = 1" → "const x = 1"');
   });
 
+  it('ranks the scripts the agent wrote and ran after the work and the tests it ran', () => {
+    const { messages } = transcript()
+      .tool('Edit', { file_path: 'pkg/core.py', old_string: 'a = 1', new_string: 'a = 2' }, 'ok')
+      .tool('Write', { file_path: 'docs/usage.md', content: '# Usage' }, 'ok')
+      .bash("cat > reproduce.py << 'EOF'\nimport pkg\nEOF\npython reproduce.py", 'ok', 0)
+      .bash('python -m pytest tests/test_core.py', '3 passed', 0)
+      .tool('Read', { file_path: 'pkg/util.py' }, 'def f(): ...');
+    const files = extractCheckpoint(null, messages, BIG).files;
+    expect(files.map((f) => f.path)).toEqual([
+      'docs/usage.md',
+      'pkg/core.py',
+      'tests/test_core.py',
+      'reproduce.py',
+      'pkg/util.py',
+    ]);
+  });
+
   it('counts a file as edited when a script the agent wrote and ran rewrote it', () => {
     const fix =
       "with open('pkg/core.py') as f:\n    s = f.read()\nwith open('pkg/core.py', 'w') as f:\n    f.write(s)";
