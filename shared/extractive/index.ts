@@ -14,17 +14,20 @@
  *   colon carries the command or list it introduces), each short answer with the question it
  *   answers; the newest wins on conflict (`instructions`);
  * - currentWork / nextStep: the todo in progress, a call still running, or the agent's last thought
- *   and the call it led to; the first open todo or stated intent. A previous next step is dropped
- *   once the agent has worked on (`state`);
+ *   and the call it led to, with the code names its last messages keep naming (`focus`); the first
+ *   open todo or stated intent, with what it points back at ("Let me fix this:") when it names
+ *   nothing (`intents`). A previous next step is dropped once the agent has worked on (`state`);
  * - completed: calls that succeeded (exit code 0 when stated) and changed something, finished todos;
  *   a call that failed, was rejected or interrupted never is, nor a failure hidden behind a pipe
  *   into a filter (`x | tail` exits 0) (`completed`, `error-lines`); a rejection is a decision;
  * - blockers: the first meaningful error line of each failed result, expired once the same call (its
- *   command in normal form) later succeeds, or fails again without that error in its output (it got
- *   past it); expired ones become errorsAndFixes (`blockers`);
+ *   command in normal form; a script written again as `fix2.py`) later succeeds, or fails again
+ *   without that error in its output (it got past it), or a later edit or install names what the
+ *   error names; expired ones become errorsAndFixes (`blockers`);
  * - decisions / discoveries: assistant sentences stating a choice, or a fact found (`intents`);
- * - files: paths with what was done to them and what changed (from the edit's arguments, or a diff
- *   the agent printed), edited files first (`files`); workingSet: every path;
+ * - files: paths with what was done to them and what changed (the lines an edit changed, a diff the
+ *   agent printed, a script of its own that rewrote the file), changed files first and the scripts
+ *   it wrote and ran after the files it ran (`files`); workingSet: every path;
  * - inProgress / pending: calls waiting for a result, the latest todo list (a tool's `todos`, or a
  *   printed ☐/☒/`- [ ]` checklist), the intents stated after the last tool result;
  * - openQuestions: questions nobody answered afterwards;
