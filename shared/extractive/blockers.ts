@@ -128,7 +128,10 @@ function sourceOfPrevious(text: string, written: ReadonlySet<string>): string | 
 }
 
 /** A file name with a version mark: `fix2.py`, `fix_v2.py`, `fix-new.py`, `fix_fixed.py`. */
-const VERSIONED = /\b([a-z][\w-]*?)(?:[_-]?v?\d+|[_-](?:new|fixed|final|simple|updated))(\.[a-z]+)\b/g;
+const VERSIONED = /^([a-z][\w-]*?)(?:[_-]?v?\d+|[_-](?:new|fixed|final|simple|updated))(\.[a-z]+)$/;
+
+/** Longest file name looked at for a version mark, characters. */
+const NAME_CHARS = 120;
 
 /**
  * `key` (lower case) with the version mark removed from each file name the agent wrote in these
@@ -138,9 +141,12 @@ const VERSIONED = /\b([a-z][\w-]*?)(?:[_-]?v?\d+|[_-](?:new|fixed|final|simple|u
  * `./step2.sh` run after `./step1.sh` is another step, not a retry.
  */
 export function unversioned(key: string, written: ReadonlySet<string>): string {
-  return key.replace(VERSIONED, (name: string, stem: string, extension: string) =>
-    written.has(name.split('/').pop() ?? name) ? `${stem}${extension}` : name,
-  );
+  if (written.size === 0) return key;
+  return key.replace(/[^\s/]+/g, (name) => {
+    if (name.length > NAME_CHARS || !written.has(name)) return name;
+    const match = VERSIONED.exec(name);
+    return match ? `${match[1]}${match[2]}` : name;
+  });
 }
 
 /** Base names (lower case) of the files the calls of `runs` wrote whole: scripts, new files. */

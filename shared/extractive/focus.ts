@@ -19,8 +19,10 @@ export const FOCUS_NAMES = 4;
  * `(`. Plain words are prose.
  */
 const BACKTICKED = /`([^`\s]{3,60})`/g;
+// Each part is bounded (a name is at most 60 characters a part): a long run of word characters
+// cannot make the match try every split of it.
 const CODE_WORD =
-  /(?<![\w./-])(?:[A-Za-z_][\w]*_[\w]+|[a-z][a-z0-9]*[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_]\w*(?=\())(?![\w/-])/g;
+  /(?<![\w./-])(?:[A-Za-z_]\w{0,60}_\w{1,60}|[a-z][a-z0-9]{0,60}[A-Z]\w{0,60}|[A-Z][a-z0-9]{1,60}[A-Z]\w{0,60}|[A-Za-z_]\w{0,60}(?:\.[A-Za-z_]\w{0,60}){1,6}|[A-Za-z_]\w{0,60}(?=\())(?![\w/-])/g;
 
 /** Names every program has, which say nothing of the work. */
 const COMMON = new Set(
