@@ -7,7 +7,7 @@ import type { Message } from '../contract/message.ts';
 import { firstLine } from './text.ts';
 import { pathArgument, stringArgument, type ToolRun } from './tool-runs.ts';
 
-/** Assistant messages (prose, and the first line of each call) read for the focus. */
+/** Assistant messages (prose, and each call's command line or path) read for the focus. */
 const FOCUS_WINDOW = 8;
 
 /** Most names the focus lists. */
@@ -33,8 +33,9 @@ const COMMON = new Set(
 
 /**
  * Up to {@link FOCUS_NAMES} code names from the last {@link FOCUS_WINDOW} assistant messages
- * (prose, and each tool call's first command line or its path; `runs` by call index), ranked by how often they appear, each mention
- * weighted by how recent its message is (the newest counts {@link FOCUS_WINDOW}, the oldest 1);
+ * (prose, and each tool call's first command line or its path; `runs` by call index), ranked by
+ * how often they appear, each mention weighted by how recent its message is (the newest counts
+ * {@link FOCUS_WINDOW}, the oldest 1);
  * names of three characters or fewer, common ones (`self`, `print`) and those in `except` (the
  * text the focus goes with: it names them already) left out. Pure.
  */
