@@ -1,0 +1,100 @@
+/**
+ * Patterns rewritten to stay linear on adversarial transcript text (`npm run bench:regex` measures
+ * them): each rewrite must decide exactly what the pattern it replaced decided. Each is pinned on
+ * realistic inputs, and compared with the old pattern (kept here as the reference) on generated
+ * texts short enough for the old pattern to finish.
+ */
+import { describe, expect, it } from 'vitest';
+import { classifyUserMessage, isMarkupOnly } from '../../shared/summary/user-messages.ts';
+
+/** A deterministic generator (mulberry32), so a failure can be replayed. */
+function random(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `count` texts of 0 to `most` pieces drawn from `pieces`, the same on every run. */
+function generated(pieces: string[], count: number, most: number, seed = 42): string[] {
+  const next = random(seed);
+  const texts: string[] = [];
+  for (let n = 0; n < count; n++) {
+    let text = '';
+    const length = Math.floor(next() * (most + 1));
+    for (let i = 0; i < length; i++) text += pieces[Math.floor(next() * pieces.length)];
+    texts.push(text);
+  }
+  return texts;
+}
+
+describe('machine markup only (a user message that is only reminders and IDE notices)', () => {
+  /** The pattern `isMarkupOnly` replaced: it backtracks exponentially in the number of elements. */
+  const MARKUP_ONLY = /^(?:\s*<(ide[_-][\w-]+|[a-z]+(?:-[a-z]+)+)(?:\s[^>]*)?>[\s\S]*?<\/\1>\s*)+$/i;
+
+  const REALISTIC: Array<[string, boolean]> = [
+    ['<system-reminder>The todo list is empty.</system-reminder>', true],
+    [
+      '<system-reminder>\nAs you answer, use this context.\n</system-reminder>\n\n<ide_opened_file>The user opened a.md in the IDE.</ide_opened_file>',
+      true,
+    ],
+    ['<system-reminder>x</system-reminder>\nnow rename foo to bar', false],
+    ['<ide_selection lines="3-9">def f(): pass</ide_selection>', true],
+    // An element may hold another of the same name: it ends at a later closing tag.
+    ['<system-reminder>a <system-reminder>b</system-reminder> c</system-reminder>', true],
+    ['<System-Reminder>case aside</system-reminder>', true],
+    ['<pr_description>Fix the bug</pr_description>', false],
+    ['<uploaded_files>/testbed</uploaded_files>', false],
+    ['<system-reminder>never closed', false],
+    ['<system-reminder>a</task-notification>', false],
+    ['', false],
+    ['   ', false],
+    ['plain words', false],
+  ];
+
+  it.each(REALISTIC.map(([text, only]) => [JSON.stringify(text).slice(0, 70), text, only]))(
+    'decides %s as before',
+    (_, text, only) => {
+      expect(isMarkupOnly(text as string)).toBe(only);
+      expect(isMarkupOnly(text as string)).toBe(MARKUP_ONLY.test(text as string));
+    },
+  );
+
+  it('decides what the old pattern decided on 5,000 generated texts', () => {
+    const pieces = [
+      '<system-reminder>',
+      '</system-reminder>',
+      '<SYSTEM-REMINDER a="1">',
+      '<ide_opened_file>',
+      '</ide_opened_file>',
+      '<task-notification x>',
+      '</task-notification>',
+      '<a-b>',
+      '</a-b>',
+      '</A-b>',
+      '<pr_description>',
+      '</pr_description>',
+      '<a-b',
+      '</',
+      '<',
+      '>',
+      ' ',
+      '\n',
+      '\t',
+      'x',
+      'fix it',
+    ];
+    for (const text of generated(pieces, 5_000, 12)) {
+      expect(isMarkupOnly(text), JSON.stringify(text)).toBe(MARKUP_ONLY.test(text));
+    }
+  });
+
+  it('classifies many reminders followed by the user words as the request they end with', () => {
+    const reminders = '<system-reminder>Remember the todo list.</system-reminder>\n'.repeat(5_000);
+    expect(classifyUserMessage(`${reminders}Fix the login bug`)).toBe('request');
+    expect(classifyUserMessage(reminders)).toBe('notice');
+  });
+});
