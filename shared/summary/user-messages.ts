@@ -186,13 +186,34 @@ export function questionBefore(messages: Message[], index: number): Message | nu
  */
 export function lastQuestion(text: string): string | null {
   const prose = text.replace(/```[\s\S]*?(?:```|$)/g, ' ');
-  const questions = prose.match(/[^.!?\n]*\?/g);
-  const last = questions?.[questions.length - 1]?.trim();
+  const last = lastQuestionSentence(prose)?.trim();
   if (last && last.length > 3) return clip(last.replace(/^[-*#>\d.)\s]+/, ''), 300);
-  // "Which one:\n1. x\n2. y": the line that leads into numbered or lettered options.
-  const options = /([^\n]{8,}):[ \t]*\n\s*(?:1|a)[.)]\s[^\n]*\n\s*(?:2|b)[.)]\s/i.exec(prose);
+  // "Which one:\n1. x\n2. y": the line that leads into numbered or lettered options. It starts a
+  // line: a match inside one would also match from the line's start, which comes first.
+  const options = OPTIONS_LEAD.exec(prose);
   return options?.[1] ? clip(`${options[1].trim()}:`, 300) : null;
 }
+
+/**
+ * The lead-in of a list of options, from the start of a line (`(?<![^\n])`: a search from every
+ * position of a long line re-read the rest of the line from each).
+ */
+const OPTIONS_LEAD = /(?<![^\n])([^\n]{8,}):[ \t]*\n\s*(?:1|a)[.)]\s[^\n]*\n\s*(?:2|b)[.)]\s/i;
+
+/**
+ * The last `?` of a text with what leads to it since the previous `.`, `!`, `?` or line break: the
+ * last match of `/[^.!?\n]*\?/g`, found from the end (that search read a line without `?` again from
+ * each of its positions). Undefined when the text has no `?`.
+ */
+function lastQuestionSentence(text: string): string | undefined {
+  const end = text.lastIndexOf('?');
+  if (end < 0) return undefined;
+  let start = end;
+  while (start > 0 && !SENTENCE_BREAKS.has(text.charAt(start - 1))) start--;
+  return text.slice(start, end + 1);
+}
+
+const SENTENCE_BREAKS = new Set(['.', '!', '?', '\n']);
 
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;

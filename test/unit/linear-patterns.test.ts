@@ -5,7 +5,7 @@
  * texts short enough for the old pattern to finish.
  */
 import { describe, expect, it } from 'vitest';
-import { classifyUserMessage, isMarkupOnly } from '../../shared/summary/user-messages.ts';
+import { classifyUserMessage, isMarkupOnly, lastQuestion } from '../../shared/summary/user-messages.ts';
 
 /** A deterministic generator (mulberry32), so a failure can be replayed. */
 function random(seed: number) {
@@ -96,5 +96,71 @@ describe('machine markup only (a user message that is only reminders and IDE not
     const reminders = '<system-reminder>Remember the todo list.</system-reminder>\n'.repeat(5_000);
     expect(classifyUserMessage(`${reminders}Fix the login bug`)).toBe('request');
     expect(classifyUserMessage(reminders)).toBe('notice');
+  });
+});
+
+describe('the last question of an assistant message', () => {
+  /** `lastQuestion` as it was: both searches re-read a long line from each of its positions. */
+  function lastQuestionBefore(text: string): string | null {
+    const clip = (t: string, max: number) => (t.length <= max ? t : `${t.slice(0, max - 1).trimEnd()}…`);
+    const prose = text.replace(/```[\s\S]*?(?:```|$)/g, ' ');
+    const questions = prose.match(/[^.!?\n]*\?/g);
+    const last = questions?.[questions.length - 1]?.trim();
+    if (last && last.length > 3) return clip(last.replace(/^[-*#>\d.)\s]+/, ''), 300);
+    const options = /([^\n]{8,}):[ \t]*\n\s*(?:1|a)[.)]\s[^\n]*\n\s*(?:2|b)[.)]\s/i.exec(prose);
+    return options?.[1] ? clip(`${options[1].trim()}:`, 300) : null;
+  }
+
+  const REALISTIC: Array<[string, string | null]> = [
+    ['I fixed the import. Shall I also delete the old files?', 'Shall I also delete the old files?'],
+    ['Which database should I use?\n- Postgres\n- SQLite', 'Which database should I use?'],
+    ['Done! Want me to run the tests? Or push?', 'Or push?'],
+    ['Options:\n```\nwhat?\n```\nOK.', null],
+    ['Which one do you prefer:\n1. Redis\n2. Memcached', 'Which one do you prefer:'],
+    ['Pick an approach:\n\n  a) rewrite it\n  b) patch it', 'Pick an approach:'],
+    ['x: see\nNote: the two ways:\n1. one\n2. two', 'Note: the two ways:'],
+    ['All tests pass.', null],
+    ['Ok?', null],
+    ['Why?', 'Why?'],
+    ['1. Should I keep the flag?', 'Should I keep the flag?'],
+  ];
+
+  it.each(REALISTIC.map(([text, question]) => [JSON.stringify(text).slice(0, 60), text, question]))(
+    'finds %s as before',
+    (_, text, question) => {
+      expect(lastQuestion(text as string)).toBe(question);
+      expect(lastQuestion(text as string)).toBe(lastQuestionBefore(text as string));
+    },
+  );
+
+  it('finds what the old searches found on 5,000 generated texts', () => {
+    const pieces = [
+      'Which one',
+      'Pick one:',
+      ' it',
+      '?',
+      '.',
+      '!',
+      ':',
+      ' ',
+      '\t',
+      '\n',
+      '\n1. x',
+      '\n2) y',
+      '\na) z',
+      '\nb. w',
+      '1.',
+      '```',
+      '-',
+      'x',
+    ];
+    for (const text of generated(pieces, 5_000, 16)) {
+      expect(lastQuestion(text), JSON.stringify(text)).toBe(lastQuestionBefore(text));
+    }
+  });
+
+  it('finds the question after a long line without one', () => {
+    expect(lastQuestion(`${'word '.repeat(4_000)}\nShall I go on?`)).toBe('Shall I go on?');
+    expect(lastQuestion(`${'ab: '.repeat(5_000)}\nPick one:\n1. x\n2. y`)).toBe('Pick one:');
   });
 });
