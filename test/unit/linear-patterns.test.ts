@@ -5,6 +5,7 @@
  * texts short enough for the old pattern to finish.
  */
 import { describe, expect, it } from 'vitest';
+import { checklist } from '../../shared/extractive/state.ts';
 import { classifyUserMessage, isMarkupOnly, lastQuestion } from '../../shared/summary/user-messages.ts';
 
 /** A deterministic generator (mulberry32), so a failure can be replayed. */
@@ -162,5 +163,80 @@ describe('the last question of an assistant message', () => {
   it('finds the question after a long line without one', () => {
     expect(lastQuestion(`${'word '.repeat(4_000)}\nShall I go on?`)).toBe('Shall I go on?');
     expect(lastQuestion(`${'ab: '.repeat(5_000)}\nPick one:\n1. x\n2. y`)).toBe('Pick one:');
+  });
+});
+
+describe('a checklist printed in a message', () => {
+  /** `checklist` as it was, with the pattern that took the task (`\s+(.+?)\s*$`). */
+  function checklistBefore(text: string, seq: number) {
+    const CHECK_LINE = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?(☐|☒|☑|✅|✔|✓|⬜|◻|◼|🔄|\[[ xX~-]\])\s+(.+?)\s*$/u;
+    const list = { seq, done: [] as string[], active: [] as string[], open: [] as string[] };
+    let count = 0;
+    for (const line of text.slice(0, 50_000).split('\n')) {
+      const match = CHECK_LINE.exec(line);
+      if (!match) continue;
+      const [, box = '', body = ''] = match;
+      const task = body.replace(/~~/g, '').trim();
+      if (task.length < 2) continue;
+      count++;
+      if (/[☒☑✅✔✓◼]|\[[xX]\]/u.test(box)) list.done.push(task);
+      else if (/🔄|\[[~-]\]/u.test(box)) list.active.push(task);
+      else list.open.push(task);
+    }
+    return count >= 2 ? list : null;
+  }
+
+  it('reads realistic checklists as before', () => {
+    const texts = [
+      '☒ Read the failing test\n☐ Fix the parser  \n🔄 Run the suite',
+      '- [x] migrate the schema\n- [ ] update the docs\n- [~] ~~write~~ tests\r\n1. [-] deploy',
+      'Todos:\n  * ✅ done one\n  * ⬜ next one\t\n',
+      '☐ a\n☐ b\n☐  \n☐\tc c',
+      '- [ ] only one',
+      '☐ x\u2028y\n☐ two words\n☐ three words',
+    ];
+    expect(checklist(texts[0] as string, 7)).toEqual({
+      seq: 7,
+      done: ['Read the failing test'],
+      active: ['Run the suite'],
+      open: ['Fix the parser'],
+    });
+    expect(checklist(texts[1] as string, 1)).toEqual({
+      seq: 1,
+      done: ['migrate the schema'],
+      active: ['write tests', 'deploy'],
+      open: ['update the docs'],
+    });
+    for (const text of texts)
+      expect(checklist(text, 1), JSON.stringify(text)).toEqual(checklistBefore(text, 1));
+  });
+
+  it('reads what the old pattern read on 5,000 generated texts', () => {
+    const pieces = [
+      '☐',
+      '☒',
+      '🔄',
+      '[ ]',
+      '[x]',
+      '- ',
+      '1. ',
+      ' ',
+      '  ',
+      '\t',
+      '\r',
+      '\u2028',
+      '~~',
+      'ab',
+      'c',
+      '\n',
+    ];
+    for (const text of generated(pieces, 5_000, 16)) {
+      expect(checklist(text, 1), JSON.stringify(text)).toEqual(checklistBefore(text, 1));
+    }
+  });
+
+  it('reads a task after a long run of spaces', () => {
+    const text = `☐ fix${' '.repeat(20_000)}the parser\n☐ run the tests`;
+    expect(checklist(text, 1)?.open).toEqual([`fix${' '.repeat(20_000)}the parser`, 'run the tests']);
   });
 });
