@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checklist } from '../../shared/extractive/state.ts';
+import { headingTitle } from '../../shared/extractive/summaries.ts';
 import { classifyUserMessage, isMarkupOnly, lastQuestion } from '../../shared/summary/user-messages.ts';
 
 /** A deterministic generator (mulberry32), so a failure can be replayed. */
@@ -238,5 +239,70 @@ describe('a checklist printed in a message', () => {
   it('reads a task after a long run of spaces', () => {
     const text = `☐ fix${' '.repeat(20_000)}the parser\n☐ run the tests`;
     expect(checklist(text, 1)?.open).toEqual([`fix${' '.repeat(20_000)}the parser`, 'run the tests']);
+  });
+});
+
+describe('the headings of a summary in the transcript', () => {
+  /** The pattern `headingTitle` replaced: its Markdown form tried every split of a run of spaces. */
+  const HEADING_LINE =
+    /^\s*(?:#{1,6}\s+(.+?)\s*#*|\*\*(.+?)\*\*:?|(?:\d+|[A-Z])[.)]\s+(?:\*\*)?([^:*\n]{3,60}?)(?:\*\*)?:|([A-Z][^:\n]{2,50}):)\s*$/;
+  const titleBefore = (line: string) => {
+    const heading = HEADING_LINE.exec(line);
+    return heading ? (heading[1] ?? heading[2] ?? heading[3] ?? heading[4] ?? '') : null;
+  };
+
+  const REALISTIC: Array<[string, string | null]> = [
+    ['## Next steps', 'Next steps'],
+    ['### Completed ###', 'Completed'],
+    ['  # Files changed  \r', 'Files changed'],
+    ['# C# notes', 'C# notes'],
+    ['# #', '#'],
+    ['####### seven marks', null],
+    ['#hashtag', null],
+    ['**Pending**:', 'Pending'],
+    ['**Errors and fixes**', 'Errors and fixes'],
+    ['1. Primary Request and Intent:', 'Primary Request and Intent'],
+    ['B) **Key Technical Concepts**:', 'Key Technical Concepts'],
+    ['Current work:', 'Current work'],
+    ['- a bullet', null],
+    ['plain prose line', null],
+  ];
+
+  it.each(REALISTIC.map(([line, title]) => [JSON.stringify(line), line, title]))(
+    'reads %s as before',
+    (_, line, title) => {
+      expect(headingTitle(line as string)).toBe(title);
+      expect(headingTitle(line as string)).toBe(titleBefore(line as string));
+    },
+  );
+
+  it('reads what the old pattern read on 20,000 generated lines', () => {
+    const pieces = [
+      '#',
+      '##',
+      '###',
+      ' ',
+      '  ',
+      '\t',
+      '\u00a0',
+      '\r',
+      '\u2028',
+      'Next steps',
+      'a',
+      'B',
+      '**',
+      ':',
+      '1.',
+      'A)',
+      '*',
+    ];
+    for (const line of generated(pieces, 20_000, 10)) {
+      expect(headingTitle(line), JSON.stringify(line)).toBe(titleBefore(line));
+    }
+  });
+
+  it('reads a heading line with a long run of spaces', () => {
+    expect(headingTitle(`## Next${' '.repeat(20_000)}steps`)).toBe(`Next${' '.repeat(20_000)}steps`);
+    expect(headingTitle(`## Next${' '.repeat(20_000)}\rsteps`)).toBeNull();
   });
 });
