@@ -225,8 +225,9 @@ export function heredocs(command: string): Array<{ head: string; body: string }>
     const head = lines[i] ?? '';
     const delimiter = /(?<!<)<<(?!<)-?\s*(['"]?)([\w.-]+)\1/.exec(head)?.[2];
     if (delimiter === undefined) continue;
-    const close = lines.findIndex((l, j) => j > i && l.trim() === delimiter);
-    const end = close < 0 ? lines.length : close;
+    // The first line after the head that closes it (searched from the head: one pass in all).
+    let end = i + 1;
+    while (end < lines.length && (lines[end] ?? '').trim() !== delimiter) end++;
     found.push({ head, body: lines.slice(i + 1, end).join('\n') });
     i = end;
   }
