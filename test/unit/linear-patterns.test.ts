@@ -5,6 +5,7 @@
  * texts short enough for the old pattern to finish.
  */
 import { describe, expect, it } from 'vitest';
+import { OPEN_REST_CHARS, scriptWrites } from '../../shared/extractive/shell.ts';
 import { checklist } from '../../shared/extractive/state.ts';
 import { headingTitle } from '../../shared/extractive/summaries.ts';
 import { classifyUserMessage, isMarkupOnly, lastQuestion } from '../../shared/summary/user-messages.ts';
@@ -304,5 +305,70 @@ describe('the headings of a summary in the transcript', () => {
   it('reads a heading line with a long run of spaces', () => {
     expect(headingTitle(`## Next${' '.repeat(20_000)}steps`)).toBe(`Next${' '.repeat(20_000)}steps`);
     expect(headingTitle(`## Next${' '.repeat(20_000)}\rsteps`)).toBeNull();
+  });
+});
+
+describe('the files a script writes with Python open()', () => {
+  /** `scriptWrites` as it was: the rest of an `open(` call was read up to its `)` at any length. */
+  function scriptWritesBefore(script: string): string[] {
+    const LITERAL = String.raw`[rRbB]?(['"])([^'"\n\\]+)\1`;
+    const PY_OPEN = new RegExp(String.raw`\bopen\(\s*${LITERAL}\s*(,[^)\n]*)?\)`, 'g');
+    const WRITE_MODE = /^,\s*(['"])[rbtU]*[wax+]|,\s*mode\s*=\s*(['"])[rbtU]*[wax+]/;
+    const PY_PATH_WRITE = new RegExp(String.raw`\bPath\(\s*${LITERAL}\s*\)\s*\.write_(?:text|bytes)\(`, 'g');
+    const NODE_WRITE =
+      /\b(?:writeFile|appendFile|createWriteStream)(?:Sync)?\(\s*(['"\x60])([^'"\x60\n$\\]+)\1/g;
+    const found: Array<{ at: number; path: string }> = [];
+    for (const m of script.matchAll(PY_OPEN))
+      if (WRITE_MODE.test(m[3] ?? '')) found.push({ at: m.index, path: m[2] ?? '' });
+    for (const m of script.matchAll(PY_PATH_WRITE)) found.push({ at: m.index, path: m[2] ?? '' });
+    for (const m of script.matchAll(NODE_WRITE)) found.push({ at: m.index, path: m[2] ?? '' });
+    const paths = found
+      .sort((a, b) => a.at - b.at)
+      .map((f) => f.path.trim())
+      .filter((p) => p !== '');
+    return [...new Set(paths)];
+  }
+
+  it('reads the mode of realistic calls as before', () => {
+    const script = [
+      "with open('a.py', 'w', encoding='utf-8', newline='') as f:",
+      "    f.write(open('b.py').read())",
+      "log = open(r'logs/run.log', mode='a', buffering=1, encoding='utf-8', errors='replace', newline='\\n')",
+      `open('long.txt', 'w'${', closefd=True'.repeat(12)})`,
+      "open('c.py', 'r', encoding=get_encoding())",
+      "open( 'd.py' ,'x' )",
+    ].join('\n');
+    expect(scriptWrites(script)).toEqual(['a.py', 'logs/run.log', 'long.txt', 'd.py']);
+    expect(scriptWrites(script)).toEqual(scriptWritesBefore(script));
+  });
+
+  it('reads what the old pattern read on 5,000 generated scripts', () => {
+    const pieces = [
+      "open('a.py'",
+      'open("b.py"',
+      'open(',
+      ', ',
+      "'w'",
+      "'r'",
+      'mode=',
+      "'a'",
+      ')',
+      '(',
+      '\n',
+      ' ',
+      'x',
+      "'",
+    ];
+    for (const script of generated(pieces, 5_000, 14)) {
+      expect(scriptWrites(script), JSON.stringify(script)).toEqual(scriptWritesBefore(script));
+    }
+  });
+
+  it(`reads a call's rest up to ${OPEN_REST_CHARS} characters, and a line of unclosed calls`, () => {
+    // The rest after the path: its comma, then `n` characters.
+    const rest = (n: number) => `,${" 'w'".padEnd(n)}`;
+    expect(scriptWrites(`open('kept.py'${rest(OPEN_REST_CHARS)})`)).toEqual(['kept.py']);
+    expect(scriptWrites(`open('left.py'${rest(OPEN_REST_CHARS + 1)})`)).toEqual([]);
+    expect(scriptWrites(`${"open('a', ".repeat(20_000)}\nopen('b.py', 'w')`)).toEqual(['b.py']);
   });
 });
