@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { OPEN_REST_CHARS, scriptWrites } from '../../shared/extractive/shell.ts';
 import { checklist } from '../../shared/extractive/state.ts';
 import { headingTitle } from '../../shared/extractive/summaries.ts';
+import { foundIn, instructionSentences } from '../../shared/fidelity/score.ts';
 import { classifyUserMessage, isMarkupOnly, lastQuestion } from '../../shared/summary/user-messages.ts';
 
 /** A deterministic generator (mulberry32), so a failure can be replayed. */
@@ -370,5 +371,135 @@ describe('the files a script writes with Python open()', () => {
     expect(scriptWrites(`open('kept.py'${rest(OPEN_REST_CHARS)})`)).toEqual(['kept.py']);
     expect(scriptWrites(`open('left.py'${rest(OPEN_REST_CHARS + 1)})`)).toEqual([]);
     expect(scriptWrites(`${"open('a', ".repeat(20_000)}\nopen('b.py', 'w')`)).toEqual(['b.py']);
+  });
+});
+
+describe("the fidelity check's sentences and their normal form", () => {
+  /** The patterns the loops replaced: each re-read a run inside a line from each of its positions. */
+  const QUOTES = /^["'“‘`]+|["'”’`]+$/g;
+  const normalizeBefore = (text: string) =>
+    text
+      .toLowerCase()
+      .replace(/[’‘]/g, "'")
+      .replace(/[`*_"“”]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .replace(/[\s.!?;:,]+$/, '');
+  const STOPWORDS = new Set(
+    'the and for with this that you your are was were has have had but not its into from then than there these those they them will would could should can our out all any some just please also use'.split(
+      ' ',
+    ),
+  );
+  const NEGATIONS = /\b(?:not|never|no|don't|dont|avoid|stop|without|nothing|none)\b/;
+  const wordsBefore = (normalized: string) =>
+    (normalized.match(/[\p{L}\p{N}][\p{L}\p{N}'_./-]*/gu) ?? [])
+      .map((w) => w.replace(/[.'/-]+$/, ''))
+      .filter((w) => w.length >= 3 && !STOPWORDS.has(w));
+  /** `foundIn` with the old normal form. */
+  function foundInBefore(sentence: string, summary: string): boolean {
+    const needle = normalizeBefore(sentence);
+    if (needle.length === 0) return true;
+    if (normalizeBefore(summary).includes(needle)) return true;
+    const words = [...new Set(wordsBefore(needle))];
+    if (words.length < 3) return false;
+    const negated = NEGATIONS.test(needle);
+    const need = Math.ceil(words.length * 0.8);
+    return summary
+      .split('\n')
+      .map(normalizeBefore)
+      .filter((l) => l.length > 0)
+      .some((line) => {
+        if (negated && !NEGATIONS.test(line)) return false;
+        const lineWords = new Set(wordsBefore(line));
+        return words.filter((w) => lineWords.has(w)).length >= need;
+      });
+  }
+
+  it('strips the quotes around a rule as before', () => {
+    const text = [
+      '"Never run `npm publish`."',
+      "'Don't touch the migrations.'",
+      '“Always run the tests first.”',
+      '`never run git push --force`',
+      '"‘Never run this twice.’"',
+      '"""Never run it"',
+    ].join('\n');
+    expect(instructionSentences(text)).toEqual([
+      'Never run `npm publish`.',
+      "Don't touch the migrations.",
+      'Always run the tests first.',
+      'never run git push --force',
+      'Never run this twice.',
+      'Never run it',
+    ]);
+  });
+
+  it('keeps the sentences the old quote pattern kept, on 5,000 generated lines', () => {
+    // Every line holds "never run", which makes any sentence that keeps it a rule, quotes or not.
+    const pieces = ['"', "'", '“', '”', '‘', '’', '`', ' ', 'x', '. ', '!', 'never run it'];
+    const expected = (text: string) =>
+      text
+        .split('\n')
+        .flatMap((line) => line.trim().split(/(?<=\S[.!?])\s+/))
+        .map((piece) => piece.trim().replace(QUOTES, ''))
+        .filter((s) => s.length >= 6 && s.length <= 300 && /\bnever run\b/i.test(s));
+    for (const line of generated(pieces, 5_000, 12)) {
+      const text = `${line}never run it${line}`;
+      expect(instructionSentences(text), JSON.stringify(text)).toEqual(expected(text));
+    }
+  });
+
+  it('finds a sentence in a summary as before, trailing punctuation and word ends aside', () => {
+    const cases: Array<[string, string, boolean]> = [
+      ['Never force-push to main!!!', 'Rules:\n- never force-push to main', true],
+      ['Use pnpm, not npm...  ', '- use pnpm, not npm', true],
+      ['Do not edit src/legacy/ or docs/old- files.', '- do not edit the src/legacy or docs/old files', true],
+      ['Do not edit src/legacy/ or docs/old- files.', '- edit the src/legacy or docs/old files', false],
+      ['error: cannot find module "x" ,;:', 'Blockers:\n- error: cannot find module x', true],
+      // A word's trailing `.` is dropped: `main.` is `main` of the summary.
+      ['Never deploy main. Ever', 'Rules:\n- never deploy main, ever', true],
+    ];
+    for (const [sentence, summary, found] of cases) {
+      expect(foundIn(sentence, summary), sentence).toBe(found);
+      expect(foundIn(sentence, summary), sentence).toBe(foundInBefore(sentence, summary));
+    }
+  });
+
+  it('finds what the old normal form found, on 5,000 generated sentences and summaries', () => {
+    const pieces = [
+      'never',
+      ' ',
+      'run',
+      'deploy',
+      'main',
+      '.',
+      '!',
+      '?',
+      ';',
+      ':',
+      ',',
+      "'",
+      '/',
+      '-',
+      '"',
+      '*',
+      '\n',
+      'x',
+    ];
+    const sentences = generated(pieces, 5_000, 10, 1);
+    const summaries = generated(pieces, 5_000, 14, 2);
+    sentences.forEach((sentence, i) => {
+      const summary = summaries[i] as string;
+      expect(foundIn(sentence, summary), JSON.stringify([sentence, summary])).toBe(
+        foundInBefore(sentence, summary),
+      );
+    });
+  });
+
+  it('reads a line with a long run of quotes and a summary with a long run of dots', () => {
+    expect(instructionSentences(`x${'"'.repeat(20_000)}x`)).toEqual([]);
+    expect(foundIn('Never deploy on Fridays.', `${'.'.repeat(20_000)}x\n- never deploy on fridays`)).toBe(
+      true,
+    );
   });
 });
