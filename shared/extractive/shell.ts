@@ -180,8 +180,14 @@ export function commandKey(command: string): string {
 
 /** A quoted literal without interpolation: `'a.py'`, `"a.py"`, Python's `r'a.py'` (not an f-string). */
 const LITERAL = String.raw`[rRbB]?(['"])([^'"\n\\]+)\1`;
+/**
+ * Most characters between the comma after the path of a Python `open(` call and its `)` read for its
+ * mode (` 'w', encoding='utf-8', newline=''` is 34): unbounded, a line of `open('a',` without a `)`
+ * was read to its end from each of them.
+ */
+export const OPEN_REST_CHARS = 200;
 /** Python `open('<path>', <rest>)`: the rest holds the mode. */
-const PY_OPEN = new RegExp(String.raw`\bopen\(\s*${LITERAL}\s*(,[^)\n]*)?\)`, 'g');
+const PY_OPEN = new RegExp(String.raw`\bopen\(\s*${LITERAL}\s*(,[^)\n]{0,${OPEN_REST_CHARS}})?\)`, 'g');
 /** A mode that writes: `w`, `a`, `x` or `+` (`'w'`, `'a+'`, `'wb'`, `'r+'`), positional or `mode=`. */
 const WRITE_MODE = /^,\s*(['"])[rbtU]*[wax+]|,\s*mode\s*=\s*(['"])[rbtU]*[wax+]/;
 /** `Path('<path>').write_text(` / `.write_bytes(` (also `pathlib.Path`). */
@@ -225,8 +231,9 @@ export function heredocs(command: string): Array<{ head: string; body: string }>
     const head = lines[i] ?? '';
     const delimiter = /(?<!<)<<(?!<)-?\s*(['"]?)([\w.-]+)\1/.exec(head)?.[2];
     if (delimiter === undefined) continue;
-    const close = lines.findIndex((l, j) => j > i && l.trim() === delimiter);
-    const end = close < 0 ? lines.length : close;
+    // The first line after the head that closes it (searched from the head: one pass in all).
+    let end = i + 1;
+    while (end < lines.length && (lines[end] ?? '').trim() !== delimiter) end++;
     found.push({ head, body: lines.slice(i + 1, end).join('\n') });
     i = end;
   }

@@ -99,16 +99,23 @@ function latestTodoList(messages: Message[], runs: Map<number, ToolRun>): TodoLi
   return latest;
 }
 
-const CHECK_LINE = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?(☐|☒|☑|✅|✔|✓|⬜|◻|◼|🔄|\[[ xX~-]\])\s+(.+?)\s*$/u;
+/** A checkbox opening a line (after a list marker), white space after it. */
+const CHECK_BOX = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?(☐|☒|☑|✅|✔|✓|⬜|◻|◼|🔄|\[[ xX~-]\])(?=\s)/u;
+/** Line breaks other than `\n`: a task never spans one. */
+const LINE_BREAK = /[\r\u2028\u2029]/;
 
 /** A checklist printed in a text (at least two checkbox lines), or null. */
 export function checklist(text: string, seq: number): TodoList | null {
   const list: TodoList = { seq, done: [], active: [], open: [] };
   let count = 0;
   for (const line of text.slice(0, 50_000).split('\n')) {
-    const match = CHECK_LINE.exec(line);
+    const match = CHECK_BOX.exec(line);
     if (!match) continue;
-    const [, box = '', body = ''] = match;
+    // The task: the rest of the line, trimmed. (A pattern `\s+(.+?)\s*$` took it before: on a long
+    // run of spaces inside the line, it read the run again from each of its positions.)
+    const body = line.slice(match[0].length).trim();
+    if (body === '' || LINE_BREAK.test(body)) continue;
+    const box = match[1] ?? '';
     const task = body.replace(/~~/g, '').trim();
     if (task.length < 2) continue;
     count++;

@@ -285,12 +285,27 @@ export function instructionSentences(text: string): string[] {
     const line = rawLine.replace(/^\s*(?:[-*+>]|\d+[.)])\s+/, '').trim();
     if (!line) continue;
     for (const piece of line.split(/(?<=\S[.!?])\s+/)) {
-      const sentence = piece.trim().replace(/^["'“‘`]+|["'”’`]+$/g, '');
+      const sentence = withoutQuotes(piece.trim());
       if (sentence.length < 6 || sentence.length > MAX_SENTENCE_CHARS) continue;
       if (isInstruction(sentence)) out.push(sentence);
     }
   }
   return out;
+}
+
+/** Quotes a sentence may open with, and close with. */
+const OPENING_QUOTES = new Set(['"', "'", '“', '‘', '`']);
+const CLOSING_QUOTES = new Set(['"', "'", '”', '’', '`']);
+
+/**
+ * `text` without the quotes it opens and closes with: what `.replace(/^["'“‘`]+|["'”’`]+$/g, '')`
+ * gives, with loops (that pattern read a run of quotes inside a line again from each of its
+ * positions). The closing run is taken only after the opening one.
+ */
+function withoutQuotes(text: string): string {
+  let start = 0;
+  while (start < text.length && OPENING_QUOTES.has(text.charAt(start))) start++;
+  return trimEndWhere(text.slice(start), (c) => CLOSING_QUOTES.has(c));
 }
 
 function isInstruction(sentence: string): boolean {
@@ -464,19 +479,34 @@ export function foundIn(sentence: string, index: SummaryIndex | string): boolean
 }
 
 function normalize(text: string): string {
-  return text
+  const spaced = text
     .toLowerCase()
     .replace(/[’‘]/g, "'")
     .replace(/[`*_"“”]+/g, ' ')
     .replace(/\s+/g, ' ')
-    .trim()
-    .replace(/[\s.!?;:,]+$/, '');
+    .trim();
+  return trimEndWhere(spaced, (c) => END_PUNCTUATION.has(c));
 }
+
+/** What {@link normalize} drops at the end: spaces and sentence punctuation. */
+const END_PUNCTUATION = new Set([' ', '.', '!', '?', ';', ':', ',']);
+/** What {@link wordsOf} drops at the end of a word. */
+const WORD_END = new Set(['.', "'", '/', '-']);
 
 function wordsOf(normalized: string): string[] {
   return (normalized.match(/[\p{L}\p{N}][\p{L}\p{N}'_./-]*/gu) ?? [])
-    .map((w) => w.replace(/[.'/-]+$/, ''))
+    .map((w) => trimEndWhere(w, (c) => WORD_END.has(c)))
     .filter((w) => w.length >= 3 && !STOPWORDS.has(w));
+}
+
+/**
+ * `text` without its trailing run of characters `drop` accepts. A loop: a `/[…]+$/` pattern reads a
+ * run of those characters inside the text again from each of its positions (quadratic in the run).
+ */
+function trimEndWhere(text: string, drop: (c: string) => boolean): string {
+  let end = text.length;
+  while (end > 0 && drop(text.charAt(end - 1))) end--;
+  return text.slice(0, end);
 }
 
 /** Whitespace collapsed, for verbatim comparisons of requests. */

@@ -4,7 +4,7 @@
  * `python fix.py`; a script that only reads writes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { scriptWrites } from '../../shared/extractive/shell.ts';
+import { heredocs, scriptWrites } from '../../shared/extractive/shell.ts';
 
 describe('the files a script writes', () => {
   it('reads the Python script an agent writes to patch a source file', () => {
@@ -71,5 +71,35 @@ describe('the files a script writes', () => {
   it('names a file written twice once, in the order the script first writes it', () => {
     const script = "open('b.py', 'w').write(x)\nopen('a.py', 'w')\nopen('b.py', 'a')";
     expect(scriptWrites(script)).toEqual(['b.py', 'a.py']);
+  });
+});
+
+describe('the here-documents of a command', () => {
+  it('reads each head and body, up to the line holding the delimiter alone or the end', () => {
+    const command = [
+      "cat > fix.py << 'EOF'",
+      'import re',
+      '  EOF in a line is not the end',
+      'EOF',
+      'python fix.py',
+      'python3 - <<-"PY"',
+      'print(1)',
+      '  PY  ',
+      'cat <<<"a here-string" | tee out.txt',
+      'cat > b.sh <<END',
+      'echo never closed',
+    ].join('\n');
+    expect(heredocs(command)).toEqual([
+      { head: "cat > fix.py << 'EOF'", body: 'import re\n  EOF in a line is not the end' },
+      { head: 'python3 - <<-"PY"', body: 'print(1)' },
+      { head: 'cat > b.sh <<END', body: 'echo never closed' },
+    ]);
+  });
+
+  it('reads thousands of here-documents in one command, each with its own body', () => {
+    const docs = Array.from({ length: 5_000 }, (_, i) => `cat > s${i}.py <<EOF\nprint(${i})\nEOF`);
+    const found = heredocs(docs.join('\n'));
+    expect(found).toHaveLength(5_000);
+    expect(found[4_999]).toEqual({ head: 'cat > s4999.py <<EOF', body: 'print(4999)' });
   });
 });
