@@ -1,7 +1,7 @@
 /**
  * The producer: what agent services call when a run finishes. Validates the event with the shared
- * zod schema, then enqueues it on the `compaction` queue with `jobId = eventId` (a duplicate
- * enqueue is a no-op) and per-session deduplication with `keepLastIfActive` (at most one active and
+ * zod schema, then enqueues it on the `compaction` queue with the job id `jobIdOf(tenantId, eventId)`
+ * (a duplicate enqueue is a no-op; two tenants' equal ids are two jobs) and per-session deduplication with `keepLastIfActive` (at most one active and
  * one waiting job per session; a burst coalesces).
  */
 import { randomUUID } from 'node:crypto';
@@ -14,6 +14,7 @@ import {
   DEFAULT_JOB_OPTIONS,
   deduplicationIdOf,
   describeZodError,
+  jobIdOf,
   RUN_COMPLETED,
   type RunCompletedEvent,
   type RunCompletedInput,
@@ -29,6 +30,7 @@ import {
   type RedisConnection,
   type RedisTarget,
 } from '../shared/runtime/redis.ts';
+import { releaseJobPriority, takeJobPriority } from '../shared/runtime/tenant-backlog.ts';
 
 export {
   CompactionFailedError,
@@ -39,6 +41,7 @@ export {
 } from '../shared/contract/errors.ts';
 export {
   type CompactionJobResult,
+  jobIdOf,
   type RunCompletedEvent,
   type RunCompletedInput,
   SESSION_COMPACTED,
@@ -124,7 +127,10 @@ export function connectionOf(config: {
 }
 
 export interface EnqueueResult {
-  /** The job id (= eventId), or the id of the job this event was coalesced into. */
+  /**
+   * The job id (`jobIdOf(tenantId, eventId)`: `<tenant>~<eventId>`), or the id of the job this
+   * event was coalesced into.
+   */
   jobId: string;
   /**
    * True when the event was coalesced into another job of the same session (one already waiting).
@@ -232,6 +238,28 @@ export function createProducer(options: ProducerOptions): Producer {
     defaultJobOptions: DEFAULT_JOB_OPTIONS,
   });
   queue.on('error', () => {});
+  /**
+   * Adds a compaction job at its tenant's fair priority (shared/runtime/tenant-backlog.ts); a job
+   * that was not added (coalesced into a waiting one, or the add failed) is counted out again.
+   */
+  const addJob = async (event: RunCompletedEvent, deduplicate: boolean) => {
+    const ownId = jobIdOf(event.tenantId, event.eventId);
+    const priority = await takeJobPriority(connection, options.prefix, event.tenantId);
+    const countOut = () => releaseJobPriority(connection, options.prefix, event.tenantId).catch(() => 0);
+    try {
+      const job = await queue.add(RUN_COMPLETED, event, {
+        jobId: ownId,
+        priority,
+        ...(deduplicate ? { deduplication: { id: deduplicationIdOf(event), keepLastIfActive: true } } : {}),
+      });
+      const jobId = job.id ?? ownId;
+      if (jobId !== ownId) await countOut();
+      return { job, jobId, coalesced: jobId !== ownId };
+    } catch (error) {
+      await countOut();
+      throw error;
+    }
+  };
   let closing: Promise<void> | undefined;
   // Made on the first compactNow: QueueEvents holds a blocking connection of its own.
   let events: QueueEvents | undefined;
@@ -243,8 +271,7 @@ export function createProducer(options: ProducerOptions): Producer {
       const timeoutMs = waitOptions.timeoutMs ?? 60_000;
       await waitReady(connection);
       if (timeoutMs <= 0) {
-        const job = await queue.add(RUN_COMPLETED, event, { jobId: event.eventId });
-        return { state: 'running', jobId: job.id ?? event.eventId };
+        return { state: 'running', jobId: (await addJob(event, false)).jobId };
       }
       if (!events) {
         eventsConnection = connectRedis(redisTarget, { maxRetriesPerRequest: null });
@@ -253,8 +280,7 @@ export function createProducer(options: ProducerOptions): Producer {
         events.on('error', () => {});
       }
       await events.waitUntilReady();
-      const job = await queue.add(RUN_COMPLETED, event, { jobId: event.eventId });
-      const jobId = job.id ?? event.eventId;
+      const { job, jobId } = await addJob(event, false);
       try {
         const result = (await job.waitUntilFinished(events, timeoutMs)) as CompactionJobResult;
         const compaction =
@@ -275,12 +301,8 @@ export function createProducer(options: ProducerOptions): Producer {
     async runCompleted(input) {
       const event = parseRunCompleted(input);
       await waitReady(connection);
-      const job = await queue.add(RUN_COMPLETED, event, {
-        jobId: event.eventId,
-        deduplication: { id: deduplicationIdOf(event), keepLastIfActive: true },
-      });
-      const jobId = job.id ?? event.eventId;
-      return { jobId, coalesced: jobId !== event.eventId };
+      const { jobId, coalesced } = await addJob(event, true);
+      return { jobId, coalesced };
     },
     close: () => {
       closing ??= Promise.resolve(events?.close())

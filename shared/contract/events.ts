@@ -31,8 +31,9 @@ export const idSchema = z
 
 /**
  * `session.run.completed`: an agent run finished on a session.
- * - `eventId` is the BullMQ jobId and the idempotency key: globally unique (a UUID is best);
- *   BullMQ forbids `:` in custom ids and ids that are plain integers.
+ * - `eventId` is the idempotency key, unique within the tenant (a UUID is best); the BullMQ job id
+ *   is `jobIdOf(tenantId, eventId)`, so two tenants may use the same ids. BullMQ forbids `:` in
+ *   custom ids and ids that are plain integers.
  * - `occurredAt`: ISO-8601 time the run finished.
  * - `strategy` overrides the built-in default / policy for this event.
  * - `inputTokens`: the prompt tokens of the run's last request as the Messages API counted them
@@ -169,6 +170,19 @@ export const DEFAULT_JOB_OPTIONS = {
  */
 export function sessionKeyOf(tenantId: string, sessionId: string): string {
   return `${tenantId.replaceAll('%', '%25').replaceAll(':', '%3A')}:${sessionId}`;
+}
+
+/**
+ * BullMQ job id of a tenant's job: `<tenant>~<id>`, the tenant percent-encoded
+ * (`encodeURIComponent`, and `~` as `%7E`). Ids a caller chooses (an `eventId`) are only unique
+ * within its tenant, so a bare id as the job id would let one tenant's event take the place of
+ * another's: tenant `evil` sending `run-100` first would make tenant `acme`'s `run-100` a
+ * duplicate, never processed. Unambiguous (the first `~` ends the tenant), never a plain integer,
+ * free of `:` as long as `id` is (BullMQ's custom id rules), and of `/`, so it stays one segment of
+ * a URL path (Bull Board's routes).
+ */
+export function jobIdOf(tenantId: string, id: string): string {
+  return `${encodeURIComponent(tenantId).replaceAll('~', '%7E')}~${id}`;
 }
 
 /** Deduplication id of a session: at most one active and one waiting job per session. */

@@ -142,6 +142,12 @@ export const envSchema = z.object({
     .max(1_000, 'must be at most 1,000')
     .optional(),
   COMPACTOR_LOCK_DURATION_MS: ms(30_000),
+  COMPACTOR_TENANT_MAX_ACTIVE_JOBS: z.coerce
+    .number({ message: 'must be a number of jobs' })
+    .int('must be a whole number of jobs')
+    .min(1, 'must be at least 1')
+    .max(100_000, 'must be at most 100,000')
+    .optional(),
   COMPACTOR_WEBHOOK_TIMEOUT_MS: z.coerce
     .number({ message: 'must be a number of milliseconds' })
     .int('must be a whole number of milliseconds')
@@ -223,6 +229,12 @@ export interface Config {
   dbPoolSize?: number | undefined;
   /** BullMQ job lock duration, ms: a job whose lock is not renewed for this long is stalled. */
   lockDurationMs: number;
+  /**
+   * Compaction jobs of one tenant that may run at once, across all workers, while another tenant
+   * has work pending (`COMPACTOR_TENANT_MAX_ACTIVE_JOBS`; worker/redis/tenant-slots.ts). Unset: half
+   * the worker's concurrency, rounded up. Optional so that a config built in code may leave it out.
+   */
+  tenantMaxActiveJobs?: number | undefined;
   /** How often a worker looks for stalled jobs, ms. */
   stalledIntervalMs: number;
   /** How long one webhook delivery waits for the receiver's response, ms; then it is retried. */
@@ -337,6 +349,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseTtlMs: e.COMPACTOR_LEASE_TTL_MS,
     dbPoolSize: e.COMPACTOR_DB_POOL_SIZE,
     lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
+    tenantMaxActiveJobs: e.COMPACTOR_TENANT_MAX_ACTIVE_JOBS,
     stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,
     webhookTimeoutMs: e.COMPACTOR_WEBHOOK_TIMEOUT_MS,
     webhookBackoffMs: e.COMPACTOR_WEBHOOK_BACKOFF_MS,

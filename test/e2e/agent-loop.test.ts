@@ -8,6 +8,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileTool, runAgent, startSession } from '../../examples/agent-loop.ts';
+import { jobIdOf } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
@@ -84,10 +85,10 @@ describe('the example agent', () => {
         thinkingSentAfterCompaction += sent.filter((body) => body.includes('"type":"thinking"')).length;
       }
       await waitFor(async () => {
-        const state = await ctx.producer.queue.getJobState(result.eventId);
+        const state = await ctx.producer.queue.getJobState(jobIdOf(tenantId, result.eventId));
         return state === 'completed' || state === 'failed' ? state : undefined;
       }, 30_000);
-      expect(await ctx.producer.queue.getJobState(result.eventId)).toBe('completed');
+      expect(await ctx.producer.queue.getJobState(jobIdOf(tenantId, result.eventId))).toBe('completed');
     }
 
     expect(requests).toBeGreaterThanOrEqual(40);

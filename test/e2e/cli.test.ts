@@ -10,7 +10,7 @@ import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProducer, type Producer } from '../../producer/index.ts';
+import { createProducer, jobIdOf, type Producer } from '../../producer/index.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
 import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
@@ -390,7 +390,7 @@ describe.concurrent('compactor worker', () => {
     worker.kill('SIGTERM');
     const exit = await worker.done;
     expect(exit.code, exit.stderr).toBe(0);
-    expect(await producer.queue.getJobState(eventId)).toBe('completed');
+    expect(await producer.queue.getJobState(jobIdOf('llm', eventId))).toBe('completed');
 
     const [row] = await new CompactionStore(tdb.database.db).history('llm', 'pvlib');
     expect(row).toMatchObject({ status: 'applied', summarizer: 'anthropic', model: 'claude-haiku-4-5' });

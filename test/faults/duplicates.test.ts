@@ -57,7 +57,7 @@ describe('a burst of events for one session', () => {
     });
     const row = await s.holdSessionRow('s1'); // keeps the first job active, waiting in apply
     const e0 = randomUUID();
-    expect(await s.producer.runCompleted(event(e0))).toEqual({ jobId: e0, coalesced: false });
+    expect(await s.producer.runCompleted(event(e0))).toEqual({ jobId: s.job(e0), coalesced: false });
     await s.lockWaits(w);
 
     const counts = () => s.queue.getJobCounts('active', 'waiting', 'delayed', 'prioritized');
@@ -65,12 +65,12 @@ describe('a burst of events for one session', () => {
     const burst = Array.from({ length: 100 }, () => randomUUID());
     const results = [];
     for (const id of burst) results.push(await s.producer.runCompleted(event(id)));
-    expect(results.every((r) => r.coalesced && r.jobId === e0)).toBe(true);
+    expect(results.every((r) => r.coalesced && r.jobId === s.job(e0))).toBe(true);
     await row.release();
     const last = burst[burst.length - 1] as string;
-    expect(await s.completed(e0)).toMatchObject({ status: 'applied', ledgerStatus: 'applied' });
+    expect(await s.completed(s.job(e0))).toMatchObject({ status: 'applied', ledgerStatus: 'applied' });
     // keepLastIfActive: the burst's last event became the one next job.
-    expect((await s.completed(last)).status).not.toBe('duplicate');
+    expect((await s.completed(s.job(last))).status).not.toBe('duplicate');
     const samples = await sampler.stop();
     samples.push(await counts());
 
@@ -85,7 +85,7 @@ describe('a burst of events for one session', () => {
     expect(worst.active).toBeLessThanOrEqual(1);
     expect(worst.pending).toBeLessThanOrEqual(1);
     const completed = await s.queue.getJobs('completed');
-    expect(completed.map((j) => j.id).sort()).toEqual([e0, last].sort());
+    expect(completed.map((j) => j.id).sort()).toEqual([s.job(e0), s.job(last)].sort());
     const rows = await s.ledger('s1');
     expect(rows.filter((r) => r.status === 'applied').length).toBeLessThanOrEqual(2);
     expect(rows.map((r) => r.eventId).sort()).toEqual([e0, last].sort());

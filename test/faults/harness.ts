@@ -24,7 +24,7 @@ import { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { createProducer, createSession, type Producer } from '../../producer/index.ts';
-import { COMPACTION_QUEUE, idempotencyKeyOf, RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { COMPACTION_QUEUE, idempotencyKeyOf, jobIdOf, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
 import { type CompactionRow, compactions } from '../../shared/postgres/schema.ts';
 import { connectRedis, type RedisConnection } from '../../shared/runtime/redis.ts';
@@ -265,6 +265,11 @@ export class Scenario {
     });
     this.workers.push(worker);
     return worker;
+  }
+
+  /** The BullMQ job id of an event of this tenant that the producer enqueued. */
+  job(eventId: string): string {
+    return jobIdOf(this.tenantId, eventId);
   }
 
   /** The idempotency key of an event of this tenant. */

@@ -134,7 +134,7 @@ describe('a Redis Cluster primary killed mid-run', () => {
     const states = await waitFor(
       async () => {
         const seen = await Promise.all(
-          sessions.map(async (id) => s.queue.getJobState(eventOf.get(id) as string)),
+          sessions.map(async (id) => s.queue.getJobState(s.job(eventOf.get(id) as string))),
         );
         return seen.every((st) => st === 'completed' || st === 'failed' || st === 'unknown')
           ? seen
@@ -151,7 +151,7 @@ describe('a Redis Cluster primary killed mid-run', () => {
     const outcomes = new Map<string, number>();
     let stalled = 0;
     for (const id of sessions) {
-      const job = await s.queue.getJob(eventOf.get(id) as string);
+      const job = await s.queue.getJob(s.job(eventOf.get(id) as string));
       if (!job) continue;
       const status = String((job.returnvalue as { status?: string } | null)?.status);
       outcomes.set(status, (outcomes.get(status) ?? 0) + 1);

@@ -25,17 +25,17 @@ describe('a Redis restart', () => {
         sessionId: id,
         strategy: SUMMARIZE,
       });
-      expect(result).toEqual({ jobId: eventId, coalesced: false });
+      expect(result).toEqual({ jobId: s.job(eventId), coalesced: false });
       events.push(eventId);
     }
 
     await redis.stop('SHUTDOWN');
     await redis.start();
-    expect(await s.queue.getJobCounts('waiting')).toEqual({ waiting: 4 });
+    expect(await s.queue.getJobCounts('prioritized')).toEqual({ prioritized: 4 });
 
     s.startWorker({ concurrency: 2 });
     for (const e of events) {
-      expect((await s.completed(e)).ledgerStatus).toBe('applied');
+      expect((await s.completed(s.job(e))).ledgerStatus).toBe('applied');
       expect((await s.rowsFor(e)).map((r) => r.status)).toEqual(['applied']);
     }
     expect(s.llmCalls()).toBe(4);
@@ -71,7 +71,7 @@ describe('a Redis restart', () => {
     for (const id of sessions.slice(3)) after.push(await send(id));
 
     for (const e of [...before, ...after]) {
-      expect((await s.completed(e)).ledgerStatus).toBe('applied');
+      expect((await s.completed(s.job(e))).ledgerStatus).toBe('applied');
       expect((await s.rowsFor(e)).map((r) => r.status)).toEqual(['applied']);
     }
     expect(w.exitCode).toBeNull();

@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { importTranscript } from '../../producer/import.ts';
 import { createSession, SessionExistsError } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
-import { RUN_COMPLETED, type RunCompletedInput } from '../../shared/contract/events.ts';
+import { jobIdOf, RUN_COMPLETED, type RunCompletedInput } from '../../shared/contract/events.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
 import type { CompactionWorker } from '../../worker/queue/worker.ts';
 import { runCli } from '../support/cli.ts';
@@ -270,7 +270,7 @@ beforeAll(async () => {
     ...OWNER,
     strategy: { type: 'slidingWindow', maxMessages: 10 },
   });
-  expect(await settled(eventId)).toBe('completed');
+  expect(await settled(jobIdOf(OWNER.tenantId, eventId))).toBe('completed');
 });
 
 ctx.onTeardown(async () => {
@@ -294,11 +294,9 @@ describe('bad events', () => {
     if (c.seeded) {
       // Only the database can tell: the producer enqueues it, and the worker fails it once.
       const input = c.event as RunCompletedInput;
-      await expect(ctx.producer.runCompleted(input)).resolves.toEqual({
-        jobId: input.eventId,
-        coalesced: false,
-      });
-      await expectFailedOnce(input.eventId, c.expected);
+      const jobId = jobIdOf(input.tenantId, input.eventId);
+      await expect(ctx.producer.runCompleted(input)).resolves.toEqual({ jobId, coalesced: false });
+      await expectFailedOnce(jobId, c.expected);
     } else {
       const error = await ctx.producer.runCompleted(c.event as RunCompletedInput).then(
         () => undefined,
@@ -434,13 +432,16 @@ describe('tenant isolation', () => {
     }));
     try {
       for (const e of events) {
-        await expect(ctx.producer.runCompleted(e)).resolves.toEqual({ jobId: e.eventId, coalesced: false });
+        await expect(ctx.producer.runCompleted(e)).resolves.toEqual({
+          jobId: jobIdOf(e.tenantId, e.eventId),
+          coalesced: false,
+        });
       }
     } finally {
       running.worker.resume();
     }
     for (const e of events) {
-      expect(await settled(e.eventId)).toBe('completed');
+      expect(await settled(jobIdOf(e.tenantId, e.eventId))).toBe('completed');
       const rows = await ctx.store.history(e.tenantId, e.sessionId);
       expect(rows.map((r) => [r.status, r.eventId])).toEqual([['applied', e.eventId]]);
     }

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
+import { jobIdOf } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -34,7 +35,8 @@ describe('compactNow', () => {
       { timeoutMs: 300 },
     );
     expect(outcome.state).toBe('running');
-    expect(await ctx.producer.queue.getJobState(outcome.jobId)).toBe('waiting');
+    // Waiting, in BullMQ's prioritized set: every compaction job carries its tenant's fair priority.
+    expect(await ctx.producer.queue.getJobState(outcome.jobId)).toBe('prioritized');
     ctx.startWorker({ summarizer: createExtractiveSummarizer() });
     await waitFor(async () => (await ctx.producer.queue.getJobState(outcome.jobId)) === 'completed', 20_000);
     expect((await ledger('later')).map((r) => r.status)).toEqual(['applied']);
@@ -52,7 +54,9 @@ describe('compactNow', () => {
     expect(outcome.result.messagesAfter).toBeGreaterThanOrEqual(10);
     expect(outcome.result.messagesAfter).toBeLessThan(count);
     const [row] = await ledger('now');
-    expect(row?.idempotency_key).toBe(`event:${tenantId}:${outcome.jobId}`);
+    expect(jobIdOf(tenantId, row?.idempotency_key.replace(`event:${tenantId}:`, '') ?? '')).toBe(
+      outcome.jobId,
+    );
     // A producer given the database answers with the ledger row itself.
     expect(outcome.compaction).toMatchObject({
       id: outcome.result.compactionId,
@@ -79,7 +83,10 @@ describe('compactNow', () => {
       }),
     ]);
     expect(now.state).toBe('settled');
-    await waitFor(async () => (await ctx.producer.queue.getJobState(eventId)) === 'completed', 20_000);
+    await waitFor(
+      async () => (await ctx.producer.queue.getJobState(jobIdOf(tenantId, eventId))) === 'completed',
+      20_000,
+    );
     const rows = await ledger('both');
     expect(rows).toHaveLength(2);
     expect(new Set(rows.map((r) => r.idempotency_key)).size).toBe(2);

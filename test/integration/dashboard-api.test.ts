@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../../producer/index.ts';
+import { createSession, jobIdOf } from '../../producer/index.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import {
@@ -266,7 +266,7 @@ describe('ledger API', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({
       eventId: expect.any(String),
-      jobId: answer.body.eventId,
+      jobId: jobIdOf('acme', answer.body.eventId),
       coalesced: false,
       state: 'completed',
       outcome: 'applied',
@@ -342,7 +342,11 @@ describe('ledger API', () => {
         ),
       );
       expect(answer.status).toBe(202);
-      expect(answer.body).toMatchObject({ state: 'running', outcome: 'running', jobId: answer.body.eventId });
+      expect(answer.body).toMatchObject({
+        state: 'running',
+        outcome: 'running',
+        jobId: jobIdOf('acme', answer.body.eventId),
+      });
       expect(answer.body.message).toMatch(
         /^still running after [\d.]+ s \(job (waiting|active|delayed)\); the ledger will show the outcome$/,
       );

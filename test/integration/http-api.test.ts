@@ -356,8 +356,8 @@ describe('HTTP API: events and compaction', () => {
     const event = { eventId, tenantId: 'acme', sessionId: 'evented', inputTokens: 1234 };
     const answer = await call('acme', 'POST', '/v1/events/run-completed', { body: event });
     expect(answer.status).toBe(202);
-    expect(answer.body).toEqual({ jobId: eventId, coalesced: false });
-    const job = await ctx.producer.queue.getJob(eventId);
+    expect(answer.body).toEqual({ jobId: `acme~${eventId}`, coalesced: false });
+    const job = await ctx.producer.queue.getJob(`acme~${eventId}`);
     expect(job?.data).toMatchObject({ tenantId: 'acme', sessionId: 'evented', inputTokens: 1234 });
     const foreign = await call('acme', 'POST', '/v1/events/run-completed', {
       body: { ...event, eventId: randomUUID(), tenantId: 'globex' },
@@ -374,11 +374,11 @@ describe('HTTP API: events and compaction', () => {
     const timedOut = await call('acme', 'POST', '/v1/sessions/waiting/compact?wait=300');
     expect(timedOut.status).toBe(202);
     expect(timedOut.body).toEqual({ state: 'running', jobId: expect.any(String) });
-    expect(await ctx.producer.queue.getJobState(timedOut.body.jobId)).toBe('waiting');
+    expect(await ctx.producer.queue.getJobState(timedOut.body.jobId)).toBe('prioritized');
     const noWait = await call('acme', 'POST', '/v1/sessions/waiting/compact');
     expect(noWait.status).toBe(202);
     expect(noWait.body.state).toBe('running');
-    expect(await ctx.producer.queue.getJobState(noWait.body.jobId)).toBe('waiting');
+    expect(await ctx.producer.queue.getJobState(noWait.body.jobId)).toBe('prioritized');
     const tooLong = await call('acme', 'POST', '/v1/sessions/waiting/compact?wait=60001');
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.error.field).toBe('wait');

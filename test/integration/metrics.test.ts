@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { jobIdOf, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { startMetricsServer } from '../../worker/http/metrics-server.ts';
@@ -89,14 +89,14 @@ describe('worker metrics', () => {
       strategy: { type: 'summarize', keepRecent: 4 },
     } as const;
     await ctx.producer.runCompleted(summarize);
-    expect(await settled(summarize.eventId)).toBe('completed');
+    expect(await settled(jobIdOf(tenantId, summarize.eventId))).toBe('completed');
     // The same event again, after its job is gone: a duplicate.
-    await ctx.producer.queue.remove(summarize.eventId);
+    await ctx.producer.queue.remove(jobIdOf(tenantId, summarize.eventId));
     await ctx.producer.runCompleted(summarize);
-    expect(await settled(summarize.eventId)).toBe('completed');
+    expect(await settled(jobIdOf(tenantId, summarize.eventId))).toBe('completed');
     const skip = { eventId: randomUUID(), tenantId, sessionId: 'quiet', strategy: { type: 'none' } } as const;
     await ctx.producer.runCompleted(skip);
-    expect(await settled(skip.eventId)).toBe('completed');
+    expect(await settled(jobIdOf(tenantId, skip.eventId))).toBe('completed');
     const bad = randomUUID();
     await ctx.producer.queue.add(RUN_COMPLETED, { eventId: bad, tenantId }, { jobId: bad, attempts: 3 });
     expect(await settled(bad)).toBe('failed');
@@ -144,7 +144,7 @@ describe('worker metrics', () => {
       (sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0) >= 1 ? true : undefined,
     );
     await lease?.release();
-    expect(await settled(event.eventId)).toBe('completed');
+    expect(await settled(jobIdOf(tenantId, event.eventId))).toBe('completed');
   });
 
   it('runs a sliding window without the lease: no LLM call to pay for twice, the row lock suffices', async () => {
@@ -160,9 +160,9 @@ describe('worker metrics', () => {
       strategy: { type: 'slidingWindow', maxMessages: 10 },
     } as const;
     await ctx.producer.runCompleted(event);
-    expect(await settled(event.eventId)).toBe('completed');
+    expect(await settled(jobIdOf(tenantId, event.eventId))).toBe('completed');
     await lease?.release();
-    const result = (await ctx.producer.queue.getJob(event.eventId))?.returnvalue;
+    const result = (await ctx.producer.queue.getJob(jobIdOf(tenantId, event.eventId)))?.returnvalue;
     expect(result).toMatchObject({ status: 'applied', ledgerStatus: 'applied' });
     expect(result.messagesAfter).toBeLessThan(result.messagesBefore);
     expect(sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0).toBe(conflictsBefore);
@@ -194,8 +194,8 @@ describe('worker metrics', () => {
       strategy: { type: 'slidingWindow', maxMessages: 10 },
     } as const;
     await ctx.producer.runCompleted(event);
-    expect(await settled(event.eventId)).toBe('completed');
-    expect((await ctx.producer.queue.getJob(event.eventId))?.returnvalue).toMatchObject({
+    expect(await settled(jobIdOf(tenantId, event.eventId))).toBe('completed');
+    expect((await ctx.producer.queue.getJob(jobIdOf(tenantId, event.eventId)))?.returnvalue).toMatchObject({
       status: 'applied',
       ledgerStatus: 'applied',
     });

@@ -13,6 +13,7 @@ import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, loadContext } from '../../producer/index.ts';
+import { jobIdOf } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { assertSchema, openDatabase } from '../../shared/postgres/db.ts';
 import { MIGRATIONS_FOLDER, MIGRATIONS_TABLE, migrateDatabase } from '../../worker/postgres/migrate.ts';
@@ -144,7 +145,7 @@ describe('migrate into an application’s database', () => {
       strategy: { type: 'slidingWindow', maxMessages: 10 },
     });
     await waitFor(async () => {
-      const state = await ctx.producer.queue.getJobState(eventId);
+      const state = await ctx.producer.queue.getJobState(jobIdOf('app', eventId));
       return state === 'completed' || state === 'failed' ? state : undefined;
     });
     const [ledger] = await database.sql<{ status: string }[]>`

@@ -14,6 +14,7 @@ import {
   liveSessionOf,
   SessionContinuedError,
 } from '../../producer/index.ts';
+import { jobIdOf } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { PolicyInput } from '../../shared/policy/policy.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
@@ -62,7 +63,7 @@ async function event(tenantId: string, sessionId: string, extra: Record<string, 
   const eventId = randomUUID();
   await ctx.producer.runCompleted({ eventId, tenantId, sessionId, ...extra });
   await waitFor(async () => {
-    const s = await ctx.producer.queue.getJobState(eventId);
+    const s = await ctx.producer.queue.getJobState(jobIdOf(tenantId, eventId));
     return s === 'completed' || s === 'failed' ? s : undefined;
   });
   return eventId;

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, loadContext } from '../../producer/index.ts';
 import {
+  jobIdOf,
   SESSION_COMPACTED,
   SESSION_EVENTS_QUEUE,
   type SessionCompactedEvent,
@@ -35,7 +36,7 @@ afterAll(async () => {
 
 async function settle(eventId: string) {
   await waitFor(async () => {
-    const state = await ctx.producer.queue.getJobState(eventId);
+    const state = await ctx.producer.queue.getJobState(jobIdOf(tenantId, eventId));
     return state === 'completed' || state === 'failed' ? state : undefined;
   });
 }
@@ -81,7 +82,7 @@ describe('session.compacted', () => {
       select id, compaction_version from compactions
       where tenant_id = ${tenantId} and session_id = 'big' and status = 'applied'`;
     expect(event?.name).toBe(SESSION_COMPACTED);
-    expect(event?.id).toBe(row?.id);
+    expect(event?.id).toBe(jobIdOf(tenantId, row?.id ?? ''));
     expect(event?.data).toMatchObject({
       compactionId: row?.id,
       tenantId,
@@ -120,6 +121,8 @@ describe('session.compacted', () => {
     // Looked at on the first publish and every 100th: at the 101st, 51 of 101 go, oldest first.
     expect(await queue.getWaitingCount()).toBe(50);
     const waiting = await queue.getWaiting(0, -1);
-    expect(new Set(waiting.map((j) => j.id))).toEqual(new Set(ids.slice(-50)));
+    expect(new Set(waiting.map((j) => j.id))).toEqual(
+      new Set(ids.slice(-50).map((id) => jobIdOf(row.tenantId, id))),
+    );
   });
 });

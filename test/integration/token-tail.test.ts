@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
+import { jobIdOf } from '../../shared/contract/events.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -32,7 +33,7 @@ describe('slidingWindow with keepRecentTokens', () => {
       strategy: { type: 'slidingWindow', maxMessages: 5, keepRecentTokens: 5_000 },
     });
     const state = await waitFor(async () => {
-      const s = await ctx.producer.queue.getJobState(eventId);
+      const s = await ctx.producer.queue.getJobState(jobIdOf(tenantId, eventId));
       return s === 'completed' || s === 'failed' ? s : undefined;
     });
     expect(state).toBe('completed');

@@ -17,7 +17,7 @@ import {
   verifyWebhookSignature,
   WebhookSignatureError,
 } from '../../producer/webhook-signature.ts';
-import { SESSION_EVENTS_QUEUE, sessionCompactedEventSchema } from '../../shared/contract/events.ts';
+import { jobIdOf, SESSION_EVENTS_QUEUE, sessionCompactedEventSchema } from '../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { watchWebhookPresence } from '../../worker/postgres/webhook-presence.ts';
@@ -108,10 +108,10 @@ async function compacted(tenantId: string, sessionId: string): Promise<string> {
   return outcome.result.compactionId;
 }
 
-/** Waits until the delivery job of `eventId` has completed; returns its result. */
-async function delivered(eventId: string) {
+/** Waits until the delivery job of tenant `tenantId`'s `eventId` has completed; returns its result. */
+async function delivered(tenantId: string, eventId: string) {
   return waitFor(async () => {
-    const job = await queue.getJob(eventId);
+    const job = await queue.getJob(jobIdOf(tenantId, eventId));
     if (job?.failedReason && job.attemptsMade >= (job.opts.attempts ?? 1)) throw new Error(job.failedReason);
     return (await job?.isCompleted()) ? job?.returnvalue : undefined;
   });
@@ -128,7 +128,7 @@ describe('webhooks', () => {
     secrets.set('/ok', stored.secret);
 
     const id = await compacted('hooked', 'h1');
-    expect(await delivered(id)).toEqual({ delivered: true, attempt: 1, statusCode: 204 });
+    expect(await delivered('hooked', id)).toEqual({ delivered: true, attempt: 1, statusCode: 204 });
 
     const got = received.filter((r) => r.path === '/ok');
     expect(got).toHaveLength(1);
@@ -141,7 +141,7 @@ describe('webhooks', () => {
     const event = sessionCompactedEventSchema.parse(JSON.parse(delivery.body));
     const published = new Queue(SESSION_EVENTS_QUEUE, { connection: ctx.redis, prefix: ctx.prefix });
     try {
-      expect((await published.getJob(id))?.data).toEqual(event);
+      expect((await published.getJob(jobIdOf('hooked', id)))?.data).toEqual(event);
     } finally {
       await published.close();
     }
@@ -171,7 +171,7 @@ describe('webhooks', () => {
     } finally {
       await enqueuer.close();
     }
-    expect((await queue.getJob(id))?.attemptsMade).toBe(1);
+    expect((await queue.getJob(jobIdOf('hooked', id)))?.attemptsMade).toBe(1);
     expect(await queue.getJobCounts('waiting', 'active', 'delayed')).toEqual({
       waiting: 0,
       active: 0,
@@ -201,7 +201,7 @@ describe('webhooks', () => {
     expect(generatedSecret).toBeNull();
 
     const id = await compacted('flaky', 'f1');
-    expect(await delivered(id)).toEqual({ delivered: true, attempt: 3, statusCode: 200 });
+    expect(await delivered('flaky', id)).toEqual({ delivered: true, attempt: 3, statusCode: 200 });
 
     const got = received.filter((r) => r.path === '/flaky');
     expect(got.map((r) => [r.verdict, r.status])).toEqual([
@@ -231,9 +231,12 @@ describe('webhooks', () => {
     // compactNow settled after the worker told the compaction: session.compacted went out, no delivery.
     const published = new Queue(SESSION_EVENTS_QUEUE, { connection: ctx.redis, prefix: ctx.prefix });
     try {
-      for (const id of [none, paused]) {
-        expect(await published.getJob(id)).toBeDefined();
-        expect(await queue.getJob(id)).toBeUndefined();
+      for (const [tenant, id] of [
+        ['silent', none],
+        ['paused', paused],
+      ] as const) {
+        expect(await published.getJob(jobIdOf(tenant, id))).toBeDefined();
+        expect(await queue.getJob(jobIdOf(tenant, id))).toBeUndefined();
       }
     } finally {
       await published.close();

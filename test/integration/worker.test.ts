@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appendMessages, createSession } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { jobIdOf, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { collectLeaving, type Summarizer } from '../../shared/summary/summarizer.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
@@ -56,12 +56,12 @@ describe('worker', () => {
     } as const;
     await ctx.producer.runCompleted(event);
     await ctx.producer.runCompleted(event);
-    expect(await settled(event.eventId)).toBe('completed');
+    expect(await settled(jobIdOf(tenantId, event.eventId))).toBe('completed');
     // The same event again after completion: absorbed by the idempotency key in the ledger.
-    await ctx.producer.queue.remove(event.eventId);
+    await ctx.producer.queue.remove(jobIdOf(tenantId, event.eventId));
     await ctx.producer.runCompleted(event);
-    expect(await settled(event.eventId)).toBe('completed');
-    const job = await ctx.producer.queue.getJob(event.eventId);
+    expect(await settled(jobIdOf(tenantId, event.eventId))).toBe('completed');
+    const job = await ctx.producer.queue.getJob(jobIdOf(tenantId, event.eventId));
     expect(job?.returnvalue).toMatchObject({ status: 'duplicate', ledgerStatus: 'applied' });
 
     const rows = await ledger('dup');
@@ -104,7 +104,7 @@ describe('worker', () => {
       strategy: { type: 'summarize', keepRecent: 10 },
     } as const;
     await ctx.producer.runCompleted(event);
-    expect(await settled(event.eventId)).toBe('completed');
+    expect(await settled(jobIdOf(tenantId, event.eventId))).toBe('completed');
     const [row] = await ledger('abandoned');
     expect(row).toMatchObject({ status: 'applied', cutoffSeq: 51 });
     expect(row?.reason).toBe(
@@ -166,7 +166,7 @@ describe('worker', () => {
       sessionId: 'append',
       strategy: { type: 'summarize', keepRecent: 5 },
     });
-    expect(await settled(eventId)).toBe('completed');
+    expect(await settled(jobIdOf(tenantId, eventId))).toBe('completed');
 
     expect(appended).toEqual([original.length, original.length + 1]);
     const [row] = await ledger('append');
@@ -224,8 +224,8 @@ describe('worker', () => {
     await ctx.producer.runCompleted(foreign);
     await ctx.producer.runCompleted(missing);
     for (const e of [foreign, missing]) {
-      expect(await settled(e.eventId)).toBe('failed');
-      const job = await ctx.producer.queue.getJob(e.eventId);
+      expect(await settled(jobIdOf(e.tenantId, e.eventId))).toBe('failed');
+      const job = await ctx.producer.queue.getJob(jobIdOf(e.tenantId, e.eventId));
       expect(job?.failedReason).toBe(`session "${e.sessionId}" not found for tenant "${e.tenantId}"`);
       expect(job?.attemptsMade).toBe(1);
     }

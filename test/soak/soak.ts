@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { importTranscript } from '../../producer/import.ts';
-import { appendMessages, createProducer } from '../../producer/index.ts';
+import { appendMessages, createProducer, jobIdOf } from '../../producer/index.ts';
 import { openDatabase } from '../../shared/postgres/db.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
@@ -113,7 +113,7 @@ async function main(): Promise<number> {
           : { type: 'slidingWindow', maxMessages: 5 + Math.floor(random() * 20) };
       const event = { eventId, tenantId, sessionId, strategy };
       await producer.runCompleted(event);
-      eventIds.add(eventId);
+      eventIds.add(jobIdOf(tenantId, eventId));
       enqueued++;
       return event;
     };

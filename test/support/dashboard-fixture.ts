@@ -110,12 +110,12 @@ export async function startDashboardFixture(
     },
     async compact(tenantId, sessionId, strategy) {
       const eventId = randomUUID();
-      await producer.runCompleted({ eventId, tenantId, sessionId, strategy });
+      const { jobId } = await producer.runCompleted({ eventId, tenantId, sessionId, strategy });
       const state = await waitFor(async () => {
-        const s = await producer.queue.getJobState(eventId);
+        const s = await producer.queue.getJobState(jobId);
         return s === 'completed' || s === 'failed' ? s : undefined;
       });
-      return { jobId: eventId, state };
+      return { jobId, state };
     },
     request(who, path, init = {}) {
       const headers = { ...authorization(who), ...(init.headers as Record<string, string> | undefined) };

@@ -96,18 +96,18 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     const importedMessages = imported.reduce((n, s) => n + s.messageCount, 0);
     say(`imported ${imported.length} sessions, ${importedMessages} messages`);
 
-    const eventIds: string[] = [];
+    const jobIds: string[] = [];
     for (const session of imported) {
       const event = { eventId: randomUUID(), tenantId, sessionId: session.sessionId };
-      await producer.runCompleted(event);
+      const { jobId } = await producer.runCompleted(event);
       await producer.runCompleted(event); // the duplicate: same eventId, absorbed by BullMQ and the ledger
-      eventIds.push(event.eventId);
+      jobIds.push(jobId);
     }
     say(
-      `enqueued ${eventIds.length} events and ${eventIds.length} duplicates; worker concurrency ${options.concurrency}`,
+      `enqueued ${jobIds.length} events and ${jobIds.length} duplicates; worker concurrency ${options.concurrency}`,
     );
 
-    await waitSettled(producer.queue, eventIds, options.timeoutMs ?? 300_000, say, options.progress);
+    await waitSettled(producer.queue, jobIds, options.timeoutMs ?? 300_000, say, options.progress);
     const rows = await ledgerRows(services.database.db, tenantId);
     const report = await audit(services.database.db, tenantId);
     const wallMs = performance.now() - started;
@@ -115,7 +115,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     const problems = checks(rows, imported, report, importedMessages);
     options.out.write(`${lines.join('\n')}\n\n`);
     options.out.write(
-      `${summaryLines(rows, importedMessages, report, services.summarizer.name, wallMs, eventIds.length).join('\n')}\n`,
+      `${summaryLines(rows, importedMessages, report, services.summarizer.name, wallMs, jobIds.length).join('\n')}\n`,
     );
     for (const p of problems) options.out.write(`CHECK FAILED: ${p}\n`);
     return problems.length === 0 ? 0 : 1;

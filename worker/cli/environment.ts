@@ -63,6 +63,10 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   },
   COMPACTOR_LOCK_DURATION_MS: { description: 'ms a BullMQ job lock lasts unrenewed before the job stalls' },
   COMPACTOR_STALLED_INTERVAL_MS: { description: 'ms between a worker’s checks for stalled jobs' },
+  COMPACTOR_TENANT_MAX_ACTIVE_JOBS: {
+    description: 'jobs of one tenant running at once, across workers, while another tenant has work',
+    unset: 'half the worker’s concurrency, rounded up',
+  },
   COMPACTOR_WEBHOOK_TIMEOUT_MS: {
     description: 'ms a webhook delivery waits for a response before it is retried',
   },

@@ -23,6 +23,7 @@ import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import { afterLastAttempt, type LastAttemptDeps } from '../pipeline/last-attempt.ts';
 import { type CompactionOutcome, type CompactionRequest, runCompaction } from '../pipeline/pipeline.ts';
+import type { TenantSlot, TenantSlots } from '../redis/tenant-slots.ts';
 import { jobActionFor } from './job-actions.ts';
 
 /** What a finished job returns (stored by BullMQ as the job's return value, shown in Bull Board). */
@@ -37,6 +38,13 @@ export interface ProcessorDeps extends LastAttemptDeps {
   worker?: () => Worker | undefined;
   /** Delay before retrying a job whose session lease is busy, ms. Default 1,000 (+ jitter). */
   leaseBusyDelayMs?: number;
+  /**
+   * The tenants' shares of the workers (worker/redis/tenant-slots.ts): a job whose tenant is at its
+   * cap while others have work goes back to delayed, no attempt used. Absent: no cap.
+   */
+  tenantSlots?: TenantSlots;
+  /** Delay before a job refused a tenant slot is tried again, ms. Default 500 (+ jitter). */
+  tenantSlotDelayMs?: number;
   /** Aborts running LLM calls (forced shutdown). */
   signal?: AbortSignal;
   /**
@@ -99,6 +107,7 @@ export function createProcessor(deps: ProcessorDeps) {
         await deps.onApplied(outcome.row, outcome.checkpoint);
       return outcome;
     };
+    const slot = await takeTenantSlot(job, token, request.tenantId, deps, log);
     try {
       return settled(await told(await runCompaction(deps, request)));
     } catch (thrown) {
@@ -126,8 +135,32 @@ export function createProcessor(deps: ProcessorDeps) {
       }
       if (permanent) throw new UnrecoverableError(error.message);
       throw error;
+    } finally {
+      await slot?.release();
     }
   };
+}
+
+/**
+ * Takes a worker slot of the job's tenant, when the processor caps tenants' shares.
+ * @returns the slot (null without a cap).
+ * @throws {DelayedError} after moving the job back to delayed (no attempt used), when the tenant
+ *   runs its share of jobs already and another tenant has work pending.
+ */
+async function takeTenantSlot(
+  job: Job,
+  token: string | undefined,
+  tenantId: string,
+  deps: ProcessorDeps,
+  log: ProcessorDeps['logger'],
+): Promise<TenantSlot | null> {
+  if (!deps.tenantSlots) return null;
+  const slot = await deps.tenantSlots.acquire(tenantId);
+  if (slot) return slot;
+  const delayMs = Math.round((deps.tenantSlotDelayMs ?? 500) * (1 + Math.random()));
+  log.debug({ delayMs }, 'tenant at its share of the workers: job delayed');
+  await job.moveToDelayed(Date.now() + delayMs, token);
+  throw new DelayedError();
 }
 
 /**

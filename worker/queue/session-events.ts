@@ -6,6 +6,7 @@
  */
 import { Queue } from 'bullmq';
 import {
+  jobIdOf,
   SESSION_COMPACTED,
   SESSION_EVENTS_QUEUE,
   type SessionCompactedEvent,
@@ -57,7 +58,7 @@ export function createSessionEventsPublisher(
     async compacted(row, checkpoint) {
       if (row.status !== 'applied') return null;
       const event = sessionCompactedOf(row, row.summary === null ? null : checkpoint);
-      await queue.add(SESSION_COMPACTED, event, { jobId: row.id });
+      await queue.add(SESSION_COMPACTED, event, { jobId: jobIdOf(row.tenantId, row.id) });
       if (published++ % BACKLOG_CHECK_EVERY === 0) {
         const waiting = await queue.getWaitingCount();
         // Oldest first (the tail of BullMQ's wait list).

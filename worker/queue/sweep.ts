@@ -24,7 +24,8 @@ import {
   resolvePolicy,
 } from '../../shared/policy/policy.ts';
 import type { Db } from '../../shared/postgres/db.ts';
-import { duplicateConnection } from '../../shared/runtime/redis.ts';
+import { duplicateConnection, type RedisConnection } from '../../shared/runtime/redis.ts';
+import { releaseJobPriority, takeJobPriority } from '../../shared/runtime/tenant-backlog.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import type { Policies } from '../postgres/policies.ts';
 import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
@@ -129,9 +130,17 @@ async function dueSession(row: Row, policies: Policies, now: number): Promise<Du
   };
 }
 
-/** Adds one job per due session; returns how many BullMQ accepted as new. */
+/**
+ * Adds one job per due session, each at its tenant's fair priority (shared/runtime/tenant-backlog.ts);
+ * returns how many BullMQ accepted. A job coalesced into one already waiting is counted out again.
+ */
 async function enqueue(queue: Queue, due: DueSession[]): Promise<number> {
-  const jobs = due.map((d) => {
+  // The Redis backend's client is the ioredis connection the queue was given.
+  const redis = (await queue.backend.client) as unknown as RedisConnection;
+  const prefix = queue.opts.prefix ?? 'bull';
+  const priorities: number[] = [];
+  for (const d of due) priorities.push(await takeJobPriority(redis, prefix, d.tenantId));
+  const jobs = due.map((d, i) => {
     const data: SweepCompactionJob = {
       eventId: sweepJobIdOf(d),
       tenantId: d.tenantId,
@@ -144,11 +153,16 @@ async function enqueue(queue: Queue, due: DueSession[]): Promise<number> {
       opts: {
         ...DEFAULT_JOB_OPTIONS,
         jobId: data.eventId,
+        priority: priorities[i] ?? 1,
         deduplication: { id: deduplicationIdOf(d), keepLastIfActive: true },
       },
     };
   });
   const added = await queue.addBulk(jobs);
+  for (const [i, job] of added.entries()) {
+    const d = due[i];
+    if (d && job.id !== jobs[i]?.data.eventId) await releaseJobPriority(redis, prefix, d.tenantId);
+  }
   return added.length;
 }
 

@@ -5,7 +5,7 @@
  * so every attempt sends (and signs) the same bytes.
  */
 import { Queue } from 'bullmq';
-import type { SessionCompactedEvent } from '../../shared/contract/events.ts';
+import { jobIdOf, type SessionCompactedEvent } from '../../shared/contract/events.ts';
 import {
   WEBHOOK_ATTEMPTS,
   WEBHOOK_DELIVERY,
@@ -57,7 +57,7 @@ export function createWebhookEnqueuer(
         eventId: event.compactionId,
         body: JSON.stringify(event),
       };
-      await queue.add(WEBHOOK_DELIVERY, data, { jobId: event.compactionId });
+      await queue.add(WEBHOOK_DELIVERY, data, { jobId: jobIdOf(event.tenantId, event.compactionId) });
       return true;
     },
     close: () => queue.close(),

@@ -7,9 +7,11 @@ import { printable } from '../../shared/contract/errors.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { duplicateConnection } from '../../shared/runtime/redis.ts';
+import { releaseJobPriority } from '../../shared/runtime/tenant-backlog.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { instrumentSummarizer, type WorkerMetrics } from '../observability/metrics.ts';
 import type { PipelineDeps } from '../pipeline/pipeline.ts';
+import { createTenantSlots } from '../redis/tenant-slots.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { createAppliedHooks } from './applied-hooks.ts';
 import { type QueuedSummary, queueBatchedSummary } from './batches.ts';
@@ -68,6 +70,10 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     onStage: options.onStage,
     worker: () => worker,
     signal: abort.signal,
+    tenantSlots: createTenantSlots(services.redis, {
+      prefix: services.config.queuePrefix,
+      maxActive: services.config.tenantMaxActiveJobs ?? Math.ceil(concurrency / 2),
+    }),
   });
   // BullMQ does not close a connection it was given; this one is ours to quit on close.
   const connection = duplicateConnection(services.redis);
@@ -80,10 +86,20 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     maxStalledCount: 2,
   });
   worker.on('error', (error) => services.logger.error({ err: error.message }, 'worker error'));
+  // A finished job leaves its tenant's backlog, which ranks the tenant's next jobs.
+  const countOut = (job: Job | undefined) => {
+    const tenantId = (job?.data as { tenantId?: unknown } | undefined)?.tenantId;
+    if (!job?.opts.priority || typeof tenantId !== 'string') return;
+    releaseJobPriority(services.redis, services.config.queuePrefix, tenantId).catch((error: unknown) =>
+      services.logger.warn({ err: (error as Error).message, tenantId }, 'tenant backlog count failed'),
+    );
+  };
+  worker.on('completed', (job) => countOut(job));
   worker.on('failed', (job, error) => {
     // attemptsMade already counts this attempt; an UnrecoverableError is never retried.
     const final = !job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
     metrics?.jobFailed(final, triggerOf(job), job?.processedOn ? (Date.now() - job.processedOn) / 1000 : 0);
+    if (final) countOut(job);
     services.logger.warn(
       { jobId: job?.id, ...idsOf(job?.data), attemptsMade: job?.attemptsMade, final, err: error.message },
       'job failed',

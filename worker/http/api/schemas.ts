@@ -114,7 +114,11 @@ export const appendResultSchema = z
 /** 202 of the event. */
 export const enqueuedSchema = z
   .object({
-    jobId: z.string().describe('The BullMQ job id: the eventId, or the job the event was coalesced into.'),
+    jobId: z
+      .string()
+      .describe(
+        'The BullMQ job id: `<tenant>~<eventId>` (the tenant URI-encoded), or the job the event was coalesced into.',
+      ),
     coalesced: z.boolean().describe('True when the event joined a job of the same session that was waiting.'),
   })
   .meta({ title: 'Enqueued' });

@@ -111,7 +111,8 @@ async function settlementOf(job: Job | undefined): Promise<JobSettlement> {
   if (state === 'unknown') return { state: 'unknown' };
   return {
     state: 'running',
-    jobState: state,
+    // A job waiting its turn sits in BullMQ's prioritized set (every compaction job has a priority).
+    jobState: state === 'prioritized' ? 'waiting' : state,
     attemptsMade: job.attemptsMade,
     lastError: job.failedReason || null,
   };

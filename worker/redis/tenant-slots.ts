@@ -1,0 +1,108 @@
+/**
+ * A tenant's share of the workers: at most `maxActive` of its compaction jobs run at once, across
+ * every worker process, while another tenant has work pending. It complements the fair order of the
+ * queue (shared/runtime/tenant-backlog.ts): that order lets a quiet tenant's job be the next one
+ * taken, and this cap keeps worker slots free to take it when a noisy tenant's jobs are long (an LLM
+ * summary can take a minute). The cap is work-conserving: a tenant alone with work runs on every
+ * slot, so a single-tenant deployment loses nothing.
+ *
+ * Each tenant's running jobs are members of the sorted set `<prefix>:active:<tenant>` (score: when
+ * the slot expires, ms), taken and checked in one Lua script, renewed while held, released by token;
+ * a crashed worker's slot expires after `ttlMs`. A job refused a slot goes back to delayed with its
+ * priority (no attempt used) and is taken again after a short wait; see worker/queue/processor.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RedisConnection } from '../../shared/runtime/redis.ts';
+import { BACKLOG_TTL_MS, backlogKeysOf, forgetStaleBacklogs } from '../../shared/runtime/tenant-backlog.ts';
+
+/**
+ * KEYS: active set, backlogs, seen. ARGV: now, expiry, token, maxActive, tenant, stale cut-off, key
+ * TTL. Returns 1 when the slot is taken, 0 when the tenant is at its cap and others have work.
+ */
+const ACQUIRE = `${forgetStaleBacklogs({ backlogs: 2, seen: 3, cutoff: 6 })}
+redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1])
+local active = redis.call('zcard', KEYS[1])
+if active >= tonumber(ARGV[4]) then
+  local pending = redis.call('zcard', KEYS[2])
+  if redis.call('zscore', KEYS[2], ARGV[5]) then pending = pending - 1 end
+  if pending > 0 then return 0 end
+end
+redis.call('zadd', KEYS[1], ARGV[2], ARGV[3])
+redis.call('pexpire', KEYS[1], ARGV[7])
+return 1`;
+
+const RENEW = `if redis.call('zscore', KEYS[1], ARGV[1]) then redis.call('zadd', KEYS[1], 'XX', ARGV[2], ARGV[1]) redis.call('pexpire', KEYS[1], ARGV[3]) return 1 end return 0`;
+
+/** A held slot. */
+export interface TenantSlot {
+  /** Gives the slot back (idempotent; never throws). */
+  release(): Promise<void>;
+}
+
+/** Takes worker slots per tenant. */
+export interface TenantSlots {
+  /**
+   * Takes one of the tenant's slots.
+   * @returns the slot, or null when the tenant runs `maxActive` jobs already and another tenant has
+   *   work pending.
+   */
+  acquire(tenantId: string): Promise<TenantSlot | null>;
+}
+
+export interface TenantSlotsOptions {
+  /** The queue prefix the backlog counts live under. */
+  prefix: string;
+  /** Jobs of one tenant that may run at once while others have work, ≥ 1. */
+  maxActive: number;
+  /** How long a slot outlives a worker that stopped renewing it, ms. Default 60,000. */
+  ttlMs?: number;
+}
+
+/**
+ * Per-tenant worker slots in Redis.
+ * @throws {Error} when `maxActive` is not a positive integer.
+ */
+export function createTenantSlots(redis: RedisConnection, options: TenantSlotsOptions): TenantSlots {
+  const { prefix, maxActive } = options;
+  const ttlMs = options.ttlMs ?? 60_000;
+  if (!Number.isInteger(maxActive) || maxActive < 1)
+    throw new Error(`tenant slots: maxActive must be a positive integer, got ${maxActive}`);
+  return {
+    async acquire(tenantId) {
+      const key = `${prefix}:active:${encodeURIComponent(tenantId)}`;
+      const token = randomUUID();
+      const now = Date.now();
+      const taken = await redis.eval(
+        ACQUIRE,
+        3,
+        key,
+        ...backlogKeysOf(prefix),
+        String(now),
+        String(now + ttlMs),
+        token,
+        String(maxActive),
+        tenantId,
+        String(now - BACKLOG_TTL_MS),
+        String(ttlMs),
+      );
+      if (Number(taken) !== 1) return null;
+      const timer = setInterval(
+        () => {
+          redis.eval(RENEW, 1, key, token, String(Date.now() + ttlMs), String(ttlMs)).catch(() => {});
+        },
+        Math.floor(ttlMs / 3),
+      );
+      timer.unref();
+      let released: Promise<void> | undefined;
+      return {
+        release: () => {
+          released ??= (async () => {
+            clearInterval(timer);
+            await redis.zrem(key, token).catch(() => {});
+          })();
+          return released;
+        },
+      };
+    },
+  };
+}
