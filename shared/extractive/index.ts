@@ -60,6 +60,7 @@ import {
   type Summarizer,
   type SummaryResult,
 } from '../summary/summarizer.ts';
+import { guardCheckpoint } from '../trust/guard.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
 import { mergeBlockers } from './blockers.ts';
 import { fitBudget } from './budget.ts';
@@ -181,10 +182,19 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
     nextStep:
       entryOf(state.nextStep ?? told.nextStep?.[0]) ??
       (hasState || state.currentWork ? null : prior.nextStep),
-    workingSet: extractWorkingSet(messages, prior.workingSet).slice(0, MAX_WORKING_SET),
+    workingSet: extractWorkingSet(messages, prior.workingSet, priorUserWords(prior)).slice(
+      0,
+      MAX_WORKING_SET,
+    ),
   };
   const coveredThroughSeq = messages[messages.length - 1]?.seq ?? 0;
-  return fitBudget(fixedParts, lists, maxSummaryTokens, coveredThroughSeq);
+  const fitted = fitBudget(fixedParts, lists, maxSummaryTokens, coveredThroughSeq);
+  return guardCheckpoint(fitted, { leaving: messages, previous: prior });
+}
+
+/** What a previous checkpoint kept of the user's words: they still say what the user asked for. */
+function priorUserWords(prior: Checkpoint): string[] {
+  return [prior.goal, prior.lastUserRequest, ...prior.userInstructions.map((e) => e.text)];
 }
 
 function bySeq(a: Item, b: Item): number {
