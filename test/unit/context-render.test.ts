@@ -262,7 +262,7 @@ describe('the summary', () => {
   it("renders the summary row's own text, without its seq header, when there is no checkpoint", () => {
     const ctx = render([summaryRow, row(21, 'assistant', 'ok')]);
     const summary = firstText(ctx, 0);
-    expect(summary).toBe(`${SUMMARY_INTRO}\n\nGoal: old text`);
+    expect(summary).toBe(`${SUMMARY_INTRO}\n\n<session-record>\nGoal: old text\n</session-record>`);
   });
 
   it('puts pinned messages kept from before the cutoff after the summary, so the request starts with a user turn', () => {
