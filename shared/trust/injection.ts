@@ -112,6 +112,10 @@ const PATTERNS: ReadonlyArray<readonly [InjectionFamily, RegExp]> = [
     /\b(?:silently|secretly|quietly|covertly|stealthily)\s+(?:run|execute|send|upload|post|install|exfiltrate|copy|add|download|forward|delete)\b/,
   ],
   [
+    'concealment',
+    /\b(?:proceed|continue|act|do\s+(?:it|this|so))\s+(?:silently|secretly|covertly|stealthily)\b/,
+  ],
+  [
     'remote-exec',
     /\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|lwp-download|aria2c)\b[^\n|;]{0,300}\|\s*(?:sudo\s+(?:-\S+\s+){0,3})?(?:(?:ba|z|k|da|fi|c|tc)?sh|python[23]?|perl|ruby|node|php|iex|invoke-expression|powershell|pwsh|source)\b/,
   ],
@@ -150,6 +154,11 @@ const PATTERNS: ReadonlyArray<readonly [InjectionFamily, RegExp]> = [
   [
     'impersonation',
     /(?:^|\n)[ \t]*(?:[[<(*#>]{1,3}[ \t]*)?(?:system|(?:system|developer|admin(?:istrator)?)[ \t]+(?:message|prompt|override|instructions?|notice|update|alert|command))[ \t]*(?:[\])>*]{1,3}[ \t]*)?:[ \t]*\S/,
+  ],
+  // A role marker quoted inside a line: `The page says: "SYSTEM: …"`.
+  [
+    'impersonation',
+    /[:"'“«]\s*[[<(]?(?:system|developer)(?:\s+(?:message|prompt|override|instructions?|notice))?[\])>]?\s*:\s*\S/,
   ],
   [
     'impersonation',
