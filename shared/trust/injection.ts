@@ -144,7 +144,8 @@ const PATTERNS: ReadonlyArray<readonly [InjectionFamily, RegExp]> = [
     /https?:\/\/[^\s"'<>]{0,200}(?:\$\(\s*(?:cat|env|printenv|whoami|hostname|base64)\b|\$\{?[a-z_]{0,30}(?:key|token|secret|passw(?:or)?d)[a-z_]{0,20}\}?)/,
   ],
   ['exfiltration', /\b(?:printenv|env|cat\s+[^\n|]{0,80})\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b/],
-  ['exfiltration', /(?:>|<)\s*\/dev\/(?:tcp|udp)\//],
+  // A redirection to a socket (`>& /dev/tcp/host/port`): a reverse shell or a raw upload.
+  ['exfiltration', /[<>]&?\s*\/dev\/(?:tcp|udp)\//],
   [
     'secret-path',
     new RegExp(
