@@ -32,7 +32,10 @@
  *   printed ☐/☒/`- [ ]` checklist), the intents stated after the last tool result;
  * - openQuestions: questions nobody answered afterwards;
  * - summaries already in the transcript (a harness's compaction summary, an agent's structured
- *   summary) feed these fields by their headings (`summaries`).
+ *   summary) feed these fields by their headings (`summaries`);
+ * - suspectedInjections: the leaving messages that read as prompt injections, quoted with their
+ *   seq; a user message that reads as one gives no goal, rule or correction (`instructions`), and
+ *   the finished checkpoint passes the guard both summarizers share (shared/trust/guard.ts).
  *
  * Lists merge with the previous checkpoint: over a list's cap, the oldest items are condensed into
  * one `Earlier:` item rather than dropped. Each list is guaranteed a share of `maxSummaryTokens`
