@@ -13,7 +13,8 @@
  *   import (or copy) it alone;
  * - no import circles.
  */
-const PURE = '^shared/(contract|policy|strategies|planning|summary|working-set|extractive|context|fidelity)/';
+const PURE =
+  '^shared/(contract|policy|strategies|planning|summary|working-set|extractive|context|fidelity|trust)/';
 const ADAPTERS = '^worker/(postgres|redis|summarizers)/';
 const CONSTRUCTORS =
   '^worker/(postgres/(store|reads|writes)|redis/lease|summarizers/(index|anthropic))[.]ts$';

@@ -120,6 +120,8 @@ function assemble(fixed: Fixed, lists: Record<ListKey, Item[]>): Checkpoint {
     errorsAndFixes: lists.errorsAndFixes.flatMap((i) => (i.fix ? [i.fix] : [])),
     discoveries: toEntries(lists.discoveries),
     files: lists.files.flatMap((i) => (i.file ? [i.file] : [])),
+    // Filled after the budget by the guard (shared/trust/guard.ts), a few short quoted items.
+    suspectedInjections: [],
     workingSet: fixed.workingSet,
   };
 }

@@ -32,7 +32,10 @@
  *   printed ☐/☒/`- [ ]` checklist), the intents stated after the last tool result;
  * - openQuestions: questions nobody answered afterwards;
  * - summaries already in the transcript (a harness's compaction summary, an agent's structured
- *   summary) feed these fields by their headings (`summaries`).
+ *   summary) feed these fields by their headings (`summaries`);
+ * - suspectedInjections: the leaving messages that read as prompt injections, quoted with their
+ *   seq; a user message that reads as one gives no goal, rule or correction (`instructions`), and
+ *   the finished checkpoint passes the guard both summarizers share (shared/trust/guard.ts).
  *
  * Lists merge with the previous checkpoint: over a list's cap, the oldest items are condensed into
  * one `Earlier:` item rather than dropped. Each list is guaranteed a share of `maxSummaryTokens`
@@ -60,6 +63,7 @@ import {
   type Summarizer,
   type SummaryResult,
 } from '../summary/summarizer.ts';
+import { guardCheckpoint } from '../trust/guard.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
 import { mergeBlockers } from './blockers.ts';
 import { fitBudget } from './budget.ts';
@@ -181,10 +185,19 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
     nextStep:
       entryOf(state.nextStep ?? told.nextStep?.[0]) ??
       (hasState || state.currentWork ? null : prior.nextStep),
-    workingSet: extractWorkingSet(messages, prior.workingSet).slice(0, MAX_WORKING_SET),
+    workingSet: extractWorkingSet(messages, prior.workingSet, priorUserWords(prior)).slice(
+      0,
+      MAX_WORKING_SET,
+    ),
   };
   const coveredThroughSeq = messages[messages.length - 1]?.seq ?? 0;
-  return fitBudget(fixedParts, lists, maxSummaryTokens, coveredThroughSeq);
+  const fitted = fitBudget(fixedParts, lists, maxSummaryTokens, coveredThroughSeq);
+  return guardCheckpoint(fitted, { leaving: messages, previous: prior });
+}
+
+/** What a previous checkpoint kept of the user's words: they still say what the user asked for. */
+function priorUserWords(prior: Checkpoint): string[] {
+  return [prior.goal, prior.lastUserRequest, ...prior.userInstructions.map((e) => e.text)];
 }
 
 function bySeq(a: Item, b: Item): number {

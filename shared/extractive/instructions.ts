@@ -13,6 +13,7 @@ import {
   stripMarkupPrefix,
   type UserMessageKind,
 } from '../summary/user-messages.ts';
+import { readsAsInjection } from '../trust/injection.ts';
 import { condenseOverflow, type Item, previousItems } from './items.ts';
 import { GOAL_CHARS, ITEM_CHARS, LIST_CAPS } from './limits.ts';
 import { cleanItem, clipWords, collapse } from './text.ts';
@@ -22,7 +23,8 @@ interface UserWords {
   message: Message;
   index: number;
   text: string;
-  kind: UserMessageKind;
+  /** What the message is; `injection`: the user's kind of message, but it reads as a prompt injection. */
+  kind: UserMessageKind | 'injection';
 }
 
 /** Rules per message at most: a long task prompt states many, the strongest are kept. */
@@ -47,13 +49,19 @@ const ASKS = /^(?:are|is|can|could|would|will|do|does|did|what|why|how|when|wher
 const CORRECTION =
   /^(?:no[,.!:]|nope\b|actually\b|wait\b|instead\b|sorry\b|I meant\b|that's (?:not|wrong)\b|that is (?:not|wrong)\b|not (?:that|this|what)\b|scratch that\b|change of plans?\b|forget (?:it|that|about)\b|stop\b|don't\b|do not\b)/i;
 
-/** The user-role messages of `messages` with their kind. */
+/**
+ * The user-role messages of `messages` with their kind. A message that reads as a prompt injection
+ * (shared/trust/injection.ts) is kind `injection`: none of its sentences is the user's rule, goal or
+ * correction, however ordinary some look (shared/trust/guard.ts quotes it as a suspected injection).
+ */
 function userMessages(messages: Message[]): UserWords[] {
   const out: UserWords[] = [];
   messages.forEach((message, index) => {
     if (message.role !== 'user' || message.kind !== 'message' || typeof message.content !== 'string') return;
     const text = stripMarkupPrefix(message.content).trim();
-    out.push({ message, index, text, kind: classifyUserMessage(message.content) });
+    const kind = classifyUserMessage(message.content);
+    const own = kind === 'request' || kind === 'answer';
+    out.push({ message, index, text, kind: own && readsAsInjection(text) ? 'injection' : kind });
   });
   return out;
 }

@@ -20,7 +20,8 @@
  *   the checkpoint, or "live" (a later user turn stays in the kept tail, so the agent sees a newer
  *   request anyway);
  * - instructions: sentences of the user's own messages (not a harness's notices under the user
- *   role) that state a rule or a correction ({@link instructionSentences}),
+ *   role, nor a message that reads as a prompt injection) that state a rule or a correction
+ *   ({@link instructionSentences}),
  *   each found in the checkpoint text ({@link foundIn});
  * - openError: the first error line of the last failing tool result when no later tool result
  *   succeeded ({@link errorLineOf}), found in the checkpoint text;
@@ -31,6 +32,7 @@ import type { Message, MessageMeta } from '../contract/message.ts';
 import { storableText } from '../contract/unicode.ts';
 import { keepsRequest } from '../summary/last-request.ts';
 import { isUserWords } from '../summary/user-messages.ts';
+import { readsAsInjection } from '../trust/injection.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
 
 /** Weights of the parts; they sum to 1. */
@@ -130,9 +132,11 @@ export class LeavingFacts {
       // neither the user's request nor the user's rule (shared/summary/user-messages.ts).
       if (isUserTurn(message) && isUserWords(message)) {
         if (message.content.trim()) this.lastRequest = { seq: message.seq, content: message.content };
-        for (const sentence of instructionSentences(message.content)) {
+        // A message that reads as a prompt injection states no rule a summary may keep
+        // (shared/trust/guard.ts): expecting its sentences would fail the summaries that are right.
+        const rules = readsAsInjection(message.content) ? [] : instructionSentences(message.content);
+        for (const sentence of rules)
           remember(this.instructions, normalize(sentence), sentence, MAX_INSTRUCTIONS);
-        }
       }
       for (const command of commandsOf(message)) remember(this.commands, command, command, MAX_COMMANDS);
       if (isToolResult(message)) {

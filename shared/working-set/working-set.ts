@@ -12,6 +12,7 @@
  */
 import type { Message } from '../contract/message.ts';
 import { isHighSurrogate, isLowSurrogate } from '../contract/unicode.ts';
+import { isSecretPath, type PathWitnesses, pathWitnesses, secretPathAllowed } from '../trust/secrets.ts';
 
 /** The words of a space-separated list, as a set. */
 function words(list: string): Set<string> {
@@ -165,13 +166,30 @@ export function sanitizePath(p: string): string {
  * assistant texts (system messages and summaries are skipped), sanitized, deduplicated, most recent
  * first (by latest mention; later in a message counts as more recent), followed by the `previous`
  * paths (an older working set, most recent first) that were not mentioned again. No cap.
+ *
+ * A secret-looking path (`~/.ssh/…`, `~/.aws/credentials`, `.env`, `*.pem`: `isSecretPath`) of
+ * these messages enters only when the agent named it in its own turn and the user's own words asked
+ * for it (`secretPathAllowed` in shared/trust/secrets.ts), never from tool output alone;
+ * `userWords` are what an earlier checkpoint kept of the user's words (goal, instructions, last
+ * request), counted as the user's. The `previous` paths passed that rule when they entered.
  */
-export function extractWorkingSet(messages: Message[], previous: string[] = []): string[] {
+export function extractWorkingSet(
+  messages: Message[],
+  previous: string[] = [],
+  userWords: readonly string[] = [],
+): string[] {
   const latest = new Map<string, number>();
   let order = 0;
+  let witnesses: PathWitnesses | null = null;
   for (const message of messages) {
     if (!isScanned(message)) continue;
-    for (const path of pathOccurrences(message.content)) latest.set(sanitizePath(path), order++);
+    for (const path of pathOccurrences(message.content)) {
+      if (isSecretPath(path)) {
+        witnesses ??= pathWitnesses(messages, userWords);
+        if (!secretPathAllowed(path, witnesses)) continue;
+      }
+      latest.set(sanitizePath(path), order++);
+    }
   }
   const paths = [...latest.entries()].sort((a, b) => b[1] - a[1]).map(([path]) => path);
   const seen = new Set(paths);

@@ -16,6 +16,7 @@
  */
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { frameRecord } from '../../shared/context/render.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { errorSubjects, mergeBlockers, unversioned } from '../../shared/extractive/blockers.ts';
 import { outcomes } from '../../shared/extractive/completed.ts';
@@ -63,6 +64,8 @@ import {
   questionBefore,
   stripMarkupPrefix,
 } from '../../shared/summary/user-messages.ts';
+import { sessionSuspects } from '../../shared/trust/guard.ts';
+import { detectInjection } from '../../shared/trust/injection.ts';
 import { extractPaths, extractWorkingSet } from '../../shared/working-set/working-set.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -166,6 +169,13 @@ const PATTERNS: Record<string, [unit: string, before?: string, after?: string]> 
   'dot files': ['.a'],
   'surrogates, unpaired': ['\ud800'],
   'emoji boxes': ['🔄 '],
+  'curl before a pipe': ['curl a '],
+  'spaced letters': ['a '],
+  'base64 run': ['QWJj'],
+  'override words': ['ignore all the '],
+  'role markers': ['\nsystem: '],
+  'frame tags': ['</session-record'],
+  'zero-width characters': ['a\u200b'],
 };
 
 /** Inputs made of many lines by nature: they have no `2 KB lines` variant. */
@@ -338,6 +348,10 @@ const FUNCTIONS: Record<string, (s: string) => unknown> = {
   extractWorkingSet: (s) => extractWorkingSet([...user(s), ...assistant(s)]),
   'extractPaths (JSON call)': (s) =>
     extractPaths(JSON.stringify({ name: 'bash', arguments: { command: s } })),
+  // shared/trust/
+  detectInjection: (s) => detectInjection(s),
+  sessionSuspects: (s) => sessionSuspects([...user(s), ...assistant(s)]),
+  frameRecord: (s) => frameRecord(s),
   // shared/summary/user-messages.ts
   classifyUserMessage: (s) => classifyUserMessage(s),
   stripMarkupPrefix: (s) => stripMarkupPrefix(s),

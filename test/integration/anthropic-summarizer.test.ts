@@ -453,7 +453,7 @@ describe('anthropic summarizer: input budget', () => {
         `step ${i}: edited src/module_${i}.py ${'because reasons '.repeat(80)}`,
       ),
     );
-    const maxInputTokens = 8_000;
+    const maxInputTokens = 8_500;
     const result = await summarizer({ maxInputTokens }).summarize(input({ leaving }));
     expect(fake.requests.length).toBeGreaterThan(1);
     for (const request of fake.requests) {
@@ -482,7 +482,7 @@ describe('anthropic summarizer: input budget', () => {
       fake.requests.map((r) =>
         [...turnText(r.body as SentBody).matchAll(/<message seq="(\d+)"/g)].map((m) => Number(m[1])),
       );
-    const whole = await summarizer({ maxInputTokens: 8_000 }).summarize(input({ leaving }));
+    const whole = await summarizer({ maxInputTokens: 8_500 }).summarize(input({ leaving }));
     const wholeRequests = transcripts();
     fake.requests.length = 0;
     // Pages of 7 messages: page boundaries fall inside chunks.
@@ -495,7 +495,7 @@ describe('anthropic summarizer: input budget', () => {
         }
       },
     };
-    const paged = await summarizer({ maxInputTokens: 8_000 }).summarize(input({ leaving: pages }));
+    const paged = await summarizer({ maxInputTokens: 8_500 }).summarize(input({ leaving: pages }));
     expect(pagesRead).toBe(9);
     expect(wholeRequests.length).toBeGreaterThan(1);
     expect(transcripts()).toEqual(wholeRequests);

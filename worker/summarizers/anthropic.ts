@@ -46,6 +46,7 @@ import {
   type SummaryResult,
   type SummaryUsage,
 } from '../../shared/summary/summarizer.ts';
+import { guardCheckpoint } from '../../shared/trust/guard.ts';
 import { sanitizePath } from '../../shared/working-set/working-set.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
 import { createKeepAliveFetch } from './keep-alive-fetch.ts';
@@ -166,7 +167,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
     const llmMs = Math.max(0, Math.round(now() - started));
     assertMessage(message);
     const usage = usageOf(message, model, llmMs);
-    const checkpoint = checkpointFromMessage(message, prompt.workingSet);
+    const checkpoint = guarded(checkpointFromMessage(message, prompt.workingSet), input);
     return { checkpoint, usage };
   }
 
@@ -300,6 +301,17 @@ export function summaryRequest(input: SummarizeInput, model: string, cacheUserTu
 }
 
 /**
+ * The model's checkpoint checked like the offline one (shared/trust/guard.ts): a model can be talked
+ * into copying an injected order from the transcript, so what it presents as the user's
+ * instructions, current work and next step is checked against where it came from and what it reads
+ * as; what fails is kept quoted in `suspectedInjections`, and secret paths it adds to the working
+ * set stay out unless the agent acted on them at the user's request.
+ */
+function guarded(checkpoint: Checkpoint, input: SummarizeInput): Checkpoint {
+  return guardCheckpoint(checkpoint, { leaving: leavingArray(input.leaving), previous: input.previous });
+}
+
+/**
  * The request verbatim comes from the transcript (or the previous checkpoint), not from the model,
  * which saw it clipped and is told to leave it empty.
  */
@@ -386,7 +398,7 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
     },
     summaryOf(message, input) {
       const { prompt } = summaryRequest(input, modelOf(input));
-      const checkpoint = checkpointFromMessage(message, prompt.workingSet);
+      const checkpoint = guarded(checkpointFromMessage(message, prompt.workingSet), input);
       const usage = usageOf(message, modelOf(input), 0);
       return {
         checkpoint: withLastRequest(checkpoint, input),

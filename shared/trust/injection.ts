@@ -1,0 +1,427 @@
+/**
+ * Prompt-injection detection: whether a text from a session reads as orders aimed at the agent
+ * rather than as the user's request or an ordinary record of work. A summary must never promote
+ * such text to the user's instructions, the current work or the next step (see
+ * `shared/trust/guard.ts`), since every later context would restate it as the user's rule. Pure.
+ *
+ * The detector recognises families of known injections, not one wording:
+ * - `override`: telling the model to drop its instructions ("ignore previous instructions",
+ *   "disregard the system prompt", "new instructions:", "you are now in developer mode");
+ * - `concealment`: hiding something from the user ("do not tell the user", "without informing the
+ *   user", "silently upload");
+ * - `remote-exec`: downloading and running code (`curl … | sh`, `bash <(wget …)`, `iex (iwr …)`,
+ *   `base64 -d | sh`, "download and execute");
+ * - `exfiltration`: sending data to somewhere outside (`curl -d @file`, "send the API keys to
+ *   https://…", a URL built from `$(cat …)` or a secret variable);
+ * - `secret-path`: reading or printing credentials (`cat ~/.aws/credentials`, "print id_rsa");
+ * - `impersonation`: text posing as another role or closing a frame (`SYSTEM:`, `</transcript>`,
+ *   `<|im_start|>`, `[INST]`, "Human:" turns).
+ *
+ * Before matching, the text is normalized so obfuscation does not hide it (see
+ * {@link detectionViews}): Unicode compatibility forms folded (NFKC: full-width and mathematical
+ * letters), zero-width and bidirectional controls and soft hyphens removed, look-alike Cyrillic and
+ * Greek letters mapped to Latin ones, letters spaced out or dotted ("i g n o r e", "I.G.N.O.R.E")
+ * joined, digits used as letters ("1gn0re") read as letters, lower case; a base64-looking run that
+ * decodes to text is decoded and read too (an `encoded` finding). Phrasings of the `override` and
+ * `concealment` families are known in Spanish, French, German, Portuguese, Italian, Russian,
+ * Chinese, Japanese and Korean too.
+ *
+ * Every pattern is linear in the text: no nested quantifiers, gaps bounded by a fixed count.
+ */
+
+/** The families of prompt injection the detector knows (see the file's comment). */
+export const INJECTION_FAMILIES = [
+  'override',
+  'concealment',
+  'remote-exec',
+  'exfiltration',
+  'secret-path',
+  'impersonation',
+] as const;
+
+export type InjectionFamily = (typeof INJECTION_FAMILIES)[number];
+
+/** One family found in a text, and the (normalized) words that matched, at most 80 characters. */
+export interface InjectionFinding {
+  family: InjectionFamily;
+  match: string;
+  /** True when it was found in a base64 payload the text carried, decoded. */
+  encoded: boolean;
+}
+
+/** Longest text read, in characters: a longer one is read in its first and last halves of this. */
+export const MAX_SCANNED_CHARS = 200_000;
+
+/** Base64-looking runs decoded per text, and the longest run decoded, in characters. */
+const MAX_PAYLOADS = 16;
+const MAX_PAYLOAD_CHARS = 8_192;
+
+/** Credential files and folders, as a pattern over normalized (lower-case) text. */
+export const CREDENTIAL_PATH = String.raw`(?:~|\$home|/home/[\w.-]{1,40}|/root|/users/[\w.-]{1,40})?/?\.(?:ssh|aws|gnupg|kube|docker)\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\.netrc\b|\.pgpass\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|/etc/shadow\b|\bcredentials\.json\b|\bservice[-_]account[\w-]{0,20}\.json\b|\.(?:pem|p12|pfx|key)\b`;
+
+const NEG = "(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't)";
+const USER = '(?:the |your |my )?(?:user|human|developer|owner|operator|maintainers?|reviewers?)';
+
+/** English (and shared) patterns, read on the Latin-folded views. */
+const PATTERNS: ReadonlyArray<readonly [InjectionFamily, RegExp]> = [
+  [
+    'override',
+    /\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|of\s+|the\s+|your\s+|these\s+|those\s+|every\s+){0,3}(?:previous|prior|above|earlier|preceding|former|original|system|initial|safety)\s+(?:instructions?|prompts?|rules?|directives?|guidelines?|guidance|context|orders?|constraints?)/,
+  ],
+  [
+    'override',
+    /\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:you\s+(?:were|have been)\s+told|(?:said|written|above|before))/,
+  ],
+  [
+    'override',
+    /\b(?:new|updated|real|actual|revised)\s+(?:system\s+)?(?:instructions?|directives?|orders?)\s*(?::|follow\b)/,
+  ],
+  [
+    'override',
+    /\b(?:these|the following|this)\s+(?:instructions?|rules?|message)\s+(?:take\s+precedence|override|overrides|supersedes?|replaces?)\b/,
+  ],
+  [
+    'override',
+    /\byou\s+are\s+(?:now|no\s+longer)\s+(?:in\s+)?(?:a\s+|an\s+)?(?:dan\b|developer\s+mode|god\s+mode|admin\s+mode|jailbroken|unrestricted|unfiltered|bound\b|an?\s+assistant\s+without)/,
+  ],
+  ['override', /\b(?:developer|god|debug|jailbreak)\s+mode\s+(?:enabled|activated|on)\b/],
+  [
+    'concealment',
+    new RegExp(
+      String.raw`\b${NEG}\s+(?:tell|inform|mention|reveal|disclose)\s+(?:this\s+|it\s+|anything\s+|that\s+){0,2}(?:to\s+)?(?:the |your )?(?:user|human)\b|\b${NEG}\s+let\s+(?:the |your )?(?:user|human)\s+know\b`,
+    ),
+  ],
+  [
+    'concealment',
+    /\bwithout\s+(?:telling|informing|notifying|alerting|asking|warning|letting)\s+(?:the |your |my )?(?:user|human|developer|owner|operator)\b/,
+  ],
+  [
+    'concealment',
+    new RegExp(
+      String.raw`\b(?:keep|hide|conceal)\s+(?:this|it|these|that|the\s+\w{1,20})\s+(?:secret\s+|hidden\s+)?from\s+${USER}\b`,
+    ),
+  ],
+  [
+    'concealment',
+    new RegExp(
+      String.raw`\b${USER}\s+(?:must|should|need|needs|will)\s+(?:not|never)\s+(?:know|find out|be told|learn)\b`,
+    ),
+  ],
+  [
+    'concealment',
+    /\b(?:silently|secretly|quietly|covertly|stealthily)\s+(?:run|execute|send|upload|post|install|exfiltrate|copy|add|download|forward|delete)\b/,
+  ],
+  [
+    'concealment',
+    /\b(?:proceed|continue|act|do\s+(?:it|this|so))\s+(?:silently|secretly|covertly|stealthily)\b/,
+  ],
+  [
+    'remote-exec',
+    /\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|lwp-download|aria2c)\b[^\n|;]{0,300}\|\s*(?:sudo\s+(?:-\S+\s+){0,3})?(?:(?:ba|z|k|da|fi|c|tc)?sh|python[23]?|perl|ruby|node|php|iex|invoke-expression|powershell|pwsh|source)\b/,
+  ],
+  ['remote-exec', /\b(?:ba|z)?sh\s+(?:-c\s+)?["']?(?:<\(|\$\(|`)\s*(?:curl|wget|fetch)\b/],
+  ['remote-exec', /\b(?:source|\.)\s+<\(\s*(?:curl|wget)\b/],
+  ['remote-exec', /\beval\s*\(?\s*["']?\$\(\s*(?:curl|wget)\b/],
+  [
+    'remote-exec',
+    /\b(?:iex|invoke-expression)\s*\(?\s*(?:\(?\s*new-object\s+(?:system\.)?net\.webclient|iwr|irm|invoke-webrequest|invoke-restmethod)\b/,
+  ],
+  ['remote-exec', /\bbase64\s+(?:-d|--decode|-D)\b[^\n|]{0,80}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b/],
+  [
+    'remote-exec',
+    /\bdownload\s+(?:and|then|&)\s+(?:run|execute|exec|install)\b[^\n]{0,80}\b(?:https?:\/\/|script|binary|payload)/,
+  ],
+  [
+    'exfiltration',
+    /\b(?:curl|wget|http|httpie|nc|ncat|netcat)\b[^\n]{0,200}(?:\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-file)\s*["']?[\w-]{0,20}=?@|--post-file=)/,
+  ],
+  [
+    'exfiltration',
+    /\b(?:send|post|upload|exfiltrate|forward|transmit|leak|email|mail)\s+(?:(?:the|all|any|your|its|their|my|of|every|contents?\s+of)\s+){0,3}(?:\S+\s+){0,2}(?:contents?|keys?|secrets?|credentials?|tokens?|passwords?|env(?:ironment)?(?:\s+variables?)?|api[\s_-]?keys?|ssh\s+keys?|\.env|conversation|chat\s+history|system\s+prompt|private\s+keys?|cookies?)\b[^\n]{0,120}\b(?:to|at|into)\s+(?:https?:\/\/|[\w-]+(?:\.[\w-]+)+\/|[\w.+-]+@[\w-]+\.[\w.]+|webhook|pastebin|our\s+server|this\s+url|the\s+url|the\s+endpoint)/,
+  ],
+  [
+    'exfiltration',
+    /https?:\/\/[^\s"'<>]{0,200}(?:\$\(\s*(?:cat|env|printenv|whoami|hostname|base64)\b|\$\{?[a-z_]{0,30}(?:key|token|secret|passw(?:or)?d)[a-z_]{0,20}\}?)/,
+  ],
+  ['exfiltration', /\b(?:printenv|env|cat\s+[^\n|]{0,80})\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b/],
+  // A redirection to a socket (`>& /dev/tcp/host/port`): a reverse shell or a raw upload.
+  ['exfiltration', /[<>]&?\s*\/dev\/(?:tcp|udp)\//],
+  [
+    'secret-path',
+    new RegExp(
+      String.raw`\b(?:cat|less|more|head|tail|print|read|output|show|display|dump|echo|type|get-content|open|copy|cp|scp|rsync|tar|zip|base64|upload|send|include|paste|attach|reveal)\b[^\n]{0,80}(?:${CREDENTIAL_PATH})`,
+    ),
+  ],
+  [
+    'impersonation',
+    /(?:^|\n)[ \t]*(?:[[<(*#>]{1,3}[ \t]*)?(?:system|(?:system|developer|admin(?:istrator)?)[ \t]+(?:message|prompt|override|instructions?|notice|update|alert|command))[ \t]*(?:[\])>*]{1,3}[ \t]*)?:[ \t]*\S/,
+  ],
+  // A role marker quoted inside a line: `The page says: "SYSTEM: …"`.
+  [
+    'impersonation',
+    /[:"'“«]\s*[[<(]?(?:system|developer)(?:\s+(?:message|prompt|override|instructions?|notice))?[\])>]?\s*:\s*\S/,
+  ],
+  [
+    'impersonation',
+    /<\s*\/?\s*(?:system|transcript|session-record|user_messages|previous_checkpoint|working_set|im_start|im_end|assistant|human|tool_result|function_results|antml:[\w-]{1,30})(?![\w-])[^>\n]{0,60}>/,
+  ],
+  ['impersonation', /<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\s*\|>/],
+  ['impersonation', /\[\/?inst\]|<<\/?sys>>/],
+  [
+    'impersonation',
+    /(?:^|\n)[ \t]*(?:human|assistant)[ \t]*:[^\n]{0,200}\n[\s\S]{0,400}?(?:^|\n)[ \t]*(?:human|assistant)[ \t]*:/,
+  ],
+];
+
+/** Phrasings in other languages, read on the NFKC-folded lower-case view (scripts kept). */
+const MULTILINGUAL: ReadonlyArray<readonly [InjectionFamily, RegExp]> = [
+  // Spanish, Portuguese, Italian, French, German: "ignore the previous instructions".
+  [
+    'override',
+    /\b(?:ignora|ignore|ignorez|ignoriere|ignorieren\s+sie|olvida|esquece|esqueça|dimentica|oublie|oubliez|vergiss)\s+(?:todas\s+|todos\s+|toutes\s+|tutte\s+|alle\s+|tous\s+)?(?:las\s+|los\s+|as\s+|os\s+|les\s+|le\s+|die\s+)?(?:instrucciones|instruções|instrucoes|istruzioni|instructions|anweisungen|instruktionen|regeln|reglas|regras|regole|règles)\s+(?:anteriores|previas|precedentes|précédentes|precedenti|antérieures|vorherigen|bisherigen|vorigen)/,
+  ],
+  [
+    'override',
+    /\b(?:ignoriere|vergiss)\s+(?:alle\s+)?(?:vorherigen|bisherigen|vorigen|früheren)\s+(?:anweisungen|instruktionen|regeln|befehle)/,
+  ],
+  [
+    'override',
+    /\b(?:ignora|ignore|olvida|esqueça|oublie|oubliez)\s+(?:todas\s+|toutes\s+|tutte\s+)?(?:las\s+|as\s+|les\s+|le\s+)?(?:instrucciones|instruções|istruzioni|instructions)\s+(?:del\s+sistema|do\s+sistema|di\s+sistema|système|du\s+système)/,
+  ],
+  // Russian: "ignore (all) previous instructions".
+  [
+    'override',
+    /(?:игнорируй|игнорируйте|проигнорируй|забудь|забудьте)\s+(?:все\s+)?(?:предыдущие|прежние|прошлые|системные|данные\s+ранее)\s+(?:инструкции|указания|правила|команды)/,
+  ],
+  // Chinese, Japanese, Korean.
+  [
+    'override',
+    /(?:忽略|无视|無視|忽視|忘记|忘記)(?:掉)?(?:之前|以前|上面|先前|前面|所有|上述)(?:的)?(?:所有)?(?:的)?(?:指令|指示|说明|說明|规则|規則|提示)/,
+  ],
+  [
+    'override',
+    /(?:以前|前|上記|これまで|先)の(?:すべての|全ての)?(?:指示|命令|ルール|プロンプト)を(?:すべて|全て)?無視/,
+  ],
+  [
+    'override',
+    /(?:이전|앞의|위의|모든)\s*(?:지시|지침|명령|규칙)(?:사항)?(?:을|를|은|는)?\s*(?:모두\s*)?무시/,
+  ],
+  // Concealment: "do not tell the user".
+  [
+    'concealment',
+    /\b(?:no\s+(?:se\s+lo\s+|le\s+|lo\s+)?(?:digas|diga|menciones|cuentes|informes)\s+(?:nada\s+)?al\s+usuario|sin\s+(?:decirle|avisar|informar)(?:le)?\s+al\s+usuario|não\s+(?:conte|diga|informe|mencione)\s+(?:nada\s+)?(?:ao|para\s+o)\s+usuário|sem\s+(?:avisar|contar|informar)\s+(?:o|ao)\s+usuário|ne\s+(?:le\s+|rien\s+)?(?:dis|dites|mentionne|mentionnez|signale|signalez)\s+(?:rien\s+|pas\s+|jamais\s+)(?:à\s+)?l'utilisateur|sans\s+(?:le\s+)?(?:dire|prévenir|informer)\s+(?:à\s+)?l'utilisateur|(?:sag|sage|sagen\s+sie)\s+(?:es\s+|das\s+|nichts\s+)?(?:dem|den)\s+(?:benutzer|nutzer|anwender)\s+nicht|ohne\s+(?:es\s+)?(?:dem|den)\s+(?:benutzer|nutzer|anwender)\s+(?:zu\s+sagen|mitzuteilen|zu\s+informieren)|non\s+(?:dirlo|dire|dirgli|informare|avvisare)\s+(?:nulla\s+)?(?:all'utente|l'utente))/,
+  ],
+  [
+    'concealment',
+    /не\s+(?:говори|говорите|сообщай|сообщайте|рассказывай|показывай)\s+(?:об\s+этом\s+|это\s+|ничего\s+)?пользовател/,
+  ],
+  ['concealment', /(?:不要|别|不许|不准|切勿)(?:告诉|告訴|通知|让|讓)(?:用户|用戶|使用者)/],
+  ['concealment', /ユーザー(?:に|には)(?:言わ|伝え|知らせ|教え|報告し)ないで/],
+  ['concealment', /사용자(?:에게|한테)\s*(?:말하지|알리지|보고하지)\s*(?:마|말)/],
+];
+
+/**
+ * Zero-width characters, soft hyphens, bidirectional controls, word joiners, variation selectors,
+ * Hangul fillers and the BOM, as ranges of code units (inclusive).
+ */
+const INVISIBLE_RANGES: ReadonlyArray<readonly [number, number]> = [
+  [0x00ad, 0x00ad],
+  [0x034f, 0x034f],
+  [0x061c, 0x061c],
+  [0x115f, 0x1160],
+  [0x17b4, 0x17b5],
+  [0x180e, 0x180e],
+  [0x200b, 0x200f],
+  [0x202a, 0x202e],
+  [0x2060, 0x2064],
+  [0x2066, 0x206f],
+  [0x3164, 0x3164],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+  [0xffa0, 0xffa0],
+];
+
+function isInvisible(code: number): boolean {
+  return INVISIBLE_RANGES.some(([from, to]) => code >= from && code <= to);
+}
+
+/** Cyrillic and Greek letters that look like Latin ones (lower case, after NFKC and lower-casing). */
+const LOOKALIKES: Readonly<Record<string, string>> = {
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  ё: 'e',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ї: 'i',
+  ј: 'j',
+  ѕ: 's',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  ɡ: 'g',
+  α: 'a',
+  β: 'b',
+  ε: 'e',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  ı: 'i',
+};
+
+/** Digits and signs used as letters ("1gn0re pr3v10us"). */
+const LEET: Readonly<Record<string, string>> = {
+  '0': 'o',
+  '1': 'i',
+  '3': 'e',
+  '4': 'a',
+  '5': 's',
+  '7': 't',
+  '@': 'a',
+  $: 's',
+  '!': 'i',
+};
+
+/**
+ * Letters spaced out or dotted: four or more single letters each followed by one separator
+ * ("i g n o r e", "I.G.N.O.R.E", "i-g-n-o-r-e"), then a last letter. Linear: each step takes two
+ * characters.
+ */
+const SPACED = /(?<![\p{L}\p{N}])(?:\p{L}[ ._\-*·]){3,}\p{L}(?![\p{L}\p{N}])/gu;
+
+/** A base64-looking run: 24 or more base64 characters, optionally padded. */
+const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
+
+/**
+ * The views of a text the patterns read: `native` (compatibility forms folded, invisible characters
+ * removed, lower case: for phrasings in other scripts), `latin` (look-alike letters mapped to Latin),
+ * `joined` (spaced-out letters joined, runs of white space as one) and `leet` (digits as letters).
+ */
+export function detectionViews(text: string): {
+  native: string;
+  latin: string;
+  joined: string;
+  leet: string;
+} {
+  let visible = '';
+  for (let i = 0; i < text.length; i++) if (!isInvisible(text.charCodeAt(i))) visible += text.charAt(i);
+  const native = visible.normalize('NFKC').toLowerCase();
+  let latin = '';
+  for (const ch of native) latin += LOOKALIKES[ch] ?? ch;
+  const joined = latin
+    .replace(SPACED, (run) => {
+      // Two-letter words and the like stay: only a run of single letters is a spaced-out word.
+      return run.replace(/[ ._\-*·]/g, '');
+    })
+    .replace(/[ \t]+/g, ' ');
+  let leet = '';
+  for (const ch of joined) leet += LEET[ch] ?? ch;
+  return { native, latin, joined, leet };
+}
+
+/**
+ * The injection families a text reads as, each once (the first match), those found in a decoded
+ * base64 payload marked `encoded`. Empty for ordinary text. Never throws.
+ */
+export function detectInjection(text: string): InjectionFinding[] {
+  if (typeof text !== 'string' || text.length === 0) return [];
+  const scanned =
+    text.length > MAX_SCANNED_CHARS
+      ? `${text.slice(0, MAX_SCANNED_CHARS / 2)}\n${text.slice(-MAX_SCANNED_CHARS / 2)}`
+      : text;
+  const found = findIn(scanned, false);
+  const seen = new Set(found.map((f) => f.family));
+  for (const payload of decodedPayloads(scanned)) {
+    for (const finding of findIn(payload, true)) {
+      if (seen.has(finding.family)) continue;
+      seen.add(finding.family);
+      found.push(finding);
+    }
+  }
+  return found;
+}
+
+/** Whether a text reads as a prompt injection of any known family ({@link detectInjection}). */
+export function readsAsInjection(text: string): boolean {
+  return detectInjection(text).length > 0;
+}
+
+function findIn(text: string, encoded: boolean): InjectionFinding[] {
+  const views = detectionViews(text);
+  const found: InjectionFinding[] = [];
+  const seen = new Set<InjectionFamily>();
+  const take = (family: InjectionFamily, pattern: RegExp, view: string): boolean => {
+    if (seen.has(family)) return true;
+    const match = pattern.exec(view);
+    if (!match) return false;
+    seen.add(family);
+    found.push({ family, match: match[0].trim().slice(0, 80), encoded });
+    return true;
+  };
+  for (const [family, pattern] of PATTERNS) {
+    // The leet view only for words: it would make `curl … | sh` or `<|im_start|>` unreadable.
+    const views2 =
+      family === 'override' || family === 'concealment'
+        ? [views.joined, views.leet]
+        : [views.joined, views.latin];
+    for (const view of views2) if (take(family, pattern, view)) break;
+  }
+  for (const [family, pattern] of MULTILINGUAL) take(family, pattern, views.native);
+  return found;
+}
+
+/**
+ * The base64-looking runs of a text that decode to mostly printable text (at most
+ * {@link MAX_PAYLOADS}, each clipped to {@link MAX_PAYLOAD_CHARS}), decoded; a payload decoded from
+ * a payload is read too, one level deeper.
+ */
+function decodedPayloads(text: string, depth = 0): string[] {
+  const out: string[] = [];
+  for (const match of text.matchAll(BASE64_RUN)) {
+    if (out.length >= MAX_PAYLOADS) break;
+    const run = match[0].slice(0, MAX_PAYLOAD_CHARS);
+    // A run of one kind of character (a hash in hex, a word) is not base64.
+    if (!/[A-Z]/.test(run) || !/[a-z]/.test(run)) continue;
+    const decoded = decodeBase64(run);
+    if (decoded === null) continue;
+    out.push(decoded);
+    if (depth < 1) out.push(...decodedPayloads(decoded, depth + 1));
+  }
+  return out;
+}
+
+/** The UTF-8 text a base64 (or base64url) run decodes to, or null when it is not mostly printable. */
+function decodeBase64(run: string): string | null {
+  let bytes: string;
+  try {
+    const standard = run.replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '');
+    const padded = standard + '='.repeat((4 - (standard.length % 4)) % 4);
+    bytes = atob(padded);
+  } catch {
+    return null;
+  }
+  let printable = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes.charCodeAt(i);
+    if ((c >= 0x20 && c < 0x7f) || c === 0x0a || c === 0x0d || c === 0x09 || c >= 0x80) printable++;
+  }
+  if (bytes.length < 12 || printable / bytes.length < 0.9) return null;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes, (c) => c.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+}
