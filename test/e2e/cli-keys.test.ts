@@ -6,10 +6,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../worker/http/api/index.ts';
+import { serverCredentials } from '../../worker/http/credentials.ts';
 import { type Listening, listen } from '../../worker/http/ops.ts';
 import { keyStore } from '../../worker/postgres/api-keys.ts';
 import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
+import { silentLogger } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration();
@@ -115,6 +117,32 @@ describe('compactor key', () => {
     const third = JSON.parse((await run('key', 'rotate', '--id', second.id)).stdout);
     expect(await statusWith(second.secret, 'GET', '/v1/sessions/none/context')).toBe(401);
     expect(await statusWith(third.secret, 'GET', '/v1/sessions/none/context')).toBe(404);
+  });
+
+  it('lets a server without environment credentials start once a usable key is issued', async () => {
+    await ctx.tdb.database.sql`
+      update api_keys set revoked_at = now() where revoked_at is null or revoked_at > now()`;
+    const services = {
+      config: {
+        ...ctx.config,
+        dashboard: {
+          ...ctx.config.dashboard,
+          adminToken: undefined,
+          adminUser: undefined,
+          adminPassword: undefined,
+          tenantTokens: [],
+        },
+      },
+      logger: silentLogger,
+      database: ctx.tdb.database,
+    };
+    const options = { host: '0.0.0.0', insecure: false };
+    await expect(serverCredentials(services, options)).rejects.toThrow(
+      /issue a key \(compactor key create\)/,
+    );
+    await create('--tenant', 'acme', '--name', 'first-key');
+    const credentials = await serverCredentials(services, options);
+    expect(credentials.keys).toBeDefined();
   });
 
   it('refuses bad input, naming it, and writes nothing', async () => {

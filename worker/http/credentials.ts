@@ -13,7 +13,7 @@ import { assertStartable, type Credentials, hasCredentials } from './dashboard/a
  * @throws {DashboardConfigError} naming what to set.
  */
 export async function serverCredentials(
-  services: Services,
+  services: Pick<Services, 'config' | 'logger' | 'database'>,
   options: { host: string; insecure: boolean },
 ): Promise<Credentials> {
   const { config, logger, database } = services;
