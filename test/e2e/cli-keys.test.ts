@@ -5,35 +5,20 @@
  * on the next request, and a rotation hands over to a new key, at once or after a grace period.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApiApp } from '../../worker/http/api/index.ts';
 import { serverCredentials } from '../../worker/http/credentials.ts';
-import { type Listening, listen } from '../../worker/http/ops.ts';
-import { keyStore } from '../../worker/postgres/api-keys.ts';
+import type { Listening } from '../../worker/http/ops.ts';
 import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { silentLogger } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { startKeyedApi } from '../support/keyed-api.ts';
 
 const ctx = useIntegration();
 
 let server: Listening;
 
 beforeAll(async () => {
-  const db = ctx.tdb.database.db;
-  const app = createApiApp(
-    { db, producer: ctx.producer },
-    {
-      credentials: {
-        adminToken: undefined,
-        adminUser: undefined,
-        adminPassword: undefined,
-        tenantTokens: [],
-        keys: keyStore(db),
-      },
-    },
-  );
-  server = await listen(app, 0, '127.0.0.1');
-  ctx.onTeardown(() => server.close());
+  server = await startKeyedApi(ctx);
 });
 
 const run = (...args: string[]) =>

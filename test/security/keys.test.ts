@@ -11,11 +11,10 @@ import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApiApp } from '../../worker/http/api/index.ts';
-import { type Listening, listen } from '../../worker/http/ops.ts';
-import { keyStore } from '../../worker/postgres/api-keys.ts';
+import type { Listening } from '../../worker/http/ops.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { startKeyedApi } from '../support/keyed-api.ts';
 
 const ctx = useIntegration();
 
@@ -32,21 +31,7 @@ let nextClient = 2;
 
 beforeAll(async () => {
   const logger = pino({ level: 'info' }, { write: (line: string) => logLines.push(line) });
-  const db = ctx.tdb.database.db;
-  const app = createApiApp(
-    { db, producer: ctx.producer, logger },
-    {
-      credentials: {
-        adminToken: ADMIN_TOKEN,
-        adminUser: undefined,
-        adminPassword: undefined,
-        tenantTokens: [],
-        keys: keyStore(db),
-      },
-    },
-  );
-  server = await listen(app, 0, '127.0.0.1');
-  ctx.onTeardown(() => server.close());
+  server = await startKeyedApi(ctx, { adminToken: ADMIN_TOKEN, logger });
 });
 
 interface Answer {

@@ -8,7 +8,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
+import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { type AuthResult, authenticate, type Credentials, type Principal } from './dashboard/auth.ts';
 
 /** Failed authentications a client may make per window, by default. */
 export const DEFAULT_AUTH_FAILURES = 10;
@@ -66,4 +68,39 @@ export function clientAddress(c: Context): string {
 /** `retry-after` for a wait of `ms`: whole seconds, at least 1. */
 export function retryAfterSeconds(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)));
+}
+
+/** What {@link RequestAuthenticator} decides about a request. */
+export type Admission =
+  | { ok: true; principal: Principal }
+  /** The client used up its failures: refuse it (429) for this long, ms. */
+  | { ok: false; throttledMs: number }
+  /** Its credentials were refused (401), for this reason (already counted and logged). */
+  | { ok: false; refused: Extract<AuthResult, { ok: false }> };
+
+/** Checks a request's credentials under the throttle of its client. */
+export type RequestAuthenticator = (c: Context) => Promise<Admission>;
+
+/**
+ * The authentication both servers run: a throttled client is refused before its credentials are
+ * read; a refused credential counts against its client and is logged at info with its reason and
+ * key id (never the secret), the client's address and the path.
+ */
+export function requestAuthenticator(
+  credentials: Credentials,
+  logger: Logger,
+  options: AuthThrottleOptions = {},
+): RequestAuthenticator {
+  const throttle = authThrottle(options);
+  return async (c) => {
+    const client = clientAddress(c);
+    const waitMs = await throttle.blockedFor(client);
+    if (waitMs !== null) return { ok: false, throttledMs: waitMs };
+    const result = await authenticate(c.req.header('authorization'), credentials);
+    if (result.ok) return result;
+    await throttle.failed(client);
+    const keyId = result.keyId ? { keyId: result.keyId } : {};
+    logger.info({ reason: result.reason, ...keyId, client, path: c.req.path }, 'authentication failed');
+    return { ok: false, refused: result };
+  };
 }

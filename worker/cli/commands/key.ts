@@ -64,6 +64,11 @@ function ownerOption(args: ParsedArgs): string | null {
   return tenant ?? null;
 }
 
+/** @throws {InvalidInputError} saying no usable key has `id` and nothing was `done`. */
+function noUsableKey(id: string, done: string): never {
+  throw new InvalidInputError(`no usable key "${id}" (unknown, revoked or expired); nothing ${done}`);
+}
+
 /** A key and its secret, printed: JSON on stdout, the warning on stderr. */
 function printIssued(context: Parameters<Command['run']>[1], shown: Record<string, unknown>): void {
   context.stdout.write(`${JSON.stringify(shown)}\n`);
@@ -189,9 +194,7 @@ const revokeCommand: Command = {
   examples: ['compactor key revoke --id 3f9a0c1b2d4e5f60'],
   async run(args, context) {
     const id = text(args, 'id');
-    const key = await withDatabase(context, (db) => revokeKey(db, id));
-    if (!key)
-      throw new InvalidInputError(`no usable key "${id}" (unknown, revoked or expired); nothing revoked`);
+    const key = (await withDatabase(context, (db) => revokeKey(db, id))) ?? noUsableKey(id, 'revoked');
     context.stdout.write(`${JSON.stringify(key)}\n`);
     return 0;
   },
@@ -217,9 +220,8 @@ const rotateCommand: Command = {
   async run(args, context) {
     const id = text(args, 'id');
     const graceMs = durationMs(args, 'grace');
-    const rotated = await withDatabase(context, (db) => rotateKey(db, id, { graceMs }));
-    if (!rotated)
-      throw new InvalidInputError(`no usable key "${id}" (unknown, revoked or expired); nothing rotated`);
+    const rotated =
+      (await withDatabase(context, (db) => rotateKey(db, id, { graceMs }))) ?? noUsableKey(id, 'rotated');
     printIssued(context, { ...rotated.issued.key, secret: rotated.issued.secret, old: rotated.old });
     return 0;
   },

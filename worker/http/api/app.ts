@@ -46,15 +46,9 @@ import type { Db } from '../../../shared/postgres/db.ts';
 import { sessions } from '../../../shared/postgres/schema.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
-import {
-  type AuthThrottleOptions,
-  authThrottle,
-  clientAddress,
-  retryAfterSeconds,
-} from '../auth-throttle.ts';
+import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import {
   type AuthResult,
-  authenticate,
   BOOTSTRAP_ADMIN,
   type Credentials,
   hasCredentials,
@@ -151,32 +145,26 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     return c.json(document);
   });
 
-  const throttle = authThrottle(options.authThrottle);
+  const admit = requestAuthenticator(options.credentials, logger, options.authThrottle);
   const auth: MiddlewareHandler<ApiEnv> = async (c, next) => {
     if (open) {
       c.set('principal', BOOTSTRAP_ADMIN);
       return next();
     }
-    const client = clientAddress(c);
-    const waitMs = await throttle.blockedFor(client);
-    if (waitMs !== null) {
-      c.header('retry-after', retryAfterSeconds(waitMs));
+    const admission = await admit(c);
+    if ('throttledMs' in admission) {
+      const seconds = retryAfterSeconds(admission.throttledMs);
+      c.header('retry-after', seconds);
       throw new ApiError(
         'rate_limit_error',
-        `too many failed authentications from this client: retry in ${retryAfterSeconds(waitMs)} s`,
+        `too many failed authentications from this client: retry in ${seconds} s`,
       );
     }
-    const result = await authenticate(c.req.header('authorization'), options.credentials);
-    if (!result.ok) {
-      await throttle.failed(client);
-      logger.info(
-        { reason: result.reason, ...(result.keyId ? { keyId: result.keyId } : {}), client, path: c.req.path },
-        'authentication failed',
-      );
+    if (!admission.ok) {
       c.header('www-authenticate', 'Bearer realm="compactor"');
-      throw new ApiError('authentication_error', refusal(result));
+      throw new ApiError('authentication_error', refusal(admission.refused));
     }
-    c.set('principal', result.principal);
+    c.set('principal', admission.principal);
     await next();
   };
   app.use('/v1/*', auth);

@@ -27,16 +27,11 @@ import { readinessProbe } from '../../observability/health.ts';
 import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../../queue/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
-import {
-  type AuthThrottleOptions,
-  authThrottle,
-  clientAddress,
-  retryAfterSeconds,
-} from '../auth-throttle.ts';
+import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import { serverCredentials } from '../credentials.ts';
 import { type Listening, listenOwning, opsRoutes } from '../ops.ts';
 import { type ApiDeps, apiRoutes, compactionId, ownCompaction, ownSession } from './api.ts';
-import { authenticate, BOOTSTRAP_ADMIN, type Credentials, hasCredentials, type Principal } from './auth.ts';
+import { BOOTSTRAP_ADMIN, type Credentials, hasCredentials, type Principal } from './auth.ts';
 import { bullBoard, offlineBullBoardViews } from './bull-board.ts';
 import { type DashboardEnv, HttpError, parseInput, scopeTenant } from './context.ts';
 import { CONTEXT_PREVIEW_CHARS, CONTEXT_ROWS } from './context-panel.ts';
@@ -115,33 +110,30 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     c.header('x-frame-options', 'DENY');
   });
 
-  const throttle = authThrottle(options.authThrottle);
+  const admit = requestAuthenticator(credentials, deps.logger, options.authThrottle);
   const auth: MiddlewareHandler<DashboardEnv> = async (c, next) => {
     if (open) {
       c.set('principal', BOOTSTRAP_ADMIN);
       return next();
     }
-    const client = clientAddress(c);
-    const waitMs = await throttle.blockedFor(client);
-    if (waitMs !== null) {
-      c.header('retry-after', retryAfterSeconds(waitMs));
+    const admission = await admit(c);
+    if ('throttledMs' in admission) {
+      c.header('retry-after', retryAfterSeconds(admission.throttledMs));
       throw new HttpError(429, 'too many failed authentications from this client: retry later');
     }
-    const result = await authenticate(c.req.header('authorization'), credentials);
-    if (!result.ok) {
-      await throttle.failed(client);
-      deps.metrics.authFailed(result.reason === 'missing' ? 'missing' : 'invalid');
-      deps.logger.info(
-        { reason: result.reason, ...(result.keyId ? { keyId: result.keyId } : {}), client, path: c.req.path },
-        'authentication failed',
-      );
+    if (!admission.ok) {
+      deps.metrics.authFailed(admission.refused.reason === 'missing' ? 'missing' : 'invalid');
       c.header('www-authenticate', 'Basic realm="compactor", charset="UTF-8"');
-      throw new HttpError(401, result.reason === 'missing' ? 'credentials required' : 'invalid credentials');
+      throw new HttpError(
+        401,
+        admission.refused.reason === 'missing' ? 'credentials required' : 'invalid credentials',
+      );
     }
+    const principal = admission.principal;
     // Pages and reads need context:read; compact and restore, sessions:compact.
     const read = c.req.method === 'GET' || c.req.method === 'HEAD';
-    requireScope(c, result.principal, read ? 'context:read' : 'sessions:compact');
-    c.set('principal', result.principal);
+    requireScope(c, principal, read ? 'context:read' : 'sessions:compact');
+    c.set('principal', principal);
     await next();
   };
   const adminOnly: MiddlewareHandler<DashboardEnv> = async (c, next) => {
