@@ -292,6 +292,15 @@ describe('keys: failed authentication', () => {
     expect((await honest(good.secret, 'GET', '/v1/sessions/none/context')).status).toBe(404);
   });
 
+  it("requests without credentials (a browser's before each basic-auth challenge) do not lock a client out", async () => {
+    const browser = newClient();
+    const good = await issue(browser, { name: 'dashboard user', tenantId: 'acme' });
+    for (let i = 0; i < 15; i++) {
+      expect((await browser(null, 'GET', '/v1/sessions/none/context')).status).toBe(401);
+    }
+    expect((await browser(good.secret, 'GET', '/v1/sessions/none/context')).status).toBe(404);
+  });
+
   it('each refusal is logged at info with its reason and key id, never the secret', async () => {
     const client = newClient();
     const revoked = await issue(client, { name: 'logged', tenantId: 'acme' });

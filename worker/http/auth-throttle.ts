@@ -1,6 +1,7 @@
 /**
  * Failed authentication, throttled per client: after `failures` refused credentials within
- * `windowMs` from one client address, every request of that client is answered 429 (with
+ * `windowMs` from one client address (requests that send none do not count: a browser sends one
+ * before answering each basic-auth challenge), every request of that client is answered 429 (with
  * `retry-after`) without its credentials being checked, until the window ends; other clients are
  * not affected. Counted in this process's memory by rate-limiter-flexible (`RateLimiterMemory`):
  * each API or dashboard process counts its own clients, so N processes behind a balancer allow up
@@ -83,7 +84,7 @@ export type RequestAuthenticator = (c: Context) => Promise<Admission>;
 
 /**
  * The authentication both servers run: a throttled client is refused before its credentials are
- * read; a refused credential counts against its client and is logged at info with its reason and
+ * read; a refused credential (not a missing one) counts against its client and is logged at info with its reason and
  * key id (never the secret), the client's address and the path.
  */
 export function requestAuthenticator(
@@ -98,7 +99,8 @@ export function requestAuthenticator(
     if (waitMs !== null) return { ok: false, throttledMs: waitMs };
     const result = await authenticate(c.req.header('authorization'), credentials);
     if (result.ok) return result;
-    await throttle.failed(client);
+    // A request without credentials is no guess: browsers send one before each basic-auth challenge.
+    if (result.reason !== 'missing') await throttle.failed(client);
     const keyId = result.keyId ? { keyId: result.keyId } : {};
     logger.info({ reason: result.reason, ...keyId, client, path: c.req.path }, 'authentication failed');
     return { ok: false, refused: result };
