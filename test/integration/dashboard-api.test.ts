@@ -135,6 +135,12 @@ describe('authentication', () => {
     expect((await f.request('nobody', '/queues/api/queues', bearer(reader.secret))).status).toBe(403);
     const admin = await createKey(db, { tenantId: null, name: 'platform on-call' });
     expect((await f.request('nobody', '/queues/api/queues', bearer(admin.secret))).status).toBe(200);
+    // The admin scope alone opens Bull Board and /metrics, not the tenants' sessions.
+    const operator = await createKey(db, { tenantId: null, name: 'metrics scraper', scopes: ['admin'] });
+    expect((await f.request('nobody', '/metrics', bearer(operator.secret))).status).toBe(200);
+    expect((await f.request('nobody', '/api/sessions?tenant=acme', bearer(operator.secret))).status).toBe(
+      403,
+    );
     await revokeKey(db, reader.key.id);
     expect((await f.request('nobody', '/api/sessions', bearer(reader.secret))).status).toBe(401);
   });

@@ -130,9 +130,6 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
       );
     }
     const principal = admission.principal;
-    // Pages and reads need context:read; compact and restore, sessions:compact.
-    const read = c.req.method === 'GET' || c.req.method === 'HEAD';
-    requireScope(c, principal, read ? 'context:read' : 'sessions:compact');
     c.set('principal', principal);
     await next();
   };
@@ -142,6 +139,12 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
       throw new HttpError(403, 'this needs the admin credential');
     }
     requireScope(c, c.get('principal'), 'admin');
+    await next();
+  };
+  /** The pages and the ledger API: reads need context:read; compact and restore, sessions:compact. */
+  const sessionScopes: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+    const read = c.req.method === 'GET' || c.req.method === 'HEAD';
+    requireScope(c, c.get('principal'), read ? 'context:read' : 'sessions:compact');
     await next();
   };
   /** 403 naming the scope `principal` lacks, logged with its key id. */
@@ -176,6 +179,7 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
   app.use('/queues/*', adminOnly);
   app.route('/queues', bullBoard(deps.queues, { readOnly, viewsPath: deps.bullBoardViews }));
 
+  for (const path of ['/api/*', '/', '/sessions', '/sessions/*']) app.use(path, sessionScopes);
   app.route('/api', apiRoutes({ ...deps, readOnly }));
 
   // The admin without `?tenant=` gets every tenant (one more row than shown, to tell if more exist).
