@@ -14,6 +14,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
+  check,
   customType,
   foreignKey,
   index,
@@ -463,3 +464,45 @@ export const budgetReservations = pgTable(
 );
 
 export type BudgetReservationRow = typeof budgetReservations.$inferSelect;
+
+/**
+ * API keys issued at run time (`compactor key create`, `POST /v1/admin/keys`): what each may do
+ * and until when, never its secret: `secret_sha256` is the SHA-256 of the key's random secret
+ * (shared/contract/api-keys.ts). A tenant key (`kind` `tenant`, prefix `cpt_`) acts on its
+ * `tenant_id`; an admin key (`admin`, `cpa_`) on any tenant, and has `tenant_id` '' (no tenant id
+ * is empty), so the primary key still starts with `tenant_id`. A request names the key by its id
+ * alone, looked up through `api_keys_id_idx` (ids are 64 random bits; a repeat would be refused
+ * as ambiguous, never confused).
+ */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    tenantId: text('tenant_id').notNull(),
+    /** Public id: 16 hex characters, in the key's text after its prefix. */
+    id: text('id').notNull(),
+    /** `tenant` or `admin`, as the key's prefix says. */
+    kind: text('kind', { enum: ['tenant', 'admin'] }).notNull(),
+    /** What the key is for (shown by `key list`). */
+    name: text('name').notNull(),
+    /** Its scopes (shared/contract/api-keys.ts SCOPES). */
+    scopes: text('scopes').array().notNull(),
+    /** SHA-256 of the key's secret, hex. */
+    secretSha256: text('secret_sha256').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** After this instant the key is refused; null: never expires. */
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    /** When a request last authenticated with it, written at most about once a minute. */
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    /** When it was revoked; refused from then on. */
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    /** The key this one replaced by `key rotate`, if any. */
+    rotatedFrom: text('rotated_from'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('api_keys_id_idx').on(t.id),
+    check('api_keys_kind_tenant_check', sql`(${t.kind} = 'admin') = (${t.tenantId} = '')`),
+  ],
+);
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -7,6 +7,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSession, jobIdOf } from '../../producer/index.ts';
+import { createKey, revokeKey } from '../../worker/postgres/api-keys.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import {
@@ -109,6 +110,39 @@ describe('authentication', () => {
     expect((await f.request('nobody', '/api/sessions', basic('acme', TENANT_TOKENS.globex))).status).toBe(
       401,
     );
+  });
+
+  it('accepts an issued key within its scopes, and refuses it once revoked', async () => {
+    const db = f.tdb.database.db;
+    const reader = await createKey(db, {
+      tenantId: 'acme',
+      name: 'acme dashboard viewer',
+      scopes: ['context:read'],
+    });
+    const bearer = (key: string, init: RequestInit = {}) => ({
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` },
+    });
+    const sessions = await json(await f.request('nobody', '/api/sessions', bearer(reader.secret)));
+    expect(sessions.status).toBe(200);
+    const compact = await json(
+      await f.request('nobody', '/api/sessions/a-1/compact', bearer(reader.secret, post())),
+    );
+    expect(compact).toEqual({
+      status: 403,
+      body: { error: { status: 403, message: 'this credential lacks the scope "sessions:compact"' } },
+    });
+    expect((await f.request('nobody', '/queues/api/queues', bearer(reader.secret))).status).toBe(403);
+    const admin = await createKey(db, { tenantId: null, name: 'platform on-call' });
+    expect((await f.request('nobody', '/queues/api/queues', bearer(admin.secret))).status).toBe(200);
+    // The admin scope alone opens Bull Board and /metrics, not the tenants' sessions.
+    const operator = await createKey(db, { tenantId: null, name: 'metrics scraper', scopes: ['admin'] });
+    expect((await f.request('nobody', '/metrics', bearer(operator.secret))).status).toBe(200);
+    expect((await f.request('nobody', '/api/sessions?tenant=acme', bearer(operator.secret))).status).toBe(
+      403,
+    );
+    await revokeKey(db, reader.key.id);
+    expect((await f.request('nobody', '/api/sessions', bearer(reader.secret))).status).toBe(401);
   });
 
   it('keeps Bull Board and /metrics for the admin', async () => {

@@ -440,6 +440,10 @@ describe('HTTP API: OpenAPI document', () => {
         'DELETE /v1/sessions/{id}',
         'PUT /v1/sessions/{id}/tools',
         'GET /v1/openapi.json',
+        'POST /v1/admin/keys',
+        'GET /v1/admin/keys',
+        'DELETE /v1/admin/keys/{keyId}',
+        'POST /v1/admin/keys/{keyId}/rotate',
       ].sort(),
     );
     const append = doc.paths['/v1/sessions/{id}/messages'].post;

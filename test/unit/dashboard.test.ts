@@ -4,6 +4,7 @@
  * Board session link and its template without other origins.
  */
 import { describe, expect, it } from 'vitest';
+import { ALL_SCOPES, TENANT_SCOPES } from '../../shared/contract/api-keys.ts';
 import { ConfigError, loadConfig } from '../../shared/runtime/config.ts';
 import {
   assertStartable,
@@ -85,39 +86,42 @@ describe('dashboard configuration', () => {
 });
 
 describe('authentication', () => {
-  it('knows the admin and each tenant by bearer token or basic auth', () => {
-    expect(authenticate('Bearer admin-token-0123456789', credentials)).toEqual({
+  it('knows the admin (every scope) and each tenant (every tenant scope) by bearer token or basic auth', async () => {
+    expect(await authenticate('Bearer admin-token-0123456789', credentials)).toEqual({
       ok: true,
-      principal: { role: 'admin' },
+      principal: { role: 'admin', scopes: ALL_SCOPES },
     });
-    expect(authenticate('bearer acme-token-0123456789', credentials)).toEqual({
+    expect(await authenticate('bearer acme-token-0123456789', credentials)).toEqual({
       ok: true,
-      principal: { role: 'tenant', tenantId: 'acme' },
+      principal: { role: 'tenant', tenantId: 'acme', scopes: TENANT_SCOPES },
     });
-    expect(authenticate('Bearer ab-token-0123456789ab', credentials)).toMatchObject({
+    expect(await authenticate('Bearer ab-token-0123456789ab', credentials)).toMatchObject({
       principal: { tenantId: 'a:b' },
     });
-    expect(authenticate(basic('ops', 'ops-password-0123456789'), credentials)).toMatchObject({
+    expect(await authenticate(basic('ops', 'ops-password-0123456789'), credentials)).toMatchObject({
       principal: { role: 'admin' },
     });
-    expect(authenticate(basic('acme', 'acme-token-0123456789'), credentials)).toMatchObject({
+    expect(await authenticate(basic('acme', 'acme-token-0123456789'), credentials)).toMatchObject({
       principal: { role: 'tenant', tenantId: 'acme' },
     });
   });
 
-  it('refuses anything else', () => {
-    expect(authenticate(undefined, credentials)).toEqual({ ok: false, reason: 'missing' });
-    for (const header of [
-      'Bearer',
-      'Bearer wrong',
-      'Token admin-token-0123456789',
-      basic('ops', 'acme-token-0123456789'),
-      basic('acme', 'ops-password-0123456789'),
-      basic('globex', 'acme-token-0123456789'),
-      'Basic !!!',
-      basic('', ''),
-    ]) {
-      expect(authenticate(header, credentials)).toEqual({ ok: false, reason: 'invalid' });
+  it('refuses anything else, saying why', async () => {
+    expect(await authenticate(undefined, credentials)).toEqual({ ok: false, reason: 'missing' });
+    const refused: Array<[string, string]> = [
+      ['Bearer', 'malformed'],
+      ['Bearer wrong', 'unknown_key'],
+      ['Token admin-token-0123456789', 'malformed'],
+      [basic('ops', 'acme-token-0123456789'), 'unknown_key'],
+      [basic('acme', 'ops-password-0123456789'), 'unknown_key'],
+      [basic('globex', 'acme-token-0123456789'), 'unknown_key'],
+      ['Basic !!!', 'malformed'],
+      [basic('', ''), 'unknown_key'],
+      // Shaped like an issued key but not one (and no key store here).
+      ['Bearer cpt_nothex_secret', 'malformed'],
+    ];
+    for (const [header, reason] of refused) {
+      expect(await authenticate(header, credentials), header).toEqual({ ok: false, reason });
     }
     const tenantsOnly = {
       ...credentials,
@@ -125,7 +129,7 @@ describe('authentication', () => {
       adminUser: undefined,
       adminPassword: undefined,
     };
-    expect(authenticate(basic('', ''), tenantsOnly)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authenticate(basic('', ''), tenantsOnly)).toEqual({ ok: false, reason: 'unknown_key' });
   });
 
   it('compares secrets of any length', () => {

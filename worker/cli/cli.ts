@@ -25,6 +25,7 @@ import { demoCommand } from './commands/demo.ts';
 import { enqueueCommand } from './commands/enqueue.ts';
 import { historyCommand } from './commands/history.ts';
 import { importCommand } from './commands/import.ts';
+import { keyGroup } from './commands/key.ts';
 import { migrateCommand } from './commands/migrate.ts';
 import { policyGroup } from './commands/policy.ts';
 import { purgeCommand } from './commands/purge.ts';
@@ -54,6 +55,7 @@ export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
   policyGroup,
   sessionsGroup,
   webhookGroup,
+  keyGroup,
 ];
 
 /** Errors whose message is the whole story; anything else is printed as `failed: <message>`. */

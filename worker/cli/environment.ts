@@ -84,12 +84,13 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_DASHBOARD_PORT: { description: 'port of compactor dashboard (--port overrides)' },
   COMPACTOR_DASHBOARD_HOST: { description: 'address of compactor dashboard (--host overrides)' },
   COMPACTOR_DASHBOARD_TOKEN: {
-    description: 'admin bearer token of the dashboard and the API, 16+ characters',
+    description: 'bootstrap admin bearer token (every scope) of the dashboard and the API, 16+ characters',
   },
   COMPACTOR_DASHBOARD_USER: { description: 'dashboard admin basic-auth user (with _PASSWORD)' },
   COMPACTOR_DASHBOARD_PASSWORD: { description: 'dashboard admin basic-auth password (with _USER)' },
   COMPACTOR_DASHBOARD_TOKENS: {
-    description: 'tenantA:tokenA,tenantB:tokenB: tenant-scoped dashboard and API access',
+    description:
+      'tenantA:tokenA,tenantB:tokenB: dashboard and API access, every tenant scope (compactor key: scoped)',
   },
   COMPACTOR_API_PORT: { description: 'port of compactor api (--port overrides)' },
   COMPACTOR_API_HOST: { description: 'address of compactor api (--host overrides)' },

@@ -18,8 +18,10 @@ export const apiCommand: Command = {
     insecure: { type: 'boolean', description: 'no authentication; only on a loopback host' },
   },
   notes: [
-    "Takes the dashboard's credentials: COMPACTOR_DASHBOARD_TOKEN (admin; name the tenant in the",
-    'Compactor-Tenant header) or a tenant token of COMPACTOR_DASHBOARD_TOKENS. The OpenAPI',
+    'Takes keys issued with `compactor key create` (each route needs one scope) and the',
+    "dashboard's credentials: COMPACTOR_DASHBOARD_TOKEN (the bootstrap admin: every scope; name the",
+    'tenant in the Compactor-Tenant header) or a tenant token of COMPACTOR_DASHBOARD_TOKENS (every',
+    'tenant scope). After 10 failed authentications in a minute a client gets 429. The OpenAPI',
     'document is at /v1/openapi.json.',
   ],
   examples: ['COMPACTOR_DASHBOARD_TOKENS=acme:$(openssl rand -hex 24) compactor api --port 8080'],

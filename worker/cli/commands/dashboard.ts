@@ -20,7 +20,8 @@ export const dashboardCommand: Command = {
   },
   notes: [
     'Refuses to start without credentials: set COMPACTOR_DASHBOARD_TOKEN, _USER and _PASSWORD, or',
-    '_TOKENS (see compactor --help), or pass --insecure on a loopback host.',
+    '_TOKENS (see compactor --help), issue a key (compactor key create), or pass --insecure on a',
+    'loopback host. Issued keys are taken as bearer tokens or as the basic-auth password.',
   ],
   examples: ['COMPACTOR_DASHBOARD_TOKEN=$(openssl rand -hex 24) compactor dashboard --port 8080'],
   async run(args, context) {

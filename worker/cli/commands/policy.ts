@@ -1,10 +1,8 @@
 /** `compactor policy set|get|list|delete`: a tenant's and its agents' compaction policies. */
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
-import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { deletePolicy, getPolicy, listPolicies, setPolicy } from '../../postgres/policies.ts';
 import {
   type Command,
-  type CommandContext,
   type CommandGroup,
   type OptionSpec,
   optionalText,
@@ -13,29 +11,13 @@ import {
   text,
   UsageError,
 } from '../command.ts';
+import { withDatabase } from '../database.ts';
 
 const AGENT_OPTION: OptionSpec = {
   type: 'string',
   value: 'A',
   description: "the agent's policy (default: the tenant's own)",
 };
-
-/** Runs `work` with a one-connection database, closed afterwards. */
-async function withDatabase<T>(
-  context: CommandContext,
-  work: (db: ReturnType<typeof openDatabase>['db']) => Promise<T>,
-) {
-  const database = openDatabase(context.config().databaseUrl, {
-    max: 1,
-    schema: context.config().databaseSchema,
-  });
-  try {
-    await assertSchema(database);
-    return await work(database.db);
-  } finally {
-    await database.close();
-  }
-}
 
 function whose(args: ParsedArgs): { tenantId: string; agentId: string | null; label: string } {
   const tenantId = text(args, 'tenant');

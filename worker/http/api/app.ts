@@ -7,9 +7,11 @@
  * ```
  *
  * The routes are those of routes.ts (one handler per operationId), all under `/v1`. Every route
- * but `GET /v1/openapi.json` needs credentials (the dashboard's scheme, dashboard/auth.ts) and acts
- * on one tenant: a tenant credential's own, or the one the admin names in the `Compactor-Tenant`
- * header. Bodies are JSON, at most `maxBodyBytes` (413 beyond). Errors are
+ * but `GET /v1/openapi.json` needs credentials (issued keys or the environment's, dashboard/auth.ts)
+ * holding the route's scope (403 naming it otherwise); a client whose credentials failed 10 times
+ * in a minute gets 429 (auth-throttle.ts). Session routes act on one tenant: a tenant credential's
+ * own, or the one an admin credential names in the `Compactor-Tenant` header; the key routes
+ * (`/v1/admin/keys`) on none. Bodies are JSON, at most `maxBodyBytes` (413 beyond). Errors are
  * `{ error: { type, message, field? } }` (errors.ts).
  */
 import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
@@ -44,9 +46,17 @@ import type { Db } from '../../../shared/postgres/db.ts';
 import { sessions } from '../../../shared/postgres/schema.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
-import { authenticate, type Credentials, hasCredentials, type Principal } from '../dashboard/auth.ts';
+import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
+import {
+  type AuthResult,
+  BOOTSTRAP_ADMIN,
+  type Credentials,
+  hasCredentials,
+  type Principal,
+} from '../dashboard/auth.ts';
 import { ApiError, fieldOfMessage, parseInput, sessionNotFound } from './errors.ts';
 import { requestHash } from './idempotency.ts';
+import { keyHandlers } from './key-handlers.ts';
 import { openApiDocument } from './openapi.ts';
 import { API_ROUTES, type ApiRoute, honoPath, OPENAPI_PATH, type OperationId } from './routes.ts';
 import {
@@ -75,10 +85,13 @@ export interface ApiDeps {
 /** How the API behaves. */
 export interface ApiOptions {
   /**
-   * Who may call it (the dashboard's credentials). With none at all, every request is the admin:
-   * only for a server that authenticates before it (or `--insecure` on a loopback address).
+   * Who may call it: the environment's credentials and the issued keys (`keys`). With none at all,
+   * every request is the admin: only for a server that authenticates before it (or `--insecure` on
+   * a loopback address).
    */
   credentials: Credentials;
+  /** How failed authentication is throttled per client (default: 10 per minute). */
+  authThrottle?: AuthThrottleOptions;
   /** Largest request body, bytes (default 10 MiB); larger: 413. */
   maxBodyBytes?: number;
   /**
@@ -132,23 +145,26 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     return c.json(document);
   });
 
+  const admit = requestAuthenticator(options.credentials, logger, options.authThrottle);
   const auth: MiddlewareHandler<ApiEnv> = async (c, next) => {
     if (open) {
-      c.set('principal', { role: 'admin' });
-    } else {
-      const result = authenticate(c.req.header('authorization'), options.credentials);
-      if (!result.ok) {
-        c.header('www-authenticate', 'Bearer realm="compactor"');
-        throw new ApiError(
-          'authentication_error',
-          result.reason === 'missing'
-            ? 'credentials required: send Authorization: Bearer <token>'
-            : 'invalid credentials',
-        );
-      }
-      c.set('principal', result.principal);
+      c.set('principal', BOOTSTRAP_ADMIN);
+      return next();
     }
-    c.set('tenantId', tenantOf(c));
+    const admission = await admit(c);
+    if ('throttledMs' in admission) {
+      const seconds = retryAfterSeconds(admission.throttledMs);
+      c.header('retry-after', seconds);
+      throw new ApiError(
+        'rate_limit_error',
+        `too many failed authentications from this client: retry in ${seconds} s`,
+      );
+    }
+    if (!admission.ok) {
+      c.header('www-authenticate', 'Bearer realm="compactor"');
+      throw new ApiError('authentication_error', refusal(admission.refused));
+    }
+    c.set('principal', admission.principal);
     await next();
   };
   app.use('/v1/*', auth);
@@ -257,6 +273,8 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
       return c.json(outcome, 200);
     },
 
+    ...keyHandlers(db, readJson),
+
     async deleteSession(c) {
       const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
       const purged = await purgeSessions(db, { tenantId: c.get('tenantId'), sessionId: id });
@@ -267,7 +285,25 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
 
   for (const [operationId, route] of Object.entries(API_ROUTES) as Array<[OperationId, ApiRoute]>) {
     const handler = handlers[operationId];
-    app.on(route.method.toUpperCase(), honoPath(route.path), (c) => handler(c));
+    app.on(route.method.toUpperCase(), honoPath(route.path), (c) => {
+      const principal = c.get('principal');
+      if (!principal.scopes.includes(route.scope)) {
+        logger.info(
+          {
+            reason: 'missing_scope',
+            scope: route.scope,
+            ...(principal.keyId ? { keyId: principal.keyId } : {}),
+          },
+          'authorization failed',
+        );
+        throw new ApiError(
+          'permission_error',
+          `this credential lacks the scope "${route.scope}" this route needs`,
+        );
+      }
+      if (route.tenantScoped) c.set('tenantId', tenantOf(c));
+      return handler(c);
+    });
   }
 
   app.notFound((c) => {
@@ -310,6 +346,22 @@ function tenantOf(c: Context<ApiEnv>): string {
     );
   }
   return named;
+}
+
+/** What a refused caller is told: whether its key was revoked or expired, never which secret was wrong. */
+function refusal(result: Extract<AuthResult, { ok: false }>): string {
+  switch (result.reason) {
+    case 'missing':
+      return 'credentials required: send Authorization: Bearer <key>';
+    case 'malformed':
+      return 'malformed credentials: send Authorization: Bearer <key>';
+    case 'revoked':
+      return `key ${result.keyId} was revoked`;
+    case 'expired':
+      return `key ${result.keyId} expired`;
+    default:
+      return 'invalid credentials';
+  }
 }
 
 /** The request's headers by their canonical names in the schemas (`Idempotency-Key`, ...). */

@@ -14,7 +14,11 @@ export const ERROR_TYPES = {
     description: 'The request is malformed: bad JSON, a bad field, no tenant named.',
   },
   authentication_error: { status: 401, description: 'No credentials, or wrong ones.' },
-  permission_error: { status: 403, description: 'The credential may not act on the tenant named.' },
+  permission_error: {
+    status: 403,
+    description:
+      'The credential may not act on the tenant named, or lacks the scope the route needs (named).',
+  },
   not_found_error: {
     status: 404,
     description:
@@ -27,6 +31,11 @@ export const ERROR_TYPES = {
     status: 422,
     description:
       'The Idempotency-Key was used for another request (another session or body); nothing was written.',
+  },
+  rate_limit_error: {
+    status: 429,
+    description:
+      'Too many requests from this client (failed authentications); retry after retry-after seconds.',
   },
   api_error: { status: 500, description: 'An unexpected error (logged); nothing more is told.' },
   unavailable_error: { status: 503, description: 'Redis (the queue) cannot be reached now; retry.' },

@@ -9,6 +9,14 @@ import { JSON_SCHEMA_DIALECT, toJsonSchema } from '../../../shared/contract/json
 import { type ApiErrorType, apiErrorSchema, ERROR_STATUS, ERROR_TYPES } from './errors.ts';
 import { API_ROUTES, type ApiRoute, OPENAPI_PATH } from './routes.ts';
 
+/** What every route of the table may answer: a bad request, no or wrong credentials, too many failures. */
+const COMMON_ERRORS = [
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'rate_limit_error',
+] as const satisfies ApiErrorType[];
+
 /** The version of the API's contract (the `v1` of its paths). */
 export const API_VERSION = '1.0.0';
 
@@ -59,11 +67,7 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
       };
     }
     const errors = new Set(route.errors);
-    if (route.tenantScoped) {
-      for (const type of ['invalid_request_error', 'authentication_error', 'permission_error'] as const) {
-        errors.add(type);
-      }
-    }
+    for (const type of COMMON_ERRORS) errors.add(type);
     for (const type of [...errors].sort((a, b) => ERROR_STATUS[a] - ERROR_STATUS[b])) {
       responses[String(ERROR_STATUS[type])] ??= errorResponse(type);
     }
@@ -72,7 +76,8 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
     methods[route.method] = {
       operationId,
       summary: route.summary,
-      description: route.description,
+      description: `${route.description} Needs the scope ${route.scope}.`,
+      'x-required-scope': route.scope,
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(route.body
         ? {
@@ -83,7 +88,7 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
           }
         : {}),
       responses,
-      ...(route.tenantScoped ? {} : { security: [] }),
+      security: [{ bearer: [route.scope] }, { basic: [route.scope] }],
     };
   }
   paths[OPENAPI_PATH] = {
@@ -104,7 +109,7 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
       title: 'compactor API',
       version: API_VERSION,
       description:
-        'Create sessions, append Anthropic messages, enqueue session.run.completed, load the next context, compact now and delete sessions, tenant by tenant. A tenant credential acts on its own tenant; the admin credential names one in the Compactor-Tenant header. Errors are { "error": { "type", "message", "field"? } }.',
+        'Create sessions, append Anthropic messages, enqueue session.run.completed, load the next context, compact now and delete sessions, tenant by tenant; issue, list, rotate and revoke keys. A tenant credential acts on its own tenant; an admin credential names one in the Compactor-Tenant header. Each operation needs one scope (x-required-scope, and the scopes of its security requirement): a credential without it gets 403 naming it. After 10 failed authentications in a minute a client gets 429 with retry-after. Errors are { "error": { "type", "message", "field"? } }.',
     },
     servers: [{ url: options.basePath || '/' }],
     security: [{ bearer: [] }, { basic: [] }],
@@ -115,13 +120,14 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
         bearer: {
           type: 'http',
           scheme: 'bearer',
-          description: 'COMPACTOR_DASHBOARD_TOKEN (admin) or a tenant token of COMPACTOR_DASHBOARD_TOKENS.',
+          description:
+            'An issued key (cpt_ tenant key or cpa_ admin key, with its scopes), COMPACTOR_DASHBOARD_TOKEN (the bootstrap admin: every scope) or a tenant token of COMPACTOR_DASHBOARD_TOKENS (every tenant scope).',
         },
         basic: {
           type: 'http',
           scheme: 'basic',
           description:
-            'COMPACTOR_DASHBOARD_USER/_PASSWORD (admin), or a tenant id and its token of COMPACTOR_DASHBOARD_TOKENS.',
+            'COMPACTOR_DASHBOARD_USER/_PASSWORD (admin), a tenant id and its token of COMPACTOR_DASHBOARD_TOKENS, or any user name and an issued key as the password.',
         },
       },
     },

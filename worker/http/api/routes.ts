@@ -6,8 +6,19 @@
  */
 import type { z } from 'zod';
 import { appendRequestSchema, createSessionRequestSchema } from '../../../shared/contract/api.ts';
+import type { Scope } from '../../../shared/contract/api-keys.ts';
 import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
 import type { ApiErrorType } from './errors.ts';
+import {
+  createKeyBodySchema,
+  issuedKeySchema,
+  keyListSchema,
+  keyPathSchema,
+  listKeysQuerySchema,
+  revokedKeySchema,
+  rotatedKeySchema,
+  rotateKeyBodySchema,
+} from './key-schemas.ts';
 import {
   appendHeaderSchema,
   appendResultSchema,
@@ -39,14 +50,19 @@ export interface ApiRoute {
   path: string;
   summary: string;
   description: string;
-  /** Needs credentials and acts on one tenant (every route but the document itself). */
+  /**
+   * Acts on one tenant: a tenant credential's own, or the one an admin credential names in
+   * `Compactor-Tenant`. The key routes act on none.
+   */
   tenantScoped: boolean;
+  /** The scope a credential needs for it (shared/contract/api-keys.ts); without it: 403 naming it. */
+  scope: Scope;
   params?: z.ZodObject;
   query?: z.ZodObject;
   headers?: z.ZodObject;
   body?: { schema: z.ZodType; required: boolean };
   responses: Partial<Record<200 | 201 | 202, ApiResponse>>;
-  /** The errors it may answer, besides those of every tenant-scoped route (400, 401, 403). */
+  /** The errors it may answer, besides those of every route (400, 401, 403, 429). */
   errors: ApiErrorType[];
 }
 
@@ -59,6 +75,7 @@ export const API_ROUTES = {
     description:
       'Creates a session with its first messages (seqs 0, 1, ...) in one transaction. Pin the system prompt ("pinned": true) so no compaction removes it.',
     tenantScoped: true,
+    scope: 'messages:write',
     headers: tenantHeaderSchema,
     body: { schema: createSessionRequestSchema, required: true },
     responses: { 201: { description: 'Created.', schema: sessionCreatedSchema } },
@@ -71,6 +88,7 @@ export const API_ROUTES = {
     description:
       'Appends Anthropic MessageParams to the session (or to the live session it continued in after a newSession compaction), giving them the next seqs; their content is stored exactly. With an Idempotency-Key, a retry appends nothing and gets the same answer, even when sent while the first is still running.',
     tenantScoped: true,
+    scope: 'messages:write',
     params: sessionPathSchema,
     headers: appendHeaderSchema,
     body: { schema: appendRequestSchema, required: true },
@@ -90,6 +108,7 @@ export const API_ROUTES = {
     description:
       'Enqueues the event on the BullMQ queue "compaction", as the producer does: the same eventId twice is a no-op, and events for a session with a waiting job coalesce into it. Its tenantId must be the tenant of the request.',
     tenantScoped: true,
+    scope: 'events:write',
     headers: tenantHeaderSchema,
     body: { schema: runCompletedEventSchema.meta({ title: 'RunCompletedEvent' }), required: true },
     responses: { 202: { description: 'Enqueued.', schema: enqueuedSchema } },
@@ -102,6 +121,7 @@ export const API_ROUTES = {
     description:
       "The system and messages to pass to the Messages API next, from the session's live history (following its lineage to the live session), compacted or not.",
     tenantScoped: true,
+    scope: 'context:read',
     params: sessionPathSchema,
     query: contextQuerySchema,
     headers: tenantHeaderSchema,
@@ -115,6 +135,7 @@ export const API_ROUTES = {
     description:
       "The tools the agent sends with this session's requests. The anthropic-compaction summarizer sends them on its compaction request: kept turns keep their thinking only when system and tools are the same there and afterwards.",
     tenantScoped: true,
+    scope: 'messages:write',
     params: sessionPathSchema,
     headers: tenantHeaderSchema,
     body: { schema: sessionToolsSchema, required: true },
@@ -128,6 +149,7 @@ export const API_ROUTES = {
     description:
       'Enqueues a manual compaction (which ignores the triggers) as a job of its own and waits up to `wait` ms for a worker to settle it.',
     tenantScoped: true,
+    scope: 'sessions:compact',
     params: sessionPathSchema,
     query: compactQuerySchema,
     headers: tenantHeaderSchema,
@@ -152,10 +174,67 @@ export const API_ROUTES = {
     description:
       'Deletes the session with its lineage (the sessions it continued from and in) and everything held of them: live and archived messages, ledger rows, batch rows, idempotency keys. Nothing of it can be restored.',
     tenantScoped: true,
+    scope: 'sessions:delete',
     params: sessionPathSchema,
     headers: tenantHeaderSchema,
     responses: { 200: { description: 'Deleted: rows per table.', schema: purgedSchema } },
     errors: ['not_found_error'],
+  },
+  createKey: {
+    method: 'post',
+    path: '/v1/admin/keys',
+    summary: 'Issue a key',
+    description:
+      'Issues a tenant key (cpt_, acts on its tenant only) or an admin key (cpa_, acts on the tenant it names), with its scopes and an optional expiry. The secret is in this answer only; the database keeps its SHA-256.',
+    tenantScoped: false,
+    scope: 'admin',
+    body: { schema: createKeyBodySchema, required: true },
+    responses: {
+      201: { description: 'Issued: the key and its secret, shown this once.', schema: issuedKeySchema },
+    },
+    errors: ['request_too_large', 'unsupported_media_type_error'],
+  },
+  listKeys: {
+    method: 'get',
+    path: '/v1/admin/keys',
+    summary: 'List keys',
+    description:
+      'The keys still usable (with all=true, revoked and expired ones too), oldest first; never a secret.',
+    tenantScoped: false,
+    scope: 'admin',
+    query: listKeysQuerySchema,
+    responses: { 200: { description: 'The keys.', schema: keyListSchema } },
+    errors: [],
+  },
+  revokeKey: {
+    method: 'delete',
+    path: '/v1/admin/keys/{keyId}',
+    summary: 'Revoke a key',
+    description:
+      'Revokes the key now: every request with it is refused (401) from this answer on, also one in a rotation grace period.',
+    tenantScoped: false,
+    scope: 'admin',
+    params: keyPathSchema,
+    responses: { 200: { description: 'Revoked.', schema: revokedKeySchema } },
+    errors: ['not_found_error'],
+  },
+  rotateKey: {
+    method: 'post',
+    path: '/v1/admin/keys/{keyId}/rotate',
+    summary: 'Rotate a key',
+    description:
+      'Issues a new key with the same tenant, name, scopes and expiry, and revokes the old one after graceSeconds (default 0: now), so the services using it can move over.',
+    tenantScoped: false,
+    scope: 'admin',
+    params: keyPathSchema,
+    body: { schema: rotateKeyBodySchema, required: false },
+    responses: {
+      201: {
+        description: 'The new key and its secret (shown this once), and the old key.',
+        schema: rotatedKeySchema,
+      },
+    },
+    errors: ['not_found_error', 'request_too_large', 'unsupported_media_type_error'],
   },
 } as const satisfies Record<string, ApiRoute>;
 

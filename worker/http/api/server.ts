@@ -7,7 +7,7 @@ import type { Hono } from 'hono';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
-import { assertStartable } from '../dashboard/auth.ts';
+import { serverCredentials } from '../credentials.ts';
 import { type Listening, listenOwning } from '../ops.ts';
 import { type ApiEnv, createApiApp } from './app.ts';
 
@@ -20,7 +20,8 @@ export interface ApiServer extends Listening {
  * Starts `compactor api` on `services`: checks it may start, opens a producer on the config's
  * Redis and prefix, and listens on `host:port` (0: any free port). Closing it closes the producer
  * and `services`.
- * @throws {DashboardConfigError} without credentials, unless `insecure` on a loopback host.
+ * @throws {DashboardConfigError} without credentials (in the environment or issued), unless
+ *   `insecure` on a loopback host.
  * @throws {Error} when the address cannot be bound.
  */
 export async function startApi(
@@ -28,7 +29,7 @@ export async function startApi(
   options: { port: number; host: string; insecure: boolean },
 ): Promise<ApiServer> {
   const { config, logger } = services;
-  assertStartable(config.dashboard, options.host, options.insecure);
+  const credentials = await serverCredentials(services, options);
   const producer = createProducer({
     ...connectionOf(config),
     prefix: config.queuePrefix,
@@ -37,7 +38,7 @@ export async function startApi(
   const app = createApiApp(
     { db: services.database.db, producer, logger },
     {
-      credentials: config.dashboard,
+      credentials,
       maxBodyBytes: config.api?.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES,
     },
   );

@@ -15,7 +15,7 @@ export type DashboardEnv = { Variables: { principal: Principal; tenantId: string
 export class HttpError extends Error {
   override name = 'HttpError';
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503,
     message: string,
   ) {
     super(message);

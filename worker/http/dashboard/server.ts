@@ -8,7 +8,9 @@
  * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts), and
  *   `/sessions/:sessionId/compactions/:compactionId`: one compaction (details-page.ts);
  * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators).
- * Everything but the health checks needs credentials (auth.ts); cross-site writes are refused by
+ * Everything but the health checks needs credentials (auth.ts): reads the scope context:read,
+ * writes sessions:compact, Bull Board and /metrics an admin credential with the scope admin; a
+ * client whose credentials failed 10 times in a minute gets 429. Cross-site writes are refused by
  * an Origin check, and the pages run under a nonce-based Content-Security-Policy.
  */
 import { randomBytes } from 'node:crypto';
@@ -17,6 +19,7 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
+import type { Scope } from '../../../shared/contract/api-keys.ts';
 import { COMPACTION_QUEUE } from '../../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
 import { duplicateConnection } from '../../../shared/runtime/redis.ts';
@@ -24,9 +27,11 @@ import { readinessProbe } from '../../observability/health.ts';
 import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../../queue/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
+import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
+import { serverCredentials } from '../credentials.ts';
 import { type Listening, listenOwning, opsRoutes } from '../ops.ts';
 import { type ApiDeps, apiRoutes, compactionId, ownCompaction, ownSession } from './api.ts';
-import { assertStartable, authenticate, type Credentials, hasCredentials } from './auth.ts';
+import { BOOTSTRAP_ADMIN, type Credentials, hasCredentials, type Principal } from './auth.ts';
 import { bullBoard, offlineBullBoardViews } from './bull-board.ts';
 import { type DashboardEnv, HttpError, parseInput, scopeTenant } from './context.ts';
 import { CONTEXT_PREVIEW_CHARS, CONTEXT_ROWS } from './context-panel.ts';
@@ -61,6 +66,8 @@ export interface DashboardOptions {
   /** Bull Board read-only, and the API refuses writes (403). */
   readOnly: boolean;
   credentials: Credentials;
+  /** How failed authentication is throttled per client (default: 10 per minute). */
+  authThrottle?: AuthThrottleOptions;
 }
 
 /** What the app needs besides its options. */
@@ -103,18 +110,27 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     c.header('x-frame-options', 'DENY');
   });
 
+  const admit = requestAuthenticator(credentials, deps.logger, options.authThrottle);
   const auth: MiddlewareHandler<DashboardEnv> = async (c, next) => {
     if (open) {
-      c.set('principal', { role: 'admin' });
+      c.set('principal', BOOTSTRAP_ADMIN);
       return next();
     }
-    const result = authenticate(c.req.header('authorization'), credentials);
-    if (!result.ok) {
-      deps.metrics.authFailed(result.reason);
-      c.header('www-authenticate', 'Basic realm="compactor", charset="UTF-8"');
-      throw new HttpError(401, result.reason === 'missing' ? 'credentials required' : 'invalid credentials');
+    const admission = await admit(c);
+    if ('throttledMs' in admission) {
+      c.header('retry-after', retryAfterSeconds(admission.throttledMs));
+      throw new HttpError(429, 'too many failed authentications from this client: retry later');
     }
-    c.set('principal', result.principal);
+    if (!admission.ok) {
+      deps.metrics.authFailed(admission.refused.reason === 'missing' ? 'missing' : 'invalid');
+      c.header('www-authenticate', 'Basic realm="compactor", charset="UTF-8"');
+      throw new HttpError(
+        401,
+        admission.refused.reason === 'missing' ? 'credentials required' : 'invalid credentials',
+      );
+    }
+    const principal = admission.principal;
+    c.set('principal', principal);
     await next();
   };
   const adminOnly: MiddlewareHandler<DashboardEnv> = async (c, next) => {
@@ -122,7 +138,29 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
       deps.metrics.authFailed('forbidden');
       throw new HttpError(403, 'this needs the admin credential');
     }
+    requireScope(c, c.get('principal'), 'admin');
     await next();
+  };
+  /** The pages and the ledger API: reads need context:read; compact and restore, sessions:compact. */
+  const sessionScopes: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+    const read = c.req.method === 'GET' || c.req.method === 'HEAD';
+    requireScope(c, c.get('principal'), read ? 'context:read' : 'sessions:compact');
+    await next();
+  };
+  /** 403 naming the scope `principal` lacks, logged with its key id. */
+  const requireScope = (c: Context<DashboardEnv>, principal: Principal, scope: Scope) => {
+    if (principal.scopes.includes(scope)) return;
+    deps.metrics.authFailed('forbidden');
+    deps.logger.info(
+      {
+        reason: 'missing_scope',
+        scope,
+        ...(principal.keyId ? { keyId: principal.keyId } : {}),
+        path: c.req.path,
+      },
+      'authorization failed',
+    );
+    throw new HttpError(403, `this credential lacks the scope "${scope}"`);
   };
 
   // Health checks answer without credentials; /metrics needs the admin.
@@ -141,6 +179,7 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
   app.use('/queues/*', adminOnly);
   app.route('/queues', bullBoard(deps.queues, { readOnly, viewsPath: deps.bullBoardViews }));
 
+  for (const path of ['/api/*', '/', '/sessions', '/sessions/*']) app.use(path, sessionScopes);
   app.route('/api', apiRoutes({ ...deps, readOnly }));
 
   // The admin without `?tenant=` gets every tenant (one more row than shown, to tell if more exist).
@@ -304,8 +343,7 @@ export async function startDashboard(
   options: { port: number; host: string; readOnly: boolean; insecure: boolean },
 ): Promise<Dashboard> {
   const { config, logger } = services;
-  const credentials = config.dashboard;
-  assertStartable(credentials, options.host, options.insecure);
+  const credentials = await serverCredentials(services, options);
   // First: it can refuse to start, before anything is opened.
   const views = offlineBullBoardViews();
   const connection = duplicateConnection(services.redis);
