@@ -154,13 +154,13 @@ console.log(JSON.stringify({ result, refused, table: sessions[Symbol.for('drizzl
     const out = await node('enqueue.mjs', { REDIS_URL, PREFIX: prefix });
     expect(out.stderr).toBe('');
     expect(JSON.parse(out.stdout)).toEqual({
-      result: { jobId: eventId, coalesced: false },
+      result: { jobId: `t~${eventId}`, coalesced: false },
       refused: 'InvalidInputError',
       table: 'sessions',
     });
     const redis = new Redis(REDIS_URL);
     try {
-      expect(await redis.exists(`${prefix}:compaction:${eventId}`)).toBe(1);
+      expect(await redis.exists(`${prefix}:compaction:t~${eventId}`)).toBe(1);
     } finally {
       await redis.quit();
     }

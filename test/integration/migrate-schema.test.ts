@@ -42,6 +42,7 @@ async function newDatabase(): Promise<string> {
 
 /** Every table the migrations create. */
 const COMPACTOR_TABLES = [
+  'api_keys',
   'append_requests',
   'archived_messages',
   'budget_reservations',
@@ -55,7 +56,8 @@ const COMPACTOR_TABLES = [
 ];
 /** The tables of the releases that kept compactor in public (migrations 0000 to 0007). */
 const LEGACY_TABLES = COMPACTOR_TABLES.filter(
-  (t) => !t.startsWith('webhook') && t !== 'append_requests' && t !== 'budget_reservations',
+  (t) =>
+    !t.startsWith('webhook') && t !== 'append_requests' && t !== 'budget_reservations' && t !== 'api_keys',
 );
 
 /** The tables of `schema`, without the partitions of the partitioned ones. */
