@@ -69,6 +69,11 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_WEBHOOK_BACKOFF_MS: {
     description: 'ms before the first retry of a failed webhook delivery (then doubling, 8 attempts)',
   },
+  COMPACTOR_WEBHOOK_ALLOWED_HOSTS: {
+    description: 'host names, IPs and CIDR ranges webhooks may reach though internal (comma-separated)',
+    unset: 'unset: public addresses only',
+  },
+  COMPACTOR_WEBHOOK_ALLOW_HTTP: { description: 'true: webhook URLs may be http:// (default https only)' },
   COMPACTOR_LOG_LEVEL: {
     description: 'fatal, error, warn, info, debug, trace or silent (JSON logs on stderr)',
   },
