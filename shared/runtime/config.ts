@@ -193,7 +193,8 @@ export const envSchema = z.object({
   COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
   COMPACTOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   COMPACTOR_METRICS_PORT: port().optional(),
-  COMPACTOR_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  COMPACTOR_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  COMPACTOR_METRICS_TOKEN: secret().optional(),
   COMPACTOR_DASHBOARD_PORT: port().default(3000),
   COMPACTOR_DASHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
   COMPACTOR_DASHBOARD_TOKEN: secret().optional(),
@@ -280,8 +281,12 @@ export interface Config {
    */
   webhookTargets?: { allowedHosts: string[]; allowHttp: boolean } | undefined;
   logLevel: z.infer<typeof envSchema>['COMPACTOR_LOG_LEVEL'];
-  /** The worker's /metrics, /healthz, /readyz server; port null: off. */
-  metrics: { port: number | null; host: string };
+  /**
+   * The worker's /metrics, /healthz, /readyz server; port null: off. On loopback by default; bound
+   * elsewhere it needs `token` (`COMPACTOR_METRICS_TOKEN`), the bearer token /metrics and /readyz's
+   * details then ask for (worker/http/metrics-server.ts).
+   */
+  metrics: { port: number | null; host: string; token?: string | undefined };
   /** `compactor dashboard`: where it listens and who may use it. */
   dashboard: DashboardConfig;
   /**
@@ -392,7 +397,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowHttp: e.COMPACTOR_WEBHOOK_ALLOW_HTTP,
     },
     logLevel: e.COMPACTOR_LOG_LEVEL,
-    metrics: { port: e.COMPACTOR_METRICS_PORT ?? null, host: e.COMPACTOR_METRICS_HOST },
+    metrics: {
+      port: e.COMPACTOR_METRICS_PORT ?? null,
+      host: e.COMPACTOR_METRICS_HOST,
+      token: e.COMPACTOR_METRICS_TOKEN,
+    },
     dashboard: {
       port: e.COMPACTOR_DASHBOARD_PORT,
       host: e.COMPACTOR_DASHBOARD_HOST,

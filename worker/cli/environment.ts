@@ -81,7 +81,13 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
     description: 'worker serves /metrics, /healthz, /readyz on this port (0: any free one)',
     unset: 'unset: off',
   },
-  COMPACTOR_METRICS_HOST: { description: 'address of the metrics server' },
+  COMPACTOR_METRICS_HOST: {
+    description: 'address of the metrics server (not loopback: COMPACTOR_METRICS_TOKEN is required)',
+  },
+  COMPACTOR_METRICS_TOKEN: {
+    description: 'bearer token of /metrics and /readyz details, 16+ characters',
+    unset: 'unset: /metrics open on loopback, /readyz without details',
+  },
   COMPACTOR_DASHBOARD_PORT: { description: 'port of compactor dashboard (--port overrides)' },
   COMPACTOR_DASHBOARD_HOST: { description: 'address of compactor dashboard (--host overrides)' },
   COMPACTOR_DASHBOARD_TOKEN: {

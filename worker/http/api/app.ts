@@ -45,6 +45,7 @@ import { sessions } from '../../../shared/postgres/schema.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
 import { authenticate, type Credentials, hasCredentials, type Principal } from '../dashboard/auth.ts';
+import { loopbackOnly } from '../loopback-guard.ts';
 import { ApiError, fieldOfMessage, parseInput, sessionNotFound } from './errors.ts';
 import { requestHash } from './idempotency.ts';
 import { openApiDocument } from './openapi.ts';
@@ -126,6 +127,16 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     c.header('x-content-type-options', 'nosniff');
     c.header('cache-control', 'no-store');
   });
+
+  // Open (--insecure): this machine's Host and Origin only, against DNS rebinding (loopback-guard.ts).
+  if (open) {
+    app.use(
+      '*',
+      loopbackOnly((message) =>
+        Response.json(new ApiError('permission_error', message).body(), { status: 403 }),
+      ),
+    );
+  }
 
   app.get(OPENAPI_PATH, (c) => {
     document ??= openApiDocument(options.basePath ? { basePath: options.basePath } : {});

@@ -7,9 +7,11 @@
  * - `/`: the landing page (landing-page.ts): every tenant for the admin, its own for a tenant;
  * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts), and
  *   `/sessions/:sessionId/compactions/:compactionId`: one compaction (details-page.ts);
- * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators).
+ * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators; `/readyz` names only
+ *   which dependency is not ready, its durations and errors are for the admin).
  * Everything but the health checks needs credentials (auth.ts); cross-site writes are refused by
- * an Origin check, and the pages run under a nonce-based Content-Security-Policy.
+ * an Origin check, and the pages run under a nonce-based Content-Security-Policy. Without
+ * credentials (`--insecure`), only loopback `Host` and `Origin` values are answered (DNS rebinding).
  */
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
@@ -24,6 +26,7 @@ import { readinessProbe } from '../../observability/health.ts';
 import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../../queue/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
+import { loopbackOnly } from '../loopback-guard.ts';
 import { type Listening, listenOwning, opsRoutes } from '../ops.ts';
 import { type ApiDeps, apiRoutes, compactionId, ownCompaction, ownSession } from './api.ts';
 import { assertStartable, authenticate, type Credentials, hasCredentials } from './auth.ts';
@@ -125,10 +128,23 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     await next();
   };
 
+  // Open (--insecure): this machine's Host and Origin only, against DNS rebinding (loopback-guard.ts).
+  if (open)
+    app.use(
+      '*',
+      loopbackOnly((message) => errorResponse(403, message)),
+    );
   // Health checks answer without credentials; /metrics needs the admin.
   app.route(
     '/',
-    opsRoutes({ registry: deps.metrics.registry, ready: deps.ready, metricsGuard: [auth, adminOnly] }),
+    opsRoutes({
+      registry: deps.metrics.registry,
+      ready: deps.ready,
+      metricsGuard: [auth, adminOnly],
+      logger: deps.logger,
+      // /readyz's details (ms, errors) for the admin only.
+      mayReadDetails: (c) => open || isAdmin(authenticate(c.req.header('authorization'), credentials)),
+    }),
   );
   app.use('*', auth);
   app.use('*', sameOriginWrites);
@@ -209,6 +225,10 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
   return app;
 }
 
+function isAdmin(result: ReturnType<typeof authenticate>): boolean {
+  return result.ok && result.principal.role === 'admin';
+}
+
 /** The landing page's lists, of one tenant or (undefined) of all; `tenants` rows at most. */
 async function landingData(db: ApiDeps['db'], tenantId: string | undefined, tenants: number) {
   const since = new Date(Date.now() - FAILING_WINDOW_MS);
@@ -268,6 +288,9 @@ function errorResponse(status: HttpError['status'], message: string): Response {
 /**
  * Refuses writes (anything but GET/HEAD/OPTIONS) sent by a page of another site: browsers send
  * `Origin` (and `Sec-Fetch-Site`) on those, and resend cached basic-auth credentials with them.
+ * Comparing `Origin` with `Host` holds only where credentials are needed (a page rebinding its own
+ * name to this server has none to send); an open server checks `Host` and `Origin` against its
+ * loopback origins first (loopback-guard.ts).
  */
 const sameOriginWrites: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   if (!['GET', 'HEAD', 'OPTIONS'].includes(c.req.method)) {
