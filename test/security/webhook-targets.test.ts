@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { Queue } from 'bullmq';
 import { Webhook } from 'standardwebhooks';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyWebhookSignature } from '../../producer/webhook-signature.ts';
 import { WEBHOOK_DELIVERY, WEBHOOKS_QUEUE, webhookMessageId } from '../../shared/contract/webhooks.ts';
 import { type WebhookTargetPolicy, webhookAgents } from '../../worker/outbound/webhook-targets.ts';
@@ -229,6 +229,30 @@ describe('delivering', () => {
     });
     expect(byName).toMatchObject({ delivered: true, statusCode: 204 });
     expect(received.slice(before).map((r) => r.path)).toEqual(['/direct', '/by-name']);
+  });
+
+  it('with an allowed address, still refuses every other internal answer, quietly', async () => {
+    const warned = vi.spyOn(console, 'warn');
+    try {
+      for (const address of ['::1', '10.0.0.7', '169.254.169.254']) {
+        const outcome = await postWebhook({
+          ...attempt(),
+          url: `http://hooks.corp.example:${port}/other`,
+          targets: agentsFor(LOCAL),
+          lookup: resolvesTo(address),
+        });
+        expect(outcome.error, address).toMatch(
+          new RegExp(
+            `^refused by address policy: DNS lookup ${address.replace(/\./g, '\\.')}.* is not allowed`,
+          ),
+        );
+      }
+      // Nothing on stderr: no stack trace per connection from comparing IPv6 with an IPv4 range.
+      expect(warned).not.toHaveBeenCalled();
+    } finally {
+      warned.mockRestore();
+    }
+    expect(received.filter((r) => r.path === '/other')).toEqual([]);
   });
 
   it("records the detail for the operator, and shows the tenant only the failure's class", async () => {

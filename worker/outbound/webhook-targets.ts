@@ -18,14 +18,15 @@
  *   `.localhost`, `.internal` (`metadata.google.internal`), `.local`, `.localdomain`, `.home.arpa`;
  * - names that resolve to a refused address.
  *
- * At delivery the check is made by request-filtering-agent on the connection itself: its agent
- * validates the address the DNS lookup of that very connection returned, before connecting to it,
- * so a name that resolves to a public address when set and to 127.0.0.1 later (DNS rebinding) is
- * refused then.
+ * At delivery the check is made on the connection itself: request-filtering-agent's agent
+ * validates the address the DNS lookup of that very connection returned, before connecting to it
+ * (with operator-allowed ranges, the lookup it wraps does, see {@link webhookAgents}), so a name
+ * that resolves to a public address when set and to 127.0.0.1 later (DNS rebinding) is refused then.
  */
+import { lookup as dnsLookupCallback } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { Agent } from 'node:http';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
@@ -203,17 +204,28 @@ async function resolve(host: string, lookup: HostLookup): Promise<{ address: str
 export interface WebhookAgents {
   /** The agent for `url` whose host {@link checkWebhookUrl} passed. */
   for(url: URL): Agent;
+  /**
+   * The DNS lookup a connection is to use, built on `base` (default `dns.lookup`); undefined: the
+   * agent's own, which checks.
+   */
+  lookup(base?: LookupFunction): LookupFunction | undefined;
   /** Ends their sockets. */
   destroy(): void;
 }
 
 /**
- * Agents that refuse, at connect time, every address {@link addressProblem} refuses (allowed
- * addresses and ranges pass), and agents without that check for the host names the operator
- * allows. No keep-alive: each delivery resolves and checks afresh.
+ * Agents that refuse, at connect time, every address {@link addressProblem} refuses, and agents
+ * without that check for the host names the operator allows. No keep-alive: each delivery resolves
+ * and checks afresh. Without allowed addresses or ranges, request-filtering-agent checks the
+ * connection's lookup itself. With them, its agents let internal addresses through and the
+ * connection's lookup is checked here, with the same ipaddr.js classes: the library compares each
+ * address with each allowed range and prints a stack trace on stderr, per connection, when their IP
+ * families differ.
  */
 export function webhookAgents(policy: WebhookTargetPolicy): WebhookAgents {
-  const filtering = { allowIPAddressList: allowedRanges(policy), keepAlive: false };
+  const ranges = allowedRanges(policy);
+  const filtering =
+    ranges.length === 0 ? { keepAlive: false } : { keepAlive: false, allowPrivateIPAddress: true };
   const http = new RequestFilteringHttpAgent(filtering);
   const https = new RequestFilteringHttpsAgent(filtering);
   const open = {
@@ -230,13 +242,53 @@ export function webhookAgents(policy: WebhookTargetPolicy): WebhookAgents {
       if (url.protocol === 'https:') return named ? open.https : https;
       return named ? open.http : http;
     },
+    lookup(base) {
+      if (ranges.length === 0) return base;
+      return checkedLookup(policy, base ?? (dnsLookupCallback as LookupFunction));
+    },
     destroy() {
       for (const agent of [http, https, open.http, open.https]) agent.destroy();
     },
   };
 }
 
-/** Whether `error` is request-filtering-agent's refusal of an address. */
+/** An address the policy refused at connect time. */
+class AddressRefusedError extends Error {
+  override name = 'AddressRefusedError';
+}
+
+/** `base`, whose every answer must pass {@link addressProblem}: else the connection fails. */
+function checkedLookup(policy: WebhookTargetPolicy, base: LookupFunction): LookupFunction {
+  type Callback = (error: Error | null, address?: unknown, family?: number) => void;
+  return ((host: string, options: object, callback: Callback) => {
+    base(
+      host,
+      options as never,
+      ((error: Error | null, address: unknown, family?: number) => {
+        if (error) return callback(error);
+        const answers = Array.isArray(address)
+          ? (address as { address: string }[])
+          : [{ address: address as string }];
+        for (const answer of answers) {
+          const problem = addressProblem(answer.address, policy);
+          if (problem !== null) {
+            return callback(
+              new AddressRefusedError(
+                `DNS lookup ${answer.address} (host ${host}) is not allowed: ${problem}`,
+              ),
+            );
+          }
+        }
+        callback(null, address, family);
+      }) as never,
+    );
+  }) as LookupFunction;
+}
+
+/** Whether `error` is a refusal of the address a connection resolved (ours or request-filtering-agent's). */
 export function isAddressRefusal(error: unknown): boolean {
-  return error instanceof Error && /^DNS lookup .* is not allowed/.test(error.message);
+  return (
+    error instanceof AddressRefusedError ||
+    (error instanceof Error && /^DNS lookup .* is not allowed/.test(error.message))
+  );
 }

@@ -112,7 +112,7 @@ function send(
       {
         method: 'POST',
         agent: request.targets.agents.for(url),
-        ...(request.lookup ? { lookup: request.lookup } : {}),
+        ...withLookup(request.targets.agents.lookup(request.lookup)),
         headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
         signal: abort.signal,
       },
@@ -124,6 +124,11 @@ function send(
     req.on('error', (error) => reject(abort.signal.aborted ? new TimedOut() : error));
     req.end(body);
   }).finally(() => clearTimeout(timer));
+}
+
+/** The request option `lookup`, when there is one to give. */
+function withLookup(lookup: LookupFunction | undefined): { lookup?: LookupFunction } {
+  return lookup ? { lookup } : {};
 }
 
 class TimedOut extends Error {
