@@ -13,6 +13,7 @@ import pino from 'pino';
 import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/runtime/config.ts';
+import { createApiApp } from '../../worker/http/api/app.ts';
 import { startApi } from '../../worker/http/api/server.ts';
 import { startDashboard } from '../../worker/http/dashboard/server.ts';
 import { startMetricsServer } from '../../worker/http/metrics-server.ts';
@@ -146,6 +147,24 @@ describe('--insecure servers and DNS rebinding', () => {
       JSON.stringify({ id: 'own-page' }),
     );
     expect(own.status, own.body).toBe(201);
+  });
+});
+
+describe("an API mounted behind its host app's own authentication", () => {
+  it("is not --insecure: it answers the host app's public Host", async () => {
+    const app = createApiApp(
+      { db: ctx.tdb.database.db, producer: ctx.producer },
+      {
+        credentials: {
+          adminToken: undefined,
+          adminUser: undefined,
+          adminPassword: undefined,
+          tenantTokens: [],
+        },
+      },
+    );
+    const answer = await app.request('/v1/openapi.json', { headers: { host: 'agents.example.com' } });
+    expect(answer.status).toBe(200);
   });
 });
 

@@ -83,6 +83,13 @@ export interface ApiOptions {
   /** Largest request body, bytes (default 10 MiB); larger: 413. */
   maxBodyBytes?: number;
   /**
+   * Started as `--insecure` (no credentials, on loopback): only a loopback `Host`, and writes only
+   * from this server's loopback `Origin`, are answered; 403 otherwise (DNS rebinding,
+   * worker/http/loopback-guard.ts). Leave it off when mounting the API behind your own
+   * authentication.
+   */
+  loopbackOnly?: boolean;
+  /**
    * Where the app is mounted (`/compactor` for `app.route('/compactor', api)`): the server URL
    * the OpenAPI document gives, so its paths resolve. Default `/`.
    */
@@ -129,7 +136,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
   });
 
   // Open (--insecure): this machine's Host and Origin only, against DNS rebinding (loopback-guard.ts).
-  if (open) {
+  if (open && options.loopbackOnly) {
     app.use(
       '*',
       loopbackOnly((message) =>

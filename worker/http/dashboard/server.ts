@@ -64,6 +64,12 @@ export interface DashboardOptions {
   /** Bull Board read-only, and the API refuses writes (403). */
   readOnly: boolean;
   credentials: Credentials;
+  /**
+   * Started as `--insecure` (no credentials, on loopback): only a loopback `Host`, and writes only
+   * from this server's loopback `Origin`, are answered; 403 otherwise (DNS rebinding,
+   * worker/http/loopback-guard.ts).
+   */
+  loopbackOnly?: boolean;
 }
 
 /** What the app needs besides its options. */
@@ -129,7 +135,7 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
   };
 
   // Open (--insecure): this machine's Host and Origin only, against DNS rebinding (loopback-guard.ts).
-  if (open)
+  if (open && options.loopbackOnly)
     app.use(
       '*',
       loopbackOnly((message) => errorResponse(403, message)),
@@ -357,7 +363,7 @@ export async function startDashboard(
       ready: () => probe.check(),
       logger,
     },
-    { readOnly: options.readOnly, credentials },
+    { readOnly: options.readOnly, credentials, loopbackOnly: options.insecure },
   );
   const cleanup = () =>
     runAll(logger, [
