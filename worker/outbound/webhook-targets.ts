@@ -116,10 +116,7 @@ export function checkWebhookUrl(text: string, policy: WebhookTargetPolicy): stri
       `invalid webhook: url: must be https:// (an operator can allow http:// with COMPACTOR_WEBHOOK_ALLOW_HTTP=true), not ${url.protocol}//`,
     );
   }
-  const host = url.hostname
-    .toLowerCase()
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '');
+  const host = hostOf(url);
   if (hostAllowed(host, policy)) return null;
   if (isIP(host) !== 0) {
     const problem = addressProblem(host, policy);
@@ -140,6 +137,14 @@ export function checkWebhookUrl(text: string, policy: WebhookTargetPolicy): stri
     );
   }
   return host;
+}
+
+/** The URL's host as the policy compares it: lower-case, without IPv6 brackets or a final dot. */
+function hostOf(url: URL): string {
+  return url.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 }
 
 /** Whether the operator allows `host` (a name, or an address in an allowed address or range). */
@@ -234,10 +239,7 @@ export function webhookAgents(policy: WebhookTargetPolicy): WebhookAgents {
   };
   return {
     for(url) {
-      const host = url.hostname
-        .toLowerCase()
-        .replace(/^\[|\]$/g, '')
-        .replace(/\.$/, '');
+      const host = hostOf(url);
       const named = policy.allowedHosts.some((entry) => entry.toLowerCase() === host);
       if (url.protocol === 'https:') return named ? open.https : https;
       return named ? open.http : http;
