@@ -152,16 +152,10 @@ describe('--insecure servers and DNS rebinding', () => {
 
 describe("an API mounted behind its host app's own authentication", () => {
   it("is not --insecure: it answers the host app's public Host", async () => {
+    // The file's config has no credentials at all.
     const app = createApiApp(
       { db: ctx.tdb.database.db, producer: ctx.producer },
-      {
-        credentials: {
-          adminToken: undefined,
-          adminUser: undefined,
-          adminPassword: undefined,
-          tenantTokens: [],
-        },
-      },
+      { credentials: ctx.config.dashboard },
     );
     const answer = await app.request('/v1/openapi.json', { headers: { host: 'agents.example.com' } });
     expect(answer.status).toBe(200);
