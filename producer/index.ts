@@ -90,11 +90,13 @@ export {
 export { assertTools, MAX_SESSION_TOOLS, setSessionTools } from './tools.ts';
 export {
   DEFAULT_TOLERANCE_S,
-  EVENT_ID_HEADER,
-  SIGNATURE_HEADER,
   type SignatureFailure,
   type VerifyOptions,
   verifyWebhookSignature,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  type WebhookHeaders,
   WebhookSignatureError,
 } from './webhook-signature.ts';
 

@@ -1,20 +1,28 @@
 /**
- * Webhook signatures, Stripe's scheme: each delivery carries
+ * Webhook signatures, as the Standard Webhooks specification (standardwebhooks.com) defines them:
+ * each delivery carries
  *
- *     Compactor-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the secret>
+ *     webhook-id: msg_...                   the delivery's id: the same on every retry, dedupe by it
+ *     webhook-timestamp: <unix seconds>
+ *     webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">
  *
- * A receiver verifies it over the raw body as received (before any JSON parsing) with
- * {@link verifyWebhookSignature}, which also refuses a timestamp outside a tolerance (a replay).
- * Several `v1=` entries may appear; one matching is enough. compactor signs with
- * {@link signatureHeader}, so both sides share this one file. It imports nothing but node:crypto:
- * a receiver can import (or copy) it without the rest of compactor.
+ * keyed with the secret's bytes: a `whsec_<base64>` secret is the base64 after the prefix (the
+ * standard alphabet or base64url); any other (older, chosen) secret is its UTF-8 bytes, which
+ * Standard Webhooks libraries take as a raw key. The id is signed, so a delivery cannot be replayed
+ * under another id. A receiver verifies the raw body as received (before any JSON parsing) with
+ * {@link verifyWebhookSignature} or any Standard Webhooks library, which also refuse a timestamp
+ * outside a tolerance (a replay). Several space-separated signatures may appear; one matching is
+ * enough. compactor signs with {@link webhookHeaders}, so both sides share this one file. It imports
+ * nothing but node:crypto: a receiver can import (or copy) it without the rest of compactor.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** The header that carries the signature. */
-export const SIGNATURE_HEADER = 'Compactor-Signature';
-/** The header that carries the event id (the compaction id): deliveries may repeat, dedupe by it. */
-export const EVENT_ID_HEADER = 'Compactor-Event-Id';
+/** The header that carries the delivery's id (receivers dedupe by it). */
+export const WEBHOOK_ID_HEADER = 'webhook-id';
+/** The header that carries the signature's time, unix seconds. */
+export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
+/** The header that carries the signatures, `v1,<base64>` separated by spaces. */
+export const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
 /** Default tolerance between the signature's timestamp and the receiver's clock, seconds. */
 export const DEFAULT_TOLERANCE_S = 300;
 
@@ -22,19 +30,57 @@ export const DEFAULT_TOLERANCE_S = 300;
 export type RawBody = string | Uint8Array;
 
 /**
- * The hex HMAC-SHA256 of `"<timestampS>.<rawBody>"` keyed with `secret` (UTF-8).
- * @param timestampS unix time, seconds.
+ * A delivery's headers: a fetch `Headers`, or a record such as node's `request.headers` (names in any
+ * case; a repeated header's first value counts).
  */
-export function computeWebhookSignature(rawBody: RawBody, secret: string, timestampS: number): string {
-  return createHmac('sha256', secret).update(`${timestampS}.`).update(rawBody).digest('hex');
+export type WebhookHeaders =
+  | { get(name: string): string | null }
+  | Record<string, string | string[] | undefined>;
+
+/**
+ * The HMAC key of `secret`: the bytes of the base64 after `whsec_`, or the UTF-8 bytes of any other
+ * secret.
+ */
+export function webhookKey(secret: string): Buffer {
+  const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : null;
+  if (encoded !== null && /^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded)) {
+    return Buffer.from(encoded.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  }
+  return Buffer.from(secret, 'utf8');
 }
 
 /**
- * The `Compactor-Signature` value for `rawBody`: `t=<timestampS>,v1=<signature>`.
+ * The base64 HMAC-SHA256 of `"<messageId>.<timestampS>.<rawBody>"` keyed with {@link webhookKey}.
+ * @param timestampS unix time, seconds.
+ */
+export function computeWebhookSignature(
+  messageId: string,
+  timestampS: number,
+  rawBody: RawBody,
+  secret: string,
+): string {
+  return createHmac('sha256', webhookKey(secret))
+    .update(`${messageId}.${timestampS}.`)
+    .update(rawBody)
+    .digest('base64');
+}
+
+/**
+ * The three headers of a delivery of `rawBody` (`webhook-id`, `webhook-timestamp`,
+ * `webhook-signature: v1,<signature>`).
  * @param timestampS unix time, seconds (a whole number).
  */
-export function signatureHeader(rawBody: RawBody, secret: string, timestampS: number): string {
-  return `t=${timestampS},v1=${computeWebhookSignature(rawBody, secret, timestampS)}`;
+export function webhookHeaders(
+  messageId: string,
+  timestampS: number,
+  rawBody: RawBody,
+  secret: string,
+): Record<string, string> {
+  return {
+    [WEBHOOK_ID_HEADER]: messageId,
+    [WEBHOOK_TIMESTAMP_HEADER]: String(timestampS),
+    [WEBHOOK_SIGNATURE_HEADER]: `v1,${computeWebhookSignature(messageId, timestampS, rawBody, secret)}`,
+  };
 }
 
 /** Why a signature was refused. */
@@ -60,37 +106,45 @@ export interface VerifyOptions {
 }
 
 /**
- * Verifies a delivery: `header` (the `Compactor-Signature` value) must hold a timestamp and a `v1`
- * signature of `rawBody` under `secret`, the timestamp no further than `toleranceS` from `now`.
- * @returns the signature's timestamp, unix seconds.
- * @throws {WebhookSignatureError} `malformed` (no header, no `t=`, no `v1=`), `mismatch` (no `v1`
- *   matches: another body or another secret), or `stale` (a timestamp outside the tolerance).
+ * Verifies a delivery: `headers` must hold a `webhook-id`, a `webhook-timestamp` and a
+ * `webhook-signature` with a `v1` signature of the id, the timestamp and `rawBody` under `secret`,
+ * the timestamp no further than `toleranceS` from `now`. Signatures are compared in constant time.
+ * @returns the delivery's id (dedupe by it) and the signature's timestamp, unix seconds.
+ * @throws {WebhookSignatureError} `malformed` (a header missing, a timestamp that is not a number,
+ *   no `v1,` signature), `mismatch` (no `v1` matches: another body, id, timestamp or secret), or
+ *   `stale` (a timestamp outside the tolerance).
  */
 export function verifyWebhookSignature(
   rawBody: RawBody,
-  header: string | null | undefined,
+  headers: WebhookHeaders,
   secret: string,
   options: VerifyOptions = {},
-): { timestamp: number } {
+): { id: string; timestamp: number } {
   const toleranceS = options.toleranceS ?? DEFAULT_TOLERANCE_S;
   const now = options.now ?? Date.now();
-  if (!header) throw new WebhookSignatureError('malformed', `no ${SIGNATURE_HEADER} header`);
-  let timestamp: number | null = null;
-  const signatures: string[] = [];
-  for (const part of header.split(',')) {
-    const at = part.indexOf('=');
-    const key = part.slice(0, at).trim();
-    const value = part.slice(at + 1).trim();
-    if (key === 't' && /^\d{1,12}$/.test(value)) timestamp = Number(value);
-    else if (key === 'v1' && value !== '') signatures.push(value);
+  const id = header(headers, WEBHOOK_ID_HEADER);
+  const timestampText = header(headers, WEBHOOK_TIMESTAMP_HEADER);
+  const signatureText = header(headers, WEBHOOK_SIGNATURE_HEADER);
+  const missing = [
+    [WEBHOOK_ID_HEADER, id],
+    [WEBHOOK_TIMESTAMP_HEADER, timestampText],
+    [WEBHOOK_SIGNATURE_HEADER, signatureText],
+  ].find(([, value]) => !value)?.[0];
+  if (missing || !id || !timestampText || !signatureText) {
+    throw new WebhookSignatureError('malformed', `no ${missing} header`);
   }
-  if (timestamp === null) {
-    throw new WebhookSignatureError('malformed', `${SIGNATURE_HEADER} has no t=<unix seconds> timestamp`);
+  if (!/^\d{1,12}$/.test(timestampText.trim())) {
+    throw new WebhookSignatureError('malformed', `${WEBHOOK_TIMESTAMP_HEADER} is not unix seconds`);
   }
+  const timestamp = Number(timestampText.trim());
+  const signatures = signatureText
+    .split(' ')
+    .filter((s) => s.startsWith('v1,'))
+    .map((s) => s.slice(3));
   if (signatures.length === 0) {
-    throw new WebhookSignatureError('malformed', `${SIGNATURE_HEADER} has no v1=<hex HMAC-SHA256> signature`);
+    throw new WebhookSignatureError('malformed', `${WEBHOOK_SIGNATURE_HEADER} has no v1,<base64> signature`);
   }
-  const expected = Buffer.from(computeWebhookSignature(rawBody, secret, timestamp), 'utf8');
+  const expected = Buffer.from(computeWebhookSignature(id, timestamp, rawBody, secret), 'utf8');
   const matches = signatures.some((s) => {
     const given = Buffer.from(s, 'utf8');
     return given.length === expected.length && timingSafeEqual(given, expected);
@@ -98,17 +152,26 @@ export function verifyWebhookSignature(
   if (!matches) {
     throw new WebhookSignatureError(
       'mismatch',
-      `${SIGNATURE_HEADER} does not match the body: the body was changed (verify the raw body, before ` +
-        'parsing it) or it was signed with another secret',
+      `${WEBHOOK_SIGNATURE_HEADER} does not match: the body, id or timestamp was changed (verify the ` +
+        'raw body, before parsing it) or it was signed with another secret',
     );
   }
   const skewS = Math.floor(now / 1000) - timestamp;
   if (Math.abs(skewS) > toleranceS) {
     throw new WebhookSignatureError(
       'stale',
-      `${SIGNATURE_HEADER} timestamp ${timestamp} is ${Math.abs(skewS)} s ${skewS > 0 ? 'old' : 'in the future'}, ` +
+      `${WEBHOOK_TIMESTAMP_HEADER} ${timestamp} is ${Math.abs(skewS)} s ${skewS > 0 ? 'old' : 'in the future'}, ` +
         `beyond the tolerance of ${toleranceS} s: a replayed delivery, or a clock that is off`,
     );
   }
-  return { timestamp };
+  return { id, timestamp };
+}
+
+/** One header's value (the first, when repeated), by its lower-case name. */
+function header(headers: WebhookHeaders, name: string): string | undefined {
+  if (typeof headers.get === 'function') return headers.get(name) ?? undefined;
+  const record = headers as Record<string, string | string[] | undefined>;
+  const key = Object.keys(record).find((k) => k.toLowerCase() === name);
+  const value = key === undefined ? undefined : record[key];
+  return Array.isArray(value) ? value[0] : value;
 }

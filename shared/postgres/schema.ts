@@ -383,14 +383,18 @@ export const webhookDeliveries = pgTable(
   {
     id: uuid('id').notNull().defaultRandom(),
     tenantId: text('tenant_id').notNull(),
-    /** The event's id: the id of the compaction it tells (the `Compactor-Event-Id` header). */
+    /** The event's id: the id of the compaction it tells (`webhook-id` is derived from it and the tenant). */
     eventId: uuid('event_id').notNull(),
     /** 1 for the first attempt, then 2, 3, ... (BullMQ's retries). */
     attempt: integer('attempt').notNull(),
     url: text('url').notNull(),
     /** The HTTP status of the response; null when none came (timeout, refused connection). */
     statusCode: integer('status_code'),
-    /** Why the attempt failed; null when delivered. */
+    /**
+     * Why the attempt failed, for the operator: its class (`timed out`, `connection failed`,
+     * `refused by address policy`; `HTTP <status>`) then `: ` and the detail; null when delivered.
+     * Tenants are shown the class alone (`tenantDeliveryError`).
+     */
     error: text('error'),
     /** From sending the request to the end of the response (or the failure), ms. */
     durationMs: integer('duration_ms').notNull(),

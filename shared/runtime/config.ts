@@ -2,6 +2,7 @@
  * The one place that reads `process.env`. Parsed once with zod; a bad value stops start-up with a
  * message naming the variable. Everything else receives the typed {@link Config}.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from '../contract/errors.ts';
 import { DEFAULT_HISTORY_PARTITIONS, MAX_HISTORY_PARTITIONS } from '../postgres/partitions.ts';
@@ -76,6 +77,41 @@ function parseTenantTokens(text: string, ctx: z.RefinementCtx): TenantToken[] {
       return z.NEVER;
     }
     out.push({ tenantId, token });
+  }
+  return out;
+}
+
+/**
+ * `COMPACTOR_WEBHOOK_ALLOWED_HOSTS`: comma-separated host names, IP addresses and CIDR ranges
+ * (`hooks.corp.example,10.20.0.0/16,127.0.0.1`), lower-cased; an entry that is none of them is
+ * refused, naming it.
+ */
+function parseAllowedHosts(text: string, ctx: z.RefinementCtx): string[] {
+  const out: string[] = [];
+  for (const raw of text.split(',')) {
+    const entry = raw
+      .trim()
+      .toLowerCase()
+      .replace(/^\[|\]$/g, '');
+    if (entry === '') continue;
+    const [address, bits, extra] = entry.split('/');
+    const kind = isIP(address ?? '');
+    const valid =
+      bits === undefined
+        ? kind !== 0 ||
+          /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/.test(entry)
+        : kind !== 0 &&
+          extra === undefined &&
+          /^\d{1,3}$/.test(bits) &&
+          Number(bits) <= (kind === 4 ? 32 : 128);
+    if (!valid) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${raw.trim()}" is not a host name, an IP address or a CIDR range (10.0.0.0/8)`,
+      });
+      return z.NEVER;
+    }
+    out.push(entry);
   }
   return out;
 }
@@ -155,10 +191,16 @@ export const envSchema = z.object({
     .max(120_000, 'must be at most 120,000 ms (two minutes)')
     .default(10_000),
   COMPACTOR_WEBHOOK_BACKOFF_MS: ms(10_000),
+  COMPACTOR_WEBHOOK_ALLOWED_HOSTS: z.string().transform(parseAllowedHosts).optional(),
+  COMPACTOR_WEBHOOK_ALLOW_HTTP: z
+    .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+    .transform((v) => v === 'true' || v === '1')
+    .default(false),
   COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
   COMPACTOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   COMPACTOR_METRICS_PORT: port().optional(),
-  COMPACTOR_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  COMPACTOR_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  COMPACTOR_METRICS_TOKEN: secret().optional(),
   COMPACTOR_DASHBOARD_PORT: port().default(3000),
   COMPACTOR_DASHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
   COMPACTOR_DASHBOARD_TOKEN: secret().optional(),
@@ -244,9 +286,19 @@ export interface Config {
    * as the one before (BullMQ's exponential backoff), over 8 attempts in all.
    */
   webhookBackoffMs: number;
+  /**
+   * Where webhooks may point beyond public https receivers (`COMPACTOR_WEBHOOK_ALLOWED_HOSTS`,
+   * `COMPACTOR_WEBHOOK_ALLOW_HTTP`); see worker/outbound/webhook-targets.ts. Optional so that a
+   * config built in code may leave it out (then: public https only).
+   */
+  webhookTargets?: { allowedHosts: string[]; allowHttp: boolean } | undefined;
   logLevel: z.infer<typeof envSchema>['COMPACTOR_LOG_LEVEL'];
-  /** The worker's /metrics, /healthz, /readyz server; port null: off. */
-  metrics: { port: number | null; host: string };
+  /**
+   * The worker's /metrics, /healthz, /readyz server; port null: off. On loopback by default; bound
+   * elsewhere it needs `token` (`COMPACTOR_METRICS_TOKEN`), the bearer token /metrics and /readyz's
+   * details then ask for (worker/http/metrics-server.ts).
+   */
+  metrics: { port: number | null; host: string; token?: string | undefined };
   /** `compactor dashboard`: where it listens and who may use it. */
   dashboard: DashboardConfig;
   /**
@@ -353,8 +405,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,
     webhookTimeoutMs: e.COMPACTOR_WEBHOOK_TIMEOUT_MS,
     webhookBackoffMs: e.COMPACTOR_WEBHOOK_BACKOFF_MS,
+    webhookTargets: {
+      allowedHosts: e.COMPACTOR_WEBHOOK_ALLOWED_HOSTS ?? [],
+      allowHttp: e.COMPACTOR_WEBHOOK_ALLOW_HTTP,
+    },
     logLevel: e.COMPACTOR_LOG_LEVEL,
-    metrics: { port: e.COMPACTOR_METRICS_PORT ?? null, host: e.COMPACTOR_METRICS_HOST },
+    metrics: {
+      port: e.COMPACTOR_METRICS_PORT ?? null,
+      host: e.COMPACTOR_METRICS_HOST,
+      token: e.COMPACTOR_METRICS_TOKEN,
+    },
     dashboard: {
       port: e.COMPACTOR_DASHBOARD_PORT,
       host: e.COMPACTOR_DASHBOARD_HOST,

@@ -2,13 +2,16 @@
  * The Python client of `examples/python/` (standard library only), run with `python3` against a
  * live `compactor api` process and a worker: create, an idempotent append resent, the context,
  * an event, compact-and-wait, the smaller context, a refused request naming its field, delete.
+ * And its webhook verifier, on headers compactor's delivery code signs.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { webhookHeaders } from '../../producer/webhook-signature.ts';
+import { newWebhookSecret, webhookMessageId } from '../../shared/contract/webhooks.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -17,6 +20,19 @@ import { killAllChildren, startCompactor } from '../support/processes.ts';
 const run = promisify(execFile);
 const ctx = useIntegration();
 const EXAMPLE = fileURLToPath(new URL('../../examples/python/agent_session.py', import.meta.url));
+const VERIFIER = fileURLToPath(new URL('../../examples/python/webhook_verify.py', import.meta.url));
+
+/** Runs the Python verifier on one delivery (JSON on its stdin); what it printed. */
+async function pythonVerifies(delivery: { body: string; headers: Record<string, string>; secret: string }) {
+  const child = spawn('python3', [VERIFIER], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+  });
+  child.stdin.end(JSON.stringify(delivery));
+  await new Promise((resolve) => child.on('close', resolve));
+  return JSON.parse(out) as { id?: string; error?: string };
+}
 
 afterAll(killAllChildren);
 
@@ -77,4 +93,20 @@ describe('the Python client', () => {
            + (select count(*) from append_requests where tenant_id = 'acme') as n`;
     expect(Number(left?.n)).toBe(0);
   }, 90_000);
+
+  it('verifies a delivery signed as Standard Webhooks, and refuses a changed id or body', async () => {
+    const secret = newWebhookSecret();
+    const id = webhookMessageId('acme', '0b9a3f0e-6a54-4f5e-9a51-0d3c7c0f6a11');
+    const body = JSON.stringify({ type: 'session.compacted', note: 'naïve ✓' });
+    const headers = webhookHeaders(id, Math.floor(Date.now() / 1000), body, secret);
+    expect(await pythonVerifies({ body, headers, secret })).toEqual({ id });
+    expect(
+      await pythonVerifies({ body, headers: { ...headers, 'webhook-id': 'msg_other' }, secret }),
+    ).toEqual({
+      error: 'mismatch',
+    });
+    expect(await pythonVerifies({ body: `${body} `, headers, secret })).toEqual({ error: 'mismatch' });
+    const old = webhookHeaders(id, Math.floor(Date.now() / 1000) - 400, body, secret);
+    expect(await pythonVerifies({ body, headers: old, secret })).toEqual({ error: 'stale' });
+  });
 });

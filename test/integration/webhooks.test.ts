@@ -1,6 +1,7 @@
 /**
  * Signed webhooks end to end on real Redis, Postgres, BullMQ and HTTP: a receiver (node:http on a
- * free port) that checks each delivery with `verifyWebhookSignature` as a tenant's service would;
+ * free port of 127.0.0.1, which the operator's allow-list of this file lets webhooks reach, over
+ * http) that checks each delivery with `verifyWebhookSignature` as a tenant's service would;
  * compactions applied by the worker; deliveries by the webhook worker, retried by BullMQ with the
  * small backoff this file configures, and every attempt in `webhook_deliveries`.
  */
@@ -12,14 +13,16 @@ import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
 import {
-  EVENT_ID_HEADER,
-  SIGNATURE_HEADER,
   verifyWebhookSignature,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
   WebhookSignatureError,
 } from '../../producer/webhook-signature.ts';
 import { jobIdOf, SESSION_EVENTS_QUEUE, sessionCompactedEventSchema } from '../../shared/contract/events.ts';
-import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
+import { WEBHOOKS_QUEUE, webhookMessageId } from '../../shared/contract/webhooks.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { webhookAgents } from '../../worker/outbound/webhook-targets.ts';
 import { watchWebhookPresence } from '../../worker/postgres/webhook-presence.ts';
 import { deliveriesOf, removeWebhook, setWebhook } from '../../worker/postgres/webhooks.ts';
 import { postWebhook } from '../../worker/queue/webhook-delivery.ts';
@@ -30,7 +33,15 @@ import { REDIS_URL } from '../support/env.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
-const ctx = useIntegration({ config: { webhookBackoffMs: 100 } });
+/** The operator's allow-list for this file's local receiver (as COMPACTOR_WEBHOOK_* spell it). */
+const targets = { allowedHosts: ['127.0.0.1'], allowHttp: true };
+const ctx = useIntegration({ config: { webhookBackoffMs: 100, webhookTargets: targets } });
+/** The CLI's environment with the same allow-list. */
+const cliEnv = () => ({
+  ...ctx.cliEnv,
+  COMPACTOR_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+  COMPACTOR_WEBHOOK_ALLOW_HTTP: 'true',
+});
 
 /** One request the receiver got: the raw body, its headers, and what verification said. */
 interface Received {
@@ -61,7 +72,7 @@ function receive(request: IncomingMessage, response: ServerResponse) {
     const body = Buffer.concat(chunks).toString('utf8');
     let verdict = 'ok';
     try {
-      verifyWebhookSignature(body, request.headers['compactor-signature'] as string, secrets.get(path) ?? '');
+      verifyWebhookSignature(body, request.headers, secrets.get(path) ?? '');
     } catch (error) {
       verdict = error instanceof WebhookSignatureError ? error.reason : String(error);
     }
@@ -119,7 +130,7 @@ async function delivered(tenantId: string, eventId: string) {
 
 describe('webhooks', () => {
   it('delivers each applied compaction once, signed over the session.compacted body', async () => {
-    const set = await runCli(['webhook', 'set', '--tenant', 'hooked', '--url', `${base}/ok`], ctx.cliEnv);
+    const set = await runCli(['webhook', 'set', '--tenant', 'hooked', '--url', `${base}/ok`], cliEnv());
     expect(set.code, set.stderr).toBe(0);
     const stored = JSON.parse(set.stdout);
     expect(stored).toMatchObject({ tenantId: 'hooked', url: `${base}/ok`, enabled: true });
@@ -135,8 +146,10 @@ describe('webhooks', () => {
     const [delivery] = got as [Received];
     expect(delivery.verdict).toBe('ok');
     expect(delivery.headers['content-type']).toBe('application/json');
-    expect(delivery.headers[EVENT_ID_HEADER.toLowerCase()]).toBe(id);
-    expect(delivery.headers[SIGNATURE_HEADER.toLowerCase()]).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(delivery.headers[WEBHOOK_ID_HEADER]).toBe(webhookMessageId('hooked', id));
+    expect(delivery.headers[WEBHOOK_TIMESTAMP_HEADER]).toMatch(/^\d+$/);
+    expect(delivery.headers[WEBHOOK_SIGNATURE_HEADER]).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(delivery.headers['compactor-signature']).toBeUndefined();
     // The body is the session.compacted event a BullMQ consumer gets on session-events.
     const event = sessionCompactedEventSchema.parse(JSON.parse(delivery.body));
     const published = new Queue(SESSION_EVENTS_QUEUE, { connection: ctx.redis, prefix: ctx.prefix });
@@ -153,15 +166,14 @@ describe('webhooks', () => {
     });
 
     // A tampered body, or a signature replayed later, does not verify.
-    const header = delivery.headers['compactor-signature'] as string;
     const tampered = delivery.body.replace('"sessionId":"h1"', '"sessionId":"h2"');
     expect(tampered).not.toBe(delivery.body);
-    expect(() => verifyWebhookSignature(tampered, header, stored.secret)).toThrow(
+    expect(() => verifyWebhookSignature(tampered, delivery.headers, stored.secret)).toThrow(
       expect.objectContaining({ reason: 'mismatch' }),
     );
-    const t = Number(/t=(\d+)/.exec(header)?.[1]);
+    const t = Number(delivery.headers[WEBHOOK_TIMESTAMP_HEADER]);
     expect(() =>
-      verifyWebhookSignature(delivery.body, header, stored.secret, { now: (t + 301) * 1000 }),
+      verifyWebhookSignature(delivery.body, delivery.headers, stored.secret, { now: (t + 301) * 1000 }),
     ).toThrow(expect.objectContaining({ reason: 'stale' }));
 
     // Telling the same event again adds no second job.
@@ -182,7 +194,7 @@ describe('webhooks', () => {
     expect(rows).toMatchObject([
       { attempt: 1, statusCode: 204, delivered: true, error: null, url: `${base}/ok` },
     ]);
-    const show = await runCli(['webhook', 'show', '--tenant', 'hooked'], ctx.cliEnv);
+    const show = await runCli(['webhook', 'show', '--tenant', 'hooked'], cliEnv());
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).not.toContain(stored.secret);
     expect(JSON.parse(show.stdout)).toMatchObject({
@@ -192,12 +204,14 @@ describe('webhooks', () => {
   });
 
   it('retries a failing receiver: delivered on attempt 3, every attempt recorded', async () => {
-    const secret = 'flaky-receiver-secret-0123456789';
+    const secret = `whsec_${Buffer.from('flaky-receiver-secret-0123456789').toString('base64')}`;
     secrets.set('/flaky', secret);
-    const { generatedSecret } = await setWebhook(ctx.tdb.database.db, 'flaky', {
-      url: `${base}/flaky`,
-      secret,
-    });
+    const { generatedSecret } = await setWebhook(
+      ctx.tdb.database.db,
+      'flaky',
+      { url: `${base}/flaky`, secret },
+      { targets },
+    );
     expect(generatedSecret).toBeNull();
 
     const id = await compacted('flaky', 'f1');
@@ -210,7 +224,9 @@ describe('webhooks', () => {
       ['ok', 200],
     ]);
     expect(new Set(got.map((r) => r.body)).size).toBe(1);
-    expect(new Set(got.map((r) => r.headers[EVENT_ID_HEADER.toLowerCase()]))).toEqual(new Set([id]));
+    expect(new Set(got.map((r) => r.headers[WEBHOOK_ID_HEADER]))).toEqual(
+      new Set([webhookMessageId('flaky', id)]),
+    );
     const rows = await deliveriesOf(ctx.tdb.database.db, 'flaky', { eventId: id });
     expect(rows.reverse()).toMatchObject([
       { attempt: 1, statusCode: 503, delivered: false, error: 'HTTP 503 Service Unavailable' },
@@ -223,7 +239,7 @@ describe('webhooks', () => {
     const none = await compacted('silent', 's1');
     const disabled = await runCli(
       ['webhook', 'set', '--tenant', 'paused', '--url', `${base}/ok`, '--disable'],
-      ctx.cliEnv,
+      cliEnv(),
     );
     expect(disabled.code, disabled.stderr).toBe(0);
     expect(JSON.parse(disabled.stdout)).toMatchObject({ enabled: false });
@@ -244,9 +260,9 @@ describe('webhooks', () => {
     expect(await deliveriesOf(ctx.tdb.database.db, 'silent')).toEqual([]);
     expect(await deliveriesOf(ctx.tdb.database.db, 'paused')).toEqual([]);
 
-    const removed = await runCli(['webhook', 'remove', '--tenant', 'paused'], ctx.cliEnv);
+    const removed = await runCli(['webhook', 'remove', '--tenant', 'paused'], cliEnv());
     expect(removed.code, removed.stderr).toBe(0);
-    const again = await runCli(['webhook', 'remove', '--tenant', 'paused'], ctx.cliEnv);
+    const again = await runCli(['webhook', 'remove', '--tenant', 'paused'], cliEnv());
     expect([again.code, again.stderr]).toEqual([
       1,
       'compactor webhook remove: no webhook for tenant "paused"; nothing deleted\n',
@@ -254,11 +270,18 @@ describe('webhooks', () => {
   });
 
   it('counts a timeout and a refused connection as failed attempts, with what happened', async () => {
-    const attempt = { secret: 'x'.repeat(16), eventId: randomUUID(), body: '{}' };
+    const agents = webhookAgents(targets);
+    ctx.onTeardown(async () => agents.destroy());
+    const attempt = {
+      secret: 'x'.repeat(16),
+      messageId: webhookMessageId('t', randomUUID()),
+      body: '{}',
+      targets: { policy: targets, agents },
+    };
     expect(await postWebhook({ ...attempt, url: `${base}/slow`, timeoutMs: 200 })).toMatchObject({
       delivered: false,
       statusCode: null,
-      error: 'no response within 200 ms',
+      error: 'timed out: no response within 200 ms',
     });
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -269,7 +292,7 @@ describe('webhooks', () => {
     ).toMatchObject({
       delivered: false,
       statusCode: null,
-      error: expect.stringMatching(/^request failed: ECONNREFUSED/),
+      error: expect.stringMatching(/^connection failed: ECONNREFUSED/),
     });
   });
 

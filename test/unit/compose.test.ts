@@ -127,6 +127,7 @@ describe('docker-compose.yml', () => {
       expect(config.redisUrl).toBe('redis://redis:6379');
       expect(service(name).image).toBe('compactor:local');
     }
-    expect(loadConfig(env('worker')).metrics).toEqual({ port: 9464, host: '0.0.0.0' });
+    // Loopback by default; exposing it to the network is the operator's choice, with a token.
+    expect(loadConfig(env('worker')).metrics).toEqual({ port: 9464, host: '127.0.0.1', token: undefined });
   });
 });

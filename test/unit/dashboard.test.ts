@@ -48,7 +48,7 @@ describe('dashboard configuration', () => {
         { tenantId: 'tenant:with:colon', token: 'other-token-0123456789' },
       ],
     });
-    expect(config.metrics).toEqual({ port: 9464, host: '0.0.0.0' });
+    expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1', token: undefined });
     expect(loadConfig({}).metrics.port).toBeNull();
   });
 

@@ -73,6 +73,11 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_WEBHOOK_BACKOFF_MS: {
     description: 'ms before the first retry of a failed webhook delivery (then doubling, 8 attempts)',
   },
+  COMPACTOR_WEBHOOK_ALLOWED_HOSTS: {
+    description: 'host names, IPs and CIDR ranges webhooks may reach though internal (comma-separated)',
+    unset: 'unset: public addresses only',
+  },
+  COMPACTOR_WEBHOOK_ALLOW_HTTP: { description: 'true: webhook URLs may be http:// (default https only)' },
   COMPACTOR_LOG_LEVEL: {
     description: 'fatal, error, warn, info, debug, trace or silent (JSON logs on stderr)',
   },
@@ -80,7 +85,13 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
     description: 'worker serves /metrics, /healthz, /readyz on this port (0: any free one)',
     unset: 'unset: off',
   },
-  COMPACTOR_METRICS_HOST: { description: 'address of the metrics server' },
+  COMPACTOR_METRICS_HOST: {
+    description: 'address of the metrics server (not loopback: COMPACTOR_METRICS_TOKEN is required)',
+  },
+  COMPACTOR_METRICS_TOKEN: {
+    description: 'bearer token of /metrics and /readyz details, 16+ characters',
+    unset: 'unset: /metrics open on loopback, /readyz without details',
+  },
   COMPACTOR_DASHBOARD_PORT: { description: 'port of compactor dashboard (--port overrides)' },
   COMPACTOR_DASHBOARD_HOST: { description: 'address of compactor dashboard (--host overrides)' },
   COMPACTOR_DASHBOARD_TOKEN: {

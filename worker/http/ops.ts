@@ -1,11 +1,14 @@
 /**
  * The operations endpoints every long-running compactor process serves: `/healthz` (the process
  * is up), `/readyz` (Redis and Postgres answer) and `/metrics` (Prometheus text format), and the
- * small HTTP listener the worker runs them on when `COMPACTOR_METRICS_PORT` is set.
+ * small HTTP listener the worker runs them on when `COMPACTOR_METRICS_PORT` is set. `/readyz`
+ * tells anyone whether each dependency is ok; how long it took and why it failed (an error that
+ * can name hosts, ports and users) only a caller with the server's credential sees, and the
+ * server's log gets each failure once, when a dependency's state changes.
  */
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Readiness } from '../observability/health.ts';
@@ -16,24 +19,56 @@ export interface OpsDeps {
   ready: () => Promise<Readiness>;
   /** Guards `/metrics` (the dashboard asks for admin credentials); absent: open. */
   metricsGuard?: MiddlewareHandler[];
+  /**
+   * Whether the request holds the credential that may see `/readyz`'s details (each check's ms and
+   * error); absent: nobody does.
+   */
+  mayReadDetails?: (c: Context) => boolean | Promise<boolean>;
+  /** Where a dependency's failure (with its error) and recovery are logged, once per change. */
+  logger?: Logger;
 }
 
 /** The three routes, mountable on any Hono app. */
 export function opsRoutes(deps: OpsDeps): Hono {
   const app = new Hono();
+  const logChange = stateLogger(deps.logger);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     const readiness = await deps.ready();
-    return c.json(
-      { status: readiness.ready ? 'ready' : 'not ready', ...readiness },
-      readiness.ready ? 200 : 503,
-    );
+    logChange(readiness);
+    const shown = (await deps.mayReadDetails?.(c)) ? readiness : withoutDetails(readiness);
+    return c.json({ status: readiness.ready ? 'ready' : 'not ready', ...shown }, readiness.ready ? 200 : 503);
   });
   for (const guard of deps.metricsGuard ?? []) app.use('/metrics', guard);
   app.get('/metrics', async (c) =>
     c.body(await deps.registry.metrics(), 200, { 'content-type': deps.registry.contentType }),
   );
   return app;
+}
+
+/** `readiness` with each check's `ok` alone. */
+function withoutDetails(readiness: Readiness): Readiness {
+  const checks = Object.fromEntries(
+    Object.entries(readiness.checks).map(([name, check]) => [name, { ok: check.ok }]),
+  ) as unknown as Readiness['checks'];
+  return { ready: readiness.ready, checks };
+}
+
+/**
+ * Logs each dependency's change of state: a failure at warn with its error (the details `/readyz`
+ * hides), a recovery at info. Nothing while the state stays, however often the probe runs.
+ */
+function stateLogger(logger: Logger | undefined): (readiness: Readiness) => void {
+  const last = new Map<string, boolean>();
+  return (readiness) => {
+    for (const [name, check] of Object.entries(readiness.checks)) {
+      const was = last.get(name);
+      last.set(name, check.ok);
+      if (was === check.ok || (was === undefined && check.ok)) continue;
+      if (check.ok) logger?.info({ dependency: name, ms: check.ms }, 'readiness check ok again');
+      else logger?.warn({ dependency: name, ms: check.ms, err: check.error }, 'readiness check failed');
+    }
+  };
 }
 
 /** A listening HTTP server. */

@@ -11,6 +11,12 @@ import { describeZodError, idSchema } from '../../shared/contract/events.ts';
 import { newWebhookSecret, webhookSecretSchema, webhookUrlSchema } from '../../shared/contract/webhooks.ts';
 import { type Db, executePrepared } from '../../shared/postgres/db.ts';
 import { type WebhookDeliveryRow, webhookDeliveries, webhooks } from '../../shared/postgres/schema.ts';
+import {
+  assertWebhookTarget,
+  type HostLookup,
+  STRICT_WEBHOOK_TARGETS,
+  type WebhookTargetPolicy,
+} from '../outbound/webhook-targets.ts';
 
 /** A tenant's webhook as shown to people: everything but the secret. */
 export interface Webhook {
@@ -36,20 +42,32 @@ export interface WebhookInput {
  */
 export const WEBHOOKS_CHANNEL = 'compactor_webhooks';
 
+/** Where {@link setWebhook} lets a URL point. */
+export interface WebhookTargetOptions {
+  /** The operator's address policy; default {@link STRICT_WEBHOOK_TARGETS} (public https only). */
+  targets?: WebhookTargetPolicy;
+  /** Resolves host names for the check (tests hand in their own); default `dns.lookup`. */
+  lookup?: HostLookup;
+}
+
 /**
  * Stores the tenant's webhook (one per tenant: a second call replaces the URL, and the secret when
- * one is given).
+ * one is given). The URL must pass the address policy (worker/outbound/webhook-targets.ts): https,
+ * no internal address or name, nor a name resolving to one, unless the operator allows it.
  * @returns the webhook, and the secret when it was generated now (to be shown once), else null.
- * @throws {InvalidInputError} naming the bad tenant id, URL or secret; nothing is written.
+ * @throws {InvalidInputError} naming the bad tenant id, URL or secret, or the address policy's
+ *   refusal (`WebhookTargetError`); nothing is written.
  */
 export async function setWebhook(
   db: Db,
   tenantId: string,
   input: WebhookInput,
+  options: WebhookTargetOptions = {},
 ): Promise<{ webhook: Webhook; generatedSecret: string | null }> {
   checkTenant(tenantId);
   const url = valid(webhookUrlSchema, input.url, 'url');
   const given = input.secret === undefined ? null : valid(webhookSecretSchema, input.secret, 'secret');
+  await assertWebhookTarget(url, options.targets ?? STRICT_WEBHOOK_TARGETS, options.lookup);
   const generated = newWebhookSecret();
   const [row] = await db.execute<{ inserted: boolean } & Record<string, unknown>>(sql`
     with up as (

@@ -4,12 +4,21 @@
  * applies; a webhook removed or disabled since ends the job without a request), makes one attempt,
  * records it in `webhook_deliveries`, and throws unless the receiver answered 2xx, so BullMQ
  * retries it with exponential backoff, 8 attempts in all. Receivers may see an event more than once
- * (a lost response, a crash after the POST): they dedupe by `Compactor-Event-Id`.
+ * (a lost response, a crash after the POST): they dedupe by `webhook-id`, which is derived from the
+ * tenant and the compaction id and signed. Every request goes through the operator's address policy
+ * (worker/outbound/webhook-targets.ts), checked again as it connects.
  */
+import type { LookupFunction } from 'node:net';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { describeZodError } from '../../shared/contract/events.ts';
-import { WEBHOOK_ATTEMPTS, WEBHOOKS_QUEUE, webhookJobSchema } from '../../shared/contract/webhooks.ts';
+import {
+  WEBHOOK_ATTEMPTS,
+  WEBHOOKS_QUEUE,
+  webhookJobSchema,
+  webhookMessageId,
+} from '../../shared/contract/webhooks.ts';
 import { duplicateConnection } from '../../shared/runtime/redis.ts';
+import { STRICT_WEBHOOK_TARGETS, webhookAgents } from '../outbound/webhook-targets.ts';
 import { recordDelivery, webhookForDelivery } from '../postgres/webhooks.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { postWebhook } from './webhook-delivery.ts';
@@ -26,6 +35,8 @@ export interface WebhookJobResult {
 export interface WebhookWorkerOptions {
   /** Deliveries at once. Default 8. */
   concurrency?: number;
+  /** Resolves receivers' host names for each connection; default `dns.lookup` (tests hand in their own). */
+  lookup?: LookupFunction;
 }
 
 /** A running webhook worker. */
@@ -37,12 +48,15 @@ export interface WebhookWorker {
 
 /**
  * Starts a webhook worker on `services` (their Redis duplicated, their Postgres pool shared; they
- * are not closed by it). Requests time out after `config.webhookTimeoutMs`.
+ * are not closed by it). Requests time out after `config.webhookTimeoutMs` and reach only what
+ * `config.webhookTargets` allows (default: public https receivers).
  */
 export function startWebhookWorker(services: Services, options: WebhookWorkerOptions = {}): WebhookWorker {
   const { config, logger } = services;
   const db = services.database.db;
   const connection = duplicateConnection(services.redis);
+  const policy = config.webhookTargets ?? STRICT_WEBHOOK_TARGETS;
+  const targets = { policy, agents: webhookAgents(policy) };
   const deliver = async (job: Job): Promise<WebhookJobResult> => {
     const parsed = webhookJobSchema.safeParse(job.data);
     if (!parsed.success)
@@ -54,7 +68,14 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
       logger.info({ tenantId, eventId }, 'webhook removed or disabled since the event; nothing sent');
       return { delivered: false, attempt, statusCode: null };
     }
-    const outcome = await postWebhook({ ...webhook, eventId, body, timeoutMs: config.webhookTimeoutMs });
+    const outcome = await postWebhook({
+      ...webhook,
+      messageId: webhookMessageId(tenantId, eventId),
+      body,
+      timeoutMs: config.webhookTimeoutMs,
+      targets,
+      lookup: options.lookup,
+    });
     try {
       await recordDelivery(db, { tenantId, eventId, attempt, url: webhook.url, ...outcome });
     } catch (error) {
@@ -96,7 +117,11 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
   return {
     worker,
     close: (force = false) => {
-      closing ??= runAll(logger, [() => worker.close(force), () => connection.quit()]);
+      closing ??= runAll(logger, [
+        () => worker.close(force),
+        () => connection.quit(),
+        async () => targets.agents.destroy(),
+      ]);
       return closing;
     },
   };

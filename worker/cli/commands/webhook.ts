@@ -1,5 +1,6 @@
 /** `compactor webhook set|show|remove`: a tenant's signed webhook for `session.compacted`. */
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
+import { tenantDeliveryError } from '../../../shared/contract/webhooks.ts';
 import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { deliveriesOf, getWebhook, removeWebhook, setWebhook } from '../../postgres/webhooks.ts';
 import {
@@ -37,20 +38,25 @@ const setCommand: Command = {
     url: {
       type: 'string',
       value: 'URL',
-      description: 'where to POST each event (http or https)',
+      description: 'where to POST each event (https; no internal address unless allowed)',
       required: true,
     },
     secret: {
       type: 'string',
       value: 'S',
-      description: 'the signing secret, 16+ printable characters (default: generated for a new webhook)',
+      description:
+        'the signing secret, whsec_ and 24-64 bytes in base64 (default: generated for a new webhook)',
     },
     disable: { type: 'boolean', description: 'store it disabled: no deliveries until set again without it' },
   },
   notes: [
-    'After each applied compaction the worker POSTs the session.compacted event as JSON, signed in',
-    'Compactor-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> (Stripe\'s scheme;',
-    'verifyWebhookSignature in producer/webhook-signature.ts checks it), and retries anything but a 2xx.',
+    'After each applied compaction the worker POSTs the session.compacted event as JSON, signed as',
+    'Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of',
+    '"<id>.<timestamp>.<body>"> (any Standard Webhooks library, or verifyWebhookSignature, checks it), and',
+    'retries anything but a 2xx. The URL must be https and reach a public address: loopback, private,',
+    'link-local (metadata) and other internal addresses, local names and names resolving to them are',
+    'refused, here and at each delivery, unless COMPACTOR_WEBHOOK_ALLOWED_HOSTS names the host',
+    '(COMPACTOR_WEBHOOK_ALLOW_HTTP=true allows http).',
     'Without --secret a new webhook gets a generated secret, printed once here and never shown again; an',
     'existing webhook keeps its secret. One webhook per tenant: set replaces the URL.',
   ],
@@ -58,11 +64,12 @@ const setCommand: Command = {
   async run(args, context) {
     const tenantId = text(args, 'tenant');
     const { webhook, generatedSecret } = await withDatabase(context, (db) =>
-      setWebhook(db, tenantId, {
-        url: text(args, 'url'),
-        secret: optionalText(args, 'secret'),
-        enabled: !flag(args, 'disable'),
-      }),
+      setWebhook(
+        db,
+        tenantId,
+        { url: text(args, 'url'), secret: optionalText(args, 'secret'), enabled: !flag(args, 'disable') },
+        { targets: context.config().webhookTargets },
+      ),
     );
     context.stdout.write(
       `${JSON.stringify({ ...webhook, ...(generatedSecret ? { secret: generatedSecret } : {}) })}\n`,
@@ -79,19 +86,34 @@ const setCommand: Command = {
 const showCommand: Command = {
   name: 'webhook show',
   summary: "print the tenant's webhook (never its secret) and its latest delivery attempts as JSON",
-  options: { tenant: TENANT_OPTION },
+  options: {
+    tenant: TENANT_OPTION,
+    detail: {
+      type: 'boolean',
+      description: "the operator's view: each failure's address and system error (not for the tenant)",
+    },
+  },
   notes: [
     `One JSON object: the URL, whether it is enabled, when it was set, and the last ${RECENT_DELIVERIES} delivery`,
-    'attempts (event id, attempt, status code, error, ms, delivered), newest first.',
+    'attempts (event id, attempt, status code, error, ms, delivered), newest first. The error is what a',
+    'tenant may be shown: HTTP <status>, timed out, connection failed or refused by address policy, never',
+    'an address, port or system error; --detail shows those (the webhook_deliveries record).',
   ],
-  examples: ['compactor webhook show --tenant acme'],
+  examples: ['compactor webhook show --tenant acme', 'compactor webhook show --tenant acme --detail'],
   async run(args, context) {
     const tenantId = text(args, 'tenant');
+    const detail = flag(args, 'detail');
     const shown = await withDatabase(context, async (db) => {
       const webhook = await getWebhook(db, tenantId);
       if (!webhook) return null;
       const recent = await deliveriesOf(db, tenantId, { limit: RECENT_DELIVERIES });
-      return { ...webhook, recentDeliveries: recent.map(({ tenantId: _t, id: _i, ...d }) => d) };
+      return {
+        ...webhook,
+        recentDeliveries: recent.map(({ tenantId: _t, id: _i, ...d }) => ({
+          ...d,
+          error: detail ? d.error : tenantDeliveryError(d),
+        })),
+      };
     });
     if (!shown) throw new InvalidInputError(`no webhook for tenant "${tenantId}"`);
     context.stdout.write(`${JSON.stringify(shown)}\n`);

@@ -1,6 +1,6 @@
 /** `compactor worker`: processes compaction jobs until SIGTERM/SIGINT. */
 import { describeDatabaseError } from '../../../shared/postgres/errors.ts';
-import { startMetricsServer } from '../../http/metrics-server.ts';
+import { assertMetricsExposure, startMetricsServer } from '../../http/metrics-server.ts';
 import { createWorkerMetrics } from '../../observability/metrics.ts';
 import { migrateDatabase, migrateOptionsOf } from '../../postgres/migrate.ts';
 import { startSweepService } from '../../queue/sweep.ts';
@@ -28,6 +28,8 @@ export const workerCommand: Command = {
   async run(args, context) {
     const concurrency = positiveInt(args, 'concurrency', 4);
     const c = context.config();
+    // Before anything starts: an exposed metrics server without a token is refused.
+    if (c.metrics.port !== null) assertMetricsExposure(c.metrics);
     const logger = context.logger(c.logLevel);
     const starting = new AbortController();
     const stopStarting = () => starting.abort();
@@ -54,7 +56,11 @@ export const workerCommand: Command = {
     const ops =
       metricsPort === null
         ? null
-        : await startMetricsServer(services, metrics, { port: metricsPort, host: metricsHost });
+        : await startMetricsServer(services, metrics, {
+            port: metricsPort,
+            host: metricsHost,
+            token: c.metrics.token,
+          });
     if (ops) logger.info({ url: ops.url }, 'metrics, /healthz and /readyz listening');
     logger.info(
       {

@@ -54,6 +54,7 @@ import {
   hasCredentials,
   type Principal,
 } from '../dashboard/auth.ts';
+import { loopbackOnly } from '../loopback-guard.ts';
 import { ApiError, fieldOfMessage, parseInput, sessionNotFound } from './errors.ts';
 import { requestHash } from './idempotency.ts';
 import { keyHandlers } from './key-handlers.ts';
@@ -94,6 +95,13 @@ export interface ApiOptions {
   authThrottle?: AuthThrottleOptions;
   /** Largest request body, bytes (default 10 MiB); larger: 413. */
   maxBodyBytes?: number;
+  /**
+   * Started as `--insecure` (no credentials, on loopback): only a loopback `Host`, and writes only
+   * from this server's loopback `Origin`, are answered; 403 otherwise (DNS rebinding,
+   * worker/http/loopback-guard.ts). Leave it off when mounting the API behind your own
+   * authentication.
+   */
+  loopbackOnly?: boolean;
   /**
    * Where the app is mounted (`/compactor` for `app.route('/compactor', api)`): the server URL
    * the OpenAPI document gives, so its paths resolve. Default `/`.
@@ -139,6 +147,16 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     c.header('x-content-type-options', 'nosniff');
     c.header('cache-control', 'no-store');
   });
+
+  // Open (--insecure): this machine's Host and Origin only, against DNS rebinding (loopback-guard.ts).
+  if (open && options.loopbackOnly) {
+    app.use(
+      '*',
+      loopbackOnly((message) =>
+        Response.json(new ApiError('permission_error', message).body(), { status: 403 }),
+      ),
+    );
+  }
 
   app.get(OPENAPI_PATH, (c) => {
     document ??= openApiDocument(options.basePath ? { basePath: options.basePath } : {});

@@ -40,6 +40,7 @@ export async function startApi(
     {
       credentials,
       maxBodyBytes: config.api?.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES,
+      loopbackOnly: options.insecure,
     },
   );
   const cleanup = () => runAll(logger, [() => producer.close(), () => services.close()]);

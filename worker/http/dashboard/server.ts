@@ -7,11 +7,13 @@
  * - `/`: the landing page (landing-page.ts): every tenant for the admin, its own for a tenant;
  * - `/sessions`, `/sessions/:sessionId`: the server-rendered pages (page.ts), and
  *   `/sessions/:sessionId/compactions/:compactionId`: one compaction (details-page.ts);
- * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators).
+ * - `/metrics` (admin), `/healthz` and `/readyz` (open, for orchestrators; `/readyz` names only
+ *   which dependency is not ready, its durations and errors are for the admin).
  * Everything but the health checks needs credentials (auth.ts): reads the scope context:read,
  * writes sessions:compact, Bull Board and /metrics an admin credential with the scope admin; a
  * client whose credentials failed 10 times in a minute gets 429. Cross-site writes are refused by
- * an Origin check, and the pages run under a nonce-based Content-Security-Policy.
+ * an Origin check, and the pages run under a nonce-based Content-Security-Policy. Without
+ * credentials (`--insecure`), only loopback `Host` and `Origin` values are answered (DNS rebinding).
  */
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
@@ -29,6 +31,7 @@ import { SWEEP_QUEUE } from '../../queue/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import { serverCredentials } from '../credentials.ts';
+import { loopbackOnly } from '../loopback-guard.ts';
 import { type Listening, listenOwning, opsRoutes } from '../ops.ts';
 import { type ApiDeps, apiRoutes, compactionId, ownCompaction, ownSession } from './api.ts';
 import { BOOTSTRAP_ADMIN, type Credentials, hasCredentials, type Principal } from './auth.ts';
@@ -68,6 +71,12 @@ export interface DashboardOptions {
   credentials: Credentials;
   /** How failed authentication is throttled per client (default: 10 per minute). */
   authThrottle?: AuthThrottleOptions;
+  /**
+   * Started as `--insecure` (no credentials, on loopback): only a loopback `Host`, and writes only
+   * from this server's loopback `Origin`, are answered; 403 otherwise (DNS rebinding,
+   * worker/http/loopback-guard.ts).
+   */
+  loopbackOnly?: boolean;
 }
 
 /** What the app needs besides its options. */
@@ -163,10 +172,28 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     throw new HttpError(403, `this credential lacks the scope "${scope}"`);
   };
 
+  // Open (--insecure): this machine's Host and Origin only, against DNS rebinding (loopback-guard.ts).
+  if (open && options.loopbackOnly)
+    app.use(
+      '*',
+      loopbackOnly((message) => errorResponse(403, message)),
+    );
   // Health checks answer without credentials; /metrics needs the admin.
   app.route(
     '/',
-    opsRoutes({ registry: deps.metrics.registry, ready: deps.ready, metricsGuard: [auth, adminOnly] }),
+    opsRoutes({
+      registry: deps.metrics.registry,
+      ready: deps.ready,
+      metricsGuard: [auth, adminOnly],
+      logger: deps.logger,
+      // /readyz's details (ms, errors) for the admin only.
+      // Through the throttle: a token guessed at /readyz counts as any failed authentication.
+      mayReadDetails: async (c) => {
+        if (open) return true;
+        const admitted = await admit(c);
+        return admitted.ok && admitted.principal.role === 'admin';
+      },
+    }),
   );
   app.use('*', auth);
   app.use('*', sameOriginWrites);
@@ -307,6 +334,9 @@ function errorResponse(status: HttpError['status'], message: string): Response {
 /**
  * Refuses writes (anything but GET/HEAD/OPTIONS) sent by a page of another site: browsers send
  * `Origin` (and `Sec-Fetch-Site`) on those, and resend cached basic-auth credentials with them.
+ * Comparing `Origin` with `Host` holds only where credentials are needed (a page rebinding its own
+ * name to this server has none to send); an open server checks `Host` and `Origin` against its
+ * loopback origins first (loopback-guard.ts).
  */
 const sameOriginWrites: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   if (!['GET', 'HEAD', 'OPTIONS'].includes(c.req.method)) {
@@ -372,7 +402,7 @@ export async function startDashboard(
       ready: () => probe.check(),
       logger,
     },
-    { readOnly: options.readOnly, credentials },
+    { readOnly: options.readOnly, credentials, loopbackOnly: options.insecure },
   );
   const cleanup = () =>
     runAll(logger, [
