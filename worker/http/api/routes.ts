@@ -81,19 +81,25 @@ export const API_ROUTES = {
         headers: { [REPLAYED_HEADER]: '"true" when this answers a repeated Idempotency-Key.' },
       },
     },
-    errors: ['not_found_error', 'idempotency_error', 'request_too_large', 'unsupported_media_type_error'],
+    errors: [
+      'not_found_error',
+      'conflict_error',
+      'idempotency_error',
+      'request_too_large',
+      'unsupported_media_type_error',
+    ],
   },
   runCompleted: {
     method: 'post',
     path: '/v1/events/run-completed',
     summary: 'Enqueue session.run.completed',
     description:
-      'Enqueues the event on the BullMQ queue "compaction", as the producer does: the same eventId twice is a no-op, and events for a session with a waiting job coalesce into it. Its tenantId must be the tenant of the request.',
+      'Enqueues the event on the BullMQ queue "compaction", as the producer does: the same eventId twice is a no-op, and events for a session with a waiting job coalesce into it. Its tenantId must be the tenant of the request, and its sessionId a session of that tenant (404 otherwise).',
     tenantScoped: true,
     headers: tenantHeaderSchema,
     body: { schema: runCompletedEventSchema.meta({ title: 'RunCompletedEvent' }), required: true },
     responses: { 202: { description: 'Enqueued.', schema: enqueuedSchema } },
-    errors: ['request_too_large', 'unsupported_media_type_error', 'unavailable_error'],
+    errors: ['not_found_error', 'request_too_large', 'unsupported_media_type_error', 'unavailable_error'],
   },
   getContext: {
     method: 'get',
