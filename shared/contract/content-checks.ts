@@ -47,13 +47,18 @@ export interface InputProblem {
  * @param field the name the problem gives the document (`body`, a file and line).
  * @returns null when it nests no deeper.
  */
-export function jsonDepthProblem(text: string, field: string, maxDepth = MAX_JSON_DEPTH): InputProblem | null {
+export function jsonDepthProblem(
+  text: string,
+  field: string,
+  maxDepth = MAX_JSON_DEPTH,
+): InputProblem | null {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (inString) {
-      if (code === 0x5c) i++; // a backslash: the next character is escaped
+      if (code === 0x5c)
+        i++; // a backslash: the next character is escaped
       else if (code === 0x22) inString = false;
       continue;
     }

@@ -79,7 +79,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     stalledInterval: services.config.stalledIntervalMs,
     maxStalledCount: 2,
   });
-  worker.on('error', (error) => services.logger.error({ err: error.message }, 'worker error'));
+  services.redisState.watch(worker, 'worker');
   worker.on('failed', (job, error) => {
     // attemptsMade already counts this attempt; an UnrecoverableError is never retried.
     const final = !job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);

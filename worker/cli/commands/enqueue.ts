@@ -11,6 +11,7 @@ import {
   TENANT_OPTION,
   text,
 } from '../command.ts';
+import { jsonLine } from '../format.ts';
 
 export const enqueueCommand: Command = {
   name: 'enqueue',
@@ -26,7 +27,7 @@ export const enqueueCommand: Command = {
     strategy: { type: 'string', value: 'X', description: 'strategy for this run, over the policy' },
   },
   notes: [
-    "The session must exist for the tenant: an unknown one is refused (exit 1) before anything is",
+    'The session must exist for the tenant: an unknown one is refused (exit 1) before anything is',
     'enqueued, rather than failed later by a worker.',
   ],
   examples: ['compactor enqueue --tenant acme --session run-42 --strategy slidingWindow:50'],
@@ -54,7 +55,7 @@ export const enqueueCommand: Command = {
         occurredAt: new Date().toISOString(),
         strategy,
       });
-      context.stdout.write(`${JSON.stringify(result)}\n`);
+      context.stdout.write(`${jsonLine(result)}\n`);
       return 0;
     } finally {
       await producer.close();

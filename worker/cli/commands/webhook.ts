@@ -11,6 +11,7 @@ import {
   TENANT_OPTION,
   text,
 } from '../command.ts';
+import { jsonLine } from '../format.ts';
 
 /** Delivery attempts `webhook show` lists. */
 const RECENT_DELIVERIES = 5;
@@ -65,7 +66,7 @@ const setCommand: Command = {
       }),
     );
     context.stdout.write(
-      `${JSON.stringify({ ...webhook, ...(generatedSecret ? { secret: generatedSecret } : {}) })}\n`,
+      `${jsonLine({ ...webhook, ...(generatedSecret ? { secret: generatedSecret } : {}) })}\n`,
     );
     if (generatedSecret) {
       context.stderr.write(
@@ -94,7 +95,7 @@ const showCommand: Command = {
       return { ...webhook, recentDeliveries: recent.map(({ tenantId: _t, id: _i, ...d }) => d) };
     });
     if (!shown) throw new InvalidInputError(`no webhook for tenant "${tenantId}"`);
-    context.stdout.write(`${JSON.stringify(shown)}\n`);
+    context.stdout.write(`${jsonLine(shown)}\n`);
     return 0;
   },
 };
@@ -112,7 +113,7 @@ const removeCommand: Command = {
     const tenantId = text(args, 'tenant');
     const removed = await withDatabase(context, (db) => removeWebhook(db, tenantId));
     if (!removed) throw new InvalidInputError(`no webhook for tenant "${tenantId}"; nothing deleted`);
-    context.stdout.write(`${JSON.stringify(removed)}\n`);
+    context.stdout.write(`${jsonLine(removed)}\n`);
     return 0;
   },
 };

@@ -31,6 +31,7 @@ import {
   appendRequestSchema,
   createSessionRequestSchema,
 } from '../../../shared/contract/api.ts';
+import { jsonDepthProblem } from '../../../shared/contract/content-checks.ts';
 import {
   CompactionFailedError,
   IdempotencyKeyReusedError,
@@ -40,7 +41,6 @@ import {
   SessionNotFoundError,
   ToolUseIdTakenError,
 } from '../../../shared/contract/errors.ts';
-import { jsonDepthProblem } from '../../../shared/contract/content-checks.ts';
 import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
 import type { Db } from '../../../shared/postgres/db.ts';
 import { sessions } from '../../../shared/postgres/schema.ts';
