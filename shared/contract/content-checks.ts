@@ -107,11 +107,17 @@ function fieldOf(visit: Visit, root: string, upToDepth = Number.POSITIVE_INFINIT
  */
 export function contentProblem(content: unknown, where: string): InputProblem | null {
   const root = `${where}.content`;
-  return valueProblem(content, root) ?? thinkingProblem(content, root);
+  return jsonValueProblem(content, root) ?? thinkingProblem(content, root);
 }
 
-/** {@link contentProblem}'s walk: nesting, characters and JSON values, at any depth. */
-function valueProblem(content: unknown, root: string): InputProblem | null {
+/**
+ * The first problem with a value stored as JSON (message content, tool definitions): nesting past
+ * {@link MAX_JSON_DEPTH} (the value itself is level 1 when it is an object or array), a NUL or
+ * unpaired surrogate in any string or key, or a value JSON cannot carry.
+ * @param root the value's field name; deeper fields are named below it (`root[1].input.path`).
+ * @returns null when it can be stored.
+ */
+export function jsonValueProblem(content: unknown, root: string): InputProblem | null {
   const stack: Array<Visit | { leave: object }> = [{ value: content, parent: null, key: '', depth: 0 }];
   const onPath = new Set<object>();
   while (stack.length > 0) {
