@@ -35,7 +35,7 @@ export function assertTools(tools: unknown): asserts tools is ToolUnion[] {
       throw new InvalidInputError(`tools[${i}].name: must be a non-empty string`);
     if (names.has(name))
       throw new InvalidInputError(`tools[${i}].name: "${printable(name)}" is declared twice`);
-    const problem = jsonValueProblem(tool, `tools[${i}]`);
+    const problem = jsonValueProblem(tool, `tools[${i}]`, 1);
     if (problem) throw new InvalidInputError(`${problem.field}: ${problem.message}`);
     names.add(name);
   });

@@ -115,9 +115,11 @@ export function contentProblem(content: unknown, where: string): InputProblem | 
  * {@link MAX_JSON_DEPTH} (the value itself is level 1 when it is an object or array), a NUL or
  * unpaired surrogate in any string or key, or a value JSON cannot carry.
  * @param root the value's field name; deeper fields are named below it (`root[1].input.path`).
+ * @param depthNamed how many levels below `root` a nesting problem names (default 2: the field of
+ *   a block in a list of blocks, `root[1].input`); deeper keys would only repeat the nesting.
  * @returns null when it can be stored.
  */
-export function jsonValueProblem(content: unknown, root: string): InputProblem | null {
+export function jsonValueProblem(content: unknown, root: string, depthNamed = 2): InputProblem | null {
   const stack: Array<Visit | { leave: object }> = [{ value: content, parent: null, key: '', depth: 0 }];
   const onPath = new Set<object>();
   while (stack.length > 0) {
@@ -141,7 +143,7 @@ export function jsonValueProblem(content: unknown, root: string): InputProblem |
     if (typeof value !== 'object') return at(`a ${typeof value} is not a JSON value`);
     if (top.depth >= MAX_JSON_DEPTH) {
       return {
-        field: fieldOf(top, root, 2),
+        field: fieldOf(top, root, depthNamed),
         message: `nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays (the limit)`,
       };
     }
