@@ -9,8 +9,8 @@
  * the same after it as before.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApiApp } from '../../worker/http/api/index.ts';
-import { type Listening, listen } from '../../worker/http/ops.ts';
+import type { Listening } from '../../worker/http/ops.ts';
+import { serveApi } from '../support/api-server.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration();
@@ -363,22 +363,15 @@ function cases(): Case[] {
         // An id that cannot be decoded (no UTF-8 form) stays encoded, and no session has it.
         ...(id.includes('\uD800') ? { status: 404 } : { status: 400, field: 'id' }),
       });
-    all.push({
-      name: `event: a session id with ${what}`,
-      method: 'POST',
-      path: '/v1/events/run-completed',
-      body: event({ sessionId: id }),
-      status: 400,
-      field: 'sessionId',
-    });
-    all.push({
-      name: `event: an event id with ${what}`,
-      method: 'POST',
-      path: '/v1/events/run-completed',
-      body: event({ eventId: id }),
-      status: 400,
-      field: 'eventId',
-    });
+    for (const field of ['sessionId', 'eventId'])
+      all.push({
+        name: `event: ${field} with ${what}`,
+        method: 'POST',
+        path: '/v1/events/run-completed',
+        body: event({ [field]: id }),
+        status: 400,
+        field,
+      });
   }
   for (const [what, message, field, pattern] of BAD_MESSAGES) {
     all.push({
@@ -757,20 +750,7 @@ async function written(): Promise<Record<string, number>> {
 }
 
 beforeAll(async () => {
-  const app = createApiApp(
-    { db: ctx.tdb.database.db, producer: ctx.producer },
-    {
-      credentials: {
-        adminToken: undefined,
-        adminUser: undefined,
-        adminPassword: undefined,
-        tenantTokens: Object.entries(TOKENS).map(([tenantId, token]) => ({ tenantId, token })),
-      },
-      maxBodyBytes: MAX_BODY,
-    },
-  );
-  server = await listen(app, 0, '127.0.0.1');
-  ctx.onTeardown(() => server.close());
+  server = await serveApi(ctx, TOKENS, { maxBodyBytes: MAX_BODY });
   // acme's session: a tool call that a compaction archives, then one that stays live.
   const { createSession, appendMessages } = await import('../../producer/index.ts');
   const db = ctx.tdb.database.db;
