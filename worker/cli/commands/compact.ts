@@ -284,7 +284,7 @@ export const compactCommand: Command = {
       try {
         outcome = await withRetries(
           () => runCompaction(deps, request),
-          (line) => context.stderr.write(`${line}\n`),
+          (line) => context.stderr.write(`${terminalText(line)}\n`),
         );
       } catch (thrown) {
         // Retries used up: as a job's last attempt, the strategy's fallback summarizer, else a failed
