@@ -24,7 +24,7 @@ import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import { storableText } from '../shared/contract/unicode.ts';
 import type { Db } from '../shared/postgres/db.ts';
-import { archivedMessages, messages, sessions } from '../shared/postgres/schema.ts';
+import { messages, sessions } from '../shared/postgres/schema.ts';
 import {
   type AppendIdempotency,
   checkIdempotency,
@@ -405,8 +405,10 @@ function assertUniqueToolUseIds(normalized: readonly Normalized[]): void {
 }
 
 /**
- * Refuses appended `tool_use` ids that the session already holds, live or archived (a restore
- * brings archived messages back).
+ * Refuses appended `tool_use` ids that the session's live messages already hold: what the agent
+ * is sent next must hold each id once. Archived messages are not read (an archive grows without
+ * bound, and this runs under the session row lock); a restore that would bring an archived id back
+ * beside a live one is refused instead (worker/postgres/restore.ts).
  * @throws {ToolUseIdTakenError} naming the first such id's field.
  */
 async function assertToolUseIdsFree(
@@ -417,20 +419,17 @@ async function assertToolUseIdsFree(
 ): Promise<void> {
   const wanted = normalized.flatMap((m) => m.toolUseIdsAt ?? []);
   if (wanted.length === 0) return;
-  const ids = wanted.map((w) => w.id);
-  const overlapping = (table: typeof messages | typeof archivedMessages) =>
-    tx
-      .select({ ids: table.toolUseIds, seq: table.seq })
-      .from(table)
-      .where(
-        and(
-          eq(table.tenantId, tenantId),
-          eq(table.sessionId, sessionId),
-          sql`${table.toolUseIds} && ${sql.param(ids)}::text[]`,
-        ),
-      )
-      .limit(1);
-  const [held] = (await overlapping(messages)).concat(await overlapping(archivedMessages));
+  const [held] = await tx
+    .select({ ids: messages.toolUseIds, seq: messages.seq })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.tenantId, tenantId),
+        eq(messages.sessionId, sessionId),
+        sql`${messages.toolUseIds} && ${sql.param(wanted.map((w) => w.id))}::text[]`,
+      ),
+    )
+    .limit(1);
   if (!held) return;
   const taken = wanted.find((w) => held.ids.includes(w.id)) as ToolUseIdAt;
   throw new ToolUseIdTakenError(

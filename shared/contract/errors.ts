@@ -24,8 +24,8 @@ export class SessionNotFoundError extends InvalidInputError {
 }
 
 /**
- * An appended `tool_use` block reuses an id the session already holds (live or archived); nothing
- * was written. `field` names the block's id in the request (`messages[3].content[1].id`).
+ * An appended `tool_use` block reuses an id the session's live messages already hold; nothing was
+ * written. `field` names the block's id in the request (`messages[3].content[1].id`).
  */
 export class ToolUseIdTakenError extends InvalidInputError {
   override name = 'ToolUseIdTakenError';

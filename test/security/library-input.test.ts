@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { importTranscript } from '../../producer/import.ts';
 import { type AppendMessage, appendMessages, createSession, setSessionTools } from '../../producer/index.ts';
 import { InvalidInputError, ToolUseIdTakenError } from '../../shared/contract/errors.ts';
+import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { runCli } from '../support/cli.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -109,6 +110,41 @@ describe('appendMessages refuses what cannot be stored', () => {
     await expect(
       setSessionTools(db(), 'acme', 'lib', [{ name: 'f', input_schema: nested(5_000) } as never]),
     ).rejects.toThrow(/^tools\[0\]\.input_schema: nests deeper than 128 levels/);
+  });
+});
+
+describe('a restore that would repeat a tool_use id', () => {
+  it('is refused, naming the id and both seqs; the append that reused the archived id went through', async () => {
+    const call = (id: string) => toolUse(id, { path: 'a.ts' });
+    const result = (id: string): AppendMessage => ({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: id, content: 'export {}' }],
+    });
+    await createSession(db(), { tenantId: 'acme', sessionId: 'restored', messages: [] });
+    const turns: AppendMessage[] = [
+      { role: 'user', content: 'read a.ts' },
+      call('toolu_old'),
+      result('toolu_old'),
+    ];
+    for (let i = 0; i < 6; i++) turns.push({ role: i % 2 ? 'user' : 'assistant', content: `turn ${i}` } as AppendMessage);
+    await appendMessages(db(), 'acme', 'restored', turns);
+    const outcome = await ctx.compactInProcess({
+      tenantId: 'acme',
+      sessionId: 'restored',
+      strategy: { type: 'slidingWindow', maxMessages: 4 },
+    });
+    expect(outcome.row?.status).toBe('applied');
+    const [seq] = await appendMessages(db(), 'acme', 'restored', [call('toolu_old'), result('toolu_old')]);
+    const error = await restoreCompaction(db(), {
+      tenantId: 'acme',
+      sessionId: 'restored',
+      compactionId: outcome.row?.id as string,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as Error).message).toBe(
+      `compaction ${outcome.row?.id} cannot be restored: its message at seq 1 holds tool_use id "toolu_old", ` +
+        `which the live message at seq ${seq} holds since; a request may hold each tool_use id once`,
+    );
   });
 });
 
