@@ -53,9 +53,17 @@ export function isConnectionError(error: Error): boolean {
 /**
  * The state log of one Redis target.
  * @param redis the target as logs name it (no password).
- * @param now clock, ms (for how long the outage lasted).
+ * @param options.probe a command on the process's main connection that resolves once Redis
+ *   answers (a PING that waits for the reconnection): sent when the connection is lost, so the
+ *   outage ends in the log even when the client that failed is not the main one.
+ * @param options.now clock, ms (for how long the outage lasted).
  */
-export function redisStateLog(logger: Logger, redis: string, now: () => number = Date.now): RedisStateLog {
+export function redisStateLog(
+  logger: Logger,
+  redis: string,
+  options: { probe?: () => Promise<unknown>; now?: () => number } = {},
+): RedisStateLog {
+  const now = options.now ?? Date.now;
   let lostAt: number | null = null;
   let errors = 0;
   const log: RedisStateLog = {
@@ -71,6 +79,11 @@ export function redisStateLog(logger: Logger, redis: string, now: () => number =
       lostAt = now();
       errors = 1;
       logger.error({ state: 'lost', err: error.message, source, redis }, 'Redis connection error; retrying');
+      // A connection closed for good (shutdown) rejects: nothing to tell then.
+      options.probe?.().then(
+        () => log.ready(),
+        () => {},
+      );
     },
     ready() {
       if (lostAt === null) return;

@@ -99,7 +99,8 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     schema: config.databaseSchema,
   });
   const target = redisTargetOf(config);
-  const redisState = redisStateLog(logger, describeTarget(target));
+  // The probe runs on a lost connection, after `redis` exists: it waits for the reconnection.
+  const redisState = redisStateLog(logger, describeTarget(target), { probe: () => redis.ping() });
   const redis = createRedis(target, redisState);
   let closing: Promise<void> | undefined;
   // Jobs read policies from this cache; policy writes NOTIFY it (worker/queue/policy-cache.ts).
