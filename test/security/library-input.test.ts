@@ -126,7 +126,8 @@ describe('a restore that would repeat a tool_use id', () => {
       call('toolu_old'),
       result('toolu_old'),
     ];
-    for (let i = 0; i < 6; i++) turns.push({ role: i % 2 ? 'user' : 'assistant', content: `turn ${i}` } as AppendMessage);
+    for (let i = 0; i < 6; i++)
+      turns.push({ role: i % 2 ? 'user' : 'assistant', content: `turn ${i}` } as AppendMessage);
     await appendMessages(db(), 'acme', 'restored', turns);
     const outcome = await ctx.compactInProcess({
       tenantId: 'acme',
