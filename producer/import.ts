@@ -18,7 +18,7 @@ import {
 } from '../shared/contract/native-transcripts.ts';
 import { decodeTranscript, parseTranscript, TranscriptError } from '../shared/contract/transcript.ts';
 import type { Db } from '../shared/postgres/db.ts';
-import { type CreateSessionInput, createSession } from './sessions.ts';
+import { type CreateSessionInput, createSession, SessionExistsError } from './sessions.ts';
 
 export { TRANSCRIPT_FORMATS, type TranscriptFormat };
 
@@ -78,7 +78,8 @@ export function sessionIdOf(file: string): string {
  * `claude-code` formats) get seqs 0..n-1 in file order, their content stored exactly as the file
  * has it, and the time the file gives them; corpus-format messages keep their own seqs.
  * @throws {TranscriptError} naming the line and field when the file is malformed, with the format
- *   it was read in when that was detected (nothing written).
+ *   it was read in when that was detected, or naming the file and the message (`messages[3]...`)
+ *   when a message breaks the input rules (nothing written).
  * @throws {SessionExistsError} when the session exists already (nothing written).
  * @throws {InvalidInputError} when the tenant or session id is not a valid id, or the format is
  *   not one of {@link TRANSCRIPT_FORMATS} (nothing written).
@@ -110,6 +111,12 @@ export async function importTranscript(
     tenantId: options.tenantId,
     sessionId,
     messages,
+  }).catch((error: unknown) => {
+    // A message the input rules refuse (shared/contract/content-checks.ts): say which file.
+    if (error instanceof InvalidInputError && !(error instanceof SessionExistsError)) {
+      throw new TranscriptError(`${file}: ${error.message} (messages[i] is the file's i-th message)`);
+    }
+    throw error;
   });
   return { file, sessionId, format, detected, messageCount, tokenCount, ms: now() - started };
 }

@@ -143,7 +143,11 @@ export interface EnqueueResult {
 
 export interface Producer {
   /**
-   * Enqueues `session.run.completed`.
+   * Enqueues `session.run.completed`. It does not look the session up: the producer needs no
+   * database handle, and an agent service may write its sessions in a transaction of its own that
+   * commits after this call. An event for a session the tenant does not have is failed for good by
+   * the worker (no retry); the HTTP API and `compactor enqueue`, which read the database anyway,
+   * refuse it when it is sent (404, exit 1).
    * @throws {InvalidInputError} naming the bad field; nothing is enqueued.
    * @throws {Error} when Redis cannot be reached (fails fast; it does not queue in memory).
    */

@@ -6,10 +6,19 @@ import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messag
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { contentFacts, legacyContent, type StoredContent } from '../shared/contract/blocks.ts';
 import {
+  contentProblem,
+  duplicateToolUseId,
+  type InputProblem,
+  type ToolUseIdAt,
+  toolUseIdsAt,
+} from '../shared/contract/content-checks.ts';
+import {
   InvalidInputError,
+  printable,
   SessionContinuedError,
   SessionExistsError,
   SessionNotFoundError,
+  ToolUseIdTakenError,
 } from '../shared/contract/errors.ts';
 import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
@@ -121,8 +130,10 @@ export async function createSession(
   input: CreateSessionInput,
 ): Promise<{ messageCount: number; tokenCount: number }> {
   if (input.tools) assertTools(input.tools);
+  const normalized = input.messages.map((m, i) => normalize(m, `messages[${i}]`));
+  assertUniqueToolUseIds(normalized);
   const rows = input.messages.map((m, i) =>
-    toRow(input.tenantId, input.sessionId, m.seq, normalize(m, `messages[${i}]`)),
+    toRow(input.tenantId, input.sessionId, m.seq, normalized[i] as Normalized),
   );
   const tokenCount = rows.reduce((sum, r) => sum + r.tokenCount, 0);
   const lastSeq = rows.length > 0 ? (rows[rows.length - 1]?.seq ?? -1) : -1;
@@ -195,6 +206,7 @@ async function appendOnce(
   const { idempotency } = options;
   if (idempotency) checkIdempotency(idempotency);
   const normalized = newMessages.map((m, i) => ({ ...normalize(m, `messages[${i}]`), contextVersion }));
+  assertUniqueToolUseIds(normalized);
   const total = normalized.reduce((sum, m) => sum + m.tokenCount, 0);
   return db.transaction(async (tx) => {
     if (idempotency) {
@@ -222,6 +234,8 @@ async function appendOnce(
       if (!frozen) throw new SessionNotFoundError(tenantId, sessionId);
       throw new SessionContinuedError(sessionId, await liveSessionOf(tx, tenantId, sessionId));
     }
+    // Under the session row's lock (taken by the update above), so two appends cannot both add an id.
+    await assertToolUseIdsFree(tx, tenantId, sessionId, normalized);
     const first = row.lastSeq - newMessages.length + 1;
     const rows = normalized.map((m, i) => toRow(tenantId, sessionId, first + i, m));
     await insertBatches(tx, rows);
@@ -282,6 +296,8 @@ interface Normalized {
   pinned: boolean;
   createdAt: Date | null;
   contextVersion?: number | null;
+  /** Where each `tool_use` id of a native message is in the request (not stored). */
+  toolUseIdsAt?: ToolUseIdAt[];
 }
 
 const NATIVE_ROLES = new Set(['user', 'assistant', 'system']);
@@ -296,6 +312,13 @@ function normalize(
 ): Normalized {
   if (typeof m !== 'object' || m === null) throw new InvalidInputError(`${where}: expected a message object`);
   if ('kind' in m) {
+    const problem =
+      contentProblem(m.content, where) ??
+      ([m.toolCallId, m.toolName].some((v) => v !== undefined && v !== null && typeof v !== 'string')
+        ? { field: `${where}.toolCallId`, message: 'expected a string' }
+        : (contentProblem(m.toolCallId ?? '', `${where}.toolCallId`) ??
+          contentProblem(m.toolName ?? '', `${where}.toolName`)));
+    if (problem) throw invalid(problem);
     const contentBlocks = legacyContent({
       role: m.role,
       kind: m.kind,
@@ -345,6 +368,9 @@ function normalize(
       }
     });
   }
+  // Before anything walks the content (the rendering recurses, the driver serializes it).
+  const problem = contentProblem(content, where);
+  if (problem) throw invalid(problem);
   const facts = contentFacts(content as StoredContent);
   return {
     role: message.role as Role,
@@ -360,10 +386,60 @@ function normalize(
     tokenCount: options.tokenCount ?? facts.tokenCount,
     pinned: options.pinned ?? false,
     createdAt: options.createdAt ?? null,
+    toolUseIdsAt: toolUseIdsAt(content, where),
   };
 }
 
-function toRow(tenantId: string, sessionId: string, seq: number, m: Normalized) {
+function invalid({ field, message }: InputProblem): InvalidInputError {
+  return new InvalidInputError(`${field}: ${message}`);
+}
+
+/**
+ * Refuses a request whose native messages repeat a `tool_use` id (corpus-format rows are records
+ * of other frameworks, which reuse ids; they are kept as they are).
+ * @throws {InvalidInputError} naming the second block's id field.
+ */
+function assertUniqueToolUseIds(normalized: readonly Normalized[]): void {
+  const problem = duplicateToolUseId(normalized.flatMap((m) => m.toolUseIdsAt ?? []));
+  if (problem) throw invalid(problem);
+}
+
+/**
+ * Refuses appended `tool_use` ids that the session's live messages already hold: what the agent
+ * is sent next must hold each id once. Archived messages are not read (an archive grows without
+ * bound, and this runs under the session row lock); a restore that would bring an archived id back
+ * beside a live one is refused instead (worker/postgres/restore.ts).
+ * @throws {ToolUseIdTakenError} naming the first such id's field.
+ */
+async function assertToolUseIdsFree(
+  tx: Tx,
+  tenantId: string,
+  sessionId: string,
+  normalized: readonly Normalized[],
+): Promise<void> {
+  const wanted = normalized.flatMap((m) => m.toolUseIdsAt ?? []);
+  if (wanted.length === 0) return;
+  const [held] = await tx
+    .select({ ids: messages.toolUseIds, seq: messages.seq })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.tenantId, tenantId),
+        eq(messages.sessionId, sessionId),
+        sql`${messages.toolUseIds} && ${sql.param(wanted.map((w) => w.id))}::text[]`,
+      ),
+    )
+    .limit(1);
+  if (!held) return;
+  const taken = wanted.find((w) => held.ids.includes(w.id)) as ToolUseIdAt;
+  throw new ToolUseIdTakenError(
+    `${taken.field}: tool_use id "${printable(taken.id, 100)}" is already used in session "${printable(sessionId)}" (seq ${held.seq}); tool_use ids are unique within a session`,
+    taken.field,
+  );
+}
+
+function toRow(tenantId: string, sessionId: string, seq: number, normalized: Normalized) {
+  const { toolUseIdsAt: _where, ...m } = normalized;
   return {
     tenantId,
     sessionId,

@@ -7,7 +7,8 @@
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { and, eq } from 'drizzle-orm';
-import { InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
+import { jsonValueProblem } from '../shared/contract/content-checks.ts';
+import { InvalidInputError, printable, SessionNotFoundError } from '../shared/contract/errors.ts';
 import type { Db } from '../shared/postgres/db.ts';
 import { sessions } from '../shared/postgres/schema.ts';
 
@@ -15,8 +16,10 @@ import { sessions } from '../shared/postgres/schema.ts';
 export const MAX_SESSION_TOOLS = 1_000;
 
 /**
- * Checks declared tools: an array of objects, each with a non-empty string `name`, names unique.
- * The definitions are otherwise stored as given (the API, not compactor, judges a schema).
+ * Checks declared tools: an array of objects, each with a non-empty string `name`, names unique,
+ * and plain JSON that can be stored (shared/contract/content-checks.ts: nesting, NUL, unpaired
+ * surrogates). The definitions are otherwise stored as given (the API, not compactor, judges a
+ * schema).
  * @throws {InvalidInputError} naming the first bad entry.
  */
 export function assertTools(tools: unknown): asserts tools is ToolUnion[] {
@@ -30,7 +33,10 @@ export function assertTools(tools: unknown): asserts tools is ToolUnion[] {
       throw new InvalidInputError(`tools[${i}]: must be a tool definition object`);
     if (typeof name !== 'string' || name.trim() === '')
       throw new InvalidInputError(`tools[${i}].name: must be a non-empty string`);
-    if (names.has(name)) throw new InvalidInputError(`tools[${i}].name: "${name}" is declared twice`);
+    if (names.has(name))
+      throw new InvalidInputError(`tools[${i}].name: "${printable(name)}" is declared twice`);
+    const problem = jsonValueProblem(tool, `tools[${i}]`, 1);
+    if (problem) throw new InvalidInputError(`${problem.field}: ${problem.message}`);
     names.add(name);
   });
 }

@@ -19,7 +19,22 @@ export class InvalidInputError extends Error {
 export class SessionNotFoundError extends InvalidInputError {
   override name = 'SessionNotFoundError';
   constructor(tenantId: string, sessionId: string) {
-    super(`session "${sessionId}" not found for tenant "${tenantId}"`);
+    super(`session "${printable(sessionId)}" not found for tenant "${printable(tenantId)}"`);
+  }
+}
+
+/**
+ * An appended `tool_use` block reuses an id the session's live messages already hold; nothing was
+ * written. `field` names the block's id in the request (`messages[3].content[1].id`).
+ */
+export class ToolUseIdTakenError extends InvalidInputError {
+  override name = 'ToolUseIdTakenError';
+  constructor(
+    message: string,
+    /** The request field that holds the id. */
+    readonly field: string,
+  ) {
+    super(message);
   }
 }
 
@@ -39,9 +54,10 @@ export class SessionContinuedError extends InvalidInputError {
     /** The newest session of the lineage: where the conversation goes on. */
     readonly liveSessionId: string,
   ) {
+    const live = printable(liveSessionId);
     super(
-      `session "${sessionId}" continued in session "${liveSessionId}" after a newSession compaction and ` +
-        `takes no more messages: append to "${liveSessionId}" (appendToLiveSession follows the lineage)`,
+      `session "${printable(sessionId)}" continued in session "${live}" after a newSession compaction and ` +
+        `takes no more messages: append to "${live}" (appendToLiveSession follows the lineage)`,
     );
   }
 }

@@ -36,3 +36,32 @@ export function storableText(text: string): string {
   }
   return from === 0 ? text : out + text.slice(from);
 }
+
+/** A character Postgres cannot store (see {@link unstorableAt}). */
+export interface UnstorableCharacter {
+  /** Where it is, in UTF-16 code units from the start. */
+  index: number;
+  /** `U+0000` or the surrogate's code, e.g. `U+D83D`. */
+  code: string;
+  /** What it is, in words. */
+  what: 'a NUL character' | 'an unpaired surrogate';
+}
+
+/**
+ * The first character of `text` that neither Postgres `text` nor `jsonb` can store: NUL (U+0000)
+ * or a surrogate half without its partner (which is no Unicode character and has no UTF-8 form).
+ * @returns null when every character can be stored.
+ */
+export function unstorableAt(text: string): UnstorableCharacter | null {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0) return { index: i, code: 'U+0000', what: 'a NUL character' };
+    if (code < 0xd800 || code > 0xdfff) continue;
+    if (isHighSurrogate(code) && i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1))) {
+      i++;
+      continue;
+    }
+    return { index: i, code: `U+${code.toString(16).toUpperCase()}`, what: 'an unpaired surrogate' };
+  }
+  return null;
+}

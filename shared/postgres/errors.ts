@@ -5,7 +5,12 @@
  * postgres.js gives Postgres's SQLSTATE as `code`, and Node's socket errors `code`, `errno`,
  * `address`, `port`).
  */
-import { DatabaseError } from '../contract/errors.ts';
+import {
+  DatabaseError,
+  RateLimitedError,
+  SummarizerConfigError,
+  TransientError,
+} from '../contract/errors.ts';
 
 /** Where the error happened: the `DATABASE_URL` in use, to name host, port, database and user. */
 export interface DatabaseErrorContext {
@@ -39,13 +44,23 @@ const CONNECTION_CODES = new Set([
  * The database error inside `error`, as a {@link DatabaseError} whose message is one line: the cause
  * and what to do. Looks through drizzle's query wrapper (`cause`) and Node's `AggregateError` (a
  * host name with several addresses). A DatabaseError is returned as is.
- * @returns null when `error` is no Postgres or connection error (the caller reports it as it is).
+ * @returns null when `error` is no Postgres or connection error, or is another dependency's (the
+ *   Messages API's: {@link TransientError}, {@link RateLimitedError}, {@link SummarizerConfigError}),
+ *   which the caller reports as it is.
  */
 export function describeDatabaseError(
   error: unknown,
   context: DatabaseErrorContext = {},
 ): DatabaseError | null {
   if (error instanceof DatabaseError) return error;
+  // Another dependency's error, classified where it was thrown: a connection refused by the
+  // Messages API is not the database's, whatever its cause chain holds.
+  if (
+    error instanceof TransientError ||
+    error instanceof RateLimitedError ||
+    error instanceof SummarizerConfigError
+  )
+    return null;
   const found = findDriverError(error);
   if (!found) return null;
   const code = typeof found.code === 'string' ? found.code : '';

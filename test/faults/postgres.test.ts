@@ -69,11 +69,12 @@ describe('Postgres faults', () => {
     const real = new URL(s.tdb.url);
     const away = new URL(s.tdb.url);
     away.port = String(port);
-    const w = s.startWorker({ databaseUrl: away.toString() });
+    // At debug level every attempt is logged; only a change of state at error or info level.
+    const w = s.startWorker({ databaseUrl: away.toString(), env: { COMPACTOR_LOG_LEVEL: 'debug' } });
 
     const retries = await waitFor(async () => {
       const lines = w.logs().filter((l) => l.msg.endsWith('is not reachable; retrying'));
-      return lines.length >= 2 ? lines : undefined;
+      return lines.length >= 3 ? lines : undefined;
     }, 20_000);
     expect(retries[0]?.msg).toBe(`Postgres at ${redactUrl(w.databaseUrl)} is not reachable; retrying`);
     expect(retries[0]?.err).toBe(
@@ -85,6 +86,11 @@ describe('Postgres faults', () => {
     const proxy = await startTcpProxy(port, { host: real.hostname, port: Number(real.port || 5432) });
     s.onCleanup(() => proxy.close());
     await logged(w, 'worker started');
+    // Told once when unreachable and once when reachable, whatever the attempts in between.
+    const unreachable = w.logs().filter((l) => l.msg.endsWith('is not reachable; retrying'));
+    expect(unreachable.filter((l) => l.level >= 50)).toHaveLength(1);
+    expect(w.logs().find((l) => l.msg.endsWith(' is reachable'))).toMatchObject({ state: 'restored' });
+    expect(w.rawStderr()).toEqual([]);
     expect(await s.completed(jobId)).toMatchObject({ status: 'applied' });
     expect((await s.rowsFor(eventId)).map((r) => r.status)).toEqual(['applied']);
     await s.expectInvariants();

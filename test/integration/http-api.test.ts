@@ -13,6 +13,7 @@ import { pruneAppendRequests } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { createApiApp } from '../../worker/http/api/index.ts';
 import { type Listening, listen } from '../../worker/http/ops.ts';
+import { serveApi } from '../support/api-server.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration();
@@ -26,20 +27,7 @@ const MAX_BODY = 64 * 1024;
 let server: Listening;
 
 beforeAll(async () => {
-  const app = createApiApp(
-    { db: ctx.tdb.database.db, producer: ctx.producer },
-    {
-      credentials: {
-        adminToken: ADMIN_TOKEN,
-        adminUser: undefined,
-        adminPassword: undefined,
-        tenantTokens: Object.entries(TOKENS).map(([tenantId, token]) => ({ tenantId, token })),
-      },
-      maxBodyBytes: MAX_BODY,
-    },
-  );
-  server = await listen(app, 0, '127.0.0.1');
-  ctx.onTeardown(() => server.close());
+  server = await serveApi(ctx, TOKENS, { adminToken: ADMIN_TOKEN, maxBodyBytes: MAX_BODY });
 });
 
 interface Answer {

@@ -3,6 +3,7 @@
  * command's spec in commands/), runs it and turns what it throws into an exit code:
  * 0 done, 1 failed (the error is printed; a database error as its cause and what to do), 2 bad usage (one line: what is wrong, where to look).
  */
+
 import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
 import { describeDatabaseError } from '../../shared/postgres/errors.ts';
@@ -34,7 +35,7 @@ import { sessionsGroup } from './commands/sessions.ts';
 import { sweepCommand } from './commands/sweep.ts';
 import { webhookGroup } from './commands/webhook.ts';
 import { workerCommand } from './commands/worker.ts';
-import { closest } from './format.ts';
+import { closest, terminalText } from './format.ts';
 import { commandHelp, groupHelp, packageInfo, topHelp } from './help.ts';
 
 /** Every command, in the order `compactor --help` lists them. */
@@ -146,7 +147,9 @@ async function run(command: Command, args: string[], io: CommandIo, env: NodeJS.
     const database = describeDatabaseError(error, { url: config?.databaseUrl });
     const expected = database ? database.hint !== null : EXPECTED_ERRORS.some((c) => error instanceof c);
     const message = database?.message ?? (error instanceof Error ? error.message : String(error));
-    io.stderr.write(`${where}: ${expected ? message : `failed: ${message}`}\n`);
+    // Messages quote ids and stored text: escaped, so none can act on the terminal.
+    const shown = terminalText(message);
+    io.stderr.write(`${where}: ${expected ? shown : `failed: ${shown}`}\n`);
     return 1;
   }
 }

@@ -1,7 +1,37 @@
 /**
  * Pure text formatting for the command line: seq ranges, tables that fit a terminal, numbers,
- * and the "did you mean" suggestion. No I/O, so every rule is unit-tested.
+ * and the "did you mean" suggestion; and the escaping every stored string goes through before it
+ * reaches a terminal ({@link terminalText}, {@link jsonLine}). No I/O, so every rule is unit-tested.
  */
+import { printable } from '../../shared/contract/errors.ts';
+
+/**
+ * Text as a terminal must show it, character for character: control characters (ANSI escapes,
+ * newlines, C1 controls), invisible formatting characters (bidi overrides, zero-width) and unpaired
+ * surrogates written out as `\u001b`, `\u202e`, ... Every id or stored string the CLI prints in
+ * prose goes through it: ids are checked when they come in, but rows written by SQL or by older
+ * releases may hold anything, and an escape sequence must never reach the terminal.
+ */
+export function terminalText(text: string): string {
+  return printable(text, Number.POSITIVE_INFINITY);
+}
+
+/** Characters JSON.stringify leaves as they are but a terminal acts on or hides. */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u2028\u2029\p{Cf}\p{Cs}]/gu;
+
+/**
+ * `value` as JSON (as `JSON.stringify(value, null, space)`) with the characters a terminal would
+ * act on or hide, which JSON leaves raw (DEL, C1 controls, bidi and zero-width characters,
+ * unpaired surrogates), escaped as `\uXXXX`: the same JSON to a parser, inert on a screen.
+ */
+export function jsonLine(value: unknown, space?: number): string {
+  return (JSON.stringify(value, null, space) ?? 'null').replace(UNSAFE_IN_JSON, (c) =>
+    c
+      .split('')
+      .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .join(''),
+  );
+}
 
 /**
  * Seqs as ranges: `[1, 2, 3, 5, 7, 8]` → `"1-3, 5, 7-8"`. Input need not be sorted; duplicates
@@ -93,11 +123,12 @@ const GAP = '  ';
  * wider than `width` (characters; `Infinity`: no limit), the flex column is cut with `…` to fit;
  * the other columns are never cut, so a very narrow terminal still wraps. Control characters in
  * cells (newlines, tabs, escapes) become spaces, so one row stays one line and a stored string
- * cannot move the cursor. Trailing spaces are trimmed.
+ * cannot move the cursor, and invisible formatting characters are written out
+ * ({@link terminalText}). Trailing spaces are trimmed.
  * @returns the lines, without newlines.
  */
 export function renderTable(columns: readonly Column[], rows: readonly string[][], width: number): string[] {
-  const clean = rows.map((row) => columns.map((_, i) => oneLine(row[i] ?? '')));
+  const clean = rows.map((row) => columns.map((_, i) => terminalText(oneLine(row[i] ?? ''))));
   const widths = columns.map((c, i) =>
     Math.max(length(c.header), ...clean.map((row) => length(row[i] as string))),
   );

@@ -57,6 +57,7 @@ export async function startMetricsServer(
   const queues = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
     (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
   );
+  for (const queue of queues) services.redisState.watch(queue, `${queue.name} queue`);
   metrics.watchQueues(queues);
   const probe = readinessProbe(services.redis, services.database.sql);
   const release = () =>

@@ -10,7 +10,7 @@
  * pass dropped is refused whole, never restored in part.
  */
 import { and, eq, gt, sql } from 'drizzle-orm';
-import { ArchiveExpiredError, InvalidInputError } from '../../shared/contract/errors.ts';
+import { ArchiveExpiredError, InvalidInputError, printable } from '../../shared/contract/errors.ts';
 import { expiredRestoreMessage } from '../../shared/policy/retention.ts';
 import type { Db, Tx } from '../../shared/postgres/db.ts';
 import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
@@ -94,6 +94,7 @@ export async function restoreCompaction(db: Db, request: RestoreRequest): Promis
         `archive of compaction ${compactionId} holds ${seqs.length} messages, the ledger says ${row.messagesArchived}`,
       );
     }
+    await refuseIfToolUseIdsLive(tx, row);
     const result = { restoredSeqs: seqs, removedSummarySeq: row.summarySeq };
     if (request.dryRun) return { status: 'dry-run', row, ...result };
 
@@ -120,6 +121,32 @@ export async function restoreCompaction(db: Db, request: RestoreRequest): Promis
       .returning();
     return { status: 'restored', row: updated as CompactionRow, ...result };
   });
+}
+
+/**
+ * Refuses a restore that would put a `tool_use` id back beside a live message holding the same id
+ * (appended after the compaction archived the first): the restored context would repeat the id,
+ * which the Messages API refuses. Rewritten originals are left out: their live version, which
+ * holds the same ids, is what they replace.
+ * @throws {InvalidInputError} naming the id and both seqs.
+ */
+async function refuseIfToolUseIdsLive(tx: Tx, row: CompactionRow): Promise<void> {
+  const [clash] = await tx.execute<{ id: string; archived: string; live: string }>(sql`
+    with archived as (
+      select a.seq, unnest(a.tool_use_ids) as id from archived_messages a
+      where a.tenant_id = ${row.tenantId} and a.compaction_id = ${row.id} and not a.rewritten
+    ), live as (
+      select m.seq, unnest(m.tool_use_ids) as id from messages m
+      where m.tenant_id = ${row.tenantId} and m.session_id = ${row.sessionId}
+    )
+    select archived.id, archived.seq as archived, live.seq as live
+    from archived join live using (id) limit 1`);
+  if (!clash) return;
+  throw new InvalidInputError(
+    `compaction ${row.id} cannot be restored: its message at seq ${clash.archived} holds tool_use id ` +
+      `"${printable(clash.id, 100)}", which the live message at seq ${clash.live} holds since; a request ` +
+      'may hold each tool_use id once',
+  );
 }
 
 async function archivedSeqs(tx: Tx, tenantId: string, compactionId: string): Promise<number[]> {

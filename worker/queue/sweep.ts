@@ -191,9 +191,9 @@ export async function startSweepService(
   const applied = createAppliedHooks(services);
   const sweepQueue = new Queue(SWEEP_QUEUE, { connection, prefix: config.queuePrefix });
   const compactionQueue = new Queue(COMPACTION_QUEUE, { connection, prefix: config.queuePrefix });
-  // Connection errors are logged by the services' Redis connection; without a listener, BullMQ
-  // prints each reconnect attempt's error as a raw stack on stderr, among the JSON log lines.
-  for (const queue of [sweepQueue, compactionQueue]) queue.on('error', () => {});
+  // Without a listener, BullMQ prints each reconnect attempt's error as a raw stack on stderr.
+  services.redisState.watch(sweepQueue, 'sweep queue');
+  services.redisState.watch(compactionQueue, 'compaction queue');
   let worker: Worker | undefined;
   if (config.sweepEveryMs > 0) {
     await sweepQueue.upsertJobScheduler(
@@ -258,7 +258,7 @@ export async function startSweepService(
       },
       { connection, prefix: config.queuePrefix, concurrency: 1 },
     );
-    worker.on('error', (error) => logger.error({ err: error.message }, 'sweep worker error'));
+    services.redisState.watch(worker, 'sweep worker');
   }
   let closing: Promise<void> | undefined;
   return {

@@ -104,7 +104,7 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
     lockDuration: Math.max(config.lockDurationMs, config.webhookTimeoutMs + 10_000),
     stalledInterval: config.stalledIntervalMs,
   });
-  worker.on('error', (error) => logger.error({ err: error.message }, 'webhook worker error'));
+  services.redisState.watch(worker, 'webhook worker');
   worker.on('failed', (job, error) => {
     const final = !job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
     const { tenantId, eventId } = (job?.data ?? {}) as { tenantId?: string; eventId?: string };

@@ -85,7 +85,6 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     stalledInterval: services.config.stalledIntervalMs,
     maxStalledCount: 2,
   });
-  worker.on('error', (error) => services.logger.error({ err: error.message }, 'worker error'));
   // A finished job leaves its tenant's backlog, which ranks the tenant's next jobs.
   const countOut = (job: Job | undefined) => {
     const tenantId = (job?.data as { tenantId?: unknown } | undefined)?.tenantId;
@@ -95,6 +94,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     );
   };
   worker.on('completed', (job) => countOut(job));
+  services.redisState.watch(worker, 'worker');
   worker.on('failed', (job, error) => {
     // attemptsMade already counts this attempt; an UnrecoverableError is never retried.
     const final = !job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);

@@ -20,6 +20,7 @@ import { PolicyCache } from '../queue/policy-cache.ts';
 import { LeaseManager } from '../redis/lease.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
 import { batchesFor, summarizerFor, summarizersFor } from '../summarizers/index.ts';
+import { type RedisStateLog, redisStateLog } from './redis-state.ts';
 
 export interface Services {
   config: Config;
@@ -30,6 +31,11 @@ export interface Services {
    * the config names one: duplicate it with `duplicateConnection` (shared/runtime/redis.ts).
    */
   redis: RedisConnection;
+  /**
+   * Where every Redis client and BullMQ object of the process reports its errors: an outage is
+   * logged once when lost and once when restored (worker/runtime/redis-state.ts).
+   */
+  redisState: RedisStateLog;
   store: CompactionStore;
   /** The policies jobs read, cached and kept current by `LISTEN` (worker/queue/policy-cache.ts). */
   policies: PolicyCache;
@@ -92,7 +98,10 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     max: overrides.poolSize ?? config.dbPoolSize ?? DEFAULT_POOL_SIZE,
     schema: config.databaseSchema,
   });
-  const redis = createRedis(redisTargetOf(config), logger);
+  const target = redisTargetOf(config);
+  // The probe runs on a lost connection, after `redis` exists: it waits for the reconnection.
+  const redisState = redisStateLog(logger, describeTarget(target), { probe: () => redis.ping() });
+  const redis = createRedis(target, redisState);
   let closing: Promise<void> | undefined;
   // Jobs read policies from this cache; policy writes NOTIFY it (worker/queue/policy-cache.ts).
   const policies = new PolicyCache(
@@ -114,6 +123,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     logger,
     database,
     redis,
+    redisState,
     store,
     policies,
     reads: store,
@@ -132,20 +142,13 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
 
 /**
  * An ioredis connection (a `Redis`, or a `Cluster` for a cluster target) as BullMQ wants it
- * (`maxRetriesPerRequest: null`: commands wait for a reconnect instead of failing), logging
- * connection errors once per change of state.
+ * (`maxRetriesPerRequest: null`: commands wait for a reconnect instead of failing), reporting its
+ * errors and its readiness to `state`, which logs each change of state once.
  */
-export function createRedis(target: RedisTarget, logger: Logger): RedisConnection {
+export function createRedis(target: RedisTarget, state: RedisStateLog): RedisConnection {
   const redis = connectRedis(target, { maxRetriesPerRequest: null, lazyConnect: false });
-  let lastError = '';
-  redis.on('error', (error: Error) => {
-    if (error.message === lastError) return;
-    lastError = error.message;
-    logger.error({ err: error.message, redis: describeTarget(target) }, 'Redis connection error; retrying');
-  });
-  redis.on('ready', () => {
-    lastError = '';
-  });
+  state.watch(redis, 'Redis connection');
+  redis.on('ready', () => state.ready());
   return redis;
 }
 

@@ -1,7 +1,8 @@
 /**
  * Start-up with dependencies that may not be up yet: retry with capped exponential backoff and
- * say clearly, once per attempt, what is missing. A worker started before Postgres keeps trying
- * instead of dying.
+ * say clearly what is missing, once per change of state (unreachable, a different error, reachable
+ * again), with each further attempt at debug level. A worker started before Postgres keeps trying
+ * instead of dying, and its log does not fill with one error per attempt.
  */
 import type { Logger } from 'pino';
 
@@ -23,13 +24,25 @@ export interface RetryOptions {
  */
 export async function retryUntilReady<T>(attempt: () => Promise<T>, options: RetryOptions): Promise<T> {
   let delay = options.initialDelayMs ?? 500;
+  let lastError: string | null = null;
+  const since = Date.now();
   for (let n = 1; ; n++) {
     try {
-      return await attempt();
+      const result = await attempt();
+      if (lastError !== null) {
+        options.logger.info(
+          { state: 'restored', attempts: n, downMs: Date.now() - since },
+          `${options.what} is reachable`,
+        );
+      }
+      return result;
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      options.logger.error(
-        { attempt: n, retryInMs: delay, err: (error as Error).message },
+      const err = (error as Error).message;
+      const changed = err !== lastError;
+      lastError = err;
+      options.logger[changed ? 'error' : 'debug'](
+        { state: 'lost', attempt: n, retryInMs: delay, err },
         `${options.what} is not reachable; retrying`,
       );
       await new Promise<void>((resolve) => {

@@ -27,6 +27,8 @@ export { AnthropicTransientError, RateLimitedError };
 export interface AnthropicErrorContext {
   /** The model the request asked for. */
   model?: string | undefined;
+  /** The endpoint the client called (its `baseURL`): an unreachable API is named by its host. */
+  baseURL?: string | undefined;
   /** Clock for an HTTP-date `retry-after`, ms since the epoch; default `Date.now()`. */
   nowMs?: number | undefined;
 }
@@ -44,11 +46,15 @@ export function mapAnthropicError(error: unknown, context: AnthropicErrorContext
   if (error instanceof APIUserAbortError) return error;
   if (error instanceof APIConnectionError) {
     // Includes APIConnectionTimeoutError; no response, so no status and no request id.
-    return new AnthropicTransientError(`Anthropic API unreachable: ${error.message}`, {
-      status: null,
-      requestId: null,
-      cause: error,
-    });
+    const at = hostOf(context.baseURL);
+    return new AnthropicTransientError(
+      `Anthropic API${at ? ` at ${at}` : ''} unreachable: ${error.message}`,
+      {
+        status: null,
+        requestId: null,
+        cause: error,
+      },
+    );
   }
   if (error instanceof SyntaxError) {
     // The SDK parses a 2xx JSON body itself; a truncated or garbled body surfaces as a SyntaxError.
@@ -131,6 +137,16 @@ export function parseRetryAfterMs(headers: Headers | null | undefined, nowMs: nu
   if (/^\d+(?:\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
   const at = Date.parse(value);
   return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+/** `host:port` of a base URL (never its path or credentials), or undefined when there is none. */
+function hostOf(baseURL: string | undefined): string | undefined {
+  if (!baseURL) return undefined;
+  try {
+    return new URL(baseURL).host;
+  } catch {
+    return undefined;
+  }
 }
 
 function requestIdOf(error: APIError): string | null {

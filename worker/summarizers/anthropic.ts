@@ -162,7 +162,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
     try {
       message = await client.messages.create(params, { signal: input.signal });
     } catch (error) {
-      throw mapAnthropicError(error, { model });
+      throw mapAnthropicError(error, { model, baseURL: client.baseURL });
     }
     const llmMs = Math.max(0, Math.round(now() - started));
     assertMessage(message);
@@ -376,7 +376,7 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
       try {
         return (await client.messages.batches.create({ requests })).id;
       } catch (error) {
-        throw mapAnthropicError(error, { model: options.model });
+        throw mapAnthropicError(error, { model: options.model, baseURL: client.baseURL });
       }
     },
     async collect(batchId) {
@@ -393,7 +393,7 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
         }
         return answers;
       } catch (error) {
-        throw mapAnthropicError(error, { model: options.model });
+        throw mapAnthropicError(error, { model: options.model, baseURL: client.baseURL });
       }
     },
     summaryOf(message, input) {

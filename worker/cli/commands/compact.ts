@@ -2,6 +2,7 @@
  * `compactor compact`: compacts one session now, in-process, through the pipeline; `--dry-run`
  * shows what would happen and writes nothing.
  */
+
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -40,7 +41,7 @@ import {
   text,
   UsageError,
 } from '../command.ts';
-import { formatCount, seqRanges } from '../format.ts';
+import { formatCount, jsonLine, seqRanges, terminalText } from '../format.ts';
 
 /** What `compact --dry-run` reports; `--json` prints it as is. */
 export interface CompactionPreview {
@@ -114,7 +115,8 @@ export function strategyLabel(strategy: Strategy): string {
 
 /**
  * The preview for people: which seqs leave and which stay below the cutoff, as ranges
- * (`1-34, 36-69`), and why the cutoff sits where it does.
+ * (`1-34, 36-69`), and why the cutoff sits where it does. Ids and stored text are escaped
+ * ({@link terminalText}).
  * @returns lines without newlines.
  */
 export function previewLines(preview: CompactionPreview): string[] {
@@ -127,7 +129,7 @@ export function previewLines(preview: CompactionPreview): string[] {
   ];
   if (plan.action === 'skip') {
     lines.push(`${label('plan')}skip: ${plan.reason}`);
-    return lines;
+    return lines.map(terminalText);
   }
   if (plan.clearing) {
     const { rewrites, tokensFreed } = plan.clearing;
@@ -138,7 +140,7 @@ export function previewLines(preview: CompactionPreview): string[] {
     plan.notes.forEach((note, i) => {
       lines.push(`${label(i === 0 ? 'why' : '')}${note}`);
     });
-    return lines;
+    return lines.map(terminalText);
   }
   lines.push(
     `${label('plan')}${plan.leavingSeqs.length} messages leave (${formatCount(plan.leavingTokens)} tokens), ${plan.keptCount} stay`,
@@ -155,7 +157,7 @@ export function previewLines(preview: CompactionPreview): string[] {
   plan.notes.forEach((note, i) => {
     lines.push(`${label(i === 0 ? 'why' : '')}${note}`);
   });
-  return lines;
+  return lines.map(terminalText);
 }
 
 /**
@@ -256,9 +258,7 @@ export const compactCommand: Command = {
           instructions,
         });
         context.stdout.write(
-          flag(args, 'json')
-            ? `${JSON.stringify(preview, null, 2)}\n`
-            : `${previewLines(preview).join('\n')}\n`,
+          flag(args, 'json') ? `${jsonLine(preview, 2)}\n` : `${previewLines(preview).join('\n')}\n`,
         );
         return 0;
       }
@@ -284,7 +284,7 @@ export const compactCommand: Command = {
       try {
         outcome = await withRetries(
           () => runCompaction(deps, request),
-          (line) => context.stderr.write(`${line}\n`),
+          (line) => context.stderr.write(`${terminalText(line)}\n`),
         );
       } catch (thrown) {
         // Retries used up: as a job's last attempt, the strategy's fallback summarizer, else a failed
@@ -297,7 +297,7 @@ export const compactCommand: Command = {
         outcome = fallen;
       }
       // A manual compaction never batches: it always has its ledger row.
-      context.stdout.write(`${JSON.stringify(outcome.row)}\n`);
+      context.stdout.write(`${jsonLine(outcome.row)}\n`);
       return 0;
     } finally {
       await services.close();

@@ -2,6 +2,7 @@
 import { loadContext } from '../../../producer/context.ts';
 import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { type Command, optionalText, SESSION_OPTION, TENANT_OPTION, text, UsageError } from '../command.ts';
+import { jsonLine } from '../format.ts';
 
 /** What `--thinking` takes. */
 const THINKING_MODES = ['keep', 'strip'] as const;
@@ -60,7 +61,7 @@ export const contextCommand: Command = {
         thinking: thinking as (typeof THINKING_MODES)[number],
         compactionBlock: block as (typeof BLOCK_MODES)[number],
       });
-      context.stdout.write(`${JSON.stringify(loaded)}\n`);
+      context.stdout.write(`${jsonLine(loaded)}\n`);
       return 0;
     } finally {
       await database.close();

@@ -1,6 +1,8 @@
 /** `compactor enqueue`: sends `session.run.completed`, as an agent service would. */
 import { randomUUID } from 'node:crypto';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
+import { assertSchema } from '../../../shared/postgres/db.ts';
+import { openStore } from '../../runtime/store.ts';
 import {
   type Command,
   optionalText,
@@ -9,6 +11,7 @@ import {
   TENANT_OPTION,
   text,
 } from '../command.ts';
+import { jsonLine } from '../format.ts';
 
 export const enqueueCommand: Command = {
   name: 'enqueue',
@@ -23,12 +26,23 @@ export const enqueueCommand: Command = {
     },
     strategy: { type: 'string', value: 'X', description: 'strategy for this run, over the policy' },
   },
+  notes: [
+    'The session must exist for the tenant: an unknown one is refused (exit 1) before anything is',
+    'enqueued, rather than failed later by a worker.',
+  ],
   examples: ['compactor enqueue --tenant acme --session run-42 --strategy slidingWindow:50'],
   async run(args, context) {
     const tenantId = text(args, 'tenant');
     const sessionId = text(args, 'session');
     const strategy = strategyOption(args);
     const c = context.config();
+    const { database, store, close } = openStore(c);
+    try {
+      await assertSchema(database);
+      await store.assertSession(tenantId, sessionId);
+    } finally {
+      await close();
+    }
     const producer = createProducer({
       ...connectionOf(c),
       prefix: c.queuePrefix,
@@ -41,7 +55,7 @@ export const enqueueCommand: Command = {
         occurredAt: new Date().toISOString(),
         strategy,
       });
-      context.stdout.write(`${JSON.stringify(result)}\n`);
+      context.stdout.write(`${jsonLine(result)}\n`);
       return 0;
     } finally {
       await producer.close();

@@ -3,7 +3,16 @@ import { assertSchema } from '../../../shared/postgres/db.ts';
 import type { CompactionRow } from '../../../shared/postgres/schema.ts';
 import { openStore } from '../../runtime/store.ts';
 import { type Command, flag, JSON_OPTION, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
-import { type Column, formatChange, formatCount, formatUsd, formatUtc, renderTable } from '../format.ts';
+import {
+  type Column,
+  formatChange,
+  formatCount,
+  formatUsd,
+  formatUtc,
+  jsonLine,
+  renderTable,
+  terminalText,
+} from '../format.ts';
 import { outputWidth } from '../terminal.ts';
 
 /** Characters of a compaction id the table shows; `restore --compaction` takes them as a prefix. */
@@ -76,11 +85,12 @@ export const historyCommand: Command = {
       const rows = await store.history(tenantId, sessionId);
       if (rows.length === 0) {
         await store.assertSession(tenantId, sessionId); // a foreign session: "not found"
-        if (!flag(args, 'json')) context.stderr.write(`session "${sessionId}" has no compactions yet\n`);
+        if (!flag(args, 'json'))
+          context.stderr.write(`session "${terminalText(sessionId)}" has no compactions yet\n`);
         return 0;
       }
       if (flag(args, 'json')) {
-        for (const row of rows) context.stdout.write(`${JSON.stringify(row)}\n`);
+        for (const row of rows) context.stdout.write(`${jsonLine(row)}\n`);
       } else {
         context.stdout.write(
           `${historyTable(rows, outputWidth(context.stdout, context.env.COLUMNS)).join('\n')}\n`,

@@ -10,6 +10,7 @@ import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { TranscriptError } from '../../../shared/contract/transcript.ts';
 import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { type Command, flag, optionalText, type ParsedArgs, UsageError } from '../command.ts';
+import { terminalText } from '../format.ts';
 import { createProgress } from '../progress.ts';
 
 const FORMATS = `${TRANSCRIPT_FORMATS.slice(0, -1).join(', ')} or ${TRANSCRIPT_FORMATS.at(-1)}`;
@@ -79,7 +80,7 @@ export const importCommand: Command = {
         } catch (error) {
           if (!(error instanceof InvalidInputError || error instanceof TranscriptError)) throw error;
           failed++;
-          progress.print(context.stderr, `not imported: ${error.message}`);
+          progress.print(context.stderr, `not imported: ${terminalText(error.message)}`);
         }
         progress.increment();
       }
@@ -94,7 +95,7 @@ export const importCommand: Command = {
 /** `imported S: 30 messages, 12345 tokens (claude-code, detected; 15 ms)`. */
 export function importedLine(r: ImportedSession): string {
   const how = r.detected ? `${r.format}, detected` : r.format;
-  return `imported ${r.sessionId}: ${r.messageCount} messages, ${r.tokenCount} tokens (${how}; ${r.ms.toFixed(0)} ms)`;
+  return `imported ${terminalText(r.sessionId)}: ${r.messageCount} messages, ${r.tokenCount} tokens (${how}; ${r.ms.toFixed(0)} ms)`;
 }
 
 /** `--format`, or undefined when absent (detect each file's). */

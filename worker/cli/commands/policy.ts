@@ -12,6 +12,7 @@ import {
   UsageError,
 } from '../command.ts';
 import { withDatabase } from '../database.ts';
+import { jsonLine } from '../format.ts';
 
 const AGENT_OPTION: OptionSpec = {
   type: 'string',
@@ -52,7 +53,7 @@ const setCommand: Command = {
       throw new UsageError(`--policy must be a JSON object, got: ${policyText.slice(0, 80)}`);
     }
     const row = await withDatabase(context, (db) => setPolicy(db, tenantId, agentId, input));
-    context.stdout.write(`${JSON.stringify(row)}\n`);
+    context.stdout.write(`${jsonLine(row)}\n`);
     return 0;
   },
 };
@@ -66,7 +67,7 @@ const getCommand: Command = {
     const { tenantId, agentId, label } = whose(args);
     const row = await withDatabase(context, (db) => getPolicy(db, tenantId, agentId));
     if (!row) throw new InvalidInputError(`no policy for ${label}`);
-    context.stdout.write(`${JSON.stringify(row)}\n`);
+    context.stdout.write(`${jsonLine(row)}\n`);
     return 0;
   },
 };
@@ -79,7 +80,7 @@ const listCommand: Command = {
   async run(args, context) {
     const tenantId = text(args, 'tenant');
     const rows = await withDatabase(context, (db) => listPolicies(db, tenantId));
-    for (const row of rows) context.stdout.write(`${JSON.stringify(row)}\n`);
+    for (const row of rows) context.stdout.write(`${jsonLine(row)}\n`);
     return 0;
   },
 };
@@ -97,7 +98,7 @@ const deleteCommand: Command = {
     const { tenantId, agentId, label } = whose(args);
     const row = await withDatabase(context, (db) => deletePolicy(db, tenantId, agentId));
     if (!row) throw new InvalidInputError(`no policy for ${label}; nothing deleted`);
-    context.stdout.write(`${JSON.stringify(row)}\n`);
+    context.stdout.write(`${jsonLine(row)}\n`);
     return 0;
   },
 };

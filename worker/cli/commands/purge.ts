@@ -4,6 +4,7 @@ import { assertSchema } from '../../../shared/postgres/db.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
 import { openServices } from '../../runtime/services.ts';
 import { type Command, flag, optionalText, TENANT_OPTION, text } from '../command.ts';
+import { jsonLine } from '../format.ts';
 
 export const purgeCommand: Command = {
   name: 'purge',
@@ -40,7 +41,7 @@ export const purgeCommand: Command = {
         tenantId,
         ...(sessionId ? { sessionId } : {}),
       });
-      context.stdout.write(`${JSON.stringify(result)}\n`);
+      context.stdout.write(`${jsonLine(result)}\n`);
       return 0;
     } finally {
       await services.close();

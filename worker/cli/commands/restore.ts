@@ -4,6 +4,7 @@ import { assertSchema } from '../../../shared/postgres/db.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import { type Command, flag, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
+import { jsonLine } from '../format.ts';
 import { SHORT_ID } from './history.ts';
 
 /** A compaction id cut short, as `history` shows it: hex (and dashes), shorter than a whole UUID. */
@@ -77,7 +78,7 @@ export const restoreCommand: Command = {
           compactionId,
           dryRun: flag(args, 'dry-run'),
         });
-        context.stdout.write(`${JSON.stringify(result)}\n`);
+        context.stdout.write(`${jsonLine(result)}\n`);
         return 0;
       } finally {
         await lease.release();

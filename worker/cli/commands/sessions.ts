@@ -1,4 +1,5 @@
 /** `compactor sessions list`: a tenant's sessions with their size and compactions. */
+
 import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { listSessions, type SessionListItem } from '../../http/dashboard/queries.ts';
 import {
@@ -10,7 +11,7 @@ import {
   TENANT_OPTION,
   text,
 } from '../command.ts';
-import { type Column, formatCount, formatUtc, renderTable } from '../format.ts';
+import { type Column, formatCount, formatUtc, jsonLine, renderTable, terminalText } from '../format.ts';
 
 /** Sessions listed when `--limit` is not given. */
 const DEFAULT_LIMIT = 100;
@@ -69,11 +70,11 @@ const listCommand: Command = {
       await assertSchema(database);
       const page = await listSessions(database.db, tenantId, { limit });
       if (flag(args, 'json')) {
-        for (const item of page.items) context.stdout.write(`${JSON.stringify(item)}\n`);
+        for (const item of page.items) context.stdout.write(`${jsonLine(item)}\n`);
         return 0;
       }
       if (page.items.length === 0) {
-        context.stderr.write(`tenant "${tenantId}" has no sessions\n`);
+        context.stderr.write(`tenant "${terminalText(tenantId)}" has no sessions\n`);
         return 0;
       }
       context.stdout.write(`${sessionsTable(page.items).join('\n')}\n`);

@@ -6,6 +6,7 @@ import { sessions } from '../../../shared/postgres/schema.ts';
 import { runRetention } from '../../queue/retention.ts';
 import { runSweep } from '../../queue/sweep.ts';
 import { type Command, flag } from '../command.ts';
+import { jsonLine } from '../format.ts';
 import { createProgress } from '../progress.ts';
 
 export const sweepCommand: Command = {
@@ -45,9 +46,9 @@ export const sweepCommand: Command = {
       });
       progress.stop();
       const retention = await runRetention(database.db, { dryRun });
-      for (const due of result.sample) context.stdout.write(`${JSON.stringify(due)}\n`);
+      for (const due of result.sample) context.stdout.write(`${jsonLine(due)}\n`);
       for (const { tenantId, sessionId, ...dropped } of retention.sample) {
-        context.stdout.write(`${JSON.stringify({ tenantId, sessionId, retention: dropped })}\n`);
+        context.stdout.write(`${jsonLine({ tenantId, sessionId, retention: dropped })}\n`);
       }
       const { sample: _sample, ...totals } = result;
       const { sample: _dropped, ...expired } = retention;

@@ -12,6 +12,7 @@ import {
   TENANT_OPTION,
   text,
 } from '../command.ts';
+import { jsonLine } from '../format.ts';
 
 /** Delivery attempts `webhook show` lists. */
 const RECENT_DELIVERIES = 5;
@@ -72,7 +73,7 @@ const setCommand: Command = {
       ),
     );
     context.stdout.write(
-      `${JSON.stringify({ ...webhook, ...(generatedSecret ? { secret: generatedSecret } : {}) })}\n`,
+      `${jsonLine({ ...webhook, ...(generatedSecret ? { secret: generatedSecret } : {}) })}\n`,
     );
     if (generatedSecret) {
       context.stderr.write(
@@ -116,7 +117,7 @@ const showCommand: Command = {
       };
     });
     if (!shown) throw new InvalidInputError(`no webhook for tenant "${tenantId}"`);
-    context.stdout.write(`${JSON.stringify(shown)}\n`);
+    context.stdout.write(`${jsonLine(shown)}\n`);
     return 0;
   },
 };
@@ -134,7 +135,7 @@ const removeCommand: Command = {
     const tenantId = text(args, 'tenant');
     const removed = await withDatabase(context, (db) => removeWebhook(db, tenantId));
     if (!removed) throw new InvalidInputError(`no webhook for tenant "${tenantId}"; nothing deleted`);
-    context.stdout.write(`${JSON.stringify(removed)}\n`);
+    context.stdout.write(`${jsonLine(removed)}\n`);
     return 0;
   },
 };

@@ -33,6 +33,7 @@ import {
   appendRequestSchema,
   createSessionRequestSchema,
 } from '../../../shared/contract/api.ts';
+import { jsonDepthProblem } from '../../../shared/contract/content-checks.ts';
 import {
   CompactionFailedError,
   IdempotencyKeyReusedError,
@@ -40,6 +41,7 @@ import {
   SessionContinuedError,
   SessionExistsError,
   SessionNotFoundError,
+  ToolUseIdTakenError,
 } from '../../../shared/contract/errors.ts';
 import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
 import type { Db } from '../../../shared/postgres/db.ts';
@@ -244,6 +246,9 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
           'tenantId',
         );
       }
+      // Refused now rather than failed later in a worker. A session created before this request
+      // was sent is committed, so it is found; one deleted after is the worker's to skip.
+      if (!(await sessionExists(db, event.tenantId, event.sessionId))) throw sessionNotFound(event.sessionId);
       const enqueued = await producer.runCompleted(event).catch(unavailable);
       return c.json(enqueued, 202);
     },
@@ -272,11 +277,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
       const { wait = 0 } = parseInput(compactQuerySchema, c.req.query(), 'query');
       const body = parseInput(compactBodySchema, (await readJson(c, false)) ?? {}, 'body');
       const tenantId = c.get('tenantId');
-      const [session] = await db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, id)));
-      if (!session) throw sessionNotFound(id);
+      if (!(await sessionExists(db, tenantId, id))) throw sessionNotFound(id);
       const target = { tenantId, sessionId: id, ...(body.strategy ? { strategy: body.strategy } : {}) };
       let outcome: Awaited<ReturnType<Producer['compactNow']>>;
       try {
@@ -382,6 +383,15 @@ function refusal(result: Extract<AuthResult, { ok: false }>): string {
   }
 }
 
+/** Whether the tenant has this session. */
+async function sessionExists(db: Db, tenantId: string, sessionId: string): Promise<boolean> {
+  const [session] = await db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+  return session !== undefined;
+}
+
 /** The request's headers by their canonical names in the schemas (`Idempotency-Key`, ...). */
 function headersOf(c: Context<ApiEnv>): Record<string, string | undefined> {
   return {
@@ -394,7 +404,7 @@ function headersOf(c: Context<ApiEnv>): Record<string, string | undefined> {
  * The request's JSON body.
  * @returns undefined for an empty body when not `required`.
  * @throws {ApiError} 415 when a body is not sent as `application/json`; 400 when it is not JSON
- *   (or is empty and `required`).
+ *   (or is empty and `required`), or nests deeper than `MAX_JSON_DEPTH`.
  */
 async function readJson(c: Context<ApiEnv>, required: boolean): Promise<unknown> {
   const text = await c.req.text();
@@ -405,6 +415,9 @@ async function readJson(c: Context<ApiEnv>, required: boolean): Promise<unknown>
   if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
     throw new ApiError('unsupported_media_type_error', 'send the body with content-type: application/json');
   }
+  // Counted on the text before parsing: nothing deeper reaches the parser or a walk over the value.
+  const deep = jsonDepthProblem(text, 'body');
+  if (deep) throw new ApiError('invalid_request_error', `body: ${deep.message}`, 'body');
   try {
     return JSON.parse(text);
   } catch {
@@ -434,6 +447,7 @@ function toApiError(error: Error, c: Context<ApiEnv>): ApiError {
     return new ApiError('idempotency_error', error.message, IDEMPOTENCY_HEADER);
   }
   if (error instanceof SessionExistsError) return new ApiError('conflict_error', error.message, 'id');
+  if (error instanceof ToolUseIdTakenError) return new ApiError('conflict_error', error.message, error.field);
   if (error instanceof SessionContinuedError) return new ApiError('conflict_error', error.message);
   if (error instanceof InvalidInputError) {
     return new ApiError('invalid_request_error', error.message, fieldOfMessage(error.message));

@@ -24,7 +24,10 @@ export const ERROR_TYPES = {
     description:
       "No such session for the tenant (another tenant's session gets the same answer), or no such route.",
   },
-  conflict_error: { status: 409, description: 'The session id is taken.' },
+  conflict_error: {
+    status: 409,
+    description: 'The session id is taken, or an appended tool_use id is already in the session.',
+  },
   request_too_large: { status: 413, description: 'The body is larger than the limit.' },
   unsupported_media_type_error: { status: 415, description: 'A body that is not application/json.' },
   idempotency_error: {

@@ -6,7 +6,7 @@
 import type { CompactionRow, SessionRow } from '../../../shared/postgres/schema.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
 import { fidelityText, lostSection } from './fidelity-view.ts';
-import { escapeHtml, href, layout, num, type PageContext, preview, time } from './html.ts';
+import { escapeHtml, escapeId, href, layout, num, type PageContext, preview, time } from './html.ts';
 import type { ArchivedMessage, Page } from './queries.ts';
 
 /** Characters of an archived message shown in its row. */
@@ -24,9 +24,9 @@ export function renderDetailsPage(
   options: { firstPage: boolean },
 ): string {
   const sessionPath = `/sessions/${encodeURIComponent(session.id)}`;
-  const back = `<p><a class="back" href="${href(ctx, sessionPath)}#c-${escapeHtml(row.id)}">← session ${escapeHtml(session.id)}</a></p>`;
+  const back = `<p><a class="back" href="${href(ctx, sessionPath)}#c-${escapeHtml(row.id)}">← session ${escapeId(session.id)}</a></p>`;
   const body = `${back}
-<h1>Compaction <span class="status-${escapeHtml(row.status)}">${escapeHtml(row.status)}</span> of session ${escapeHtml(session.id)}</h1>
+<h1>Compaction <span class="status-${escapeHtml(row.status)}">${escapeHtml(row.status)}</span> of session ${escapeId(session.id)}</h1>
 <p class="muted">${escapeHtml(row.id)} · ${time(row.createdAt)}</p>
 ${fields(ctx, row)}
 <h2>Summary</h2>
@@ -44,7 +44,7 @@ ${back}`;
 function fields(ctx: PageContext, r: CompactionRow): string {
   const saved = r.tokensBefore !== null && r.tokensAfter !== null ? r.tokensBefore - r.tokensAfter : null;
   const child = r.childSessionId
-    ? `<a href="${href(ctx, `/sessions/${encodeURIComponent(r.childSessionId)}`)}">${escapeHtml(r.childSessionId)}</a>`
+    ? `<a href="${href(ctx, `/sessions/${encodeURIComponent(r.childSessionId)}`)}">${escapeId(r.childSessionId)}</a>`
     : '—';
   const text = (v: string | null) => (v ? escapeHtml(v) : '—');
   const rows: Array<[string, string]> = [
@@ -84,7 +84,7 @@ function fields(ctx: PageContext, r: CompactionRow): string {
     ['child session', child],
     ...(r.status === 'expired' ? expiredFields(ctx, r) : []),
     ['event id', text(r.eventId)],
-    ['idempotency key', r.idempotencyKey ? `<code>${escapeHtml(r.idempotencyKey)}</code>` : '—'],
+    ['idempotency key', r.idempotencyKey ? `<code>${escapeId(r.idempotencyKey)}</code>` : '—'],
   ];
   return `<table class="stats fields">${rows.map(([k, v]) => `<tr><th scope="row">${k}</th><td>${v}</td></tr>`).join('')}</table>`;
 }

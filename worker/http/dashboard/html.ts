@@ -3,6 +3,7 @@
  * attribute goes through {@link escapeHtml}) and the shared page layout. Pure.
  */
 import { createHash } from 'node:crypto';
+import { printable } from '../../../shared/contract/errors.ts';
 
 /** Text made safe inside an element or a double- or single-quoted attribute. */
 export function escapeHtml(text: string): string {
@@ -12,6 +13,16 @@ export function escapeHtml(text: string): string {
     .replaceAll('>', '&gt;')
     .replaceAll('"', '&quot;')
     .replaceAll("'", '&#39;');
+}
+
+/**
+ * An id (tenant, session, agent, idempotency key) made safe to show: its control characters,
+ * invisible formatting characters (bidi overrides, zero-width) and unpaired surrogates written out
+ * as `\u202e`, then escaped for HTML. Ids are checked when they come in, but rows written by SQL
+ * or older releases may hold anything, and a bidi override would show another id than the real one.
+ */
+export function escapeId(text: string): string {
+  return escapeHtml(printable(text, Number.POSITIVE_INFINITY));
 }
 
 /** `2025-01-31 12:34:56Z`. */
@@ -110,7 +121,7 @@ export function layout(options: {
   const { ctx } = options;
   const nav = ctx
     ? [
-        `<span>tenant <b>${escapeHtml(ctx.tenantId)}</b></span>`,
+        `<span>tenant <b>${escapeId(ctx.tenantId)}</b></span>`,
         `<a href="${href(ctx, '/')}">overview</a>`,
         `<a href="${href(ctx, '/sessions')}">sessions</a>`,
         ctx.admin ? '<a href="/">all tenants</a> <a href="/queues">Bull Board</a>' : '',

@@ -7,7 +7,7 @@
  *   sessions.
  * Pure: data in, HTML out; ids and errors are untrusted and escaped. No script.
  */
-import { escapeHtml, href, layout, num, type PageContext, preview, time } from './html.ts';
+import { escapeHtml, escapeId, href, layout, num, type PageContext, preview, time } from './html.ts';
 import type { FailingSession, RankedSession, TenantTotals } from './queries.ts';
 
 /** How far back "failing" looks, ms: a week, as long as BullMQ keeps a failed job. */
@@ -33,7 +33,7 @@ export function renderAdminLanding(nonce: string, data: LandingData): string {
       : '';
   const rows = shown.map(
     (t) => `<tr class="tenant-row" data-tenant="${escapeHtml(t.tenantId)}">
-<td><a class="tenant" href="${href({ admin: true, tenantId: t.tenantId }, '/')}">${escapeHtml(t.tenantId)}</a></td>
+<td><a class="tenant" href="${href({ admin: true, tenantId: t.tenantId }, '/')}">${escapeId(t.tenantId)}</a></td>
 ${totalsCells(t)}
 <td><a href="${href({ admin: true, tenantId: t.tenantId }, '/sessions')}">sessions</a></td></tr>`,
   );
@@ -54,7 +54,7 @@ export function renderTenantLanding(ctx: PageContext, data: LandingData): string
   const summary = totals
     ? `<table class="tenants"><thead><tr>${TOTALS_HEAD}</tr></thead><tbody><tr class="tenant-row" data-tenant="${escapeHtml(totals.tenantId)}">${totalsCells(totals)}</tr></tbody></table>`
     : '<p class="muted">no sessions yet</p>';
-  const body = `<h1>Overview of ${escapeHtml(ctx.tenantId)}</h1>
+  const body = `<h1>Overview of ${escapeId(ctx.tenantId)}</h1>
 ${summary}
 <p><a href="${href(ctx, '/sessions')}">all sessions →</a></p>
 ${lists(data, ctx.admin)}`;
@@ -74,17 +74,17 @@ function totalsCells(t: TenantTotals): string {
 function lists(data: LandingData, admin: boolean): string {
   const link = (tenantId: string, sessionId: string, path = '') =>
     href({ admin, tenantId }, `/sessions/${encodeURIComponent(sessionId)}${path}`);
-  const tenantCell = (tenantId: string) => (admin ? `<td>${escapeHtml(tenantId)}</td>` : '');
+  const tenantCell = (tenantId: string) => (admin ? `<td>${escapeId(tenantId)}</td>` : '');
   const tenantHead = admin ? '<th>tenant</th>' : '';
   const biggest = data.biggest.map(
     (s) => `<tr class="big-session">${tenantCell(s.tenantId)}
-<td><a href="${link(s.tenantId, s.id)}">${escapeHtml(s.id)}</a></td><td>${escapeHtml(s.agentId ?? '')}</td>
+<td><a href="${link(s.tenantId, s.id)}">${escapeId(s.id)}</a></td><td>${escapeId(s.agentId ?? '')}</td>
 <td class="num">${num(s.messageCount)}</td><td class="num">${num(s.tokenCount)}</td><td class="num">${num(s.compactionCount)}</td>
 <td>${s.lastCompactedAt ? time(s.lastCompactedAt) : '<span class="muted">never</span>'}</td></tr>`,
   );
   const failing = data.failing.map(
     (s) => `<tr class="failing-session">${tenantCell(s.tenantId)}
-<td><a href="${link(s.tenantId, s.sessionId)}">${escapeHtml(s.sessionId)}</a></td>
+<td><a href="${link(s.tenantId, s.sessionId)}">${escapeId(s.sessionId)}</a></td>
 <td class="num status-failed">${num(s.failures)}</td><td>${time(s.lastFailedAt)}</td>
 <td class="preview">${s.lastError ? preview(s.lastError, 200) : '—'}</td>
 <td><a href="${link(s.tenantId, s.sessionId, `/compactions/${s.lastFailureId}`)}">details</a></td></tr>`,

@@ -11,7 +11,7 @@ import { renderChart } from './chart.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
 import { renderContextPanel } from './context-panel.ts';
 import { fidelityCell } from './fidelity-view.ts';
-import { escapeHtml, href, layout, num, type PageContext, time } from './html.ts';
+import { escapeHtml, escapeId, href, layout, num, type PageContext, time } from './html.ts';
 import type { LedgerEntry, LiveContext, Page, SessionListItem } from './queries.ts';
 
 /** The session list, one page of it. */
@@ -22,8 +22,8 @@ export function renderSessionList(ctx: PageContext, page: Page<SessionListItem>)
       ? `<span class="status-${last.status}">${last.status}</span> ${escapeHtml(last.strategy)} · ${time(last.createdAt)}<br><span class="muted">tokens ${num(last.tokensBefore)} → ${num(last.tokensAfter)}</span>`
       : '<span class="muted">never</span>';
     return `<tr>
-<td><a href="${href(ctx, `/sessions/${encodeURIComponent(s.id)}`)}">${escapeHtml(s.id)}</a></td>
-<td>${escapeHtml(s.agentId ?? '')}</td>
+<td><a href="${href(ctx, `/sessions/${encodeURIComponent(s.id)}`)}">${escapeId(s.id)}</a></td>
+<td>${escapeId(s.agentId ?? '')}</td>
 <td class="num">${num(s.messageCount)}</td><td class="num">${num(s.tokenCount)}</td>
 <td class="num">${num(s.compactionCount)}</td><td>${lastCell}</td><td>${time(s.updatedAt)}</td></tr>`;
   });
@@ -72,7 +72,7 @@ export function renderSessionPage(
     ? ''
     : `<p><button data-post="${href(ctx, `${api}/compact`)}" data-out="action-result" data-busy="compacting… waiting for the worker (up to 30 s)" data-confirm="Compact this session now?">compact now</button> <span id="action-result" class="outcome" role="status"></span></p>`;
   // Sections marked data-refresh are re-read from the server after an action (see SCRIPT).
-  const body = `<h1>Session ${escapeHtml(session.id)}</h1>
+  const body = `<h1>Session ${escapeId(session.id)}</h1>
 <section id="stats" data-refresh>${stats(ctx, session)}</section>
 ${actions}
 <h2>Tokens and messages over time</h2>
@@ -102,7 +102,7 @@ function stats(ctx: PageContext, s: SessionRow): string {
     ['tokens', `${num(s.tokenCount)}${used}`],
     ['compactions', `${num(s.compactionCount)} <span class="muted">(version ${s.compactionVersion})</span>`],
     ['last compacted', s.lastCompactedAt ? time(s.lastCompactedAt) : 'never'],
-    ['agent', escapeHtml(s.agentId ?? '—')],
+    ['agent', escapeId(s.agentId ?? '—')],
     ['created / updated', `${time(s.createdAt)} / ${time(s.updatedAt)}`],
     ['parent / child session', `${link(s.parentSessionId)} / ${link(s.childSessionId)}`],
   ];

@@ -381,6 +381,7 @@ export async function startDashboard(
     (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
   ) as [Queue, Queue, Queue];
   const queues = [compaction, sweep, webhooks];
+  for (const queue of queues) services.redisState.watch(queue, `${queue.name} queue`);
   const producer = createProducer({
     ...connectionOf(config),
     prefix: config.queuePrefix,
