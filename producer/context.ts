@@ -12,7 +12,7 @@
  */
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { type ContextNotice, renderContext } from '../shared/context/render.ts';
-import { SessionNotFoundError } from '../shared/contract/errors.ts';
+import { ContextLimitError, SessionNotFoundError } from '../shared/contract/errors.ts';
 import { readContext } from '../shared/postgres/context-query.ts';
 import type { Db } from '../shared/postgres/db.ts';
 
@@ -32,6 +32,12 @@ export interface LoadContextInput {
    * out: it was bound to the block).
    */
   compactionBlock?: 'native' | 'text';
+  /**
+   * The largest context to load, bytes of the live messages' stored content (a tenant's
+   * `maxContextBytes`, shared/policy/limits.ts): a larger one is measured in Postgres and refused
+   * before any message is read. Absent: no limit.
+   */
+  maxBytes?: number;
 }
 
 /** The next request's `system` and `messages`, ready for `client.messages.create`. */
@@ -67,11 +73,13 @@ export interface LoadedContext {
  * thinking signed before them, the system messages they archived (or left in an ancestor), and
  * the live rows. Every read is scoped by tenant.
  * @throws {SessionNotFoundError} if the tenant has no such session.
+ * @throws {ContextLimitError} if the context is over `input.maxBytes` (nothing was loaded).
  */
 export async function loadContext(db: Db, input: LoadContextInput): Promise<LoadedContext> {
   const { tenantId, sessionId } = input;
-  const read = await readContext(db, tenantId, sessionId);
+  const read = await readContext(db, tenantId, sessionId, undefined, input.maxBytes);
   if (read === null) throw new SessionNotFoundError(tenantId, sessionId);
+  if (read.overLimit) throw new ContextLimitError(read.liveId, input.maxBytes ?? 0, read.bytes);
   const rendered = renderContext({
     ...read.render,
     thinking: input.thinking ?? 'keep',

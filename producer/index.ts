@@ -33,9 +33,11 @@ import {
 export {
   CompactionFailedError,
   ConfigError,
+  ContextLimitError,
   DatabaseError,
   IdempotencyKeyReusedError,
   InvalidInputError,
+  SessionLimitError,
 } from '../shared/contract/errors.ts';
 export {
   type CompactionJobResult,
@@ -46,6 +48,13 @@ export {
   type SessionCompactedEvent,
   sessionCompactedEventSchema,
 } from '../shared/contract/events.ts';
+export {
+  DEFAULT_LIMITS,
+  type Limits,
+  type LimitsInput,
+  resolveLimits,
+  type SessionLimits,
+} from '../shared/policy/limits.ts';
 export {
   assertSchema,
   connectionOptions,

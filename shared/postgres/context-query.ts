@@ -26,6 +26,7 @@ interface ContextLine {
   version: number | null;
   context_version: number | null;
   tools: unknown;
+  bytes: number | null;
 }
 
 /** What the read found: the renderer's input, and the facts around it. */
@@ -38,11 +39,18 @@ export interface ContextRead {
   render: Omit<RenderContextInput, 'thinking' | 'compactionBlock'>;
   /** The tools the session declared (Messages API tool definitions), or null. */
   tools: Array<Record<string, unknown>> | null;
+  /** The stored content of the live session's messages, bytes (what `maxBytes` is checked against). */
+  bytes: number;
+  /** True when {@link bytes} is over the read's `maxBytes`: then no message was read (`render.rows` is empty). */
+  overLimit: boolean;
 }
 
 /**
  * Reads a session's context: the live session of its lineage, its facts and its live rows (all of
  * them, or those of `seqs` and the system rows below them). One statement, one snapshot.
+ * @param maxBytes when the live messages' stored content is larger (bytes, measured in Postgres
+ *   from the stored sizes, without reading the content), no message is read and the result says
+ *   `overLimit`; absent: no limit.
  * @returns null when the tenant has no such session.
  */
 export async function readContext(
@@ -50,15 +58,22 @@ export async function readContext(
   tenantId: string,
   sessionId: string,
   seqs?: readonly number[],
+  maxBytes?: number,
 ): Promise<ContextRead | null> {
-  const lines = await executePrepared<ContextLine>(db, contextQuery(tenantId, sessionId, seqs ?? null));
+  const lines = await executePrepared<ContextLine>(
+    db,
+    contextQuery(tenantId, sessionId, seqs ?? null, maxBytes ?? null),
+  );
   const [facts, ...messages] = lines;
   const liveId = facts?.live_id ?? null;
   if (facts === undefined || liveId === null) return null;
   const version = facts.version ?? 0;
+  const bytes = facts.bytes ?? 0;
   return {
     liveId,
     version,
+    bytes,
+    overLimit: maxBytes !== undefined && bytes > maxBytes,
     tools: Array.isArray(facts.tools) ? (facts.tools as Array<Record<string, unknown>>) : null,
     render: {
       rows: messages.map((m) => ({
@@ -96,7 +111,12 @@ const PRESERVED_RUN_LIMIT = 64;
  * `thinking_since_version` is the live version less the run of thinking-preserving compactions
  * that produced the newest versions (a restore, which writes no version of its own, ends the run).
  */
-function contextQuery(tenantId: string, sessionId: string, seqs: readonly number[] | null) {
+function contextQuery(
+  tenantId: string,
+  sessionId: string,
+  seqs: readonly number[] | null,
+  maxBytes: number | null,
+) {
   const only = seqs === null ? null : `{${seqs.join(',')}}`;
   const lowest = seqs === null || seqs.length === 0 ? null : Math.min(...seqs);
   return sql`
@@ -151,6 +171,11 @@ function contextQuery(tenantId: string, sessionId: string, seqs: readonly number
           and l.seq = s.seq and l.role = 'system'
       )
       order by seq
+    ), size as (
+      -- octet_length of a json value reads its stored length, not its content.
+      select coalesce(sum(octet_length(m.content_blocks::text)), 0)::float8 as bytes
+      from messages m
+      where m.tenant_id = ${tenantId} and m.session_id = (select id from live)
     )
     select * from (
       select null::float8 as seq, null::text as role, null::text as kind, null::json as content,
@@ -170,13 +195,15 @@ function contextQuery(tenantId: string, sessionId: string, seqs: readonly number
         (select coalesce(json_agg(content order by seq), '[]'::json) from restated) as archived_system,
         (select compaction_version from live_session) as version,
         null::integer as context_version,
-        (select tools from live_session) as tools
+        (select tools from live_session) as tools,
+        (select bytes from size) as bytes
       union all
       select m.seq::float8, m.role, m.kind, m.content_blocks, m.pinned,
         null::text, null::jsonb, null::float8, null::integer, null::json, null::json, null::integer,
-        m.context_version, null::json
+        m.context_version, null::json, null::float8
       from messages m
       where m.tenant_id = ${tenantId} and m.session_id = (select id from live)
+        and (${maxBytes}::float8 is null or (select bytes from size) <= ${maxBytes}::float8)
         and (${only}::bigint[] is null or m.seq = any(${only}::bigint[])
           or (m.role = 'system' and m.seq < ${lowest}::bigint))
     ) lines

@@ -62,7 +62,7 @@ export const API_ROUTES = {
     headers: tenantHeaderSchema,
     body: { schema: createSessionRequestSchema, required: true },
     responses: { 201: { description: 'Created.', schema: sessionCreatedSchema } },
-    errors: ['conflict_error', 'request_too_large', 'unsupported_media_type_error'],
+    errors: ['conflict_error', 'request_too_large', 'session_limit_error', 'unsupported_media_type_error'],
   },
   appendMessages: {
     method: 'post',
@@ -81,7 +81,13 @@ export const API_ROUTES = {
         headers: { [REPLAYED_HEADER]: '"true" when this answers a repeated Idempotency-Key.' },
       },
     },
-    errors: ['not_found_error', 'idempotency_error', 'request_too_large', 'unsupported_media_type_error'],
+    errors: [
+      'not_found_error',
+      'idempotency_error',
+      'request_too_large',
+      'session_limit_error',
+      'unsupported_media_type_error',
+    ],
   },
   runCompleted: {
     method: 'post',
@@ -100,13 +106,13 @@ export const API_ROUTES = {
     path: '/v1/sessions/{id}/context',
     summary: "Load the session's next request",
     description:
-      "The system and messages to pass to the Messages API next, from the session's live history (following its lineage to the live session), compacted or not.",
+      "The system and messages to pass to the Messages API next, from the session's live history (following its lineage to the live session), compacted or not. A context larger than the tenant's maxContextBytes is refused whole (422; a part of a request is no request an agent could send): compact the session. A tenant may have maxConcurrentContextReads under way at once per API process (429 beyond).",
     tenantScoped: true,
     params: sessionPathSchema,
     query: contextQuerySchema,
     headers: tenantHeaderSchema,
     responses: { 200: { description: 'The context.', schema: loadedContextSchema } },
-    errors: ['not_found_error'],
+    errors: ['not_found_error', 'context_limit_error'],
   },
   setSessionTools: {
     method: 'put',
