@@ -99,21 +99,25 @@ export class SessionLimitError extends InvalidInputError {
 }
 
 /**
- * A session's context is larger than its tenant's `maxContextBytes` (shared/policy/limits.ts): it
- * was not loaded. A part of a context is no request an agent could send (tool calls lose their
- * results, signed thinking its chain), so there is no partial answer: compact the session.
+ * A session's context is larger than its tenant's `maxContextBytes` or `maxContextTokens`
+ * (shared/policy/limits.ts): it was not loaded. A part of a context is no request an agent could
+ * send (tool calls lose their results, signed thinking its chain), so there is no partial answer:
+ * compact the session.
  */
 export class ContextLimitError extends InvalidInputError {
   override name = 'ContextLimitError';
   constructor(
     sessionId: string,
-    /** The limit's value, bytes. */
+    /** The limit passed. */
+    readonly limit: 'maxContextBytes' | 'maxContextTokens',
+    /** Its value, bytes or estimated tokens. */
     readonly value: number,
-    /** The context's size, bytes of stored content. */
-    readonly bytes: number,
+    /** The context's size in the limit's unit (bytes of stored content, or estimated tokens). */
+    readonly size: number,
   ) {
+    const unit = limit === 'maxContextBytes' ? 'bytes' : 'estimated tokens';
     super(
-      `the context of session "${sessionId}" is ${bytes} bytes, over its limit maxContextBytes of ${value} bytes; ` +
+      `the context of session "${sessionId}" is ${size} ${unit}, over its limit ${limit} of ${value} ${unit}; ` +
         'it was not loaded. Compact the session (POST /v1/sessions/{id}/compact), or raise the limit in the ' +
         "tenant's policy (limits)",
     );

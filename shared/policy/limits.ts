@@ -29,6 +29,12 @@ export const limitsSchema = z
      * request limit: a larger context could not be sent anyway.
      */
     maxContextBytes: z.number().int().min(1_024).max(1_073_741_824).optional(),
+    /**
+     * Largest context a read returns, estimated tokens of the live session: past it, the read is
+     * refused (422) before anything is loaded. Default 1,000,000, the largest context window of a
+     * Claude model: a larger context fits no model.
+     */
+    maxContextTokens: z.number().int().min(1_000).max(100_000_000).optional(),
     /** Context reads of the tenant served at once by one API process; more: 429 with `retry-after`. */
     maxConcurrentContextReads: z.number().int().min(1).max(1_000).optional(),
   })
@@ -54,6 +60,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxSessionMessages: 100_000,
   maxSessionTokens: 4_000_000,
   maxContextBytes: 32_000_000,
+  maxContextTokens: 1_000_000,
   maxConcurrentContextReads: 4,
 };
 

@@ -188,6 +188,7 @@ export const envSchema = z.object({
   COMPACTOR_LIMIT_SESSION_MESSAGES: limit('maxSessionMessages', 'messages'),
   COMPACTOR_LIMIT_SESSION_TOKENS: limit('maxSessionTokens', 'tokens'),
   COMPACTOR_LIMIT_CONTEXT_BYTES: limit('maxContextBytes', 'bytes'),
+  COMPACTOR_LIMIT_CONTEXT_TOKENS: limit('maxContextTokens', 'tokens'),
   COMPACTOR_LIMIT_CONTEXT_READS: limit('maxConcurrentContextReads', 'reads'),
 });
 
@@ -383,6 +384,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         maxSessionMessages: e.COMPACTOR_LIMIT_SESSION_MESSAGES,
         maxSessionTokens: e.COMPACTOR_LIMIT_SESSION_TOKENS,
         maxContextBytes: e.COMPACTOR_LIMIT_CONTEXT_BYTES,
+        maxContextTokens: e.COMPACTOR_LIMIT_CONTEXT_TOKENS,
         maxConcurrentContextReads: e.COMPACTOR_LIMIT_CONTEXT_READS,
       },
     },

@@ -101,6 +101,9 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_LIMIT_CONTEXT_BYTES: {
     description: 'largest context a read returns (stored content bytes); larger: 422',
   },
+  COMPACTOR_LIMIT_CONTEXT_TOKENS: {
+    description: 'largest context a read returns (estimated tokens); larger: 422',
+  },
   COMPACTOR_LIMIT_CONTEXT_READS: {
     description: "a tenant's context reads served at once by one API process; more: 429",
   },

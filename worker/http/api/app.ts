@@ -263,6 +263,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
           tenantId,
           sessionId: id,
           maxBytes: inForce.maxContextBytes,
+          maxTokens: inForce.maxContextTokens,
           ...(query.thinking ? { thinking: query.thinking } : {}),
           ...(query.compactionBlock ? { compactionBlock: query.compactionBlock } : {}),
         });

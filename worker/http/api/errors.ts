@@ -36,7 +36,7 @@ export const ERROR_TYPES = {
   context_limit_error: {
     status: 422,
     description:
-      "The session's context is larger than its tenant's maxContextBytes (named in the message, with its value); nothing was loaded. Compact the session, or raise the limit.",
+      "The session's context is larger than its tenant's maxContextBytes or maxContextTokens (named in the message, with its value); nothing was loaded. Compact the session, or raise the limit.",
   },
   rate_limit_error: {
     status: 429,
