@@ -26,7 +26,8 @@
  * `--alternations A` (part 1: runs of each side, floor and compactor alternating; default 3),
  * `--levels 1,8,32,128` (part 2: the concurrency levels, default all four; `--levels 128` runs the
  * one the target reads), `--parts 1,2,4,5,7,8,9,10` (default all; part 1 also runs 3 and 6, which need
- * its numbers). Only a run of every part at the default levels rewrites results.md. Benchmarks print
+ * its numbers), `--api-node-options '--max-old-space-size=256'` (part 10: the API process's
+ * NODE_OPTIONS; default none). Only a run of every part at the default levels rewrites results.md. Benchmarks print
  * numbers; they assert nothing.
  */
 import { spawn } from 'node:child_process';
@@ -79,6 +80,7 @@ const { values } = parseArgs({
     alternations: { type: 'string', default: '3' },
     levels: { type: 'string', default: '1,8,32,128' },
     parts: { type: 'string', default: '1,2,4,5,7,8,9,10' },
+    'api-node-options': { type: 'string', default: '' },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
@@ -153,7 +155,7 @@ async function main() {
     if (PARTS.has('7')) await importSample(url);
     if (PARTS.has('8')) await readPath(url, sql, prefix);
     if (PARTS.has('9')) await httpApi(url, sql, prefix);
-    if (PARTS.has('10')) await noisyNeighbor(url, sql, prefix, section);
+    if (PARTS.has('10')) await noisyNeighbor(url, sql, prefix, section, values['api-node-options']);
     if (ALL_PARTS) {
       await writeFile(RESULTS, report.text());
       console.log(`\nwritten to ${RESULTS}`);

@@ -101,6 +101,14 @@ async function seedSession(tenantId: string, id: string, messages: Array<{ role:
   if (messages.length > 0) await appendMessages(ctx.tdb.database.db, tenantId, id, messages as never);
 }
 
+/** 40 messages of about 250 KB each: a response of 10 MB, more than a socket buffers unread. */
+function bigMessages() {
+  return Array.from({ length: 40 }, (_, i) => ({
+    role: i % 2 === 0 ? 'user' : 'assistant',
+    content: `${i} ${randomUUID()} `.repeat(6_000),
+  }));
+}
+
 /** Live rows and the session's counters. */
 async function stored(tenantId: string, id: string) {
   const sql = ctx.tdb.database.sql;
@@ -251,11 +259,7 @@ describe('context reads', () => {
   });
 
   it("caps a tenant's context reads at once (429), while another tenant reads", async () => {
-    const big = Array.from({ length: 40 }, (_, i) => ({
-      role: i % 2 === 0 ? 'user' : 'assistant',
-      content: `${i} ${randomUUID()} `.repeat(6_000),
-    }));
-    await seedSession('noisy', 'big', big);
+    await seedSession('noisy', 'big', bigMessages());
     await seedSession('quiet', 'small-read', [{ role: 'user', content: 'hello' }]);
     // Wait out noisy's one request a second, then hold one read open: its body is left unread.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -272,6 +276,31 @@ describe('context reads', () => {
     expect(context.messages).toHaveLength(40);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect((await call('noisy', 'GET', '/v1/sessions/big/context')).status).toBe(200);
+  });
+});
+
+describe('context reads, abandoned', () => {
+  it('ends a read whose client went away, so it no longer counts against the tenant', async () => {
+    // noisy may have one read under way; this one is abandoned with its body unread.
+    await seedSession('noisy', 'abandoned', bigMessages());
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const abort = new AbortController();
+    const held = await fetch(`${server.url}/v1/sessions/abandoned/context`, {
+      headers: { authorization: `Bearer ${TOKENS.noisy}` },
+      signal: abort.signal,
+    });
+    expect(held.status).toBe(200);
+    abort.abort();
+    await held.text().catch(() => undefined);
+    // Served again once the server has seen the connection close (429 until then, never a leak).
+    let status = 429;
+    while (status === 429) {
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const answer = await send('noisy', 'GET', '/v1/sessions/abandoned/context');
+      status = answer.status;
+      await answer.arrayBuffer();
+    }
+    expect(status).toBe(200);
   });
 });
 
