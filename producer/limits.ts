@@ -45,23 +45,12 @@ export function limitPassed(
   current: { messages: number; tokens: number },
   adding: { messages: number; tokens: number },
 ): SessionLimitError | null {
-  if (current.messages + adding.messages > limits.maxSessionMessages) {
-    return new SessionLimitError(
-      sessionId,
-      'maxSessionMessages',
-      limits.maxSessionMessages,
-      current.messages,
-      adding.messages,
-    );
-  }
-  if (current.tokens + adding.tokens > limits.maxSessionTokens) {
-    return new SessionLimitError(
-      sessionId,
-      'maxSessionTokens',
-      limits.maxSessionTokens,
-      current.tokens,
-      adding.tokens,
-    );
+  const counts = [
+    ['maxSessionMessages', current.messages, adding.messages],
+    ['maxSessionTokens', current.tokens, adding.tokens],
+  ] as const;
+  for (const [limit, now, more] of counts) {
+    if (now + more > limits[limit]) return new SessionLimitError(sessionId, limit, limits[limit], now, more);
   }
   return null;
 }

@@ -81,7 +81,7 @@ export interface ApiDeps {
   /**
    * The tenants' limits: where they are read and the request rate counted (`compactor api` counts
    * in Redis with the worker's policy cache). Default: the built-in limits under each tenant's
-   * policy, its rate counted in this process's memory.
+   * policy (read again at most every 60 s), its rate counted in this process's memory.
    */
   limits?: TenantLimits;
 }
