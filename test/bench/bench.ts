@@ -26,7 +26,7 @@
  * `--alternations A` (part 1: runs of each side, floor and compactor alternating; default 3),
  * `--levels 1,8,32,128` (part 2: the concurrency levels, default all four; `--levels 128` runs the
  * one the target reads), `--parts 1,2,4,5,7,8,9,10` (default all; part 1 also runs 3 and 6, which need
- * its numbers), `--api-node-options '--max-old-space-size=256'` (part 10: the API process's
+ * its numbers), `--api-node-options=--max-old-space-size=256` (part 10: the API process's
  * NODE_OPTIONS; default none). Only a run of every part at the default levels rewrites results.md. Benchmarks print
  * numbers; they assert nothing.
  */
