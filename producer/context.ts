@@ -12,7 +12,7 @@
  */
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { type ContextNotice, renderContext } from '../shared/context/render.ts';
-import { SessionNotFoundError } from '../shared/contract/errors.ts';
+import { ContextLimitError, SessionNotFoundError } from '../shared/contract/errors.ts';
 import { readContext } from '../shared/postgres/context-query.ts';
 import type { Db } from '../shared/postgres/db.ts';
 
@@ -32,6 +32,14 @@ export interface LoadContextInput {
    * out: it was bound to the block).
    */
   compactionBlock?: 'native' | 'text';
+  /**
+   * The largest context to load, bytes of the live messages' stored content (a tenant's
+   * `maxContextBytes`, shared/policy/limits.ts): a larger one is measured in Postgres and refused
+   * before any message is read. Absent: no limit.
+   */
+  maxBytes?: number;
+  /** The same in the live session's estimated tokens (a tenant's `maxContextTokens`). */
+  maxTokens?: number;
 }
 
 /** The next request's `system` and `messages`, ready for `client.messages.create`. */
@@ -67,11 +75,21 @@ export interface LoadedContext {
  * thinking signed before them, the system messages they archived (or left in an ancestor), and
  * the live rows. Every read is scoped by tenant.
  * @throws {SessionNotFoundError} if the tenant has no such session.
+ * @throws {ContextLimitError} if the context is over `input.maxBytes` or `input.maxTokens`
+ *   (nothing was loaded).
  */
 export async function loadContext(db: Db, input: LoadContextInput): Promise<LoadedContext> {
   const { tenantId, sessionId } = input;
-  const read = await readContext(db, tenantId, sessionId);
+  const caps = {
+    ...(input.maxBytes === undefined ? {} : { maxBytes: input.maxBytes }),
+    ...(input.maxTokens === undefined ? {} : { maxTokens: input.maxTokens }),
+  };
+  const read = await readContext(db, tenantId, sessionId, undefined, caps);
   if (read === null) throw new SessionNotFoundError(tenantId, sessionId);
+  if (read.overLimit === 'maxBytes')
+    throw new ContextLimitError(read.liveId, 'maxContextBytes', input.maxBytes ?? 0, read.bytes);
+  if (read.overLimit === 'maxTokens')
+    throw new ContextLimitError(read.liveId, 'maxContextTokens', input.maxTokens ?? 0, read.tokens);
   const rendered = renderContext({
     ...read.render,
     thinking: input.thinking ?? 'keep',

@@ -35,9 +35,11 @@ import { releaseJobPriority, takeJobPriority } from '../shared/runtime/tenant-ba
 export {
   CompactionFailedError,
   ConfigError,
+  ContextLimitError,
   DatabaseError,
   IdempotencyKeyReusedError,
   InvalidInputError,
+  SessionLimitError,
 } from '../shared/contract/errors.ts';
 export {
   type CompactionJobResult,
@@ -49,6 +51,13 @@ export {
   type SessionCompactedEvent,
   sessionCompactedEventSchema,
 } from '../shared/contract/events.ts';
+export {
+  DEFAULT_LIMITS,
+  type Limits,
+  type LimitsInput,
+  resolveLimits,
+  type SessionLimits,
+} from '../shared/policy/limits.ts';
 export {
   assertSchema,
   connectionOptions,

@@ -23,6 +23,7 @@ import {
 import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import { storableText } from '../shared/contract/unicode.ts';
+import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
 import type { Db } from '../shared/postgres/db.ts';
 import { messages, sessions } from '../shared/postgres/schema.ts';
 import {
@@ -31,6 +32,7 @@ import {
   claimIdempotencyKey,
   recordAppend,
 } from './idempotency.ts';
+import { limitPassed, limitSql, sessionLimitsOf } from './limits.ts';
 import { assertTools } from './tools.ts';
 
 /** Rows per INSERT: 15 columns × 2,000 = 30,000 parameters, well under Postgres' 65,535. */
@@ -90,6 +92,11 @@ export interface AppendOptions {
    * (producer/idempotency.ts). Without it, every call appends.
    */
   idempotency?: AppendIdempotency;
+  /**
+   * The session-size limits of a tenant whose policy sets none (default `DEFAULT_LIMITS` of
+   * shared/policy/limits.ts); the tenant policy's `limits` win, field by field.
+   */
+  limits?: SessionLimits;
 }
 
 /** Where an append went (see {@link appendToLiveSession}). */
@@ -117,6 +124,8 @@ export interface CreateSessionInput {
   messages: Array<NewMessage | (NativeMessage & { seq: number })>;
   /** The tools the agent sends with the session's requests (see `setSessionTools`). */
   tools?: ToolUnion[] | null;
+  /** The session-size limits of a tenant whose policy sets none (see {@link AppendOptions.limits}). */
+  limits?: SessionLimits;
 }
 
 /**
@@ -124,6 +133,7 @@ export interface CreateSessionInput {
  * transaction, in batches of {@link INSERT_BATCH_ROWS}.
  * @returns the number of messages and estimated tokens stored.
  * @throws {SessionExistsError} if the tenant already has this session id (nothing is written).
+ * @throws {SessionLimitError} if the messages pass the tenant's session-size limits (nothing is written).
  */
 export async function createSession(
   db: Db,
@@ -138,6 +148,14 @@ export async function createSession(
   const tokenCount = rows.reduce((sum, r) => sum + r.tokenCount, 0);
   const lastSeq = rows.length > 0 ? (rows[rows.length - 1]?.seq ?? -1) : -1;
   await db.transaction(async (tx) => {
+    const limits = await sessionLimitsOf(tx, input.tenantId, input.limits);
+    const passed = limitPassed(
+      input.sessionId,
+      limits,
+      { messages: 0, tokens: 0 },
+      { messages: rows.length, tokens: tokenCount },
+    );
+    if (passed) throw passed;
     const created = await tx
       .insert(sessions)
       .values({
@@ -175,6 +193,9 @@ export async function createSession(
  * @throws {SessionNotFoundError} if the tenant has no such session.
  * @throws {SessionContinuedError} naming the live session, if this one continued in a child.
  * @throws {IdempotencyKeyReusedError} when `options.idempotency.key` was used for another request.
+ * @throws {SessionLimitError} when the session would pass its tenant's `maxSessionMessages` or
+ *   `maxSessionTokens` (checked in the statement that counts the messages in, so concurrent appends
+ *   cannot pass it together; nothing is written).
  */
 export async function appendMessages(
   db: Db,
@@ -214,26 +235,8 @@ async function appendOnce(
       const earlier = await claimIdempotencyKey(tx, tenantId, sessionId, idempotency);
       if (earlier) return { ...earlier, replayed: true };
     }
-    const [row] = await tx
-      .update(sessions)
-      .set({
-        lastSeq: sql`${sessions.lastSeq} + ${newMessages.length}`,
-        messageCount: sql`${sessions.messageCount} + ${newMessages.length}`,
-        tokenCount: sql`${sessions.tokenCount} + ${total}`,
-        updatedAt: sql`now()`,
-      })
-      .where(
-        and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId), isNull(sessions.childSessionId)),
-      )
-      .returning({ lastSeq: sessions.lastSeq });
-    if (!row) {
-      const [frozen] = await tx
-        .select({ child: sessions.childSessionId })
-        .from(sessions)
-        .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
-      if (!frozen) throw new SessionNotFoundError(tenantId, sessionId);
-      throw new SessionContinuedError(sessionId, await liveSessionOf(tx, tenantId, sessionId));
-    }
+    const adding = { messages: newMessages.length, tokens: total };
+    const row = await countIn(tx, tenantId, sessionId, adding, options);
     // Under the session row's lock (taken by the update above), so two appends cannot both add an id.
     await assertToolUseIdsFree(tx, tenantId, sessionId, normalized);
     const first = row.lastSeq - newMessages.length + 1;
@@ -243,6 +246,61 @@ async function appendOnce(
     if (idempotency) await recordAppend(tx, tenantId, idempotency.key, appended);
     return { ...appended, replayed: false };
   });
+}
+
+/**
+ * Counts an append into the session row (its seqs, messages and tokens) if the session is live and
+ * stays within its tenant's size limits, in one statement: the row lock it takes orders concurrent
+ * appends, and each re-checks the limits on the counts the one before it left.
+ * @returns the session's new `last_seq`.
+ * @throws {SessionNotFoundError}, {@link SessionContinuedError}, {@link SessionLimitError}.
+ */
+async function countIn(
+  tx: Tx,
+  tenantId: string,
+  sessionId: string,
+  adding: { messages: number; tokens: number },
+  options: AppendOptions,
+): Promise<{ lastSeq: number }> {
+  const defaults = options.limits ?? DEFAULT_LIMITS;
+  // A compaction may shrink the session between a refused update and the read of why: try again.
+  for (let attempt = 0; ; attempt++) {
+    const [row] = await tx
+      .update(sessions)
+      .set({
+        lastSeq: sql`${sessions.lastSeq} + ${adding.messages}`,
+        messageCount: sql`${sessions.messageCount} + ${adding.messages}`,
+        tokenCount: sql`${sessions.tokenCount} + ${adding.tokens}`,
+        updatedAt: sql`now()`,
+      })
+      .where(
+        and(
+          eq(sessions.tenantId, tenantId),
+          eq(sessions.id, sessionId),
+          isNull(sessions.childSessionId),
+          sql`${sessions.messageCount} + ${adding.messages} <= ${limitSql(tenantId, 'maxSessionMessages', defaults.maxSessionMessages)}`,
+          sql`${sessions.tokenCount} + ${adding.tokens} <= ${limitSql(tenantId, 'maxSessionTokens', defaults.maxSessionTokens)}`,
+        ),
+      )
+      .returning({ lastSeq: sessions.lastSeq });
+    if (row) return row;
+    const [found] = await tx
+      .select({
+        child: sessions.childSessionId,
+        messages: sessions.messageCount,
+        tokens: sessions.tokenCount,
+      })
+      .from(sessions)
+      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+    if (!found) throw new SessionNotFoundError(tenantId, sessionId);
+    if (found.child !== null) {
+      throw new SessionContinuedError(sessionId, await liveSessionOf(tx, tenantId, sessionId));
+    }
+    const limits = await sessionLimitsOf(tx, tenantId, defaults);
+    const passed = limitPassed(sessionId, limits, found, adding);
+    if (passed) throw passed;
+    if (attempt >= 3) throw new Error(`session "${sessionId}" changed under the append 4 times; retry it`);
+  }
 }
 
 /**

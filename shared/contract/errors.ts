@@ -88,6 +88,59 @@ export class IdempotencyKeyReusedError extends InvalidInputError {
 }
 
 /**
+ * An append (or a new session) would take a session past its tenant's size limit
+ * (shared/policy/limits.ts); nothing was written. The message names the limit, its value, what the
+ * session holds and what the append would add.
+ */
+export class SessionLimitError extends InvalidInputError {
+  override name = 'SessionLimitError';
+  constructor(
+    sessionId: string,
+    /** The limit passed: `maxSessionMessages` or `maxSessionTokens`. */
+    readonly limit: 'maxSessionMessages' | 'maxSessionTokens',
+    /** Its value, in messages or estimated tokens. */
+    readonly value: number,
+    /** What the session holds now (live), in the limit's unit. */
+    readonly current: number,
+    /** What the refused write would have added, in the limit's unit. */
+    readonly adding: number,
+  ) {
+    const unit = limit === 'maxSessionMessages' ? 'messages' : 'estimated tokens';
+    super(
+      `session "${sessionId}" would exceed its limit ${limit} of ${value} ${unit} ` +
+        `(it holds ${current}, the write adds ${adding}); nothing was written. ` +
+        "Compact the session, or raise the limit in the tenant's policy (limits)",
+    );
+  }
+}
+
+/**
+ * A session's context is larger than its tenant's `maxContextBytes` or `maxContextTokens`
+ * (shared/policy/limits.ts): it was not loaded. A part of a context is no request an agent could
+ * send (tool calls lose their results, signed thinking its chain), so there is no partial answer:
+ * compact the session.
+ */
+export class ContextLimitError extends InvalidInputError {
+  override name = 'ContextLimitError';
+  constructor(
+    sessionId: string,
+    /** The limit passed. */
+    readonly limit: 'maxContextBytes' | 'maxContextTokens',
+    /** Its value, bytes or estimated tokens. */
+    readonly value: number,
+    /** The context's size in the limit's unit (bytes of stored content, or estimated tokens). */
+    readonly size: number,
+  ) {
+    const unit = limit === 'maxContextBytes' ? 'bytes' : 'estimated tokens';
+    super(
+      `the context of session "${sessionId}" is ${size} ${unit}, over its limit ${limit} of ${value} ${unit}; ` +
+        'it was not loaded. Compact the session (POST /v1/sessions/{id}/compact), or raise the limit in the ' +
+        "tenant's policy (limits)",
+    );
+  }
+}
+
+/**
  * A compaction job that `compactNow` waited for failed for good (no attempt left, or an error that
  * retrying cannot fix); the message is the job's failure reason.
  */

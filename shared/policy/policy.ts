@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { InvalidInputError } from '../contract/errors.ts';
 import { DEFAULT_STRATEGY, type Strategy, strategySchema, strategyUnit } from '../strategies/index.ts';
 import { budgetSchema } from './budget.ts';
+import { limitsSchema } from './limits.ts';
 
 /**
  * When a session must be compacted. Any trigger that fires is enough; a session with none that
@@ -73,6 +74,11 @@ export const policySchema = z
      * and the tenant's still applies. Absent: no limit.
      */
     budget: budgetSchema.optional(),
+    /**
+     * The tenant's limits (shared/policy/limits.ts): API request rate, session size, context reads.
+     * Only on a tenant's own policy; each field left out takes the process's default.
+     */
+    limits: limitsSchema.optional(),
   })
   .strict();
 

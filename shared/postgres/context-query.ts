@@ -26,6 +26,8 @@ interface ContextLine {
   version: number | null;
   context_version: number | null;
   tools: unknown;
+  bytes: number | null;
+  tokens: number | null;
 }
 
 /** What the read found: the renderer's input, and the facts around it. */
@@ -38,11 +40,30 @@ export interface ContextRead {
   render: Omit<RenderContextInput, 'thinking' | 'compactionBlock'>;
   /** The tools the session declared (Messages API tool definitions), or null. */
   tools: Array<Record<string, unknown>> | null;
+  /** The stored content of the live session's messages, bytes (what `maxBytes` is checked against). */
+  bytes: number;
+  /** The live session's estimated tokens (its counter; what `maxTokens` is checked against). */
+  tokens: number;
+  /**
+   * The cap of the read that the context is over, or null: when set, no message was read
+   * (`render.rows` is empty).
+   */
+  overLimit: 'maxBytes' | 'maxTokens' | null;
+}
+
+/** Caps of a read: past either, the facts are read but no message. */
+export interface ContextCaps {
+  /** Bytes of the live messages' stored content (measured from the stored sizes, not the content). */
+  maxBytes?: number;
+  /** Estimated tokens of the live session (its counter). */
+  maxTokens?: number;
 }
 
 /**
  * Reads a session's context: the live session of its lineage, its facts and its live rows (all of
  * them, or those of `seqs` and the system rows below them). One statement, one snapshot.
+ * @param caps when the live session is larger than one of them, no message is read and the
+ *   result says `overLimit`; absent: no limit.
  * @returns null when the tenant has no such session.
  */
 export async function readContext(
@@ -50,15 +71,26 @@ export async function readContext(
   tenantId: string,
   sessionId: string,
   seqs?: readonly number[],
+  caps: ContextCaps = {},
 ): Promise<ContextRead | null> {
-  const lines = await executePrepared<ContextLine>(db, contextQuery(tenantId, sessionId, seqs ?? null));
+  const lines = await executePrepared<ContextLine>(db, contextQuery(tenantId, sessionId, seqs ?? null, caps));
   const [facts, ...messages] = lines;
   const liveId = facts?.live_id ?? null;
   if (facts === undefined || liveId === null) return null;
   const version = facts.version ?? 0;
+  const bytes = facts.bytes ?? 0;
+  const tokens = facts.tokens ?? 0;
   return {
     liveId,
     version,
+    bytes,
+    tokens,
+    overLimit:
+      caps.maxBytes !== undefined && bytes > caps.maxBytes
+        ? 'maxBytes'
+        : caps.maxTokens !== undefined && tokens > caps.maxTokens
+          ? 'maxTokens'
+          : null,
     tools: Array.isArray(facts.tools) ? (facts.tools as Array<Record<string, unknown>>) : null,
     render: {
       rows: messages.map((m) => ({
@@ -96,7 +128,14 @@ const PRESERVED_RUN_LIMIT = 64;
  * `thinking_since_version` is the live version less the run of thinking-preserving compactions
  * that produced the newest versions (a restore, which writes no version of its own, ends the run).
  */
-function contextQuery(tenantId: string, sessionId: string, seqs: readonly number[] | null) {
+function contextQuery(
+  tenantId: string,
+  sessionId: string,
+  seqs: readonly number[] | null,
+  caps: ContextCaps,
+) {
+  const maxBytes = caps.maxBytes ?? null;
+  const maxTokens = caps.maxTokens ?? null;
   const only = seqs === null ? null : `{${seqs.join(',')}}`;
   const lowest = seqs === null || seqs.length === 0 ? null : Math.min(...seqs);
   return sql`
@@ -116,7 +155,7 @@ function contextQuery(tenantId: string, sessionId: string, seqs: readonly number
       from sessions s join up u on s.tenant_id = ${tenantId} and s.id = u.parent
       where u.depth < 1000
     ), live_session as (
-      select compaction_version, checkpoint, tools from sessions
+      select compaction_version, checkpoint, tools, token_count from sessions
       where tenant_id = ${tenantId} and id = (select id from live)
     ), recent as (
       select c.thinking_preserved, c.compaction_version,
@@ -151,6 +190,11 @@ function contextQuery(tenantId: string, sessionId: string, seqs: readonly number
           and l.seq = s.seq and l.role = 'system'
       )
       order by seq
+    ), size as (
+      -- octet_length of a json value reads its stored length, not its content.
+      select coalesce(sum(octet_length(m.content_blocks::text)), 0)::float8 as bytes
+      from messages m
+      where m.tenant_id = ${tenantId} and m.session_id = (select id from live)
     )
     select * from (
       select null::float8 as seq, null::text as role, null::text as kind, null::json as content,
@@ -170,13 +214,18 @@ function contextQuery(tenantId: string, sessionId: string, seqs: readonly number
         (select coalesce(json_agg(content order by seq), '[]'::json) from restated) as archived_system,
         (select compaction_version from live_session) as version,
         null::integer as context_version,
-        (select tools from live_session) as tools
+        (select tools from live_session) as tools,
+        (select bytes from size) as bytes,
+        (select token_count::float8 from live_session) as tokens
       union all
       select m.seq::float8, m.role, m.kind, m.content_blocks, m.pinned,
         null::text, null::jsonb, null::float8, null::integer, null::json, null::json, null::integer,
-        m.context_version, null::json
+        m.context_version, null::json, null::float8, null::float8
       from messages m
       where m.tenant_id = ${tenantId} and m.session_id = (select id from live)
+        and (${maxBytes}::float8 is null or (select bytes from size) <= ${maxBytes}::float8)
+        and (${maxTokens}::float8 is null
+          or (select token_count from live_session) <= ${maxTokens}::float8)
         and (${only}::bigint[] is null or m.seq = any(${only}::bigint[])
           or (m.role = 'system' and m.seq < ${lowest}::bigint))
     ) lines

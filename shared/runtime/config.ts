@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from '../contract/errors.ts';
+import { DEFAULT_LIMITS, type Limits, limitsSchema } from '../policy/limits.ts';
 import { DEFAULT_HISTORY_PARTITIONS, MAX_HISTORY_PARTITIONS } from '../postgres/partitions.ts';
 import {
   assertClusterPrefix,
@@ -43,6 +44,16 @@ const port = () =>
     .int('must be a whole port number')
     .min(0, 'must be 0 to 65535')
     .max(65_535, 'must be 0 to 65535');
+
+/**
+ * A process-wide default of one field of a tenant's limits (shared/policy/limits.ts), from its
+ * decimal text, within the bounds a policy's value has.
+ */
+const limit = (field: keyof Limits, unit: string) =>
+  z.coerce
+    .number({ message: `must be a number of ${unit}` })
+    .pipe(limitsSchema.shape[field].unwrap())
+    .default(DEFAULT_LIMITS[field]);
 
 /** A secret: long enough not to be guessed, printable ASCII without spaces. */
 const secret = () =>
@@ -220,6 +231,13 @@ export const envSchema = z.object({
     .min(1_024, 'must be at least 1,024 bytes')
     .max(1_073_741_824, 'must be at most 1,073,741,824 bytes (1 GiB)')
     .default(DEFAULT_API_MAX_BODY_BYTES),
+  COMPACTOR_LIMIT_REQUESTS_PER_SECOND: limit('requestsPerSecond', 'requests per second'),
+  COMPACTOR_LIMIT_BURST: limit('burst', 'requests'),
+  COMPACTOR_LIMIT_SESSION_MESSAGES: limit('maxSessionMessages', 'messages'),
+  COMPACTOR_LIMIT_SESSION_TOKENS: limit('maxSessionTokens', 'tokens'),
+  COMPACTOR_LIMIT_CONTEXT_BYTES: limit('maxContextBytes', 'bytes'),
+  COMPACTOR_LIMIT_CONTEXT_TOKENS: limit('maxContextTokens', 'tokens'),
+  COMPACTOR_LIMIT_CONTEXT_READS: limit('maxConcurrentContextReads', 'reads'),
 });
 
 /** Typed configuration of one compactor process. */
@@ -309,12 +327,18 @@ export interface Config {
   api?: ApiConfig;
 }
 
-/** Where `compactor api` listens, and its request size limit. */
+/** Where `compactor api` listens, its request size limit, and its tenants' default limits. */
 export interface ApiConfig {
   port: number;
   host: string;
   /** Largest request body, bytes; a larger one is answered 413. */
   maxBodyBytes: number;
+  /**
+   * The limits of a tenant whose policy sets none (`COMPACTOR_LIMIT_*`; each field a tenant policy's
+   * `limits` sets wins). Optional so that a config built in code may leave it out
+   * (then `DEFAULT_LIMITS` of shared/policy/limits.ts).
+   */
+  limits?: Limits;
 }
 
 /** One tenant's bearer token for the dashboard's ledger API and pages. */
@@ -427,6 +451,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: e.COMPACTOR_API_PORT,
       host: e.COMPACTOR_API_HOST,
       maxBodyBytes: e.COMPACTOR_API_MAX_BODY_BYTES,
+      limits: {
+        requestsPerSecond: e.COMPACTOR_LIMIT_REQUESTS_PER_SECOND,
+        burst: e.COMPACTOR_LIMIT_BURST,
+        maxSessionMessages: e.COMPACTOR_LIMIT_SESSION_MESSAGES,
+        maxSessionTokens: e.COMPACTOR_LIMIT_SESSION_TOKENS,
+        maxContextBytes: e.COMPACTOR_LIMIT_CONTEXT_BYTES,
+        maxContextTokens: e.COMPACTOR_LIMIT_CONTEXT_TOKENS,
+        maxConcurrentContextReads: e.COMPACTOR_LIMIT_CONTEXT_READS,
+      },
     },
   };
 }

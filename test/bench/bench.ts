@@ -18,12 +18,16 @@
  * 9. The HTTP API against the in-process producer: appends and enqueues per second at concurrency
  *    32, over HTTP (`compactor api`'s app on a loopback port, called with fetch from this process)
  *    and in-process, in the same run.
+ * 10. Noisy neighbor (test/bench/noisy-neighbor.ts): a quiet tenant's append, context read and
+ *    compaction alone and while another tenant floods, and `compactor api`'s peak RSS
+ *    (`npm run bench:noisy` runs this part alone).
  *
  * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8),
  * `--alternations A` (part 1: runs of each side, floor and compactor alternating; default 3),
  * `--levels 1,8,32,128` (part 2: the concurrency levels, default all four; `--levels 128` runs the
- * one the target reads), `--parts 1,2,4,5,7,8,9` (default all; part 1 also runs 3 and 6, which need
- * its numbers). Only a run of every part at the default levels rewrites results.md. Benchmarks print
+ * one the target reads), `--parts 1,2,4,5,7,8,9,10` (default all; part 1 also runs 3 and 6, which need
+ * its numbers), `--api-node-options=--max-old-space-size=256` (part 10: the API process's
+ * NODE_OPTIONS; default none). Only a run of every part at the default levels rewrites results.md. Benchmarks print
  * numbers; they assert nothing.
  */
 import { spawn } from 'node:child_process';
@@ -40,12 +44,15 @@ import { type ImportedSession, importTranscript, readTranscript } from '../../pr
 import { appendMessages, createProducer, createSession, loadContext } from '../../producer/index.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { DEFAULT_LIMITS } from '../../shared/policy/limits.ts';
 import { connectionOptions, openDatabase } from '../../shared/postgres/db.ts';
 import { createApiApp } from '../../worker/http/api/index.ts';
+import { TenantLimits } from '../../worker/http/api/tenant-limits.ts';
 import { listen } from '../../worker/http/ops.ts';
 import { runCompaction, type Stage } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
+import { PolicyCache } from '../../worker/queue/policy-cache.ts';
 import { startWorker } from '../../worker/queue/worker.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { openServices, poolSizeFor } from '../../worker/runtime/services.ts';
@@ -54,6 +61,7 @@ import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
+import { noisyNeighbor } from './noisy-neighbor.ts';
 import { databaseCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
 import {
   fmt,
@@ -71,7 +79,8 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     alternations: { type: 'string', default: '3' },
     levels: { type: 'string', default: '1,8,32,128' },
-    parts: { type: 'string', default: '1,2,4,5,7,8,9' },
+    parts: { type: 'string', default: '1,2,4,5,7,8,9,10' },
+    'api-node-options': { type: 'string', default: '' },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
@@ -80,7 +89,7 @@ const CONCURRENCY = positiveInteger('concurrency', values.concurrency);
 const ALTERNATIONS = positiveInteger('alternations', values.alternations);
 const LEVELS = values.levels.split(',').map((c) => positiveInteger('levels', c.trim()));
 const ALL_PARTS =
-  ['1', '2', '4', '5', '7', '8', '9'].every((p) => PARTS.has(p)) && values.levels === '1,8,32,128';
+  ['1', '2', '4', '5', '7', '8', '9', '10'].every((p) => PARTS.has(p)) && values.levels === '1,8,32,128';
 const TENANT = 'bench';
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
 /** Runs of part 7, whose median it reports. */
@@ -146,6 +155,7 @@ async function main() {
     if (PARTS.has('7')) await importSample(url);
     if (PARTS.has('8')) await readPath(url, sql, prefix);
     if (PARTS.has('9')) await httpApi(url, sql, prefix);
+    if (PARTS.has('10')) await noisyNeighbor(url, sql, prefix, section, values['api-node-options']);
     if (ALL_PARTS) {
       await writeFile(RESULTS, report.text());
       console.log(`\nwritten to ${RESULTS}`);
@@ -894,8 +904,16 @@ async function httpApi(url: string, sql: postgres.Sql, prefix: () => string) {
   const database = openDatabase(url, { max: 10 });
   const producer = createProducer({ redisUrl: REDIS_URL, prefix: prefix() });
   const token = `bench-${randomUUID()}`;
+  const limiterRedis = new Redis(REDIS_URL);
+  // The rate counted in Redis as `compactor api` counts it, but set far above what this part sends.
+  const limits = new TenantLimits({
+    policies: new PolicyCache(database.db),
+    defaults: { ...DEFAULT_LIMITS, requestsPerSecond: 1_000_000 },
+    redis: limiterRedis,
+    prefix: prefix(),
+  });
   const app = createApiApp(
-    { db: database.db, producer },
+    { db: database.db, producer, limits },
     {
       credentials: {
         adminToken: undefined,
@@ -979,6 +997,7 @@ async function httpApi(url: string, sql: postgres.Sql, prefix: () => string) {
   } finally {
     await server.close();
     await producer.close();
+    await limiterRedis.quit();
     await database.close();
   }
   section(
@@ -988,6 +1007,7 @@ async function httpApi(url: string, sql: postgres.Sql, prefix: () => string) {
     [
       `${API_REQUESTS} requests per row after ${API_WARMUP} warm-up ones; appends of 2 messages round robin over ${API_SESSIONS} sessions; enqueues of distinct sessions, no worker running.`,
       'The server and its fetch callers share this process (and the 2 cores with Postgres and Redis), so the HTTP rows pay for both sides.',
+      "Each HTTP request is counted against its tenant's rate in Redis (rate-limiter-flexible), with the rate set far above what is sent, so nothing is refused.",
     ],
   );
 }

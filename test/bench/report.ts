@@ -64,6 +64,21 @@ export async function seedSessions(
   prefixId = 's',
 ): Promise<void> {
   await sql`truncate messages, archived_messages, compactions, sessions, summary_batches, append_requests`;
+  await addSessions(sql, tenantId, count, perSession, prefixId);
+  await sql`vacuum analyze`;
+}
+
+/**
+ * Adds `count` sessions of tenant `tenantId`, `<prefixId>1` .. `<prefixId><count>`, of `perSession`
+ * plain messages (30 tokens each), set-based, beside the sessions already there.
+ */
+export async function addSessions(
+  sql: postgres.Sql,
+  tenantId: string,
+  count: number,
+  perSession: number,
+  prefixId: string,
+): Promise<void> {
   await sql`
     insert into sessions (tenant_id, id, last_seq, message_count, token_count)
     select ${tenantId}, ${prefixId} || g, ${perSession - 1}, ${perSession}, ${perSession * 30}
@@ -77,7 +92,6 @@ export async function seedSessions(
         'message ' || q || ' of session ' || g || ': ' || repeat('lorem ipsum dolor sit amet ', 4) as content
       from generate_series(1, ${count}::int) g, generate_series(0, ${perSession - 1}::int) q
     ) m`;
-  await sql`vacuum analyze`;
 }
 
 /** What a bench job carries besides its session: compactor's strategy, or the floor's `keep`. */

@@ -55,6 +55,10 @@ export async function setPolicy(
   const parsed = policySchema.safeParse(input);
   if (!parsed.success)
     throw new InvalidInputError(`invalid policy: ${describeZodError(parsed.error, 'policy')}`);
+  if (agentId !== null && parsed.data.limits !== undefined)
+    throw new InvalidInputError(
+      "invalid policy: policy.limits: limits are per tenant; set them on the tenant's own policy (without an agent)",
+    );
   const [row] = await db.transaction(async (tx) => {
     const written = await tx
       .insert(compactionPolicies)

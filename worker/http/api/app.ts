@@ -11,8 +11,10 @@
  * holding the route's scope (403 naming it otherwise); a client whose credentials failed 10 times
  * in a minute gets 429 (auth-throttle.ts). Session routes act on one tenant: a tenant credential's
  * own, or the one an admin credential names in the `Compactor-Tenant` header; the key routes
- * (`/v1/admin/keys`) on none. Bodies are JSON, at most `maxBodyBytes` (413 beyond). Errors are
- * `{ error: { type, message, field? } }` (errors.ts).
+ * (`/v1/admin/keys`) on none. Bodies are JSON, at most `maxBodyBytes` (413 beyond). Each tenant is
+ * held to its limits (shared/policy/limits.ts, tenant-limits.ts): its request rate (429 with
+ * `retry-after`), its sessions' size (413 naming the limit), its context size (422) and context
+ * reads at once (429). Errors are `{ error: { type, message, field? } }` (errors.ts).
  */
 import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { and, eq } from 'drizzle-orm';
@@ -36,18 +38,22 @@ import {
 import { jsonDepthProblem } from '../../../shared/contract/content-checks.ts';
 import {
   CompactionFailedError,
+  ContextLimitError,
   IdempotencyKeyReusedError,
   InvalidInputError,
   SessionContinuedError,
   SessionExistsError,
+  SessionLimitError,
   SessionNotFoundError,
   ToolUseIdTakenError,
 } from '../../../shared/contract/errors.ts';
 import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
+import type { Limits } from '../../../shared/policy/limits.ts';
 import type { Db } from '../../../shared/postgres/db.ts';
 import { sessions } from '../../../shared/postgres/schema.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
+import { PolicyCache } from '../../queue/policy-cache.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import {
   type AuthResult,
@@ -74,6 +80,8 @@ import {
   TENANT_HEADER,
   tenantHeaderSchema,
 } from './schemas.ts';
+import { jsonPieces, pieceStream } from './stream-json.ts';
+import { TenantLimits } from './tenant-limits.ts';
 
 /** What the API reads and writes through. */
 export interface ApiDeps {
@@ -83,6 +91,12 @@ export interface ApiDeps {
   producer: Pick<Producer, 'runCompleted' | 'compactNow'>;
   /** Request log (method, path, status, ms, tenant; never bodies or headers); default: none. */
   logger?: Logger;
+  /**
+   * The tenants' limits: where they are read and the request rate counted (`compactor api` counts
+   * in Redis with the worker's policy cache). Default: the built-in limits under each tenant's
+   * policy (read again at most every 60 s), its rate counted in this process's memory.
+   */
+  limits?: TenantLimits;
 }
 
 /** How the API behaves. */
@@ -112,7 +126,7 @@ export interface ApiOptions {
 }
 
 /** Hono's environment of the API: who is asking, and for which tenant. */
-export type ApiEnv = { Variables: { principal: Principal; tenantId: string } };
+export type ApiEnv = { Variables: { principal: Principal; tenantId: string; limits: Limits } };
 
 /** How often an API process deletes expired idempotency keys at most, ms. */
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
@@ -129,6 +143,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
   const logger = deps.logger ?? pino({ level: 'silent' });
   const open = !hasCredentials(options.credentials);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES;
+  const limits = deps.limits ?? new TenantLimits({ policies: new PolicyCache(db) });
   let lastPrune = 0;
   let document: Record<string, unknown> | undefined;
 
@@ -188,6 +203,20 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     await next();
   };
   app.use('/v1/*', auth);
+  app.use('/v1/*', async (c, next) => {
+    const tenantId = c.get('tenantId');
+    const inForce = await limits.of(tenantId);
+    c.set('limits', inForce);
+    const waitMs = await limits.request(tenantId, inForce);
+    if (waitMs !== null) {
+      c.header('retry-after', String(Math.ceil(waitMs / 1000)));
+      throw new ApiError(
+        'rate_limit_error',
+        `tenant "${tenantId}" is over its request rate (requestsPerSecond ${inForce.requestsPerSecond}, burst ${inForce.burst}); retry after the retry-after seconds`,
+      );
+    }
+    await next();
+  });
   app.use(
     '/v1/*',
     bodyLimit({
@@ -212,6 +241,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
         agentId: body.agentId ?? null,
         contextWindow: body.contextWindow ?? null,
         messages: (body.messages ?? []).map((message, seq) => ({ seq, ...nativeMessage(message) })),
+        limits: limits.defaults,
       });
       return c.json({ sessionId: body.id, ...created }, 201);
     },
@@ -226,6 +256,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
       const appended = await appendToLiveSession(db, tenantId, id, body.messages.map(nativeMessage), {
         ...(body.contextVersion === undefined ? {} : { contextVersion: body.contextVersion }),
         ...(key === undefined ? {} : { idempotency: { key, requestHash: requestHash(id, raw) } }),
+        limits: limits.defaults,
       });
       if (key !== undefined && !appended.replayed && Date.now() - lastPrune > PRUNE_EVERY_MS) {
         lastPrune = Date.now();
@@ -256,13 +287,32 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     async getContext(c) {
       const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
       const query = parseInput(contextQuerySchema, c.req.query(), 'query');
-      const context = await loadContext(db, {
-        tenantId: c.get('tenantId'),
-        sessionId: id,
-        ...(query.thinking ? { thinking: query.thinking } : {}),
-        ...(query.compactionBlock ? { compactionBlock: query.compactionBlock } : {}),
-      });
-      return c.json(context, 200);
+      const tenantId = c.get('tenantId');
+      const inForce = c.get('limits');
+      const end = limits.startContextRead(tenantId, inForce);
+      if (end === null) {
+        c.header('retry-after', '1');
+        throw new ApiError(
+          'rate_limit_error',
+          `tenant "${tenantId}" has ${inForce.maxConcurrentContextReads} context reads under way, its limit maxConcurrentContextReads; retry after the retry-after seconds`,
+        );
+      }
+      try {
+        const context = await loadContext(db, {
+          tenantId,
+          sessionId: id,
+          maxBytes: inForce.maxContextBytes,
+          maxTokens: inForce.maxContextTokens,
+          ...(query.thinking ? { thinking: query.thinking } : {}),
+          ...(query.compactionBlock ? { compactionBlock: query.compactionBlock } : {}),
+        });
+        // Written message by message as the client reads; the read ends when the last is sent.
+        const body = pieceStream(jsonPieces({ ...context }, ['messages']), end);
+        return c.body(body, 200, { 'content-type': 'application/json' });
+      } catch (error) {
+        end();
+        throw error;
+      }
     },
 
     async setSessionTools(c) {
@@ -449,6 +499,9 @@ function toApiError(error: Error, c: Context<ApiEnv>): ApiError {
   if (error instanceof SessionExistsError) return new ApiError('conflict_error', error.message, 'id');
   if (error instanceof ToolUseIdTakenError) return new ApiError('conflict_error', error.message, error.field);
   if (error instanceof SessionContinuedError) return new ApiError('conflict_error', error.message);
+  if (error instanceof SessionLimitError)
+    return new ApiError('session_limit_error', error.message, 'messages');
+  if (error instanceof ContextLimitError) return new ApiError('context_limit_error', error.message);
   if (error instanceof InvalidInputError) {
     return new ApiError('invalid_request_error', error.message, fieldOfMessage(error.message));
   }

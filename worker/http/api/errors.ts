@@ -29,16 +29,26 @@ export const ERROR_TYPES = {
     description: 'The session id is taken, or an appended tool_use id is already in the session.',
   },
   request_too_large: { status: 413, description: 'The body is larger than the limit.' },
+  session_limit_error: {
+    status: 413,
+    description:
+      "The append would take the session past its tenant's maxSessionMessages or maxSessionTokens (named in the message, with its value); nothing was written. Compact the session, or raise the limit.",
+  },
   unsupported_media_type_error: { status: 415, description: 'A body that is not application/json.' },
   idempotency_error: {
     status: 422,
     description:
       'The Idempotency-Key was used for another request (another session or body); nothing was written.',
   },
+  context_limit_error: {
+    status: 422,
+    description:
+      "The session's context is larger than its tenant's maxContextBytes or maxContextTokens (named in the message, with its value); nothing was loaded. Compact the session, or raise the limit.",
+  },
   rate_limit_error: {
     status: 429,
     description:
-      'Too many requests from this client (failed authentications); retry after retry-after seconds.',
+      "Too many requests: the tenant is over its request rate (requestsPerSecond and burst) or has maxConcurrentContextReads under way, or this client failed authentication too often; nothing was done. Retry after the retry-after header's seconds.",
   },
   api_error: { status: 500, description: 'An unexpected error (logged); nothing more is told.' },
   unavailable_error: { status: 503, description: 'Redis (the queue) cannot be reached now; retry.' },

@@ -36,8 +36,9 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
     components[title] ??= json;
     return { $ref: `#/components/schemas/${title}` };
   };
-  const errorResponse = (type: ApiErrorType) => ({
-    description: `${type}: ${ERROR_TYPES[type].description}`,
+  // One response per status: the error types that share it are described together.
+  const errorResponse = (types: ApiErrorType[]) => ({
+    description: types.map((type) => `${type}: ${ERROR_TYPES[type].description}`).join(' '),
     content: { 'application/json': { schema: schemaOf(apiErrorSchema, 'output') } },
   });
 
@@ -68,8 +69,11 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
     }
     const errors = new Set(route.errors);
     for (const type of COMMON_ERRORS) errors.add(type);
-    for (const type of [...errors].sort((a, b) => ERROR_STATUS[a] - ERROR_STATUS[b])) {
-      responses[String(ERROR_STATUS[type])] ??= errorResponse(type);
+    const byStatus = new Map<number, ApiErrorType[]>();
+    for (const type of errors)
+      byStatus.set(ERROR_STATUS[type], [...(byStatus.get(ERROR_STATUS[type]) ?? []), type]);
+    for (const [status, types] of [...byStatus].sort(([a], [b]) => a - b)) {
+      responses[String(status)] ??= errorResponse(types);
     }
     const methods = paths[route.path] ?? {};
     paths[route.path] = methods;

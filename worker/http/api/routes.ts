@@ -79,7 +79,7 @@ export const API_ROUTES = {
     headers: tenantHeaderSchema,
     body: { schema: createSessionRequestSchema, required: true },
     responses: { 201: { description: 'Created.', schema: sessionCreatedSchema } },
-    errors: ['conflict_error', 'request_too_large', 'unsupported_media_type_error'],
+    errors: ['conflict_error', 'request_too_large', 'session_limit_error', 'unsupported_media_type_error'],
   },
   appendMessages: {
     method: 'post',
@@ -104,6 +104,7 @@ export const API_ROUTES = {
       'conflict_error',
       'idempotency_error',
       'request_too_large',
+      'session_limit_error',
       'unsupported_media_type_error',
     ],
   },
@@ -125,14 +126,14 @@ export const API_ROUTES = {
     path: '/v1/sessions/{id}/context',
     summary: "Load the session's next request",
     description:
-      "The system and messages to pass to the Messages API next, from the session's live history (following its lineage to the live session), compacted or not.",
+      "The system and messages to pass to the Messages API next, from the session's live history (following its lineage to the live session), compacted or not. A context larger than the tenant's maxContextBytes or maxContextTokens is refused whole (422; a part of a request is no request an agent could send): compact the session. A tenant may have maxConcurrentContextReads under way at once per API process (429 beyond).",
     tenantScoped: true,
     scope: 'context:read',
     params: sessionPathSchema,
     query: contextQuerySchema,
     headers: tenantHeaderSchema,
     responses: { 200: { description: 'The context.', schema: loadedContextSchema } },
-    errors: ['not_found_error'],
+    errors: ['not_found_error', 'context_limit_error'],
   },
   setSessionTools: {
     method: 'put',

@@ -10,6 +10,7 @@ import { runAll, type Services } from '../../runtime/services.ts';
 import { serverCredentials } from '../credentials.ts';
 import { type Listening, listenOwning } from '../ops.ts';
 import { type ApiEnv, createApiApp } from './app.ts';
+import { TenantLimits } from './tenant-limits.ts';
 
 /** A running API server. */
 export interface ApiServer extends Listening {
@@ -18,8 +19,8 @@ export interface ApiServer extends Listening {
 
 /**
  * Starts `compactor api` on `services`: checks it may start, opens a producer on the config's
- * Redis and prefix, and listens on `host:port` (0: any free port). Closing it closes the producer
- * and `services`.
+ * Redis and prefix, and listens on `host:port` (0: any free port). Tenants' request rates are
+ * counted in that Redis. Closing it closes the producer and `services`.
  * @throws {DashboardConfigError} without credentials (in the environment or issued), unless
  *   `insecure` on a loopback host.
  * @throws {Error} when the address cannot be bound.
@@ -36,7 +37,19 @@ export async function startApi(
     db: services.database.db,
   });
   const app = createApiApp(
-    { db: services.database.db, producer, logger },
+    {
+      db: services.database.db,
+      producer,
+      logger,
+      // Counted in the install's Redis (one rate per tenant across API processes), read from the
+      // policy cache that policy writes notify.
+      limits: new TenantLimits({
+        policies: services.policies,
+        redis: services.redis,
+        prefix: config.queuePrefix,
+        ...(config.api?.limits ? { defaults: config.api.limits } : {}),
+      }),
+    },
     {
       credentials,
       maxBodyBytes: config.api?.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES,

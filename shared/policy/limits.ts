@@ -1,0 +1,77 @@
+/**
+ * Per-tenant limits: what keeps one tenant from taking the API, the database or the memory of an
+ * API process from the others. Pure: the schema of a tenant policy's `limits`, the built-in
+ * defaults, and the rule that merges them.
+ *
+ * Precedence, most specific first: the tenant policy's `limits` (each field on its own) > the
+ * process's defaults (`COMPACTOR_LIMIT_*`, shared/runtime/config.ts) > {@link DEFAULT_LIMITS}.
+ * Limits are per tenant: only the tenant's own policy carries them (an agent's policy cannot).
+ */
+import { z } from 'zod';
+
+/** A tenant policy's `limits`: any subset; what is left out comes from the defaults. */
+export const limitsSchema = z
+  .object({
+    /**
+     * Sustained API requests per second of the tenant, all routes and API processes together
+     * (counted in Redis). Past it and its burst: 429 with `retry-after`.
+     */
+    requestsPerSecond: z.number().int().min(1).max(1_000_000).optional(),
+    /** Requests above `requestsPerSecond` allowed in any 10 s window (a burst on top of the rate). */
+    burst: z.number().int().min(0).max(10_000_000).optional(),
+    /** Live messages a session may hold: an append that would pass it is refused (413). */
+    maxSessionMessages: z.number().int().min(1).max(100_000_000).optional(),
+    /** Live estimated tokens a session may hold: an append that would pass it is refused (413). */
+    maxSessionTokens: z.number().int().min(1).max(10_000_000_000).optional(),
+    /**
+     * Largest context a read returns, bytes of the stored message content it renders: past it, the
+     * read is refused (422) before anything is loaded. Default 32,000,000, the Messages API's own
+     * request limit: a larger context could not be sent anyway.
+     */
+    maxContextBytes: z.number().int().min(1_024).max(1_073_741_824).optional(),
+    /**
+     * Largest context a read returns, estimated tokens of the live session: past it, the read is
+     * refused (422) before anything is loaded. Default 1,000,000, the largest context window of a
+     * Claude model: a larger context fits no model.
+     */
+    maxContextTokens: z.number().int().min(1_000).max(100_000_000).optional(),
+    /** Context reads of the tenant served at once by one API process; more: 429 with `retry-after`. */
+    maxConcurrentContextReads: z.number().int().min(1).max(1_000).optional(),
+  })
+  .strict();
+
+/** The limits in force for one tenant: every field set. */
+export type Limits = Required<z.infer<typeof limitsSchema>>;
+
+/** The limits a tenant policy may set, each optional. */
+export type LimitsInput = z.infer<typeof limitsSchema>;
+
+/** The window of {@link Limits.burst}, seconds. */
+export const BURST_WINDOW_S = 10;
+
+/**
+ * The built-in defaults: generous for an agent service (100 requests/s sustained, each of its
+ * sessions far above any model's context window), tight enough that no tenant can fill an API
+ * process: 4 context reads at once of at most 32 MB each.
+ */
+export const DEFAULT_LIMITS: Limits = {
+  requestsPerSecond: 100,
+  burst: 200,
+  maxSessionMessages: 100_000,
+  maxSessionTokens: 4_000_000,
+  maxContextBytes: 32_000_000,
+  maxContextTokens: 1_000_000,
+  maxConcurrentContextReads: 4,
+};
+
+/** The session-size part of {@link Limits}, what an append checks. */
+export type SessionLimits = Pick<Limits, 'maxSessionMessages' | 'maxSessionTokens'>;
+
+/**
+ * The limits in force: each field of the tenant policy's `limits` over `defaults`.
+ * @param defaults the process's defaults (default {@link DEFAULT_LIMITS}).
+ */
+export function resolveLimits(tenant: LimitsInput | undefined, defaults: Limits = DEFAULT_LIMITS): Limits {
+  const set = Object.fromEntries(Object.entries(tenant ?? {}).filter(([, v]) => v !== undefined));
+  return { ...defaults, ...set };
+}

@@ -1,0 +1,380 @@
+/**
+ * Part 10 of `npm run bench` ("noisy neighbor"; alone: `npm run bench:noisy`): what one tenant's
+ * flood does to another tenant. `compactor api` runs built, as a child process (so its RSS is its own),
+ * a worker at concurrency 8 in this process. The quiet tenant appends a turn, reads its context and
+ * compacts (`POST …/compact?wait`, through the queue), in a loop: alone, then while the noisy tenant
+ * floods the API, then while it floods the API and the queue:
+ *
+ * - 16 appends of 10 MB each to one session, one after the other (as the finding sent them);
+ * - from the first one's answer, 20 context reads of that session at once, and 20 of a session at
+ *   the default caps (the largest context they let through), each retried after its `retry-after`
+ *   until answered otherwise;
+ * - in the last phase, 2,000 `session.run.completed` events for 2,000 sessions, enqueued through
+ *   the producer as a service with queue access does (the API's rate limit does not thin them: the
+ *   worker's share is what they test).
+ *
+ * It reports the quiet tenant's p50/p99 per operation in each phase against alone (target: p99
+ * within 2x), the API process's peak RSS in each phase (target: under 512 MB), and what the noisy
+ * tenant was answered. All limits are the defaults (shared/policy/limits.ts).
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type postgres from 'postgres';
+import { createProducer } from '../../producer/index.ts';
+import { startWorker } from '../../worker/queue/worker.ts';
+import { openServices } from '../../worker/runtime/services.ts';
+import { REDIS_URL } from '../support/env.ts';
+import { silentLogger, testConfig } from '../support/fixtures.ts';
+import { addSessions, fmt } from './report.ts';
+
+/** Quiet-tenant iterations (append, read, compact) per phase, at least. */
+const ITERATIONS = 60;
+/** Quiet sessions, used round robin. */
+const QUIET_SESSIONS = 20;
+const FLOOD_APPENDS = 16;
+const FLOOD_APPEND_BYTES = 10_000_000;
+const FLOOD_READS = 20;
+/** The session at the caps: messages of this many characters, under both default context caps. */
+const WIDE_MESSAGES = 4;
+const WIDE_CHARS = 950_000;
+const FLOOD_EVENTS = 2_000;
+const OPS = ['append', 'read context', 'compact (wait for applied)'] as const;
+type Op = (typeof OPS)[number];
+
+/** A section writer, as `Report.section`. */
+type Section = (title: string, header: string[], rows: string[][], notes?: string[]) => void;
+
+/**
+ * Runs part 10 on database `url` (migrated), under a fresh queue prefix from `prefix`.
+ * @param apiNodeOptions the API process's `NODE_OPTIONS` (`--max-old-space-size=256`); '' for none.
+ */
+export async function noisyNeighbor(
+  url: string,
+  sql: postgres.Sql,
+  prefix: () => string,
+  section: Section,
+  apiNodeOptions: string,
+) {
+  const p = prefix();
+  await addSessions(sql, 'quiet', QUIET_SESSIONS, 60, 'q');
+  await addSessions(sql, 'noisy', FLOOD_EVENTS, 60, 'n');
+  await sql`insert into sessions (tenant_id, id) values ('noisy', 'big1'), ('noisy', 'big2')`;
+  await sql`
+    insert into sessions (tenant_id, id, last_seq, message_count, token_count)
+    values ('noisy', 'wide', ${WIDE_MESSAGES - 1}, ${WIDE_MESSAGES}, ${(WIDE_MESSAGES * WIDE_CHARS) / 4})`;
+  await sql`
+    insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
+    select 'noisy', 'wide', q, case when q % 2 = 0 then 'user' else 'assistant' end, 'message',
+      repeat('y', ${WIDE_CHARS}), to_json(repeat('y', ${WIDE_CHARS})), ${WIDE_CHARS / 4}, false
+    from generate_series(0, ${WIDE_MESSAGES - 1}) q`;
+  await sql`vacuum analyze`;
+  const tokens = { quiet: `bench-quiet-${randomUUID()}`, noisy: `bench-noisy-${randomUUID()}` };
+  const api = await startApiProcess(url, p, tokens, apiNodeOptions);
+  const services = openServices(testConfig(url, p), silentLogger);
+  const worker = startWorker(services, { concurrency: 8 });
+  const producer = createProducer({ redisUrl: REDIS_URL, prefix: p });
+  const call = (tenant: keyof typeof tokens, method: string, path: string, body?: unknown) =>
+    fetch(`${api.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${tokens[tenant]}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  try {
+    const quiet = quietLoop(call);
+    await quiet(5, Promise.resolve()); // warm-up
+    api.rss.reset();
+    const solo = await quiet(ITERATIONS, Promise.resolve());
+    const soloRss = api.rss.reset();
+    const apiFlood = floodOf(call, producer, { session: 'big1', events: false });
+    const apiFlooded = await quiet(ITERATIONS, apiFlood);
+    const apiAnswered = await apiFlood;
+    const apiRss = api.rss.reset();
+    const fullFlood = floodOf(call, producer, { session: 'big2', events: true });
+    const fullFlooded = await quiet(ITERATIONS, fullFlood);
+    const fullAnswered = await fullFlood;
+    const fullRss = api.rss.reset();
+    report(
+      section,
+      solo,
+      [
+        { name: 'API flood', samples: apiFlooded, rss: apiRss, answered: apiAnswered },
+        { name: 'API + queue flood', samples: fullFlooded, rss: fullRss, answered: fullAnswered },
+      ],
+      { solo: soloRss, hwm: await api.rss.highWater(), nodeOptions: apiNodeOptions },
+    );
+  } finally {
+    await producer.close();
+    await worker.close();
+    api.stop();
+  }
+}
+
+/** Latencies (ms) per quiet operation. */
+type Samples = Record<Op, number[]>;
+
+/**
+ * The quiet tenant's loop: `n` iterations at least, and on until `until` settles.
+ * @throws {Error} on any answer but the expected one (the quiet tenant is never refused).
+ */
+function quietLoop(call: (t: 'quiet', m: string, p: string, b?: unknown) => Promise<Response>) {
+  let turn = 0;
+  return async (n: number, until: Promise<unknown>): Promise<Samples> => {
+    let settled = false;
+    until.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    const samples: Samples = { append: [], 'read context': [], 'compact (wait for applied)': [] };
+    const timed = async (op: Op, request: () => Promise<Response>, expected: number) => {
+      const started = performance.now();
+      const response = await request();
+      const text = await response.text();
+      samples[op].push(performance.now() - started);
+      if (response.status !== expected)
+        throw new Error(`quiet ${op}: ${response.status} ${text.slice(0, 300)}`);
+    };
+    for (let i = 0; i < n || !settled; i++) {
+      const id = `q${(turn % QUIET_SESSIONS) + 1}`;
+      turn += 1;
+      const messages = [
+        { role: 'user', content: `Turn ${turn}: what does the parser do with an empty line?` },
+        { role: 'assistant', content: [{ type: 'text', text: `Turn ${turn}: it skips it.` }] },
+      ];
+      await timed('append', () => call('quiet', 'POST', `/v1/sessions/${id}/messages`, { messages }), 200);
+      await timed('read context', () => call('quiet', 'GET', `/v1/sessions/${id}/context`), 200);
+      const strategy = { type: 'slidingWindow', maxMessages: 10 };
+      await timed(
+        'compact (wait for applied)',
+        () => call('quiet', 'POST', `/v1/sessions/${id}/compact?wait=60000`, { strategy }),
+        200,
+      );
+    }
+    return samples;
+  };
+}
+
+/** What the noisy tenant was answered, by request kind and status. */
+type Answered = Record<string, Record<number, number>>;
+
+/**
+ * Starts the noisy tenant's flood: appends to `session` and reads of it and of the session at the
+ * caps, with the events when `events`.
+ * @returns what it was answered, once every request has been.
+ */
+function floodOf(
+  call: (t: 'noisy', m: string, p: string, b?: unknown) => Promise<Response>,
+  producer: ReturnType<typeof createProducer>,
+  options: { session: string; events: boolean },
+): Promise<Answered> {
+  const answered: Answered = { append: {}, 'context read': {}, 'read at the caps': {}, event: {} };
+  const count = (kind: string, status: number) => {
+    const of = answered[kind] ?? {};
+    answered[kind] = of;
+    of[status] = (of[status] ?? 0) + 1;
+  };
+  const text = 'x'.repeat(FLOOD_APPEND_BYTES);
+  let firstAppend: () => void = () => {};
+  const appended = new Promise<void>((resolve) => (firstAppend = resolve));
+  const appends = (async () => {
+    for (let i = 0; i < FLOOD_APPENDS; i++) {
+      const response = await call('noisy', 'POST', `/v1/sessions/${options.session}/messages`, {
+        messages: [{ role: 'user', content: text }],
+      });
+      await response.arrayBuffer();
+      count('append', response.status);
+      firstAppend();
+    }
+  })();
+  const readsOf = (kind: string, id: string) =>
+    Array.from({ length: FLOOD_READS }, async () => {
+      for (let attempt = 0; attempt < 60; attempt++) {
+        const response = await call('noisy', 'GET', `/v1/sessions/${id}/context`);
+        await response.arrayBuffer();
+        count(kind, response.status);
+        if (response.status !== 429) return;
+        const wait = Number(response.headers.get('retry-after') ?? '1');
+        await new Promise((r) => setTimeout(r, wait * 1000));
+      }
+    });
+  const reads = appended.then(() =>
+    Promise.all([...readsOf('context read', options.session), ...readsOf('read at the caps', 'wide')]),
+  );
+  const events = (async () => {
+    if (!options.events) return;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        for (let i = next++; i < FLOOD_EVENTS; i = next++) {
+          await producer.runCompleted({
+            eventId: randomUUID(),
+            tenantId: 'noisy',
+            sessionId: `n${i + 1}`,
+            strategy: { type: 'slidingWindow', maxMessages: 10 },
+          });
+          count('event', 202);
+        }
+      }),
+    );
+  })();
+  return Promise.all([appends, reads, events]).then(() => answered);
+}
+
+/** One flooded phase: its quiet samples, the API's peak RSS (kB), what the noisy tenant got. */
+interface Phase {
+  name: string;
+  samples: Samples;
+  rss: number;
+  answered: Answered;
+}
+
+/** Prints part 10's table and notes. */
+function report(
+  section: Section,
+  solo: Samples,
+  phases: Phase[],
+  rss: { solo: number; hwm: number; nodeOptions: string },
+) {
+  const at = (xs: number[], q: number) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  };
+  const rows = OPS.flatMap((op) => [
+    [op, 'alone', String(solo[op].length), fmt(at(solo[op], 0.5), 1), fmt(at(solo[op], 0.99), 1), ''],
+    ...phases.map((phase) => {
+      const ratio = at(phase.samples[op], 0.99) / at(solo[op], 0.99);
+      return [
+        '',
+        phase.name,
+        String(phase.samples[op].length),
+        fmt(at(phase.samples[op], 0.5), 1),
+        fmt(at(phase.samples[op], 0.99), 1),
+        `${fmt(ratio, 2)} (${ratio <= 2 ? 'met' : 'missed'})`,
+      ];
+    }),
+  ]);
+  const mb = (kb: number) => `${fmt(kb / 1024, 0)} MB`;
+  const statuses = (answered: Answered) =>
+    Object.entries(answered)
+      .filter(([, by]) => Object.keys(by).length > 0)
+      .map(
+        ([kind, by]) =>
+          `${kind} ${Object.entries(by)
+            .map(([s, n]) => `${n}× ${s}`)
+            .join(', ')}`,
+      )
+      .join('; ');
+  section(
+    `10. Noisy neighbor: a quiet tenant while another floods (compactor api in its own process${rss.nodeOptions ? `, ${rss.nodeOptions}` : ''})`,
+    ['quiet operation', 'phase', 'samples', 'p50 ms', 'p99 ms', 'p99 / alone (target ≤ 2)'],
+    rows,
+    [
+      `API peak RSS (target < 512 MB): alone ${mb(rss.solo)}, ${phases.map((p) => `${p.name} **${mb(p.rss)}** (${p.rss < 512 * 1024 ? 'met' : 'missed'})`).join(', ')}; high-water mark (VmHWM) ${mb(rss.hwm)}. The API runs built (tsc, as the package), ${rss.nodeOptions ? `with NODE_OPTIONS=${rss.nodeOptions}` : "with Node's default heap settings"}.`,
+      ...phases.map((p) => `The noisy tenant was answered in the ${p.name}: ${statuses(p.answered)}.`),
+      `The flood: ${FLOOD_APPENDS} appends of ${FLOOD_APPEND_BYTES / 1e6} MB to one session, one after the other; from the first one's answer, ${FLOOD_READS} context reads of it at once and ${FLOOD_READS} of a session at the default caps (${WIDE_MESSAGES} messages of ${WIDE_CHARS / 1e6} MB, ${(WIDE_MESSAGES * WIDE_CHARS) / 4} tokens), each retried after its retry-after; in the last phase also ${FLOOD_EVENTS} session.run.completed events for ${FLOOD_EVENTS} sessions of 60 messages (slidingWindow), enqueued through the producer by 32 callers. The quiet tenant runs its loop (append a turn, read its context, compact with slidingWindow and wait for the result) ${ITERATIONS} times alone, then in each phase ${ITERATIONS} times or until the flood ends, whichever is later, one request at a time. Default limits throughout; a worker at concurrency 8 in the bench process. RSS is sampled every 50 ms from /proc.`,
+      'Compaction latency depends on the worker, which takes jobs first in, first out: the quiet compaction waits behind the noisy backlog unless the worker shares itself among tenants.',
+    ],
+  );
+}
+
+/**
+ * Compiles the sources as the package's build does (JavaScript only) into node_modules/.cache, so
+ * the API runs as it is installed, without tsx's transpiler in its memory.
+ * @returns the path of the built `compactor` command.
+ */
+async function buildCli(): Promise<string> {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const out = path.join(root, 'node_modules/.cache/compactor-bench');
+  const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
+  const args = [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out, '--declaration', 'false'];
+  const code = await new Promise<number | null>((resolve) =>
+    spawn(process.execPath, args, { stdio: 'inherit' }).once('exit', resolve),
+  );
+  if (code !== 0) throw new Error(`building the API for part 10 failed (tsc exited ${code})`);
+  return path.join(out, 'worker/bin/compactor.js');
+}
+
+/** `compactor api`, built, as a child process: its URL, its RSS, and how to stop it. */
+async function startApiProcess(
+  url: string,
+  prefix: string,
+  tokens: Record<string, string>,
+  nodeOptions: string,
+) {
+  const port = await freePort();
+  const cli = await buildCli();
+  const child = spawn(process.execPath, [cli, 'api', '--port', String(port), '--host', '127.0.0.1'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      REDIS_URL,
+      COMPACTOR_QUEUE_PREFIX: prefix,
+      COMPACTOR_DASHBOARD_TOKENS: Object.entries(tokens)
+        .map(([tenant, token]) => `${tenant}:${token}`)
+        .join(','),
+      COMPACTOR_LOG_LEVEL: 'warn',
+      NODE_OPTIONS: nodeOptions,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    const up = await fetch(`${base}/v1/openapi.json`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) break;
+    if (i > 300 || child.exitCode !== null) throw new Error('compactor api did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const rss = rssSampler(child.pid ?? 0);
+  return {
+    url: base,
+    rss,
+    stop: () => {
+      rss.stop();
+      child.kill('SIGTERM');
+    },
+  };
+}
+
+/** Samples a process's RSS (kB) every 50 ms; `reset` returns the peak since the last reset. */
+function rssSampler(pid: number) {
+  let peak = 0;
+  const read = async (field: string) => {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  };
+  const timer = setInterval(() => {
+    read('VmRSS').then((kb) => {
+      peak = Math.max(peak, kb);
+    });
+  }, 50);
+  return {
+    reset(): number {
+      const was = peak;
+      peak = 0;
+      return was;
+    },
+    highWater: () => read('VmHWM'),
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** A TCP port free on loopback now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * A JSON response body written piece by piece: an object whose large arrays (a context's
+ * `messages`) are serialized one element at a time as the client reads, so the response never
+ * exists as one string or one buffer in the process. The text is what `JSON.stringify(value)`
+ * gives (keys in order, `undefined` fields left out).
+ */
+
+/**
+ * The JSON text of `value`, in pieces: each key of it, and each element of its arrays named in
+ * `streamed`, is one piece.
+ */
+export function* jsonPieces(value: Record<string, unknown>, streamed: readonly string[]): Generator<string> {
+  let first = true;
+  for (const [key, field] of Object.entries(value)) {
+    if (field === undefined) continue;
+    const head = `${first ? '{' : ','}${JSON.stringify(key)}:`;
+    first = false;
+    if (!streamed.includes(key) || !Array.isArray(field)) {
+      yield head + JSON.stringify(field);
+      continue;
+    }
+    yield `${head}[`;
+    for (const [i, element] of field.entries()) yield (i === 0 ? '' : ',') + JSON.stringify(element ?? null);
+    yield ']';
+  }
+  yield first ? '{}' : '}';
+}
+
+/**
+ * A byte stream of `pieces`, produced as the consumer pulls (one piece per pull). `onDone` runs
+ * once, when the last piece is read, the consumer cancels, or a piece throws.
+ */
+export function pieceStream(pieces: Iterator<string>, onDone: () => void): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      try {
+        const next = pieces.next();
+        if (next.done) {
+          controller.close();
+          onDone();
+        } else {
+          controller.enqueue(encoder.encode(next.value));
+        }
+      } catch (error) {
+        onDone();
+        controller.error(error);
+      }
+    },
+    cancel() {
+      onDone();
+    },
+  });
+}
