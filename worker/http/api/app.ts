@@ -203,7 +203,11 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     await next();
   };
   app.use('/v1/*', auth);
-  app.use('/v1/*', async (c, next) => {
+  /**
+   * Holds the request's tenant to its request rate, and hands the handlers its limits.
+   * @throws {ApiError} 429 with `retry-after` past the rate.
+   */
+  const limitTenant = async (c: Context<ApiEnv>) => {
     const tenantId = c.get('tenantId');
     const inForce = await limits.of(tenantId);
     c.set('limits', inForce);
@@ -215,8 +219,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
         `tenant "${tenantId}" is over its request rate (requestsPerSecond ${inForce.requestsPerSecond}, burst ${inForce.burst}); retry after the retry-after seconds`,
       );
     }
-    await next();
-  });
+  };
   app.use(
     '/v1/*',
     bodyLimit({
@@ -354,7 +357,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
 
   for (const [operationId, route] of Object.entries(API_ROUTES) as Array<[OperationId, ApiRoute]>) {
     const handler = handlers[operationId];
-    app.on(route.method.toUpperCase(), honoPath(route.path), (c) => {
+    app.on(route.method.toUpperCase(), honoPath(route.path), async (c) => {
       const principal = c.get('principal');
       if (!principal.scopes.includes(route.scope)) {
         logger.info(
@@ -370,7 +373,10 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
           `this credential lacks the scope "${route.scope}" this route needs`,
         );
       }
-      if (route.tenantScoped) c.set('tenantId', tenantOf(c));
+      if (route.tenantScoped) {
+        c.set('tenantId', tenantOf(c));
+        await limitTenant(c);
+      }
       return handler(c);
     });
   }
