@@ -106,6 +106,6 @@ describe('compactor enqueue', () => {
       ctx.cliEnv,
     );
     expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ jobId: 'evt-1', coalesced: false });
+    expect(JSON.parse(run.stdout)).toEqual({ jobId: 'acme~evt-1', coalesced: false });
   });
 });

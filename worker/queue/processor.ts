@@ -111,6 +111,10 @@ export function createProcessor(deps: ProcessorDeps) {
     try {
       return settled(await told(await runCompaction(deps, request)));
     } catch (thrown) {
+      // The slot goes back first, so that handing the error to BullMQ is the attempt's last step:
+      // a Redis round trip between `worker.rateLimit()` and the throw let the worker take the job
+      // again before its pause began (an LLM 429's retry-after was not honoured).
+      await slot?.release();
       const error = toError(thrown);
       const action = jobActionFor(error, {
         leaseBusyDelayMs: deps.leaseBusyDelayMs ?? 1_000,
