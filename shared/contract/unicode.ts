@@ -58,6 +58,8 @@ export interface UnstorableCharacter {
  * @returns null when every character can be stored.
  */
 export function unstorableAt(text: string): UnstorableCharacter | null {
+  // Native checks first, as in storableText: a 10 MB text without either costs no loop.
+  if (text.indexOf('\u0000') === -1 && (text as unknown as MaybeWellFormed).isWellFormed()) return null;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code === 0) return { index: i, code: 'U+0000', what: 'a NUL character' };
