@@ -37,11 +37,18 @@ export const limitsSchema = z
     maxContextTokens: z.number().int().min(1_000).max(100_000_000).optional(),
     /** Context reads of the tenant served at once by one API process; more: 429 with `retry-after`. */
     maxConcurrentContextReads: z.number().int().min(1).max(1_000).optional(),
+    /**
+     * Compaction jobs of the tenant running at once, across all workers, while another tenant has
+     * work pending (worker/redis/tenant-slots.ts); a job past it waits, no attempt used. Absent: the
+     * worker's `COMPACTOR_TENANT_MAX_ACTIVE_JOBS`, else half its concurrency. Read by the workers,
+     * not the API, so it is not among the API's {@link Limits}.
+     */
+    maxActiveJobs: z.number().int().min(1).max(100_000).optional(),
   })
   .strict();
 
-/** The limits in force for one tenant: every field set. */
-export type Limits = Required<z.infer<typeof limitsSchema>>;
+/** The API's limits in force for one tenant: every field set. */
+export type Limits = Required<Omit<z.infer<typeof limitsSchema>, 'maxActiveJobs'>>;
 
 /** The limits a tenant policy may set, each optional. */
 export type LimitsInput = z.infer<typeof limitsSchema>;
@@ -72,6 +79,7 @@ export type SessionLimits = Pick<Limits, 'maxSessionMessages' | 'maxSessionToken
  * @param defaults the process's defaults (default {@link DEFAULT_LIMITS}).
  */
 export function resolveLimits(tenant: LimitsInput | undefined, defaults: Limits = DEFAULT_LIMITS): Limits {
-  const set = Object.fromEntries(Object.entries(tenant ?? {}).filter(([, v]) => v !== undefined));
+  const { maxActiveJobs: _workers, ...api } = tenant ?? {};
+  const set = Object.fromEntries(Object.entries(api).filter(([, v]) => v !== undefined));
   return { ...defaults, ...set };
 }

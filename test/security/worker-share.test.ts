@@ -10,6 +10,7 @@ import { createSession, type NewMessage } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { backlogKeysOf } from '../../shared/runtime/tenant-backlog.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import { setPolicy } from '../../worker/postgres/policies.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 import { textMessage } from '../support/messages.ts';
@@ -119,6 +120,30 @@ describe('a tenant’s share of the workers', () => {
     expect([gate('noisy').held, gate('quiet').held]).toEqual([1, 1]);
     gate('quiet').open();
     gate('noisy').open();
+    for (const { jobId } of jobs) expect(await settled(jobId)).toBe('completed');
+  });
+
+  it('takes a tenant’s own share from its policy’s limits.maxActiveJobs', async () => {
+    await setPolicy(ctx.tdb.database.db, 'roomy', null, {
+      strategy: summarize,
+      limits: { maxActiveJobs: 2 },
+    });
+    for (let i = 0; i < 3; i++) await seed('roomy', `r-${i}`);
+    for (let i = 0; i < 2; i++) await seed('quiet', `p-${i}`);
+    const { summarizer, gate } = gatedSummarizer('roomy', 'quiet');
+    const enqueue = (tenantId: string, sessionId: string) =>
+      ctx.producer.runCompleted({ eventId: randomUUID(), tenantId, sessionId, strategy: summarize });
+    const jobs = [];
+    jobs.push(await enqueue('roomy', 'r-0'), await enqueue('quiet', 'p-0'));
+    jobs.push(await enqueue('roomy', 'r-1'), await enqueue('quiet', 'p-1'));
+    jobs.push(await enqueue('roomy', 'r-2'));
+    ctx.startWorker({ concurrency: 4, summarizer });
+    // roomy runs two (its policy's share), quiet one (the process's default of 1); the rest wait.
+    await waitFor(async () => (gate('roomy').held === 2 && gate('quiet').held === 1 ? true : undefined));
+    await waitFor(async () => ((await ctx.producer.queue.getDelayedCount()) >= 1 ? true : undefined));
+    expect([gate('roomy').held, gate('quiet').held]).toEqual([2, 1]);
+    gate('quiet').open();
+    gate('roomy').open();
     for (const { jobId } of jobs) expect(await settled(jobId)).toBe('completed');
   });
 

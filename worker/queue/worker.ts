@@ -73,6 +73,8 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     tenantSlots: createTenantSlots(services.redis, {
       prefix: services.config.queuePrefix,
       maxActive: services.config.tenantMaxActiveJobs ?? Math.ceil(concurrency / 2),
+      maxActiveOf: async (tenantId) =>
+        (await services.policies.get(tenantId, null)).tenant?.limits?.maxActiveJobs,
     }),
   });
   // BullMQ does not close a connection it was given; this one is ours to quit on close.

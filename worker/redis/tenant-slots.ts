@@ -54,6 +54,11 @@ export interface TenantSlotsOptions {
   prefix: string;
   /** Jobs of one tenant that may run at once while others have work, ≥ 1. */
   maxActive: number;
+  /**
+   * A tenant's own cap, when it has one (its policy's `limits.maxActiveJobs`), over `maxActive`;
+   * absent or undefined: `maxActive`.
+   */
+  maxActiveOf?: (tenantId: string) => Promise<number | undefined>;
   /** How long a slot outlives a worker that stopped renewing it, ms. Default 60,000. */
   ttlMs?: number;
 }
@@ -69,6 +74,7 @@ export function createTenantSlots(redis: RedisConnection, options: TenantSlotsOp
     throw new Error(`tenant slots: maxActive must be a positive integer, got ${maxActive}`);
   return {
     async acquire(tenantId) {
+      const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
       const key = `${prefix}:active:${encodeURIComponent(tenantId)}`;
       const token = randomUUID();
       const now = Date.now();
@@ -80,7 +86,7 @@ export function createTenantSlots(redis: RedisConnection, options: TenantSlotsOp
         String(now),
         String(now + ttlMs),
         token,
-        String(maxActive),
+        String(cap),
         tenantId,
         String(now - BACKLOG_TTL_MS),
         String(ttlMs),
