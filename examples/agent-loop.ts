@@ -53,7 +53,7 @@ export interface AgentOptions {
   /** `max_tokens` of each request. */
   maxTokens: number;
   tools: AgentTool[];
-  /** Extended thinking, passed as is (`{ type: 'enabled', budget_tokens }` or adaptive). */
+  /** Extended thinking, passed as is (`{ type: 'adaptive' }`, or `enabled` with `budget_tokens` on older models). */
   thinking?: ThinkingConfigParam;
   /** Requests per run at most (a run ends when the model stops calling tools). Default 20. */
   maxSteps?: number;
@@ -227,9 +227,9 @@ async function main(): Promise<void> {
         client: new Anthropic(),
         tenantId,
         sessionId,
-        model: process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5',
+        model: process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-5',
         maxTokens: 4_096,
-        thinking: { type: 'enabled', budget_tokens: 2_048 },
+        thinking: { type: 'adaptive' },
         tools: [readFileTool(process.cwd())],
       },
       prompt,

@@ -50,9 +50,9 @@ describe('the example agent', () => {
       client,
       tenantId,
       sessionId,
-      model: 'claude-sonnet-4-5',
+      model: 'claude-sonnet-5',
       maxTokens: 2_048,
-      thinking: { type: 'enabled', budget_tokens: 1_024 } as const,
+      thinking: { type: 'adaptive' } as const,
       tools: [readFileTool(process.cwd())],
     };
 
