@@ -1,35 +1,20 @@
 /** `compactor webhook set|show|remove`: a tenant's signed webhook for `session.compacted`. */
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { tenantDeliveryError } from '../../../shared/contract/webhooks.ts';
-import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { deliveriesOf, getWebhook, removeWebhook, setWebhook } from '../../postgres/webhooks.ts';
 import {
   type Command,
-  type CommandContext,
   type CommandGroup,
   flag,
   optionalText,
   TENANT_OPTION,
   text,
 } from '../command.ts';
+import { withDatabase } from '../database.ts';
 import { jsonLine } from '../format.ts';
 
 /** Delivery attempts `webhook show` lists. */
 const RECENT_DELIVERIES = 5;
-
-/** Runs `work` with a one-connection database, closed afterwards. */
-async function withDatabase<T>(
-  context: CommandContext,
-  work: (db: ReturnType<typeof openDatabase>['db']) => Promise<T>,
-): Promise<T> {
-  const database = openDatabase(context.config().databaseUrl, { max: 1 });
-  try {
-    await assertSchema(database);
-    return await work(database.db);
-  } finally {
-    await database.close();
-  }
-}
 
 const setCommand: Command = {
   name: 'webhook set',
