@@ -93,7 +93,7 @@ export interface AnthropicSummarizerOptions {
    * model's minimum cacheable length; default false. It makes a retry of the same request (after an
    * invalid answer, a 529) read the prompt from the cache at 0.1× the input price, and costs 1.25×
    * instead of 1× for the prompt of every first request: worth it when more than about one request
-   * in four is sent again within the cache's 5 minutes. See the README's summarizer section.
+   * in four is sent again within the cache's 5 minutes. See docs/summaries.md.
    */
   cacheUserTurn?: boolean | undefined;
 }
