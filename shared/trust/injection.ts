@@ -296,11 +296,11 @@ const LEET: Readonly<Record<string, string>> = {
 };
 
 /**
- * Letters spaced out or dotted: four or more single letters each followed by one separator
- * ("i g n o r e", "I.G.N.O.R.E", "i-g-n-o-r-e"), then a last letter. Linear: each step takes two
- * characters.
+ * Letters spaced out or dotted: three or more single letters each followed by one separator
+ * ("i g n o r e   a l l", "I.G.N.O.R.E", "i-g-n-o-r-e"), then a last letter; three, so that short
+ * words of a spaced-out phrase ("a l l") join too. Linear: each step takes two characters.
  */
-const SPACED = /(?<![\p{L}\p{N}])(?:\p{L}[ ._\-*·]){3,}\p{L}(?![\p{L}\p{N}])/gu;
+const SPACED = /(?<![\p{L}\p{N}])(?:\p{L}[ ._\-*·]){2,}\p{L}(?![\p{L}\p{N}])/gu;
 
 /** A base64-looking run: 24 or more base64 characters, optionally padded. */
 const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
