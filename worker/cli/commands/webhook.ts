@@ -2,14 +2,7 @@
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { tenantDeliveryError } from '../../../shared/contract/webhooks.ts';
 import { deliveriesOf, getWebhook, removeWebhook, setWebhook } from '../../postgres/webhooks.ts';
-import {
-  type Command,
-  type CommandGroup,
-  flag,
-  optionalText,
-  TENANT_OPTION,
-  text,
-} from '../command.ts';
+import { type Command, type CommandGroup, flag, optionalText, TENANT_OPTION, text } from '../command.ts';
 import { withDatabase } from '../database.ts';
 import { jsonLine } from '../format.ts';
 
