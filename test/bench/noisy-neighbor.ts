@@ -1,7 +1,9 @@
 /**
  * Part 10 of `npm run bench` ("noisy neighbor"; alone: `npm run bench:noisy`): what one tenant's
- * flood does to another tenant. `compactor api` runs built, as a child process (so its RSS is its own),
- * a worker at concurrency 8 in this process. The quiet tenant appends a turn, reads its context and
+ * flood does to another tenant. Each party runs in a process of its own, as in a deployment: `compactor
+ * api` built (so its RSS is its own), `compactor worker --concurrency 8` built, the noisy tenant
+ * (test/bench/noisy-flood.ts), and the quiet tenant in this process, which measures nothing but its
+ * own requests. The quiet tenant appends a turn, reads its context and
  * compacts (`POST …/compact?wait`, through the queue), in a loop: alone, then while the noisy tenant
  * floods the API, then while it floods the API and the queue:
  *
@@ -17,31 +19,31 @@
  * within 2x), the API process's peak RSS in each phase (target: under 512 MB), and what the noisy
  * tenant was answered. All limits are the defaults (shared/policy/limits.ts).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
-import { createProducer } from '../../producer/index.ts';
-import { startWorker } from '../../worker/queue/worker.ts';
-import { openServices } from '../../worker/runtime/services.ts';
 import { REDIS_URL } from '../support/env.ts';
-import { silentLogger, testConfig } from '../support/fixtures.ts';
+import {
+  type Answered,
+  FLOOD_APPEND_BYTES,
+  FLOOD_APPENDS,
+  FLOOD_EVENTS,
+  FLOOD_READS,
+  WIDE_SESSION,
+} from './noisy-flood.ts';
 import { addSessions, fmt } from './report.ts';
 
 /** Quiet-tenant iterations (append, read, compact) per phase, at least. */
 const ITERATIONS = 60;
 /** Quiet sessions, used round robin. */
 const QUIET_SESSIONS = 20;
-const FLOOD_APPENDS = 16;
-const FLOOD_APPEND_BYTES = 10_000_000;
-const FLOOD_READS = 20;
 /** The session at the caps: messages of this many characters, under both default context caps. */
 const WIDE_MESSAGES = 4;
 const WIDE_CHARS = 950_000;
-const FLOOD_EVENTS = 2_000;
 const OPS = ['append', 'read context', 'compact (wait for applied)'] as const;
 type Op = (typeof OPS)[number];
 
@@ -65,18 +67,21 @@ export async function noisyNeighbor(
   await sql`insert into sessions (tenant_id, id) values ('noisy', 'big1'), ('noisy', 'big2')`;
   await sql`
     insert into sessions (tenant_id, id, last_seq, message_count, token_count)
-    values ('noisy', 'wide', ${WIDE_MESSAGES - 1}, ${WIDE_MESSAGES}, ${(WIDE_MESSAGES * WIDE_CHARS) / 4})`;
+    values ('noisy', ${WIDE_SESSION}, ${WIDE_MESSAGES - 1}, ${WIDE_MESSAGES}, ${(WIDE_MESSAGES * WIDE_CHARS) / 4})`;
   await sql`
     insert into messages (tenant_id, session_id, seq, role, kind, content, content_blocks, token_count, pinned)
-    select 'noisy', 'wide', q, case when q % 2 = 0 then 'user' else 'assistant' end, 'message',
+    select 'noisy', ${WIDE_SESSION}, q, case when q % 2 = 0 then 'user' else 'assistant' end, 'message',
       repeat('y', ${WIDE_CHARS}), to_json(repeat('y', ${WIDE_CHARS})), ${WIDE_CHARS / 4}, false
     from generate_series(0, ${WIDE_MESSAGES - 1}) q`;
   await sql`vacuum analyze`;
   const tokens = { quiet: `bench-quiet-${randomUUID()}`, noisy: `bench-noisy-${randomUUID()}` };
-  const api = await startApiProcess(url, p, tokens, apiNodeOptions);
-  const services = openServices(testConfig(url, p), silentLogger);
-  const worker = startWorker(services, { concurrency: 8 });
-  const producer = createProducer({ redisUrl: REDIS_URL, prefix: p });
+  const cli = await buildCli();
+  const env = { DATABASE_URL: url, REDIS_URL, COMPACTOR_QUEUE_PREFIX: p, COMPACTOR_LOG_LEVEL: 'warn' };
+  const api = await startApiProcess(cli, env, tokens, apiNodeOptions);
+  const worker = startCliProcess(cli, ['worker', '--concurrency', '8'], {
+    ...env,
+    COMPACTOR_SWEEP_EVERY_MS: '0',
+  });
   const call = (tenant: keyof typeof tokens, method: string, path: string, body?: unknown) =>
     fetch(`${api.url}${path}`, {
       method,
@@ -92,11 +97,11 @@ export async function noisyNeighbor(
     api.rss.reset();
     const solo = await quiet(ITERATIONS, Promise.resolve());
     const soloRss = api.rss.reset();
-    const apiFlood = floodOf(call, producer, { session: 'big1', events: false });
+    const apiFlood = floodProcess(api.url, tokens.noisy, p, 'big1', false);
     const apiFlooded = await quiet(ITERATIONS, apiFlood);
     const apiAnswered = await apiFlood;
     const apiRss = api.rss.reset();
-    const fullFlood = floodOf(call, producer, { session: 'big2', events: true });
+    const fullFlood = floodProcess(api.url, tokens.noisy, p, 'big2', true);
     const fullFlooded = await quiet(ITERATIONS, fullFlood);
     const fullAnswered = await fullFlood;
     const fullRss = api.rss.reset();
@@ -110,8 +115,7 @@ export async function noisyNeighbor(
       { solo: soloRss, hwm: await api.rss.highWater(), nodeOptions: apiNodeOptions },
     );
   } finally {
-    await producer.close();
-    await worker.close();
+    worker.kill('SIGTERM');
     api.stop();
   }
 }
@@ -158,72 +162,6 @@ function quietLoop(call: (t: 'quiet', m: string, p: string, b?: unknown) => Prom
     }
     return samples;
   };
-}
-
-/** What the noisy tenant was answered, by request kind and status. */
-type Answered = Record<string, Record<number, number>>;
-
-/**
- * Starts the noisy tenant's flood: appends to `session` and reads of it and of the session at the
- * caps, with the events when `events`.
- * @returns what it was answered, once every request has been.
- */
-function floodOf(
-  call: (t: 'noisy', m: string, p: string, b?: unknown) => Promise<Response>,
-  producer: ReturnType<typeof createProducer>,
-  options: { session: string; events: boolean },
-): Promise<Answered> {
-  const answered: Answered = { append: {}, 'context read': {}, 'read at the caps': {}, event: {} };
-  const count = (kind: string, status: number) => {
-    const of = answered[kind] ?? {};
-    answered[kind] = of;
-    of[status] = (of[status] ?? 0) + 1;
-  };
-  const text = 'x'.repeat(FLOOD_APPEND_BYTES);
-  let firstAppend: () => void = () => {};
-  const appended = new Promise<void>((resolve) => (firstAppend = resolve));
-  const appends = (async () => {
-    for (let i = 0; i < FLOOD_APPENDS; i++) {
-      const response = await call('noisy', 'POST', `/v1/sessions/${options.session}/messages`, {
-        messages: [{ role: 'user', content: text }],
-      });
-      await response.arrayBuffer();
-      count('append', response.status);
-      firstAppend();
-    }
-  })();
-  const readsOf = (kind: string, id: string) =>
-    Array.from({ length: FLOOD_READS }, async () => {
-      for (let attempt = 0; attempt < 60; attempt++) {
-        const response = await call('noisy', 'GET', `/v1/sessions/${id}/context`);
-        await response.arrayBuffer();
-        count(kind, response.status);
-        if (response.status !== 429) return;
-        const wait = Number(response.headers.get('retry-after') ?? '1');
-        await new Promise((r) => setTimeout(r, wait * 1000));
-      }
-    });
-  const reads = appended.then(() =>
-    Promise.all([...readsOf('context read', options.session), ...readsOf('read at the caps', 'wide')]),
-  );
-  const events = (async () => {
-    if (!options.events) return;
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        for (let i = next++; i < FLOOD_EVENTS; i = next++) {
-          await producer.runCompleted({
-            eventId: randomUUID(),
-            tenantId: 'noisy',
-            sessionId: `n${i + 1}`,
-            strategy: { type: 'slidingWindow', maxMessages: 10 },
-          });
-          count('event', 202);
-        }
-      }),
-    );
-  })();
-  return Promise.all([appends, reads, events]).then(() => answered);
 }
 
 /** One flooded phase: its quiet samples, the API's peak RSS (kB), what the noisy tenant got. */
@@ -277,7 +215,7 @@ function report(
     [
       `API peak RSS (target < 512 MB): alone ${mb(rss.solo)}, ${phases.map((p) => `${p.name} **${mb(p.rss)}** (${p.rss < 512 * 1024 ? 'met' : 'missed'})`).join(', ')}; high-water mark (VmHWM) ${mb(rss.hwm)}. The API runs built (tsc, as the package), ${rss.nodeOptions ? `with NODE_OPTIONS=${rss.nodeOptions}` : "with Node's default heap settings"}.`,
       ...phases.map((p) => `The noisy tenant was answered in the ${p.name}: ${statuses(p.answered)}.`),
-      `The flood: ${FLOOD_APPENDS} appends of ${FLOOD_APPEND_BYTES / 1e6} MB to one session, one after the other; from the first one's answer, ${FLOOD_READS} context reads of it at once and ${FLOOD_READS} of a session at the default caps (${WIDE_MESSAGES} messages of ${WIDE_CHARS / 1e6} MB, ${(WIDE_MESSAGES * WIDE_CHARS) / 4} tokens), each retried after its retry-after; in the last phase also ${FLOOD_EVENTS} session.run.completed events for ${FLOOD_EVENTS} sessions of 60 messages (slidingWindow), enqueued through the producer by 32 callers. The quiet tenant runs its loop (append a turn, read its context, compact with slidingWindow and wait for the result) ${ITERATIONS} times alone, then in each phase ${ITERATIONS} times or until the flood ends, whichever is later, one request at a time. Default limits throughout; a worker at concurrency 8 in the bench process. RSS is sampled every 50 ms from /proc.`,
+      `The flood: ${FLOOD_APPENDS} appends of ${FLOOD_APPEND_BYTES / 1e6} MB to one session, one after the other; from the first one's answer, ${FLOOD_READS} context reads of it at once and ${FLOOD_READS} of a session at the default caps (${WIDE_MESSAGES} messages of ${WIDE_CHARS / 1e6} MB, ${(WIDE_MESSAGES * WIDE_CHARS) / 4} tokens), each retried after its retry-after; in the last phase also ${FLOOD_EVENTS} session.run.completed events for ${FLOOD_EVENTS} sessions of 60 messages (slidingWindow), enqueued through the producer by 32 callers. The quiet tenant runs its loop (append a turn, read its context, compact with slidingWindow and wait for the result) ${ITERATIONS} times alone, then in each phase ${ITERATIONS} times or until the flood ends, whichever is later, one request at a time. Default limits throughout; compactor worker at concurrency 8, the API and the noisy tenant each in a process of its own, the quiet tenant in the bench process. RSS is sampled every 50 ms from /proc.`,
       'Compaction latency: the worker serves tenants round-robin (each job’s priority is its rank in its tenant’s backlog) and holds a tenant to its share of the slots while another has work (docs/tenants.md), so the quiet compaction waits for a free slot, not for the noisy backlog.',
     ],
   );
@@ -300,28 +238,57 @@ async function buildCli(): Promise<string> {
   return path.join(out, 'worker/bin/compactor.js');
 }
 
-/** `compactor api`, built, as a child process: its URL, its RSS, and how to stop it. */
+/** The built `compactor` running `args`, as a child process with `env` over this one's. */
+function startCliProcess(cli: string, args: string[], env: Record<string, string>): ChildProcess {
+  const execArgv = process.env.BENCH_CHILD_EXEC_ARGV?.split(' ').filter(Boolean) ?? [];
+  return spawn(process.execPath, [...execArgv, cli, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/**
+ * The noisy tenant's flood (test/bench/noisy-flood.ts) as a process of its own.
+ * @returns what it was answered, once it exits.
+ * @throws {Error} when it exits otherwise than 0.
+ */
+function floodProcess(url: string, key: string, prefix: string, session: string, events: boolean) {
+  const script = fileURLToPath(new URL('./noisy-flood.ts', import.meta.url));
+  const args = [
+    '--import',
+    'tsx',
+    script,
+    url,
+    key,
+    REDIS_URL,
+    prefix,
+    session,
+    events ? 'events' : 'no-events',
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  return new Promise<Answered>((resolve, reject) =>
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as Answered) : reject(new Error(`the flood exited ${code}`)),
+    ),
+  );
+}
+
+/** `compactor api` as a child process: its URL, its RSS, and how to stop it. */
 async function startApiProcess(
-  url: string,
-  prefix: string,
+  cli: string,
+  env: Record<string, string>,
   tokens: Record<string, string>,
   nodeOptions: string,
 ) {
   const port = await freePort();
-  const cli = await buildCli();
-  const child = spawn(process.execPath, [cli, 'api', '--port', String(port), '--host', '127.0.0.1'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      REDIS_URL,
-      COMPACTOR_QUEUE_PREFIX: prefix,
-      COMPACTOR_DASHBOARD_TOKENS: Object.entries(tokens)
-        .map(([tenant, token]) => `${tenant}:${token}`)
-        .join(','),
-      COMPACTOR_LOG_LEVEL: 'warn',
-      NODE_OPTIONS: nodeOptions,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const child = startCliProcess(cli, ['api', '--port', String(port), '--host', '127.0.0.1'], {
+    ...env,
+    COMPACTOR_DASHBOARD_TOKENS: Object.entries(tokens)
+      .map(([tenant, token]) => `${tenant}:${token}`)
+      .join(','),
+    NODE_OPTIONS: nodeOptions,
   });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {

@@ -35,7 +35,6 @@ import {
   appendRequestSchema,
   createSessionRequestSchema,
 } from '../../../shared/contract/api.ts';
-import { jsonDepthProblem } from '../../../shared/contract/content-checks.ts';
 import {
   CompactionFailedError,
   ContextLimitError,
@@ -65,6 +64,7 @@ import {
 import { loopbackOnly } from '../loopback-guard.ts';
 import { ApiError, fieldOfMessage, parseInput, sessionNotFound } from './errors.ts';
 import { requestHash } from './idempotency.ts';
+import { readJsonBody } from './json-body.ts';
 import { keyHandlers } from './key-handlers.ts';
 import { openApiDocument } from './openapi.ts';
 import { API_ROUTES, type ApiRoute, honoPath, OPENAPI_PATH, type OperationId } from './routes.ts';
@@ -457,28 +457,22 @@ function headersOf(c: Context<ApiEnv>): Record<string, string | undefined> {
 }
 
 /**
- * The request's JSON body.
+ * The request's JSON body (a large one read off the event loop, json-body.ts).
  * @returns undefined for an empty body when not `required`.
  * @throws {ApiError} 415 when a body is not sent as `application/json`; 400 when it is not JSON
  *   (or is empty and `required`), or nests deeper than `MAX_JSON_DEPTH`.
  */
 async function readJson(c: Context<ApiEnv>, required: boolean): Promise<unknown> {
-  const text = await c.req.text();
-  if (text.trim() === '') {
+  const read = await readJsonBody(new Uint8Array(await c.req.arrayBuffer()));
+  if (read.kind === 'empty') {
     if (!required) return undefined;
     throw new ApiError('invalid_request_error', 'body: a JSON object is required', 'body');
   }
   if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
     throw new ApiError('unsupported_media_type_error', 'send the body with content-type: application/json');
   }
-  // Counted on the text before parsing: nothing deeper reaches the parser or a walk over the value.
-  const deep = jsonDepthProblem(text, 'body');
-  if (deep) throw new ApiError('invalid_request_error', `body: ${deep.message}`, 'body');
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ApiError('invalid_request_error', 'body: not valid JSON', 'body');
-  }
+  if (read.kind === 'problem') throw new ApiError('invalid_request_error', read.problem, 'body');
+  return read.value;
 }
 
 /**

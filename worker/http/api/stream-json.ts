@@ -27,28 +27,49 @@ export function* jsonPieces(value: Record<string, unknown>, streamed: readonly s
 }
 
 /**
- * A byte stream of `pieces`, produced as the consumer pulls (one piece per pull). `onDone` runs
- * once, when the last piece is read, the consumer cancels, or a piece throws.
+ * The longest the pieces of one response are produced without letting the event loop serve other
+ * requests, ms. A piece is one message of a context (up to its size cap, a few ms to serialize); a
+ * client that reads fast would otherwise have a whole context serialized in one turn of the loop.
+ */
+export const SLICE_MS = 4;
+
+/**
+ * A byte stream of `pieces`, produced as the consumer pulls (one piece per pull), yielding to the
+ * event loop (`setImmediate`) once pieces have taken {@link SLICE_MS} since the last yield, so a
+ * large response is written in slices between other requests. `onDone` runs once, when the last
+ * piece is read, the consumer cancels, or a piece throws.
  */
 export function pieceStream(pieces: Iterator<string>, onDone: () => void): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
+  let sliceStart = performance.now();
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    onDone();
+  };
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
+      if (performance.now() - sliceStart >= SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      if (done) return; // cancelled while waiting
       try {
         const next = pieces.next();
         if (next.done) {
           controller.close();
-          onDone();
+          finish();
         } else {
           controller.enqueue(encoder.encode(next.value));
         }
       } catch (error) {
-        onDone();
+        finish();
         controller.error(error);
       }
     },
     cancel() {
-      onDone();
+      finish();
     },
   });
 }
