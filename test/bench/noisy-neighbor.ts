@@ -243,7 +243,7 @@ function startCliProcess(cli: string, args: string[], env: Record<string, string
   const execArgv = process.env.BENCH_CHILD_EXEC_ARGV?.split(' ').filter(Boolean) ?? [];
   return spawn(process.execPath, [...execArgv, cli, ...args], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.BENCH_CHILD_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   });
 }
 

@@ -64,7 +64,7 @@ import {
 import { loopbackOnly } from '../loopback-guard.ts';
 import { ApiError, fieldOfMessage, parseInput, sessionNotFound } from './errors.ts';
 import { requestHash } from './idempotency.ts';
-import { readJsonBody } from './json-body.ts';
+import { type JsonBodyReader, jsonBodyReader } from './json-body.ts';
 import { keyHandlers } from './key-handlers.ts';
 import { openApiDocument } from './openapi.ts';
 import { API_ROUTES, type ApiRoute, honoPath, OPENAPI_PATH, type OperationId } from './routes.ts';
@@ -143,6 +143,8 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
   const logger = deps.logger ?? pino({ level: 'silent' });
   const open = !hasCredentials(options.credentials);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES;
+  const readBody = jsonBodyReader(maxBodyBytes);
+  const readJson = (c: Context<ApiEnv>, required: boolean) => readJsonWith(readBody, c, required);
   const limits = deps.limits ?? new TenantLimits({ policies: new PolicyCache(db) });
   let lastPrune = 0;
   let document: Record<string, unknown> | undefined;
@@ -462,8 +464,12 @@ function headersOf(c: Context<ApiEnv>): Record<string, string | undefined> {
  * @throws {ApiError} 415 when a body is not sent as `application/json`; 400 when it is not JSON
  *   (or is empty and `required`), or nests deeper than `MAX_JSON_DEPTH`.
  */
-async function readJson(c: Context<ApiEnv>, required: boolean): Promise<unknown> {
-  const read = await readJsonBody(new Uint8Array(await c.req.arrayBuffer()));
+async function readJsonWith(
+  readBody: JsonBodyReader,
+  c: Context<ApiEnv>,
+  required: boolean,
+): Promise<unknown> {
+  const read = await readBody(new Uint8Array(await c.req.arrayBuffer()));
   if (read.kind === 'empty') {
     if (!required) return undefined;
     throw new ApiError('invalid_request_error', 'body: a JSON object is required', 'body');

@@ -18,34 +18,38 @@ export const OFF_THREAD_BYTES = 256 * 1024;
 /** An idle parser thread exits after this long (ms), giving back its memory. */
 const IDLE_TIMEOUT_MS = 10_000;
 
-let pool: Piscina<Uint8Array, JsonText> | undefined;
+/** A reader of JSON request bodies; see {@link jsonBodyReader}. */
+export type JsonBodyReader = (bytes: Uint8Array) => Promise<JsonText>;
 
 /**
- * The pool, started on the first large body: at most one thread per core beyond the event loop's
- * (at least one), none while idle. Running from the TypeScript sources (tests, `tsx`), its threads
- * load the same sources through tsx, as the process does.
+ * A reader of JSON request bodies of at most `maxBodyBytes`: it reads a body in a worker thread from
+ * {@link OFF_THREAD_BYTES} up, else on the event loop, and moves a large body's bytes to the thread
+ * (`bytes` is empty afterwards). Its pool starts on the first large body with at most one thread per
+ * core beyond the event loop's (at least one), none while idle; a thread's heap is capped at about
+ * eight times the largest body (a body decoded, parsed and cloned back, with room to spare), so its
+ * garbage is collected rather than left to grow. Running from the TypeScript sources (tests, `tsx`),
+ * the threads load the same sources through tsx, as the process does.
+ * The reader throws only when a worker thread fails (it could not start, or ran out of memory).
  */
-function parserPool(): Piscina<Uint8Array, JsonText> {
-  if (pool) return pool;
-  const fromSources = import.meta.url.endsWith('.ts');
-  const filename = new URL(`./json-body-task.${fromSources ? 'ts' : 'js'}`, import.meta.url).href;
-  pool = new Piscina<Uint8Array, JsonText>({
-    filename,
-    minThreads: 0,
-    maxThreads: Math.max(1, availableParallelism() - 1),
-    idleTimeout: IDLE_TIMEOUT_MS,
-    ...(fromSources ? { execArgv: ['--import', 'tsx'] } : {}),
-  });
-  return pool;
-}
-
-/**
- * Reads `bytes` as a JSON request body: in a worker thread from {@link OFF_THREAD_BYTES} up, else on
- * the event loop. The bytes of a large body are moved to the thread: `bytes` is empty afterwards.
- * @throws {Error} only when the worker thread fails (it could not start, or ran out of memory).
- */
-export async function readJsonBody(bytes: Uint8Array): Promise<JsonText> {
-  if (bytes.byteLength < OFF_THREAD_BYTES) return readJsonText(new TextDecoder().decode(bytes));
-  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-  return parserPool().run(own, { transferList: [own.buffer as ArrayBuffer] });
+export function jsonBodyReader(maxBodyBytes: number): JsonBodyReader {
+  let pool: Piscina<Uint8Array, JsonText> | undefined;
+  const parserPool = () => {
+    if (pool) return pool;
+    const fromSources = import.meta.url.endsWith('.ts');
+    pool = new Piscina<Uint8Array, JsonText>({
+      filename: new URL(`./json-body-task.${fromSources ? 'ts' : 'js'}`, import.meta.url).href,
+      minThreads: 0,
+      maxThreads: Math.max(1, availableParallelism() - 1),
+      idleTimeout: IDLE_TIMEOUT_MS,
+      resourceLimits: { maxOldGenerationSizeMb: 32 + Math.ceil((8 * maxBodyBytes) / 2 ** 20) },
+      ...(fromSources ? { execArgv: ['--import', 'tsx'] } : {}),
+    });
+    return pool;
+  };
+  return async (bytes) => {
+    if (bytes.byteLength < OFF_THREAD_BYTES) return readJsonText(new TextDecoder().decode(bytes));
+    const own =
+      bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+    return parserPool().run(own, { transferList: [own.buffer as ArrayBuffer] });
+  };
 }
