@@ -3,8 +3,9 @@
  * tenant's agents run on machines of their own: building its 10 MB bodies and reading its answers
  * then takes neither the quiet tenant's process nor the API's. Started with the API's URL, the
  * tenant's key, the queue's Redis URL and prefix, the session to flood and whether to enqueue
- * events (argv: `url key redisUrl prefix session events|no-events`); writes what it was answered
- * (JSON, {@link Answered}) on stdout and exits 0 once every request has been answered.
+ * events (argv: `url key redisUrl prefix session events|no-events`); writes {@link FLOOD_STARTED} on
+ * stdout when it starts, then what it was answered (JSON, {@link Answered}) and exits 0 once every
+ * request has been answered.
  */
 import { randomUUID } from 'node:crypto';
 import { createProducer } from '../../producer/index.ts';
@@ -18,6 +19,9 @@ export const FLOOD_READS = 20;
 export const FLOOD_EVENTS = 2_000;
 /** The session at the default caps, which part 10 fills before the flood. */
 export const WIDE_SESSION = 'wide';
+
+/** The line the flood writes on stdout when it sends its first request. */
+export const FLOOD_STARTED = 'started';
 
 /** What the noisy tenant was answered, by request kind and status. */
 export type Answered = Record<string, Record<number, number>>;
@@ -34,6 +38,8 @@ export async function flood(options: {
   prefix: string;
   session: string;
   events: boolean;
+  /** Called once the bodies are built, just before the first request. */
+  onStart?: () => void;
 }): Promise<Answered> {
   const answered: Answered = { append: {}, 'context read': {}, 'read at the caps': {}, event: {} };
   const count = (kind: string, status: number) => {
@@ -52,6 +58,7 @@ export async function flood(options: {
     });
   // One body, built once: the flood's cost is the API's, not this process's.
   const body = JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(FLOOD_APPEND_BYTES) }] });
+  options.onStart?.();
   let firstAppend: () => void = () => {};
   const appended = new Promise<void>((resolve) => (firstAppend = resolve));
   const appends = (async () => {
@@ -113,6 +120,7 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
     process.stderr.write('usage: noisy-flood.ts url key redisUrl prefix session events|no-events\n');
     process.exit(2);
   }
-  const answered = await flood({ url, key, redisUrl, prefix, session, events: events === 'events' });
+  const onStart = () => process.stdout.write(`${FLOOD_STARTED}\n`);
+  const answered = await flood({ url, key, redisUrl, prefix, session, events: events === 'events', onStart });
   process.stdout.write(`${JSON.stringify(answered)}\n`);
 }

@@ -25,7 +25,10 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import type postgres from 'postgres';
+import { COMPACTION_QUEUE } from '../../shared/contract/events.ts';
 import { REDIS_URL } from '../support/env.ts';
 import {
   type Answered,
@@ -33,11 +36,12 @@ import {
   FLOOD_APPENDS,
   FLOOD_EVENTS,
   FLOOD_READS,
+  FLOOD_STARTED,
   WIDE_SESSION,
 } from './noisy-flood.ts';
 import { addSessions, fmt } from './report.ts';
 
-/** Quiet-tenant iterations (append, read, compact) per phase, at least. */
+/** Quiet-tenant iterations (append, read, compact) alone; flooded, it runs as long as the flood. */
 const ITERATIONS = 60;
 /** Quiet sessions, used round robin. */
 const QUIET_SESSIONS = 20;
@@ -78,6 +82,8 @@ export async function noisyNeighbor(
   const cli = await buildCli();
   const env = { DATABASE_URL: url, REDIS_URL, COMPACTOR_QUEUE_PREFIX: p, COMPACTOR_LOG_LEVEL: 'warn' };
   const api = await startApiProcess(cli, env, tokens, apiNodeOptions);
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue(COMPACTION_QUEUE, { connection: redis, prefix: p });
   const worker = startCliProcess(cli, ['worker', '--concurrency', '8'], {
     ...env,
     COMPACTOR_SWEEP_EVERY_MS: '0',
@@ -98,12 +104,16 @@ export async function noisyNeighbor(
     const solo = await quiet(ITERATIONS, Promise.resolve());
     const soloRss = api.rss.reset();
     const apiFlood = floodProcess(api.url, tokens.noisy, p, 'big1', false);
-    const apiFlooded = await quiet(ITERATIONS, apiFlood);
-    const apiAnswered = await apiFlood;
+    await apiFlood.started;
+    const apiFlooded = await quiet(0, apiFlood.answered);
+    const apiAnswered = await apiFlood.answered;
     const apiRss = api.rss.reset();
     const fullFlood = floodProcess(api.url, tokens.noisy, p, 'big2', true);
-    const fullFlooded = await quiet(ITERATIONS, fullFlood);
-    const fullAnswered = await fullFlood;
+    await fullFlood.started;
+    // The queue flood lasts until the worker has worked off the noisy backlog, not until it is sent.
+    const drained = fullFlood.answered.then(() => backlogDrained(queue));
+    const fullFlooded = await quiet(0, drained);
+    const fullAnswered = await fullFlood.answered;
     const fullRss = api.rss.reset();
     report(
       section,
@@ -117,6 +127,8 @@ export async function noisyNeighbor(
   } finally {
     worker.kill('SIGTERM');
     api.stop();
+    await queue.close();
+    redis.disconnect();
   }
 }
 
@@ -124,7 +136,8 @@ export async function noisyNeighbor(
 type Samples = Record<Op, number[]>;
 
 /**
- * The quiet tenant's loop: `n` iterations at least, and on until `until` settles.
+ * The quiet tenant's loop: `n` iterations at least, and on until `until` settles; a request started
+ * after `until` settled is not counted (it would time the quiet tenant alone).
  * @throws {Error} on any answer but the expected one (the quiet tenant is never refused).
  */
 function quietLoop(call: (t: 'quiet', m: string, p: string, b?: unknown) => Promise<Response>) {
@@ -137,10 +150,11 @@ function quietLoop(call: (t: 'quiet', m: string, p: string, b?: unknown) => Prom
     );
     const samples: Samples = { append: [], 'read context': [], 'compact (wait for applied)': [] };
     const timed = async (op: Op, request: () => Promise<Response>, expected: number) => {
+      const during = !settled;
       const started = performance.now();
       const response = await request();
       const text = await response.text();
-      samples[op].push(performance.now() - started);
+      if (during || n > 0) samples[op].push(performance.now() - started);
       if (response.status !== expected)
         throw new Error(`quiet ${op}: ${response.status} ${text.slice(0, 300)}`);
     };
@@ -162,6 +176,15 @@ function quietLoop(call: (t: 'quiet', m: string, p: string, b?: unknown) => Prom
     }
     return samples;
   };
+}
+
+/** Resolves once the compaction queue has no job waiting, delayed or running (polled every 100 ms). */
+async function backlogDrained(queue: Queue): Promise<void> {
+  for (;;) {
+    const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+    if (Object.values(counts).every((n) => n === 0)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** One flooded phase: its quiet samples, the API's peak RSS (kB), what the noisy tenant got. */
@@ -215,7 +238,7 @@ function report(
     [
       `API peak RSS (target < 512 MB): alone ${mb(rss.solo)}, ${phases.map((p) => `${p.name} **${mb(p.rss)}** (${p.rss < 512 * 1024 ? 'met' : 'missed'})`).join(', ')}; high-water mark (VmHWM) ${mb(rss.hwm)}. The API runs built (tsc, as the package), ${rss.nodeOptions ? `with NODE_OPTIONS=${rss.nodeOptions}` : "with Node's default heap settings"}.`,
       ...phases.map((p) => `The noisy tenant was answered in the ${p.name}: ${statuses(p.answered)}.`),
-      `The flood: ${FLOOD_APPENDS} appends of ${FLOOD_APPEND_BYTES / 1e6} MB to one session, one after the other; from the first one's answer, ${FLOOD_READS} context reads of it at once and ${FLOOD_READS} of a session at the default caps (${WIDE_MESSAGES} messages of ${WIDE_CHARS / 1e6} MB, ${(WIDE_MESSAGES * WIDE_CHARS) / 4} tokens), each retried after its retry-after; in the last phase also ${FLOOD_EVENTS} session.run.completed events for ${FLOOD_EVENTS} sessions of 60 messages (slidingWindow), enqueued through the producer by 32 callers. The quiet tenant runs its loop (append a turn, read its context, compact with slidingWindow and wait for the result) ${ITERATIONS} times alone, then in each phase ${ITERATIONS} times or until the flood ends, whichever is later, one request at a time. Default limits throughout; compactor worker at concurrency 8, the API and the noisy tenant each in a process of its own, the quiet tenant in the bench process. RSS is sampled every 50 ms from /proc.`,
+      `The flood: ${FLOOD_APPENDS} appends of ${FLOOD_APPEND_BYTES / 1e6} MB to one session, one after the other; from the first one's answer, ${FLOOD_READS} context reads of it at once and ${FLOOD_READS} of a session at the default caps (${WIDE_MESSAGES} messages of ${WIDE_CHARS / 1e6} MB, ${(WIDE_MESSAGES * WIDE_CHARS) / 4} tokens), each retried after its retry-after; in the last phase also ${FLOOD_EVENTS} session.run.completed events for ${FLOOD_EVENTS} sessions of 60 messages (slidingWindow), enqueued through the producer by 32 callers, the phase lasting until the worker has worked them off. The quiet tenant runs its loop (append a turn, read its context, compact with slidingWindow and wait for the result) ${ITERATIONS} times alone, then in each phase for as long as the flood runs (from its first request to its last answer), one request at a time; only requests sent while the flood ran are counted. Default limits throughout; compactor worker at concurrency 8, the API and the noisy tenant each in a process of its own, the quiet tenant in the bench process. RSS is sampled every 50 ms from /proc.`,
       'Compaction latency: the worker serves tenants round-robin (each job’s priority is its rank in its tenant’s backlog) and holds a tenant to its share of the slots while another has work (docs/tenants.md), so the quiet compaction waits for a free slot, not for the noisy backlog.',
     ],
   );
@@ -249,8 +272,8 @@ function startCliProcess(cli: string, args: string[], env: Record<string, string
 
 /**
  * The noisy tenant's flood (test/bench/noisy-flood.ts) as a process of its own.
- * @returns what it was answered, once it exits.
- * @throws {Error} when it exits otherwise than 0.
+ * @returns `started` once it sends its first request; `answered`, what it was answered, once it
+ *   exits (rejected when it exits otherwise than 0).
  */
 function floodProcess(url: string, key: string, prefix: string, session: string, events: boolean) {
   const script = fileURLToPath(new URL('./noisy-flood.ts', import.meta.url));
@@ -267,12 +290,20 @@ function floodProcess(url: string, key: string, prefix: string, session: string,
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  return new Promise<Answered>((resolve, reject) =>
-    child.once('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out) as Answered) : reject(new Error(`the flood exited ${code}`)),
-    ),
+  let start: () => void = () => {};
+  const started = new Promise<void>((resolve) => (start = resolve));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+    if (out.startsWith(`${FLOOD_STARTED}\n`)) start();
+  });
+  const answered = new Promise<Answered>((resolve, reject) =>
+    child.once('exit', (code) => {
+      start();
+      if (code !== 0) reject(new Error(`the flood exited ${code}`));
+      else resolve(JSON.parse(out.slice(FLOOD_STARTED.length + 1)) as Answered);
+    }),
   );
+  return { started, answered };
 }
 
 /** `compactor api` as a child process: its URL, its RSS, and how to stop it. */
