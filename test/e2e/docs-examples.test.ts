@@ -34,8 +34,12 @@ import { cleanRedis, createTestDatabase, silentLogger, testConfig, testPrefix } 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const COMPACTOR_BIN = path.join(ROOT, 'worker/bin/compactor-dev.js');
-/** What an example may take, ms: tsx's start, a worker's round trip, a model call to the fake. */
-const EXAMPLE_TIMEOUT_MS = 60_000;
+/**
+ * How long an example may run before it is killed, ms: only a net for one that never exits (a
+ * connection left open). A shell example starts `compactor` several times, each a Node process
+ * loading the sources through tsx, which takes seconds on a busy two-core machine.
+ */
+const EXAMPLE_TIMEOUT_MS = 180_000;
 /** The tenant the examples act as, and its token for the API. */
 const TENANT = 'acme';
 
@@ -207,7 +211,9 @@ describe('the fenced blocks of the README and the docs', () => {
   });
 });
 
-describe('each example', () => {
+// Examples run two at a time: each waits on process start-up and its services more than it
+// computes, and each has its own database, prefix and run folder.
+describe('each example', { concurrent: true, maxConcurrency: 2 }, () => {
   it.each(examples.map((b) => [named(b), b] as const))(
     '%s runs and exits 0',
     async (_name, block) => {
