@@ -67,17 +67,38 @@ function fieldsTable(schema: Json): string {
   return table(['field', 'type', 'required', 'meaning'], rows);
 }
 
+/**
+ * The scope an operation needs: its `x-required-scope`, else the scopes of its security
+ * requirements; '' when it needs no credentials (`security: []`). `undefined` when the document
+ * says nothing either way (the document's default security then applies, scope unnamed).
+ */
+export function scopeOf(operation: Json): string | undefined {
+  const named = text(operation['x-required-scope']);
+  if (named) return named;
+  if (!Array.isArray(operation.security)) return undefined;
+  const scopes = operation.security
+    .filter(isObject)
+    .flatMap((requirement) =>
+      Object.values(requirement).flatMap((list) => (Array.isArray(list) ? list.map(String) : [])),
+    );
+  return [...new Set(scopes)].join(', ');
+}
+
 /** One operation's section. */
 function operationSection(method: string, path: string, operation: Json): string {
   const parameters = (Array.isArray(operation.parameters) ? operation.parameters : []).filter(isObject);
-  const scope = text(operation['x-required-scope']);
+  const scope = scopeOf(operation);
   const body = isObject(operation.requestBody) ? operation.requestBody : undefined;
   const responses = isObject(operation.responses) ? operation.responses : {};
   return page([
     `## ${code(`${method.toUpperCase()} ${path}`)}`,
     `**${prose(text(operation.summary))}** (${code(text(operation.operationId))})`,
     prose(text(operation.description)),
-    scope ? `Scope: ${code(scope)}.` : 'No credentials needed.',
+    scope === undefined
+      ? 'Credentials: as the document says for every operation.'
+      : scope
+        ? `Scope: ${code(scope)}.`
+        : 'No credentials needed.',
     parameters.length > 0 &&
       table(
         ['parameter', 'in', 'required', 'type', 'meaning'],
@@ -135,7 +156,7 @@ export function httpApiReferencePage(document: Json = openApiDocument()): string
       operations.map(({ method, path, operation }) => [
         `[${code(`${method.toUpperCase()} ${path}`)}](#${anchorOf(method, path)})`,
         cell(text(operation.summary)),
-        code(text(operation['x-required-scope']) || 'none'),
+        code(scopeOf(operation) || 'none'),
       ]),
     ),
     ...operations.map(({ method, path, operation }) => operationSection(method, path, operation)),
