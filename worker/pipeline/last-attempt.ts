@@ -19,12 +19,6 @@ import {
   runCompaction,
 } from './pipeline.ts';
 
-/** The pipeline's dependencies, and the offline summarizer a strategy may fall back to. */
-export interface LastAttemptDeps extends PipelineDeps {
-  /** Used on the last attempt when the strategy says `fallback: 'extractive'`; absent: no such fallback. */
-  fallbackSummarizer?: Summarizer;
-}
-
 /**
  * After the last attempt of `request` failed with `error` (or it failed for good, `isPermanent`: no
  * fallback then): the outcome of the request run again with the fallback summarizer its strategy
@@ -34,7 +28,7 @@ export interface LastAttemptDeps extends PipelineDeps {
  * A failure to write the row is logged, never thrown over `error`.
  */
 export async function afterLastAttempt(
-  deps: LastAttemptDeps,
+  deps: PipelineDeps,
   request: CompactionRequest,
   error: Error,
   log: Logger,
@@ -55,8 +49,9 @@ export async function afterLastAttempt(
 }
 
 /** The name of the summarizer the strategy's summaries ran with (the pipeline's choice). */
-function failedSummarizerOf(deps: LastAttemptDeps, strategy: Strategy): string {
-  return pickSummarizer(deps, strategyUnit(strategy).summaryOptions(strategy)?.summarizer).summarizer.name;
+function failedSummarizerOf(deps: PipelineDeps, strategy: Strategy): string {
+  return pickSummarizer(deps.summarizers, strategyUnit(strategy).summaryOptions(strategy)?.summarizer)
+    .summarizer.name;
 }
 
 /**
@@ -64,11 +59,12 @@ function failedSummarizerOf(deps: LastAttemptDeps, strategy: Strategy): string {
  * offline one; `anthropic`: the client-side LLM summary, for an `anthropic-compaction` strategy
  * whose compaction stayed unavailable), or undefined.
  */
-function fallbackOf(deps: LastAttemptDeps, strategy: Strategy): Summarizer | undefined {
+function fallbackOf(deps: PipelineDeps, strategy: Strategy): Summarizer | undefined {
   const fallback = strategyUnit(strategy).summaryOptions(strategy)?.fallback;
   // The extractive summary stands in for a paid one: it gets the budget the paid one would have had.
-  if (fallback === 'extractive') return deps.fallbackSummarizer && withSummaryBudget(deps.fallbackSummarizer);
-  if (fallback === 'anthropic') return deps.summarizers?.anthropic;
+  if (fallback === 'extractive')
+    return deps.summarizers.offline && withSummaryBudget(deps.summarizers.offline);
+  if (fallback === 'anthropic') return deps.summarizers.named?.anthropic;
   return undefined;
 }
 
@@ -77,7 +73,7 @@ function fallbackOf(deps: LastAttemptDeps, strategy: Strategy): Summarizer | und
  * the policy's, read again (the request's when that read fails).
  */
 async function strategyInForce(
-  deps: LastAttemptDeps,
+  deps: PipelineDeps,
   request: CompactionRequest,
 ): Promise<Strategy | undefined> {
   return effectivePolicy(deps.reads, request).then(
@@ -88,7 +84,7 @@ async function strategyInForce(
 
 /** Runs the request again with the fallback summarizer, whatever the strategy names; the ledger row's reason says why. */
 async function runFallback(
-  deps: LastAttemptDeps,
+  deps: PipelineDeps,
   fallback: Summarizer,
   failed: string,
   request: CompactionRequest,
@@ -100,8 +96,8 @@ async function runFallback(
     `summary failed on the last attempt: falling back to the ${fallback.name} summarizer`,
   );
   const note = `fell back to ${fallback.name}: ${failed} failed on the last attempt: ${error.message}`;
-  return runCompaction(
-    { ...deps, summarizer: fallback, summarizers: undefined },
-    { ...request, note: note.slice(0, 2_000) },
-  );
+  // The fallback writes every summary, whatever the strategy names; the offline one stays for the
+  // routes it stands in on.
+  const summarizers = { primary: fallback, offline: deps.summarizers.offline };
+  return runCompaction({ ...deps, summarizers }, { ...request, note: note.slice(0, 2_000) });
 }

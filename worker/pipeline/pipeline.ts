@@ -23,7 +23,6 @@ import { planFactsOf } from '../../shared/fidelity/score.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
 import {
-  type BudgetAction,
   type BudgetLimit,
   budgetLimits,
   decideBudget,
@@ -69,9 +68,13 @@ import type {
   Gate,
   Leases,
   LedgerEntry,
+  PipelineEvent,
+  PipelineObserver,
   SessionReads,
   Snapshot,
+  Stage,
   StormGuardRule,
+  Summarizers,
   WriteResult,
 } from './ports.ts';
 import { notSmaller, type SummaryToWrite, summarize, summarizeInput } from './summary.ts';
@@ -93,35 +96,17 @@ export interface PipelineDeps {
   reads: SessionReads;
   writes: FencedWrites;
   leases: Leases;
-  /** The summarizer for strategies that summarize (and name none, or one this process cannot run). */
-  summarizer: Summarizer;
-  /**
-   * The summarizers a strategy may name (`summarizer`) that this process can run. Absent: the
-   * strategy's choice is not looked at and `summarizer` writes every summary (as when a fallback runs).
-   */
-  summarizers?: Partial<Record<SummarizerName, Summarizer>>;
-  /** Monotonic-enough clock in ms (injected so tests can control it). */
-  now: Clock['now'];
-  /** Wall clock, ms since the epoch, for the minimum interval. Default `Date.now`. */
-  wallClock?: Clock['wall'];
-  /** Receives how long each stage took, ms (benchmarks and metrics: "where time goes"). */
-  onStage?: (stage: Stage, ms: number) => void;
-  /** Called for each plan the fence rejected (the pipeline then re-plans), whatever the strategy. */
-  onFenceRejected?: () => void;
+  /** The summarizers this process can run: the primary one, those a strategy may name, the offline one. */
+  summarizers: Summarizers;
+  /** Durations and the wall clock (`systemClock` in ./clock.ts; a test sets its own). */
+  clock: Clock;
   /**
    * The spend budgets of the policies (shared/policy/budget.ts), checked and reserved before each
    * paid summary. Absent: no budget is enforced (a summarizer without `estimate` is never checked).
    */
-  budgets?: Budgets;
-  /**
-   * The free summarizer a budget's `onExceeded: 'extractive'` falls back to (the extractive one).
-   * Absent: such a compaction is skipped instead, and its reason says so.
-   */
-  offlineSummarizer?: Summarizer;
-  /** Called with the fidelity score of each summary made (shared/fidelity/score.ts), committed or not. */
-  onFidelity?: (summarizer: string, score: number) => void;
-  /** Called for each summary a budget refused, with what was done instead and the limit. */
-  onBudgetExceeded?: (action: BudgetAction, limit: BudgetLimit) => void;
+  budgets?: Budgets | undefined;
+  /** Told each stage's duration, fence rejection, fidelity score and budget refusal. Absent: no one. */
+  observer?: PipelineObserver | undefined;
   /** Message Batches for sweep-found summaries whose policy says `batch` (absent: always online). */
   batching?: {
     fits(input: SummarizeInput): boolean;
@@ -130,8 +115,7 @@ export interface PipelineDeps {
   logger: Logger;
 }
 
-/** The timed stages of one run. */
-export type Stage = 'admission' | 'lease' | 'snapshot' | 'plan' | 'summarize' | 'apply';
+export type { Stage };
 
 /** One request to compact a session. */
 export interface CompactionRequest {
@@ -195,7 +179,7 @@ export async function runCompaction(
   deps: PipelineDeps,
   request: CompactionRequest,
 ): Promise<CompactionOutcome> {
-  const started = deps.now();
+  const started = deps.clock.now();
   if (request.inputTokens !== undefined) {
     await deps.writes.reportContextTokens(request.tenantId, request.sessionId, request.inputTokens);
   }
@@ -216,7 +200,7 @@ export async function runCompaction(
   const resumed = stages !== null && (await stageDone(deps.reads, request, stages[0]));
   const admission = resumed
     ? { fire: true, reason: 'resumed' }
-    : admit(request, policy, gate.state, (deps.wallClock ?? Date.now)());
+    : admit(request, policy, gate.state, deps.clock.wall());
   if (!admission.fire) {
     const skipped = skipOf(entry, admission.reason, {
       counts: gate.state,
@@ -427,16 +411,16 @@ function changeFor(
  * the ledger saying why.
  */
 export function pickSummarizer(
-  deps: Pick<PipelineDeps, 'summarizer' | 'summarizers'>,
+  summarizers: Summarizers,
   name: SummarizerName | undefined,
 ): { summarizer: Summarizer; note: string | undefined } {
-  if (name === undefined || deps.summarizers === undefined)
-    return { summarizer: deps.summarizer, note: undefined };
-  const named = deps.summarizers[name];
+  if (name === undefined || summarizers.named === undefined)
+    return { summarizer: summarizers.primary, note: undefined };
+  const named = summarizers.named[name];
   if (named) return { summarizer: named, note: undefined };
   return {
-    summarizer: deps.summarizer,
-    note: `the strategy names the ${name} summarizer, which this worker cannot run (no ANTHROPIC_API_KEY): summarized by ${deps.summarizer.name}`,
+    summarizer: summarizers.primary,
+    note: `the strategy names the ${name} summarizer, which this worker cannot run (no ANTHROPIC_API_KEY): summarized by ${summarizers.primary.name}`,
   };
 }
 
@@ -448,7 +432,7 @@ async function compactUnderLock(
 ): Promise<CompactionOutcome> {
   const { request } = run;
   let plan = null as Plan | null;
-  const start = deps.now();
+  const start = deps.clock.now();
   let decided = start;
   const result = await deps.writes.applyUnderLock(
     {
@@ -459,16 +443,16 @@ async function compactUnderLock(
       contentSeqs: contentSeqsOf(run.policy.strategy),
     },
     (snapshot) => {
-      const planning = deps.now();
-      deps.onStage?.('snapshot', planning - start);
+      const planning = deps.clock.now();
+      observe(deps, { type: 'stage', stage: 'snapshot', ms: planning - start });
       plan = planCompaction(snapshot, snapshot.messages, run.policy.strategy);
       const decision = decide(deps, run, snapshot, plan);
-      decided = deps.now();
-      deps.onStage?.('plan', decided - planning);
+      decided = deps.clock.now();
+      observe(deps, { type: 'stage', stage: 'plan', ms: decided - planning });
       return decision;
     },
   );
-  if (plan !== null) deps.onStage?.('apply', deps.now() - decided);
+  if (plan !== null) observe(deps, { type: 'stage', stage: 'apply', ms: deps.clock.now() - decided });
   return { ...result, plan };
 }
 
@@ -482,7 +466,7 @@ async function compactWithSummary(
   const { strategy } = policy;
   const options = strategyUnit(strategy).summaryOptions(strategy);
   if (options === null) throw new Error(`strategy ${strategy.type} does not summarize`);
-  const named = pickSummarizer(deps, options.summarizer);
+  const named = pickSummarizer(deps.summarizers, options.summarizer);
   const { messages, ...snapshot } = await timed(deps, 'snapshot', () =>
     deps.reads.loadSnapshot(request.tenantId, request.sessionId),
   );
@@ -509,7 +493,7 @@ async function compactWithSummary(
     request.trigger === 'sweep' &&
     policy.batch &&
     deps.batching !== undefined &&
-    named.summarizer === deps.summarizer &&
+    named.summarizer === deps.summarizers.primary &&
     named.summarizer.reads === undefined;
   const leaving = batchable
     ? await deps.reads.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs)
@@ -584,13 +568,13 @@ async function compactWithSummary(
     }
     const facts = await completeFacts(observed, reread);
     let check = scoreSummary(facts, summary, planFacts);
-    deps.onFidelity?.(summary.summarizer, check.score);
+    observe(deps, { type: 'fidelity', summarizer: summary.summarizer, score: check.score });
     let fidelityNote: string | undefined;
     if (belowMinimum(check, options.minFidelity)) {
       const minimum = options.minFidelity as number;
       const low = lowFidelityReason(summary.summarizer, check, minimum);
       const action = options.onLowFidelity ?? 'skip';
-      const offline = deps.offlineSummarizer;
+      const { offline } = deps.summarizers;
       const scored = { usage: summary.usage, summarizer: summary.summarizer, fidelity: check };
       if (action === 'retry') {
         deps.logger.info(
@@ -623,7 +607,7 @@ async function compactWithSummary(
       );
       summary = { ...again, usage: addUsage(first.usage, again.usage) };
       check = scoreSummary(facts, again, planFacts);
-      deps.onFidelity?.(again.summarizer, check.score);
+      observe(deps, { type: 'fidelity', summarizer: again.summarizer, score: check.score });
       if (belowMinimum(check, minimum)) {
         const why = fallbackLowReason(low, again.summarizer, check);
         return await recordNoChange(
@@ -716,14 +700,14 @@ async function checkBudget(
       agentId: run.agentId,
       limits,
       estimateUsd,
-      now: (deps.wallClock ?? Date.now)(),
+      now: deps.clock.wall(),
     },
     (spend) => decideBudget(limits, spend, estimateUsd),
   );
   const { decision } = check;
   if (decision.allowed) return { kind: 'paid', reservationId: check.reservationId };
   if (decision.action === 'clearToolResults') {
-    deps.onBudgetExceeded?.('clearToolResults', decision.limit);
+    observe(deps, { type: 'budgetExceeded', action: 'clearToolResults', limit: decision.limit });
     deps.logger.info(
       { tenantId: run.request.tenantId, sessionId: run.request.sessionId, reason: decision.reason },
       'budget exceeded: clearing old tool results instead',
@@ -731,8 +715,8 @@ async function checkBudget(
     const strategy = clearToolResultsStrategySchema.parse({ type: 'clearToolResults' });
     return { kind: 'strategy', strategy, reason: `${decision.reason}: cleared old tool results instead` };
   }
-  const offline = decision.action === 'extractive' ? deps.offlineSummarizer : undefined;
-  deps.onBudgetExceeded?.(offline ? 'extractive' : 'skip', decision.limit);
+  const offline = decision.action === 'extractive' ? deps.summarizers.offline : undefined;
+  observe(deps, { type: 'budgetExceeded', action: offline ? 'extractive' : 'skip', limit: decision.limit });
   deps.logger.info(
     { tenantId: run.request.tenantId, sessionId: run.request.sessionId, reason: decision.reason },
     offline ? 'budget exceeded: summarizing offline' : 'budget exceeded: skipping the compaction',
@@ -771,7 +755,7 @@ async function fenced(
       return await once();
     } catch (error) {
       if (!(error instanceof FenceError)) throw error;
-      deps.onFenceRejected?.();
+      observe(deps, { type: 'fenceRejected' });
       if (attempt >= MAX_FENCE_RETRIES) throw error;
       deps.logger.info(
         { tenantId: run.request.tenantId, sessionId: run.request.sessionId, attempt, reason: error.message },
@@ -794,17 +778,22 @@ async function gateOf(reads: SessionReads, request: CompactionRequest): Promise<
   }
 }
 
-/** Runs `work`, reporting its duration as `stage`. */
+/** Tells the observer, if any. */
+function observe(deps: PipelineDeps, event: PipelineEvent): void {
+  deps.observer?.observe(event);
+}
+
+/** Runs `work`, telling the observer its duration as `stage`. */
 async function timed<T>(deps: PipelineDeps, stage: Stage, work: () => Promise<T> | T): Promise<T> {
-  if (!deps.onStage) return work();
-  const start = deps.now();
+  if (!deps.observer) return work();
+  const start = deps.clock.now();
   try {
     return await work();
   } finally {
-    deps.onStage(stage, deps.now() - start);
+    observe(deps, { type: 'stage', stage, ms: deps.clock.now() - start });
   }
 }
 
 function elapsed(deps: PipelineDeps, since: number): number {
-  return Math.round(deps.now() - since);
+  return Math.round(deps.clock.now() - since);
 }
