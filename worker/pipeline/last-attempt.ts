@@ -10,14 +10,9 @@ import { isPermanent, LowFidelityError, SessionNotFoundError } from '../../share
 import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
 import { type Summarizer, withSummaryBudget } from '../../shared/summary/summarizer.ts';
 import { entryOf, failureOf } from './change.ts';
-import {
-  type CompactionOutcome,
-  type CompactionRequest,
-  effectivePolicy,
-  type PipelineDeps,
-  pickSummarizer,
-  runCompaction,
-} from './pipeline.ts';
+import type { CompactionOutcome, CompactionRequest, PipelineDeps } from './deps.ts';
+import { effectivePolicy, runCompaction } from './pipeline.ts';
+import { pickSummarizer } from './with-summary.ts';
 
 /**
  * After the last attempt of `request` failed with `error` (or it failed for good, `isPermanent`: no
