@@ -10,7 +10,6 @@ import { decideBudget, estimatedCostUsd } from '../../shared/policy/budget.ts';
 import {
   clearToolResultsStrategySchema,
   type Strategy,
-  type SummarizerName,
   strategyUnit,
 } from '../../shared/strategies/index.ts';
 import { keptThinkingVerdict } from '../../shared/summary/compaction-block.ts';
@@ -23,6 +22,7 @@ import {
 import { entryOf, failureOf, skipOf } from './change.ts';
 import { conversationOf, keptFactsOf } from './conversation.ts';
 import type { CompactionOutcome, PipelineDeps } from './deps.ts';
+import { chooseSummarizer } from './fallback.ts';
 import {
   belowMinimum,
   completeFacts,
@@ -31,28 +31,9 @@ import {
   observeLeaving,
   scoreSummary,
 } from './fidelity.ts';
-import type { Summarizers } from './ports.ts';
 import { changeFor, decide, elapsed, observe, type Run, stillOver, timed, writeDecision } from './run.ts';
 import { notSmaller, type SummaryToWrite, summarize, summarizeInput } from './summary.ts';
 import { compactUnderLock } from './under-lock.ts';
-
-/**
- * The summarizer a strategy names, when this process runs it; else the process's, with a note for
- * the ledger saying why.
- */
-export function pickSummarizer(
-  summarizers: Summarizers,
-  name: SummarizerName | undefined,
-): { summarizer: Summarizer; note: string | undefined } {
-  if (name === undefined || summarizers.named === undefined)
-    return { summarizer: summarizers.primary, note: undefined };
-  const named = summarizers.named[name];
-  if (named) return { summarizer: named, note: undefined };
-  return {
-    summarizer: summarizers.primary,
-    note: `the strategy names the ${name} summarizer, which this worker cannot run (no ANTHROPIC_API_KEY): summarized by ${summarizers.primary.name}`,
-  };
-}
 
 /** A strategy that summarizes: snapshot, plan, summary with no transaction open, fenced apply. */
 export async function compactWithSummary(
@@ -64,7 +45,7 @@ export async function compactWithSummary(
   const { strategy } = policy;
   const options = strategyUnit(strategy).summaryOptions(strategy);
   if (options === null) throw new Error(`strategy ${strategy.type} does not summarize`);
-  const named = pickSummarizer(deps.summarizers, options.summarizer);
+  const named = chooseSummarizer(deps.summarizers, options.summarizer);
   const { messages, ...snapshot } = await timed(deps, 'snapshot', () =>
     deps.reads.loadSnapshot(request.tenantId, request.sessionId),
   );
