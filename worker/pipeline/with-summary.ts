@@ -1,256 +1,169 @@
 /**
- * A strategy that summarizes, under the session's lease: snapshot, plan, summary with no
- * transaction open, fenced apply; the budgets checked and reserved before a paid summary, and its
- * fidelity checked before it is committed.
+ * A strategy that summarizes, under the session's lease, as a chain of small steps, each answering
+ * with a tagged outcome that either hands the next step what it needs or ends the run:
+ *
+ *     choose summarizer ─► snapshot and plan ─► batch or online ─► budget ─► summarize ─► fidelity
+ *       ─► size ─► write
+ *
+ * The snapshot is read without a lock and the summary made with no transaction open; the write is
+ * fenced by the version the snapshot carried. Every route that ends elsewhere than the summary
+ * asked for (a summarizer this process cannot run, a budget's refusal, a summary under
+ * `minFidelity`) is the fallback policy's answer (./fallback.ts). A budget reservation made for the
+ * summary is replaced by the ledger row that records it, or released whatever else ends the run.
  */
-import { LowFidelityError, NothingToSummarizeError } from '../../shared/contract/errors.ts';
 import { planFactsOf } from '../../shared/fidelity/score.ts';
 import { planCompaction } from '../../shared/planning/plan.ts';
+import type { SkipPlan } from '../../shared/planning/types.ts';
 import { decideBudget, estimatedCostUsd } from '../../shared/policy/budget.ts';
-import {
-  clearToolResultsStrategySchema,
-  type Strategy,
-  strategyUnit,
-} from '../../shared/strategies/index.ts';
-import { keptThinkingVerdict } from '../../shared/summary/compaction-block.ts';
-import {
-  addUsage,
-  type SummarizeInput,
-  type Summarizer,
-  withSummaryBudget,
-} from '../../shared/summary/summarizer.ts';
-import { entryOf, failureOf, skipOf } from './change.ts';
+import { type Strategy, type SummaryOptions, strategyUnit } from '../../shared/strategies/index.ts';
+import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
+import { entryOf, skipOf } from './change.ts';
 import { conversationOf, keptFactsOf } from './conversation.ts';
 import type { CompactionOutcome, PipelineDeps } from './deps.ts';
-import { chooseSummarizer } from './fallback.ts';
-import {
-  belowMinimum,
-  completeFacts,
-  fallbackLowReason,
-  lowFidelityReason,
-  observeLeaving,
-  scoreSummary,
-} from './fidelity.ts';
-import { changeFor, decide, elapsed, observe, type Run, stillOver, timed, writeDecision } from './run.ts';
-import { notSmaller, type SummaryToWrite, summarize, summarizeInput } from './summary.ts';
+import { type BudgetRefusal, chooseSummarizer, type Fallback, fallbackFor } from './fallback.ts';
+import type { Snapshot } from './ports.ts';
+import { decide, elapsed, observe, type Run, timed, writeDecision } from './run.ts';
+import { summarizeInput } from './summary.ts';
+import { type SummaryWork, summarizeAndCommit } from './summary-steps.ts';
 import { compactUnderLock } from './under-lock.ts';
 
-/** A strategy that summarizes: snapshot, plan, summary with no transaction open, fenced apply. */
+/**
+ * Runs a summarizing strategy once: plan, summary, fenced write.
+ * @throws {FenceError} when the write found the session moved on (the caller plans again).
+ * @throws {LowFidelityError} after recording a `failed` row, when the strategy says `onLowFidelity: 'retry'`.
+ * @throws summarizer errors, after nothing was written.
+ */
 export async function compactWithSummary(
   deps: PipelineDeps,
   run: Run,
   signal: AbortSignal,
 ): Promise<CompactionOutcome> {
-  const { request, policy } = run;
-  const { strategy } = policy;
-  const options = strategyUnit(strategy).summaryOptions(strategy);
-  if (options === null) throw new Error(`strategy ${strategy.type} does not summarize`);
-  const named = chooseSummarizer(deps.summarizers, options.summarizer);
-  const { messages, ...snapshot } = await timed(deps, 'snapshot', () =>
-    deps.reads.loadSnapshot(request.tenantId, request.sessionId),
-  );
-  const plan = await timed(deps, 'plan', () => planCompaction(snapshot, messages, strategy));
-  // A summarizer that sends the conversation itself reads it as the agent's context renders it.
-  const conversation =
-    plan.action === 'compact' && named.summarizer.reads === 'request'
-      ? conversationOf(
-          await deps.reads.loadConversation(request.tenantId, request.sessionId, plan.leavingSeqs),
-        )
-      : undefined;
-  const keptFacts =
-    conversation && plan.action === 'compact' ? keptFactsOf(conversation, plan, messages) : null;
-  // The message metadata is dropped here: for a long session it is most of what a run holds while
-  // it summarizes.
-  const seen = { ...snapshot, messages: [] };
-  if (plan.action === 'skip') {
-    const decision = decide(deps, run, seen, plan);
-    return { ...(await writeDecision(deps, decision)), plan };
+  const options = summaryOptionsOf(run.policy.strategy);
+  const chosen = chooseSummarizer(deps.summarizers, options.summarizer);
+  const planned = await snapshotAndPlan(deps, run, chosen.summarizer);
+  if (planned.kind === 'nothingToDo') {
+    const decision = decide(deps, run, planned.seen, planned.plan);
+    return { ...(await writeDecision(deps, decision)), plan: planned.plan };
   }
-  // A batch request is one request and needs its messages whole; an online summary reads them in
-  // pages and folds its chunks as they arrive.
-  const batchable =
-    request.trigger === 'sweep' &&
-    policy.batch &&
-    deps.batching !== undefined &&
-    named.summarizer === deps.summarizers.primary &&
-    named.summarizer.reads === undefined;
-  const leaving = batchable
-    ? await deps.reads.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs)
-    : deps.reads.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
-  const input = {
-    ...summarizeInput(request, options, snapshot.checkpoint, leaving, signal, conversation),
-    leavingTokens: plan.leavingTokens,
-  };
-  if (batchable && deps.batching?.fits(input)) {
-    const queued = await deps.batching.queue({
-      tenantId: request.tenantId,
-      sessionId: request.sessionId,
-      idempotencyKey: request.idempotencyKey,
-      eventId: request.eventId,
-      expectedVersion: snapshot.compactionVersion,
-      strategy,
-      plan,
-    });
-    return { status: 'batched', row: null, plan, queued };
-  }
-  const budget = await checkBudget(deps, named.summarizer, run, input, plan.leavingTokens);
+  const routed = await batchOrOnline(deps, run, planned, chosen.summarizer, options, signal);
+  if (routed.kind === 'batched') return routed.outcome;
+  const { plan, seen } = planned;
+  const budget = await checkBudget(deps, run, chosen, routed.input);
   if (budget.kind === 'strategy') {
     // No summary: the free strategy runs as any strategy without one, under the row lock and the
     // version fence, its ledger row naming it with the budget's reason.
-    const { strategy: free } = budget;
-    const fallback: Run = {
+    const free: Run = {
       ...run,
-      policy: { ...policy, strategy: free },
-      entry: entryOf(request, free, policy.mode),
-      request: { ...request, note: budget.reason },
+      policy: { ...run.policy, strategy: budget.strategy },
+      entry: entryOf(run.request, budget.strategy, run.policy.mode),
+      request: { ...run.request, note: budget.note },
     };
-    return compactUnderLock(deps, fallback, snapshot.compactionVersion);
+    return compactUnderLock(deps, free, seen.compactionVersion);
   }
   if (budget.kind === 'skip') {
-    const skipped = skipOf(run.entry, budget.reason, {
-      counts: seen,
-      durationMs: elapsed(deps, run.started),
-    });
-    return { ...(await deps.writes.record(skipped)), plan };
+    const skipped = { counts: seen, durationMs: elapsed(deps, run.started) };
+    return { ...(await deps.writes.record(skipOf(run.entry, budget.reason, skipped))), plan };
   }
-  const { reservationId } = budget;
-  // A stand-in for a paid summary gets the summary budget the paid one would have had.
-  const summarizer = budget.kind === 'offline' ? withSummaryBudget(budget.summarizer) : named.summarizer;
-  const note = budget.kind === 'offline' ? budget.reason : named.note;
-  const noted = note
-    ? { ...run, request: { ...request, note: [request.note, note].filter(Boolean).join('; ') } }
-    : run;
-  // The check's facts are gathered as the summarizer reads the pages (see ./fidelity.ts).
-  const planFacts = planFactsOf(messages, plan);
-  const observed = observeLeaving(input.leaving);
-  const reread = () => deps.reads.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
-  // The write that records the summary deletes its reservation in its transaction; any other end
-  // (an error, a duplicate, a fence rejection) releases it here.
-  let replaced = false;
-  /** Records a decision that commits nothing, the reservation with it. */
-  const recordNoChange = async (noChange: ReturnType<typeof skipOf>) => {
-    const result = await deps.writes.record({ ...noChange, reservationId });
-    replaced = result.status === noChange.status;
-    return { ...result, plan };
+  const work: SummaryWork = {
+    ...planned,
+    options,
+    input: routed.input,
+    summarizer: budget.summarizer,
+    signal,
   };
-  try {
-    let summary: SummaryToWrite;
-    try {
-      summary = await timed(deps, 'summarize', () =>
-        summarize(summarizer, { ...input, leaving: observed.leaving }, plan),
-      );
-    } catch (error) {
-      if (!(error instanceof NothingToSummarizeError)) throw error;
-      return await recordNoChange(
-        skipOf(run.entry, error.message, { counts: seen, durationMs: elapsed(deps, run.started) }),
-      );
-    }
-    const facts = await completeFacts(observed, reread);
-    let check = scoreSummary(facts, summary, planFacts);
-    observe(deps, { type: 'fidelity', summarizer: summary.summarizer, score: check.score });
-    let fidelityNote: string | undefined;
-    if (belowMinimum(check, options.minFidelity)) {
-      const minimum = options.minFidelity as number;
-      const low = lowFidelityReason(summary.summarizer, check, minimum);
-      const action = options.onLowFidelity ?? 'skip';
-      const { offline } = deps.summarizers;
-      const scored = { usage: summary.usage, summarizer: summary.summarizer, fidelity: check };
-      if (action === 'retry') {
-        deps.logger.info(
-          { tenantId: request.tenantId, sessionId: request.sessionId, reason: low },
-          'low fidelity: retrying',
-        );
-        await recordNoChange(
-          failureOf(
-            { ...run.entry, ...scored, durationMs: elapsed(deps, run.started) },
-            low,
-            'summary below minFidelity: not committed; the job retries',
-          ),
-        );
-        throw new LowFidelityError(low);
-      }
-      if (action === 'skip' || !offline || offline.name === summary.summarizer) {
-        const why =
-          action === 'skip'
-            ? `${low}: skipped`
-            : `${low}: skipped (no other summarizer to fall back to${offline ? `; ${summary.summarizer} is the offline one` : ''})`;
-        return await recordNoChange(
-          skipOf(run.entry, why, { ...scored, counts: seen, durationMs: elapsed(deps, run.started) }),
-        );
-      }
-      // fallback: the offline summarizer over the same messages, held to the same bar; the first
-      // summary's cost stays on the row.
-      const first = summary;
-      const again = await timed(deps, 'summarize', () =>
-        summarize(withSummaryBudget(offline), { ...input, leaving: reread() }, plan),
-      );
-      summary = { ...again, usage: addUsage(first.usage, again.usage) };
-      check = scoreSummary(facts, again, planFacts);
-      observe(deps, { type: 'fidelity', summarizer: again.summarizer, score: check.score });
-      if (belowMinimum(check, minimum)) {
-        const why = fallbackLowReason(low, again.summarizer, check);
-        return await recordNoChange(
-          skipOf(run.entry, why, {
-            usage: summary.usage,
-            summarizer: again.summarizer,
-            fidelity: check,
-            counts: seen,
-            durationMs: elapsed(deps, run.started),
-          }),
-        );
-      }
-      fidelityNote = `${low}: summarized by ${again.summarizer} instead (fidelity ${check.score})`;
-    }
-    const useless = notSmaller(summary, plan);
-    if (useless !== null) {
-      return await recordNoChange(
-        skipOf(run.entry, useless, {
-          stormGuard: stillOver(run, seen),
-          usage: summary.usage,
-          summarizer: summary.summarizer,
-          fidelity: check,
-          durationMs: elapsed(deps, run.started),
-        }),
-      );
-    }
-    signal.throwIfAborted();
-    const thinking =
-      summary.blocks && keptFacts
-        ? keptThinkingVerdict({ ...keptFacts, model: summary.usage.model ?? options.model ?? '' })
-        : undefined;
-    const notes = [noted.request.note, fidelityNote].filter(Boolean).join('; ');
-    const scoredRun: Run = {
-      ...noted,
-      request: { ...noted.request, note: notes === '' ? undefined : notes.slice(0, 2_000) },
-      entry: { ...noted.entry, fidelity: check },
-    };
-    const change = {
-      ...changeFor(deps, scoredRun, plan, snapshot.compactionVersion, summary, thinking),
-      reservationId,
-    };
-    const result = await timed(deps, 'apply', () => deps.writes.apply(change));
-    replaced = result.status === 'applied';
-    return { ...result, plan };
-  } finally {
-    if (reservationId !== null && !replaced) {
-      await deps.budgets
-        ?.release(request.tenantId, reservationId)
-        .catch((error: unknown) =>
-          deps.logger.warn(
-            { tenantId: request.tenantId, err: error instanceof Error ? error.message : String(error) },
-            'could not release a budget reservation (it expires on its own)',
-          ),
-        );
-    }
-  }
+  return summarizeAndCommit(deps, noted(run, budget.note), work, budget.reservationId);
 }
 
-/** What the budgets let a summary do: the paid summarizer (with its reservation), the free one, or nothing. */
-type BudgetOutcome =
-  | { kind: 'paid'; reservationId: string | null }
-  | { kind: 'strategy'; strategy: Strategy; reason: string }
-  | { kind: 'offline'; summarizer: Summarizer; reason: string; reservationId: null }
-  | { kind: 'skip'; reason: string };
+/** The session as the plan saw it, its messages' metadata dropped (most of what a long session holds). */
+type Seen = Snapshot & { messages: [] };
+
+/** What the plan says: nothing to do (the plan's reason), or a compaction and what its summary needs. */
+type Planned =
+  | { kind: 'nothingToDo'; plan: SkipPlan; seen: Seen }
+  | ({ kind: 'compact' } & Pick<SummaryWork, 'plan' | 'seen' | 'planFacts' | 'keptFacts'> & {
+        conversation: SummarizeInput['request'];
+      });
+
+/** Reads the snapshot (no lock) and plans; for a compaction, what the summary and its checks need. */
+async function snapshotAndPlan(deps: PipelineDeps, run: Run, summarizer: Summarizer): Promise<Planned> {
+  const { tenantId, sessionId } = run.request;
+  const { messages, ...snapshot } = await timed(deps, 'snapshot', () =>
+    deps.reads.loadSnapshot(tenantId, sessionId),
+  );
+  const plan = await timed(deps, 'plan', () => planCompaction(snapshot, messages, run.policy.strategy));
+  const seen: Seen = { ...snapshot, messages: [] };
+  if (plan.action === 'skip') return { kind: 'nothingToDo', plan, seen };
+  // A summarizer that sends the conversation itself reads it as the agent's context renders it.
+  const conversation =
+    summarizer.reads === 'request'
+      ? conversationOf(await deps.reads.loadConversation(tenantId, sessionId, plan.leavingSeqs))
+      : undefined;
+  return {
+    kind: 'compact',
+    plan,
+    seen,
+    // The check's facts of what stays, from the metadata, which is dropped after this step.
+    planFacts: planFactsOf(messages, plan),
+    keptFacts: conversation ? keptFactsOf(conversation, plan, messages) : null,
+    conversation,
+  };
+}
+
+/** A sweep's summary queued for the next message batch, or the input of an online summary. */
+type Routed =
+  | { kind: 'batched'; outcome: CompactionOutcome }
+  | { kind: 'online'; input: SummaryWork['input'] };
+
+/**
+ * Where the summary is made: in the next message batch (a sweep's, when the policy says `batch`,
+ * the primary summarizer writes it, and it fits one request), else online now.
+ */
+async function batchOrOnline(
+  deps: PipelineDeps,
+  run: Run,
+  planned: Extract<Planned, { kind: 'compact' }>,
+  summarizer: Summarizer,
+  options: SummaryOptions,
+  signal: AbortSignal,
+): Promise<Routed> {
+  const { request } = run;
+  const { plan, seen } = planned;
+  const batching =
+    request.trigger === 'sweep' &&
+    run.policy.batch &&
+    summarizer === deps.summarizers.primary &&
+    summarizer.reads === undefined
+      ? deps.batching
+      : undefined;
+  // A batch request is one request and needs its messages whole; an online summary reads them in
+  // pages and folds its chunks as they arrive.
+  const leaving = batching
+    ? await deps.reads.loadMessages(request.tenantId, request.sessionId, plan.coverSeqs)
+    : deps.reads.pagedMessages(request.tenantId, request.sessionId, plan.coverSeqs);
+  const input = {
+    ...summarizeInput(request, options, seen.checkpoint, leaving, signal, planned.conversation),
+    leavingTokens: plan.leavingTokens,
+  };
+  if (!batching?.fits(input)) return { kind: 'online', input };
+  const queued = await batching.queue({
+    tenantId: request.tenantId,
+    sessionId: request.sessionId,
+    idempotencyKey: request.idempotencyKey,
+    eventId: request.eventId,
+    expectedVersion: seen.compactionVersion,
+    strategy: run.policy.strategy,
+    plan,
+  });
+  return { kind: 'batched', outcome: { status: 'batched', row: null, plan, queued } };
+}
+
+/**
+ * What the budgets let the summary do: be made (by the chosen summarizer with its reservation, or
+ * by the offline one the fallback policy named, noted), give way to a free strategy, or be skipped.
+ */
+type Budgeted =
+  | { kind: 'summarize'; summarizer: Summarizer; note: string | undefined; reservationId: string | null }
+  | Extract<Fallback, { kind: 'strategy' | 'skip' }>;
 
 /**
  * Checks the summary about to be made against the session's budgets and reserves its estimated
@@ -260,18 +173,17 @@ type BudgetOutcome =
  */
 async function checkBudget(
   deps: PipelineDeps,
-  summarizer: Summarizer,
   run: Run,
-  input: SummarizeInput,
-  leavingTokens: number,
-): Promise<BudgetOutcome> {
+  chosen: { summarizer: Summarizer; note: string | undefined },
+  input: SummaryWork['input'],
+): Promise<Budgeted> {
+  const paid = { kind: 'summarize', ...chosen } as const;
   const { budgets } = deps;
-  if (!budgets || run.limits.length === 0 || !summarizer.estimate)
-    return { kind: 'paid', reservationId: null };
-  const { leaving: _leaving, signal: _signal, ...sized } = input;
-  const estimateUsd = estimatedCostUsd(summarizer.estimate({ ...sized, leavingTokens }));
-  if (estimateUsd <= 0) return { kind: 'paid', reservationId: null };
   const { limits } = run;
+  if (!budgets || limits.length === 0 || !chosen.summarizer.estimate) return { ...paid, reservationId: null };
+  const { leaving: _leaving, signal: _signal, ...sized } = input;
+  const estimateUsd = estimatedCostUsd(chosen.summarizer.estimate(sized));
+  if (estimateUsd <= 0) return { ...paid, reservationId: null };
   const check = await budgets.reserve(
     {
       tenantId: run.request.tenantId,
@@ -284,26 +196,37 @@ async function checkBudget(
     (spend) => decideBudget(limits, spend, estimateUsd),
   );
   const { decision } = check;
-  if (decision.allowed) return { kind: 'paid', reservationId: check.reservationId };
-  if (decision.action === 'clearToolResults') {
-    observe(deps, { type: 'budgetExceeded', action: 'clearToolResults', limit: decision.limit });
-    deps.logger.info(
-      { tenantId: run.request.tenantId, sessionId: run.request.sessionId, reason: decision.reason },
-      'budget exceeded: clearing old tool results instead',
-    );
-    const strategy = clearToolResultsStrategySchema.parse({ type: 'clearToolResults' });
-    return { kind: 'strategy', strategy, reason: `${decision.reason}: cleared old tool results instead` };
-  }
-  const offline = decision.action === 'extractive' ? deps.summarizers.offline : undefined;
-  observe(deps, { type: 'budgetExceeded', action: offline ? 'extractive' : 'skip', limit: decision.limit });
-  deps.logger.info(
-    { tenantId: run.request.tenantId, sessionId: run.request.sessionId, reason: decision.reason },
-    offline ? 'budget exceeded: summarizing offline' : 'budget exceeded: skipping the compaction',
-  );
-  if (offline) {
-    const reason = `${decision.reason}: summarized by ${offline.name} instead`;
-    return { kind: 'offline', summarizer: offline, reason, reservationId: null };
-  }
-  const why = decision.action === 'skip' ? 'skipped' : 'skipped (no offline summarizer in this process)';
-  return { kind: 'skip', reason: `${decision.reason}: ${why}` };
+  if (decision.allowed) return { ...paid, reservationId: check.reservationId };
+  const fallback = fallbackFor({ route: 'budget', refusal: decision }, deps.summarizers);
+  tellRefusal(deps, run, decision, fallback);
+  if (fallback.kind === 'summarizer')
+    return { kind: 'summarize', summarizer: fallback.summarizer, note: fallback.note, reservationId: null };
+  if (fallback.kind === 'strategy' || fallback.kind === 'skip') return fallback;
+  throw new Error(`a budget's refusal has no ${fallback.kind} fallback`);
+}
+
+/** What a budget's refusal led to, for the observer (`budgetExceeded`) and the log. */
+function tellRefusal(deps: PipelineDeps, run: Run, refusal: BudgetRefusal, fallback: Fallback): void {
+  const [action, message] =
+    fallback.kind === 'strategy'
+      ? (['clearToolResults', 'budget exceeded: clearing old tool results instead'] as const)
+      : fallback.kind === 'summarizer'
+        ? (['extractive', 'budget exceeded: summarizing offline'] as const)
+        : (['skip', 'budget exceeded: skipping the compaction'] as const);
+  observe(deps, { type: 'budgetExceeded', action, limit: refusal.limit });
+  const { tenantId, sessionId } = run.request;
+  deps.logger.info({ tenantId, sessionId, reason: refusal.reason }, message);
+}
+
+/** The run with `note` joined to its request's (the ledger row's reason when it applies). */
+function noted(run: Run, note: string | undefined): Run {
+  if (!note) return run;
+  return { ...run, request: { ...run.request, note: [run.request.note, note].filter(Boolean).join('; ') } };
+}
+
+/** A strategy's summary options. @throws {Error} for a strategy that writes no summary (a caller bug). */
+function summaryOptionsOf(strategy: Strategy): SummaryOptions {
+  const options = strategyUnit(strategy).summaryOptions(strategy);
+  if (options === null) throw new Error(`strategy ${strategy.type} does not summarize`);
+  return options;
 }
