@@ -64,8 +64,12 @@ export async function compactWithSummary(
     const skipped = { counts: seen, durationMs: elapsed(deps, run.started) };
     return { ...(await deps.writes.record(skipOf(run.entry, budget.reason, skipped))), plan };
   }
+  const { planFacts, keptFacts } = planned;
   const work: SummaryWork = {
-    ...planned,
+    plan,
+    seen,
+    planFacts,
+    keptFacts,
     options,
     input: routed.input,
     summarizer: budget.summarizer,
