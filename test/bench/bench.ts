@@ -49,6 +49,7 @@ import { connectionOptions, openDatabase } from '../../shared/postgres/db.ts';
 import { createApiApp } from '../../worker/http/api/index.ts';
 import { TenantLimits } from '../../worker/http/api/tenant-limits.ts';
 import { listen } from '../../worker/http/ops.ts';
+import { systemClock } from '../../worker/pipeline/clock.ts';
 import { runCompaction, type Stage } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
@@ -231,7 +232,7 @@ async function throughput(url: string, sql: postgres.Sql, prefix: () => string) 
       };
     } else {
       const services = openServices(testConfig(url, p), silentLogger, {
-        summarizer: createExtractiveSummarizer(),
+        summarizers: { primary: createExtractiveSummarizer() },
       });
       const w = startWorker(services, {
         concurrency: CONCURRENCY,
@@ -312,7 +313,7 @@ async function latency(url: string, sql: postgres.Sql, prefix: () => string, mea
   const connection = redis();
   const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
   const services = openServices(testConfig(url, p), silentLogger, {
-    summarizer: createExtractiveSummarizer(),
+    summarizers: { primary: createExtractiveSummarizer() },
   });
   const w = startWorker(services, { concurrency: CONCURRENCY });
   const started = performance.now();
@@ -642,8 +643,8 @@ async function bigSessions(url: string, sql: postgres.Sql, prefix: () => string,
         reads: store,
         writes: store,
         leases: new LeaseManager(connection, { prefix: p }),
-        summarizer,
-        now: () => performance.now(),
+        summarizers: { primary: summarizer },
+        clock: systemClock,
         logger: silentLogger,
       },
       {
@@ -792,8 +793,8 @@ async function readPath(url: string, sql: postgres.Sql, prefix: () => string) {
       reads: store,
       writes: store,
       leases: new LeaseManager(connection, { prefix: prefix() }),
-      summarizer: createExtractiveSummarizer(),
-      now: () => performance.now(),
+      summarizers: { primary: createExtractiveSummarizer() },
+      clock: systemClock,
       logger: silentLogger,
     },
     {

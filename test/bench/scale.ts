@@ -34,6 +34,7 @@ import { createProducer, loadContext } from '../../producer/index.ts';
 import { COMPACTION_QUEUE } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { connectionOptions, openDatabase } from '../../shared/postgres/db.ts';
+import { systemClock } from '../../worker/pipeline/clock.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
@@ -451,8 +452,8 @@ async function history(url: string, sql: postgres.Sql, prefix: () => string) {
               reads: store,
               writes: store,
               leases,
-              summarizer: createExtractiveSummarizer(),
-              now: () => performance.now(),
+              summarizers: { primary: createExtractiveSummarizer() },
+              clock: systemClock,
               logger: silentLogger,
             },
             {

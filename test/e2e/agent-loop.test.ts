@@ -40,7 +40,7 @@ describe('the example agent', () => {
       strategy: { type: 'summarize', keepRecent: 6, maxSummaryTokens: 1_000 },
       triggers: { maxTokens: 9_000 },
     });
-    ctx.startWorker({ summarizer: createExtractiveSummarizer(), concurrency: 2 });
+    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() }, concurrency: 2 });
     const sessionId = 'agent-loop';
     await startSession(db, { tenantId, sessionId, system: 'You are a careful coding assistant.' });
     const client = new Anthropic({ apiKey: 'test', baseURL: ctx.llm.url, maxRetries: 0 });

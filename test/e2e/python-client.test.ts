@@ -62,7 +62,7 @@ describe('the Python client', () => {
         () => undefined,
       );
     });
-    ctx.startWorker({ summarizer: createExtractiveSummarizer() });
+    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
 
     const { stdout, stderr } = await run('python3', [EXAMPLE], {
       env: { ...process.env, COMPACTOR_API_URL: url, COMPACTOR_API_TOKEN: token, COMPACTOR_TENANT: 'acme' },

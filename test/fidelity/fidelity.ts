@@ -27,12 +27,12 @@ import type { Message } from '../../shared/contract/message.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { openDatabase } from '../../shared/postgres/db.ts';
-import { type Strategy, type SummarizerName, strategySchema } from '../../shared/strategies/index.ts';
+import { type Strategy, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
 import { keepsRequest, lastUserRequestMessage } from '../../shared/summary/last-request.ts';
-import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
+import type { Summarizers } from '../../worker/pipeline/ports.ts';
 import { audit } from '../../worker/postgres/audit.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
@@ -96,44 +96,42 @@ async function main(): Promise<number> {
     const summarize = { type: 'summarize', keepRecent, maxSummaryTokens: 2_000 } as const;
     const runs: Array<{
       label: string;
-      summarizer: Summarizer;
+      summarizers: Summarizers;
       strategy: Strategy;
-      summarizers?: Partial<Record<SummarizerName, Summarizer>>;
     }> = [
-      { label: 'summarize/extractive', summarizer: extractive, strategy: summarize },
-      { label: 'summarize/anthropic', summarizer: anthropic, strategy: summarize },
+      { label: 'summarize/extractive', summarizers: { primary: extractive }, strategy: summarize },
+      { label: 'summarize/anthropic', summarizers: { primary: anthropic }, strategy: summarize },
       {
         label: 'summarize/anthropic-compaction',
-        summarizer: extractive,
-        summarizers: { 'anthropic-compaction': compaction },
+        summarizers: { primary: extractive, named: { 'anthropic-compaction': compaction } },
         strategy: { ...summarize, summarizer: 'anthropic-compaction' },
       },
       {
         label: 'summarize+20k tail/extractive',
-        summarizer: extractive,
+        summarizers: { primary: extractive },
         strategy: { ...summarize, keepRecentTokens: 20_000 },
       },
       {
         label: 'clearToolResults',
-        summarizer: extractive,
+        summarizers: { primary: extractive },
         strategy: strategySchema.parse({ type: 'clearToolResults' }),
       },
       {
         label: 'auto/extractive',
-        summarizer: extractive,
+        summarizers: { primary: extractive },
         strategy: strategySchema.parse({ type: 'auto', summarize: { keepRecent } }),
       },
     ];
     const files = (await readdir(CORPUS_DIR)).filter((f) => f.endsWith('.jsonl')).sort();
     const rows: Row[] = [];
-    for (const { label, summarizer, strategy, summarizers } of runs) {
+    for (const { label, strategy, summarizers } of runs) {
       const tenantId = label.replace(/[^a-z0-9]+/gi, '-');
       for (const file of files) {
         const session = file.replace(/\.jsonl$/, '');
         const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
         await createSession(database.db, { tenantId, sessionId: session, messages: original });
         const sent = fake.requests.length;
-        await compact({ tenantId, sessionId: session, strategy, summarizer, summarizers });
+        await compact({ tenantId, sessionId: session, strategy, summarizers });
         const measured = await measure(database, tenantId, session, original, label);
         rows.push({ ...measured, llmCalls: fake.requests.length - sent });
       }

@@ -156,7 +156,7 @@ async function main(): Promise<number> {
           }
           done = cut;
           const sent = fake.requests.length;
-          await compact({ tenantId, sessionId: session, strategy, summarizer });
+          await compact({ tenantId, sessionId: session, strategy, summarizers: { primary: summarizer } });
           shown.set(session, `${shown.get(session) ?? ''}\n${promptsText(fake.requests.slice(sent))}`);
           const mine = probes.filter((p) => p.at === point);
           const prefix = original.slice(0, cut);

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { openDatabase } from '../../shared/postgres/db.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
-import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import { systemClock } from '../../worker/pipeline/clock.ts';
 import { type CompactionOutcome, type PipelineDeps, runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
@@ -34,8 +34,7 @@ export interface ScratchCompaction {
   tenantId: string;
   sessionId: string;
   strategy: Strategy;
-  summarizer: Summarizer;
-  summarizers?: PipelineDeps['summarizers'];
+  summarizers: PipelineDeps['summarizers'];
 }
 
 /**
@@ -56,15 +55,14 @@ export async function withScratch<T>(label: string, work: (scratch: Scratch) => 
     await migrateDatabase(url);
     const store = new CompactionStore(database.db);
     const leases = new LeaseManager(redis, { prefix });
-    const compact = async ({ tenantId, sessionId, strategy, summarizer, summarizers }: ScratchCompaction) => {
+    const compact = async ({ tenantId, sessionId, strategy, summarizers }: ScratchCompaction) => {
       const outcome = await runCompaction(
         {
           reads: store,
           writes: store,
           leases,
-          summarizer,
           summarizers,
-          now: () => performance.now(),
+          clock: systemClock,
           logger: silentLogger,
         },
         {

@@ -129,7 +129,7 @@ async function agentSession(sessionId: string, runs: number, declareTools: boole
 async function compact(sessionId: string, s: Strategy = strategy()) {
   const outcome = await ctx.compactInProcess(
     { tenantId, sessionId, strategy: s },
-    { summarizers: summarizers() },
+    { summarizers: { named: summarizers() } },
   );
   if (outcome.row === null) throw new Error('a manual compaction is never batched');
   return outcome.row;
@@ -337,7 +337,7 @@ describe('anthropic-compaction: documented failures', () => {
     ctx.fake.enqueue({ compactionStop: 'max_tokens' });
     const failed = ctx.compactInProcess(
       { tenantId, sessionId: 'stopped', strategy: strategy() },
-      { summarizers: summarizers() },
+      { summarizers: { named: summarizers() } },
     );
     await expect(failed).rejects.toThrow(SummaryRejectedError);
     await expect(failed).rejects.toThrow(/stop_reason max_tokens.*raise maxSummaryTokens/);

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
 import { emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
+import { systemClock } from '../../worker/pipeline/clock.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
@@ -84,7 +85,7 @@ describe('batch summaries for sweeps', () => {
 
     // Meanwhile session d is compacted by hand: its batch summary must be fenced off.
     await runCompaction(
-      { ...services, now: () => performance.now() },
+      { ...services, clock: systemClock },
       {
         tenantId,
         sessionId: 'd',

@@ -37,7 +37,7 @@ describe('compactNow', () => {
     expect(outcome.state).toBe('running');
     // Waiting, in BullMQ's prioritized set: every compaction job carries its tenant's fair priority.
     expect(await ctx.producer.queue.getJobState(outcome.jobId)).toBe('prioritized');
-    ctx.startWorker({ summarizer: createExtractiveSummarizer() });
+    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
     await waitFor(async () => (await ctx.producer.queue.getJobState(outcome.jobId)) === 'completed', 20_000);
     expect((await ledger('later')).map((r) => r.status)).toEqual(['applied']);
   });

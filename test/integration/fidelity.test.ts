@@ -92,7 +92,10 @@ describe('fidelity check', () => {
     const scores: number[] = [];
     const outcome = await ctx.compactInProcess(
       { tenantId, sessionId: 'skip', strategy: strategy({ minFidelity: 0.6, onLowFidelity: 'skip' }) },
-      { summarizer: lossy, onFidelity: (_name, score) => scores.push(score) },
+      {
+        summarizers: { primary: lossy },
+        observer: { observe: (event) => event.type === 'fidelity' && scores.push(event.score) },
+      },
     );
     expect(outcome.status).toBe('skipped');
     expect(await sessionState('skip')).toEqual(before);
@@ -115,7 +118,7 @@ describe('fidelity check', () => {
     await expect(
       ctx.compactInProcess(
         { tenantId, sessionId: 'retry', strategy: strategy({ minFidelity: 0.6, onLowFidelity: 'retry' }) },
-        { summarizer: lossy },
+        { summarizers: { primary: lossy } },
       ),
     ).rejects.toBeInstanceOf(LowFidelityError);
     expect(await sessionState('retry')).toEqual(before);
@@ -134,7 +137,7 @@ describe('fidelity check', () => {
         sessionId: 'fallback',
         strategy: strategy({ minFidelity: 0.6, onLowFidelity: 'fallback' }),
       },
-      { summarizer: lossy, offlineSummarizer: createExtractiveSummarizer() },
+      { summarizers: { primary: lossy, offline: createExtractiveSummarizer() } },
     );
     expect(outcome.status).toBe('applied');
     const [row] = await ctx.store.history(tenantId, 'fallback');
@@ -154,7 +157,7 @@ describe('fidelity check', () => {
         sessionId: 'fallback-low',
         strategy: strategy({ minFidelity: 1, onLowFidelity: 'fallback' }),
       },
-      { summarizer: lossy, offlineSummarizer: forgetful },
+      { summarizers: { primary: lossy, offline: forgetful } },
     );
     // The offline summary keeps the paths and the request but none of the user's rules.
     expect(outcome.status).toBe('skipped');

@@ -373,7 +373,7 @@ describe('HTTP API: events and compaction', () => {
   });
 
   it('compact with a worker running: 200 with the job result and the ledger row', async () => {
-    ctx.startWorker({ summarizer: createExtractiveSummarizer() });
+    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
     await createChat('acme', 'compacted', 20);
     const answer = await call('acme', 'POST', '/v1/sessions/compacted/compact?wait=20000', {
       body: { strategy: { type: 'slidingWindow', maxMessages: 6 } },

@@ -71,7 +71,7 @@ async function settled(jobId: string) {
 
 beforeAll(async () => {
   // The server reads the worker's services, so both share them.
-  const services = ctx.services({ summarizer: fencingSummarizer() });
+  const services = ctx.services({ summarizers: { primary: fencingSummarizer() } });
   const metrics = createWorkerMetrics();
   ctx.startWorker({ services, concurrency: 2, metrics });
   server = await startMetricsServer(services, metrics, { port: 0, host: '127.0.0.1' });

@@ -126,7 +126,7 @@ describe('migrate into an application’s database', () => {
 
     const services = openServices(testConfig(url, ctx.prefix), silentLogger, {
       poolSize: 3,
-      summarizer: createExtractiveSummarizer(),
+      summarizers: { primary: createExtractiveSummarizer() },
     });
     const worker = startWorker(services, {});
     ctx.onTeardown(async () => {

@@ -45,7 +45,7 @@ afterEach(async () => {
 });
 
 function worker(concurrency = 4): CompactionWorker {
-  return ctx.startWorker({ summarizer: counting, concurrency });
+  return ctx.startWorker({ summarizers: { primary: counting }, concurrency });
 }
 
 async function seed(

@@ -51,7 +51,7 @@ describe('session.compacted', () => {
       },
       { connection: consumerConnection, prefix: ctx.prefix },
     );
-    ctx.startWorker({ summarizer: createExtractiveSummarizer() });
+    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
     const messages = await loadCorpusSession('sweagent__marshmallow-1867-fc');
     await createSession(ctx.tdb.database.db, { tenantId, sessionId: 'big', messages });
     await createSession(ctx.tdb.database.db, {

@@ -79,7 +79,7 @@ describe('a user rule through three compactions', () => {
         }
         const outcome = await ctx.compactInProcess(
           { tenantId, sessionId, strategy: { type: 'summarize', keepRecent: 4, maxSummaryTokens: 800 } },
-          { summarizer: make() },
+          { summarizers: { primary: make() } },
         );
         expect(outcome.status, `round ${round}: ${outcome.row?.reason ?? ''}`).toBe('applied');
         const text = await contextText(tenantId, sessionId);
@@ -166,7 +166,7 @@ describe('a user rule through three compactions', () => {
     const compact = async () => {
       const outcome = await ctx.compactInProcess(
         { tenantId, sessionId: 's', strategy: { type: 'summarize', keepRecent: 4, maxSummaryTokens: 2_000 } },
-        { summarizer },
+        { summarizers: { primary: summarizer } },
       );
       expect(outcome.status, outcome.row?.reason ?? '').toBe('applied');
       return contextText(tenantId, 's');

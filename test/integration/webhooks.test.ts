@@ -91,7 +91,7 @@ beforeAll(async () => {
   const worker = startWebhookWorker(ctx.services());
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   queue = new Queue(WEBHOOKS_QUEUE, { connection, prefix: ctx.prefix });
-  ctx.startWorker({ summarizer: createExtractiveSummarizer() });
+  ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
   ctx.onTeardown(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));

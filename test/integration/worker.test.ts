@@ -19,7 +19,7 @@ const tenantId = 'acme';
 
 /** Starts a worker on this file's database and prefix; closed after the test. */
 function worker(summarizer?: Summarizer, concurrency = 2): CompactionWorker {
-  return ctx.startWorker({ summarizer, concurrency });
+  return ctx.startWorker({ summarizers: { primary: summarizer }, concurrency });
 }
 
 async function seed(sessionId: string, corpusName = 'sweagent__ctf-rev-rock') {

@@ -112,7 +112,7 @@ describe('a tenant’s share of the workers', () => {
     jobs.push(await enqueue('noisy', 'long-0'), await enqueue('quiet', 'q-0'));
     jobs.push(await enqueue('noisy', 'long-1'), await enqueue('quiet', 'q-1'));
     jobs.push(await enqueue('noisy', 'long-2'), await enqueue('noisy', 'long-3'));
-    ctx.startWorker({ concurrency: 3, summarizer });
+    ctx.startWorker({ concurrency: 3, summarizers: { primary: summarizer } });
     await waitFor(async () => (gate('noisy').held === 1 && gate('quiet').held === 1 ? true : undefined));
     // The third slot's job was refused (its tenant runs its one share and the other has work):
     // it went back to delayed, and neither tenant took a second slot.
@@ -137,7 +137,7 @@ describe('a tenant’s share of the workers', () => {
     jobs.push(await enqueue('roomy', 'r-0'), await enqueue('quiet', 'p-0'));
     jobs.push(await enqueue('roomy', 'r-1'), await enqueue('quiet', 'p-1'));
     jobs.push(await enqueue('roomy', 'r-2'));
-    ctx.startWorker({ concurrency: 4, summarizer });
+    ctx.startWorker({ concurrency: 4, summarizers: { primary: summarizer } });
     // roomy runs two (its policy's share), quiet one (the process's default of 1); the rest wait.
     await waitFor(async () => (gate('roomy').held === 2 && gate('quiet').held === 1 ? true : undefined));
     await waitFor(async () => ((await ctx.producer.queue.getDelayedCount()) >= 1 ? true : undefined));
@@ -150,7 +150,7 @@ describe('a tenant’s share of the workers', () => {
   it('lets a tenant alone with work run on every slot', async () => {
     for (let i = 0; i < 2; i++) await seed('noisy', `alone-${i}`);
     const { summarizer, gate } = gatedSummarizer('noisy');
-    ctx.startWorker({ concurrency: 2, summarizer });
+    ctx.startWorker({ concurrency: 2, summarizers: { primary: summarizer } });
     const jobs = [];
     for (let i = 0; i < 2; i++) {
       jobs.push(

@@ -23,12 +23,14 @@ import { afterAll, beforeAll } from 'vitest';
 import { createProducer, type Producer } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { Config } from '../../shared/runtime/config.ts';
+import { systemClock } from '../../worker/pipeline/clock.ts';
 import {
   type CompactionOutcome,
   type CompactionRequest,
   type PipelineDeps,
   runCompaction,
 } from '../../worker/pipeline/pipeline.ts';
+import type { Summarizers } from '../../worker/pipeline/ports.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
 import { type CompactionWorker, startWorker, type WorkerOptions } from '../../worker/queue/worker.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
@@ -97,12 +99,13 @@ export interface Integration {
   closeWorkers(): Promise<void>;
   /**
    * Runs the pipeline once in this process, as `compactor compact` does: on the file's store, with
-   * the extractive summarizer; `trigger` defaults to `manual`, `idempotencyKey` to a new one.
+   * the extractive summarizer as the primary one (`deps.summarizers` replaces it slot by slot) and
+   * no offline one; `trigger` defaults to `manual`, `idempotencyKey` to a new one.
    */
   compactInProcess(
     request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'strategy'> &
       Partial<Pick<CompactionRequest, 'trigger' | 'idempotencyKey'>>,
-    deps?: Partial<PipelineDeps>,
+    deps?: Partial<Omit<PipelineDeps, 'summarizers'>> & { summarizers?: Partial<Summarizers> },
   ): Promise<CompactionOutcome>;
   /**
    * Runs `close` at the start of `afterAll`, before anything above is closed: for what the file
@@ -187,23 +190,23 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
       };
     },
     services: openTracked,
-    startWorker({ services: given, summarizer, batches, poolSize, ...workerOptions } = {}) {
-      const on = given ?? openTracked({ summarizer, batches, poolSize });
+    startWorker({ services: given, summarizers, batches, poolSize, ...workerOptions } = {}) {
+      const on = given ?? openTracked({ summarizers, batches, poolSize });
       const worker = startWorker(on, workerOptions);
       workers.push(worker);
       return worker;
     },
     compactInProcess(
       { trigger = 'manual', idempotencyKey = `manual:${randomUUID()}`, ...request },
-      deps = {},
+      { summarizers, ...deps } = {},
     ) {
       return runCompaction(
         {
           reads: ctx.store,
           writes: ctx.store,
           leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
-          summarizer: createExtractiveSummarizer(),
-          now: () => performance.now(),
+          summarizers: { primary: createExtractiveSummarizer(), ...summarizers },
+          clock: systemClock,
           logger: silentLogger,
           ...deps,
         },

@@ -115,7 +115,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     const problems = checks(rows, imported, report, importedMessages);
     options.out.write(`${lines.join('\n')}\n\n`);
     options.out.write(
-      `${summaryLines(rows, importedMessages, report, services.summarizer.name, wallMs, jobIds.length).join('\n')}\n`,
+      `${summaryLines(rows, importedMessages, report, services.summarizers.primary.name, wallMs, jobIds.length).join('\n')}\n`,
     );
     for (const p of problems) options.out.write(`CHECK FAILED: ${p}\n`);
     return problems.length === 0 ? 0 : 1;

@@ -2,28 +2,18 @@
  * What a compaction's last failed attempt leaves behind, the same for a BullMQ job (the processor)
  * and for `compactor compact` (its in-process retries): a strategy that opted into a fallback
  * summarizer (`fallback: 'extractive'`, or `'anthropic'` for an `anthropic-compaction` strategy)
- * runs again with it; anything else leaves a `failed` row in the ledger, so every compaction asked
- * for is recorded, applied or not.
+ * runs again with it, as the fallback policy's `lastAttempt` route answers (./fallback.ts);
+ * anything else leaves a `failed` row in the ledger, so every compaction asked for is recorded,
+ * applied or not.
  */
 import type { Logger } from 'pino';
 import { isPermanent, LowFidelityError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
-import { type Summarizer, withSummaryBudget } from '../../shared/summary/summarizer.ts';
+import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { entryOf, failureOf } from './change.ts';
-import {
-  type CompactionOutcome,
-  type CompactionRequest,
-  effectivePolicy,
-  type PipelineDeps,
-  pickSummarizer,
-  runCompaction,
-} from './pipeline.ts';
-
-/** The pipeline's dependencies, and the offline summarizer a strategy may fall back to. */
-export interface LastAttemptDeps extends PipelineDeps {
-  /** Used on the last attempt when the strategy says `fallback: 'extractive'`; absent: no such fallback. */
-  fallbackSummarizer?: Summarizer;
-}
+import type { CompactionOutcome, CompactionRequest, PipelineDeps } from './deps.ts';
+import { fallbackFor } from './fallback.ts';
+import { effectivePolicy, runCompaction } from './pipeline.ts';
 
 /**
  * After the last attempt of `request` failed with `error` (or it failed for good, `isPermanent`: no
@@ -34,16 +24,17 @@ export interface LastAttemptDeps extends PipelineDeps {
  * A failure to write the row is logged, never thrown over `error`.
  */
 export async function afterLastAttempt(
-  deps: LastAttemptDeps,
+  deps: PipelineDeps,
   request: CompactionRequest,
   error: Error,
   log: Logger,
 ): Promise<CompactionOutcome | null> {
   const permanent = isPermanent(error);
   const strategy = permanent ? request.strategy : await strategyInForce(deps, request);
-  const fallback = !permanent && strategy ? fallbackOf(deps, strategy) : undefined;
-  if (fallback && strategy) {
-    return runFallback(deps, fallback, failedSummarizerOf(deps, strategy), request, error, log);
+  const options = strategy ? strategyUnit(strategy).summaryOptions(strategy) : null;
+  const fallback = fallbackFor({ route: 'lastAttempt', error, permanent, options }, deps.summarizers);
+  if (fallback.kind === 'summarizer') {
+    return runFallback(deps, fallback.summarizer, { ...request, note: fallback.note }, error, log);
   }
   const recorded = error instanceof SessionNotFoundError || error instanceof LowFidelityError;
   if (!recorded) {
@@ -54,30 +45,12 @@ export async function afterLastAttempt(
   return null;
 }
 
-/** The name of the summarizer the strategy's summaries ran with (the pipeline's choice). */
-function failedSummarizerOf(deps: LastAttemptDeps, strategy: Strategy): string {
-  return pickSummarizer(deps, strategyUnit(strategy).summaryOptions(strategy)?.summarizer).summarizer.name;
-}
-
-/**
- * The summarizer a strategy's `fallback` names, when this process has it (`extractive`: the
- * offline one; `anthropic`: the client-side LLM summary, for an `anthropic-compaction` strategy
- * whose compaction stayed unavailable), or undefined.
- */
-function fallbackOf(deps: LastAttemptDeps, strategy: Strategy): Summarizer | undefined {
-  const fallback = strategyUnit(strategy).summaryOptions(strategy)?.fallback;
-  // The extractive summary stands in for a paid one: it gets the budget the paid one would have had.
-  if (fallback === 'extractive') return deps.fallbackSummarizer && withSummaryBudget(deps.fallbackSummarizer);
-  if (fallback === 'anthropic') return deps.summarizers?.anthropic;
-  return undefined;
-}
-
 /**
  * The strategy the request ran with, for the fallback and the failure row: the request's own, else
  * the policy's, read again (the request's when that read fails).
  */
 async function strategyInForce(
-  deps: LastAttemptDeps,
+  deps: PipelineDeps,
   request: CompactionRequest,
 ): Promise<Strategy | undefined> {
   return effectivePolicy(deps.reads, request).then(
@@ -86,11 +59,13 @@ async function strategyInForce(
   );
 }
 
-/** Runs the request again with the fallback summarizer, whatever the strategy names; the ledger row's reason says why. */
-async function runFallback(
-  deps: LastAttemptDeps,
+/**
+ * Runs the request again with the fallback summarizer writing every summary, whatever the strategy
+ * names (the offline one stays for the routes it stands in on); the ledger row's reason says why.
+ */
+function runFallback(
+  deps: PipelineDeps,
   fallback: Summarizer,
-  failed: string,
   request: CompactionRequest,
   error: Error,
   log: Logger,
@@ -99,9 +74,6 @@ async function runFallback(
     { err: error.message, fallback: fallback.name },
     `summary failed on the last attempt: falling back to the ${fallback.name} summarizer`,
   );
-  const note = `fell back to ${fallback.name}: ${failed} failed on the last attempt: ${error.message}`;
-  return runCompaction(
-    { ...deps, summarizer: fallback, summarizers: undefined },
-    { ...request, note: note.slice(0, 2_000) },
-  );
+  const summarizers = { primary: fallback, offline: deps.summarizers.offline };
+  return runCompaction({ ...deps, summarizers }, request);
 }

@@ -15,12 +15,13 @@ import type { Message, MessageMeta } from '../../shared/contract/message.ts';
 import type { FidelityCheck } from '../../shared/fidelity/score.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
 import type { SessionSnapshot } from '../../shared/planning/types.ts';
-import type { BudgetDecision, BudgetLimit, Spend } from '../../shared/policy/budget.ts';
+import type { BudgetAction, BudgetDecision, BudgetLimit, Spend } from '../../shared/policy/budget.ts';
 import type { GateState, Mode, Policy, Triggers } from '../../shared/policy/policy.ts';
 import type { ContextRead } from '../../shared/postgres/context-query.ts';
 import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import type { SummarizerName } from '../../shared/strategies/index.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
-import type { SummaryUsage } from '../../shared/summary/summarizer.ts';
+import type { Summarizer, SummaryUsage } from '../../shared/summary/summarizer.ts';
 
 /** The admission check's input: the session's state and the policies that may apply. */
 export interface Gate {
@@ -272,10 +273,59 @@ export interface Leases {
   acquire(tenantId: string, sessionId: string): Promise<Lease | null>;
 }
 
-/** The pipeline's clocks. */
+/** The pipeline's clocks: it reads no time but through them, so a test can set it. */
 export interface Clock {
   /** Monotonic-enough time in ms, for durations. */
   now(): number;
-  /** Wall-clock time, ms since the epoch, for the minimum interval between compactions. */
+  /**
+   * Wall-clock time, ms since the epoch: for the minimum interval between compactions and the UTC
+   * day and month a spend budget sums over.
+   */
   wall(): number;
+}
+
+/**
+ * The summarizers this process can run: one set, for every route a summary takes. Which one writes
+ * a given summary is the pipeline's choice (the strategy's `summarizer`, else `primary`), and every
+ * stand-in is the fallback policy's (./fallback.ts).
+ */
+export interface Summarizers {
+  /**
+   * Writes the summaries of strategies that name no summarizer, or one this process cannot run
+   * (`anthropic` with an API key, else `extractive`).
+   */
+  primary: Summarizer;
+  /**
+   * The summarizers a strategy may name (`summarizer`) that this process can run. Absent: a
+   * strategy's choice is not looked at and `primary` writes every summary (as on a last attempt's
+   * fallback run).
+   */
+  named?: Partial<Record<SummarizerName, Summarizer>> | undefined;
+  /**
+   * The free, offline summarizer (the extractive one) that stands in for a paid summary a budget
+   * refused (`onExceeded: 'extractive'`), for a summary under `minFidelity` (`onLowFidelity:
+   * 'fallback'`) and for a last attempt that failed (`fallback: 'extractive'`). Absent: those
+   * routes skip or fail instead, and the ledger row says why.
+   */
+  offline?: Summarizer | undefined;
+}
+
+/** The timed stages of one run. */
+export type Stage = 'admission' | 'lease' | 'snapshot' | 'plan' | 'summarize' | 'apply';
+
+/**
+ * What the pipeline tells an observer (metrics, benchmarks): how long a stage took (`ms`), a plan
+ * the fence rejected (the pipeline then plans again), the fidelity score of a summary made
+ * (committed or not, shared/fidelity/score.ts), and a summary a budget refused, with what was done
+ * instead and the limit that refused it.
+ */
+export type PipelineEvent =
+  | { type: 'stage'; stage: Stage; ms: number }
+  | { type: 'fenceRejected' }
+  | { type: 'fidelity'; summarizer: string; score: number }
+  | { type: 'budgetExceeded'; action: BudgetAction; limit: BudgetLimit };
+
+/** Receives the pipeline's events as they happen; must not throw (it is not awaited). */
+export interface PipelineObserver {
+  observe(event: PipelineEvent): void;
 }

@@ -21,8 +21,13 @@ import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
-import { afterLastAttempt, type LastAttemptDeps } from '../pipeline/last-attempt.ts';
-import { type CompactionOutcome, type CompactionRequest, runCompaction } from '../pipeline/pipeline.ts';
+import { afterLastAttempt } from '../pipeline/last-attempt.ts';
+import {
+  type CompactionOutcome,
+  type CompactionRequest,
+  type PipelineDeps,
+  runCompaction,
+} from '../pipeline/pipeline.ts';
 import type { TenantSlot, TenantSlots } from '../redis/tenant-slots.ts';
 import { jobActionFor } from './job-actions.ts';
 
@@ -31,7 +36,7 @@ export interface JobResult extends CompactionJobResult {
   status: CompactionOutcome['status'];
 }
 
-export interface ProcessorDeps extends LastAttemptDeps {
+export interface ProcessorDeps extends PipelineDeps {
   /** The strategy when the event names none; absent: the agent's or tenant's policy, else the built-in default. */
   defaultStrategy?: Strategy;
   /** The running worker, for the rate limiter; absent in tests that call the processor directly. */
@@ -61,7 +66,7 @@ export interface ProcessorDeps extends LastAttemptDeps {
 /** Builds the processor function for `new Worker(queue, processor)`. */
 export function createProcessor(deps: ProcessorDeps) {
   return async function process(job: Job, token?: string): Promise<JobResult> {
-    const started = deps.now();
+    const started = deps.clock.now();
     const request = requestOf(job, deps);
     const log = deps.logger.child({
       jobId: job.id,
@@ -70,7 +75,7 @@ export function createProcessor(deps: ProcessorDeps) {
     });
     const settled = (outcome: CompactionOutcome): JobResult => {
       const { row } = outcome;
-      const seconds = (deps.now() - started) / 1000;
+      const seconds = (deps.clock.now() - started) / 1000;
       if (row === null) {
         deps.metrics?.jobSettled('batched', request.trigger, seconds, null);
         log.info(

@@ -5,12 +5,12 @@
 import { type Job, Worker } from 'bullmq';
 import { printable } from '../../shared/contract/errors.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../shared/contract/events.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import { releaseJobPriority } from '../../shared/runtime/tenant-backlog.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { instrumentSummarizer, type WorkerMetrics } from '../observability/metrics.ts';
-import type { PipelineDeps } from '../pipeline/pipeline.ts';
+import { systemClock } from '../pipeline/clock.ts';
+import type { PipelineObserver, Stage, Summarizers } from '../pipeline/ports.ts';
 import { createTenantSlots } from '../redis/tenant-slots.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { createAppliedHooks } from './applied-hooks.ts';
@@ -22,7 +22,7 @@ export interface WorkerOptions {
   concurrency?: number;
   defaultStrategy?: Strategy;
   /** Receives each pipeline stage's duration, ms (benchmarks). */
-  onStage?: PipelineDeps['onStage'];
+  onStage?: (stage: Stage, ms: number) => void;
   /** Counts jobs, LLM calls, lease conflicts and fence rejections (worker/observability/metrics.ts). */
   metrics?: WorkerMetrics;
 }
@@ -45,29 +45,21 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   const abort = new AbortController();
   let worker: Worker<unknown, JobResult> | undefined;
   const { metrics } = options;
-  const fallback = createExtractiveSummarizer();
-  const offline = metrics ? instrumentSummarizer(fallback, metrics) : fallback;
   // session.compacted, and the tenant's webhook when it has one.
   const applied = createAppliedHooks(services);
   const processor = createProcessor({
     onApplied: (row, checkpoint) => applied.onApplied(row, checkpoint),
     reads: services.reads,
     writes: services.writes,
-    onFenceRejected: metrics?.fenceRejected,
     leases: services.leases,
-    summarizer: metrics ? instrumentSummarizer(services.summarizer, metrics) : services.summarizer,
     summarizers: instrumentAll(services.summarizers, metrics),
-    fallbackSummarizer: offline,
     budgets: services.budgets,
-    offlineSummarizer: offline,
-    onBudgetExceeded: metrics?.budgetExceeded,
-    onFidelity: metrics?.summaryFidelity,
+    observer: observerOf(metrics, options.onStage),
     metrics,
     batching: batchingOf(services),
-    now: () => performance.now(),
+    clock: systemClock,
     logger: services.logger,
     defaultStrategy: options.defaultStrategy,
-    onStage: options.onStage,
     worker: () => worker,
     signal: abort.signal,
     tenantSlots: createTenantSlots(services.redis, {
@@ -152,13 +144,46 @@ function batchingOf(services: Services) {
   };
 }
 
-/** Each named summarizer, counted by the metrics when there are any. */
-function instrumentAll(
-  summarizers: Services['summarizers'],
-  metrics: WorkerMetrics | undefined,
-): Services['summarizers'] {
+/** Each summarizer, counted by the metrics when there are any. */
+function instrumentAll(summarizers: Summarizers, metrics: WorkerMetrics | undefined): Summarizers {
   if (!metrics) return summarizers;
-  return Object.fromEntries(
-    Object.entries(summarizers).map(([name, s]) => [name, s && instrumentSummarizer(s, metrics)]),
-  );
+  const { primary, named, offline } = summarizers;
+  return {
+    primary: instrumentSummarizer(primary, metrics),
+    named:
+      named &&
+      Object.fromEntries(
+        Object.entries(named).map(([name, s]) => [name, s && instrumentSummarizer(s, metrics)]),
+      ),
+    offline: offline && instrumentSummarizer(offline, metrics),
+  };
+}
+
+/**
+ * What the pipeline tells the worker: the metrics count fence rejections, budget refusals and
+ * fidelity scores; `onStage` (benchmarks) gets each stage's duration. Undefined when no one listens.
+ */
+function observerOf(
+  metrics: WorkerMetrics | undefined,
+  onStage: WorkerOptions['onStage'],
+): PipelineObserver | undefined {
+  if (!metrics && !onStage) return undefined;
+  return {
+    observe(event) {
+      switch (event.type) {
+        case 'stage':
+          onStage?.(event.stage, event.ms);
+          break;
+        case 'fenceRejected':
+          metrics?.fenceRejected();
+          break;
+        case 'fidelity':
+          metrics?.summaryFidelity(event.summarizer, event.score);
+          break;
+        case 'budgetExceeded':
+          metrics?.budgetExceeded(event.action, event.limit);
+          break;
+      }
+    },
+  };
 }

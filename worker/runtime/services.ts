@@ -3,6 +3,7 @@
  * and closes it all in one idempotent call that runs every step even if one fails.
  */
 import type { Logger } from 'pino';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { type Database, openDatabase } from '../../shared/postgres/db.ts';
 import { type Config, redisTargetOf } from '../../shared/runtime/config.ts';
 import {
@@ -11,9 +12,7 @@ import {
   type RedisConnection,
   type RedisTarget,
 } from '../../shared/runtime/redis.ts';
-import type { SummarizerName } from '../../shared/strategies/index.ts';
-import type { Summarizer } from '../../shared/summary/summarizer.ts';
-import type { Budgets } from '../pipeline/ports.ts';
+import type { Budgets, Summarizers } from '../pipeline/ports.ts';
 import { PostgresBudgets } from '../postgres/budgets.ts';
 import { CompactionStore } from '../postgres/store.ts';
 import { PolicyCache } from '../queue/policy-cache.ts';
@@ -46,9 +45,13 @@ export interface Services {
   leases: LeaseManager;
   /** The spend budgets: checks and reservations of paid summaries (worker/postgres/budgets.ts). */
   budgets: Budgets;
-  summarizer: Summarizer;
-  /** The summarizers a strategy may name (`summarizer`) that this process can run. */
-  summarizers: Partial<Record<SummarizerName, Summarizer>>;
+  /**
+   * The summarizers this process can run: the primary one (`anthropic` with an API key, else
+   * `extractive`), those a strategy may name (`summarizer`), and the offline `extractive` one that
+   * stands in when a budget refuses a summary, a summary scores under `minFidelity` or a last
+   * attempt falls back.
+   */
+  summarizers: Summarizers;
   /** Message Batches client (batch summaries for sweeps), when an Anthropic key is set. */
   batches: AnthropicBatches | null;
   /** Closes Redis and Postgres; every step runs, errors are logged. Memoized. */
@@ -56,8 +59,8 @@ export interface Services {
 }
 
 export interface ServiceOverrides {
-  summarizer?: Summarizer;
-  summarizers?: Partial<Record<SummarizerName, Summarizer>>;
+  /** Replaces the summarizers of the config: each one given replaces its slot (`named` whole). */
+  summarizers?: Partial<Summarizers>;
   batches?: AnthropicBatches | null;
   /** Postgres pool size; default `config.dbPoolSize` (`COMPACTOR_DB_POOL_SIZE`), else {@link DEFAULT_POOL_SIZE}. */
   poolSize?: number;
@@ -130,8 +133,11 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     writes: store,
     leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
     budgets: new PostgresBudgets(database.db),
-    summarizer: overrides.summarizer ?? summarizerFor(config),
-    summarizers: overrides.summarizers ?? summarizersFor(config),
+    summarizers: {
+      primary: overrides.summarizers?.primary ?? summarizerFor(config),
+      named: overrides.summarizers?.named ?? summarizersFor(config),
+      offline: overrides.summarizers?.offline ?? createExtractiveSummarizer(),
+    },
     batches: overrides.batches !== undefined ? overrides.batches : batchesFor(config),
     close: () => {
       closing ??= runAll(logger, [() => redis.quit().then(() => undefined), () => database.close()]);

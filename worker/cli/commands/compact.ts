@@ -12,7 +12,6 @@ import {
   TransientError,
   toError,
 } from '../../../shared/contract/errors.ts';
-import { createExtractiveSummarizer } from '../../../shared/extractive/index.ts';
 import { explainStays, type Plan, type StayReason } from '../../../shared/planning/plan.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
 import { assertSchema } from '../../../shared/postgres/db.ts';
@@ -22,6 +21,7 @@ import {
   strategyUnit,
   summaryInstructionsSchema,
 } from '../../../shared/strategies/index.ts';
+import { systemClock } from '../../pipeline/clock.ts';
 import { afterLastAttempt } from '../../pipeline/last-attempt.ts';
 import {
   type CompactionOutcome,
@@ -273,13 +273,7 @@ export const compactCommand: Command = {
         idempotencyKey: `manual:${randomUUID()}`,
         eventId: null,
       };
-      const offline = createExtractiveSummarizer();
-      const deps = {
-        ...services,
-        offlineSummarizer: offline,
-        fallbackSummarizer: offline,
-        now: () => performance.now(),
-      };
+      const deps = { ...services, clock: systemClock };
       let outcome: CompactionOutcome;
       try {
         outcome = await withRetries(

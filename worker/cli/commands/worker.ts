@@ -66,7 +66,7 @@ export const workerCommand: Command = {
       {
         concurrency: running.worker.opts.concurrency,
         dbPoolSize: poolSize,
-        summarizer: services.summarizer.name,
+        summarizer: services.summarizers.primary.name,
         prefix: c.queuePrefix,
       },
       'worker started',
