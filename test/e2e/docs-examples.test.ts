@@ -94,7 +94,7 @@ async function servicesFor(llmUrl: string) {
   const prefix = testPrefix();
   const config = testConfig(tdb.url, prefix);
   const services = openServices(config, silentLogger, {
-    summarizer: createExtractiveSummarizer(),
+    summarizers: { primary: createExtractiveSummarizer() },
     poolSize: 3,
   });
   const worker = startWorker(services, { concurrency: 2 });
