@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { and, eq } from 'drizzle-orm';
 import { CompactionFailedError, ConfigError, InvalidInputError } from '../shared/contract/errors.ts';
+import type { Db } from '../shared/postgres/db.ts';
+import { type CompactionRow, compactions } from '../shared/postgres/schema.ts';
 import {
   COMPACTION_QUEUE,
   type CompactionJobResult,
@@ -19,9 +21,7 @@ import {
   type RunCompletedEvent,
   type RunCompletedInput,
   runCompletedEventSchema,
-} from '../shared/contract/events.ts';
-import type { Db } from '../shared/postgres/db.ts';
-import { type CompactionRow, compactions } from '../shared/postgres/schema.ts';
+} from '../shared/protocol/events.ts';
 import {
   assertClusterPrefix,
   connectRedis,
@@ -42,16 +42,6 @@ export {
   SessionLimitError,
 } from '../shared/contract/errors.ts';
 export {
-  type CompactionJobResult,
-  jobIdOf,
-  type RunCompletedEvent,
-  type RunCompletedInput,
-  SESSION_COMPACTED,
-  SESSION_EVENTS_QUEUE,
-  type SessionCompactedEvent,
-  sessionCompactedEventSchema,
-} from '../shared/contract/events.ts';
-export {
   DEFAULT_LIMITS,
   type Limits,
   type LimitsInput,
@@ -67,6 +57,16 @@ export {
   DEFAULT_SCHEMA,
   openDatabase,
 } from '../shared/postgres/db.ts';
+export {
+  type CompactionJobResult,
+  jobIdOf,
+  type RunCompletedEvent,
+  type RunCompletedInput,
+  SESSION_COMPACTED,
+  SESSION_EVENTS_QUEUE,
+  type SessionCompactedEvent,
+  sessionCompactedEventSchema,
+} from '../shared/protocol/events.ts';
 export {
   DEFAULT_CLUSTER_QUEUE_PREFIX,
   DEFAULT_QUEUE_PREFIX,

@@ -340,7 +340,7 @@ export const summaryBatches = pgTable(
     expectedVersion: integer('expected_version').notNull(),
     /** The summarize strategy in force. */
     strategy: jsonb('strategy').notNull(),
-    /** The plan (shared/planning/plan.ts CompactPlan) the summary covers. */
+    /** The plan (shared/strategies/plan.ts CompactPlan) the summary covers. */
     plan: jsonb('plan').notNull(),
     /** The Message Batches API batch id, once submitted. */
     batchId: text('batch_id'),

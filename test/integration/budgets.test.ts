@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { budgetReservations, type CompactionRow } from '../../shared/postgres/schema.ts';
+import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import { createWorkerMetrics } from '../../worker/observability/metrics.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';

@@ -14,9 +14,9 @@ import {
   liveSessionOf,
   SessionContinuedError,
 } from '../../producer/index.ts';
-import { jobIdOf } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { PolicyInput } from '../../shared/policy/policy.ts';
+import { jobIdOf } from '../../shared/protocol/events.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';

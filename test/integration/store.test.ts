@@ -10,7 +10,7 @@ import { importTranscript } from '../../producer/import.ts';
 import { SessionExistsError } from '../../producer/sessions.ts';
 import { FenceError } from '../../shared/contract/errors.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
-import { planCompaction } from '../../shared/planning/plan.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 import { changeOf, entryOf } from '../../worker/pipeline/change.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { costUsd } from '../../shared/summary/pricing.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { INSTRUCTIONS_PREFACE, SYSTEM_PROMPT } from '../../shared/summary/prompt.ts';
 import { runCli } from '../support/cli.ts';

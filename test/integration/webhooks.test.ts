@@ -19,9 +19,9 @@ import {
   WEBHOOK_TIMESTAMP_HEADER,
   WebhookSignatureError,
 } from '../../producer/webhook-signature.ts';
-import { jobIdOf, SESSION_EVENTS_QUEUE, sessionCompactedEventSchema } from '../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE, webhookMessageId } from '../../shared/contract/webhooks.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { jobIdOf, SESSION_EVENTS_QUEUE, sessionCompactedEventSchema } from '../../shared/protocol/events.ts';
 import { webhookAgents } from '../../worker/outbound/webhook-targets.ts';
 import { watchWebhookPresence } from '../../worker/postgres/webhook-presence.ts';
 import { deliveriesOf, removeWebhook, setWebhook } from '../../worker/postgres/webhooks.ts';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { jobIdOf } from '../../shared/contract/events.ts';
+import { jobIdOf } from '../../shared/protocol/events.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';

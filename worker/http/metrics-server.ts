@@ -10,8 +10,8 @@
 import { Queue } from 'bullmq';
 import type { Context, MiddlewareHandler } from 'hono';
 import { ConfigError } from '../../shared/contract/errors.ts';
-import { COMPACTION_QUEUE } from '../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
+import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
 import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import { readinessProbe } from '../observability/health.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';

@@ -20,7 +20,6 @@ import {
 } from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
 import { planFactsOf } from '../../shared/fidelity/score.ts';
-import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan } from '../../shared/planning/types.ts';
 import {
   type BudgetAction,
@@ -44,6 +43,7 @@ import {
   strategySchema,
   strategyUnit,
 } from '../../shared/strategies/index.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 import { type KeptThinkingVerdict, keptThinkingVerdict } from '../../shared/summary/compaction-block.ts';
 import {
   addUsage,

@@ -6,10 +6,10 @@
  */
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import { InvalidInputError, printable } from '../../shared/contract/errors.ts';
-import { describeZodError, idSchema } from '../../shared/contract/events.ts';
 import { type Policy, policySchema } from '../../shared/policy/policy.ts';
 import type { Db, Tx } from '../../shared/postgres/db.ts';
 import { compactionPolicies } from '../../shared/postgres/schema.ts';
+import { describeZodError, idSchema } from '../../shared/protocol/events.ts';
 
 /**
  * The channel of policy changes. Each notification's payload is the JSON `{"tenantId", "agentId"}`

@@ -14,7 +14,7 @@
  */
 
 import { isPermanent, LeaseBusyError, RateLimitedError } from '../../shared/contract/errors.ts';
-import { DEFAULT_JOB_OPTIONS } from '../../shared/contract/events.ts';
+import { DEFAULT_JOB_OPTIONS } from '../../shared/protocol/events.ts';
 
 /** What the processor does with a job whose run threw. */
 export type JobAction =

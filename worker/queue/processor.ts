@@ -7,6 +7,7 @@
  */
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { printable, toError } from '../../shared/contract/errors.ts';
+import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import {
   type CompactionJobResult,
   describeZodError,
@@ -16,8 +17,7 @@ import {
   SWEEP_COMPACTION,
   sweepCompactionJobSchema,
   sweepIdempotencyKeyOf,
-} from '../../shared/contract/events.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
+} from '../../shared/protocol/events.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';

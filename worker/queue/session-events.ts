@@ -1,17 +1,17 @@
 /**
  * Tells the agent service what happened: after each applied compaction, a `session.compacted` job
- * on the `session-events` queue (shared/contract/events.ts), which the service consumes with a
+ * on the `session-events` queue (shared/protocol/events.ts), which the service consumes with a
  * BullMQ Worker of its own. The job id is the compaction id, so a job retried after the compaction
  * committed (its outcome then `duplicate`) publishes again without a second job.
  */
 import { Queue } from 'bullmq';
+import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import {
   jobIdOf,
   SESSION_COMPACTED,
   SESSION_EVENTS_QUEUE,
   type SessionCompactedEvent,
-} from '../../shared/contract/events.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
+} from '../../shared/protocol/events.ts';
 import type { RedisConnection } from '../../shared/runtime/redis.ts';
 
 /** Publishes `session.compacted`. */

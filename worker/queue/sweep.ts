@@ -10,13 +10,6 @@
 import { createHash } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import {
-  COMPACTION_QUEUE,
-  DEFAULT_JOB_OPTIONS,
-  deduplicationIdOf,
-  SWEEP_COMPACTION,
-  type SweepCompactionJob,
-} from '../../shared/contract/events.ts';
-import {
   admit,
   contextTokens,
   type GateState,
@@ -24,6 +17,13 @@ import {
   resolvePolicy,
 } from '../../shared/policy/policy.ts';
 import type { Db } from '../../shared/postgres/db.ts';
+import {
+  COMPACTION_QUEUE,
+  DEFAULT_JOB_OPTIONS,
+  deduplicationIdOf,
+  SWEEP_COMPACTION,
+  type SweepCompactionJob,
+} from '../../shared/protocol/events.ts';
 import { duplicateConnection, type RedisConnection } from '../../shared/runtime/redis.ts';
 import { releaseJobPriority, takeJobPriority } from '../../shared/runtime/tenant-backlog.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';

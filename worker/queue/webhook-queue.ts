@@ -5,7 +5,6 @@
  * so every attempt sends (and signs) the same bytes.
  */
 import { Queue } from 'bullmq';
-import { jobIdOf, type SessionCompactedEvent } from '../../shared/contract/events.ts';
 import {
   WEBHOOK_ATTEMPTS,
   WEBHOOK_DELIVERY,
@@ -13,6 +12,7 @@ import {
   type WebhookJob,
 } from '../../shared/contract/webhooks.ts';
 import type { Db } from '../../shared/postgres/db.ts';
+import { jobIdOf, type SessionCompactedEvent } from '../../shared/protocol/events.ts';
 import type { RedisConnection } from '../../shared/runtime/redis.ts';
 import { hasEnabledWebhook } from '../postgres/webhooks.ts';
 

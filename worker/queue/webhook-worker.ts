@@ -10,13 +10,13 @@
  */
 import type { LookupFunction } from 'node:net';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { describeZodError } from '../../shared/contract/events.ts';
 import {
   WEBHOOK_ATTEMPTS,
   WEBHOOKS_QUEUE,
   webhookJobSchema,
   webhookMessageId,
 } from '../../shared/contract/webhooks.ts';
+import { describeZodError } from '../../shared/protocol/events.ts';
 import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import { STRICT_WEBHOOK_TARGETS, webhookAgents } from '../outbound/webhook-targets.ts';
 import { recordDelivery, webhookForDelivery } from '../postgres/webhooks.ts';

@@ -4,8 +4,8 @@
  */
 import { type Job, Worker } from 'bullmq';
 import { printable } from '../../shared/contract/errors.ts';
-import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../shared/protocol/events.ts';
 import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import { releaseJobPriority } from '../../shared/runtime/tenant-backlog.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';

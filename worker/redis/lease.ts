@@ -10,7 +10,7 @@
  * lets only one apply per session version and idempotency key.
  */
 import { randomUUID } from 'node:crypto';
-import { sessionKeyOf } from '../../shared/contract/events.ts';
+import { sessionKeyOf } from '../../shared/protocol/events.ts';
 import type { RedisConnection } from '../../shared/runtime/redis.ts';
 import type { Lease, Leases } from '../pipeline/ports.ts';
 

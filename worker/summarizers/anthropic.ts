@@ -25,6 +25,7 @@ import { summaryBudgetTokens, summaryMaxTokens } from '../../shared/summary/budg
 import { planCacheBreakpoints } from '../../shared/summary/cache.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { chunkByBudget } from '../../shared/summary/chunks.ts';
+import { guardCheckpoint } from '../../shared/summary/guard.ts';
 import { lastUserRequestOf } from '../../shared/summary/last-request.ts';
 import { costUsd } from '../../shared/summary/pricing.ts';
 import {
@@ -46,7 +47,6 @@ import {
   type SummaryResult,
   type SummaryUsage,
 } from '../../shared/summary/summarizer.ts';
-import { guardCheckpoint } from '../../shared/trust/guard.ts';
 import { sanitizePath } from '../../shared/working-set/working-set.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
 import { createKeepAliveFetch } from './keep-alive-fetch.ts';
@@ -301,7 +301,7 @@ export function summaryRequest(input: SummarizeInput, model: string, cacheUserTu
 }
 
 /**
- * The model's checkpoint checked like the offline one (shared/trust/guard.ts): a model can be talked
+ * The model's checkpoint checked like the offline one (shared/summary/guard.ts): a model can be talked
  * into copying an injected order from the transcript, so what it presents as the user's
  * instructions, current work and next step is checked against where it came from and what it reads
  * as; what fails is kept quoted in `suspectedInjections`, and secret paths it adds to the working

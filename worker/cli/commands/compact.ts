@@ -13,7 +13,6 @@ import {
   toError,
 } from '../../../shared/contract/errors.ts';
 import { createExtractiveSummarizer } from '../../../shared/extractive/index.ts';
-import { explainStays, type Plan, type StayReason } from '../../../shared/planning/plan.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
 import { assertSchema } from '../../../shared/postgres/db.ts';
 import {
@@ -22,6 +21,7 @@ import {
   strategyUnit,
   summaryInstructionsSchema,
 } from '../../../shared/strategies/index.ts';
+import { explainStays, type Plan, type StayReason } from '../../../shared/strategies/plan.ts';
 import { afterLastAttempt } from '../../pipeline/last-attempt.ts';
 import {
   type CompactionOutcome,

@@ -30,11 +30,6 @@ import {
   pruneAppendRequests,
   setSessionTools,
 } from '../../../producer/index.ts';
-import {
-  type ApiMessage,
-  appendRequestSchema,
-  createSessionRequestSchema,
-} from '../../../shared/contract/api.ts';
 import { jsonDepthProblem } from '../../../shared/contract/content-checks.ts';
 import {
   CompactionFailedError,
@@ -47,10 +42,15 @@ import {
   SessionNotFoundError,
   ToolUseIdTakenError,
 } from '../../../shared/contract/errors.ts';
-import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
 import type { Limits } from '../../../shared/policy/limits.ts';
 import type { Db } from '../../../shared/postgres/db.ts';
 import { sessions } from '../../../shared/postgres/schema.ts';
+import {
+  type ApiMessage,
+  appendRequestSchema,
+  createSessionRequestSchema,
+} from '../../../shared/protocol/api.ts';
+import { runCompletedEventSchema } from '../../../shared/protocol/events.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
 import { PolicyCache } from '../../queue/policy-cache.ts';

@@ -5,10 +5,10 @@
  * and hands it to the strategy.
  */
 import type { MessageMeta } from '../contract/message.ts';
-import { type Strategy, strategyUnit } from '../strategies/index.ts';
-import type { CompactPlan, Plan, SessionSnapshot } from './types.ts';
+import type { CompactPlan, Plan, SessionSnapshot } from '../planning/types.ts';
+import { type Strategy, strategyUnit } from './index.ts';
 
-export type { CompactPlan, Plan, SessionSnapshot, SkipPlan } from './types.ts';
+export type { CompactPlan, Plan, SessionSnapshot, SkipPlan } from '../planning/types.ts';
 
 /**
  * Plans one compaction.

@@ -4,8 +4,8 @@
  * refused at the producer and a job written by anything else is still checked by the worker.
  */
 import { z } from 'zod';
+import { printable } from '../contract/errors.ts';
 import { strategySchema } from '../strategies/index.ts';
-import { printable } from './errors.ts';
 
 /** BullMQ queue that carries compaction jobs. */
 export const COMPACTION_QUEUE = 'compaction';

@@ -20,17 +20,17 @@
  * as an injection (`renderCheckpoint`). Pure.
  */
 import type { Message } from '../contract/message.ts';
-import { cleanItem, normalizeKey } from '../extractive/text.ts';
+import { cleanItem, normalizeKey } from '../text/text.ts';
+import { classifyUserMessage } from '../text/user-messages.ts';
+import { readsAsInjection } from '../trust/injection.ts';
+import { isSecretPath, pathWitnesses, secretPathAllowed } from '../trust/secrets.ts';
 import {
   CHECKPOINT_SECTIONS,
   type Checkpoint,
   type CheckpointEntry,
   checkpointSchema,
   renderErrorFix,
-} from '../summary/checkpoint.ts';
-import { classifyUserMessage } from '../summary/user-messages.ts';
-import { readsAsInjection } from './injection.ts';
-import { isSecretPath, pathWitnesses, secretPathAllowed } from './secrets.ts';
+} from './checkpoint.ts';
 
 /** Most entries `suspectedInjections` keeps, the newest ones. */
 export const MAX_SUSPECTED = 8;

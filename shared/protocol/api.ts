@@ -1,8 +1,9 @@
 /**
  * What the HTTP API (`compactor api`) takes, as zod schemas: a message (an Anthropic
  * `MessageParam`), the append request, the create-session request. The `session.run.completed`
- * event is events.ts's schema as it is. The checked-in JSON Schemas under `schemas/` are generated
- * from these (json-schemas.ts, `npm run contract`), and so is the API's OpenAPI document.
+ * event is events.ts's schema as it is. The checked-in JSON Schemas under `shared/contract/schemas/`
+ * are generated from these (json-schemas.ts, `npm run contract`), and so is the API's OpenAPI
+ * document.
  */
 import { z } from 'zod';
 import { idSchema } from './events.ts';
