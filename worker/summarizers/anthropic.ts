@@ -20,7 +20,6 @@ import { z } from 'zod';
 import { SummarizerConfigError, SummaryRejectedError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../../shared/contract/tokens.ts';
-import type { SummaryEstimate } from '../../shared/policy/budget.ts';
 import { summaryBudgetTokens, summaryMaxTokens } from '../../shared/summary/budget.ts';
 import { planCacheBreakpoints } from '../../shared/summary/cache.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
@@ -44,6 +43,7 @@ import {
   pagesOf,
   type SummarizeInput,
   type Summarizer,
+  type SummaryEstimate,
   type SummaryResult,
   type SummaryUsage,
 } from '../../shared/summary/summarizer.ts';
