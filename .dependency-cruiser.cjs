@@ -1,8 +1,9 @@
 /**
  * The import direction of compactor, checked by `npm run check` (dependency-cruiser):
- * - the pure core (contract, policy, strategies, planning, summary, working set, extractive,
- *   context) does no I/O: it imports no worker or producer code, no database or runtime module,
- *   and no package but zod;
+ * - the pure core (shared/ but its postgres and runtime folders) does no I/O: it imports no worker
+ *   or producer code, no database or runtime module, and no package but zod;
+ * - the pure core is layered (CORE_LAYERS, lowest first): a folder imports only folders of lower
+ *   layers, never one of its own layer or above, so no two of its folders import each other;
  * - the pipeline owns its ports: it imports the pure core and its own folder, never an adapter,
  *   the queue, HTTP or the runtime, and only types from the database schema;
  * - adapters (postgres, redis, summarizers) implement the ports and never reach up into the queue,
@@ -11,16 +12,67 @@
  *   a store, a lease manager or a summarizer are imported as values from nowhere else;
  * - producer/webhook-signature.ts imports node:crypto and nothing else, so a webhook receiver can
  *   import (or copy) it alone;
- * - no import circles.
+ * - no import circles, between modules or between the core's folders.
  */
-const PURE =
-  '^shared/(contract|policy|strategies|planning|summary|working-set|extractive|context|fidelity|trust)/';
+
+/**
+ * The pure core's folders by layer, lowest first. Folders of one layer do not import each other.
+ * - contract: messages, content blocks, token estimates, the error taxonomy, transcript parsing;
+ * - text: reading transcript text: clipping, shell commands, error lines, what a user message is;
+ * - trust: the prompt-injection detector, secret-looking paths;
+ * - working-set: the file paths a session worked with;
+ * - summary: the checkpoint, its prompt and guard, pricing, the `Summarizer` interface;
+ * - extractive, fidelity, context, planning: the offline summarizer, the fidelity score, the
+ *   rendered context, the window rule and plan types;
+ * - strategies: one file per strategy, the registry and the plan dispatch;
+ * - policy, protocol: policies and budgets; the queue's events and the HTTP API's bodies.
+ */
+const CORE_LAYERS = [
+  ['contract'],
+  ['text'],
+  ['trust'],
+  ['working-set'],
+  ['summary'],
+  ['extractive', 'fidelity', 'context', 'planning'],
+  ['strategies'],
+  ['policy', 'protocol'],
+];
+const CORE_FOLDERS = CORE_LAYERS.flat();
+const PURE = `^shared/(${CORE_FOLDERS.join('|')})/`;
 const ADAPTERS = '^worker/(postgres|redis|summarizers)/';
 const CONSTRUCTORS =
   '^worker/(postgres/(store|reads|writes)|redis/lease|summarizers/(index|anthropic))[.]ts$';
 
+/** One rule per layer: its folders import no folder of their own layer or above. */
+const layerRules = CORE_LAYERS.map((layer, i) => ({
+  name: `core-layer-${i}-imports-only-lower-layers`,
+  severity: 'error',
+  comment:
+    `shared/{${layer.join(',')}} may import only the core's lower layers (${CORE_LAYERS.slice(0, i).flat().join(', ') || 'none'}); ` +
+    'a symbol both need belongs in the lower folder.',
+  from: { path: `^shared/(${layer.join('|')})/` },
+  to: { path: `^shared/(?!$1/)(${CORE_LAYERS.slice(i).flat().join('|')})/` },
+}));
+
 module.exports = {
   forbidden: [
+    ...layerRules,
+    {
+      name: 'core-folder-has-a-layer',
+      severity: 'error',
+      comment: 'Every folder of the pure core has a place in CORE_LAYERS (.dependency-cruiser.cjs).',
+      from: { path: '^shared/', pathNot: `${PURE}|^shared/(postgres|runtime)/` },
+      to: {},
+    },
+    {
+      name: 'no-circular-core-folders',
+      severity: 'error',
+      comment:
+        "Two of the core's folders that import each other are one tangle: move the shared symbol down.",
+      scope: 'folder',
+      from: { path: '^shared/' },
+      to: { circular: true },
+    },
     {
       name: 'no-circular',
       severity: 'error',
