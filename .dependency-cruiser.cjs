@@ -1,7 +1,7 @@
 /**
  * The import direction of compactor, checked by `npm run check` (dependency-cruiser):
- * - the pure core (shared/ but its postgres and runtime folders) does no I/O: it imports no worker
- *   or producer code, no database or runtime module, and no package but zod;
+ * - the pure core (shared/) does no I/O: it imports no worker or producer code and no package but
+ *   zod;
  * - the pure core is layered (CORE_LAYERS, lowest first): a folder imports only folders of lower
  *   layers, never one of its own layer or above, so no two of its folders import each other;
  * - the pipeline owns its ports: it imports the pure core and its own folder, never an adapter,
@@ -61,7 +61,7 @@ module.exports = {
       name: 'core-folder-has-a-layer',
       severity: 'error',
       comment: 'Every folder of the pure core has a place in CORE_LAYERS (.dependency-cruiser.cjs).',
-      from: { path: '^shared/', pathNot: `${PURE}|^shared/(postgres|runtime)/` },
+      from: { path: '^shared/', pathNot: PURE },
       to: {},
     },
     {
@@ -85,7 +85,7 @@ module.exports = {
       severity: 'error',
       comment: 'The pure core is unit-tested without a database: it must not import I/O code.',
       from: { path: PURE },
-      to: { path: '^(worker|producer|test)/|^shared/(postgres|runtime)/' },
+      to: { path: '^(worker|producer|test)/' },
     },
     {
       name: 'pure-core-imports-no-io-package',
@@ -114,13 +114,13 @@ module.exports = {
       severity: 'error',
       comment: 'The pipeline names what it needs in worker/pipeline/ports.ts; adapters are handed in.',
       from: { path: '^worker/pipeline/' },
-      to: { path: '^(worker/(?!pipeline/)|producer/|shared/runtime/)' },
+      to: { path: '^(worker/(?!pipeline/)|producer/(?!postgres/))' },
     },
     {
       name: 'pipeline-uses-only-types-of-the-schema',
       severity: 'error',
       from: { path: '^worker/pipeline/' },
-      to: { path: '^shared/postgres/', dependencyTypesNot: ['type-only'] },
+      to: { path: '^producer/postgres/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'pipeline-imports-no-io-package',
@@ -136,7 +136,7 @@ module.exports = {
       severity: 'error',
       comment: 'Adapters implement the ports; the queue, HTTP, runtime and CLI use them, not the reverse.',
       from: { path: ADAPTERS },
-      to: { path: '^worker/(queue|http|runtime|cli|observability)/|^producer/' },
+      to: { path: '^worker/(queue|http|runtime|cli|observability)/|^producer/(?!(postgres|redis)/)' },
     },
     {
       name: 'adapters-implement-ports-not-the-pipeline',

@@ -8,9 +8,9 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { IdempotencyKeyReusedError, InvalidInputError } from '../shared/contract/errors.ts';
-import type { Db, Tx } from '../shared/postgres/db.ts';
-import { appendRequests } from '../shared/postgres/schema.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../shared/protocol/api.ts';
+import type { Db, Tx } from './postgres/db.ts';
+import { appendRequests } from './postgres/schema.ts';
 
 /** How long an append's idempotency key is honoured at least, ms (24 hours). */
 export const APPEND_REQUEST_TTL_MS = 24 * 60 * 60 * 1000;

@@ -16,8 +16,8 @@ import {
   type TranscriptFormat,
 } from '../shared/contract/native-transcripts.ts';
 import { decodeTranscript, parseTranscript, TranscriptError } from '../shared/contract/transcript.ts';
-import type { Db } from '../shared/postgres/db.ts';
 import { idSchema } from '../shared/protocol/events.ts';
+import type { Db } from './postgres/db.ts';
 import { type CreateSessionInput, createSession, SessionExistsError } from './sessions.ts';
 
 export { TRANSCRIPT_FORMATS, type TranscriptFormat };

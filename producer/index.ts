@@ -8,8 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { and, eq } from 'drizzle-orm';
 import { CompactionFailedError, ConfigError, InvalidInputError } from '../shared/contract/errors.ts';
-import type { Db } from '../shared/postgres/db.ts';
-import { type CompactionRow, compactions } from '../shared/postgres/schema.ts';
 import {
   COMPACTION_QUEUE,
   type CompactionJobResult,
@@ -22,6 +20,8 @@ import {
   type RunCompletedInput,
   runCompletedEventSchema,
 } from '../shared/protocol/events.ts';
+import type { Db } from './postgres/db.ts';
+import { type CompactionRow, compactions } from './postgres/schema.ts';
 import {
   assertClusterPrefix,
   connectRedis,
@@ -29,8 +29,8 @@ import {
   type RedisClusterSeed,
   type RedisConnection,
   type RedisTarget,
-} from '../shared/runtime/redis.ts';
-import { releaseJobPriority, takeJobPriority } from '../shared/runtime/tenant-backlog.ts';
+} from './redis/redis.ts';
+import { releaseJobPriority, takeJobPriority } from './redis/tenant-backlog.ts';
 
 export {
   CompactionFailedError,
@@ -49,15 +49,6 @@ export {
   type SessionLimits,
 } from '../shared/policy/limits.ts';
 export {
-  assertSchema,
-  connectionOptions,
-  type Database,
-  type DatabaseOptions,
-  type Db,
-  DEFAULT_SCHEMA,
-  openDatabase,
-} from '../shared/postgres/db.ts';
-export {
   type CompactionJobResult,
   jobIdOf,
   type RunCompletedEvent,
@@ -67,14 +58,6 @@ export {
   type SessionCompactedEvent,
   sessionCompactedEventSchema,
 } from '../shared/protocol/events.ts';
-export {
-  DEFAULT_CLUSTER_QUEUE_PREFIX,
-  DEFAULT_QUEUE_PREFIX,
-  hashTagOf,
-  parseClusterNodes,
-  type RedisClusterSeed,
-  type RedisNode,
-} from '../shared/runtime/redis.ts';
 export { type ContextNotice, type LoadContextInput, type LoadedContext, loadContext } from './context.ts';
 export {
   APPEND_REQUEST_TTL_MS,
@@ -82,6 +65,23 @@ export {
   MAX_IDEMPOTENCY_KEY_LENGTH,
   pruneAppendRequests,
 } from './idempotency.ts';
+export {
+  assertSchema,
+  connectionOptions,
+  type Database,
+  type DatabaseOptions,
+  type Db,
+  DEFAULT_SCHEMA,
+  openDatabase,
+} from './postgres/db.ts';
+export {
+  DEFAULT_CLUSTER_QUEUE_PREFIX,
+  DEFAULT_QUEUE_PREFIX,
+  hashTagOf,
+  parseClusterNodes,
+  type RedisClusterSeed,
+  type RedisNode,
+} from './redis/redis.ts';
 export {
   type AppendMessage,
   type AppendOptions,
@@ -254,7 +254,7 @@ export function createProducer(options: ProducerOptions): Producer {
   });
   queue.on('error', () => {});
   /**
-   * Adds a compaction job at its tenant's fair priority (shared/runtime/tenant-backlog.ts); a job
+   * Adds a compaction job at its tenant's fair priority (producer/redis/tenant-backlog.ts); a job
    * that was not added (coalesced into a waiting one, or the add failed) is counted out again.
    */
   const addJob = async (event: RunCompletedEvent, deduplicate: boolean) => {

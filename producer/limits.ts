@@ -6,7 +6,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { SessionLimitError } from '../shared/contract/errors.ts';
 import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
-import type { Db } from '../shared/postgres/db.ts';
+import type { Db } from './postgres/db.ts';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 

@@ -24,8 +24,6 @@ import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import { storableText } from '../shared/contract/unicode.ts';
 import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
-import type { Db } from '../shared/postgres/db.ts';
-import { messages, sessions } from '../shared/postgres/schema.ts';
 import {
   type AppendIdempotency,
   checkIdempotency,
@@ -33,6 +31,8 @@ import {
   recordAppend,
 } from './idempotency.ts';
 import { limitPassed, limitSql, sessionLimitsOf } from './limits.ts';
+import type { Db } from './postgres/db.ts';
+import { messages, sessions } from './postgres/schema.ts';
 import { assertTools } from './tools.ts';
 
 /** Rows per INSERT: 15 columns × 2,000 = 30,000 parameters, well under Postgres' 65,535. */

@@ -9,8 +9,8 @@ import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { and, eq } from 'drizzle-orm';
 import { jsonValueProblem } from '../shared/contract/content-checks.ts';
 import { InvalidInputError, printable, SessionNotFoundError } from '../shared/contract/errors.ts';
-import type { Db } from '../shared/postgres/db.ts';
-import { sessions } from '../shared/postgres/schema.ts';
+import type { Db } from './postgres/db.ts';
+import { sessions } from './postgres/schema.ts';
 
 /** Most tools a session may declare (the Messages API's own limit is in the hundreds). */
 export const MAX_SESSION_TOOLS = 1_000;

@@ -243,7 +243,7 @@ export class TransientError extends Error {
 /**
  * Postgres could not do what was asked, told as its cause and what to do about it (no schema, no
  * server, no such database, a refused login), never as the SQL text that failed. Built by
- * `describeDatabaseError` (shared/postgres/errors.ts). Transient as far as the worker is concerned:
+ * `describeDatabaseError` (worker/postgres/errors.ts). Transient as far as the worker is concerned:
  * a database that is down or not yet migrated may be fixed while jobs wait.
  */
 export class DatabaseError extends Error {

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { openDatabase } from '../../shared/postgres/db.ts';
+import { openDatabase } from '../../producer/postgres/db.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { runSweep } from '../../worker/queue/sweep.ts';

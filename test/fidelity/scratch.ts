@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { openDatabase } from '../../shared/postgres/db.ts';
+import { openDatabase } from '../../producer/postgres/db.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { type CompactionOutcome, type PipelineDeps, runCompaction } from '../../worker/pipeline/pipeline.ts';

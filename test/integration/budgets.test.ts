@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { budgetReservations, type CompactionRow } from '../../shared/postgres/schema.ts';
+import { budgetReservations, type CompactionRow } from '../../producer/postgres/schema.ts';
 import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import { createWorkerMetrics } from '../../worker/observability/metrics.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';

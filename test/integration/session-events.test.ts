@@ -9,8 +9,8 @@ import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, loadContext } from '../../producer/index.ts';
+import { compactions } from '../../producer/postgres/schema.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { compactions } from '../../shared/postgres/schema.ts';
 import {
   jobIdOf,
   SESSION_COMPACTED,

@@ -22,7 +22,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { createProducer, type Producer } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import type { Config } from '../../shared/runtime/config.ts';
+import type { Config } from '../../worker/config/config.ts';
 import {
   type CompactionOutcome,
   type CompactionRequest,

@@ -9,10 +9,10 @@
 
 import { Queue } from 'bullmq';
 import type { Context, MiddlewareHandler } from 'hono';
+import { duplicateConnection } from '../../producer/redis/redis.ts';
 import { ConfigError } from '../../shared/contract/errors.ts';
 import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
 import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
-import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import { readinessProbe } from '../observability/health.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../queue/sweep.ts';

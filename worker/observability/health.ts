@@ -4,7 +4,7 @@
  * check: a process that answers HTTP is up.
  */
 import type postgres from 'postgres';
-import { duplicateConnection, isCluster, type RedisConnection } from '../../shared/runtime/redis.ts';
+import { duplicateConnection, isCluster, type RedisConnection } from '../../producer/redis/redis.ts';
 
 /** One dependency's answer: whether it replied in time, how long it took (ms), and why not. */
 export interface ReadinessCheck {

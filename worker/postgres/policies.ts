@@ -5,10 +5,10 @@
  * on commit, so processes that cache policies (worker/queue/policy-cache.ts) drop the old one.
  */
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { compactionPolicies } from '../../producer/postgres/schema.ts';
 import { InvalidInputError, printable } from '../../shared/contract/errors.ts';
 import { type Policy, policySchema } from '../../shared/policy/policy.ts';
-import type { Db, Tx } from '../../shared/postgres/db.ts';
-import { compactionPolicies } from '../../shared/postgres/schema.ts';
 import { describeZodError, idSchema } from '../../shared/protocol/events.ts';
 
 /**

@@ -3,8 +3,8 @@
  * fenced writes ({@link PostgresWrites}) on one database. The runtime builds one per process and
  * hands it to the pipeline as both ports.
  */
-import type { Db } from '../../shared/postgres/db.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import type { Db } from '../../producer/postgres/db.ts';
+import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import type {
   Change,
   Decision,

@@ -4,8 +4,8 @@
  * rows through these functions only.
  */
 import { and, eq, or, sql } from 'drizzle-orm';
-import type { Db } from '../../shared/postgres/db.ts';
-import { sessions, summaryBatches } from '../../shared/postgres/schema.ts';
+import type { Db } from '../../producer/postgres/db.ts';
+import { sessions, summaryBatches } from '../../producer/postgres/schema.ts';
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
 
 /** One queued, submitted or finished batch summary. */

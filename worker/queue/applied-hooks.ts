@@ -4,7 +4,7 @@
  * enabled webhook, its delivery job on the `webhooks` queue, with the same event as body. Both
  * jobs are keyed by the compaction id, so telling one compaction twice adds nothing.
  */
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import { watchWebhookPresence } from '../postgres/webhook-presence.ts';
 import { checkpointOf } from '../postgres/webhooks.ts';

@@ -7,12 +7,12 @@
  * `expected_version`, so a session compacted meanwhile is fenced off and recorded as skipped.
  */
 import type { Logger } from 'pino';
+import type { Db } from '../../producer/postgres/db.ts';
+import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import { FenceError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { type FidelityCheck, factsOf, planFactsOf } from '../../shared/fidelity/score.ts';
-import type { Db } from '../../shared/postgres/db.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import { type SummaryOptions, strategySchema, strategyUnit } from '../../shared/strategies/index.ts';
 import type { CompactPlan } from '../../shared/strategies/plan.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';

@@ -11,7 +11,7 @@
  * policy can be if a notification is missed for any other reason (a policy written by hand in SQL, without the notify).
  */
 import type postgres from 'postgres';
-import type { Db } from '../../shared/postgres/db.ts';
+import type { Db } from '../../producer/postgres/db.ts';
 import {
   POLICY_CHANGES_CHANNEL,
   type Policies,

@@ -6,8 +6,8 @@
  * `failed` row in the ledger.
  */
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
+import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import { printable, toError } from '../../shared/contract/errors.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import {
   type CompactionJobResult,
   describeZodError,

@@ -5,9 +5,9 @@
  * sessions in keyset order, a page at a time; a session with nothing due costs one index probe.
  */
 import { randomUUID } from 'node:crypto';
+import type { Db } from '../../producer/postgres/db.ts';
 import { resolvePolicy } from '../../shared/policy/policy.ts';
 import { retentionCutoff } from '../../shared/policy/retention.ts';
-import type { Db } from '../../shared/postgres/db.ts';
 import {
   type ExpiredTotals,
   expirableTotals,

@@ -9,6 +9,9 @@
 
 import { createHash } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
+import type { Db } from '../../producer/postgres/db.ts';
+import { duplicateConnection, type RedisConnection } from '../../producer/redis/redis.ts';
+import { releaseJobPriority, takeJobPriority } from '../../producer/redis/tenant-backlog.ts';
 import {
   admit,
   contextTokens,
@@ -16,7 +19,6 @@ import {
   overTrigger,
   resolvePolicy,
 } from '../../shared/policy/policy.ts';
-import type { Db } from '../../shared/postgres/db.ts';
 import {
   COMPACTION_QUEUE,
   DEFAULT_JOB_OPTIONS,
@@ -24,8 +26,6 @@ import {
   SWEEP_COMPACTION,
   type SweepCompactionJob,
 } from '../../shared/protocol/events.ts';
-import { duplicateConnection, type RedisConnection } from '../../shared/runtime/redis.ts';
-import { releaseJobPriority, takeJobPriority } from '../../shared/runtime/tenant-backlog.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import type { Policies } from '../postgres/policies.ts';
 import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
@@ -131,7 +131,7 @@ async function dueSession(row: Row, policies: Policies, now: number): Promise<Du
 }
 
 /**
- * Adds one job per due session, each at its tenant's fair priority (shared/runtime/tenant-backlog.ts);
+ * Adds one job per due session, each at its tenant's fair priority (producer/redis/tenant-backlog.ts);
  * returns how many BullMQ accepted. A job coalesced into one already waiting is counted out again.
  */
 async function enqueue(queue: Queue, due: DueSession[]): Promise<number> {

@@ -5,15 +5,15 @@
  * so every attempt sends (and signs) the same bytes.
  */
 import { Queue } from 'bullmq';
+import type { Db } from '../../producer/postgres/db.ts';
+import type { RedisConnection } from '../../producer/redis/redis.ts';
 import {
   WEBHOOK_ATTEMPTS,
   WEBHOOK_DELIVERY,
   WEBHOOKS_QUEUE,
   type WebhookJob,
 } from '../../shared/contract/webhooks.ts';
-import type { Db } from '../../shared/postgres/db.ts';
 import { jobIdOf, type SessionCompactedEvent } from '../../shared/protocol/events.ts';
-import type { RedisConnection } from '../../shared/runtime/redis.ts';
 import { hasEnabledWebhook } from '../postgres/webhooks.ts';
 
 /** Adds delivery jobs. */

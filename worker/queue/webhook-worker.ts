@@ -10,6 +10,7 @@
  */
 import type { LookupFunction } from 'node:net';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { duplicateConnection } from '../../producer/redis/redis.ts';
 import {
   WEBHOOK_ATTEMPTS,
   WEBHOOKS_QUEUE,
@@ -17,7 +18,6 @@ import {
   webhookMessageId,
 } from '../../shared/contract/webhooks.ts';
 import { describeZodError } from '../../shared/protocol/events.ts';
-import { duplicateConnection } from '../../shared/runtime/redis.ts';
 import { STRICT_WEBHOOK_TARGETS, webhookAgents } from '../outbound/webhook-targets.ts';
 import { recordDelivery, webhookForDelivery } from '../postgres/webhooks.ts';
 import { runAll, type Services } from '../runtime/services.ts';

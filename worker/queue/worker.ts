@@ -3,11 +3,11 @@
  * `close()` stops taking jobs and waits for the active ones (graceful); `close(true)` does not wait.
  */
 import { type Job, Worker } from 'bullmq';
+import { duplicateConnection } from '../../producer/redis/redis.ts';
+import { releaseJobPriority } from '../../producer/redis/tenant-backlog.ts';
 import { printable } from '../../shared/contract/errors.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../shared/protocol/events.ts';
-import { duplicateConnection } from '../../shared/runtime/redis.ts';
-import { releaseJobPriority } from '../../shared/runtime/tenant-backlog.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { instrumentSummarizer, type WorkerMetrics } from '../observability/metrics.ts';
 import type { PipelineDeps } from '../pipeline/pipeline.ts';

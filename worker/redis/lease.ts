@@ -10,8 +10,8 @@
  * lets only one apply per session version and idempotency key.
  */
 import { randomUUID } from 'node:crypto';
+import type { RedisConnection } from '../../producer/redis/redis.ts';
 import { sessionKeyOf } from '../../shared/protocol/events.ts';
-import type { RedisConnection } from '../../shared/runtime/redis.ts';
 import type { Lease, Leases } from '../pipeline/ports.ts';
 
 export type { Lease } from '../pipeline/ports.ts';

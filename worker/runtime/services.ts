@@ -3,16 +3,16 @@
  * and closes it all in one idempotent call that runs every step even if one fails.
  */
 import type { Logger } from 'pino';
-import { type Database, openDatabase } from '../../shared/postgres/db.ts';
-import { type Config, redisTargetOf } from '../../shared/runtime/config.ts';
+import { type Database, openDatabase } from '../../producer/postgres/db.ts';
 import {
   connectRedis,
   describeTarget,
   type RedisConnection,
   type RedisTarget,
-} from '../../shared/runtime/redis.ts';
+} from '../../producer/redis/redis.ts';
 import type { SummarizerName } from '../../shared/strategies/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import { type Config, redisTargetOf } from '../config/config.ts';
 import type { Budgets } from '../pipeline/ports.ts';
 import { PostgresBudgets } from '../postgres/budgets.ts';
 import { CompactionStore } from '../postgres/store.ts';
@@ -28,7 +28,7 @@ export interface Services {
   database: Database;
   /**
    * Shared connection for leases; BullMQ-safe (`maxRetriesPerRequest: null`). A `Cluster` when
-   * the config names one: duplicate it with `duplicateConnection` (shared/runtime/redis.ts).
+   * the config names one: duplicate it with `duplicateConnection` (producer/redis/redis.ts).
    */
   redis: RedisConnection;
   /**

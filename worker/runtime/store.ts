@@ -2,8 +2,8 @@
  * The Postgres half of the services, for a process that reads the ledger but runs no compaction
  * (`compactor history`): no Redis connection, so such a command works while Redis is down.
  */
-import { type Database, openDatabase } from '../../shared/postgres/db.ts';
-import type { Config } from '../../shared/runtime/config.ts';
+import { type Database, openDatabase } from '../../producer/postgres/db.ts';
+import type { Config } from '../config/config.ts';
 import { CompactionStore } from '../postgres/store.ts';
 
 /** A store on its own pool; `close()` ends the pool. */

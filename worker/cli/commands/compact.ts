@@ -5,6 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { assertSchema } from '../../../producer/postgres/db.ts';
 import {
   isPermanent,
   LeaseBusyError,
@@ -14,7 +15,6 @@ import {
 } from '../../../shared/contract/errors.ts';
 import { createExtractiveSummarizer } from '../../../shared/extractive/index.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
-import { assertSchema } from '../../../shared/postgres/db.ts';
 import {
   MAX_INSTRUCTIONS_CHARS,
   type Strategy,

@@ -1,7 +1,7 @@
 /** `compactor enqueue`: sends `session.run.completed`, as an agent service would. */
 import { randomUUID } from 'node:crypto';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
-import { assertSchema } from '../../../shared/postgres/db.ts';
+import { assertSchema } from '../../../producer/postgres/db.ts';
 import { openStore } from '../../runtime/store.ts';
 import {
   type Command,

@@ -1,6 +1,6 @@
 /** `compactor history`: a session's ledger, as a table for people or JSON lines for scripts. */
-import { assertSchema } from '../../../shared/postgres/db.ts';
-import type { CompactionRow } from '../../../shared/postgres/schema.ts';
+import { assertSchema } from '../../../producer/postgres/db.ts';
+import type { CompactionRow } from '../../../producer/postgres/schema.ts';
 import { openStore } from '../../runtime/store.ts';
 import { type Command, flag, JSON_OPTION, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
 import {

@@ -1,6 +1,7 @@
 /** `compactor restore`: puts a compaction's archived messages back exactly. */
+
+import { assertSchema } from '../../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
-import { assertSchema } from '../../../shared/postgres/db.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import { type Command, flag, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';

@@ -1,6 +1,6 @@
 /** `compactor sessions list`: a tenant's sessions with their size and compactions. */
 
-import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
+import { assertSchema, openDatabase } from '../../../producer/postgres/db.ts';
 import { listSessions, type SessionListItem } from '../../http/dashboard/queries.ts';
 import {
   type Command,

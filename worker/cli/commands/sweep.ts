@@ -1,8 +1,8 @@
 /** `compactor sweep`: one sweep now, as the scheduler runs it. */
 import { isNull } from 'drizzle-orm';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
-import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
-import { sessions } from '../../../shared/postgres/schema.ts';
+import { assertSchema, openDatabase } from '../../../producer/postgres/db.ts';
+import { sessions } from '../../../producer/postgres/schema.ts';
 import { runRetention } from '../../queue/retention.ts';
 import { runSweep } from '../../queue/sweep.ts';
 import { type Command, flag } from '../command.ts';

@@ -1,7 +1,8 @@
 /** `compactor worker`: processes compaction jobs until SIGTERM/SIGINT. */
-import { describeDatabaseError } from '../../../shared/postgres/errors.ts';
+
 import { assertMetricsExposure, startMetricsServer } from '../../http/metrics-server.ts';
 import { createWorkerMetrics } from '../../observability/metrics.ts';
+import { describeDatabaseError } from '../../postgres/errors.ts';
 import { migrateDatabase, migrateOptionsOf } from '../../postgres/migrate.ts';
 import { startSweepService } from '../../queue/sweep.ts';
 import { startWebhookWorker } from '../../queue/webhook-worker.ts';

@@ -30,6 +30,8 @@ import {
   pruneAppendRequests,
   setSessionTools,
 } from '../../../producer/index.ts';
+import type { Db } from '../../../producer/postgres/db.ts';
+import { sessions } from '../../../producer/postgres/schema.ts';
 import { jsonDepthProblem } from '../../../shared/contract/content-checks.ts';
 import {
   CompactionFailedError,
@@ -43,15 +45,13 @@ import {
   ToolUseIdTakenError,
 } from '../../../shared/contract/errors.ts';
 import type { Limits } from '../../../shared/policy/limits.ts';
-import type { Db } from '../../../shared/postgres/db.ts';
-import { sessions } from '../../../shared/postgres/schema.ts';
 import {
   type ApiMessage,
   appendRequestSchema,
   createSessionRequestSchema,
 } from '../../../shared/protocol/api.ts';
 import { runCompletedEventSchema } from '../../../shared/protocol/events.ts';
-import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
+import { DEFAULT_API_MAX_BODY_BYTES } from '../../config/config.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
 import { PolicyCache } from '../../queue/policy-cache.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';

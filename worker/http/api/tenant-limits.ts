@@ -16,8 +16,8 @@ import {
   RateLimiterRes,
   type RateLimiterStoreAbstract,
 } from 'rate-limiter-flexible';
+import type { RedisConnection } from '../../../producer/redis/redis.ts';
 import { BURST_WINDOW_S, DEFAULT_LIMITS, type Limits, resolveLimits } from '../../../shared/policy/limits.ts';
-import type { RedisConnection } from '../../../shared/runtime/redis.ts';
 import type { PolicySource } from '../../postgres/policies.ts';
 
 /** Where the limits come from and where the request rate is counted. */

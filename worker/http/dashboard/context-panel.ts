@@ -4,7 +4,7 @@
  * tokens and count. Long sessions show their last messages and say how many there are in all.
  * Pure; message content is untrusted and escaped.
  */
-import type { SessionRow } from '../../../shared/postgres/schema.ts';
+import type { SessionRow } from '../../../producer/postgres/schema.ts';
 import { escapeHtml, num, preview } from './html.ts';
 import type { LiveContext } from './queries.ts';
 

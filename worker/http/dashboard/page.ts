@@ -6,7 +6,7 @@
  * script is the fixed one below, allowed by the response's CSP nonce.
  */
 
-import type { SessionRow } from '../../../shared/postgres/schema.ts';
+import type { SessionRow } from '../../../producer/postgres/schema.ts';
 import { renderChart } from './chart.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
 import { renderContextPanel } from './context-panel.ts';

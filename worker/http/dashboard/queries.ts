@@ -4,8 +4,7 @@
  * row more than asked to know whether another page follows.
  */
 import { and, asc, desc, eq, getTableColumns, gt, inArray, ne, sql } from 'drizzle-orm';
-import { InvalidInputError } from '../../../shared/contract/errors.ts';
-import type { Db } from '../../../shared/postgres/db.ts';
+import type { Db } from '../../../producer/postgres/db.ts';
 import {
   archivedMessages,
   type CompactionRow,
@@ -13,7 +12,8 @@ import {
   messages,
   type SessionRow,
   sessions,
-} from '../../../shared/postgres/schema.ts';
+} from '../../../producer/postgres/schema.ts';
+import { InvalidInputError } from '../../../shared/contract/errors.ts';
 
 /** One page of a list and the cursor of the next (null on the last page). */
 export interface Page<T> {

@@ -4,10 +4,10 @@
  * part of it to send as its compaction request, so both see the same conversation.
  */
 import { sql } from 'drizzle-orm';
-import type { RenderContextInput } from '../context/render.ts';
-import type { StoredContent } from '../contract/blocks.ts';
-import type { Kind, Role } from '../contract/message.ts';
-import { type Checkpoint, checkpointSchema } from '../summary/checkpoint.ts';
+import type { RenderContextInput } from '../../shared/context/render.ts';
+import type { StoredContent } from '../../shared/contract/blocks.ts';
+import type { Kind, Role } from '../../shared/contract/message.ts';
+import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { type Db, executePrepared } from './db.ts';
 
 /** One line of the read: the session's facts (first, with no seq) or one live message. */

@@ -5,7 +5,7 @@ import type { SQL } from 'drizzle-orm';
 import { PgDialect, type PreparedQueryConfig } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { DatabaseError, InvalidInputError } from '../contract/errors.ts';
+import { DatabaseError, InvalidInputError } from '../../shared/contract/errors.ts';
 import * as schema from './schema.ts';
 
 export type Db = PostgresJsDatabase<typeof schema>;

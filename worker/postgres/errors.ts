@@ -10,7 +10,7 @@ import {
   RateLimitedError,
   SummarizerConfigError,
   TransientError,
-} from '../contract/errors.ts';
+} from '../../shared/contract/errors.ts';
 
 /** Where the error happened: the `DATABASE_URL` in use, to name host, port, database and user. */
 export interface DatabaseErrorContext {

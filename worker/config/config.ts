@@ -4,9 +4,6 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { ConfigError } from '../contract/errors.ts';
-import { DEFAULT_LIMITS, type Limits, limitsSchema } from '../policy/limits.ts';
-import { DEFAULT_HISTORY_PARTITIONS, MAX_HISTORY_PARTITIONS } from '../postgres/partitions.ts';
 import {
   assertClusterPrefix,
   DEFAULT_CLUSTER_QUEUE_PREFIX,
@@ -14,7 +11,10 @@ import {
   type RedisClusterSeed,
   type RedisTarget,
   readClusterNodes,
-} from './redis.ts';
+} from '../../producer/redis/redis.ts';
+import { ConfigError } from '../../shared/contract/errors.ts';
+import { DEFAULT_LIMITS, type Limits, limitsSchema } from '../../shared/policy/limits.ts';
+import { DEFAULT_HISTORY_PARTITIONS, MAX_HISTORY_PARTITIONS } from './partitions.ts';
 
 const url = (protocols: string[]) =>
   z.string().refine(
@@ -263,7 +263,7 @@ export interface Config {
   redisCluster?: RedisClusterSeed | undefined;
   /**
    * BullMQ key prefix; tests and tenants of one Redis keep apart by it. Default `compactor`, and
-   * `{compactor}` on a cluster, where it must hold a hash tag (shared/runtime/redis.ts).
+   * `{compactor}` on a cluster, where it must hold a hash tag (producer/redis/redis.ts).
    */
   queuePrefix: string;
   /** Set: the `anthropic` summarizer is used; unset: `extractive`. */

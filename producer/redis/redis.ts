@@ -17,7 +17,7 @@
  *   and for clusters whose nodes announce routable addresses; a NATed cluster needs more than this).
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
-import { ConfigError } from '../contract/errors.ts';
+import { ConfigError } from '../../shared/contract/errors.ts';
 
 /** A Redis Cluster node address. */
 export interface RedisNode {

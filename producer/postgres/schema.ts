@@ -30,8 +30,8 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import type { StoredContent } from '../contract/blocks.ts';
-import { MESSAGE_KINDS, MESSAGE_ROLES } from '../contract/message.ts';
+import type { StoredContent } from '../../shared/contract/blocks.ts';
+import { MESSAGE_KINDS, MESSAGE_ROLES } from '../../shared/contract/message.ts';
 
 export { MESSAGE_KINDS, MESSAGE_ROLES };
 

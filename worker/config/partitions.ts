@@ -4,7 +4,7 @@
  * `messages_p{n-1}`, likewise `archived_messages_p*`), fixed when migration 0015 ran. A statement
  * that names one tenant reads one partition of each.
  */
-import { InvalidInputError } from '../contract/errors.ts';
+import { InvalidInputError } from '../../shared/contract/errors.ts';
 
 /** Partitions per history table unless `COMPACTOR_HISTORY_PARTITIONS` says otherwise. */
 export const DEFAULT_HISTORY_PARTITIONS = 16;
