@@ -4,10 +4,14 @@
  *   zod;
  * - the pure core is layered (CORE_LAYERS, lowest first): a folder imports only folders of lower
  *   layers, never one of its own layer or above, so no two of its folders import each other;
+ * - the client (producer/) imports no worker code; its adapters (producer/postgres/: the drizzle
+ *   schema, the database client, the context read; producer/redis/: the Redis connection and the
+ *   tenants' backlog) import nothing else of the client, so the worker's adapters build on them;
+ * - the worker's settings (worker/config/) import no other worker folder;
  * - the pipeline owns its ports: it imports the pure core and its own folder, never an adapter,
- *   the queue, HTTP or the runtime, and only types from the database schema;
+ *   the queue, HTTP or the runtime, and only types from the client's Postgres adapter;
  * - adapters (postgres, redis, summarizers) implement the ports and never reach up into the queue,
- *   HTTP, the runtime or the CLI;
+ *   HTTP, the runtime or the CLI, nor into the client beyond its adapters;
  * - only the runtime (and the CLI's composition of it) constructs adapters: the modules that build
  *   a store, a lease manager or a summarizer are imported as values from nowhere else;
  * - producer/webhook-signature.ts imports node:crypto and nothing else, so a webhook receiver can
@@ -108,6 +112,33 @@ module.exports = {
         'may use node:crypto and nothing else.',
       from: { path: '^producer/webhook-signature[.]ts$' },
       to: { pathNot: '^(node:)?crypto$' },
+    },
+    {
+      name: 'client-imports-no-worker-code',
+      severity: 'error',
+      comment:
+        'The client package (producer/index.ts) installs without the worker and its libraries: it ' +
+        'imports no worker code.',
+      from: { path: '^producer/' },
+      to: { path: '^worker/' },
+    },
+    {
+      name: 'client-adapters-stand-alone',
+      severity: 'error',
+      comment:
+        "The worker's adapters use the client's (producer/postgres/, producer/redis/): those import " +
+        'nothing else of the client.',
+      from: { path: '^producer/(postgres|redis)/' },
+      to: { path: '^producer/(?!(postgres|redis)/)' },
+    },
+    {
+      name: 'config-imports-no-worker-code',
+      severity: 'error',
+      comment:
+        "The worker's settings (environment config, package files) are read before anything is built: " +
+        'worker/config/ imports no other worker folder, so adapters may take its types.',
+      from: { path: '^worker/config/' },
+      to: { path: '^worker/(?!config/)' },
     },
     {
       name: 'pipeline-depends-on-its-ports',
