@@ -11,6 +11,6 @@ export {
   migrateDatabase,
 } from './postgres/migrate.ts';
 export { purgeSessions } from './postgres/purge.ts';
-export { type CompactionWorker, startWorker, type WorkerOptions } from './queue/worker.ts';
+export { type CompactionWorker, startWorker, type WorkerOptions } from './queue/compaction/worker.ts';
 export { createLogger } from './runtime/logger.ts';
 export { openServices, type ServiceOverrides, type Services } from './runtime/services.ts';

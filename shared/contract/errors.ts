@@ -7,7 +7,7 @@
  * - transient failures ({@link RateLimitedError}, {@link TransientError}, {@link DatabaseError}, and
  *   anything unknown).
  * {@link toError} turns whatever was thrown into an `Error`, once, at the edge that catches it. The
- * BullMQ worker's table from error to job action is `worker/queue/job-actions.ts`.
+ * BullMQ worker's table from error to job action is `worker/queue/compaction/job-actions.ts`.
  */
 
 /** Input that can never succeed: a bad event, an unknown session, a foreign tenant. */

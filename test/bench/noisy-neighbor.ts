@@ -25,7 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
 import { createProducer } from '../../producer/index.ts';
-import { startWorker } from '../../worker/queue/worker.ts';
+import { startWorker } from '../../worker/queue/compaction/worker.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { silentLogger, testConfig } from '../support/fixtures.ts';

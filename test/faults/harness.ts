@@ -30,7 +30,7 @@ import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
 import { COMPACTION_QUEUE, idempotencyKeyOf, jobIdOf, RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { type AuditReport, audit, violations } from '../../worker/postgres/audit.ts';
-import type { JobResult } from '../../worker/queue/processor.ts';
+import type { JobResult } from '../../worker/queue/compaction/processor.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';

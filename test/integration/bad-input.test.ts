@@ -26,7 +26,7 @@ import { createSession, SessionExistsError } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
 import { jobIdOf, RUN_COMPLETED, type RunCompletedInput } from '../../shared/protocol/events.ts';
-import type { CompactionWorker } from '../../worker/queue/worker.ts';
+import type { CompactionWorker } from '../../worker/queue/compaction/worker.ts';
 import { runCli } from '../support/cli.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';

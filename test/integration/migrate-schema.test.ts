@@ -17,7 +17,7 @@ import { assertSchema, openDatabase } from '../../producer/postgres/db.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { jobIdOf } from '../../shared/protocol/events.ts';
 import { MIGRATIONS_FOLDER, MIGRATIONS_TABLE, migrateDatabase } from '../../worker/postgres/migrate.ts';
-import { startWorker } from '../../worker/queue/worker.ts';
+import { startWorker } from '../../worker/queue/compaction/worker.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor } from '../support/env.ts';
 import { loadCorpusSession, silentLogger, testConfig, waitFor } from '../support/fixtures.ts';

@@ -1,6 +1,6 @@
 /**
  * The policies a worker's jobs read are cached in the worker and kept current by LISTEN/NOTIFY
- * (worker/queue/policy-cache.ts): a policy changed by another process is what the next job uses,
+ * (worker/postgres/policy-cache.ts): a policy changed by another process is what the next job uses,
  * and the cache is emptied when its listening connection comes back after a loss.
  */
 import { randomUUID } from 'node:crypto';

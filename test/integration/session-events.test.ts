@@ -18,7 +18,7 @@ import {
   type SessionCompactedEvent,
   sessionCompactedEventSchema,
 } from '../../shared/protocol/events.ts';
-import { createSessionEventsPublisher } from '../../worker/queue/session-events.ts';
+import { createSessionEventsPublisher } from '../../worker/queue/session-events/session-events.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { cleanRedis, loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';

@@ -10,7 +10,7 @@ import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { jobIdOf, RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import { collectLeaving, type Summarizer } from '../../shared/summary/summarizer.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
-import type { CompactionWorker } from '../../worker/queue/worker.ts';
+import type { CompactionWorker } from '../../worker/queue/compaction/worker.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 

@@ -30,7 +30,11 @@ import {
   runCompaction,
 } from '../../worker/pipeline/pipeline.ts';
 import { CompactionStore } from '../../worker/postgres/store.ts';
-import { type CompactionWorker, startWorker, type WorkerOptions } from '../../worker/queue/worker.ts';
+import {
+  type CompactionWorker,
+  startWorker,
+  type WorkerOptions,
+} from '../../worker/queue/compaction/worker.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { openServices, type ServiceOverrides, type Services } from '../../worker/runtime/services.ts';
 import { REDIS_URL } from './env.ts';

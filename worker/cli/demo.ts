@@ -17,7 +17,7 @@ import { packagePath } from '../config/package-files.ts';
 import { audit, violations } from '../postgres/audit.ts';
 import { ensureDatabase } from '../postgres/create-database.ts';
 import { migrateDatabase, migrateOptionsOf } from '../postgres/migrate.ts';
-import { startWorker } from '../queue/worker.ts';
+import { startWorker } from '../queue/compaction/worker.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { openServices } from '../runtime/services.ts';
 import type { Progress, TerminalStream } from './progress.ts';

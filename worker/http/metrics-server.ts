@@ -15,7 +15,7 @@ import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
 import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
 import { readinessProbe } from '../observability/health.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
-import { SWEEP_QUEUE } from '../queue/sweep.ts';
+import { SWEEP_QUEUE } from '../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { isLoopback, safeEqual } from './dashboard/auth.ts';
 import { type Listening, listen, opsRoutes } from './ops.ts';

@@ -76,7 +76,7 @@ import type {
 } from './ports.ts';
 import { notSmaller, type SummaryToWrite, summarize, summarizeInput } from './summary.ts';
 
-/** A summary queued for the next message batch instead of an online call (see worker/queue/batches.ts). */
+/** A summary queued for the next message batch instead of an online call (see worker/queue/batches/batches.ts). */
 export interface QueuedSummary {
   tenantId: string;
   sessionId: string;

@@ -2,7 +2,7 @@
  * The `compaction_policies` table: set, get, list and delete policies, validated with the zod schema of
  * shared/policy/policy.ts on write (bad input changes nothing), and the lookup the pipeline uses.
  * Every write also sends a `NOTIFY` on {@link POLICY_CHANGES_CHANNEL} in its transaction, delivered
- * on commit, so processes that cache policies (worker/queue/policy-cache.ts) drop the old one.
+ * on commit, so processes that cache policies (worker/postgres/policy-cache.ts) drop the old one.
  */
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../producer/postgres/db.ts';

@@ -59,7 +59,7 @@ export class PostgresReads implements SessionReads {
 
   /**
    * @param policies where {@link loadGate} takes the policies from (a cache kept current by
-   *   `LISTEN`, worker/queue/policy-cache.ts); absent, the gate's own statement reads them.
+   *   `LISTEN`, worker/postgres/policy-cache.ts); absent, the gate's own statement reads them.
    */
   constructor(
     private readonly db: Db,

@@ -1,6 +1,6 @@
 /**
  * The `summary_batches` table: summaries queued for the next Message Batch, the batch each was
- * submitted in, and how each ended. The batch poller (worker/queue/batches.ts) reads and moves
+ * submitted in, and how each ended. The batch poller (worker/queue/batches/batches.ts) reads and moves
  * rows through these functions only.
  */
 import { and, eq, or, sql } from 'drizzle-orm';

@@ -9,7 +9,7 @@
  * Each tenant's running jobs are members of the sorted set `<prefix>:active:<tenant>` (score: when
  * the slot expires, ms), taken and checked in one Lua script, renewed while held, released by token;
  * a crashed worker's slot expires after `ttlMs`. A job refused a slot goes back to delayed with its
- * priority (no attempt used) and is taken again after a short wait; see worker/queue/processor.ts.
+ * priority (no attempt used) and is taken again after a short wait; see worker/queue/compaction/processor.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisConnection } from '../../producer/redis/redis.ts';

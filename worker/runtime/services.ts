@@ -15,8 +15,8 @@ import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { type Config, redisTargetOf } from '../config/config.ts';
 import type { Budgets } from '../pipeline/ports.ts';
 import { PostgresBudgets } from '../postgres/budgets.ts';
+import { PolicyCache } from '../postgres/policy-cache.ts';
 import { CompactionStore } from '../postgres/store.ts';
-import { PolicyCache } from '../queue/policy-cache.ts';
 import { LeaseManager } from '../redis/lease.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
 import { batchesFor, summarizerFor, summarizersFor } from '../summarizers/index.ts';
@@ -37,7 +37,7 @@ export interface Services {
    */
   redisState: RedisStateLog;
   store: CompactionStore;
-  /** The policies jobs read, cached and kept current by `LISTEN` (worker/queue/policy-cache.ts). */
+  /** The policies jobs read, cached and kept current by `LISTEN` (worker/postgres/policy-cache.ts). */
   policies: PolicyCache;
   /** The pipeline's read port: the store. */
   reads: CompactionStore;
@@ -103,7 +103,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
   const redisState = redisStateLog(logger, describeTarget(target), { probe: () => redis.ping() });
   const redis = createRedis(target, redisState);
   let closing: Promise<void> | undefined;
-  // Jobs read policies from this cache; policy writes NOTIFY it (worker/queue/policy-cache.ts).
+  // Jobs read policies from this cache; policy writes NOTIFY it (worker/postgres/policy-cache.ts).
   const policies = new PolicyCache(
     database.db,
     overrides.listenForPolicies === false

@@ -28,7 +28,11 @@ import {
   previewCompaction as preview,
   runCompaction,
 } from '../../pipeline/pipeline.ts';
-import { IN_PROCESS_ATTEMPTS, type InProcessRetryOptions, inProcessRetry } from '../../queue/job-actions.ts';
+import {
+  IN_PROCESS_ATTEMPTS,
+  type InProcessRetryOptions,
+  inProcessRetry,
+} from '../../queue/compaction/job-actions.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import {
   type Command,

@@ -52,8 +52,8 @@ import {
 } from '../../../shared/protocol/api.ts';
 import { runCompletedEventSchema } from '../../../shared/protocol/events.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../config/config.ts';
+import { PolicyCache } from '../../postgres/policy-cache.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
-import { PolicyCache } from '../../queue/policy-cache.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import {
   type AuthResult,

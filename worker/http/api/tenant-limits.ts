@@ -22,7 +22,7 @@ import type { PolicySource } from '../../postgres/policies.ts';
 
 /** Where the limits come from and where the request rate is counted. */
 export interface TenantLimitsOptions {
-  /** The tenants' policies (their `limits`), read per request: give a cache (worker/queue/policy-cache.ts). */
+  /** The tenants' policies (their `limits`), read per request: give a cache (worker/postgres/policy-cache.ts). */
   policies: PolicySource;
   /** The limits of a tenant whose policy sets none (default `DEFAULT_LIMITS`). */
   defaults?: Limits;

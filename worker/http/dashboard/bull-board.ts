@@ -24,7 +24,7 @@ import type { Queue } from 'bullmq';
 import type { Hono } from 'hono';
 import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
 import { COMPACTION_QUEUE } from '../../../shared/protocol/events.ts';
-import { SWEEP_QUEUE } from '../../queue/sweep.ts';
+import { SWEEP_QUEUE } from '../../queue/sweeps/sweep.ts';
 
 /** A views directory holding Bull Board's page template, and its removal. */
 export interface BullBoardViews {

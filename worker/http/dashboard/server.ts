@@ -27,7 +27,7 @@ import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
 import { COMPACTION_QUEUE } from '../../../shared/protocol/events.ts';
 import { readinessProbe } from '../../observability/health.ts';
 import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
-import { SWEEP_QUEUE } from '../../queue/sweep.ts';
+import { SWEEP_QUEUE } from '../../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import { serverCredentials } from '../credentials.ts';

@@ -6,15 +6,15 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { webhookHeaders } from '../../producer/webhook-signature.ts';
-import { DELIVERY_FAILURES } from '../../shared/contract/webhooks.ts';
+import { webhookHeaders } from '../../../producer/webhook-signature.ts';
+import { DELIVERY_FAILURES } from '../../../shared/contract/webhooks.ts';
 import {
   checkWebhookUrl,
   isAddressRefusal,
   type WebhookAgents,
   WebhookTargetError,
   type WebhookTargetPolicy,
-} from '../outbound/webhook-targets.ts';
+} from '../../outbound/webhook-targets.ts';
 
 /** What to send. */
 export interface DeliveryRequest {

@@ -7,21 +7,21 @@
  * `expected_version`, so a session compacted meanwhile is fenced off and recorded as skipped.
  */
 import type { Logger } from 'pino';
-import type { Db } from '../../producer/postgres/db.ts';
-import type { CompactionRow } from '../../producer/postgres/schema.ts';
-import { FenceError } from '../../shared/contract/errors.ts';
-import type { Message } from '../../shared/contract/message.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { type FidelityCheck, factsOf, planFactsOf } from '../../shared/fidelity/score.ts';
-import { type SummaryOptions, strategySchema, strategyUnit } from '../../shared/strategies/index.ts';
-import type { CompactPlan } from '../../shared/strategies/plan.ts';
-import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
-import { addUsage, type SummarizeInput, type SummaryUsage } from '../../shared/summary/summarizer.ts';
-import { changeOf, entryOf, failureOf, type Requester, skipOf } from '../pipeline/change.ts';
-import { belowMinimum, fallbackLowReason, lowFidelityReason, scoreSummary } from '../pipeline/fidelity.ts';
-import type { QueuedSummary } from '../pipeline/pipeline.ts';
-import type { FencedWrites, LedgerEntry, SessionReads } from '../pipeline/ports.ts';
-import { notSmaller, summarizeInput, summaryToWrite } from '../pipeline/summary.ts';
+import type { Db } from '../../../producer/postgres/db.ts';
+import type { CompactionRow } from '../../../producer/postgres/schema.ts';
+import { FenceError } from '../../../shared/contract/errors.ts';
+import type { Message } from '../../../shared/contract/message.ts';
+import { createExtractiveSummarizer } from '../../../shared/extractive/index.ts';
+import { type FidelityCheck, factsOf, planFactsOf } from '../../../shared/fidelity/score.ts';
+import { type SummaryOptions, strategySchema, strategyUnit } from '../../../shared/strategies/index.ts';
+import type { CompactPlan } from '../../../shared/strategies/plan.ts';
+import { type Checkpoint, checkpointSchema } from '../../../shared/summary/checkpoint.ts';
+import { addUsage, type SummarizeInput, type SummaryUsage } from '../../../shared/summary/summarizer.ts';
+import { changeOf, entryOf, failureOf, type Requester, skipOf } from '../../pipeline/change.ts';
+import { belowMinimum, fallbackLowReason, lowFidelityReason, scoreSummary } from '../../pipeline/fidelity.ts';
+import type { QueuedSummary } from '../../pipeline/pipeline.ts';
+import type { FencedWrites, LedgerEntry, SessionReads } from '../../pipeline/ports.ts';
+import { notSmaller, summarizeInput, summaryToWrite } from '../../pipeline/summary.ts';
 import {
   finishRow,
   markSubmitted,
@@ -31,10 +31,10 @@ import {
   type SummaryBatchKey,
   sessionVersion,
   submittedRows,
-} from '../postgres/summary-batches.ts';
-import type { AnthropicBatches } from '../summarizers/anthropic.ts';
+} from '../../postgres/summary-batches.ts';
+import type { AnthropicBatches } from '../../summarizers/anthropic.ts';
 
-export { queueBatchedSummary } from '../postgres/summary-batches.ts';
+export { queueBatchedSummary } from '../../postgres/summary-batches.ts';
 export type { QueuedSummary };
 
 /** What one poll did. */

@@ -3,18 +3,18 @@
  * `close()` stops taking jobs and waits for the active ones (graceful); `close(true)` does not wait.
  */
 import { type Job, Worker } from 'bullmq';
-import { duplicateConnection } from '../../producer/redis/redis.ts';
-import { releaseJobPriority } from '../../producer/redis/tenant-backlog.ts';
-import { printable } from '../../shared/contract/errors.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../shared/protocol/events.ts';
-import type { Strategy } from '../../shared/strategies/index.ts';
-import { instrumentSummarizer, type WorkerMetrics } from '../observability/metrics.ts';
-import type { PipelineDeps } from '../pipeline/pipeline.ts';
-import { createTenantSlots } from '../redis/tenant-slots.ts';
-import { runAll, type Services } from '../runtime/services.ts';
-import { createAppliedHooks } from './applied-hooks.ts';
-import { type QueuedSummary, queueBatchedSummary } from './batches.ts';
+import { duplicateConnection } from '../../../producer/redis/redis.ts';
+import { releaseJobPriority } from '../../../producer/redis/tenant-backlog.ts';
+import { printable } from '../../../shared/contract/errors.ts';
+import { createExtractiveSummarizer } from '../../../shared/extractive/index.ts';
+import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../../shared/protocol/events.ts';
+import type { Strategy } from '../../../shared/strategies/index.ts';
+import { instrumentSummarizer, type WorkerMetrics } from '../../observability/metrics.ts';
+import type { PipelineDeps } from '../../pipeline/pipeline.ts';
+import { createTenantSlots } from '../../redis/tenant-slots.ts';
+import { runAll, type Services } from '../../runtime/services.ts';
+import { type QueuedSummary, queueBatchedSummary } from '../batches/batches.ts';
+import { createAppliedHooks } from '../session-events/applied-hooks.ts';
 import { createProcessor, type JobResult } from './processor.ts';
 
 export interface WorkerOptions {

@@ -9,30 +9,30 @@
 
 import { createHash } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import type { Db } from '../../producer/postgres/db.ts';
-import { duplicateConnection, type RedisConnection } from '../../producer/redis/redis.ts';
-import { releaseJobPriority, takeJobPriority } from '../../producer/redis/tenant-backlog.ts';
+import type { Db } from '../../../producer/postgres/db.ts';
+import { duplicateConnection, type RedisConnection } from '../../../producer/redis/redis.ts';
+import { releaseJobPriority, takeJobPriority } from '../../../producer/redis/tenant-backlog.ts';
 import {
   admit,
   contextTokens,
   type GateState,
   overTrigger,
   resolvePolicy,
-} from '../../shared/policy/policy.ts';
+} from '../../../shared/policy/policy.ts';
 import {
   COMPACTION_QUEUE,
   DEFAULT_JOB_OPTIONS,
   deduplicationIdOf,
   SWEEP_COMPACTION,
   type SweepCompactionJob,
-} from '../../shared/protocol/events.ts';
-import type { WorkerMetrics } from '../observability/metrics.ts';
-import type { Policies } from '../postgres/policies.ts';
-import { liveSessionPages, type SweepRow } from '../postgres/sweep-scan.ts';
-import { runAll, type Services } from '../runtime/services.ts';
-import { createAppliedHooks } from './applied-hooks.ts';
-import { pollBatches } from './batches.ts';
-import { PolicyCache } from './policy-cache.ts';
+} from '../../../shared/protocol/events.ts';
+import type { WorkerMetrics } from '../../observability/metrics.ts';
+import type { Policies } from '../../postgres/policies.ts';
+import { PolicyCache } from '../../postgres/policy-cache.ts';
+import { liveSessionPages, type SweepRow } from '../../postgres/sweep-scan.ts';
+import { runAll, type Services } from '../../runtime/services.ts';
+import { pollBatches } from '../batches/batches.ts';
+import { createAppliedHooks } from '../session-events/applied-hooks.ts';
 import { runRetention } from './retention.ts';
 
 /** BullMQ queue of the sweep job itself (the compactions it finds go on the compaction queue). */
@@ -178,7 +178,7 @@ export function sweepJobIdOf(d: Pick<DueSession, 'tenantId' | 'sessionId' | 'com
 /**
  * Runs scheduled sweeps in this process: upserts the job scheduler (one per deployment, however
  * many workers start; `sweepEveryMs` 0 removes it) and starts a sweep worker of concurrency 1. Each
- * sweep enqueues the due compactions, then runs the retention pass (worker/queue/retention.ts).
+ * sweep enqueues the due compactions, then runs the retention pass (worker/queue/sweeps/retention.ts).
  * @param options.metrics observes the fidelity of batch summaries (`compactor_summary_fidelity`).
  * @returns `close()`, which stops the sweep worker and its queues (every step runs).
  */

@@ -4,13 +4,13 @@
  * enabled webhook, its delivery job on the `webhooks` queue, with the same event as body. Both
  * jobs are keyed by the compaction id, so telling one compaction twice adds nothing.
  */
-import type { CompactionRow } from '../../producer/postgres/schema.ts';
-import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
-import { watchWebhookPresence } from '../postgres/webhook-presence.ts';
-import { checkpointOf } from '../postgres/webhooks.ts';
-import { runAll, type Services } from '../runtime/services.ts';
+import type { CompactionRow } from '../../../producer/postgres/schema.ts';
+import type { Checkpoint } from '../../../shared/summary/checkpoint.ts';
+import { watchWebhookPresence } from '../../postgres/webhook-presence.ts';
+import { checkpointOf } from '../../postgres/webhooks.ts';
+import { runAll, type Services } from '../../runtime/services.ts';
+import { createWebhookEnqueuer } from '../webhooks/webhook-queue.ts';
 import { createSessionEventsPublisher } from './session-events.ts';
-import { createWebhookEnqueuer } from './webhook-queue.ts';
 
 /** The hook of `ProcessorDeps.onApplied` and `PollDeps.onApplied`, and what it holds open. */
 export interface AppliedHooks {

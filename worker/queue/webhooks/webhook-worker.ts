@@ -10,17 +10,17 @@
  */
 import type { LookupFunction } from 'node:net';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { duplicateConnection } from '../../producer/redis/redis.ts';
+import { duplicateConnection } from '../../../producer/redis/redis.ts';
 import {
   WEBHOOK_ATTEMPTS,
   WEBHOOKS_QUEUE,
   webhookJobSchema,
   webhookMessageId,
-} from '../../shared/contract/webhooks.ts';
-import { describeZodError } from '../../shared/protocol/events.ts';
-import { STRICT_WEBHOOK_TARGETS, webhookAgents } from '../outbound/webhook-targets.ts';
-import { recordDelivery, webhookForDelivery } from '../postgres/webhooks.ts';
-import { runAll, type Services } from '../runtime/services.ts';
+} from '../../../shared/contract/webhooks.ts';
+import { describeZodError } from '../../../shared/protocol/events.ts';
+import { STRICT_WEBHOOK_TARGETS, webhookAgents } from '../../outbound/webhook-targets.ts';
+import { recordDelivery, webhookForDelivery } from '../../postgres/webhooks.ts';
+import { runAll, type Services } from '../../runtime/services.ts';
 import { postWebhook } from './webhook-delivery.ts';
 
 /** What a finished delivery job returns (BullMQ's `returnvalue`). */

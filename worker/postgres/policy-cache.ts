@@ -12,12 +12,7 @@
  */
 import type postgres from 'postgres';
 import type { Db } from '../../producer/postgres/db.ts';
-import {
-  POLICY_CHANGES_CHANNEL,
-  type Policies,
-  type PolicySource,
-  policiesFor,
-} from '../postgres/policies.ts';
+import { POLICY_CHANGES_CHANNEL, type Policies, type PolicySource, policiesFor } from './policies.ts';
 
 /** Age after which an entry is read again, ms. */
 const POLICY_MAX_AGE_MS = 60_000;

@@ -13,8 +13,8 @@
  * {@link inProcessRetry}.
  */
 
-import { isPermanent, LeaseBusyError, RateLimitedError } from '../../shared/contract/errors.ts';
-import { DEFAULT_JOB_OPTIONS } from '../../shared/protocol/events.ts';
+import { isPermanent, LeaseBusyError, RateLimitedError } from '../../../shared/contract/errors.ts';
+import { DEFAULT_JOB_OPTIONS } from '../../../shared/protocol/events.ts';
 
 /** What the processor does with a job whose run threw. */
 export type JobAction =

@@ -5,17 +5,17 @@
  * sessions in keyset order, a page at a time; a session with nothing due costs one index probe.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../producer/postgres/db.ts';
-import { resolvePolicy } from '../../shared/policy/policy.ts';
-import { retentionCutoff } from '../../shared/policy/retention.ts';
+import type { Db } from '../../../producer/postgres/db.ts';
+import { resolvePolicy } from '../../../shared/policy/policy.ts';
+import { retentionCutoff } from '../../../shared/policy/retention.ts';
+import { PolicyCache } from '../../postgres/policy-cache.ts';
 import {
   type ExpiredTotals,
   expirableTotals,
   expireArchivedOriginals,
   tenantSessionPages,
   tenantsWithRetention,
-} from '../postgres/retention.ts';
-import { PolicyCache } from './policy-cache.ts';
+} from '../../postgres/retention.ts';
 
 /** One session's drop, as `compactor sweep` prints it. */
 export interface ExpiredSession extends ExpiredTotals {

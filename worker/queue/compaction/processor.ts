@@ -6,8 +6,8 @@
  * `failed` row in the ledger.
  */
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { CompactionRow } from '../../producer/postgres/schema.ts';
-import { printable, toError } from '../../shared/contract/errors.ts';
+import type { CompactionRow } from '../../../producer/postgres/schema.ts';
+import { printable, toError } from '../../../shared/contract/errors.ts';
 import {
   type CompactionJobResult,
   describeZodError,
@@ -17,13 +17,13 @@ import {
   SWEEP_COMPACTION,
   sweepCompactionJobSchema,
   sweepIdempotencyKeyOf,
-} from '../../shared/protocol/events.ts';
-import type { Strategy } from '../../shared/strategies/index.ts';
-import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
-import type { WorkerMetrics } from '../observability/metrics.ts';
-import { afterLastAttempt, type LastAttemptDeps } from '../pipeline/last-attempt.ts';
-import { type CompactionOutcome, type CompactionRequest, runCompaction } from '../pipeline/pipeline.ts';
-import type { TenantSlot, TenantSlots } from '../redis/tenant-slots.ts';
+} from '../../../shared/protocol/events.ts';
+import type { Strategy } from '../../../shared/strategies/index.ts';
+import type { Checkpoint } from '../../../shared/summary/checkpoint.ts';
+import type { WorkerMetrics } from '../../observability/metrics.ts';
+import { afterLastAttempt, type LastAttemptDeps } from '../../pipeline/last-attempt.ts';
+import { type CompactionOutcome, type CompactionRequest, runCompaction } from '../../pipeline/pipeline.ts';
+import type { TenantSlot, TenantSlots } from '../../redis/tenant-slots.ts';
 import { jobActionFor } from './job-actions.ts';
 
 /** What a finished job returns (stored by BullMQ as the job's return value, shown in Bull Board). */

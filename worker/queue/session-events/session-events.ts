@@ -5,14 +5,14 @@
  * committed (its outcome then `duplicate`) publishes again without a second job.
  */
 import { Queue } from 'bullmq';
-import type { CompactionRow } from '../../producer/postgres/schema.ts';
-import type { RedisConnection } from '../../producer/redis/redis.ts';
+import type { CompactionRow } from '../../../producer/postgres/schema.ts';
+import type { RedisConnection } from '../../../producer/redis/redis.ts';
 import {
   jobIdOf,
   SESSION_COMPACTED,
   SESSION_EVENTS_QUEUE,
   type SessionCompactedEvent,
-} from '../../shared/protocol/events.ts';
+} from '../../../shared/protocol/events.ts';
 
 /** Publishes `session.compacted`. */
 export interface SessionEventsPublisher {

@@ -5,16 +5,16 @@
  * so every attempt sends (and signs) the same bytes.
  */
 import { Queue } from 'bullmq';
-import type { Db } from '../../producer/postgres/db.ts';
-import type { RedisConnection } from '../../producer/redis/redis.ts';
+import type { Db } from '../../../producer/postgres/db.ts';
+import type { RedisConnection } from '../../../producer/redis/redis.ts';
 import {
   WEBHOOK_ATTEMPTS,
   WEBHOOK_DELIVERY,
   WEBHOOKS_QUEUE,
   type WebhookJob,
-} from '../../shared/contract/webhooks.ts';
-import { jobIdOf, type SessionCompactedEvent } from '../../shared/protocol/events.ts';
-import { hasEnabledWebhook } from '../postgres/webhooks.ts';
+} from '../../../shared/contract/webhooks.ts';
+import { jobIdOf, type SessionCompactedEvent } from '../../../shared/protocol/events.ts';
+import { hasEnabledWebhook } from '../../postgres/webhooks.ts';
 
 /** Adds delivery jobs. */
 export interface WebhookEnqueuer {
