@@ -14,7 +14,8 @@
  *   HTTP, the runtime or the CLI, nor into the client beyond its adapters;
  * - the runtime (worker/runtime/) builds the adapters and imports no job, HTTP app or command;
  * - only the runtime (and the CLI's composition of it) constructs adapters: the modules that build
- *   a store, a lease manager or a summarizer are imported as values from nowhere else;
+ *   the reads, the fenced writes, a lease manager or a summarizer are imported as values from
+ *   nowhere else;
  * - producer/webhook-signature.ts imports node:crypto and nothing else, so a webhook receiver can
  *   import (or copy) it alone;
  * - no import circles, between modules or between folders.
@@ -45,8 +46,7 @@ const CORE_LAYERS = [
 const CORE_FOLDERS = CORE_LAYERS.flat();
 const PURE = `^shared/(${CORE_FOLDERS.join('|')})/`;
 const ADAPTERS = '^worker/(postgres|redis|summarizers)/';
-const CONSTRUCTORS =
-  '^worker/(postgres/(store|reads|writes)|redis/lease|summarizers/(index|anthropic))[.]ts$';
+const CONSTRUCTORS = '^worker/(postgres/(reads|writes)|redis/lease|summarizers/(index|anthropic))[.]ts$';
 
 /** One rule per layer: its folders import no folder of their own layer or above. */
 const layerRules = CORE_LAYERS.map((layer, i) => ({

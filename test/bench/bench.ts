@@ -52,7 +52,8 @@ import { listen } from '../../worker/http/ops.ts';
 import { runCompaction, type Stage } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { PolicyCache } from '../../worker/postgres/policy-cache.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
+import { PostgresReads } from '../../worker/postgres/reads.ts';
+import { PostgresWrites } from '../../worker/postgres/writes.ts';
 import { startWorker } from '../../worker/queue/compaction/worker.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { openServices, poolSizeFor } from '../../worker/runtime/services.ts';
@@ -619,7 +620,8 @@ async function bigSessions(url: string, sql: postgres.Sql, prefix: () => string,
   const p = prefix();
   const connection = redis();
   const database = openDatabase(url, { max: 4 });
-  const store = new CompactionStore(database.db);
+  const reads = new PostgresReads(database.db);
+  const writes = new PostgresWrites(database.db, reads);
   const rows: string[][] = [];
   for (const [sessionId, strategy] of [
     ['big1', { type: 'slidingWindow', maxMessages: 100 }],
@@ -639,8 +641,8 @@ async function bigSessions(url: string, sql: postgres.Sql, prefix: () => string,
     const started = performance.now();
     const outcome = await runCompaction(
       {
-        reads: store,
-        writes: store,
+        reads,
+        writes,
         leases: new LeaseManager(connection, { prefix: p }),
         summarizer,
         now: () => performance.now(),
@@ -785,12 +787,13 @@ const READS = 200;
 async function readPath(url: string, sql: postgres.Sql, prefix: () => string) {
   await seed(sql, 1, 100_000, 'read');
   const database = openDatabase(url, { max: 2 });
-  const store = new CompactionStore(database.db);
+  const reads = new PostgresReads(database.db);
+  const writes = new PostgresWrites(database.db, reads);
   const connection = redis();
   await runCompaction(
     {
-      reads: store,
-      writes: store,
+      reads,
+      writes,
       leases: new LeaseManager(connection, { prefix: prefix() }),
       summarizer: createExtractiveSummarizer(),
       now: () => performance.now(),

@@ -375,7 +375,7 @@ describe('anthropic-compaction: documented failures', () => {
     }, 25_000);
     await worker.close();
     expect(state).toBe('completed');
-    const [row] = (await ctx.store.history(tenantId, 'unavailable')).filter((r) => r.status === 'applied');
+    const [row] = (await ctx.reads.history(tenantId, 'unavailable')).filter((r) => r.status === 'applied');
     expect(row).toMatchObject({ summarizer: 'anthropic', thinkingPreserved: false });
     expect(row?.reason).toMatch(
       /^fell back to anthropic: anthropic-compaction failed on the last attempt: .*compaction_unavailable/,

@@ -52,7 +52,8 @@ function poll() {
   if (!batches) throw new Error('an Anthropic key is configured, so batches exist');
   return pollBatches({
     db: services.database.db,
-    store: services.store,
+    reads: services.reads,
+    writes: services.writes,
     batches,
     logger: silentLogger,
     onApplied: async (row) => {

@@ -63,7 +63,7 @@ async function sessionRow(tenantId: string, sessionId: string) {
 }
 
 async function expiredRows(tenantId: string, sessionId: string) {
-  return (await ctx.store.history(tenantId, sessionId)).filter((r) => r.status === 'expired');
+  return (await ctx.reads.history(tenantId, sessionId)).filter((r) => r.status === 'expired');
 }
 
 /** A conversation whose unpinned system message leaves with the first compaction. */

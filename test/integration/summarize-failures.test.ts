@@ -54,7 +54,7 @@ async function run(sessionId: string, attempts: number, strategy?: Strategy) {
     return s === 'completed' || s === 'failed' ? s : undefined;
   }, 25_000);
   const job = await ctx.producer.queue.getJob(eventId);
-  return { state, job, rows: await ctx.store.history(tenantId, sessionId) };
+  return { state, job, rows: await ctx.reads.history(tenantId, sessionId) };
 }
 
 describe('summaries under API failures', () => {

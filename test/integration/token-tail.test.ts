@@ -38,7 +38,7 @@ describe('slidingWindow with keepRecentTokens', () => {
     });
     expect(state).toBe('completed');
 
-    const [row] = await ctx.store.history(tenantId, sessionId);
+    const [row] = await ctx.reads.history(tenantId, sessionId);
     expect(row).toMatchObject({ status: 'applied', strategy: 'slidingWindow' });
     const cutoffSeq = row?.cutoffSeq as number;
     const [tail] = await ctx.tdb.database.sql<{ n: number; tokens: number }[]>`

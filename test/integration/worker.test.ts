@@ -36,7 +36,7 @@ async function settled(jobId: string) {
 }
 
 async function ledger(sessionId: string) {
-  return ctx.store.history(tenantId, sessionId);
+  return ctx.reads.history(tenantId, sessionId);
 }
 
 afterEach(async () => {

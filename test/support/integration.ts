@@ -29,7 +29,8 @@ import {
   type PipelineDeps,
   runCompaction,
 } from '../../worker/pipeline/pipeline.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
+import { PostgresReads } from '../../worker/postgres/reads.ts';
+import { PostgresWrites } from '../../worker/postgres/writes.ts';
 import {
   type CompactionWorker,
   startWorker,
@@ -83,8 +84,10 @@ export interface Integration {
   readonly config: Config;
   /** A producer on the file's prefix, made on first use. */
   readonly producer: Producer;
-  /** A store on the file's database, made on first use. */
-  readonly store: CompactionStore;
+  /** The reads of sessions and the ledger on the file's database, made on first use. */
+  readonly reads: PostgresReads;
+  /** The fenced writes on the file's database, made on first use. */
+  readonly writes: PostgresWrites;
   /** A plain Redis client, made on first use. */
   readonly redis: Redis;
   /** The fake Messages API (only with `anthropic`). */
@@ -100,7 +103,7 @@ export interface Integration {
   /** Closes the workers started so far (for files whose tests each start their own). */
   closeWorkers(): Promise<void>;
   /**
-   * Runs the pipeline once in this process, as `compactor compact` does: on the file's store, with
+   * Runs the pipeline once in this process, as `compactor compact` does: on the file's reads and writes, with
    * the extractive summarizer; `trigger` defaults to `manual`, `idempotencyKey` to a new one.
    */
   compactInProcess(
@@ -124,7 +127,8 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
   let llm: FakeAnthropicHandle | undefined;
   let config: Config | undefined;
   let producer: Producer | undefined;
-  let store: CompactionStore | undefined;
+  let reads: PostgresReads | undefined;
+  let writes: PostgresWrites | undefined;
   let redis: Redis | undefined;
   const services: Services[] = [];
   const workers: CompactionWorker[] = [];
@@ -168,9 +172,13 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
       producer ??= createProducer({ redisUrl: REDIS_URL, prefix: ctx.prefix, db: ctx.tdb.database.db });
       return producer;
     },
-    get store() {
-      store ??= new CompactionStore(ctx.tdb.database.db);
-      return store;
+    get reads() {
+      reads ??= new PostgresReads(ctx.tdb.database.db);
+      return reads;
+    },
+    get writes() {
+      writes ??= new PostgresWrites(ctx.tdb.database.db, ctx.reads);
+      return writes;
     },
     get redis() {
       redis ??= new Redis(REDIS_URL);
@@ -203,8 +211,8 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
     ) {
       return runCompaction(
         {
-          reads: ctx.store,
-          writes: ctx.store,
+          reads: ctx.reads,
+          writes: ctx.writes,
           leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
           summarizer: createExtractiveSummarizer(),
           now: () => performance.now(),

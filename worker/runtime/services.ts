@@ -16,7 +16,8 @@ import { type Config, redisTargetOf } from '../config/config.ts';
 import type { Budgets } from '../pipeline/ports.ts';
 import { PostgresBudgets } from '../postgres/budgets.ts';
 import { PolicyCache } from '../postgres/policy-cache.ts';
-import { CompactionStore } from '../postgres/store.ts';
+import { PostgresReads } from '../postgres/reads.ts';
+import { PostgresWrites } from '../postgres/writes.ts';
 import { LeaseManager } from '../redis/lease.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
 import { batchesFor, summarizerFor, summarizersFor } from '../summarizers/index.ts';
@@ -36,13 +37,12 @@ export interface Services {
    * logged once when lost and once when restored (worker/runtime/redis-state.ts).
    */
   redisState: RedisStateLog;
-  store: CompactionStore;
   /** The policies jobs read, cached and kept current by `LISTEN` (worker/postgres/policy-cache.ts). */
   policies: PolicyCache;
-  /** The pipeline's read port: the store. */
-  reads: CompactionStore;
-  /** The pipeline's fenced-write port: the store. */
-  writes: CompactionStore;
+  /** The pipeline's read port: sessions and the ledger, the gate's policies from {@link policies}. */
+  reads: PostgresReads;
+  /** The pipeline's fenced-write port, on the same database. */
+  writes: PostgresWrites;
   leases: LeaseManager;
   /** The spend budgets: checks and reservations of paid summaries (worker/postgres/budgets.ts). */
   budgets: Budgets;
@@ -117,17 +117,16 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
             ),
         },
   );
-  const store = new CompactionStore(database.db, { policies });
+  const reads = new PostgresReads(database.db, policies);
   return {
     config,
     logger,
     database,
     redis,
     redisState,
-    store,
     policies,
-    reads: store,
-    writes: store,
+    reads,
+    writes: new PostgresWrites(database.db, reads),
     leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
     budgets: new PostgresBudgets(database.db),
     summarizer: overrides.summarizer ?? summarizerFor(config),

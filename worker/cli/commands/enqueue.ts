@@ -36,10 +36,10 @@ export const enqueueCommand: Command = {
     const sessionId = text(args, 'session');
     const strategy = strategyOption(args);
     const c = context.config();
-    const { database, store, close } = openStore(c);
+    const { database, reads, close } = openStore(c);
     try {
       await assertSchema(database);
-      await store.assertSession(tenantId, sessionId);
+      await reads.assertSession(tenantId, sessionId);
     } finally {
       await close();
     }

@@ -49,8 +49,10 @@ export interface PollResult {
 
 export interface PollDeps {
   db: Db;
-  /** Reads of the session and the fenced writes that apply a collected summary. */
-  store: SessionReads & FencedWrites;
+  /** Reads of the session and its messages. */
+  reads: SessionReads;
+  /** The fenced writes that apply a collected summary, or record why not. */
+  writes: FencedWrites;
   batches: AnthropicBatches;
   logger: Logger;
   /**
@@ -141,7 +143,7 @@ async function applyAnswer(
   let written = summaryToWrite(summary.checkpoint, plan, 'anthropic-batch', summary.usage);
   // The same check as an online summary's, before anything is committed.
   const facts = factsOf(rebuilt.leaving);
-  const { messages } = await deps.store.loadSnapshot(row.tenantId, row.sessionId);
+  const { messages } = await deps.reads.loadSnapshot(row.tenantId, row.sessionId);
   const planFacts = planFactsOf(messages, plan);
   let check = scoreSummary(facts, written, planFacts);
   deps.onFidelity?.(written.summarizer, check.score);
@@ -190,7 +192,7 @@ async function applyAnswer(
     fidelity: check,
   };
   try {
-    const result = await deps.store.apply(changeOf(entry, plan, row.expectedVersion, written, null));
+    const result = await deps.writes.apply(changeOf(entry, plan, row.expectedVersion, written, null));
     // Told before the batch row is finished: a failure leaves it to the next poll, whose apply
     // finds the compaction applied (a duplicate) and tells it again.
     if (result.row.status === 'applied') await deps.onApplied?.(result.row, result.checkpoint);
@@ -220,7 +222,7 @@ async function rebuildInput(deps: PollDeps, row: Row): Promise<Rebuilt | string>
   const strategy = strategySchema.parse(row.strategy);
   const options = strategyUnit(strategy).summaryOptions(strategy);
   if (options === null) return `strategy ${strategy.type} writes no summary`;
-  const leaving = await deps.store.loadMessages(row.tenantId, row.sessionId, plan.coverSeqs);
+  const leaving = await deps.reads.loadMessages(row.tenantId, row.sessionId, plan.coverSeqs);
   const previous: Checkpoint | null =
     session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint);
   return { input: summarizeInput(row, options, previous, leaving), options, leaving };
@@ -271,13 +273,13 @@ function scoredOf(summary: { summarizer: string; usage: SummaryUsage }, fidelity
 type Scored = Pick<LedgerEntry, 'summarizer' | 'usage' | 'fidelity'>;
 
 async function recordSkipped(deps: PollDeps, row: Row, reason: string, scored?: Scored) {
-  await deps.store.record(skipOf({ ...entryOfRow(row), ...scored }, reason)).catch(() => {});
+  await deps.writes.record(skipOf({ ...entryOfRow(row), ...scored }, reason)).catch(() => {});
 }
 
 /** A failed batch request: recorded (key null, so the next sweep may try again), never committed. */
 async function recordFailed(deps: PollDeps, row: Row, why: string, scored?: Scored) {
   await finish(deps, row, 'failed', why);
-  await deps.store
+  await deps.writes
     .record(failureOf({ ...entryOfRow(row), ...scored }, why, 'batch summary failed'))
     .catch((error: unknown) =>
       deps.logger.warn({ err: (error as Error).message }, 'could not record a failed batch'),

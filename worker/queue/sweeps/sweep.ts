@@ -221,7 +221,8 @@ export async function startSweepService(
         if (job.name === 'batches' && batches) {
           const polled = await pollBatches({
             db: services.database.db,
-            store: services.store,
+            reads: services.reads,
+            writes: services.writes,
             batches,
             logger,
             onApplied: (row, checkpoint) => applied.onApplied(row, checkpoint),
