@@ -27,6 +27,16 @@ import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
 import { COMPACTION_QUEUE } from '../../../shared/protocol/events.ts';
 import { readinessProbe } from '../../observability/health.ts';
 import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
+import {
+  BadCursorError,
+  biggestSessions,
+  failingSessions,
+  listArchived,
+  listLedger,
+  listSessions,
+  liveContext,
+  tenantTotals,
+} from '../../postgres/queries/dashboard.ts';
 import { SWEEP_QUEUE } from '../../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
@@ -49,16 +59,6 @@ import {
   renderTenantLanding,
 } from './landing-page.ts';
 import { renderSessionList, renderSessionPage, renderTenantPrompt } from './page.ts';
-import {
-  BadCursorError,
-  biggestSessions,
-  failingSessions,
-  listArchived,
-  listLedger,
-  listSessions,
-  liveContext,
-  tenantTotals,
-} from './queries.ts';
 
 /** Ledger rows the session page draws and lists (the newest; the API pages through the rest). */
 const PAGE_LEDGER_ROWS = 200;
