@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
-import { and, eq } from 'drizzle-orm';
 import { CompactionFailedError, ConfigError, InvalidInputError } from '../shared/contract/errors.ts';
 import {
   COMPACTION_QUEUE,
@@ -20,8 +19,9 @@ import {
   type RunCompletedInput,
   runCompletedEventSchema,
 } from '../shared/protocol/events.ts';
+import { ledgerRow } from './postgres/compactions.ts';
 import type { Db } from './postgres/db.ts';
-import { type CompactionRow, compactions } from './postgres/schema.ts';
+import type { CompactionRow } from './postgres/schema.ts';
 import {
   assertClusterPrefix,
   connectRedis,
@@ -362,12 +362,3 @@ function waitReady(connection: RedisConnection): Promise<void> {
 }
 
 const waits = new WeakMap<RedisConnection, Promise<void>>();
-
-/** A ledger row by id, within its tenant; null when there is none. */
-async function ledgerRow(db: Db, tenantId: string, id: string): Promise<CompactionRow | null> {
-  const [row] = await db
-    .select()
-    .from(compactions)
-    .where(and(eq(compactions.tenantId, tenantId), eq(compactions.id, id)));
-  return row ?? null;
-}
