@@ -8,6 +8,8 @@
  *   schema, the database client, the context read; producer/redis/: the Redis connection and the
  *   tenants' backlog) import nothing else of the client, so the worker's adapters build on them;
  * - the worker's settings (worker/config/) import no other worker folder;
+ * - SQL is built only in the Postgres adapters (producer/postgres/, worker/postgres/): nothing else
+ *   imports drizzle-orm, postgres (but types) or the schema's tables;
  * - the pipeline owns its ports: it imports the pure core and its own folder, never an adapter,
  *   the queue, HTTP or the runtime, and only types from the client's Postgres adapter;
  * - adapters (postgres, redis, summarizers) implement the ports and never reach up into the queue,
@@ -140,6 +142,19 @@ module.exports = {
         'worker/config/ imports no other worker folder, so adapters may take its types.',
       from: { path: '^worker/config/' },
       to: { path: '^worker/(?!config/)' },
+    },
+    {
+      name: 'sql-only-in-the-postgres-adapters',
+      severity: 'error',
+      comment:
+        'Statements are built only in the Postgres adapters (producer/postgres/, worker/postgres/), as ' +
+        'named functions the rest calls: no other module imports drizzle-orm or postgres (types aside) ' +
+        "or the schema's tables.",
+      from: { path: '^(shared|worker|producer)/', pathNot: '^(producer|worker)/postgres/' },
+      to: {
+        path: ['^node_modules/(drizzle-orm|postgres)/', '^producer/postgres/schema[.]ts$'],
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'pipeline-depends-on-its-ports',
