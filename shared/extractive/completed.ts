@@ -3,7 +3,6 @@
  * user rejected or interrupted, or whose output failed in any recognisable way, is never completed;
  * a rejection is recorded as the user's decision.
  */
-
 import { callOutcome, exitCode, type Outcome } from '../text/error-lines.ts';
 import { describeCall } from './describe-call.ts';
 import type { Item } from './items.ts';

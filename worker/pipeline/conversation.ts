@@ -2,7 +2,6 @@
  * The conversation an `anthropic-compaction` summary sends, and what its answer means for the
  * thinking of the turns it keeps. Pure: the rows come from the `loadConversation` read.
  */
-
 import type { ContextRead } from '../../producer/postgres/context-query.ts';
 import { renderContext } from '../../shared/context/render.ts';
 import type { Block } from '../../shared/contract/blocks.ts';

@@ -1,5 +1,4 @@
 /** `compactor purge`: deletes a session (with its lineage) or a whole tenant, everything held of it. */
-
 import { assertSchema } from '../../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { purgeSessions } from '../../postgres/purge.ts';

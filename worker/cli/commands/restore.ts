@@ -1,5 +1,4 @@
 /** `compactor restore`: puts a compaction's archived messages back exactly. */
-
 import { assertSchema } from '../../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';

@@ -1,5 +1,4 @@
 /** `compactor worker`: processes compaction jobs until SIGTERM/SIGINT. */
-
 import { assertMetricsExposure, startMetricsServer } from '../../http/metrics-server.ts';
 import { createWorkerMetrics } from '../../observability/metrics.ts';
 import { describeDatabaseError } from '../../postgres/errors.ts';

@@ -7,7 +7,6 @@
  *   sessions.
  * Pure: data in, HTML out; ids and errors are untrusted and escaped. No script.
  */
-
 import type { FailingSession, RankedSession, TenantTotals } from '../../postgres/queries/dashboard.ts';
 import { escapeHtml, escapeId, href, layout, num, type PageContext, preview, time } from './html.ts';
 
