@@ -2,6 +2,6 @@ import { defineConfig } from 'drizzle-kit';
 
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './shared/postgres/schema.ts',
+  schema: './producer/postgres/schema.ts',
   out: './drizzle',
 });

@@ -31,8 +31,8 @@ import {
   loadContext,
   type Producer,
 } from '../producer/index.ts';
-import type { Db } from '../shared/postgres/db.ts';
-import { openDatabase } from '../shared/postgres/db.ts';
+import type { Db } from '../producer/postgres/db.ts';
+import { openDatabase } from '../producer/postgres/db.ts';
 
 /** A tool the agent can call: its definition for the API and what running it returns. */
 export interface AgentTool {

@@ -13,8 +13,8 @@
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { type ContextNotice, renderContext } from '../shared/context/render.ts';
 import { ContextLimitError, SessionNotFoundError } from '../shared/contract/errors.ts';
-import { readContext } from '../shared/postgres/context-query.ts';
-import type { Db } from '../shared/postgres/db.ts';
+import { readContext } from './postgres/context-query.ts';
+import type { Db } from './postgres/db.ts';
 
 export type { ContextNotice } from '../shared/context/render.ts';
 
@@ -69,7 +69,7 @@ export interface LoadedContext {
 
 /**
  * Loads a session's next request: its live history rendered by the rules of
- * shared/context/render.ts, read by shared/postgres/context-query.ts. One statement, so one round
+ * shared/context/render.ts, read by producer/postgres/context-query.ts. One statement, so one round
  * trip and one snapshot: it follows the lineage to the live session (a `newSession` compaction
  * continued it in a child), reads the checkpoint, which compactions changed the history under the
  * thinking signed before them, the system messages they archived (or left in an ancestor), and

@@ -6,11 +6,14 @@
  * first one appended. Keys are kept at least {@link APPEND_REQUEST_TTL_MS}, then deleted by
  * {@link pruneAppendRequests}.
  */
-import { and, eq, sql } from 'drizzle-orm';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../shared/contract/api.ts';
 import { IdempotencyKeyReusedError, InvalidInputError } from '../shared/contract/errors.ts';
-import type { Db, Tx } from '../shared/postgres/db.ts';
-import { appendRequests } from '../shared/postgres/schema.ts';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../shared/protocol/api.ts';
+import {
+  claimAppendRequest,
+  deleteAppendRequestsBefore,
+  recordAppendRequest,
+} from './postgres/append-requests.ts';
+import type { Db, Tx } from './postgres/db.ts';
 
 /** How long an append's idempotency key is honoured at least, ms (24 hours). */
 export const APPEND_REQUEST_TTL_MS = 24 * 60 * 60 * 1000;
@@ -60,29 +63,12 @@ export async function claimIdempotencyKey(
   sessionId: string,
   idempotency: AppendIdempotency,
 ): Promise<RecordedAppend | null> {
-  // The no-op update returns the existing row, locked, in the same statement: nothing (a prune, a
-  // purge) can remove it between finding the conflict and reading it. `xmax = 0`: we inserted it.
-  const [row] = await tx
-    .insert(appendRequests)
-    .values({
-      tenantId,
-      idempotencyKey: idempotency.key,
-      requestHash: idempotency.requestHash,
-      sessionId,
-      firstSeq: -1,
-      lastSeq: -1,
-    })
-    .onConflictDoUpdate({
-      target: [appendRequests.tenantId, appendRequests.idempotencyKey],
-      set: { tenantId: sql`excluded.tenant_id` },
-    })
-    .returning({
-      inserted: sql<boolean>`xmax = 0`,
-      requestHash: appendRequests.requestHash,
-      sessionId: appendRequests.sessionId,
-      firstSeq: appendRequests.firstSeq,
-      lastSeq: appendRequests.lastSeq,
-    });
+  const row = await claimAppendRequest(tx, {
+    tenantId,
+    idempotencyKey: idempotency.key,
+    requestHash: idempotency.requestHash,
+    sessionId,
+  });
   if (!row || row.inserted) return null;
   if (row.requestHash !== idempotency.requestHash) {
     throw new IdempotencyKeyReusedError(
@@ -102,14 +88,11 @@ export async function recordAppend(
   key: string,
   appended: RecordedAppend,
 ): Promise<void> {
-  await tx
-    .update(appendRequests)
-    .set({
-      sessionId: appended.sessionId,
-      firstSeq: appended.seqs[0] ?? -1,
-      lastSeq: appended.seqs[appended.seqs.length - 1] ?? -1,
-    })
-    .where(and(eq(appendRequests.tenantId, tenantId), eq(appendRequests.idempotencyKey, key)));
+  await recordAppendRequest(tx, tenantId, key, {
+    sessionId: appended.sessionId,
+    firstSeq: appended.seqs[0] ?? -1,
+    lastSeq: appended.seqs[appended.seqs.length - 1] ?? -1,
+  });
 }
 
 /**
@@ -121,15 +104,9 @@ export async function pruneAppendRequests(
   db: Pick<Db, 'execute'>,
   options: { olderThanMs?: number; limit?: number } = {},
 ): Promise<number> {
-  const olderThanMs = options.olderThanMs ?? APPEND_REQUEST_TTL_MS;
-  const limit = options.limit ?? 10_000;
-  const rows = await db.execute<{ n: number }>(sql`
-    with gone as (
-      delete from append_requests where (tenant_id, idempotency_key) in (
-        select tenant_id, idempotency_key from append_requests
-        where created_at < now() - make_interval(secs => ${olderThanMs / 1000})
-        order by created_at limit ${limit}
-      ) returning 1
-    ) select count(*)::int as n from gone`);
-  return rows[0]?.n ?? 0;
+  return deleteAppendRequestsBefore(
+    db,
+    options.olderThanMs ?? APPEND_REQUEST_TTL_MS,
+    options.limit ?? 10_000,
+  );
 }

@@ -8,7 +8,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError, printable } from '../shared/contract/errors.ts';
-import { idSchema } from '../shared/contract/events.ts';
 import {
   detectFormat,
   parseAnthropicJsonl,
@@ -17,7 +16,8 @@ import {
   type TranscriptFormat,
 } from '../shared/contract/native-transcripts.ts';
 import { decodeTranscript, parseTranscript, TranscriptError } from '../shared/contract/transcript.ts';
-import type { Db } from '../shared/postgres/db.ts';
+import { idSchema } from '../shared/protocol/events.ts';
+import type { Db } from './postgres/db.ts';
 import { type CreateSessionInput, createSession, SessionExistsError } from './sessions.ts';
 
 export { TRANSCRIPT_FORMATS, type TranscriptFormat };

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
-import { and, eq } from 'drizzle-orm';
 import { CompactionFailedError, ConfigError, InvalidInputError } from '../shared/contract/errors.ts';
 import {
   COMPACTION_QUEUE,
@@ -19,9 +18,10 @@ import {
   type RunCompletedEvent,
   type RunCompletedInput,
   runCompletedEventSchema,
-} from '../shared/contract/events.ts';
-import type { Db } from '../shared/postgres/db.ts';
-import { type CompactionRow, compactions } from '../shared/postgres/schema.ts';
+} from '../shared/protocol/events.ts';
+import { ledgerRow } from './postgres/compactions.ts';
+import type { Db } from './postgres/db.ts';
+import type { CompactionRow } from './postgres/schema.ts';
 import {
   assertClusterPrefix,
   connectRedis,
@@ -29,8 +29,8 @@ import {
   type RedisClusterSeed,
   type RedisConnection,
   type RedisTarget,
-} from '../shared/runtime/redis.ts';
-import { releaseJobPriority, takeJobPriority } from '../shared/runtime/tenant-backlog.ts';
+} from './redis/redis.ts';
+import { releaseJobPriority, takeJobPriority } from './redis/tenant-backlog.ts';
 
 export {
   CompactionFailedError,
@@ -42,6 +42,13 @@ export {
   SessionLimitError,
 } from '../shared/contract/errors.ts';
 export {
+  DEFAULT_LIMITS,
+  type Limits,
+  type LimitsInput,
+  resolveLimits,
+  type SessionLimits,
+} from '../shared/policy/limits.ts';
+export {
   type CompactionJobResult,
   jobIdOf,
   type RunCompletedEvent,
@@ -50,14 +57,14 @@ export {
   SESSION_EVENTS_QUEUE,
   type SessionCompactedEvent,
   sessionCompactedEventSchema,
-} from '../shared/contract/events.ts';
+} from '../shared/protocol/events.ts';
+export { type ContextNotice, type LoadContextInput, type LoadedContext, loadContext } from './context.ts';
 export {
-  DEFAULT_LIMITS,
-  type Limits,
-  type LimitsInput,
-  resolveLimits,
-  type SessionLimits,
-} from '../shared/policy/limits.ts';
+  APPEND_REQUEST_TTL_MS,
+  type AppendIdempotency,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  pruneAppendRequests,
+} from './idempotency.ts';
 export {
   assertSchema,
   connectionOptions,
@@ -66,7 +73,7 @@ export {
   type Db,
   DEFAULT_SCHEMA,
   openDatabase,
-} from '../shared/postgres/db.ts';
+} from './postgres/db.ts';
 export {
   DEFAULT_CLUSTER_QUEUE_PREFIX,
   DEFAULT_QUEUE_PREFIX,
@@ -74,14 +81,7 @@ export {
   parseClusterNodes,
   type RedisClusterSeed,
   type RedisNode,
-} from '../shared/runtime/redis.ts';
-export { type ContextNotice, type LoadContextInput, type LoadedContext, loadContext } from './context.ts';
-export {
-  APPEND_REQUEST_TTL_MS,
-  type AppendIdempotency,
-  MAX_IDEMPOTENCY_KEY_LENGTH,
-  pruneAppendRequests,
-} from './idempotency.ts';
+} from './redis/redis.ts';
 export {
   type AppendMessage,
   type AppendOptions,
@@ -254,7 +254,7 @@ export function createProducer(options: ProducerOptions): Producer {
   });
   queue.on('error', () => {});
   /**
-   * Adds a compaction job at its tenant's fair priority (shared/runtime/tenant-backlog.ts); a job
+   * Adds a compaction job at its tenant's fair priority (producer/redis/tenant-backlog.ts); a job
    * that was not added (coalesced into a waiting one, or the add failed) is counted out again.
    */
   const addJob = async (event: RunCompletedEvent, deduplicate: boolean) => {
@@ -362,12 +362,3 @@ function waitReady(connection: RedisConnection): Promise<void> {
 }
 
 const waits = new WeakMap<RedisConnection, Promise<void>>();
-
-/** A ledger row by id, within its tenant; null when there is none. */
-async function ledgerRow(db: Db, tenantId: string, id: string): Promise<CompactionRow | null> {
-  const [row] = await db
-    .select()
-    .from(compactions)
-    .where(and(eq(compactions.tenantId, tenantId), eq(compactions.id, id)));
-  return row ?? null;
-}

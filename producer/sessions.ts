@@ -3,7 +3,6 @@
  * append messages to a live one. Every write is scoped by tenant.
  */
 import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
-import { and, eq, isNull, sql } from 'drizzle-orm';
 import { contentFacts, legacyContent, type StoredContent } from '../shared/contract/blocks.ts';
 import {
   contentProblem,
@@ -24,19 +23,23 @@ import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import { storableText } from '../shared/contract/unicode.ts';
 import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
-import type { Db } from '../shared/postgres/db.ts';
-import { messages, sessions } from '../shared/postgres/schema.ts';
 import {
   type AppendIdempotency,
   checkIdempotency,
   claimIdempotencyKey,
   recordAppend,
 } from './idempotency.ts';
-import { limitPassed, limitSql, sessionLimitsOf } from './limits.ts';
+import { limitPassed } from './limits.ts';
+import type { Db, Tx } from './postgres/db.ts';
+import {
+  INSERT_BATCH_ROWS,
+  insertMessages,
+  liveMessageWithToolUseId,
+  type NewMessageRow,
+} from './postgres/messages.ts';
+import { sessionLimitsOf } from './postgres/session-limits.ts';
+import { countAppendIn, insertSession, newestOfLineage, sessionCounts } from './postgres/sessions.ts';
 import { assertTools } from './tools.ts';
-
-/** Rows per INSERT: 15 columns × 2,000 = 30,000 parameters, well under Postgres' 65,535. */
-export const INSERT_BATCH_ROWS = 2_000;
 
 /**
  * A message in the corpus format (one text row per block: see the corpus README). `tokenCount`
@@ -156,26 +159,22 @@ export async function createSession(
       { messages: rows.length, tokens: tokenCount },
     );
     if (passed) throw passed;
-    const created = await tx
-      .insert(sessions)
-      .values({
-        id: input.sessionId,
-        tenantId: input.tenantId,
-        agentId: input.agentId ?? null,
-        contextWindow: input.contextWindow ?? null,
-        tools: input.tools ?? null,
-        lastSeq,
-        messageCount: rows.length,
-        tokenCount,
-      })
-      .onConflictDoNothing()
-      .returning({ id: sessions.id });
-    if (created.length === 0) {
+    const created = await insertSession(tx, {
+      id: input.sessionId,
+      tenantId: input.tenantId,
+      agentId: input.agentId ?? null,
+      contextWindow: input.contextWindow ?? null,
+      tools: input.tools ?? null,
+      lastSeq,
+      messageCount: rows.length,
+      tokenCount,
+    });
+    if (!created) {
       throw new SessionExistsError(
         `session "${input.sessionId}" already exists for tenant "${input.tenantId}"; not imported again`,
       );
     }
-    await insertBatches(tx, rows);
+    await insertMessages(tx, rows);
   });
   return { messageCount: rows.length, tokenCount };
 }
@@ -241,7 +240,7 @@ async function appendOnce(
     await assertToolUseIdsFree(tx, tenantId, sessionId, normalized);
     const first = row.lastSeq - newMessages.length + 1;
     const rows = normalized.map((m, i) => toRow(tenantId, sessionId, first + i, m));
-    await insertBatches(tx, rows);
+    await insertMessages(tx, rows);
     const appended = { sessionId, seqs: rows.map((r) => r.seq) };
     if (idempotency) await recordAppend(tx, tenantId, idempotency.key, appended);
     return { ...appended, replayed: false };
@@ -265,33 +264,9 @@ async function countIn(
   const defaults = options.limits ?? DEFAULT_LIMITS;
   // A compaction may shrink the session between a refused update and the read of why: try again.
   for (let attempt = 0; ; attempt++) {
-    const [row] = await tx
-      .update(sessions)
-      .set({
-        lastSeq: sql`${sessions.lastSeq} + ${adding.messages}`,
-        messageCount: sql`${sessions.messageCount} + ${adding.messages}`,
-        tokenCount: sql`${sessions.tokenCount} + ${adding.tokens}`,
-        updatedAt: sql`now()`,
-      })
-      .where(
-        and(
-          eq(sessions.tenantId, tenantId),
-          eq(sessions.id, sessionId),
-          isNull(sessions.childSessionId),
-          sql`${sessions.messageCount} + ${adding.messages} <= ${limitSql(tenantId, 'maxSessionMessages', defaults.maxSessionMessages)}`,
-          sql`${sessions.tokenCount} + ${adding.tokens} <= ${limitSql(tenantId, 'maxSessionTokens', defaults.maxSessionTokens)}`,
-        ),
-      )
-      .returning({ lastSeq: sessions.lastSeq });
+    const row = await countAppendIn(tx, tenantId, sessionId, adding, defaults);
     if (row) return row;
-    const [found] = await tx
-      .select({
-        child: sessions.childSessionId,
-        messages: sessions.messageCount,
-        tokens: sessions.tokenCount,
-      })
-      .from(sessions)
-      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+    const found = await sessionCounts(tx, tenantId, sessionId);
     if (!found) throw new SessionNotFoundError(tenantId, sessionId);
     if (found.child !== null) {
       throw new SessionContinuedError(sessionId, await liveSessionOf(tx, tenantId, sessionId));
@@ -328,14 +303,6 @@ export async function appendToLiveSession(
       if (!(error instanceof SessionContinuedError) || hop >= 100) throw error;
       target = error.liveSessionId;
     }
-  }
-}
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-
-async function insertBatches(tx: Tx, rows: Array<typeof messages.$inferInsert>): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_BATCH_ROWS) {
-    await tx.insert(messages).values(rows.slice(i, i + INSERT_BATCH_ROWS));
   }
 }
 
@@ -477,17 +444,12 @@ async function assertToolUseIdsFree(
 ): Promise<void> {
   const wanted = normalized.flatMap((m) => m.toolUseIdsAt ?? []);
   if (wanted.length === 0) return;
-  const [held] = await tx
-    .select({ ids: messages.toolUseIds, seq: messages.seq })
-    .from(messages)
-    .where(
-      and(
-        eq(messages.tenantId, tenantId),
-        eq(messages.sessionId, sessionId),
-        sql`${messages.toolUseIds} && ${sql.param(wanted.map((w) => w.id))}::text[]`,
-      ),
-    )
-    .limit(1);
+  const held = await liveMessageWithToolUseId(
+    tx,
+    tenantId,
+    sessionId,
+    wanted.map((w) => w.id),
+  );
   if (!held) return;
   const taken = wanted.find((w) => held.ids.includes(w.id)) as ToolUseIdAt;
   throw new ToolUseIdTakenError(
@@ -504,7 +466,7 @@ function toRow(tenantId: string, sessionId: string, seq: number, normalized: Nor
     seq,
     ...m,
     createdAt: m.createdAt ?? undefined,
-  } satisfies typeof messages.$inferInsert;
+  } satisfies NewMessageRow;
 }
 
 /**
@@ -519,16 +481,7 @@ export async function liveSessionOf(
   tenantId: string,
   sessionId: string,
 ): Promise<string> {
-  const rows = await db.execute<{ id: string }>(sql`
-    with recursive lineage(id, child, depth) as (
-      select id, child_session_id, 0 from sessions where tenant_id = ${tenantId} and id = ${sessionId}
-      union all
-      select s.id, s.child_session_id, l.depth + 1
-      from sessions s join lineage l on s.tenant_id = ${tenantId} and s.id = l.child
-      where l.depth < 1000
-    )
-    select id from lineage order by depth desc limit 1`);
-  const live = rows[0]?.id;
+  const live = await newestOfLineage(db, tenantId, sessionId);
   if (!live) throw new SessionNotFoundError(tenantId, sessionId);
   return live;
 }

@@ -6,11 +6,10 @@
  * preserved thinking", 2026-09).
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
-import { and, eq } from 'drizzle-orm';
 import { jsonValueProblem } from '../shared/contract/content-checks.ts';
 import { InvalidInputError, printable, SessionNotFoundError } from '../shared/contract/errors.ts';
-import type { Db } from '../shared/postgres/db.ts';
-import { sessions } from '../shared/postgres/schema.ts';
+import type { Db } from './postgres/db.ts';
+import { updateSessionTools } from './postgres/sessions.ts';
 
 /** Most tools a session may declare (the Messages API's own limit is in the hundreds). */
 export const MAX_SESSION_TOOLS = 1_000;
@@ -54,10 +53,7 @@ export async function setSessionTools(
   tools: ToolUnion[] | null,
 ): Promise<void> {
   if (tools !== null) assertTools(tools);
-  const updated = await db
-    .update(sessions)
-    .set({ tools, updatedAt: new Date() })
-    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
-    .returning({ id: sessions.id });
-  if (updated.length === 0) throw new SessionNotFoundError(tenantId, sessionId);
+  if (!(await updateSessionTools(db, tenantId, sessionId, tools))) {
+    throw new SessionNotFoundError(tenantId, sessionId);
+  }
 }

@@ -3,8 +3,7 @@
  * compactor's workers in its own process instead of `compactor worker`. Needs the worker's peer
  * dependencies (the Anthropic SDK, pino, prom-client) installed beside the package.
  */
-export { type Config, ConfigError, loadConfig } from '../shared/runtime/config.ts';
-export { createLogger } from '../shared/runtime/logger.ts';
+export { type Config, ConfigError, loadConfig } from './config/config.ts';
 export {
   MIGRATIONS_FOLDER,
   type MigrateOptions,
@@ -12,5 +11,6 @@ export {
   migrateDatabase,
 } from './postgres/migrate.ts';
 export { purgeSessions } from './postgres/purge.ts';
-export { type CompactionWorker, startWorker, type WorkerOptions } from './queue/worker.ts';
+export { type CompactionWorker, startWorker, type WorkerOptions } from './queue/compaction/worker.ts';
+export { createLogger } from './runtime/logger.ts';
 export { openServices, type ServiceOverrides, type Services } from './runtime/services.ts';

@@ -4,8 +4,8 @@
  * what it accepts as the schema's JSON Schema states it (bounds, choices, patterns). Pure.
  */
 import { z } from 'zod';
-import { envSchema } from '../../shared/runtime/config.ts';
 import { environmentVariables } from '../../worker/cli/environment.ts';
+import { envSchema } from '../../worker/config/config.ts';
 import { cell, code, generatedNotice, page, table } from './markdown.ts';
 
 type JsonSchema = {

@@ -7,7 +7,7 @@
  * - transient failures ({@link RateLimitedError}, {@link TransientError}, {@link DatabaseError}, and
  *   anything unknown).
  * {@link toError} turns whatever was thrown into an `Error`, once, at the edge that catches it. The
- * BullMQ worker's table from error to job action is `worker/queue/job-actions.ts`.
+ * BullMQ worker's table from error to job action is `worker/queue/compaction/job-actions.ts`.
  */
 
 /** Input that can never succeed: a bad event, an unknown session, a foreign tenant. */
@@ -243,7 +243,7 @@ export class TransientError extends Error {
 /**
  * Postgres could not do what was asked, told as its cause and what to do about it (no schema, no
  * server, no such database, a refused login), never as the SQL text that failed. Built by
- * `describeDatabaseError` (shared/postgres/errors.ts). Transient as far as the worker is concerned:
+ * `describeDatabaseError` (worker/postgres/errors.ts). Transient as far as the worker is concerned:
  * a database that is down or not yet migrated may be fixed while jobs wait.
  */
 export class DatabaseError extends Error {

@@ -5,12 +5,12 @@
 import type { Message } from '../contract/message.ts';
 import type { CheckpointEntry, ErrorFix } from '../summary/checkpoint.ts';
 import { renderErrorFix } from '../summary/checkpoint.ts';
+import { detectError, type Outcome } from '../text/error-lines.ts';
+import { commandKey, shellSummary, writtenFile } from '../text/shell.ts';
+import { cleanItem, clipWords, collapse, normalizeKey } from '../text/text.ts';
 import { callSource, describeCall } from './describe-call.ts';
-import { detectError, type Outcome } from './error-lines.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS, LIST_CAPS } from './limits.ts';
-import { commandKey, shellSummary, writtenFile } from './shell.ts';
-import { cleanItem, clipWords, collapse, normalizeKey } from './text.ts';
 import { pathArgument, stringArgument, type ToolRun } from './tool-runs.ts';
 
 /** What {@link mergeBlockers} found. */

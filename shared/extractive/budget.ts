@@ -7,9 +7,9 @@
 
 import { estimateTextTokens } from '../contract/tokens.ts';
 import { type Checkpoint, renderCheckpoint } from '../summary/checkpoint.ts';
+import { clipWords } from '../text/text.ts';
 import { ageOf, condense, type Item, toEntries } from './items.ts';
 import { LIST_SHARES, type ListKey, TRIM_ORDER } from './limits.ts';
-import { clipWords } from './text.ts';
 
 /** The parts of a checkpoint that are never trimmed. */
 export type Fixed = Pick<Checkpoint, 'goal' | 'lastUserRequest' | 'workingSet' | 'currentWork' | 'nextStep'>;
@@ -120,7 +120,7 @@ function assemble(fixed: Fixed, lists: Record<ListKey, Item[]>): Checkpoint {
     errorsAndFixes: lists.errorsAndFixes.flatMap((i) => (i.fix ? [i.fix] : [])),
     discoveries: toEntries(lists.discoveries),
     files: lists.files.flatMap((i) => (i.file ? [i.file] : [])),
-    // Filled after the budget by the guard (shared/trust/guard.ts), a few short quoted items.
+    // Filled after the budget by the guard (shared/summary/guard.ts), a few short quoted items.
     suspectedInjections: [],
     workingSet: fixed.workingSet,
   };

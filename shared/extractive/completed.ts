@@ -3,8 +3,8 @@
  * user rejected or interrupted, or whose output failed in any recognisable way, is never completed;
  * a rejection is recorded as the user's decision.
  */
+import { callOutcome, exitCode, type Outcome } from '../text/error-lines.ts';
 import { describeCall } from './describe-call.ts';
-import { callOutcome, exitCode, type Outcome } from './error-lines.ts';
 import type { Item } from './items.ts';
 import { stringArgument, type ToolRun } from './tool-runs.ts';
 

@@ -2,9 +2,9 @@
  * What a tool call did, in a few words (`edited src/a.py`, `ran: pytest`), and the call as the source
  * of a blocker.
  */
+import { isInspectionCommand, shellSummary, writtenFile } from '../text/shell.ts';
+import { clipWords, escapeRegExp, firstLine } from '../text/text.ts';
 import { extractPaths } from '../working-set/working-set.ts';
-import { isInspectionCommand, shellSummary, writtenFile } from './shell.ts';
-import { clipWords, escapeRegExp, firstLine } from './text.ts';
 import { pathArgument, stringArgument, type ToolRun } from './tool-runs.ts';
 
 const EDITOR_SUBCOMMANDS: Record<string, string> = {

@@ -5,13 +5,13 @@
  */
 import type { CheckpointFile } from '../summary/checkpoint.ts';
 import { renderFile } from '../summary/checkpoint.ts';
+import type { Outcome } from '../text/error-lines.ts';
+import { heredocs, parseShell, scriptWrites, shellSummary, writtenFile } from '../text/shell.ts';
+import { clipWords, collapse } from '../text/text.ts';
 import { extractPaths, isThrowawayPath, sanitizePath } from '../working-set/working-set.ts';
 import { describeCall } from './describe-call.ts';
-import type { Outcome } from './error-lines.ts';
 import type { Item } from './items.ts';
 import { LIST_CAPS } from './limits.ts';
-import { heredocs, parseShell, scriptWrites, shellSummary, writtenFile } from './shell.ts';
-import { clipWords, collapse } from './text.ts';
 import { pathArgument, stringArgument, type ToolRun } from './tool-runs.ts';
 
 type Role = CheckpointFile['role'];

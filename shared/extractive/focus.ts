@@ -4,7 +4,7 @@
  * says "Let me check that function:"; the names around it say which.
  */
 import type { Message } from '../contract/message.ts';
-import { firstLine } from './text.ts';
+import { firstLine } from '../text/text.ts';
 import { pathArgument, stringArgument, type ToolRun } from './tool-runs.ts';
 
 /** Assistant messages (prose, and each call's command line or path) read for the focus. */

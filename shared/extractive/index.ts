@@ -6,7 +6,7 @@
  *
  * - goal: the previous goal, else the first user request: slash commands, IDE notices, harness
  *   complaints, interruption markers and demonstrations are not requests
- *   (shared/summary/user-messages.ts); a later correction by the user is appended;
+ *   (shared/text/user-messages.ts); a later correction by the user is appended;
  * - lastUserRequest: the last user request or short answer, verbatim; condensed (head kept, a marker
  *   naming its seq) past {@link REQUEST_SHARE} of the budget. When it is also the goal's message (a
  *   copied task prompt), the goal is shortened to its opening, so the prompt shows once;
@@ -35,7 +35,7 @@
  *   summary) feed these fields by their headings (`summaries`);
  * - suspectedInjections: the leaving messages that read as prompt injections, quoted with their
  *   seq; a user message that reads as one gives no goal, rule or correction (`instructions`), and
- *   the finished checkpoint passes the guard both summarizers share (shared/trust/guard.ts).
+ *   the finished checkpoint passes the guard both summarizers share (shared/summary/guard.ts).
  *
  * Lists merge with the previous checkpoint: over a list's cap, the oldest items are condensed into
  * one `Earlier:` item rather than dropped. Each list is guaranteed a share of `maxSummaryTokens`
@@ -55,6 +55,7 @@ import {
   renderErrorFix,
   type StoredCheckpoint,
 } from '../summary/checkpoint.ts';
+import { guardCheckpoint } from '../summary/guard.ts';
 import { clipRequest, lastUserRequestMessage } from '../summary/last-request.ts';
 import {
   collectLeaving,
@@ -63,7 +64,7 @@ import {
   type Summarizer,
   type SummaryResult,
 } from '../summary/summarizer.ts';
-import { guardCheckpoint } from '../trust/guard.ts';
+import { cleanItem, clipWords, normalizeKey } from '../text/text.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
 import { mergeBlockers } from './blockers.ts';
 import { fitBudget } from './budget.ts';
@@ -83,7 +84,6 @@ import {
 } from './limits.ts';
 import { currentState } from './state.ts';
 import { transcriptSummaryItems } from './summaries.ts';
-import { cleanItem, clipWords, normalizeKey } from './text.ts';
 import { pairToolCalls } from './tool-runs.ts';
 
 /** Longest last user request kept verbatim, in characters (the checkpoint schema's bound). */

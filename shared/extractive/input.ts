@@ -11,9 +11,9 @@ import {
   type StoredCheckpoint,
 } from '../summary/checkpoint.ts';
 import { clipRequest } from '../summary/last-request.ts';
+import { cleanItem, clipWords, isRecord } from '../text/text.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
 import { MAX_WORKING_SET } from './limits.ts';
-import { cleanItem, clipWords, isRecord } from './text.ts';
 
 /** Whether a message can be summarized: an object with text content, not a summary or system message. */
 export function isUsable(message: Message): boolean {

@@ -2,21 +2,21 @@
  * What the user said that must outlive a compaction: the goal (as the user's corrections left it),
  * the user's rules and corrections verbatim, and the short answers they gave, each paired with the
  * question it answers. Harness messages sent under the user role are not the user's words
- * (shared/summary/user-messages.ts).
+ * (shared/text/user-messages.ts).
  */
 import type { Message } from '../contract/message.ts';
 import type { CheckpointEntry } from '../summary/checkpoint.ts';
+import { cleanItem, clipWords, collapse } from '../text/text.ts';
 import {
   classifyUserMessage,
   lastQuestion,
   questionBefore,
   stripMarkupPrefix,
   type UserMessageKind,
-} from '../summary/user-messages.ts';
+} from '../text/user-messages.ts';
 import { readsAsInjection } from '../trust/injection.ts';
 import { condenseOverflow, type Item, previousItems } from './items.ts';
 import { GOAL_CHARS, ITEM_CHARS, LIST_CAPS } from './limits.ts';
-import { cleanItem, clipWords, collapse } from './text.ts';
 
 /** A user message and what it is. */
 interface UserWords {
@@ -52,7 +52,7 @@ const CORRECTION =
 /**
  * The user-role messages of `messages` with their kind. A message that reads as a prompt injection
  * (shared/trust/injection.ts) is kind `injection`: none of its sentences is the user's rule, goal or
- * correction, however ordinary some look (shared/trust/guard.ts quotes it as a suspected injection).
+ * correction, however ordinary some look (shared/summary/guard.ts quotes it as a suspected injection).
  */
 function userMessages(messages: Message[]): UserWords[] {
   const out: UserWords[] = [];

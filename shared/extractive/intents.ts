@@ -1,8 +1,8 @@
 /** What the agent's prose states: intents after its last tool result, decisions, and open questions. */
 import type { Message } from '../contract/message.ts';
+import { clipWords, collapse, findLastIndex, isThinking, sentences } from '../text/text.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS, LIST_CAPS } from './limits.ts';
-import { clipWords, collapse, findLastIndex, isThinking, sentences } from './text.ts';
 
 /** Decisions taken from one run of leaving messages. */
 const NEW_DECISIONS = 6;

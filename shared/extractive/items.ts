@@ -1,7 +1,7 @@
 /** List items with their age, and merging them with the previous checkpoint's. */
 import type { CheckpointEntry, CheckpointFile, ErrorFix } from '../summary/checkpoint.ts';
+import { cleanItem, clipWords, normalizeKey } from '../text/text.ts';
 import { ITEM_CHARS } from './limits.ts';
-import { cleanItem, clipWords, normalizeKey } from './text.ts';
 
 /**
  * A list item: its text and the seq of the message it comes from (null when unknown). `prev` marks an

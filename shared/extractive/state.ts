@@ -1,12 +1,12 @@
 /** Where the agent stands at the cutoff: in progress, pending, the current work and the next step. */
 import type { Message } from '../contract/message.ts';
+import type { Outcome } from '../text/error-lines.ts';
+import { cleanItem, clipWords, isRecord, isThinking, sentences } from '../text/text.ts';
 import { describeCall } from './describe-call.ts';
-import type { Outcome } from './error-lines.ts';
 import { recentFocus } from './focus.ts';
 import { trailingIntents } from './intents.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS } from './limits.ts';
-import { cleanItem, clipWords, isRecord, isThinking, sentences } from './text.ts';
 import type { ToolRun } from './tool-runs.ts';
 
 /** What {@link currentState} found; `todosDone` go to completed work. */

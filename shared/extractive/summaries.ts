@@ -5,10 +5,10 @@
  * feed the checkpoint's fields, so what an earlier summary knew is not lost.
  */
 import type { Message } from '../contract/message.ts';
-import { classifyUserMessage } from '../summary/user-messages.ts';
+import { cleanItem, isThinking } from '../text/text.ts';
+import { classifyUserMessage } from '../text/user-messages.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS } from './limits.ts';
-import { cleanItem, isThinking } from './text.ts';
 
 /** The fields a transcript summary's sections feed. */
 export type SummaryField =

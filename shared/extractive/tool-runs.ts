@@ -1,6 +1,6 @@
 /** Tool calls paired with their results, and the arguments they were called with. */
 import type { Message } from '../contract/message.ts';
-import { isRecord, parseJson } from './text.ts';
+import { isRecord, parseJson } from '../text/text.ts';
 
 /** A tool call, what it asked for, and its result when the leaving messages hold it. */
 export interface ToolRun {

@@ -31,7 +31,7 @@
 import type { Message, MessageMeta } from '../contract/message.ts';
 import { storableText } from '../contract/unicode.ts';
 import { keepsRequest } from '../summary/last-request.ts';
-import { isUserWords } from '../summary/user-messages.ts';
+import { isUserWords } from '../text/user-messages.ts';
 import { readsAsInjection } from '../trust/injection.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
 
@@ -129,11 +129,11 @@ export class LeavingFacts {
       this.messages++;
       if (typeof message.content !== 'string') continue;
       // A harness's notice under the user role ("DO NOT re-run the same failed edit command.") is
-      // neither the user's request nor the user's rule (shared/summary/user-messages.ts).
+      // neither the user's request nor the user's rule (shared/text/user-messages.ts).
       if (isUserTurn(message) && isUserWords(message)) {
         if (message.content.trim()) this.lastRequest = { seq: message.seq, content: message.content };
         // A message that reads as a prompt injection states no rule a summary may keep
-        // (shared/trust/guard.ts): expecting its sentences would fail the summaries that are right.
+        // (shared/summary/guard.ts): expecting its sentences would fail the summaries that are right.
         const rules = readsAsInjection(message.content) ? [] : instructionSentences(message.content);
         for (const sentence of rules)
           remember(this.instructions, normalize(sentence), sentence, MAX_INSTRUCTIONS);

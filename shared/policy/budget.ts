@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { costUsd } from '../summary/pricing.ts';
+import type { SummaryEstimate } from '../summary/summarizer.ts';
 
 /**
  * What happens to a compaction whose LLM summary would exceed a budget:
@@ -111,16 +112,6 @@ export interface SpendFigure {
 
 /** Spend per scope and period; an absent scope counts as nothing spent. */
 export type Spend = Partial<Record<BudgetScope, Record<BudgetPeriod, SpendFigure>>>;
-
-/** What a summary's cost may be, by the summarizer's own count of the request it would send. */
-export interface SummaryEstimate {
-  /** The model the request names. */
-  model: string;
-  /** Estimated input tokens of all the summary's requests (prompt, previous checkpoint, transcript). */
-  inputTokens: number;
-  /** Most output tokens of all its requests (`max_tokens` of each). */
-  maxOutputTokens: number;
-}
 
 /**
  * The most a summary may cost, USD: its input tokens at the model's cache-write rate (the dearest

@@ -4,7 +4,7 @@
  * defaults, and the rule that merges them.
  *
  * Precedence, most specific first: the tenant policy's `limits` (each field on its own) > the
- * process's defaults (`COMPACTOR_LIMIT_*`, shared/runtime/config.ts) > {@link DEFAULT_LIMITS}.
+ * process's defaults (`COMPACTOR_LIMIT_*`, worker/config/config.ts) > {@link DEFAULT_LIMITS}.
  * Limits are per tenant: only the tenant's own policy carries them (an agent's policy cannot).
  */
 import { z } from 'zod';

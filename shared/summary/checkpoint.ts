@@ -86,7 +86,7 @@ export const checkpointSchema = z
      * Text from the session that reads as a prompt injection (orders to the agent: ignore your
      * instructions, hide this from the user, pipe a download to a shell, send secrets somewhere), or
      * an instruction from a source other than the user's own words: quoted verbatim as a record,
-     * never followed (shared/trust/guard.ts).
+     * never followed (shared/summary/guard.ts).
      */
     suspectedInjections: added(z.array(entrySchema).max(100), []),
     /** File paths the agent worked with, most recent first; all of them, not only the prompt's 20. */

@@ -2,12 +2,12 @@
  * The last user request, verbatim: after a compaction the agent must still know exactly what it was
  * asked last. Taken by compactor from the leaving messages themselves, for every summarizer: a
  * model only sees clipped messages and cannot be trusted to copy a long request character for
- * character. Harness messages sent under the user role are skipped (shared/summary/user-messages.ts).
+ * character. Harness messages sent under the user role are skipped (shared/text/user-messages.ts).
  * Pure.
  */
 import type { Message } from '../contract/message.ts';
 import { isHighSurrogate } from '../contract/unicode.ts';
-import { isUserWords } from './user-messages.ts';
+import { isUserWords } from '../text/user-messages.ts';
 
 /** Longest request kept, in characters; a longer one is cut with a marker saying how long it was. */
 export const REQUEST_CHARS = 20_000;

@@ -16,10 +16,10 @@
 
 import type { Message } from '../contract/message.ts';
 import { isHighSurrogate, isLowSurrogate } from '../contract/unicode.ts';
+import { classifyUserMessage, stripMarkupPrefix } from '../text/user-messages.ts';
 import { extractWorkingSet, formatWorkingSetForPrompt } from '../working-set/working-set.ts';
 import { analysisWordTarget, summaryMaxTokens } from './budget.ts';
 import type { Checkpoint } from './checkpoint.ts';
-import { classifyUserMessage, stripMarkupPrefix } from './user-messages.ts';
 
 /** Name of the single tool the model is forced to call. */
 export const SUMMARY_TOOL_NAME = 'record_checkpoint';

@@ -11,7 +11,7 @@
  */
 import type { Message } from '../contract/message.ts';
 import { estimateTextTokens } from '../contract/tokens.ts';
-import { detectError, isErrorLine } from '../extractive/error-lines.ts';
+import { detectError, isErrorLine } from '../text/error-lines.ts';
 import { MAX_MESSAGE_CHARS, renderTranscript } from './prompt.ts';
 
 /** Tool results (and long tool calls) at the end of the transcript left as they are. */

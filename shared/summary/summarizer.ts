@@ -6,7 +6,6 @@
 
 import type { Block } from '../contract/blocks.ts';
 import type { Message } from '../contract/message.ts';
-import type { SummaryEstimate } from '../policy/budget.ts';
 import { summaryBudgetTokens } from './budget.ts';
 import type { Checkpoint } from './checkpoint.ts';
 
@@ -110,6 +109,16 @@ export interface SummaryResult {
    * returned: the summary message sends it instead of the checkpoint's text. Absent otherwise.
    */
   block?: Block | undefined;
+}
+
+/** What a summary's cost may be, by the summarizer's own count of the request it would send. */
+export interface SummaryEstimate {
+  /** The model the request names. */
+  model: string;
+  /** Estimated input tokens of all the summary's requests (prompt, previous checkpoint, transcript). */
+  inputTokens: number;
+  /** Most output tokens of all its requests (`max_tokens` of each). */
+  maxOutputTokens: number;
 }
 
 /** A summary as {@link Summarizer.estimate} sizes it: the input without its messages, and their tokens. */

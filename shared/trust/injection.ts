@@ -2,7 +2,7 @@
  * Prompt-injection detection: whether a text from a session reads as orders aimed at the agent
  * rather than as the user's request or an ordinary record of work. A summary must never promote
  * such text to the user's instructions, the current work or the next step (see
- * `shared/trust/guard.ts`), since every later context would restate it as the user's rule. Pure.
+ * `shared/summary/guard.ts`), since every later context would restate it as the user's rule. Pure.
  *
  * The detector recognises families of known injections, not one wording:
  * - `override`: telling the model to drop its instructions ("ignore previous instructions",

@@ -16,7 +16,7 @@
  * themselves are archived whole, so nothing is lost, only not pointed at. Pure.
  */
 import type { Message } from '../contract/message.ts';
-import { isUserWords } from '../summary/user-messages.ts';
+import { isUserWords } from '../text/user-messages.ts';
 import { readsAsInjection } from './injection.ts';
 
 /** Folders whose every file is a secret, by their name (lower case). */

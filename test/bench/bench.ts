@@ -42,19 +42,20 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { type ImportedSession, importTranscript, readTranscript } from '../../producer/import.ts';
 import { appendMessages, createProducer, createSession, loadContext } from '../../producer/index.ts';
-import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { connectionOptions, openDatabase } from '../../producer/postgres/db.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { DEFAULT_LIMITS } from '../../shared/policy/limits.ts';
-import { connectionOptions, openDatabase } from '../../shared/postgres/db.ts';
+import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import { createApiApp } from '../../worker/http/api/index.ts';
 import { TenantLimits } from '../../worker/http/api/tenant-limits.ts';
 import { listen } from '../../worker/http/ops.ts';
 import { systemClock } from '../../worker/pipeline/clock.ts';
 import { runCompaction, type Stage } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
-import { PolicyCache } from '../../worker/queue/policy-cache.ts';
-import { startWorker } from '../../worker/queue/worker.ts';
+import { PolicyCache } from '../../worker/postgres/policy-cache.ts';
+import { PostgresReads } from '../../worker/postgres/reads.ts';
+import { PostgresWrites } from '../../worker/postgres/writes.ts';
+import { startWorker } from '../../worker/queue/compaction/worker.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { openServices, poolSizeFor } from '../../worker/runtime/services.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
@@ -620,7 +621,8 @@ async function bigSessions(url: string, sql: postgres.Sql, prefix: () => string,
   const p = prefix();
   const connection = redis();
   const database = openDatabase(url, { max: 4 });
-  const store = new CompactionStore(database.db);
+  const reads = new PostgresReads(database.db);
+  const writes = new PostgresWrites(database.db, reads);
   const rows: string[][] = [];
   for (const [sessionId, strategy] of [
     ['big1', { type: 'slidingWindow', maxMessages: 100 }],
@@ -640,8 +642,8 @@ async function bigSessions(url: string, sql: postgres.Sql, prefix: () => string,
     const started = performance.now();
     const outcome = await runCompaction(
       {
-        reads: store,
-        writes: store,
+        reads,
+        writes,
         leases: new LeaseManager(connection, { prefix: p }),
         summarizers: { primary: summarizer },
         clock: systemClock,
@@ -786,12 +788,13 @@ const READS = 200;
 async function readPath(url: string, sql: postgres.Sql, prefix: () => string) {
   await seed(sql, 1, 100_000, 'read');
   const database = openDatabase(url, { max: 2 });
-  const store = new CompactionStore(database.db);
+  const reads = new PostgresReads(database.db);
+  const writes = new PostgresWrites(database.db, reads);
   const connection = redis();
   await runCompaction(
     {
-      reads: store,
-      writes: store,
+      reads,
+      writes,
       leases: new LeaseManager(connection, { prefix: prefix() }),
       summarizers: { primary: createExtractiveSummarizer() },
       clock: systemClock,

@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type postgres from 'postgres';
-import { COMPACTION_QUEUE } from '../../shared/contract/events.ts';
+import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
 import { REDIS_URL } from '../support/env.ts';
 import {
   type Answered,
@@ -239,7 +239,7 @@ function report(
       `API peak RSS (target < 512 MB): alone ${mb(rss.solo)}, ${phases.map((p) => `${p.name} **${mb(p.rss)}** (${p.rss < 512 * 1024 ? 'met' : 'missed'})`).join(', ')}; high-water mark (VmHWM) ${mb(rss.hwm)}. The API runs built (tsc, as the package), ${rss.nodeOptions ? `with NODE_OPTIONS=${rss.nodeOptions}` : "with Node's default heap settings"}.`,
       ...phases.map((p) => `The noisy tenant was answered in the ${p.name}: ${statuses(p.answered)}.`),
       `The flood: ${FLOOD_APPENDS} appends of ${FLOOD_APPEND_BYTES / 1e6} MB to one session, one after the other; from the first one's answer, ${FLOOD_READS} context reads of it at once and ${FLOOD_READS} of a session at the default caps (${WIDE_MESSAGES} messages of ${WIDE_CHARS / 1e6} MB, ${(WIDE_MESSAGES * WIDE_CHARS) / 4} tokens), each retried after its retry-after; in the last phase also ${FLOOD_EVENTS} session.run.completed events for ${FLOOD_EVENTS} sessions of 60 messages (slidingWindow), enqueued through the producer by 32 callers, the phase lasting until the worker has worked them off. The quiet tenant runs its loop (append a turn, read its context, compact with slidingWindow and wait for the result) ${ITERATIONS} times alone, then in each phase for as long as the flood runs (from its first request to its last answer), one request at a time; only requests sent while the flood ran are counted. Default limits throughout; compactor worker at concurrency 8, the API and the noisy tenant each in a process of its own, the quiet tenant in the bench process. RSS is sampled every 50 ms from /proc.`,
-      'Compaction latency: the worker serves tenants round-robin (each job’s priority is its rank in its tenant’s backlog) and holds a tenant to its share of the slots while another has work (docs/tenants.md), so the quiet compaction waits for a free slot, not for the noisy backlog.',
+      'Compaction latency: the worker serves tenants round-robin (each job’s priority is its rank in its tenant’s backlog) and holds a tenant to its share of the slots while another has work (docs/guide/security.md), so the quiet compaction waits for a free slot, not for the noisy backlog.',
     ],
   );
 }

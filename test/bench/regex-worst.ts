@@ -21,7 +21,6 @@ import type { Message } from '../../shared/contract/message.ts';
 import { errorSubjects, mergeBlockers, unversioned } from '../../shared/extractive/blockers.ts';
 import { outcomes } from '../../shared/extractive/completed.ts';
 import { describeCall } from '../../shared/extractive/describe-call.ts';
-import { callOutcome, detectError, exitCode, isErrorLine } from '../../shared/extractive/error-lines.ts';
 import { diffChanges, fileItems, replacementChange } from '../../shared/extractive/files.ts';
 import { recentFocus } from '../../shared/extractive/focus.ts';
 import { extractCheckpoint } from '../../shared/extractive/index.ts';
@@ -33,6 +32,21 @@ import {
   questionItems,
   trailingIntents,
 } from '../../shared/extractive/intents.ts';
+import { checklist, currentState } from '../../shared/extractive/state.ts';
+import { transcriptSummaryItems } from '../../shared/extractive/summaries.ts';
+import { pairToolCalls, type ToolRun } from '../../shared/extractive/tool-runs.ts';
+import {
+  checkFidelity,
+  errorLineOf,
+  factsOf,
+  instructionSentences,
+  sanitizeItem,
+} from '../../shared/fidelity/score.ts';
+import { sessionSuspects } from '../../shared/summary/guard.ts';
+import { keepsRequest } from '../../shared/summary/last-request.ts';
+import { buildSummaryPrompt, clipContent, renderTranscript } from '../../shared/summary/prompt.ts';
+import { pruneToolOutputs } from '../../shared/summary/prune.ts';
+import { callOutcome, detectError, exitCode, isErrorLine } from '../../shared/text/error-lines.ts';
 import {
   commandKey,
   heredocs,
@@ -42,29 +56,15 @@ import {
   shellSummary,
   withoutCdSteps,
   writtenFile,
-} from '../../shared/extractive/shell.ts';
-import { checklist, currentState } from '../../shared/extractive/state.ts';
-import { transcriptSummaryItems } from '../../shared/extractive/summaries.ts';
-import { cleanItem, sentences, stripAnsi } from '../../shared/extractive/text.ts';
-import { pairToolCalls, type ToolRun } from '../../shared/extractive/tool-runs.ts';
-import {
-  checkFidelity,
-  errorLineOf,
-  factsOf,
-  instructionSentences,
-  sanitizeItem,
-} from '../../shared/fidelity/score.ts';
-import { keepsRequest } from '../../shared/summary/last-request.ts';
-import { buildSummaryPrompt, clipContent, renderTranscript } from '../../shared/summary/prompt.ts';
-import { pruneToolOutputs } from '../../shared/summary/prune.ts';
+} from '../../shared/text/shell.ts';
+import { cleanItem, sentences, stripAnsi } from '../../shared/text/text.ts';
 import {
   classifyUserMessage,
   isShortAnswer,
   lastQuestion,
   questionBefore,
   stripMarkupPrefix,
-} from '../../shared/summary/user-messages.ts';
-import { sessionSuspects } from '../../shared/trust/guard.ts';
+} from '../../shared/text/user-messages.ts';
 import { detectInjection } from '../../shared/trust/injection.ts';
 import { extractPaths, extractWorkingSet } from '../../shared/working-set/working-set.ts';
 
@@ -280,18 +280,18 @@ const assistant = (s: string) => [message('assistant', 'message', s)];
 
 /** Functions by name, each taking the adversarial text. */
 const FUNCTIONS: Record<string, (s: string) => unknown> = {
-  // shared/extractive/error-lines.ts
+  // shared/text/error-lines.ts
   'detectError (output)': (s) => detectError(s, false, null),
   'detectError (read-only)': (s) => detectError(s, true, null),
   'detectError (piped command)': (s) => detectError(`${s}\n<returncode>0</returncode>`, false, `${s} | tail`),
   isErrorLine: (s) => isErrorLine(s),
   callOutcome: (s) => callOutcome(s, false, 'make'),
   exitCode: (s) => exitCode(s),
-  // shared/extractive/text.ts
+  // shared/text/text.ts
   sentences: (s) => sentences(s),
   cleanItem: (s) => cleanItem(s, 300),
   stripAnsi: (s) => stripAnsi(s),
-  // shared/extractive/shell.ts
+  // shared/text/shell.ts
   commandKey: (s) => commandKey(s),
   parseShell: (s) => parseShell(s),
   scriptWrites: (s) => scriptWrites(s),
@@ -352,7 +352,7 @@ const FUNCTIONS: Record<string, (s: string) => unknown> = {
   detectInjection: (s) => detectInjection(s),
   sessionSuspects: (s) => sessionSuspects([...user(s), ...assistant(s)]),
   frameRecord: (s) => frameRecord(s),
-  // shared/summary/user-messages.ts
+  // shared/text/user-messages.ts
   classifyUserMessage: (s) => classifyUserMessage(s),
   stripMarkupPrefix: (s) => stripMarkupPrefix(s),
   lastQuestion: (s) => lastQuestion(s),

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import type { z } from 'zod';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import type { strategySchema } from '../../shared/strategies/index.ts';
 
 /** A markdown report: a heading, then sections of one table each, also printed as they are added. */

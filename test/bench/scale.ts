@@ -31,13 +31,14 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { createProducer, loadContext } from '../../producer/index.ts';
-import { COMPACTION_QUEUE } from '../../shared/contract/events.ts';
+import { connectionOptions, openDatabase } from '../../producer/postgres/db.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { connectionOptions, openDatabase } from '../../shared/postgres/db.ts';
+import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
 import { systemClock } from '../../worker/pipeline/clock.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
+import { PostgresReads } from '../../worker/postgres/reads.ts';
+import { PostgresWrites } from '../../worker/postgres/writes.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { cleanRedis, silentLogger } from '../support/fixtures.ts';
@@ -432,7 +433,8 @@ async function history(url: string, sql: postgres.Sql, prefix: () => string) {
       await layout.prepare();
       // A pool of its own per layout: no statement prepared against the other layout's tables.
       const database = openDatabase(url, { max: 2 });
-      const store = new CompactionStore(database.db);
+      const sessionReads = new PostgresReads(database.db);
+      const fencedWrites = new PostgresWrites(database.db, sessionReads);
       try {
         const tenantOf = (n: number) => `t${n % HISTORY_TENANTS}`;
         const readMs: number[] = [];
@@ -449,8 +451,8 @@ async function history(url: string, sql: postgres.Sql, prefix: () => string) {
           const t0 = performance.now();
           const outcome = await runCompaction(
             {
-              reads: store,
-              writes: store,
+              reads: sessionReads,
+              writes: fencedWrites,
               leases,
               summarizers: { primary: createExtractiveSummarizer() },
               clock: systemClock,

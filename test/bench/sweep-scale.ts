@@ -8,10 +8,10 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { openDatabase } from '../../shared/postgres/db.ts';
+import { openDatabase } from '../../producer/postgres/db.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
-import { runSweep } from '../../worker/queue/sweep.ts';
+import { runSweep } from '../../worker/queue/sweeps/sweep.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor } from '../support/env.ts';
 
 const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000000' } } });

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,

@@ -1,10 +1,10 @@
 /**
- * `npm run contract`: writes the contract's JSON Schemas (shared/contract/json-schemas.ts) to
+ * `npm run contract`: writes the contract's JSON Schemas (shared/protocol/json-schemas.ts) to
  * shared/contract/schemas/, one file each, and says which changed. Run it after changing a schema
  * of the contract; test/unit/contract-schemas.test.ts fails until the files are regenerated.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { CONTRACT_SCHEMA_FILES, contractSchemaText } from '../../shared/contract/json-schemas.ts';
+import { CONTRACT_SCHEMA_FILES, contractSchemaText } from '../../shared/protocol/json-schemas.ts';
 
 const DIR = new URL('../../shared/contract/schemas/', import.meta.url);
 

@@ -8,8 +8,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileTool, runAgent, startSession } from '../../examples/agent-loop.ts';
-import { jobIdOf } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { jobIdOf } from '../../shared/protocol/events.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { waitFor } from '../support/fixtures.ts';

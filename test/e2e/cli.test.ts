@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProducer, jobIdOf, type Producer } from '../../producer/index.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
+import { PostgresReads } from '../../worker/postgres/reads.ts';
 import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { type FakeAnthropicHandle, FakeAnthropicServer } from '../support/fake-anthropic.ts';
@@ -272,7 +272,7 @@ describe('compactor history, restore, sessions and policy for people', () => {
     expect((await run(['compact', ...session, '--strategy', 'slidingWindow:10'])).code).toBe(0);
     expect((await run(['compact', ...session, '--strategy', 'slidingWindow:50'])).code).toBe(0); // skipped
 
-    const rows = await new CompactionStore(tdb.database.db).history('people', 'rock');
+    const rows = await new PostgresReads(tdb.database.db).history('people', 'rock');
     const json = await run(['history', ...session, '--json']);
     expect(json.stdout).toBe(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
 
@@ -392,7 +392,7 @@ describe.concurrent('compactor worker', () => {
     expect(exit.code, exit.stderr).toBe(0);
     expect(await producer.queue.getJobState(jobIdOf('llm', eventId))).toBe('completed');
 
-    const [row] = await new CompactionStore(tdb.database.db).history('llm', 'pvlib');
+    const [row] = await new PostgresReads(tdb.database.db).history('llm', 'pvlib');
     expect(row).toMatchObject({ status: 'applied', summarizer: 'anthropic', model: 'claude-haiku-4-5' });
     // The prompt reaches Haiku 4.5's 4,096-token cache minimum: it is written to the cache at the
     // user turn's breakpoint, so the API counts it as cache write rather than plain input.

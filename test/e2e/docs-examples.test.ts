@@ -24,7 +24,7 @@ import { createProducer } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { createApiApp } from '../../worker/http/api/index.ts';
 import { type Listening, listen } from '../../worker/http/ops.ts';
-import { startWorker } from '../../worker/queue/worker.ts';
+import { startWorker } from '../../worker/queue/compaction/worker.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { type DocBlock, docBlocks, type Runner, runnerOf } from '../support/doc-examples.ts';
 import { REDIS_URL } from '../support/env.ts';

@@ -105,7 +105,7 @@ describe('the packed tarball', () => {
         'dist/worker/index.js',
         'dist/worker/bin/compactor.js',
         'dist/worker/http/dashboard/index.js',
-        'dist/shared/postgres/schema.js',
+        'dist/producer/postgres/schema.js',
         'dist/worker/http/api/index.js',
         'shared/contract/schemas/run-completed.schema.json',
         'drizzle/0000_init.sql',

@@ -24,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { setPolicy } from '../../worker/postgres/policies.ts';
-import { SWEEP_SCHEDULER_ID } from '../../worker/queue/sweep.ts';
+import { SWEEP_SCHEDULER_ID } from '../../worker/queue/sweeps/sweep.ts';
 import { runCli } from '../support/cli.ts';
 import { type Child, startCompactor } from '../support/processes.ts';
 import { RedisCluster } from '../support/redis-cluster.ts';

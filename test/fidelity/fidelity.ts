@@ -22,12 +22,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { openDatabase } from '../../producer/postgres/db.ts';
 import { createSession } from '../../producer/sessions.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import type { openDatabase } from '../../shared/postgres/db.ts';
-import { type Strategy, strategySchema } from '../../shared/strategies/index.ts';
+import { type Strategy, type SummarizerName, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
 import { keepsRequest, lastUserRequestMessage } from '../../shared/summary/last-request.ts';

@@ -13,8 +13,8 @@
  */
 
 import { z } from 'zod';
-import { withoutCdSteps } from '../../shared/extractive/shell.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
+import { withoutCdSteps } from '../../shared/text/shell.ts';
 
 /** What a probe asks. */
 export const PROBE_TYPES = [

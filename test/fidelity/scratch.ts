@@ -5,12 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { openDatabase } from '../../shared/postgres/db.ts';
+import { openDatabase } from '../../producer/postgres/db.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { systemClock } from '../../worker/pipeline/clock.ts';
 import { type CompactionOutcome, type PipelineDeps, runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
+import { PostgresReads } from '../../worker/postgres/reads.ts';
+import { PostgresWrites } from '../../worker/postgres/writes.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
@@ -53,13 +54,14 @@ export async function withScratch<T>(label: string, work: (scratch: Scratch) => 
   const llm = await fake.start();
   try {
     await migrateDatabase(url);
-    const store = new CompactionStore(database.db);
+    const reads = new PostgresReads(database.db);
+    const writes = new PostgresWrites(database.db, reads);
     const leases = new LeaseManager(redis, { prefix });
     const compact = async ({ tenantId, sessionId, strategy, summarizers }: ScratchCompaction) => {
       const outcome = await runCompaction(
         {
-          reads: store,
-          writes: store,
+          reads,
+          writes,
           leases,
           summarizers,
           clock: systemClock,

@@ -14,7 +14,7 @@ import { importTranscript } from '../../producer/import.ts';
 import { appendToLiveSession, createSession, type LoadedContext, loadContext } from '../../producer/index.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
 import { SummaryRejectedError } from '../../shared/contract/errors.ts';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { COMPACTION_BETA } from '../../shared/summary/compaction-block.ts';
 import { costUsd } from '../../shared/summary/pricing.ts';
@@ -375,7 +375,7 @@ describe('anthropic-compaction: documented failures', () => {
     }, 25_000);
     await worker.close();
     expect(state).toBe('completed');
-    const [row] = (await ctx.store.history(tenantId, 'unavailable')).filter((r) => r.status === 'applied');
+    const [row] = (await ctx.reads.history(tenantId, 'unavailable')).filter((r) => r.status === 'applied');
     expect(row).toMatchObject({ summarizer: 'anthropic', thinkingPreserved: false });
     expect(row?.reason).toMatch(
       /^fell back to anthropic: anthropic-compaction failed on the last attempt: .*compaction_unavailable/,

@@ -225,7 +225,7 @@ describe('auto', () => {
     expect(summary.status, summary.row?.reason ?? '').toBe('applied');
     expect(summary.row?.summarySeq).toBe(last);
 
-    const [read] = await ctx.store.loadMessages(tenantId, 'pvlib', [last]);
+    const [read] = await ctx.reads.loadMessages(tenantId, 'pvlib', [last]);
     const [row] = await ctx.tdb.database.sql<{ content: string }[]>`
       select content from messages where tenant_id = ${tenantId} and session_id = 'pvlib' and seq = ${last}`;
     expect(read).toMatchObject({ seq: last, kind: 'summary', content: row?.content });
@@ -238,16 +238,16 @@ describe('auto', () => {
     const clearing = await compact(tenantId, 'pvlib', parseStrategy('clearToolResults'), 'reads-clear-1');
     expect(clearing.status, clearing.row?.reason ?? '').toBe('applied');
     const seqs = messages.map((m) => m.seq);
-    const expected = await ctx.store.loadMessages(tenantId, 'untouched', seqs);
+    const expected = await ctx.reads.loadMessages(tenantId, 'untouched', seqs);
 
     // The batch path reads them whole, the online one in pages: both see the originals.
-    expect(await ctx.store.loadMessages(tenantId, 'pvlib', seqs)).toEqual(expected);
+    expect(await ctx.reads.loadMessages(tenantId, 'pvlib', seqs)).toEqual(expected);
     const pages = [];
-    for await (const page of ctx.store.reads.pagedMessages(tenantId, 'pvlib', seqs, 7)) pages.push(...page);
+    for await (const page of ctx.reads.pagedMessages(tenantId, 'pvlib', seqs, 7)) pages.push(...page);
     expect(pages).toEqual(expected);
 
     // Restored, the clearing no longer counts: the live rows are the originals again.
     await restoreCompaction(db(), { tenantId, sessionId: 'pvlib', compactionId: clearing.row?.id ?? '' });
-    expect(await ctx.store.loadMessages(tenantId, 'pvlib', seqs)).toEqual(expected);
+    expect(await ctx.reads.loadMessages(tenantId, 'pvlib', seqs)).toEqual(expected);
   });
 });

@@ -24,9 +24,9 @@ import { z } from 'zod';
 import { importTranscript } from '../../producer/import.ts';
 import { createSession, SessionExistsError } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
-import { jobIdOf, RUN_COMPLETED, type RunCompletedInput } from '../../shared/contract/events.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
-import type { CompactionWorker } from '../../worker/queue/worker.ts';
+import { jobIdOf, RUN_COMPLETED, type RunCompletedInput } from '../../shared/protocol/events.ts';
+import type { CompactionWorker } from '../../worker/queue/compaction/worker.ts';
 import { runCli } from '../support/cli.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -402,7 +402,7 @@ describe('bad transcripts', () => {
 
 describe('tenant isolation', () => {
   it("the CLI shows another tenant nothing of the owner's session and changes nothing", async () => {
-    expect((await ctx.store.history(OWNER.tenantId, OWNER.sessionId)).length).toBeGreaterThan(0);
+    expect((await ctx.reads.history(OWNER.tenantId, OWNER.sessionId)).length).toBeGreaterThan(0);
     const before = await snapshot();
     const intruder = ['--tenant', 'intruder', '--session', OWNER.sessionId];
     // Writing through the pipeline as another tenant is covered by the `seeded` event cases.
@@ -442,7 +442,7 @@ describe('tenant isolation', () => {
     }
     for (const e of events) {
       expect(await settled(jobIdOf(e.tenantId, e.eventId))).toBe('completed');
-      const rows = await ctx.store.history(e.tenantId, e.sessionId);
+      const rows = await ctx.reads.history(e.tenantId, e.sessionId);
       expect(rows.map((r) => [r.status, r.eventId])).toEqual([['applied', e.eventId]]);
     }
   });

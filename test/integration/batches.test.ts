@@ -11,8 +11,8 @@ import { systemClock } from '../../worker/pipeline/clock.ts';
 import { runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
-import { pollBatches } from '../../worker/queue/batches.ts';
-import { runSweep } from '../../worker/queue/sweep.ts';
+import { pollBatches } from '../../worker/queue/batches/batches.ts';
+import { runSweep } from '../../worker/queue/sweeps/sweep.ts';
 import type { Services } from '../../worker/runtime/services.ts';
 import { loadCorpusSession, silentLogger, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -53,7 +53,8 @@ function poll() {
   if (!batches) throw new Error('an Anthropic key is configured, so batches exist');
   return pollBatches({
     db: services.database.db,
-    store: services.store,
+    reads: services.reads,
+    writes: services.writes,
     batches,
     logger: silentLogger,
     onApplied: async (row) => {

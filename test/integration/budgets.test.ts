@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
-import { budgetReservations, type CompactionRow } from '../../shared/postgres/schema.ts';
+import { budgetReservations, type CompactionRow } from '../../producer/postgres/schema.ts';
+import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import { createWorkerMetrics } from '../../worker/observability/metrics.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
@@ -43,7 +43,7 @@ async function compact(tenantId: string, sessionId: string): Promise<void> {
 }
 
 async function ledger(tenantId: string, sessions: string[]): Promise<CompactionRow[]> {
-  const rows = await Promise.all(sessions.map((s) => ctx.store.history(tenantId, s)));
+  const rows = await Promise.all(sessions.map((s) => ctx.reads.history(tenantId, s)));
   return rows.flat().sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
@@ -104,7 +104,7 @@ describe('a tenant daily budget', () => {
 
     await compact(tenantId, 'only');
 
-    const [row] = await ctx.store.history(tenantId, 'only');
+    const [row] = await ctx.reads.history(tenantId, 'only');
     expect(row).toMatchObject({ status: 'skipped', messagesArchived: 0, summarizer: null });
     expect(row?.reason).toMatch(
       /^budget: daily 0\.0000010 USD of the tenant, spent 0\.00, this summary ≈.*: skipped$/,
@@ -127,7 +127,7 @@ describe('a tenant daily budget', () => {
 
     await compact(tenantId, 'tools');
 
-    const [row] = await ctx.store.history(tenantId, 'tools');
+    const [row] = await ctx.reads.history(tenantId, 'tools');
     expect(row).toMatchObject({
       status: 'applied',
       strategy: 'clearToolResults',
@@ -164,8 +164,8 @@ describe('a tenant daily budget', () => {
     await compact(tenantId, 'capped');
     await compact(tenantId, 'free');
 
-    const [capped] = await ctx.store.history(tenantId, 'capped');
-    const [free] = await ctx.store.history(tenantId, 'free');
+    const [capped] = await ctx.reads.history(tenantId, 'capped');
+    const [free] = await ctx.reads.history(tenantId, 'free');
     expect(capped).toMatchObject({ status: 'applied', summarizer: 'extractive' });
     expect(capped?.reason).toMatch(/^budget: daily 0\.0000010 USD of the agent, /);
     expect(free).toMatchObject({ status: 'applied', summarizer: 'anthropic', reason: null });

@@ -35,7 +35,7 @@ describe('compactor compact: retries', () => {
       summarizer: 'anthropic',
     });
     expect(ctx.fake.requests.length - requestsBefore).toBe(3);
-    const rows = await ctx.store.history(tenantId, 'busy');
+    const rows = await ctx.reads.history(tenantId, 'busy');
     expect(rows.map((r) => r.status)).toEqual(['applied']);
   });
 
@@ -61,7 +61,7 @@ describe('compactor compact: retries', () => {
     const row = JSON.parse(run.stdout);
     expect(row).toMatchObject({ status: 'applied', trigger: 'manual', summarizer: 'extractive' });
     expect(row.reason).toContain('fell back to extractive: anthropic failed on the last attempt');
-    const rows = await ctx.store.history(tenantId, 'fallback');
+    const rows = await ctx.reads.history(tenantId, 'fallback');
     expect(rows.map((r) => r.status)).toEqual(['applied']);
     const context = await loadContext(ctx.tdb.database.db, { tenantId, sessionId: 'fallback' });
     expect(context.messages.length).toBeLessThan(before.messages.length);
@@ -80,7 +80,7 @@ describe('compactor compact: retries', () => {
 
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('429');
-    const rows = await ctx.store.history(tenantId, 'failing');
+    const rows = await ctx.reads.history(tenantId, 'failing');
     expect(rows.map((r) => [r.status, r.trigger])).toEqual([['failed', 'manual']]);
     expect(rows[0]?.error ?? rows[0]?.reason).toContain('429');
     const context = await loadContext(ctx.tdb.database.db, { tenantId, sessionId: 'failing' });

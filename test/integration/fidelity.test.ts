@@ -61,7 +61,7 @@ describe('fidelity check', () => {
     await seed('kept');
     const outcome = await ctx.compactInProcess({ tenantId, sessionId: 'kept', strategy: strategy() });
     expect(outcome.status).toBe('applied');
-    const [row] = await ctx.store.history(tenantId, 'kept');
+    const [row] = await ctx.reads.history(tenantId, 'kept');
     expect(row?.status).toBe('applied');
     expect(row?.fidelity).toBeGreaterThan(0.8);
     expect(row?.fidelity).toBeLessThanOrEqual(1);
@@ -99,7 +99,7 @@ describe('fidelity check', () => {
     );
     expect(outcome.status).toBe('skipped');
     expect(await sessionState('skip')).toEqual(before);
-    const [row] = await ctx.store.history(tenantId, 'skip');
+    const [row] = await ctx.reads.history(tenantId, 'skip');
     expect(row?.status).toBe('skipped');
     expect(row?.summarizer).toBe('lossy');
     expect(row?.reason).toMatch(
@@ -122,7 +122,7 @@ describe('fidelity check', () => {
       ),
     ).rejects.toBeInstanceOf(LowFidelityError);
     expect(await sessionState('retry')).toEqual(before);
-    const [row] = await ctx.store.history(tenantId, 'retry');
+    const [row] = await ctx.reads.history(tenantId, 'retry');
     expect(row?.status).toBe('failed');
     expect(row?.idempotencyKey).toBeNull();
     expect(row?.error).toMatch(/below minFidelity 0\.6/);
@@ -140,7 +140,7 @@ describe('fidelity check', () => {
       { summarizers: { primary: lossy, offline: createExtractiveSummarizer() } },
     );
     expect(outcome.status).toBe('applied');
-    const [row] = await ctx.store.history(tenantId, 'fallback');
+    const [row] = await ctx.reads.history(tenantId, 'fallback');
     expect(row?.summarizer).toBe('extractive');
     expect(row?.reason).toMatch(
       /below minFidelity 0\.6 .*: summarized by extractive instead \(fidelity (?:1|0\.\d+)\)/,
@@ -162,7 +162,7 @@ describe('fidelity check', () => {
     // The offline summary keeps the paths and the request but none of the user's rules.
     expect(outcome.status).toBe('skipped');
     expect(await sessionState('fallback-low')).toEqual(before);
-    const [row] = await ctx.store.history(tenantId, 'fallback-low');
+    const [row] = await ctx.reads.history(tenantId, 'fallback-low');
     expect(row?.reason).toMatch(/the extractive fallback scored 0\.\d+ .* too: skipped/);
     expect(row?.summarizer).toBe('extractive');
   });

@@ -11,9 +11,9 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadContext } from '../../producer/index.ts';
+import { openDatabase } from '../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
-import { openDatabase } from '../../shared/postgres/db.ts';
-import { loadConfig } from '../../shared/runtime/config.ts';
+import { loadConfig } from '../../worker/config/config.ts';
 import { MIGRATIONS_FOLDER, migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor } from '../support/env.ts';
 

@@ -17,12 +17,13 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { appendMessages, createSession, loadContext } from '../../producer/index.ts';
-import type { Database } from '../../shared/postgres/db.ts';
-import { connectionOptions } from '../../shared/postgres/db.ts';
-import { DEFAULT_HISTORY_PARTITIONS } from '../../shared/postgres/partitions.ts';
-import * as schema from '../../shared/postgres/schema.ts';
+import type { Database } from '../../producer/postgres/db.ts';
+import { connectionOptions } from '../../producer/postgres/db.ts';
+import * as schema from '../../producer/postgres/schema.ts';
+import { DEFAULT_HISTORY_PARTITIONS } from '../../worker/config/partitions.ts';
+import { PostgresReads } from '../../worker/postgres/reads.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
+import { PostgresWrites } from '../../worker/postgres/writes.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -153,8 +154,9 @@ beforeAll(async () => {
 
   recording = recordingDatabase(ctx.tdb.url);
   ctx.onTeardown(() => recording.close());
-  const store = new CompactionStore(recording.db);
-  const deps = { reads: store, writes: store };
+  const reads = new PostgresReads(recording.db);
+  const writes = new PostgresWrites(recording.db, reads);
+  const deps = { reads, writes };
   recording.recording = true;
   await appendMessages(recording.db, tenantId, 'hot', [
     { role: 'user', content: 'Now run the test suite again, please.' },

@@ -14,14 +14,14 @@ import {
   liveSessionOf,
   SessionContinuedError,
 } from '../../producer/index.ts';
-import { jobIdOf } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { PolicyInput } from '../../shared/policy/policy.ts';
+import { jobIdOf } from '../../shared/protocol/events.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
-import { runSweep, SWEEP_QUEUE, startSweepService } from '../../worker/queue/sweep.ts';
-import type { CompactionWorker } from '../../worker/queue/worker.ts';
+import type { CompactionWorker } from '../../worker/queue/compaction/worker.ts';
+import { runSweep, SWEEP_QUEUE, startSweepService } from '../../worker/queue/sweeps/sweep.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
@@ -86,7 +86,7 @@ describe('policies', () => {
     await event(t, 'by-tenant');
     await event(t, 'by-event', { strategy: { type: 'slidingWindow', maxMessages: 10 } });
     await event('nopolicy', 'by-default');
-    const ledgerOf = async (tenant: string, s: string) => (await ctx.store.history(tenant, s))[0];
+    const ledgerOf = async (tenant: string, s: string) => (await ctx.reads.history(tenant, s))[0];
     // The window keeps N, plus the pinned system prompt, plus at most a tool call kept with its result.
     const keptAbout = (n: number) => ({
       status: 'applied',
@@ -109,7 +109,7 @@ describe('policies', () => {
     worker();
     const before = summaries;
     await event(t, 's');
-    const [row] = await ctx.store.history(t, 's');
+    const [row] = await ctx.reads.history(t, 's');
     expect(row).toMatchObject({ status: 'skipped', reason: 'below every trigger: 64 of 500 messages' });
     expect(summaries).toBe(before);
   });
@@ -130,7 +130,7 @@ describe('policies', () => {
     await event(t, 's');
     await event(t, 's');
     await event(t, 's');
-    const rows = await ctx.store.history(t, 's');
+    const rows = await ctx.reads.history(t, 's');
     expect(rows.map((r) => r.status)).toEqual(['skipped', 'skipped', 'skipped']);
     expect(rows[0]?.reason).toMatch(/^nothing can leave/);
     expect(rows[1]?.reason).toMatch(/^storm guard: /);
@@ -147,7 +147,7 @@ describe('policies', () => {
       })),
     );
     await event(t, 's');
-    const last = (await ctx.store.history(t, 's')).at(-1);
+    const last = (await ctx.reads.history(t, 's')).at(-1);
     expect(last?.reason).not.toMatch(/^storm guard/);
   });
 
@@ -171,7 +171,7 @@ describe('policies', () => {
     });
     worker();
     await event(t, 's');
-    const last = (await ctx.store.history(t, 's')).at(-1);
+    const last = (await ctx.reads.history(t, 's')).at(-1);
     expect(last).toMatchObject({
       status: 'applied',
       trigger: 'event',
@@ -232,7 +232,7 @@ describe('sweeps', () => {
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.stdout).toContain('"sessionId":"big"');
     expect(cli.stdout).not.toContain('"sessionId":"small"');
-    expect(await ctx.store.history(t, 'big')).toEqual([]);
+    expect(await ctx.reads.history(t, 'big')).toEqual([]);
     expect(await ctx.producer.queue.getJobCounts('waiting', 'active', 'delayed')).toEqual({
       waiting: 0,
       active: 0,
@@ -258,7 +258,7 @@ describe('sweeps', () => {
       return Object.values(c).every((n) => n === 0);
     }, 30_000);
     for (const id of ids) {
-      const rows = await ctx.store.history(t, id);
+      const rows = await ctx.reads.history(t, id);
       expect(
         rows.filter((r) => r.status === 'applied'),
         id,
@@ -302,10 +302,10 @@ describe('the context size the agent reports', () => {
       from sessions where tenant_id = ${t} and id = 's'`;
     // By compactor's estimate the session is far below 50,000 tokens: skipped.
     await event(t, 's');
-    expect((await ctx.store.history(t, 's')).at(-1)).toMatchObject({ status: 'skipped' });
+    expect((await ctx.reads.history(t, 's')).at(-1)).toMatchObject({ status: 'skipped' });
     // The agent says its last request was 60,000 tokens (images, tools, system prompt).
     await event(t, 's', { inputTokens: 60_000 });
-    const [row] = (await ctx.store.history(t, 's')).slice(-1);
+    const [row] = (await ctx.reads.history(t, 's')).slice(-1);
     expect(row).toMatchObject({ status: 'applied' });
     expect(row?.reason).toBeNull();
     const [after] = await reported();
@@ -314,7 +314,7 @@ describe('the context size the agent reports', () => {
     await event(t, 's', { inputTokens: 1_000 });
     const [kept] = await reported();
     expect(kept).toMatchObject({ reported_input_tokens: 1_000, reported_token_count: kept?.token_count });
-    expect((await ctx.store.history(t, 's')).at(-1)?.reason).toMatch(
+    expect((await ctx.reads.history(t, 's')).at(-1)?.reason).toMatch(
       /1000 of 50000 tokens \(as the agent reported them\)/,
     );
   });
@@ -338,7 +338,7 @@ describe('new-session transition', () => {
     const original = await seed(t, 'root');
     worker();
     await event(t, 'root');
-    const [row] = await ctx.store.history(t, 'root');
+    const [row] = await ctx.reads.history(t, 'root');
     expect(row).toMatchObject({
       status: 'applied',
       mode: 'newSession',
@@ -368,7 +368,7 @@ describe('new-session transition', () => {
     expect(await liveSessionOf(ctx.tdb.database.db, t, 'root')).toBe('root.v1.v1');
     // An event for the parent is skipped: its history continues elsewhere.
     await event(t, 'root');
-    expect((await ctx.store.history(t, 'root')).at(-1)?.reason).toBe(
+    expect((await ctx.reads.history(t, 'root')).at(-1)?.reason).toBe(
       'the session continued in session "root.v1"',
     );
     expect(violations(await audit(ctx.tdb.database.db, t))).toEqual([]);

@@ -1,6 +1,6 @@
 /**
  * The policies a worker's jobs read are cached in the worker and kept current by LISTEN/NOTIFY
- * (worker/queue/policy-cache.ts): a policy changed by another process is what the next job uses,
+ * (worker/postgres/policy-cache.ts): a policy changed by another process is what the next job uses,
  * and the cache is emptied when its listening connection comes back after a loss.
  */
 import { randomUUID } from 'node:crypto';
@@ -21,7 +21,7 @@ const messages = Array.from({ length: 6 }, (_, seq) => ({
 
 /** The strategy the next job of (tenant, session) would take from the agent's policy. */
 async function agentStrategy(services: Services, tenantId: string, sessionId: string) {
-  return (await services.store.loadGate(tenantId, sessionId)).agentPolicy?.strategy;
+  return (await services.reads.loadGate(tenantId, sessionId)).agentPolicy?.strategy;
 }
 
 /** Changes the agent's policy by hand, as SQL without the notification policy writes send. */
@@ -83,7 +83,7 @@ describe('policies cached in the worker', () => {
       strategy: { type: 'slidingWindow', maxMessages: 40 },
     });
     const services = ctx.services();
-    const tenantStrategy = async () => (await services.store.loadGate(tenantId, 's1')).tenantPolicy?.strategy;
+    const tenantStrategy = async () => (await services.reads.loadGate(tenantId, 's1')).tenantPolicy?.strategy;
     await waitFor(async () => (await tenantStrategy()) && services.policies.size > 0);
     await setPolicy(ctx.tdb.database.db, tenantId, null, { strategy: { type: 'none' } });
     await waitFor(async () => (await tenantStrategy())?.type === 'none');

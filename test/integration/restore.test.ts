@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { appendMessages, createSession } from '../../producer/index.ts';
 import { FenceError, InvalidInputError } from '../../shared/contract/errors.ts';
-import { planCompaction } from '../../shared/planning/plan.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 import { changeOf, entryOf, skipOf } from '../../worker/pipeline/change.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
@@ -126,7 +126,7 @@ describe('restore', () => {
   it('fences off a compaction planned before the restore', async () => {
     await seed('fence');
     const row = await compact('fence', { type: 'slidingWindow', maxMessages: 40 });
-    const snapshot = await ctx.store.loadSnapshot(tenantId, 'fence');
+    const snapshot = await ctx.reads.loadSnapshot(tenantId, 'fence');
     const plan = planCompaction(snapshot, snapshot.messages, { type: 'slidingWindow', maxMessages: 10 });
     if (plan.action !== 'compact') throw new Error('expected a plan');
     await restoreCompaction(ctx.tdb.database.db, { tenantId, sessionId: 'fence', compactionId: row.id });
@@ -134,7 +134,7 @@ describe('restore', () => {
       { tenantId, sessionId: 'fence', idempotencyKey: 'stale', eventId: null, trigger: 'manual' },
       'slidingWindow',
     );
-    const stale = ctx.store.apply(changeOf(entry, plan, snapshot.compactionVersion, null, null));
+    const stale = ctx.writes.apply(changeOf(entry, plan, snapshot.compactionVersion, null, null));
     await expect(stale).rejects.toThrow(FenceError);
     expect(violations(await audit(ctx.tdb.database.db, tenantId, 'fence'))).toEqual([]);
   });
@@ -149,7 +149,7 @@ describe('restore', () => {
       eventId: null,
       trigger: 'manual' as const,
     };
-    const skipped = await ctx.store.record(skipOf(entryOf(requester, 'none'), 'strategy is none'));
+    const skipped = await ctx.writes.record(skipOf(entryOf(requester, 'none'), 'strategy is none'));
     const before = await liveRows('refuse');
     const cases: Array<[Parameters<typeof restoreCompaction>[1], RegExp]> = [
       [{ tenantId, sessionId: 'refuse', compactionId: 'abc' }, /"abc" is not a UUID/],

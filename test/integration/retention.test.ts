@@ -11,8 +11,8 @@ import type { PolicyInput } from '../../shared/policy/policy.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
-import { runRetention } from '../../worker/queue/retention.ts';
-import { startSweepService } from '../../worker/queue/sweep.ts';
+import { runRetention } from '../../worker/queue/sweeps/retention.ts';
+import { startSweepService } from '../../worker/queue/sweeps/sweep.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { runCli } from '../support/cli.ts';
 import { loadCorpusSession, silentLogger, waitFor } from '../support/fixtures.ts';
@@ -63,7 +63,7 @@ async function sessionRow(tenantId: string, sessionId: string) {
 }
 
 async function expiredRows(tenantId: string, sessionId: string) {
-  return (await ctx.store.history(tenantId, sessionId)).filter((r) => r.status === 'expired');
+  return (await ctx.reads.history(tenantId, sessionId)).filter((r) => r.status === 'expired');
 }
 
 /** A conversation whose unpinned system message leaves with the first compaction. */

@@ -9,16 +9,16 @@ import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, loadContext } from '../../producer/index.ts';
+import { compactions } from '../../producer/postgres/schema.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import {
   jobIdOf,
   SESSION_COMPACTED,
   SESSION_EVENTS_QUEUE,
   type SessionCompactedEvent,
   sessionCompactedEventSchema,
-} from '../../shared/contract/events.ts';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { compactions } from '../../shared/postgres/schema.ts';
-import { createSessionEventsPublisher } from '../../worker/queue/session-events.ts';
+} from '../../shared/protocol/events.ts';
+import { createSessionEventsPublisher } from '../../worker/queue/session-events/session-events.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { cleanRedis, loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';

@@ -10,7 +10,7 @@ import { importTranscript } from '../../producer/import.ts';
 import { SessionExistsError } from '../../producer/sessions.ts';
 import { FenceError } from '../../shared/contract/errors.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
-import { planCompaction } from '../../shared/planning/plan.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 import { changeOf, entryOf } from '../../worker/pipeline/change.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
@@ -94,7 +94,7 @@ describe('apply', () => {
   async function imported(sessionId: string) {
     const file = path.join(CORPUS_DIR, 'sweagent__ctf-web-i_got_id.jsonl');
     await importTranscript(ctx.tdb.database.db, file, { tenantId, sessionId });
-    const snapshot = await ctx.store.loadSnapshot(tenantId, sessionId);
+    const snapshot = await ctx.reads.loadSnapshot(tenantId, sessionId);
     const plan = planCompaction(snapshot, snapshot.messages, { type: 'slidingWindow', maxMessages: 10 });
     if (plan.action !== 'compact') throw new Error('expected a compaction');
     const entry = entryOf(
@@ -107,7 +107,7 @@ describe('apply', () => {
 
   it('moves exactly the planned messages to the archive and records the ledger row', async () => {
     const { snapshot, plan, input } = await imported('apply-ok');
-    const result = await ctx.store.apply(input);
+    const result = await ctx.writes.apply(input);
     expect(result.status).toBe('applied');
     expect(result.row).toMatchObject({
       status: 'applied',
@@ -121,7 +121,7 @@ describe('apply', () => {
     expect(archived.map((r) => r.seq)).toEqual(plan.leavingSeqs);
     expect(violations(await audit(ctx.tdb.database.db, tenantId, 'apply-ok'))).toEqual([]);
     // The same key again: nothing more happens.
-    const again = await ctx.store.apply({ ...input, expectedVersion: snapshot.compactionVersion + 1 });
+    const again = await ctx.writes.apply({ ...input, expectedVersion: snapshot.compactionVersion + 1 });
     expect(again).toMatchObject({ status: 'duplicate', row: { id: result.row.id } });
     expect(await countRows('apply-ok')).toMatchObject({ archived: plan.leavingSeqs.length, ledger: 1 });
   });
@@ -133,7 +133,7 @@ describe('apply', () => {
     await ctx.tdb.database.sql`
       update messages set pinned = true
       where tenant_id = ${tenantId} and session_id = ${sessionId} and seq in (3, 4, 9)`;
-    const snapshot = await ctx.store.loadSnapshot(tenantId, sessionId);
+    const snapshot = await ctx.reads.loadSnapshot(tenantId, sessionId);
     const plan = planCompaction(snapshot, snapshot.messages, { type: 'slidingWindow', maxMessages: 10 });
     if (plan.action !== 'compact') throw new Error('expected a compaction');
     expect(plan.leavingSeqs).not.toContain(4);
@@ -145,7 +145,7 @@ describe('apply', () => {
       'slidingWindow',
     );
     const input = changeOf(entry, { ...plan, leavingSeqs: leaving }, snapshot.compactionVersion, null, null);
-    const result = await ctx.store.apply(input);
+    const result = await ctx.writes.apply(input);
     expect(result.row).toMatchObject({ status: 'applied', messagesArchived: leaving.length });
     const archived = await ctx.tdb.database.sql<{ seq: number }[]>`
       select seq::int from archived_messages where compaction_id = ${result.row.id} order by seq`;
@@ -161,7 +161,7 @@ describe('apply', () => {
     await ctx.tdb.database.sql`
       update sessions set compaction_version = compaction_version + 1 where tenant_id = ${tenantId} and id = 'apply-fenced'`;
     const before = await countRows('apply-fenced');
-    await expect(ctx.store.apply(input)).rejects.toThrow(FenceError);
+    await expect(ctx.writes.apply(input)).rejects.toThrow(FenceError);
     expect(await countRows('apply-fenced')).toEqual(before);
   });
 
@@ -171,7 +171,7 @@ describe('apply', () => {
       update messages set pinned = true
       where tenant_id = ${tenantId} and session_id = 'apply-pinned' and seq = ${plan.leavingSeqs[0] as number}`;
     const before = await countRows('apply-pinned');
-    await expect(ctx.store.apply(input)).rejects.toThrow(/snapshot is stale/);
+    await expect(ctx.writes.apply(input)).rejects.toThrow(/snapshot is stale/);
     expect(await countRows('apply-pinned')).toEqual(before);
   });
 });

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { costUsd } from '../../shared/summary/pricing.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
@@ -54,7 +54,7 @@ async function run(sessionId: string, attempts: number, strategy?: Strategy) {
     return s === 'completed' || s === 'failed' ? s : undefined;
   }, 25_000);
   const job = await ctx.producer.queue.getJob(eventId);
-  return { state, job, rows: await ctx.store.history(tenantId, sessionId) };
+  return { state, job, rows: await ctx.reads.history(tenantId, sessionId) };
 }
 
 describe('summaries under API failures', () => {

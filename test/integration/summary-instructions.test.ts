@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { RUN_COMPLETED } from '../../shared/contract/events.ts';
+import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { INSTRUCTIONS_PREFACE, SYSTEM_PROMPT } from '../../shared/summary/prompt.ts';
 import { runCli } from '../support/cli.ts';
@@ -90,8 +90,8 @@ describe('summary instructions', () => {
     ).toBe(true);
     expect(turnText(without)).not.toContain('<instructions>');
 
-    const [plainRow] = await ctx.store.history(tenantId, 'plain');
-    const [instructedRow] = await ctx.store.history(tenantId, 'instructed');
+    const [plainRow] = await ctx.reads.history(tenantId, 'plain');
+    const [instructedRow] = await ctx.reads.history(tenantId, 'instructed');
     expect(plainRow).toMatchObject({ status: 'applied', summarizer: 'anthropic', instructions: null });
     expect(instructedRow).toMatchObject({
       status: 'applied',
@@ -141,7 +141,7 @@ describe('summary instructions', () => {
     );
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--instructions: must not be blank');
-    expect(await ctx.store.history(tenantId, 'blank')).toEqual([]);
+    expect(await ctx.reads.history(tenantId, 'blank')).toEqual([]);
   });
 
   it('are refused by compactor compact for a strategy that writes no summary', async () => {
@@ -164,6 +164,6 @@ describe('summary instructions', () => {
     expect(run.stderr).toMatch(
       /instructions: the strategy in force \(slidingWindow:5, from the override\) writes no summary/,
     );
-    expect(await ctx.store.history(tenantId, 'windowed')).toEqual([]);
+    expect(await ctx.reads.history(tenantId, 'windowed')).toEqual([]);
   });
 });

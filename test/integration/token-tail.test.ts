@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { jobIdOf } from '../../shared/contract/events.ts';
+import { jobIdOf } from '../../shared/protocol/events.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -38,7 +38,7 @@ describe('slidingWindow with keepRecentTokens', () => {
     });
     expect(state).toBe('completed');
 
-    const [row] = await ctx.store.history(tenantId, sessionId);
+    const [row] = await ctx.reads.history(tenantId, sessionId);
     expect(row).toMatchObject({ status: 'applied', strategy: 'slidingWindow' });
     const cutoffSeq = row?.cutoffSeq as number;
     const [tail] = await ctx.tdb.database.sql<{ n: number; tokens: number }[]>`

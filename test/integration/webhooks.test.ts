@@ -19,15 +19,15 @@ import {
   WEBHOOK_TIMESTAMP_HEADER,
   WebhookSignatureError,
 } from '../../producer/webhook-signature.ts';
-import { jobIdOf, SESSION_EVENTS_QUEUE, sessionCompactedEventSchema } from '../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE, webhookMessageId } from '../../shared/contract/webhooks.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { jobIdOf, SESSION_EVENTS_QUEUE, sessionCompactedEventSchema } from '../../shared/protocol/events.ts';
 import { webhookAgents } from '../../worker/outbound/webhook-targets.ts';
 import { watchWebhookPresence } from '../../worker/postgres/webhook-presence.ts';
 import { deliveriesOf, removeWebhook, setWebhook } from '../../worker/postgres/webhooks.ts';
-import { postWebhook } from '../../worker/queue/webhook-delivery.ts';
-import { createWebhookEnqueuer } from '../../worker/queue/webhook-queue.ts';
-import { startWebhookWorker } from '../../worker/queue/webhook-worker.ts';
+import { postWebhook } from '../../worker/queue/webhooks/webhook-delivery.ts';
+import { createWebhookEnqueuer } from '../../worker/queue/webhooks/webhook-queue.ts';
+import { startWebhookWorker } from '../../worker/queue/webhooks/webhook-worker.ts';
 import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';

@@ -6,11 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appendMessages, createSession } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
-import { jobIdOf, RUN_COMPLETED } from '../../shared/contract/events.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { jobIdOf, RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import { collectLeaving, type Summarizer } from '../../shared/summary/summarizer.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
-import type { CompactionWorker } from '../../worker/queue/worker.ts';
+import type { CompactionWorker } from '../../worker/queue/compaction/worker.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -36,7 +36,7 @@ async function settled(jobId: string) {
 }
 
 async function ledger(sessionId: string) {
-  return ctx.store.history(tenantId, sessionId);
+  return ctx.reads.history(tenantId, sessionId);
 }
 
 afterEach(async () => {

@@ -5,7 +5,7 @@
  * blaming PostgreSQL.
  */
 import { describe, expect, it } from 'vitest';
-import { describeDatabaseError } from '../../shared/postgres/errors.ts';
+import { describeDatabaseError } from '../../worker/postgres/errors.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { AnthropicTransientError } from '../../worker/summarizers/anthropic-errors.ts';
 import { freePort } from '../faults/harness.ts';

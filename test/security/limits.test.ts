@@ -14,7 +14,7 @@ import { createApiApp } from '../../worker/http/api/index.ts';
 import { TenantLimits } from '../../worker/http/api/tenant-limits.ts';
 import { type Listening, listen } from '../../worker/http/ops.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
-import { PolicyCache } from '../../worker/queue/policy-cache.ts';
+import { PolicyCache } from '../../worker/postgres/policy-cache.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration();

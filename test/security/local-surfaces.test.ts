@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/runtime/config.ts';
+import { loadConfig } from '../../worker/config/config.ts';
 import { createApiApp } from '../../worker/http/api/app.ts';
 import { startApi } from '../../worker/http/api/server.ts';
 import { startDashboard } from '../../worker/http/dashboard/server.ts';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
-import { jobIdOf } from '../../shared/contract/events.ts';
+import { jobIdOf } from '../../shared/protocol/events.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -48,7 +48,7 @@ describe('two tenants, one event id', () => {
     for (const { jobId } of enqueued) expect(await settled(jobId)).toBe('completed');
 
     for (const tenantId of TENANTS) {
-      const rows = await ctx.store.history(tenantId, 'shared-name');
+      const rows = await ctx.reads.history(tenantId, 'shared-name');
       expect(rows.map((r) => [r.status, r.eventId])).toEqual([['applied', eventId]]);
       const report = await audit(ctx.tdb.database.db, tenantId, 'shared-name');
       expect(violations(report)).toEqual([]);
@@ -76,7 +76,7 @@ describe('two tenants, one event id', () => {
     });
     expect(second).toEqual({ jobId: jobIdOf('acme', eventId), coalesced: false });
     expect(await settled(second.jobId)).toBe('completed');
-    expect((await ctx.store.history('acme', 'later')).map((r) => r.status)).toEqual(['applied']);
+    expect((await ctx.reads.history('acme', 'later')).map((r) => r.status)).toEqual(['applied']);
   });
 
   it('keeps job ids unambiguous for tenant ids that hold the separator', () => {

@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession, type NewMessage } from '../../producer/index.ts';
+import { backlogKeysOf } from '../../producer/redis/tenant-backlog.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { backlogKeysOf } from '../../shared/runtime/tenant-backlog.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { waitFor } from '../support/fixtures.ts';

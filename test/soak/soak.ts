@@ -20,7 +20,7 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { importTranscript } from '../../producer/import.ts';
 import { appendMessages, createProducer, jobIdOf } from '../../producer/index.ts';
-import { openDatabase } from '../../shared/postgres/db.ts';
+import { openDatabase } from '../../producer/postgres/db.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';

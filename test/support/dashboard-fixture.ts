@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { createProducer, createSession, type Producer } from '../../producer/index.ts';
 import type { NewMessage } from '../../producer/sessions.ts';
-import type { RunCompletedInput } from '../../shared/contract/events.ts';
+import type { RunCompletedInput } from '../../shared/protocol/events.ts';
 import { type Dashboard, startDashboard } from '../../worker/http/dashboard/index.ts';
-import { type CompactionWorker, startWorker } from '../../worker/queue/worker.ts';
+import { type CompactionWorker, startWorker } from '../../worker/queue/compaction/worker.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { REDIS_URL } from './env.ts';
 import { type FakeAnthropicHandle, FakeAnthropicServer } from './fake-anthropic.ts';

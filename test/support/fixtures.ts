@@ -12,9 +12,9 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import postgres from 'postgres';
 import { inject } from 'vitest';
+import { type Database, DEFAULT_SCHEMA, openDatabase } from '../../producer/postgres/db.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
-import { type Database, DEFAULT_SCHEMA, openDatabase } from '../../shared/postgres/db.ts';
-import type { Config } from '../../shared/runtime/config.ts';
+import type { Config } from '../../worker/config/config.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from './env.ts';
 
 /** The corpus of real transcripts shipped with the repository (`corpus/sessions`). */

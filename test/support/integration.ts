@@ -22,7 +22,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { createProducer, type Producer } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import type { Config } from '../../shared/runtime/config.ts';
+import type { Config } from '../../worker/config/config.ts';
 import { systemClock } from '../../worker/pipeline/clock.ts';
 import {
   type CompactionOutcome,
@@ -31,8 +31,13 @@ import {
   runCompaction,
 } from '../../worker/pipeline/pipeline.ts';
 import type { Summarizers } from '../../worker/pipeline/ports.ts';
-import { CompactionStore } from '../../worker/postgres/store.ts';
-import { type CompactionWorker, startWorker, type WorkerOptions } from '../../worker/queue/worker.ts';
+import { PostgresReads } from '../../worker/postgres/reads.ts';
+import { PostgresWrites } from '../../worker/postgres/writes.ts';
+import {
+  type CompactionWorker,
+  startWorker,
+  type WorkerOptions,
+} from '../../worker/queue/compaction/worker.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { openServices, type ServiceOverrides, type Services } from '../../worker/runtime/services.ts';
 import { REDIS_URL } from './env.ts';
@@ -81,8 +86,10 @@ export interface Integration {
   readonly config: Config;
   /** A producer on the file's prefix, made on first use. */
   readonly producer: Producer;
-  /** A store on the file's database, made on first use. */
-  readonly store: CompactionStore;
+  /** The reads of sessions and the ledger on the file's database, made on first use. */
+  readonly reads: PostgresReads;
+  /** The fenced writes on the file's database, made on first use. */
+  readonly writes: PostgresWrites;
   /** A plain Redis client, made on first use. */
   readonly redis: Redis;
   /** The fake Messages API (only with `anthropic`). */
@@ -98,7 +105,7 @@ export interface Integration {
   /** Closes the workers started so far (for files whose tests each start their own). */
   closeWorkers(): Promise<void>;
   /**
-   * Runs the pipeline once in this process, as `compactor compact` does: on the file's store, with
+   * Runs the pipeline once in this process, as `compactor compact` does: on the file's reads and writes, with
    * the extractive summarizer as the primary one (`deps.summarizers` replaces it slot by slot) and
    * no offline one; `trigger` defaults to `manual`, `idempotencyKey` to a new one.
    */
@@ -123,7 +130,8 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
   let llm: FakeAnthropicHandle | undefined;
   let config: Config | undefined;
   let producer: Producer | undefined;
-  let store: CompactionStore | undefined;
+  let reads: PostgresReads | undefined;
+  let writes: PostgresWrites | undefined;
   let redis: Redis | undefined;
   const services: Services[] = [];
   const workers: CompactionWorker[] = [];
@@ -167,9 +175,13 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
       producer ??= createProducer({ redisUrl: REDIS_URL, prefix: ctx.prefix, db: ctx.tdb.database.db });
       return producer;
     },
-    get store() {
-      store ??= new CompactionStore(ctx.tdb.database.db);
-      return store;
+    get reads() {
+      reads ??= new PostgresReads(ctx.tdb.database.db);
+      return reads;
+    },
+    get writes() {
+      writes ??= new PostgresWrites(ctx.tdb.database.db, ctx.reads);
+      return writes;
     },
     get redis() {
       redis ??= new Redis(REDIS_URL);
@@ -202,8 +214,8 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
     ) {
       return runCompaction(
         {
-          reads: ctx.store,
-          writes: ctx.store,
+          reads: ctx.reads,
+          writes: ctx.writes,
           leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
           summarizers: { primary: createExtractiveSummarizer(), ...summarizers },
           clock: systemClock,

@@ -14,14 +14,14 @@
  * the Postgres adapter's own pure row builders, so a row here holds what the table would.
  */
 import { randomUUID } from 'node:crypto';
+import type { ContextRead } from '../../producer/postgres/context-query.ts';
+import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import { contentFacts, type StoredContent } from '../../shared/contract/blocks.ts';
 import { FenceError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { Message, MessageMeta, Role } from '../../shared/contract/message.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
 import { type BudgetDecision, budgetWindows, type Spend } from '../../shared/policy/budget.ts';
 import { overTrigger, type Policy, type PolicyInput, policySchema } from '../../shared/policy/policy.ts';
-import type { ContextRead } from '../../shared/postgres/context-query.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { Batching, PipelineDeps, QueuedSummary } from '../../worker/pipeline/deps.ts';
 import type {

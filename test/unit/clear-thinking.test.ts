@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { type Block, contentFacts, type StoredContent } from '../../shared/contract/blocks.ts';
 import type { MessageMeta, Role } from '../../shared/contract/message.ts';
-import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, Plan, SessionSnapshot } from '../../shared/planning/types.ts';
 import { type ClearThinkingStrategy, parseStrategy, STRATEGIES } from '../../shared/strategies/index.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 
 const thought = (n: number): Block => ({ type: 'thinking', thinking: `plan ${n}`, signature: `sig-${n}` });
 const redacted: Block = { type: 'redacted_thinking', data: 'opaque' };

@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { type Block, contentFacts, type StoredContent } from '../../shared/contract/blocks.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
-import { planCompaction } from '../../shared/planning/plan.ts';
 import type { CompactPlan, SessionSnapshot } from '../../shared/planning/types.ts';
 import { type ClearToolResultsStrategy, parseStrategy, STRATEGIES } from '../../shared/strategies/index.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 
 const big = 'x'.repeat(4_000);
 

@@ -1,15 +1,15 @@
 /**
  * `compactor --help` names every environment variable compactor reads. The variables are found
  * here by reading the sources, not by asking the code under test: the config schema's keys in
- * shared/runtime/config.ts, and every `process.env` read anywhere in shared/, worker/, producer/.
+ * worker/config/config.ts, and every `process.env` read anywhere in shared/, worker/, producer/.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/runtime/config.ts';
 import { main } from '../../worker/cli/cli.ts';
 import { environmentVariables } from '../../worker/cli/environment.ts';
+import { loadConfig } from '../../worker/config/config.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -38,7 +38,7 @@ function processEnvReads(): Map<string, string> {
 
 /** The keys of `envSchema = z.object({ ... })` as written in config.ts. */
 function schemaKeys(): string[] {
-  const text = readFileSync(path.join(ROOT, 'shared/runtime/config.ts'), 'utf8');
+  const text = readFileSync(path.join(ROOT, 'worker/config/config.ts'), 'utf8');
   const body = /envSchema = z\.object\(\{([\s\S]*?)\n\}\);/.exec(text)?.[1] ?? '';
   return [...body.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1] as string);
 }
@@ -61,7 +61,7 @@ describe('compactor --help, environment', () => {
     expect(keys.length).toBeGreaterThanOrEqual(22);
     const help = await helpText();
     const missing = keys.filter((k) => !new RegExp(`^ {2}${k} `, 'm').test(help));
-    expect(missing, 'variables of shared/runtime/config.ts missing from compactor --help').toEqual([]);
+    expect(missing, 'variables of worker/config/config.ts missing from compactor --help').toEqual([]);
   });
 
   it('names every variable read through process.env anywhere in the sources', async () => {

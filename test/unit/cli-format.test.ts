@@ -3,7 +3,7 @@
  * suggestion, and the two tables and the dry-run preview built on them.
  */
 import { describe, expect, it } from 'vitest';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import { type CompactionPreview, previewLines } from '../../worker/cli/commands/compact.ts';
 import { historyTable } from '../../worker/cli/commands/history.ts';
 import { sessionsTable } from '../../worker/cli/commands/sessions.ts';

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '../../shared/runtime/config.ts';
+import { loadConfig } from '../../worker/config/config.ts';
 
 interface Service {
   image?: string;

@@ -5,8 +5,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { appendRequestSchema, describeIssue } from '../../shared/contract/api.ts';
-import { CONTRACT_SCHEMA_FILES, contractSchemaText } from '../../shared/contract/json-schemas.ts';
+import { appendRequestSchema, describeIssue } from '../../shared/protocol/api.ts';
+import { CONTRACT_SCHEMA_FILES, contractSchemaText } from '../../shared/protocol/json-schemas.ts';
 
 const DIR = new URL('../../shared/contract/schemas/', import.meta.url);
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ALL_SCOPES, TENANT_SCOPES } from '../../shared/contract/api-keys.ts';
-import { ConfigError, loadConfig } from '../../shared/runtime/config.ts';
+import { ConfigError, loadConfig } from '../../worker/config/config.ts';
 import {
   assertStartable,
   authenticate,

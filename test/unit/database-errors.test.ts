@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DatabaseError } from '../../shared/contract/errors.ts';
-import { describeDatabaseError } from '../../shared/postgres/errors.ts';
+import { describeDatabaseError } from '../../worker/postgres/errors.ts';
 
 /** A socket error as Node makes it (`connect ECONNREFUSED ...` with code, errno, address, port). */
 function refused(address: string, port: number): Error {

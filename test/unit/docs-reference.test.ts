@@ -11,8 +11,8 @@ import { cliReferencePage } from '../../scripts/docs/cli-page.ts';
 import { configurationReferencePage } from '../../scripts/docs/configuration-page.ts';
 import { GENERATED_PAGES, ROOT } from '../../scripts/docs/generate.ts';
 import { httpApiReferencePage } from '../../scripts/docs/http-api-page.ts';
-import { envSchema } from '../../shared/runtime/config.ts';
 import { COMMANDS } from '../../worker/cli/cli.ts';
+import { envSchema } from '../../worker/config/config.ts';
 import { openApiDocument } from '../../worker/http/api/openapi.ts';
 
 describe('the generated reference pages', () => {

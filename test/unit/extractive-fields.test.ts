@@ -7,7 +7,6 @@
 import { describe, expect, it } from 'vitest';
 import { estimateTextTokens } from '../../shared/contract/tokens.ts';
 import { extractCheckpoint } from '../../shared/extractive/index.ts';
-import { commandKey } from '../../shared/extractive/shell.ts';
 import {
   type Checkpoint,
   checkpointSchema,
@@ -16,7 +15,8 @@ import {
   renderCheckpointBody,
 } from '../../shared/summary/checkpoint.ts';
 import { lastUserRequestOf } from '../../shared/summary/last-request.ts';
-import { classifyUserMessage } from '../../shared/summary/user-messages.ts';
+import { commandKey } from '../../shared/text/shell.ts';
+import { classifyUserMessage } from '../../shared/text/user-messages.ts';
 import { extractWorkingSet } from '../../shared/working-set/working-set.ts';
 import { renderCheckpoint as renderCheckpointHtml } from '../../worker/http/dashboard/checkpoint-view.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';

@@ -1,10 +1,10 @@
 /**
- * Reading the scripts an agent writes and runs (shared/extractive/shell.ts): which files a script's
+ * Reading the scripts an agent writes and runs (shared/text/shell.ts): which files a script's
  * text writes, by literal path, so that a summary can say `pkg/mod.py` was rewritten by
  * `python fix.py`; a script that only reads writes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { heredocs, scriptWrites } from '../../shared/extractive/shell.ts';
+import { heredocs, scriptWrites } from '../../shared/text/shell.ts';
 
 describe('the files a script writes', () => {
   it('reads the Python script an agent writes to patch a source file', () => {

@@ -13,7 +13,11 @@ import {
   TransientError,
   toError,
 } from '../../shared/contract/errors.ts';
-import { IN_PROCESS_ATTEMPTS, inProcessRetry, jobActionFor } from '../../worker/queue/job-actions.ts';
+import {
+  IN_PROCESS_ATTEMPTS,
+  inProcessRetry,
+  jobActionFor,
+} from '../../worker/queue/compaction/job-actions.ts';
 
 const options = { leaseBusyDelayMs: 1_000, random: () => 0.5 };
 

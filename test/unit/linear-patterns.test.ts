@@ -5,11 +5,11 @@
  * texts short enough for the old pattern to finish.
  */
 import { describe, expect, it } from 'vitest';
-import { OPEN_REST_CHARS, scriptWrites } from '../../shared/extractive/shell.ts';
 import { checklist } from '../../shared/extractive/state.ts';
 import { headingTitle } from '../../shared/extractive/summaries.ts';
 import { foundIn, instructionSentences } from '../../shared/fidelity/score.ts';
-import { classifyUserMessage, isMarkupOnly, lastQuestion } from '../../shared/summary/user-messages.ts';
+import { OPEN_REST_CHARS, scriptWrites } from '../../shared/text/shell.ts';
+import { classifyUserMessage, isMarkupOnly, lastQuestion } from '../../shared/text/user-messages.ts';
 
 /** A deterministic generator (mulberry32), so a failure can be replayed. */
 function random(seed: number) {

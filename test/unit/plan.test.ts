@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { legacyToolIds, type MessageMeta } from '../../shared/contract/message.ts';
-import { type CompactPlan, planCompaction, type SessionSnapshot } from '../../shared/planning/plan.ts';
+import { type CompactPlan, planCompaction, type SessionSnapshot } from '../../shared/strategies/plan.ts';
 
 const snapshot: SessionSnapshot = { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq: 1_000 };
 

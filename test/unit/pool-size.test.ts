@@ -3,7 +3,7 @@
  * with COMPACTOR_DB_POOL_SIZE, which is validated like every other variable.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../shared/runtime/config.ts';
+import { ConfigError, loadConfig } from '../../worker/config/config.ts';
 import { poolSizeFor } from '../../worker/runtime/services.ts';
 
 describe('Postgres pool size', () => {

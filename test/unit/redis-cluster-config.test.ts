@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { producerTarget } from '../../producer/index.ts';
-import { ConfigError, loadConfig, redisTargetOf } from '../../shared/runtime/config.ts';
-import { assertClusterPrefix, hashTagOf, parseClusterNodes } from '../../shared/runtime/redis.ts';
+import { assertClusterPrefix, hashTagOf, parseClusterNodes } from '../../producer/redis/redis.ts';
+import { ConfigError, loadConfig, redisTargetOf } from '../../worker/config/config.ts';
 
 describe('seed nodes', () => {
   it('parses host:port, [ipv6]:port and redis:// entries', () => {

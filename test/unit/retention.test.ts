@@ -3,6 +3,7 @@
  * restore, and how `history` and the dashboard chart show an `expired` row.
  */
 import { describe, expect, it } from 'vitest';
+import type { CompactionRow, SessionRow } from '../../producer/postgres/schema.ts';
 import { policySchema } from '../../shared/policy/policy.ts';
 import {
   DAY_MS,
@@ -11,7 +12,6 @@ import {
   retentionCutoff,
   retentionLabel,
 } from '../../shared/policy/retention.ts';
-import type { CompactionRow, SessionRow } from '../../shared/postgres/schema.ts';
 import { historyTable } from '../../worker/cli/commands/history.ts';
 import { renderChart } from '../../worker/http/dashboard/chart.ts';
 import { renderDetailsPage } from '../../worker/http/dashboard/details-page.ts';

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageMeta } from '../../shared/contract/message.ts';
 import { childSessionIdOf, effectsOf } from '../../shared/planning/effects.ts';
-import { planCompaction } from '../../shared/planning/plan.ts';
 import { parseStrategy, STRATEGIES, strategySchema, strategyUnit } from '../../shared/strategies/index.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 import { emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
 
 const snapshot = { tenantId: 't', sessionId: 's', compactionVersion: 3, snapshotSeq: 19 };

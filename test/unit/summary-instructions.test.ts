@@ -4,8 +4,8 @@
  * carries them, and the system prompt that stays the same with or without them.
  */
 import { describe, expect, it } from 'vitest';
-import { runCompletedEventSchema } from '../../shared/contract/events.ts';
 import { DEFAULT_POLICY, policySchema, resolvePolicy, withInstructions } from '../../shared/policy/policy.ts';
+import { runCompletedEventSchema } from '../../shared/protocol/events.ts';
 import {
   instructionsOf,
   MAX_INSTRUCTIONS_CHARS,

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { MessageMeta } from '../../shared/contract/message.ts';
-import { type CompactPlan, type Plan, planCompaction } from '../../shared/planning/plan.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
+import { type CompactPlan, type Plan, planCompaction } from '../../shared/strategies/plan.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';
 
 /** Tool-heavy sessions with one user turn, and chat sessions with many. */

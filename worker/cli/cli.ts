@@ -6,10 +6,10 @@
 
 import { InvalidInputError } from '../../shared/contract/errors.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
-import { describeDatabaseError } from '../../shared/postgres/errors.ts';
-import { type Config, ConfigError, loadConfig } from '../../shared/runtime/config.ts';
-import { createLogger } from '../../shared/runtime/logger.ts';
+import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { DashboardConfigError } from '../http/dashboard/index.ts';
+import { describeDatabaseError } from '../postgres/errors.ts';
+import { createLogger } from '../runtime/logger.ts';
 import {
   type Command,
   type CommandGroup,

@@ -5,8 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
-import type { Config } from '../../shared/runtime/config.ts';
 import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
+import type { Config } from '../config/config.ts';
 import { closest } from './format.ts';
 import type { TerminalStream } from './progress.ts';
 

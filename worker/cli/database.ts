@@ -1,5 +1,5 @@
 /** The database of a command that reads or writes a few rows and exits. */
-import { assertSchema, type Db, openDatabase } from '../../shared/postgres/db.ts';
+import { assertSchema, type Db, openDatabase } from '../../producer/postgres/db.ts';
 import type { CommandContext } from './command.ts';
 
 /**

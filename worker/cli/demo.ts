@@ -6,19 +6,18 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { and, eq, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { type ImportedSession, importTranscript, transcriptFiles } from '../../producer/import.ts';
 import { connectionOf, createProducer } from '../../producer/index.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
-import { compactions } from '../../shared/postgres/schema.ts';
-import type { Config } from '../../shared/runtime/config.ts';
-import { createLogger } from '../../shared/runtime/logger.ts';
-import { packagePath } from '../../shared/runtime/package-files.ts';
+import type { Config } from '../config/config.ts';
+import { packagePath } from '../config/package-files.ts';
 import { audit, violations } from '../postgres/audit.ts';
 import { ensureDatabase } from '../postgres/create-database.ts';
 import { migrateDatabase, migrateOptionsOf } from '../postgres/migrate.ts';
-import { startWorker } from '../queue/worker.ts';
+import { keyedLedgerLines, type LedgerLine } from '../postgres/queries/ledger.ts';
+import { startWorker } from '../queue/compaction/worker.ts';
+import { createLogger } from '../runtime/logger.ts';
 import { openServices } from '../runtime/services.ts';
 import type { Progress, TerminalStream } from './progress.ts';
 
@@ -40,20 +39,6 @@ export interface DemoOptions {
   timeoutMs?: number;
   /** Makes the worker's logger at a pino level. Default {@link createLogger} (JSON lines on stderr). */
   logger?: (level: string) => Logger;
-}
-
-/** A ledger row as the table shows it. */
-interface Row {
-  sessionId: string;
-  status: string;
-  messagesBefore: number;
-  messagesAfter: number;
-  tokensBefore: number;
-  tokensAfter: number;
-  strategy: string;
-  summarizer: string;
-  ms: number;
-  reason: string | null;
 }
 
 /**
@@ -108,7 +93,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     );
 
     await waitSettled(producer.queue, jobIds, options.timeoutMs ?? 300_000, say, options.progress);
-    const rows = await ledgerRows(services.database.db, tenantId);
+    const rows = await keyedLedgerLines(services.database.db, tenantId);
     const report = await audit(services.database.db, tenantId);
     const wallMs = performance.now() - started;
     const lines = renderTable(rows);
@@ -158,34 +143,7 @@ async function waitSettled(
   }
 }
 
-async function ledgerRows(db: Parameters<typeof audit>[0], tenantId: string): Promise<Row[]> {
-  const rows = await db
-    .select({
-      sessionId: compactions.sessionId,
-      status: compactions.status,
-      messagesBefore: sql<number>`coalesce(${compactions.messagesBefore}, 0)`,
-      messagesAfter: sql<number>`coalesce(${compactions.messagesAfter}, 0)`,
-      tokensBefore: sql<number>`coalesce(${compactions.tokensBefore}, 0)`,
-      tokensAfter: sql<number>`coalesce(${compactions.tokensAfter}, 0)`,
-      strategy: compactions.strategy,
-      summarizer: sql<string>`coalesce(${compactions.summarizer}, '-')`,
-      ms: sql<number>`coalesce(${compactions.durationMs}, 0)`,
-      reason: compactions.reason,
-    })
-    .from(compactions)
-    .where(and(eq(compactions.tenantId, tenantId), sql`${compactions.idempotencyKey} is not null`))
-    .orderBy(compactions.sessionId);
-  return rows.map((r) => ({
-    ...r,
-    messagesBefore: Number(r.messagesBefore),
-    messagesAfter: Number(r.messagesAfter),
-    tokensBefore: Number(r.tokensBefore),
-    tokensAfter: Number(r.tokensAfter),
-    ms: Number(r.ms),
-  }));
-}
-
-function renderTable(rows: Row[]): string[] {
+function renderTable(rows: LedgerLine[]): string[] {
   const header = ['session', 'status', 'messages', 'tokens', 'strategy', 'summarizer', 'ms'];
   const body = rows.map((r) => [
     r.sessionId,
@@ -206,14 +164,14 @@ function renderTable(rows: Row[]): string[] {
 }
 
 function summaryLines(
-  rows: Row[],
+  rows: LedgerLine[],
   importedMessages: number,
   report: Awaited<ReturnType<typeof audit>>,
   summarizer: string,
   wallMs: number,
   duplicates: number,
 ): string[] {
-  const sum = (f: (r: Row) => number) => rows.reduce((n, r) => n + f(r), 0);
+  const sum = (f: (r: LedgerLine) => number) => rows.reduce((n, r) => n + f(r), 0);
   const applied = rows.filter((r) => r.status === 'applied').length;
   const skipped = rows.filter((r) => r.status === 'skipped');
   const pct = (a: number, b: number) => (b === 0 ? '0%' : `${((100 * (b - a)) / b).toFixed(1)}% smaller`);
@@ -240,7 +198,7 @@ function summaryLines(
 
 /** The demo's own checks: nothing lost, one ledger decision per session, invariants. */
 function checks(
-  rows: Row[],
+  rows: LedgerLine[],
   imported: ImportedSession[],
   report: Awaited<ReturnType<typeof audit>>,
   importedMessages: number,

@@ -6,7 +6,7 @@
  * `process.env` reads that bypass the schema.
  */
 import type { z } from 'zod';
-import { envSchema } from '../../shared/runtime/config.ts';
+import { envSchema } from '../config/config.ts';
 
 /** A variable of the config schema. */
 export type ConfigVariable = keyof typeof envSchema.shape;

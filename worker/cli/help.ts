@@ -4,8 +4,8 @@
  * and `compactor <command> --help` (usage, options, notes, an example).
  */
 
-import { packageJson } from '../../shared/runtime/package-files.ts';
 import { STRATEGIES } from '../../shared/strategies/index.ts';
+import { packageJson } from '../config/package-files.ts';
 import type { Command, CommandGroup } from './command.ts';
 import { environmentHelp } from './environment.ts';
 

@@ -9,13 +9,13 @@
 
 import { Queue } from 'bullmq';
 import type { Context, MiddlewareHandler } from 'hono';
+import { duplicateConnection } from '../../producer/redis/redis.ts';
 import { ConfigError } from '../../shared/contract/errors.ts';
-import { COMPACTION_QUEUE } from '../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
-import { duplicateConnection } from '../../shared/runtime/redis.ts';
+import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
 import { readinessProbe } from '../observability/health.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
-import { SWEEP_QUEUE } from '../queue/sweep.ts';
+import { SWEEP_QUEUE } from '../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { isLoopback, safeEqual } from './dashboard/auth.ts';
 import { type Listening, listen, opsRoutes } from './ops.ts';

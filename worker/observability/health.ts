@@ -4,7 +4,8 @@
  * check: a process that answers HTTP is up.
  */
 import type postgres from 'postgres';
-import { duplicateConnection, isCluster, type RedisConnection } from '../../shared/runtime/redis.ts';
+import { duplicateConnection, isCluster, type RedisConnection } from '../../producer/redis/redis.ts';
+import { pingPostgres } from '../postgres/queries/health.ts';
 
 /** One dependency's answer: whether it replied in time, how long it took (ms), and why not. */
 export interface ReadinessCheck {
@@ -63,7 +64,7 @@ export function readinessProbe(
           const state = /cluster_state:(\w+)/.exec(await own.cluster('INFO'))?.[1];
           if (state !== 'ok') throw new Error(`Redis Cluster state ${state ?? 'unknown'}`);
         }, timeoutMs),
-        timed(() => sql`select 1`.execute(), timeoutMs),
+        timed(() => pingPostgres(sql), timeoutMs),
       ]);
       return {
         ready: redisCheck.ok && postgresCheck.ok,

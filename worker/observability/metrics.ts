@@ -26,8 +26,8 @@
  */
 import type { JobState, Queue } from 'bullmq';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import type { BudgetAction, BudgetLimit } from '../../shared/policy/budget.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { Summarizer, SummaryUsage } from '../../shared/summary/summarizer.ts';
 import { withTimeout } from './health.ts';
 

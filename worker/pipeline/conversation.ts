@@ -2,11 +2,11 @@
  * The conversation an `anthropic-compaction` summary sends, and what its answer means for the
  * thinking of the turns it keeps. Pure: the rows come from the `loadConversation` read.
  */
+import type { ContextRead } from '../../producer/postgres/context-query.ts';
 import { renderContext } from '../../shared/context/render.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
-import type { ContextRead } from '../../shared/postgres/context-query.ts';
 import type { KeptThinkingFacts } from '../../shared/summary/compaction-block.ts';
 import type { ConversationRequest } from '../../shared/summary/summarizer.ts';
 

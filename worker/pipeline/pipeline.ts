@@ -12,7 +12,6 @@
  * or an LLM. Used by the BullMQ processor, the batch poller's sweeps and the `compact` command.
  */
 import { FenceError, LeaseBusyError, SessionNotFoundError } from '../../shared/contract/errors.ts';
-import { planCompaction } from '../../shared/planning/plan.ts';
 import type { Plan } from '../../shared/planning/types.ts';
 import { budgetLimits } from '../../shared/policy/budget.ts';
 import {
@@ -23,6 +22,7 @@ import {
   withInstructions,
 } from '../../shared/policy/policy.ts';
 import { type Strategy, strategySchema, strategyUnit } from '../../shared/strategies/index.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 import { entryOf, guardOf, skipOf } from './change.ts';
 import type { CompactionOutcome, CompactionRequest, PipelineDeps } from './deps.ts';
 import type { Gate, SessionReads, Snapshot } from './ports.ts';

@@ -10,6 +10,8 @@
  * idempotency key already used, is the session still at the version the plan was made at.
  */
 
+import type { ContextRead } from '../../producer/postgres/context-query.ts';
+import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import type { Message, MessageMeta } from '../../shared/contract/message.ts';
 import type { FidelityCheck } from '../../shared/fidelity/score.ts';
@@ -17,8 +19,6 @@ import type { Effect } from '../../shared/planning/effects.ts';
 import type { SessionSnapshot } from '../../shared/planning/types.ts';
 import type { BudgetAction, BudgetDecision, BudgetLimit, Spend } from '../../shared/policy/budget.ts';
 import type { GateState, Mode, Policy, Triggers } from '../../shared/policy/policy.ts';
-import type { ContextRead } from '../../shared/postgres/context-query.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
 import type { SummarizerName } from '../../shared/strategies/index.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { Summarizer, SummaryUsage } from '../../shared/summary/summarizer.ts';

@@ -2,8 +2,9 @@
  * A strategy that writes no summary: nothing to pay for twice, so no lease. The session is read
  * under its row lock, planned and written in that one transaction (`FencedWrites.applyUnderLock`).
  */
-import { planCompaction } from '../../shared/planning/plan.ts';
+
 import type { Plan } from '../../shared/planning/types.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 import type { CompactionOutcome, PipelineDeps } from './deps.ts';
 import { contentSeqsOf, decide, observe, type Run } from './run.ts';
 

@@ -12,10 +12,10 @@
  * summary is replaced by the ledger row that records it, or released whatever else ends the run.
  */
 import { planFactsOf } from '../../shared/fidelity/score.ts';
-import { planCompaction } from '../../shared/planning/plan.ts';
 import type { SkipPlan } from '../../shared/planning/types.ts';
 import { decideBudget, estimatedCostUsd } from '../../shared/policy/budget.ts';
 import { type Strategy, type SummaryOptions, strategyUnit } from '../../shared/strategies/index.ts';
+import { planCompaction } from '../../shared/strategies/plan.ts';
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
 import { entryOf, skipOf } from './change.ts';
 import { conversationOf, keptFactsOf } from './conversation.ts';

@@ -6,6 +6,8 @@
  */
 import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import type { z } from 'zod';
+import type { Db } from '../../producer/postgres/db.ts';
+import { type ApiKeyRow, apiKeys } from '../../producer/postgres/schema.ts';
 import {
   ALL_SCOPES,
   KEY_PREFIXES,
@@ -19,9 +21,7 @@ import {
   TENANT_SCOPES,
 } from '../../shared/contract/api-keys.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
-import { describeZodError, idSchema } from '../../shared/contract/events.ts';
-import type { Db } from '../../shared/postgres/db.ts';
-import { type ApiKeyRow, apiKeys } from '../../shared/postgres/schema.ts';
+import { describeZodError, idSchema } from '../../shared/protocol/events.ts';
 
 /** The `tenant_id` of admin keys (no tenant id is empty). */
 const ADMIN_TENANT = '';

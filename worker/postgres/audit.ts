@@ -13,7 +13,7 @@
  * message lost after it was rewritten is still caught.
  */
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../shared/postgres/db.ts';
+import type { Db } from '../../producer/postgres/db.ts';
 
 /** Invariant counts for one tenant (or one session of it). Every field but the first four must be 0. */
 export interface AuditReport {

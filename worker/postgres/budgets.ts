@@ -18,10 +18,10 @@
  * of spending less.
  */
 import { and, eq } from 'drizzle-orm';
+import { type Db, executePrepared, type Tx } from '../../producer/postgres/db.ts';
+import { budgetReservations } from '../../producer/postgres/schema.ts';
 import type { BudgetDecision, Spend } from '../../shared/policy/budget.ts';
 import { budgetWindows } from '../../shared/policy/budget.ts';
-import { type Db, executePrepared, type Tx } from '../../shared/postgres/db.ts';
-import { budgetReservations } from '../../shared/postgres/schema.ts';
 import type { BudgetCheck, BudgetRequest, Budgets } from '../pipeline/ports.ts';
 
 /**

@@ -5,6 +5,8 @@
  * still leave — and a failure there is a {@link FenceError}, so the pipeline re-plans.
  */
 import { sql } from 'drizzle-orm';
+import { executePrepared, type Tx } from '../../producer/postgres/db.ts';
+import { sessions } from '../../producer/postgres/schema.ts';
 import { FenceError } from '../../shared/contract/errors.ts';
 import type {
   ArchiveEffect,
@@ -13,8 +15,6 @@ import type {
   RewriteEffect,
   WriteSummaryEffect,
 } from '../../shared/planning/effects.ts';
-import { executePrepared, type Tx } from '../../shared/postgres/db.ts';
-import { sessions } from '../../shared/postgres/schema.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { LockedSession } from './lock.ts';
 import { MESSAGE_FIELDS, messageFieldsWith } from './message-columns.ts';

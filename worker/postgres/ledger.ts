@@ -7,8 +7,8 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { type Db, executePrepared, type Tx } from '../../shared/postgres/db.ts';
-import type { CompactionRow } from '../../shared/postgres/schema.ts';
+import { type Db, executePrepared, type Tx } from '../../producer/postgres/db.ts';
+import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { Change, LedgerEntry, NoChange } from '../pipeline/ports.ts';
 import type { EffectFacts } from './effects.ts';

@@ -4,9 +4,9 @@
  * ledger and, when asked, carries the live messages' metadata, so a write under the lock starts
  * with one round trip.
  */
+import { executePrepared, type Tx } from '../../producer/postgres/db.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
-import { executePrepared, type Tx } from '../../shared/postgres/db.ts';
 
 /**
  * The live messages' metadata up to the session row's `last_seq`, as one JSON array of

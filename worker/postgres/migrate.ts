@@ -15,15 +15,15 @@ import { readFileSync } from 'node:fs';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { connectionOptions, DEFAULT_SCHEMA } from '../../producer/postgres/db.ts';
 import { DatabaseError } from '../../shared/contract/errors.ts';
-import { connectionOptions, DEFAULT_SCHEMA } from '../../shared/postgres/db.ts';
+import type { Config } from '../config/config.ts';
+import { packagePath } from '../config/package-files.ts';
 import {
   assertPartitionCount,
   DEFAULT_HISTORY_PARTITIONS,
   PARTITIONS_SETTING,
-} from '../../shared/postgres/partitions.ts';
-import type { Config } from '../../shared/runtime/config.ts';
-import { packagePath } from '../../shared/runtime/package-files.ts';
+} from '../config/partitions.ts';
 
 /** The folder drizzle-kit generates into. */
 export const MIGRATIONS_FOLDER = packagePath('drizzle');

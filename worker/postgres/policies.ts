@@ -2,14 +2,14 @@
  * The `compaction_policies` table: set, get, list and delete policies, validated with the zod schema of
  * shared/policy/policy.ts on write (bad input changes nothing), and the lookup the pipeline uses.
  * Every write also sends a `NOTIFY` on {@link POLICY_CHANGES_CHANNEL} in its transaction, delivered
- * on commit, so processes that cache policies (worker/queue/policy-cache.ts) drop the old one.
+ * on commit, so processes that cache policies (worker/postgres/policy-cache.ts) drop the old one.
  */
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { compactionPolicies } from '../../producer/postgres/schema.ts';
 import { InvalidInputError, printable } from '../../shared/contract/errors.ts';
-import { describeZodError, idSchema } from '../../shared/contract/events.ts';
 import { type Policy, policySchema } from '../../shared/policy/policy.ts';
-import type { Db, Tx } from '../../shared/postgres/db.ts';
-import { compactionPolicies } from '../../shared/postgres/schema.ts';
+import { describeZodError, idSchema } from '../../shared/protocol/events.ts';
 
 /**
  * The channel of policy changes. Each notification's payload is the JSON `{"tenantId", "agentId"}`

@@ -5,8 +5,8 @@
  * and in, after `newSession` compactions), since each holds copies of the same conversation.
  */
 import { sql } from 'drizzle-orm';
+import type { Db } from '../../producer/postgres/db.ts';
 import { InvalidInputError, SessionNotFoundError } from '../../shared/contract/errors.ts';
-import type { Db } from '../../shared/postgres/db.ts';
 
 /** What to purge: a session (and its lineage), or every session of the tenant. */
 export interface PurgeRequest {

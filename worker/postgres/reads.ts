@@ -5,19 +5,19 @@
  */
 
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { type StoredContent, summaryParts } from '../../shared/contract/blocks.ts';
-import { SessionNotFoundError } from '../../shared/contract/errors.ts';
-import type { Message } from '../../shared/contract/message.ts';
-import { policySchema } from '../../shared/policy/policy.ts';
-import { type ContextRead, readContext } from '../../shared/postgres/context-query.ts';
-import { type Db, executePrepared, type Tx } from '../../shared/postgres/db.ts';
+import { type ContextRead, readContext } from '../../producer/postgres/context-query.ts';
+import { type Db, executePrepared, type Tx } from '../../producer/postgres/db.ts';
 import {
   type CompactionRow,
   compactionPolicies,
   compactions,
   messages,
   sessions,
-} from '../../shared/postgres/schema.ts';
+} from '../../producer/postgres/schema.ts';
+import { type StoredContent, summaryParts } from '../../shared/contract/blocks.ts';
+import { SessionNotFoundError } from '../../shared/contract/errors.ts';
+import type { Message } from '../../shared/contract/message.ts';
+import { policySchema } from '../../shared/policy/policy.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { Gate, SessionReads, Snapshot } from '../pipeline/ports.ts';
 import { bigintArray } from './effects.ts';
@@ -59,7 +59,7 @@ export class PostgresReads implements SessionReads {
 
   /**
    * @param policies where {@link loadGate} takes the policies from (a cache kept current by
-   *   `LISTEN`, worker/queue/policy-cache.ts); absent, the gate's own statement reads them.
+   *   `LISTEN`, worker/postgres/policy-cache.ts); absent, the gate's own statement reads them.
    */
   constructor(
     private readonly db: Db,
@@ -370,7 +370,7 @@ const KEY = sql.placeholder('idempotencyKey');
 
 /**
  * The store's fixed reads, built once and prepared: postgres.js then sends each in one round trip
- * and Postgres parses and plans it once per connection (see `executePrepared` in shared/postgres/db.ts).
+ * and Postgres parses and plans it once per connection (see `executePrepared` in producer/postgres/db.ts).
  */
 function prepareQueries(db: Db) {
   const ofSession = and(eq(sessions.tenantId, TENANT), eq(sessions.id, SESSION));

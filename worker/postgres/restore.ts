@@ -10,10 +10,10 @@
  * pass dropped is refused whole, never restored in part.
  */
 import { and, eq, gt, sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { type CompactionRow, compactions, sessions } from '../../producer/postgres/schema.ts';
 import { ArchiveExpiredError, InvalidInputError, printable } from '../../shared/contract/errors.ts';
 import { expiredRestoreMessage } from '../../shared/policy/retention.ts';
-import type { Db, Tx } from '../../shared/postgres/db.ts';
-import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
 import { lockSession } from './lock.ts';
 import { MESSAGE_FIELDS } from './message-columns.ts';
 import { expiryOf } from './retention.ts';

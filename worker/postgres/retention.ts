@@ -10,8 +10,8 @@
  * (producer/context.ts), so dropping one would change what the agent is told.
  */
 import { sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../producer/postgres/db.ts';
 import { type ExpiryRecord, expiryReason, retentionLabel } from '../../shared/policy/retention.ts';
-import type { Db, Tx } from '../../shared/postgres/db.ts';
 
 /** What a retention pass dropped (or, on a dry run, would drop) from one session. */
 export interface ExpiredTotals {

@@ -1,11 +1,11 @@
 /**
  * The `summary_batches` table: summaries queued for the next Message Batch, the batch each was
- * submitted in, and how each ended. The batch poller (worker/queue/batches.ts) reads and moves
+ * submitted in, and how each ended. The batch poller (worker/queue/batches/batches.ts) reads and moves
  * rows through these functions only.
  */
 import { and, eq, or, sql } from 'drizzle-orm';
-import type { Db } from '../../shared/postgres/db.ts';
-import { sessions, summaryBatches } from '../../shared/postgres/schema.ts';
+import type { Db } from '../../producer/postgres/db.ts';
+import { sessions, summaryBatches } from '../../producer/postgres/schema.ts';
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
 
 /** One queued, submitted or finished batch summary. */

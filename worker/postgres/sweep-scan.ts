@@ -4,7 +4,7 @@
  * `sessions_sweep_idx`, one page at a time, so memory stays flat however many sessions there are.
  */
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../shared/postgres/db.ts';
+import type { Db } from '../../producer/postgres/db.ts';
 
 /** One session as the sweep reads it (postgres.js returns int8 as text). */
 export type SweepRow = {

@@ -9,7 +9,7 @@
  * up (or if `LISTEN` fails), every call reads Postgres.
  */
 import type postgres from 'postgres';
-import type { Db } from '../../shared/postgres/db.ts';
+import type { Db } from '../../producer/postgres/db.ts';
 import { hasEnabledWebhook, WEBHOOKS_CHANNEL } from './webhooks.ts';
 
 export interface WebhookPresence {

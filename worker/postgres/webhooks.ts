@@ -6,11 +6,11 @@
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { z } from 'zod';
+import { type Db, executePrepared } from '../../producer/postgres/db.ts';
+import { type WebhookDeliveryRow, webhookDeliveries, webhooks } from '../../producer/postgres/schema.ts';
 import { InvalidInputError, printable } from '../../shared/contract/errors.ts';
-import { describeZodError, idSchema } from '../../shared/contract/events.ts';
 import { newWebhookSecret, webhookSecretSchema, webhookUrlSchema } from '../../shared/contract/webhooks.ts';
-import { type Db, executePrepared } from '../../shared/postgres/db.ts';
-import { type WebhookDeliveryRow, webhookDeliveries, webhooks } from '../../shared/postgres/schema.ts';
+import { describeZodError, idSchema } from '../../shared/protocol/events.ts';
 import {
   assertWebhookTarget,
   type HostLookup,

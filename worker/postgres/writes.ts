@@ -7,10 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { type CompactionRow, compactions, sessions } from '../../producer/postgres/schema.ts';
 import { FenceError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import { overTrigger } from '../../shared/policy/policy.ts';
-import type { Db, Tx } from '../../shared/postgres/db.ts';
-import { type CompactionRow, compactions, sessions } from '../../shared/postgres/schema.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type {
   Change,

@@ -1,7 +1,7 @@
 /**
  * The per-session lease: `SET key token NX PX ttl`, renewed while held, released by token
  * (compare-and-delete in Lua). It stops two workers from paying for the same LLM call; it is NOT
- * what keeps data correct (the fence in worker/postgres/store.ts is).
+ * what keeps data correct (the fence in worker/postgres/writes.ts is).
  *
  * On a Redis Cluster it works unchanged: every command and script touches one key (`KEYS[1]`),
  * so no CROSSSLOT can arise; the key carries the queue prefix, so with a hash-tagged prefix the
@@ -10,8 +10,8 @@
  * lets only one apply per session version and idempotency key.
  */
 import { randomUUID } from 'node:crypto';
-import { sessionKeyOf } from '../../shared/contract/events.ts';
-import type { RedisConnection } from '../../shared/runtime/redis.ts';
+import type { RedisConnection } from '../../producer/redis/redis.ts';
+import { sessionKeyOf } from '../../shared/protocol/events.ts';
 import type { Lease, Leases } from '../pipeline/ports.ts';
 
 export type { Lease } from '../pipeline/ports.ts';

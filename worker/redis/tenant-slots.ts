@@ -1,7 +1,7 @@
 /**
  * A tenant's share of the workers: at most `maxActive` of its compaction jobs run at once, across
  * every worker process, while another tenant has work pending. It complements the fair order of the
- * queue (shared/runtime/tenant-backlog.ts): that order lets a quiet tenant's job be the next one
+ * queue (producer/redis/tenant-backlog.ts): that order lets a quiet tenant's job be the next one
  * taken, and this cap keeps worker slots free to take it when a noisy tenant's jobs are long (an LLM
  * summary can take a minute). The cap is work-conserving: a tenant alone with work runs on every
  * slot, so a single-tenant deployment loses nothing.
@@ -9,11 +9,11 @@
  * Each tenant's running jobs are members of the sorted set `<prefix>:active:<tenant>` (score: when
  * the slot expires, ms), taken and checked in one Lua script, renewed while held, released by token;
  * a crashed worker's slot expires after `ttlMs`. A job refused a slot goes back to delayed with its
- * priority (no attempt used) and is taken again after a short wait; see worker/queue/processor.ts.
+ * priority (no attempt used) and is taken again after a short wait; see worker/queue/compaction/processor.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { RedisConnection } from '../../shared/runtime/redis.ts';
-import { BACKLOG_TTL_MS, backlogKeysOf, forgetStaleBacklogs } from '../../shared/runtime/tenant-backlog.ts';
+import type { RedisConnection } from '../../producer/redis/redis.ts';
+import { BACKLOG_TTL_MS, backlogKeysOf, forgetStaleBacklogs } from '../../producer/redis/tenant-backlog.ts';
 
 /**
  * KEYS: active set, backlogs, seen. ARGV: now, expiry, token, maxActive, tenant, stale cut-off, key

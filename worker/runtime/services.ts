@@ -3,19 +3,20 @@
  * and closes it all in one idempotent call that runs every step even if one fails.
  */
 import type { Logger } from 'pino';
-import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { type Database, openDatabase } from '../../shared/postgres/db.ts';
-import { type Config, redisTargetOf } from '../../shared/runtime/config.ts';
+import { type Database, openDatabase } from '../../producer/postgres/db.ts';
 import {
   connectRedis,
   describeTarget,
   type RedisConnection,
   type RedisTarget,
-} from '../../shared/runtime/redis.ts';
+} from '../../producer/redis/redis.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { type Config, redisTargetOf } from '../config/config.ts';
 import type { Budgets, Summarizers } from '../pipeline/ports.ts';
 import { PostgresBudgets } from '../postgres/budgets.ts';
-import { CompactionStore } from '../postgres/store.ts';
-import { PolicyCache } from '../queue/policy-cache.ts';
+import { PolicyCache } from '../postgres/policy-cache.ts';
+import { PostgresReads } from '../postgres/reads.ts';
+import { PostgresWrites } from '../postgres/writes.ts';
 import { LeaseManager } from '../redis/lease.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
 import { batchesFor, summarizerFor, summarizersFor } from '../summarizers/index.ts';
@@ -27,7 +28,7 @@ export interface Services {
   database: Database;
   /**
    * Shared connection for leases; BullMQ-safe (`maxRetriesPerRequest: null`). A `Cluster` when
-   * the config names one: duplicate it with `duplicateConnection` (shared/runtime/redis.ts).
+   * the config names one: duplicate it with `duplicateConnection` (producer/redis/redis.ts).
    */
   redis: RedisConnection;
   /**
@@ -35,13 +36,12 @@ export interface Services {
    * logged once when lost and once when restored (worker/runtime/redis-state.ts).
    */
   redisState: RedisStateLog;
-  store: CompactionStore;
-  /** The policies jobs read, cached and kept current by `LISTEN` (worker/queue/policy-cache.ts). */
+  /** The policies jobs read, cached and kept current by `LISTEN` (worker/postgres/policy-cache.ts). */
   policies: PolicyCache;
-  /** The pipeline's read port: the store. */
-  reads: CompactionStore;
-  /** The pipeline's fenced-write port: the store. */
-  writes: CompactionStore;
+  /** The pipeline's read port: sessions and the ledger, the gate's policies from {@link policies}. */
+  reads: PostgresReads;
+  /** The pipeline's fenced-write port, on the same database. */
+  writes: PostgresWrites;
   leases: LeaseManager;
   /** The spend budgets: checks and reservations of paid summaries (worker/postgres/budgets.ts). */
   budgets: Budgets;
@@ -106,7 +106,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
   const redisState = redisStateLog(logger, describeTarget(target), { probe: () => redis.ping() });
   const redis = createRedis(target, redisState);
   let closing: Promise<void> | undefined;
-  // Jobs read policies from this cache; policy writes NOTIFY it (worker/queue/policy-cache.ts).
+  // Jobs read policies from this cache; policy writes NOTIFY it (worker/postgres/policy-cache.ts).
   const policies = new PolicyCache(
     database.db,
     overrides.listenForPolicies === false
@@ -120,17 +120,16 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
             ),
         },
   );
-  const store = new CompactionStore(database.db, { policies });
+  const reads = new PostgresReads(database.db, policies);
   return {
     config,
     logger,
     database,
     redis,
     redisState,
-    store,
     policies,
-    reads: store,
-    writes: store,
+    reads,
+    writes: new PostgresWrites(database.db, reads),
     leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
     budgets: new PostgresBudgets(database.db),
     summarizers: {

@@ -2,20 +2,20 @@
  * The Postgres half of the services, for a process that reads the ledger but runs no compaction
  * (`compactor history`): no Redis connection, so such a command works while Redis is down.
  */
-import { type Database, openDatabase } from '../../shared/postgres/db.ts';
-import type { Config } from '../../shared/runtime/config.ts';
-import { CompactionStore } from '../postgres/store.ts';
+import { type Database, openDatabase } from '../../producer/postgres/db.ts';
+import type { Config } from '../config/config.ts';
+import { PostgresReads } from '../postgres/reads.ts';
 
-/** A store on its own pool; `close()` ends the pool. */
+/** The reads of sessions and the ledger on their own pool; `close()` ends the pool. */
 export interface StoreHandle {
   database: Database;
-  store: CompactionStore;
+  reads: PostgresReads;
   close(): Promise<void>;
 }
 
 /**
- * Opens a pool of `poolSize` connections (default 1) to `config.databaseUrl` and the store on it.
- * Nothing connects until the first query.
+ * Opens a pool of `poolSize` connections (default 1) to `config.databaseUrl` and the reads on it
+ * (policies read by each gate's own statement: no cache). Nothing connects until the first query.
  */
 export function openStore(
   config: Pick<Config, 'databaseUrl' | 'databaseSchema'>,
@@ -25,5 +25,5 @@ export function openStore(
     max: options.poolSize ?? 1,
     schema: config.databaseSchema,
   });
-  return { database, store: new CompactionStore(database.db), close: () => database.close() };
+  return { database, reads: new PostgresReads(database.db), close: () => database.close() };
 }

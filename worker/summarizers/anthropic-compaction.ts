@@ -31,7 +31,6 @@ import {
   SummaryRejectedError,
 } from '../../shared/contract/errors.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import type { SummaryEstimate } from '../../shared/policy/budget.ts';
 import { COMPACTION_BETA, isCompactionBlock } from '../../shared/summary/compaction-block.ts';
 import {
   addUsage,
@@ -39,6 +38,7 @@ import {
   type EstimateInput,
   type SummarizeInput,
   type Summarizer,
+  type SummaryEstimate,
   type SummaryResult,
   type SummaryUsage,
 } from '../../shared/summary/summarizer.ts';

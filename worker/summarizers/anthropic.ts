@@ -20,11 +20,11 @@ import { z } from 'zod';
 import { SummarizerConfigError, SummaryRejectedError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../../shared/contract/tokens.ts';
-import type { SummaryEstimate } from '../../shared/policy/budget.ts';
 import { summaryBudgetTokens, summaryMaxTokens } from '../../shared/summary/budget.ts';
 import { planCacheBreakpoints } from '../../shared/summary/cache.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { chunkByBudget } from '../../shared/summary/chunks.ts';
+import { guardCheckpoint } from '../../shared/summary/guard.ts';
 import { lastUserRequestOf } from '../../shared/summary/last-request.ts';
 import { costUsd } from '../../shared/summary/pricing.ts';
 import {
@@ -43,10 +43,10 @@ import {
   pagesOf,
   type SummarizeInput,
   type Summarizer,
+  type SummaryEstimate,
   type SummaryResult,
   type SummaryUsage,
 } from '../../shared/summary/summarizer.ts';
-import { guardCheckpoint } from '../../shared/trust/guard.ts';
 import { sanitizePath } from '../../shared/working-set/working-set.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
 import { createKeepAliveFetch } from './keep-alive-fetch.ts';
@@ -93,7 +93,7 @@ export interface AnthropicSummarizerOptions {
    * model's minimum cacheable length; default false. It makes a retry of the same request (after an
    * invalid answer, a 529) read the prompt from the cache at 0.1× the input price, and costs 1.25×
    * instead of 1× for the prompt of every first request: worth it when more than about one request
-   * in four is sent again within the cache's 5 minutes. See docs/summaries.md.
+   * in four is sent again within the cache's 5 minutes. See docs/guide/summarizers.md.
    */
   cacheUserTurn?: boolean | undefined;
 }
@@ -301,7 +301,7 @@ export function summaryRequest(input: SummarizeInput, model: string, cacheUserTu
 }
 
 /**
- * The model's checkpoint checked like the offline one (shared/trust/guard.ts): a model can be talked
+ * The model's checkpoint checked like the offline one (shared/summary/guard.ts): a model can be talked
  * into copying an injected order from the transcript, so what it presents as the user's
  * instructions, current work and next step is checked against where it came from and what it reads
  * as; what fails is kept quoted in `suspectedInjections`, and secret paths it adds to the working

@@ -4,9 +4,9 @@
  */
 
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import type { Config } from '../../shared/runtime/config.ts';
 import type { SummarizerName } from '../../shared/strategies/index.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import type { Config } from '../config/config.ts';
 import { type AnthropicBatches, createAnthropicBatches, createAnthropicSummarizer } from './anthropic.ts';
 import { createAnthropicCompactionSummarizer } from './anthropic-compaction.ts';
 

@@ -8,9 +8,9 @@
  * text only. How a result failed is compactor's own recognition (`callOutcome`, `detectError`):
  * both summarizers judge failures alike, as a model told "failed" would. Pure.
  */
-import { callOutcome, detectError } from '../../../shared/extractive/error-lines.ts';
-import { GIT_READS, heredocs, scriptWrites, withoutCdSteps } from '../../../shared/extractive/shell.ts';
-import { isRecord } from '../../../shared/extractive/text.ts';
+import { callOutcome, detectError } from '../../../shared/text/error-lines.ts';
+import { GIT_READS, heredocs, scriptWrites, withoutCdSteps } from '../../../shared/text/shell.ts';
+import { isRecord } from '../../../shared/text/text.ts';
 import type { TranscriptMessage } from './prompt-view.ts';
 import {
   looksLikeFile,

@@ -60,7 +60,7 @@
  */
 
 import { diffChanges } from '../../../shared/extractive/files.ts';
-import { collapse } from '../../../shared/extractive/text.ts';
+import { collapse } from '../../../shared/text/text.ts';
 import {
   type CallOutcome,
   type FileRole,

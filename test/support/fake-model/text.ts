@@ -1,5 +1,5 @@
 /** Small text helpers of the fake model. Pure. */
-import { collapse } from '../../../shared/extractive/text.ts';
+import { collapse } from '../../../shared/text/text.ts';
 
 /** `text` collapsed and cut to at most `max` characters, at a word when one is near, with `…`. */
 export function clip(text: string, max: number): string {

@@ -1,5 +1,5 @@
 /** `compactor api`: the HTTP API (sessions, messages, events, context, compaction) until SIGTERM/SIGINT. */
-import { assertSchema } from '../../../shared/postgres/db.ts';
+import { assertSchema } from '../../../producer/postgres/db.ts';
 import { type ApiServer, startApi } from '../../http/api/index.ts';
 import { openServices } from '../../runtime/services.ts';
 import { type Command, flag, optionalText, UsageError } from '../command.ts';

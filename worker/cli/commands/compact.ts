@@ -5,6 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { assertSchema } from '../../../producer/postgres/db.ts';
 import {
   isPermanent,
   LeaseBusyError,
@@ -12,15 +13,15 @@ import {
   TransientError,
   toError,
 } from '../../../shared/contract/errors.ts';
-import { explainStays, type Plan, type StayReason } from '../../../shared/planning/plan.ts';
+import { createExtractiveSummarizer } from '../../../shared/extractive/index.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
-import { assertSchema } from '../../../shared/postgres/db.ts';
 import {
   MAX_INSTRUCTIONS_CHARS,
   type Strategy,
   strategyUnit,
   summaryInstructionsSchema,
 } from '../../../shared/strategies/index.ts';
+import { explainStays, type Plan, type StayReason } from '../../../shared/strategies/plan.ts';
 import { systemClock } from '../../pipeline/clock.ts';
 import { afterLastAttempt } from '../../pipeline/last-attempt.ts';
 import {
@@ -28,7 +29,11 @@ import {
   previewCompaction as preview,
   runCompaction,
 } from '../../pipeline/pipeline.ts';
-import { IN_PROCESS_ATTEMPTS, type InProcessRetryOptions, inProcessRetry } from '../../queue/job-actions.ts';
+import {
+  IN_PROCESS_ATTEMPTS,
+  type InProcessRetryOptions,
+  inProcessRetry,
+} from '../../queue/compaction/job-actions.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import {
   type Command,

@@ -1,6 +1,6 @@
 /** `compactor context`: the request an agent sends next for a session, as JSON. */
 import { loadContext } from '../../../producer/context.ts';
-import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
+import { assertSchema, openDatabase } from '../../../producer/postgres/db.ts';
 import { type Command, optionalText, SESSION_OPTION, TENANT_OPTION, text, UsageError } from '../command.ts';
 import { jsonLine } from '../format.ts';
 

@@ -1,5 +1,5 @@
 /** `compactor dashboard`: Bull Board, the ledger API and the session pages until SIGTERM/SIGINT. */
-import { assertSchema } from '../../../shared/postgres/db.ts';
+import { assertSchema } from '../../../producer/postgres/db.ts';
 import { type Dashboard, startDashboard } from '../../http/dashboard/index.ts';
 import { openServices } from '../../runtime/services.ts';
 import { type Command, flag, optionalText, UsageError } from '../command.ts';

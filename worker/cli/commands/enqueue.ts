@@ -1,7 +1,7 @@
 /** `compactor enqueue`: sends `session.run.completed`, as an agent service would. */
 import { randomUUID } from 'node:crypto';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
-import { assertSchema } from '../../../shared/postgres/db.ts';
+import { assertSchema } from '../../../producer/postgres/db.ts';
 import { openStore } from '../../runtime/store.ts';
 import {
   type Command,
@@ -36,10 +36,10 @@ export const enqueueCommand: Command = {
     const sessionId = text(args, 'session');
     const strategy = strategyOption(args);
     const c = context.config();
-    const { database, store, close } = openStore(c);
+    const { database, reads, close } = openStore(c);
     try {
       await assertSchema(database);
-      await store.assertSession(tenantId, sessionId);
+      await reads.assertSession(tenantId, sessionId);
     } finally {
       await close();
     }

@@ -1,6 +1,6 @@
 /** `compactor history`: a session's ledger, as a table for people or JSON lines for scripts. */
-import { assertSchema } from '../../../shared/postgres/db.ts';
-import type { CompactionRow } from '../../../shared/postgres/schema.ts';
+import { assertSchema } from '../../../producer/postgres/db.ts';
+import type { CompactionRow } from '../../../producer/postgres/schema.ts';
 import { openStore } from '../../runtime/store.ts';
 import { type Command, flag, JSON_OPTION, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
 import {
@@ -79,12 +79,12 @@ export const historyCommand: Command = {
   async run(args, context) {
     const tenantId = text(args, 'tenant');
     const sessionId = text(args, 'session');
-    const { database, store, close } = openStore(context.config());
+    const { database, reads, close } = openStore(context.config());
     try {
       await assertSchema(database);
-      const rows = await store.history(tenantId, sessionId);
+      const rows = await reads.history(tenantId, sessionId);
       if (rows.length === 0) {
-        await store.assertSession(tenantId, sessionId); // a foreign session: "not found"
+        await reads.assertSession(tenantId, sessionId); // a foreign session: "not found"
         if (!flag(args, 'json'))
           context.stderr.write(`session "${terminalText(sessionId)}" has no compactions yet\n`);
         return 0;

@@ -6,9 +6,9 @@ import {
   type TranscriptFormat,
   transcriptFiles,
 } from '../../../producer/import.ts';
+import { assertSchema, openDatabase } from '../../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { TranscriptError } from '../../../shared/contract/transcript.ts';
-import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
 import { type Command, flag, optionalText, type ParsedArgs, UsageError } from '../command.ts';
 import { terminalText } from '../format.ts';
 import { createProgress } from '../progress.ts';

@@ -1,6 +1,6 @@
 /** `compactor purge`: deletes a session (with its lineage) or a whole tenant, everything held of it. */
+import { assertSchema } from '../../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
-import { assertSchema } from '../../../shared/postgres/db.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
 import { openServices } from '../../runtime/services.ts';
 import { type Command, flag, optionalText, TENANT_OPTION, text } from '../command.ts';

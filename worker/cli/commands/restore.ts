@@ -1,6 +1,6 @@
 /** `compactor restore`: puts a compaction's archived messages back exactly. */
+import { assertSchema } from '../../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
-import { assertSchema } from '../../../shared/postgres/db.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import { type Command, flag, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
@@ -16,16 +16,16 @@ const ID_PREFIX = new RegExp(`^[0-9a-f][0-9a-f-]{${SHORT_ID - 1},34}$`, 'i');
  * @throws {InvalidInputError} when no compaction of the session, or more than one, starts with it.
  */
 export async function resolveCompactionId(
-  services: Pick<Services, 'store'>,
+  services: Pick<Services, 'reads'>,
   request: { tenantId: string; sessionId: string; compactionId: string },
 ): Promise<string> {
   const { tenantId, sessionId, compactionId } = request;
   if (!ID_PREFIX.test(compactionId)) return compactionId;
   const prefix = compactionId.toLowerCase();
-  const matches = (await services.store.history(tenantId, sessionId)).filter((r) => r.id.startsWith(prefix));
+  const matches = (await services.reads.history(tenantId, sessionId)).filter((r) => r.id.startsWith(prefix));
   if (matches.length === 1) return (matches[0] as { id: string }).id;
   if (matches.length === 0) {
-    await services.store.assertSession(tenantId, sessionId);
+    await services.reads.assertSession(tenantId, sessionId);
     throw new InvalidInputError(
       `no compaction of session "${sessionId}" has an id starting with "${prefix}"`,
     );

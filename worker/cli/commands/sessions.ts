@@ -1,7 +1,7 @@
 /** `compactor sessions list`: a tenant's sessions with their size and compactions. */
 
-import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
-import { listSessions, type SessionListItem } from '../../http/dashboard/queries.ts';
+import { assertSchema, openDatabase } from '../../../producer/postgres/db.ts';
+import { listSessions, type SessionListItem } from '../../postgres/queries/dashboard.ts';
 import {
   type Command,
   type CommandGroup,

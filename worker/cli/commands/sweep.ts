@@ -1,10 +1,9 @@
 /** `compactor sweep`: one sweep now, as the scheduler runs it. */
-import { isNull } from 'drizzle-orm';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
-import { assertSchema, openDatabase } from '../../../shared/postgres/db.ts';
-import { sessions } from '../../../shared/postgres/schema.ts';
-import { runRetention } from '../../queue/retention.ts';
-import { runSweep } from '../../queue/sweep.ts';
+import { assertSchema, openDatabase } from '../../../producer/postgres/db.ts';
+import { countLiveSessions } from '../../postgres/queries/sessions.ts';
+import { runRetention } from '../../queue/sweeps/retention.ts';
+import { runSweep } from '../../queue/sweeps/sweep.ts';
 import { type Command, flag } from '../command.ts';
 import { jsonLine } from '../format.ts';
 import { createProgress } from '../progress.ts';
@@ -37,7 +36,7 @@ export const sweepCommand: Command = {
       if (progress.drawing) {
         // Only for the bar's total (the scan itself counts as it goes): the sessions the sweep
         // walks, those not continued in a child session. A stale count only misplaces the bar.
-        const total = await database.db.$count(sessions, isNull(sessions.childSessionId));
+        const total = await countLiveSessions(database.db);
         progress.start('sweeping', total, 'sessions');
       }
       const result = await runSweep(database.db, producer?.queue ?? null, {

@@ -1,11 +1,11 @@
 /** `compactor worker`: processes compaction jobs until SIGTERM/SIGINT. */
-import { describeDatabaseError } from '../../../shared/postgres/errors.ts';
 import { assertMetricsExposure, startMetricsServer } from '../../http/metrics-server.ts';
 import { createWorkerMetrics } from '../../observability/metrics.ts';
+import { describeDatabaseError } from '../../postgres/errors.ts';
 import { migrateDatabase, migrateOptionsOf } from '../../postgres/migrate.ts';
-import { startSweepService } from '../../queue/sweep.ts';
-import { startWebhookWorker } from '../../queue/webhook-worker.ts';
-import { startWorker } from '../../queue/worker.ts';
+import { startWorker } from '../../queue/compaction/worker.ts';
+import { startSweepService } from '../../queue/sweeps/sweep.ts';
+import { startWebhookWorker } from '../../queue/webhooks/webhook-worker.ts';
 import { openServices, poolSizeFor, redactUrl } from '../../runtime/services.ts';
 import { retryUntilReady } from '../../runtime/startup.ts';
 import { type Command, positiveInt } from '../command.ts';

@@ -17,7 +17,6 @@
  * reads at once (429). Errors are `{ error: { type, message, field? } }` (errors.ts).
  */
 import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
-import { and, eq } from 'drizzle-orm';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { type Logger, pino } from 'pino';
@@ -30,11 +29,7 @@ import {
   pruneAppendRequests,
   setSessionTools,
 } from '../../../producer/index.ts';
-import {
-  type ApiMessage,
-  appendRequestSchema,
-  createSessionRequestSchema,
-} from '../../../shared/contract/api.ts';
+import type { Db } from '../../../producer/postgres/db.ts';
 import {
   CompactionFailedError,
   ContextLimitError,
@@ -46,13 +41,17 @@ import {
   SessionNotFoundError,
   ToolUseIdTakenError,
 } from '../../../shared/contract/errors.ts';
-import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
 import type { Limits } from '../../../shared/policy/limits.ts';
-import type { Db } from '../../../shared/postgres/db.ts';
-import { sessions } from '../../../shared/postgres/schema.ts';
-import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
+import {
+  type ApiMessage,
+  appendRequestSchema,
+  createSessionRequestSchema,
+} from '../../../shared/protocol/api.ts';
+import { runCompletedEventSchema } from '../../../shared/protocol/events.ts';
+import { DEFAULT_API_MAX_BODY_BYTES } from '../../config/config.ts';
+import { PolicyCache } from '../../postgres/policy-cache.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
-import { PolicyCache } from '../../queue/policy-cache.ts';
+import { sessionExists } from '../../postgres/queries/sessions.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import {
   type AuthResult,
@@ -439,15 +438,6 @@ function refusal(result: Extract<AuthResult, { ok: false }>): string {
     default:
       return 'invalid credentials';
   }
-}
-
-/** Whether the tenant has this session. */
-async function sessionExists(db: Db, tenantId: string, sessionId: string): Promise<boolean> {
-  const [session] = await db
-    .select({ id: sessions.id })
-    .from(sessions)
-    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
-  return session !== undefined;
 }
 
 /** The request's headers by their canonical names in the schemas (`Idempotency-Key`, ...). */

@@ -3,8 +3,8 @@
  * keys through worker/postgres/api-keys.ts. The app (app.ts) checks the `admin` scope first.
  */
 import type { Context } from 'hono';
+import type { Db } from '../../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
-import type { Db } from '../../../shared/postgres/db.ts';
 import { createKey, listKeys, revokeKey, rotateKey } from '../../postgres/api-keys.ts';
 import { ApiError, fieldOfMessage, parseInput } from './errors.ts';
 import {

@@ -10,7 +10,7 @@ import {
   SCOPES,
   scopesSchema,
 } from '../../../shared/contract/api-keys.ts';
-import { idSchema } from '../../../shared/contract/events.ts';
+import { idSchema } from '../../../shared/protocol/events.ts';
 
 /** Longest grace period of a rotation, seconds (30 days). */
 export const MAX_GRACE_SECONDS = 30 * 24 * 3600;

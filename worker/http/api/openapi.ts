@@ -5,7 +5,7 @@
  * by `$ref`. Pure: no I/O.
  */
 import type { z } from 'zod';
-import { JSON_SCHEMA_DIALECT, toJsonSchema } from '../../../shared/contract/json-schemas.ts';
+import { JSON_SCHEMA_DIALECT, toJsonSchema } from '../../../shared/protocol/json-schemas.ts';
 import { type ApiErrorType, apiErrorSchema, ERROR_STATUS, ERROR_TYPES } from './errors.ts';
 import { API_ROUTES, type ApiRoute, OPENAPI_PATH } from './routes.ts';
 

@@ -5,9 +5,9 @@
  * Pure: no I/O.
  */
 import type { z } from 'zod';
-import { appendRequestSchema, createSessionRequestSchema } from '../../../shared/contract/api.ts';
 import type { Scope } from '../../../shared/contract/api-keys.ts';
-import { runCompletedEventSchema } from '../../../shared/contract/events.ts';
+import { appendRequestSchema, createSessionRequestSchema } from '../../../shared/protocol/api.ts';
+import { runCompletedEventSchema } from '../../../shared/protocol/events.ts';
 import type { ApiErrorType } from './errors.ts';
 import {
   createKeyBodySchema,

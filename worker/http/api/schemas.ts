@@ -1,11 +1,11 @@
 /**
  * The HTTP API's parameters and responses as zod schemas. Parameters are parsed with them; the
  * responses are documented by them (the OpenAPI document is generated from this file and from
- * shared/contract/api.ts). Pure: no I/O.
+ * shared/protocol/api.ts). Pure: no I/O.
  */
 import { z } from 'zod';
-import { contentBlockSchema, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../../shared/contract/api.ts';
-import { idSchema } from '../../../shared/contract/events.ts';
+import { contentBlockSchema, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../../shared/protocol/api.ts';
+import { idSchema } from '../../../shared/protocol/events.ts';
 import { strategySchema } from '../../../shared/strategies/index.ts';
 
 /** Longest `wait` of `POST /v1/sessions/{id}/compact`, ms. */

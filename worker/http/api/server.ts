@@ -5,7 +5,7 @@
  */
 import type { Hono } from 'hono';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
-import { DEFAULT_API_MAX_BODY_BYTES } from '../../../shared/runtime/config.ts';
+import { DEFAULT_API_MAX_BODY_BYTES } from '../../config/config.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { serverCredentials } from '../credentials.ts';
 import { type Listening, listenOwning } from '../ops.ts';

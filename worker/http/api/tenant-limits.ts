@@ -16,13 +16,13 @@ import {
   RateLimiterRes,
   type RateLimiterStoreAbstract,
 } from 'rate-limiter-flexible';
+import type { RedisConnection } from '../../../producer/redis/redis.ts';
 import { BURST_WINDOW_S, DEFAULT_LIMITS, type Limits, resolveLimits } from '../../../shared/policy/limits.ts';
-import type { RedisConnection } from '../../../shared/runtime/redis.ts';
 import type { PolicySource } from '../../postgres/policies.ts';
 
 /** Where the limits come from and where the request rate is counted. */
 export interface TenantLimitsOptions {
-  /** The tenants' policies (their `limits`), read per request: give a cache (worker/queue/policy-cache.ts). */
+  /** The tenants' policies (their `limits`), read per request: give a cache (worker/postgres/policy-cache.ts). */
   policies: PolicySource;
   /** The limits of a tenant whose policy sets none (default `DEFAULT_LIMITS`). */
   defaults?: Limits;

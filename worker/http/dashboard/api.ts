@@ -24,16 +24,11 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { EnqueueResult } from '../../../producer/index.ts';
+import type { Db } from '../../../producer/postgres/db.ts';
+import type { CompactionRow } from '../../../producer/postgres/schema.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
-import { idSchema, type RunCompletedInput } from '../../../shared/contract/events.ts';
-import type { Db } from '../../../shared/postgres/db.ts';
-import type { CompactionRow } from '../../../shared/postgres/schema.ts';
+import { idSchema, type RunCompletedInput } from '../../../shared/protocol/events.ts';
 import { strategySchema } from '../../../shared/strategies/index.ts';
-import { restoreCompaction } from '../../postgres/restore.ts';
-import type { Lease } from '../../redis/lease.ts';
-import { type DashboardEnv, HttpError, parseInput, scopeTenant, sessionNotFound } from './context.ts';
-import type { JobWaiter } from './jobs.ts';
-import { describeOutcome } from './outcome.ts';
 import {
   BadCursorError,
   getCompaction,
@@ -41,7 +36,12 @@ import {
   listArchived,
   listLedger,
   listSessions,
-} from './queries.ts';
+} from '../../postgres/queries/dashboard.ts';
+import { restoreCompaction } from '../../postgres/restore.ts';
+import type { Lease } from '../../redis/lease.ts';
+import { type DashboardEnv, HttpError, parseInput, scopeTenant, sessionNotFound } from './context.ts';
+import type { JobWaiter } from './jobs.ts';
+import { describeOutcome } from './outcome.ts';
 
 /** What the API reads and writes through. */
 export interface ApiDeps {

@@ -22,7 +22,7 @@ import {
   TENANT_SCOPES,
 } from '../../../shared/contract/api-keys.ts';
 import { ConfigError } from '../../../shared/contract/errors.ts';
-import type { DashboardConfig } from '../../../shared/runtime/config.ts';
+import type { DashboardConfig } from '../../config/config.ts';
 import { type KeyStore, stateOf } from '../../postgres/api-keys.ts';
 
 export type { KeyStore };

@@ -22,9 +22,9 @@ import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
 import type { Hono } from 'hono';
-import { COMPACTION_QUEUE } from '../../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
-import { SWEEP_QUEUE } from '../../queue/sweep.ts';
+import { COMPACTION_QUEUE } from '../../../shared/protocol/events.ts';
+import { SWEEP_QUEUE } from '../../queue/sweeps/sweep.ts';
 
 /** A views directory holding Bull Board's page template, and its removal. */
 export interface BullBoardViews {

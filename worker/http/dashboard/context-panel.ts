@@ -4,9 +4,9 @@
  * tokens and count. Long sessions show their last messages and say how many there are in all.
  * Pure; message content is untrusted and escaped.
  */
-import type { SessionRow } from '../../../shared/postgres/schema.ts';
+import type { SessionRow } from '../../../producer/postgres/schema.ts';
+import type { LiveContext } from '../../postgres/queries/dashboard.ts';
 import { escapeHtml, num, preview } from './html.ts';
-import type { LiveContext } from './queries.ts';
 
 /** Messages the panel lists at most (the last ones). */
 export const CONTEXT_ROWS = 200;

@@ -5,7 +5,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
-import { describeZodError, idSchema } from '../../../shared/contract/events.ts';
+import { describeZodError, idSchema } from '../../../shared/protocol/events.ts';
 import type { Principal } from './auth.ts';
 
 /** Hono's environment of the dashboard: set by the auth and tenant middlewares. */

@@ -3,11 +3,11 @@
  * it wrote, the checkpoint it replaced, and the messages it archived with a clipped preview each.
  * Pure: data in, HTML out; every value from the session or the ledger is escaped. No script.
  */
-import type { CompactionRow, SessionRow } from '../../../shared/postgres/schema.ts';
+import type { CompactionRow, SessionRow } from '../../../producer/postgres/schema.ts';
+import type { ArchivedMessage, Page } from '../../postgres/queries/dashboard.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
 import { fidelityText, lostSection } from './fidelity-view.ts';
 import { escapeHtml, escapeId, href, layout, num, type PageContext, preview, time } from './html.ts';
-import type { ArchivedMessage, Page } from './queries.ts';
 
 /** Characters of an archived message shown in its row. */
 export const PREVIEW_CHARS = 240;

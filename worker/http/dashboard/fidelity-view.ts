@@ -3,7 +3,7 @@
  * lost (ledger `fidelity`, `fidelity_parts`, `lost`; shared/fidelity/score.ts). Pure; every item
  * is escaped (the ledger stores them sanitized, not HTML-safe).
  */
-import type { CompactionRow } from '../../../shared/postgres/schema.ts';
+import type { CompactionRow } from '../../../producer/postgres/schema.ts';
 import { escapeHtml, num } from './html.ts';
 
 /** The kinds of lost items, in the order shown, with their titles. */

@@ -5,7 +5,7 @@
  */
 import { Job, type Queue, QueueEvents } from 'bullmq';
 import { z } from 'zod';
-import type { RedisConnection } from '../../../shared/runtime/redis.ts';
+import type { RedisConnection } from '../../../producer/redis/redis.ts';
 
 /**
  * What a compaction job returns, as far as the dashboard reads it. Parsed, not trusted: it is JSON

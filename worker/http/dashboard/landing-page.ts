@@ -7,8 +7,8 @@
  *   sessions.
  * Pure: data in, HTML out; ids and errors are untrusted and escaped. No script.
  */
+import type { FailingSession, RankedSession, TenantTotals } from '../../postgres/queries/dashboard.ts';
 import { escapeHtml, escapeId, href, layout, num, type PageContext, preview, time } from './html.ts';
-import type { FailingSession, RankedSession, TenantTotals } from './queries.ts';
 
 /** How far back "failing" looks, ms: a week, as long as BullMQ keeps a failed job. */
 export const FAILING_WINDOW_MS = 7 * 24 * 3600 * 1000;

@@ -6,13 +6,13 @@
  * script is the fixed one below, allowed by the response's CSP nonce.
  */
 
-import type { SessionRow } from '../../../shared/postgres/schema.ts';
+import type { SessionRow } from '../../../producer/postgres/schema.ts';
+import type { LedgerEntry, LiveContext, Page, SessionListItem } from '../../postgres/queries/dashboard.ts';
 import { renderChart } from './chart.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
 import { renderContextPanel } from './context-panel.ts';
 import { fidelityCell } from './fidelity-view.ts';
 import { escapeHtml, escapeId, href, layout, num, type PageContext, time } from './html.ts';
-import type { LedgerEntry, LiveContext, Page, SessionListItem } from './queries.ts';
 
 /** The session list, one page of it. */
 export function renderSessionList(ctx: PageContext, page: Page<SessionListItem>): string {

@@ -21,13 +21,23 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
+import { duplicateConnection } from '../../../producer/redis/redis.ts';
 import type { Scope } from '../../../shared/contract/api-keys.ts';
-import { COMPACTION_QUEUE } from '../../../shared/contract/events.ts';
 import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
-import { duplicateConnection } from '../../../shared/runtime/redis.ts';
+import { COMPACTION_QUEUE } from '../../../shared/protocol/events.ts';
 import { readinessProbe } from '../../observability/health.ts';
 import { createDashboardMetrics, type DashboardMetrics } from '../../observability/metrics.ts';
-import { SWEEP_QUEUE } from '../../queue/sweep.ts';
+import {
+  BadCursorError,
+  biggestSessions,
+  failingSessions,
+  listArchived,
+  listLedger,
+  listSessions,
+  liveContext,
+  tenantTotals,
+} from '../../postgres/queries/dashboard.ts';
+import { SWEEP_QUEUE } from '../../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import { serverCredentials } from '../credentials.ts';
@@ -49,16 +59,6 @@ import {
   renderTenantLanding,
 } from './landing-page.ts';
 import { renderSessionList, renderSessionPage, renderTenantPrompt } from './page.ts';
-import {
-  BadCursorError,
-  biggestSessions,
-  failingSessions,
-  listArchived,
-  listLedger,
-  listSessions,
-  liveContext,
-  tenantTotals,
-} from './queries.ts';
 
 /** Ledger rows the session page draws and lists (the newest; the API pages through the rest). */
 const PAGE_LEDGER_ROWS = 200;

@@ -1,0 +1,512 @@
+/**
+ * compactor's Postgres data model, as a drizzle schema. drizzle-kit generates the SQL
+ * migrations in `drizzle/` from this file (`npm run db:generate`). Edit a generated file only to add
+ * the data conversion a schema change needs (as 0006 does), after the generated statements, or to
+ * write what drizzle-kit cannot express: 0015 partitions `messages` and `archived_messages` by hash
+ * of `tenant_id` by hand, keeping the columns and keys this file declares (its snapshot is
+ * drizzle-kit's, so `db:generate` finds nothing to change). Every primary and unique key carries
+ * `tenant_id` (docs/distributed-postgres.md; test/integration/tenant-keys.test.ts checks it).
+ *
+ * Units: every `*_tokens` / `token_count` column is an estimated token count; `cost_usd` is US
+ * dollars; `*_ms` columns are milliseconds.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  foreignKey,
+  index,
+  integer,
+  json,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import type { StoredContent } from '../../shared/contract/blocks.ts';
+import { MESSAGE_KINDS, MESSAGE_ROLES } from '../../shared/contract/message.ts';
+
+export { MESSAGE_KINDS, MESSAGE_ROLES };
+
+/**
+ * A `json` column holding a message's native content. postgres.js parses `json` itself; drizzle's
+ * own `json()` would parse the result again when it is a string, turning the content `"123"` into
+ * the number 123. This one takes what postgres.js parsed as it is.
+ */
+const nativeContent = customType<{ data: StoredContent; driverData: unknown }>({
+  dataType: () => 'json',
+  toDriver: (value) => JSON.stringify(value),
+  fromDriver: (value) => value as StoredContent,
+});
+
+/** What started a compaction. */
+export const TRIGGERS = ['event', 'sweep', 'manual'] as const;
+/**
+ * Ledger row outcomes. `expired` is no compaction: it records archived originals a retention pass
+ * of the sweep dropped (`expired_*` columns), one row per session per pass.
+ */
+export const COMPACTION_STATUSES = ['applied', 'skipped', 'failed', 'restored', 'expired'] as const;
+
+/** One agent conversation. `tenant_id` scopes every read and write. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').notNull(),
+    tenantId: text('tenant_id').notNull(),
+    agentId: text('agent_id'),
+    /** Highest seq ever written; the next message gets `last_seq + 1`. -1 when empty. */
+    lastSeq: bigint('last_seq', { mode: 'number' }).notNull().default(-1),
+    messageCount: integer('message_count').notNull().default(0),
+    tokenCount: bigint('token_count', { mode: 'number' }).notNull().default(0),
+    /** The model's context window in tokens, when the agent service says it. */
+    contextWindow: integer('context_window'),
+    /**
+     * Bumped by every applied compaction or restore: the fencing token. A plan records it from its
+     * snapshot, and the apply refuses to write when it has changed since.
+     */
+    compactionVersion: integer('compaction_version').notNull().default(0),
+    compactionCount: integer('compaction_count').notNull().default(0),
+    lastCompactedAt: timestamp('last_compacted_at', { withTimezone: true }),
+    /** The current checkpoint (structured summary), or null before the first summary. */
+    checkpoint: jsonb('checkpoint'),
+    parentSessionId: text('parent_session_id'),
+    /** Set when the session continued in a child session (newSession mode); the session stays whole. */
+    childSessionId: text('child_session_id'),
+    /**
+     * Storm guard: `last_seq` when a compaction could not bring the session under its trigger.
+     * Events skip cheaply until enough new messages arrive for another compaction to help.
+     */
+    stormGuardSeq: bigint('storm_guard_seq', { mode: 'number' }),
+    /**
+     * The real size of the session's context as the agent last reported it (the prompt tokens of
+     * its run's last request, `inputTokens` on `session.run.completed`), and the estimated
+     * `token_count` at that moment: triggers read `reported + (token_count - estimate then)`.
+     * Cleared by a compaction, which changes the context the figure measured.
+     */
+    reportedInputTokens: integer('reported_input_tokens'),
+    reportedTokenCount: bigint('reported_token_count', { mode: 'number' }),
+    /**
+     * The `tools` the agent sends with the session's requests, as it sends them (Messages API tool
+     * definitions), when it declared them (`setSessionTools`): the `anthropic-compaction`
+     * summarizer sends them on its compaction request, since kept turns keep their thinking only
+     * when `system` and `tools` are the same there and afterwards. Null: not declared.
+     */
+    tools: json('tools'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    // Serves the sweep's keyset scan over live sessions (transitioned parents are left out).
+    index('sessions_sweep_idx').on(t.tenantId, t.id).where(sql`${t.childSessionId} is null`),
+  ],
+);
+
+/**
+ * Per-tenant and per-agent compaction policies (shared/policy/policy.ts). `agent_id` null is the tenant's
+ * own policy; one row per (tenant, agent), nulls not distinct.
+ */
+export const compactionPolicies = pgTable(
+  'compaction_policies',
+  {
+    tenantId: text('tenant_id').notNull(),
+    agentId: text('agent_id'),
+    /** The validated policy: `{ strategy, triggers, mode, enabled }`. */
+    policy: jsonb('policy').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [unique('compaction_policies_tenant_agent_key').on(t.tenantId, t.agentId).nullsNotDistinct()],
+);
+
+/** Columns shared by live and archived messages. */
+const messageColumns = {
+  tenantId: text('tenant_id').notNull(),
+  sessionId: text('session_id').notNull(),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+  role: text('role', { enum: MESSAGE_ROLES }).notNull(),
+  kind: text('kind', { enum: MESSAGE_KINDS }).notNull(),
+  /** The plain-text rendering of the content (shared/contract/blocks.ts): for summaries, search, tokens. */
+  content: text('content').notNull(),
+  /**
+   * The message's content exactly as the agent wrote it: a JSON string or a list of Anthropic
+   * content blocks (any type, every field, in order). `json`, not `jsonb`: the text is kept as
+   * written, key order included. A corpus-format row holds its native equivalent.
+   */
+  contentBlocks: nativeContent('content_blocks').notNull(),
+  /** The first tool id the message opens or answers (the corpus format's one id per row). */
+  toolCallId: text('tool_call_id'),
+  toolName: text('tool_name'),
+  /** Ids of the message's `tool_use` blocks, in order. */
+  toolUseIds: text('tool_use_ids').array().notNull().default(sql`'{}'::text[]`),
+  /** `tool_use_id`s of the message's `tool_result` blocks, in order. */
+  toolResultIds: text('tool_result_ids').array().notNull().default(sql`'{}'::text[]`),
+  /** Whether the content holds `thinking` or `redacted_thinking` blocks. */
+  hasThinking: boolean('has_thinking').notNull().default(false),
+  /**
+   * For a model's reply: the session's `compaction_version` when the agent loaded the context it
+   * sent (`loadContext` gives it; `appendMessages` records it). Its thinking blocks are signed over
+   * that context, so they stay valid only while no compaction has changed it since. Null when
+   * unknown: then the seq rule applies (appended after the latest compaction, or not).
+   */
+  contextVersion: integer('context_version'),
+  tokenCount: integer('token_count').notNull(),
+  pinned: boolean('pinned').notNull().default(false),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+};
+
+/**
+ * The live history of each session. Hash-partitioned by `tenant_id` (drizzle-kit cannot say so: the
+ * partitioning is in migration 0015, and the partition count is `COMPACTOR_HISTORY_PARTITIONS` when
+ * it ran), so every key carries `tenant_id` and a statement that names one tenant reads one
+ * partition.
+ */
+export const messages = pgTable('messages', messageColumns, (t) => [
+  primaryKey({ columns: [t.tenantId, t.sessionId, t.seq] }),
+  foreignKey({
+    columns: [t.tenantId, t.sessionId],
+    foreignColumns: [sessions.tenantId, sessions.id],
+  }).onDelete('cascade'),
+]);
+
+/**
+ * Messages moved out of `messages` by a compaction, linked to it. A seq can appear here more than
+ * once per session (an original message, then the summary that later took its seq), never twice
+ * for one compaction. Hash-partitioned by `tenant_id` like `messages` (migration 0015).
+ */
+export const archivedMessages = pgTable(
+  'archived_messages',
+  {
+    ...messageColumns,
+    compactionId: uuid('compaction_id').notNull(),
+    archivedAt: timestamp('archived_at', { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * The original of a message its compaction rewrote in place (`clearToolResults` and
+     * `clearThinking`): the rewritten version stayed live at the same seq. Restore replaces that
+     * live version with this row; the audit counts this row as an earlier version, not a second
+     * copy of the message. False for a message that left the live history.
+     */
+    rewritten: boolean('rewritten').notNull().default(false),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.compactionId, t.seq] }),
+    index('archived_messages_session_seq_idx').on(t.tenantId, t.sessionId, t.seq),
+    // loadContext restates the system messages compactions archived: found without reading the
+    // rest of a long session's archive.
+    index('archived_messages_system_idx').on(t.tenantId, t.sessionId, t.seq).where(sql`${t.role} = 'system'`),
+    // The retention pass finds a session's archived rows older than its cutoff, oldest first.
+    index('archived_messages_archived_at_idx').on(t.tenantId, t.sessionId, t.archivedAt),
+  ],
+);
+
+/** The ledger: one row per compaction decision. */
+export const compactions = pgTable(
+  'compactions',
+  {
+    id: uuid('id').notNull().defaultRandom(),
+    sessionId: text('session_id').notNull(),
+    tenantId: text('tenant_id').notNull(),
+    /**
+     * `event:<tenantId>:<eventId>` for events, `sweep:<tenantId>:<sessionId>:v<version>` for the
+     * sweep, `manual:<uuid>` for the CLI's `compact`, each with `:<strategy>` for a stage of `auto`.
+     * Unique per tenant (`(tenant_id, idempotency_key)`, so the key is unique on a distributed
+     * Postgres too): one effect per key. Every key either names its tenant or holds a random UUID,
+     * and every lookup names the tenant, so per-tenant uniqueness is the same rule as the global
+     * one. Null on `failed` rows, which record an attempt and must not block a later retry, and on
+     * `expired` rows, which no event asked for.
+     */
+    idempotencyKey: text('idempotency_key'),
+    eventId: text('event_id'),
+    trigger: text('trigger', { enum: TRIGGERS }).notNull(),
+    strategy: text('strategy').notNull(),
+    summarizer: text('summarizer'),
+    /**
+     * The `summarize` strategy's summary instructions, as the request ran with them (the policy's,
+     * an event's override, `compact --instructions`); null when there were none. Recorded whatever
+     * the summarizer: the `extractive` one ignores them.
+     */
+    instructions: text('instructions'),
+    status: text('status', { enum: COMPACTION_STATUSES }).notNull(),
+    reason: text('reason'),
+    /** Highest seq that left; messages above it were never touched. */
+    cutoffSeq: bigint('cutoff_seq', { mode: 'number' }),
+    /**
+     * The session's `last_seq` when the compaction was applied: messages above it were appended
+     * after it, so their thinking blocks were signed over the compacted conversation.
+     */
+    lastSeq: bigint('last_seq', { mode: 'number' }),
+    /** Seq the summary message took (the last leaving seq), when one was written. */
+    summarySeq: bigint('summary_seq', { mode: 'number' }),
+    compactionVersion: integer('compaction_version'),
+    messagesBefore: integer('messages_before'),
+    messagesAfter: integer('messages_after'),
+    tokensBefore: bigint('tokens_before', { mode: 'number' }),
+    tokensAfter: bigint('tokens_after', { mode: 'number' }),
+    messagesArchived: integer('messages_archived'),
+    /**
+     * What a compaction that rewrites in place cleared: the tool uses whose result (or, when asked,
+     * input) `clearToolResults` replaced, the thinking blocks `clearThinking` dropped; null for the
+     * strategies that clear nothing. The tokens cleared are `tokens_before - tokens_after`.
+     */
+    blocksCleared: integer('blocks_cleared'),
+    /**
+     * Whether thinking signed before this compaction stays valid after it: a `clearThinking` (it
+     * removes thinking from the start of the chain), or an `anthropic-compaction` summary whose
+     * kept turns meet the API's conditions. False for every other change of the history.
+     */
+    thinkingPreserved: boolean('thinking_preserved').notNull().default(false),
+    /** Why kept thinking does or does not stay valid after an `anthropic-compaction` summary. */
+    thinkingNote: text('thinking_note'),
+    summary: text('summary'),
+    /**
+     * The summary's fidelity score in [0, 1] (shared/fidelity/score.ts), on every row whose
+     * summarizer produced a summary (applied, or held back under `minFidelity`); null otherwise.
+     */
+    fidelity: numeric('fidelity', { precision: 4, scale: 3, mode: 'number' }),
+    /** The score's parts: `{ paths, lastRequest, instructions, openError, pinned }`, each `{ total, kept }`. */
+    fidelityParts: jsonb('fidelity_parts'),
+    /**
+     * What the leaving messages held that the summary does not: `{ paths, commands, errors,
+     * instructions, omitted }`, at most 50 items of 300 characters, control characters removed.
+     */
+    lost: jsonb('lost'),
+    /** The session's checkpoint before this compaction replaced it (what a restore puts back). */
+    checkpointBefore: jsonb('checkpoint_before'),
+    /** The child session a `newSession` compaction wrote the compacted history to. */
+    childSessionId: text('child_session_id'),
+    /** `inPlace` or `newSession`. */
+    mode: text('mode', { enum: ['inPlace', 'newSession'] }),
+    model: text('model'),
+    inputTokens: integer('input_tokens'),
+    outputTokens: integer('output_tokens'),
+    cacheReadTokens: integer('cache_read_tokens'),
+    cacheWriteTokens: integer('cache_write_tokens'),
+    costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }),
+    llmMs: integer('llm_ms'),
+    durationMs: integer('duration_ms'),
+    error: text('error'),
+    restoredAt: timestamp('restored_at', { withTimezone: true }),
+    /** `expired` rows: archived messages the retention pass dropped from this session. */
+    expiredMessages: integer('expired_messages'),
+    /** `expired` rows: the estimated tokens of those messages. */
+    expiredTokens: bigint('expired_tokens', { mode: 'number' }),
+    /**
+     * `expired` rows: the compactions whose archived originals went (all of them: every row of one
+     * compaction is archived at the same instant). None of them can be restored any more.
+     */
+    expiredCompactionIds: uuid('expired_compaction_ids').array(),
+    /** `expired` rows: the cutoff; messages archived before this instant were dropped. */
+    expiredBefore: timestamp('expired_before', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('compactions_tenant_idempotency_key_key').on(t.tenantId, t.idempotencyKey),
+    index('compactions_session_created_idx').on(t.tenantId, t.sessionId, t.createdAt),
+    // Budgets sum a tenant's cost_usd over the current UTC day and month.
+    index('compactions_tenant_created_idx').on(t.tenantId, t.createdAt),
+  ],
+);
+
+export type SessionRow = typeof sessions.$inferSelect;
+export type MessageRow = typeof messages.$inferSelect;
+export type CompactionRow = typeof compactions.$inferSelect;
+
+/** Statuses of a batched summary request. */
+export const BATCH_STATUSES = ['queued', 'submitted', 'applied', 'skipped', 'failed'] as const;
+
+/**
+ * Summaries requested through the Message Batches API for sweep-found sessions: queued by the
+ * sweep's compaction job with its plan, submitted in batches by the poller, applied (fenced, under
+ * their idempotency key) when the batch ends.
+ */
+export const summaryBatches = pgTable(
+  'summary_batches',
+  {
+    id: uuid('id').notNull().defaultRandom(),
+    tenantId: text('tenant_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    /** The sweep job's key: one batched summary per session version. */
+    idempotencyKey: text('idempotency_key').notNull(),
+    eventId: text('event_id'),
+    /** The session's compaction version the plan was made at (the fence at apply). */
+    expectedVersion: integer('expected_version').notNull(),
+    /** The summarize strategy in force. */
+    strategy: jsonb('strategy').notNull(),
+    /** The plan (shared/strategies/plan.ts CompactPlan) the summary covers. */
+    plan: jsonb('plan').notNull(),
+    /** The Message Batches API batch id, once submitted. */
+    batchId: text('batch_id'),
+    status: text('status', { enum: BATCH_STATUSES }).notNull().default('queued'),
+    reason: text('reason'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    // Per tenant, like the ledger's: the sweep's key names the tenant.
+    uniqueIndex('summary_batches_tenant_idempotency_key_key').on(t.tenantId, t.idempotencyKey),
+    index('summary_batches_open_idx')
+      .on(t.status, t.batchId)
+      .where(sql`${t.status} in ('queued', 'submitted')`),
+  ],
+);
+
+/**
+ * A tenant's webhook: after each applied compaction, the `session.compacted` event is POSTed to
+ * `url`, signed with `secret` (HMAC-SHA256; producer/webhook-signature.ts). One per tenant.
+ */
+export const webhooks = pgTable('webhooks', {
+  tenantId: text('tenant_id').primaryKey(),
+  /** An http:// or https:// URL. */
+  url: text('url').notNull(),
+  /** The signing secret, kept in clear: every delivery is signed with it. Never logged or shown again. */
+  secret: text('secret').notNull(),
+  /** False: no delivery is enqueued (the webhook stays configured). */
+  enabled: boolean('enabled').notNull().default(true),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+
+/** One row per attempt to deliver an event to a tenant's webhook, delivered or not. */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').notNull().defaultRandom(),
+    tenantId: text('tenant_id').notNull(),
+    /** The event's id: the id of the compaction it tells (`webhook-id` is derived from it and the tenant). */
+    eventId: uuid('event_id').notNull(),
+    /** 1 for the first attempt, then 2, 3, ... (BullMQ's retries). */
+    attempt: integer('attempt').notNull(),
+    url: text('url').notNull(),
+    /** The HTTP status of the response; null when none came (timeout, refused connection). */
+    statusCode: integer('status_code'),
+    /**
+     * Why the attempt failed, for the operator: its class (`timed out`, `connection failed`,
+     * `refused by address policy`; `HTTP <status>`) then `: ` and the detail; null when delivered.
+     * Tenants are shown the class alone (`tenantDeliveryError`).
+     */
+    error: text('error'),
+    /** From sending the request to the end of the response (or the failure), ms. */
+    durationMs: integer('duration_ms').notNull(),
+    attemptedAt: timestamp('attempted_at', { withTimezone: true }).notNull().defaultNow(),
+    /** True for a 2xx response. */
+    delivered: boolean('delivered').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('webhook_deliveries_tenant_event_idx').on(t.tenantId, t.eventId, t.attempt),
+  ],
+);
+
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+/**
+ * The `Idempotency-Key`s of the HTTP API's appends (`POST /v1/sessions/{id}/messages`): one row per
+ * tenant and key, inserted in the same transaction as the messages it appended, so a retried or
+ * concurrent request with the same key finds it and gets the first append's seqs back instead of
+ * appending again. `request_hash` (SHA-256 hex of the session and the body) tells a retry from a
+ * different request reusing the key. Rows are kept at least 24 hours, then deleted
+ * (`pruneAppendRequests` in producer/idempotency.ts); purging a session deletes its rows.
+ */
+export const appendRequests = pgTable(
+  'append_requests',
+  {
+    tenantId: text('tenant_id').notNull(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    /** The session the messages went to (the live one of the lineage named in the request). */
+    sessionId: text('session_id').notNull(),
+    /** Seqs of the first and last message appended. */
+    firstSeq: bigint('first_seq', { mode: 'number' }).notNull(),
+    lastSeq: bigint('last_seq', { mode: 'number' }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.idempotencyKey] }),
+    index('append_requests_created_idx').on(t.createdAt),
+  ],
+);
+
+export type AppendRequestRow = typeof appendRequests.$inferSelect;
+
+/**
+ * The cost of LLM summaries in flight, reserved against the spend budgets (shared/policy/budget.ts)
+ * before the call is made: the check of the budget and the insert of the reservation run under a
+ * per-tenant advisory lock, so two workers cannot both fit in the same remaining budget. A
+ * reservation is deleted in the transaction that writes the summary's ledger row (its real
+ * `cost_usd` takes its place), or when the summary fails; one left by a worker that died stops
+ * counting at `expires_at`.
+ */
+export const budgetReservations = pgTable(
+  'budget_reservations',
+  {
+    id: uuid('id').notNull().defaultRandom(),
+    tenantId: text('tenant_id').notNull(),
+    /** The session's agent, for agent budgets; null for a session without one. */
+    agentId: text('agent_id'),
+    sessionId: text('session_id').notNull(),
+    /** The summary's estimated cost ceiling, USD. */
+    costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** After this instant the reservation no longer counts (its worker is presumed dead). */
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('budget_reservations_tenant_idx').on(t.tenantId, t.expiresAt),
+  ],
+);
+
+export type BudgetReservationRow = typeof budgetReservations.$inferSelect;
+
+/**
+ * API keys issued at run time (`compactor key create`, `POST /v1/admin/keys`): what each may do
+ * and until when, never its secret: `secret_sha256` is the SHA-256 of the key's random secret
+ * (shared/contract/api-keys.ts). A tenant key (`kind` `tenant`, prefix `cpt_`) acts on its
+ * `tenant_id`; an admin key (`admin`, `cpa_`) on any tenant, and has `tenant_id` '' (no tenant id
+ * is empty), so the primary key still starts with `tenant_id`. A request names the key by its id
+ * alone, looked up through `api_keys_id_idx` (ids are 64 random bits; a repeat would be refused
+ * as ambiguous, never confused).
+ */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    tenantId: text('tenant_id').notNull(),
+    /** Public id: 16 hex characters, in the key's text after its prefix. */
+    id: text('id').notNull(),
+    /** `tenant` or `admin`, as the key's prefix says. */
+    kind: text('kind', { enum: ['tenant', 'admin'] }).notNull(),
+    /** What the key is for (shown by `key list`). */
+    name: text('name').notNull(),
+    /** Its scopes (shared/contract/api-keys.ts SCOPES). */
+    scopes: text('scopes').array().notNull(),
+    /** SHA-256 of the key's secret, hex. */
+    secretSha256: text('secret_sha256').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** After this instant the key is refused; null: never expires. */
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    /** When a request last authenticated with it, written at most about once a minute. */
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    /** When it was revoked; refused from then on. */
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    /** The key this one replaced by `key rotate`, if any. */
+    rotatedFrom: text('rotated_from'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('api_keys_id_idx').on(t.id),
+    check('api_keys_kind_tenant_check', sql`(${t.kind} = 'admin') = (${t.tenantId} = '')`),
+  ],
+);
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

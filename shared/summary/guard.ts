@@ -1,0 +1,190 @@
+/**
+ * What a checkpoint may present as the user's will, whichever summarizer wrote it. Both the
+ * `extractive` and the `anthropic` summarizer pass their checkpoint through {@link guardCheckpoint}
+ * before it is stored: a model can be talked into copying an injected order into its answer, and a
+ * heuristic can mistake one for a rule, so the check does not trust either.
+ *
+ * The rules (what the summarizer trusts):
+ * - `userInstructions` come only from the user's own words: an entry whose seq names a leaving
+ *   message that is not a user-role message of the user's or the harness's (a tool result, a tool
+ *   call, the assistant's text: where echoed tool output lives) is dropped; so is an entry that
+ *   reads as a prompt injection (`shared/trust/injection.ts`), whatever its source;
+ * - `goal`, `currentWork`, `nextStep` and the other lists never hold text that reads as an
+ *   injection;
+ * - nothing is silently lost: every dropped text is kept in `suspectedInjections`, quoted with its
+ *   seq, which the rendered summary shows as a record, never as orders;
+ * - secret-looking paths enter the working set only as `shared/trust/secrets.ts` allows (the agent
+ *   acted on them and the user asked); paths of the previous checkpoint passed that rule already.
+ *
+ * `lastUserRequest` stays verbatim: it is the user's message; the rendering marks it when it reads
+ * as an injection (`renderCheckpoint`). Pure.
+ */
+import type { Message } from '../contract/message.ts';
+import { cleanItem, normalizeKey } from '../text/text.ts';
+import { classifyUserMessage } from '../text/user-messages.ts';
+import { readsAsInjection } from '../trust/injection.ts';
+import { isSecretPath, pathWitnesses, secretPathAllowed } from '../trust/secrets.ts';
+import {
+  CHECKPOINT_SECTIONS,
+  type Checkpoint,
+  type CheckpointEntry,
+  checkpointSchema,
+  renderErrorFix,
+} from './checkpoint.ts';
+
+/** Most entries `suspectedInjections` keeps, the newest ones. */
+export const MAX_SUSPECTED = 8;
+
+/** Longest quoted text of one suspected injection, in characters. */
+export const SUSPECT_CHARS = 300;
+
+/** The lists that say what the agent is to do: they take nothing from a message carrying an injection. */
+const ORDER_LISTS: ReadonlySet<string> = new Set(['inProgress', 'pending']);
+
+/** What {@link guardCheckpoint} checks a checkpoint against. */
+export interface GuardInput {
+  /** The messages the checkpoint summarizes (ascending seq). */
+  leaving: readonly Message[];
+  /** The checkpoint it was merged with, or null. */
+  previous?: Checkpoint | null | undefined;
+  /** Texts the summarizer itself set aside as suspected injections (e.g. whole injected requests). */
+  suspects?: readonly CheckpointEntry[] | undefined;
+}
+
+/**
+ * The checkpoint with what it may not present as the user's will moved to `suspectedInjections`
+ * (see the file's comment). Never throws; returns a checkpoint that passes `checkpointSchema`.
+ */
+export function guardCheckpoint(checkpoint: Checkpoint, input: GuardInput): Checkpoint {
+  const leaving = Array.isArray(input.leaving) ? input.leaving : [];
+  const bySeq = new Map<number, Message>();
+  for (const m of leaving) if (m && typeof m.seq === 'number') bySeq.set(m.seq, m);
+  const found = [...(input.suspects ?? []), ...sessionSuspects(leaving)];
+  const quoted = new Set(found.map((e) => e.seq));
+  const moved: CheckpointEntry[] = [];
+  // A text taken from a message already quoted whole is not quoted again.
+  const setAside = (entry: CheckpointEntry) => {
+    if (entry.seq === null || !quoted.has(entry.seq)) moved.push(entry);
+  };
+  const keep = (entry: CheckpointEntry): boolean => {
+    if (!readsAsInjection(entry.text)) return true;
+    setAside(entry);
+    return false;
+  };
+  // What the agent is told to do or follow: nothing from a message that carries an injection,
+  // even a sentence of it that reads as ordinary ("From now on always push to production.").
+  const keepOrder = (entry: CheckpointEntry): boolean => {
+    if (entry.seq !== null && quoted.has(entry.seq)) return false;
+    return keep(entry);
+  };
+  const out: Checkpoint = { ...checkpoint };
+
+  out.userInstructions = checkpoint.userInstructions.filter((entry) => {
+    const source = entry.seq === null ? undefined : bySeq.get(entry.seq);
+    if (source && !isUserSource(source)) {
+      setAside(entry);
+      return false;
+    }
+    return keepOrder(entry);
+  });
+  for (const [key] of CHECKPOINT_SECTIONS) {
+    out[key] = checkpoint[key].filter(ORDER_LISTS.has(key) ? keepOrder : keep);
+  }
+  out.discoveries = checkpoint.discoveries.filter(keep);
+  out.currentWork =
+    checkpoint.currentWork && keepOrder(checkpoint.currentWork) ? checkpoint.currentWork : null;
+  out.nextStep = checkpoint.nextStep && keepOrder(checkpoint.nextStep) ? checkpoint.nextStep : null;
+  out.errorsAndFixes = checkpoint.errorsAndFixes.filter((e) => keep({ text: renderErrorFix(e), seq: e.seq }));
+  if (checkpoint.goal && readsAsInjection(checkpoint.goal)) {
+    setAside({ text: checkpoint.goal, seq: null });
+    out.goal = '';
+  }
+  const allowed = pathRule(leaving, input.previous ?? null);
+  out.workingSet = checkpoint.workingSet.filter(allowed);
+  out.files = checkpoint.files.filter((f) => allowed(f.path));
+  out.suspectedInjections = mergeSuspects(
+    [...(input.previous?.suspectedInjections ?? []), ...checkpoint.suspectedInjections],
+    [...found, ...moved].sort((a, b) => (a.seq ?? -1) - (b.seq ?? -1)),
+  );
+  const parsed = checkpointSchema.safeParse(out);
+  return parsed.success ? parsed.data : { ...out, suspectedInjections: [] };
+}
+
+/**
+ * Whether a message may be the source of a user instruction: a user-role message that is the user's
+ * words, or what the harness restates of them (a summary in the transcript). Not a tool result,
+ * nor a tool call, nor the assistant's text.
+ */
+function isUserSource(message: Message): boolean {
+  if (message.role !== 'user' || message.kind !== 'message' || typeof message.content !== 'string')
+    return false;
+  const kind = classifyUserMessage(message.content);
+  return kind === 'request' || kind === 'answer' || kind === 'summary';
+}
+
+/**
+ * Which paths of a checkpoint may stay: those of the previous checkpoint (they passed the rule when
+ * they entered), any path that is not a secret, and a secret one as shared/trust/secrets.ts allows.
+ */
+function pathRule(leaving: readonly Message[], previous: Checkpoint | null): (path: string) => boolean {
+  const before = new Set([...(previous?.workingSet ?? []), ...(previous?.files ?? []).map((f) => f.path)]);
+  const userWords = previous
+    ? [previous.goal, previous.lastUserRequest, ...previous.userInstructions.map((e) => e.text)]
+    : [];
+  let witnesses: ReturnType<typeof pathWitnesses> | null = null;
+  return (path) => {
+    if (before.has(path) || !isSecretPath(path)) return true;
+    witnesses ??= pathWitnesses(leaving, userWords);
+    return secretPathAllowed(path, witnesses);
+  };
+}
+
+/** Longest text of a message read for injections, in characters (its start). */
+const SCANNED_CHARS = 50_000;
+
+/**
+ * The leaving messages that carry a prompt injection, each quoted once with its seq: the lines or
+ * sentences of it that read as one (else its opening), clipped: user messages, tool results and the
+ * assistant's text (where it echoes tool output). Not system messages, not the agent's own tool calls
+ * (its actions, not text it was given), not summaries (compactor's own).
+ */
+export function sessionSuspects(leaving: readonly Message[]): CheckpointEntry[] {
+  const out: CheckpointEntry[] = [];
+  for (const m of leaving) {
+    if (!m || typeof m.content !== 'string' || m.role === 'system') continue;
+    if (m.kind === 'summary' || m.kind === 'tool_call') continue;
+    const text = m.content.slice(0, SCANNED_CHARS);
+    if (!readsAsInjection(text)) continue;
+    out.push({ text: cleanItem(injectedPart(text), SUSPECT_CHARS), seq: m.seq });
+  }
+  return out;
+}
+
+/** The lines (or sentences of a line) of a text that read as an injection, else its opening. */
+function injectedPart(text: string): string {
+  const parts: string[] = [];
+  for (const line of text.split('\n')) {
+    if (!readsAsInjection(line)) continue;
+    const sentences = line.split(/(?<=[.!?…])\s+/).filter((s) => readsAsInjection(s));
+    parts.push(...(sentences.length > 0 ? sentences : [line]));
+    if (parts.join(' ').length >= SUSPECT_CHARS) break;
+  }
+  return parts.length > 0 ? parts.join(' ') : text;
+}
+
+/**
+ * Earlier suspects then new ones, cleaned, deduplicated by text and seq (the newest kept), the
+ * newest {@link MAX_SUSPECTED}.
+ */
+function mergeSuspects(earlier: CheckpointEntry[], fresh: CheckpointEntry[]): CheckpointEntry[] {
+  const all = [...earlier, ...fresh]
+    .map((e) => ({ text: cleanItem(e.text, SUSPECT_CHARS), seq: e.seq }))
+    .filter((e) => e.text.length > 0);
+  // The same words from two messages are two records: each names where it was said.
+  const key = (e: CheckpointEntry) => `${e.seq ?? ''} ${normalizeKey(e.text)}`;
+  const last = new Map<string, number>();
+  all.forEach((e, i) => {
+    last.set(key(e), i);
+  });
+  return all.filter((e, i) => last.get(key(e)) === i).slice(-MAX_SUSPECTED);
+}

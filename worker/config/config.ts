@@ -1,0 +1,465 @@
+/**
+ * The one place that reads `process.env`. Parsed once with zod; a bad value stops start-up with a
+ * message naming the variable. Everything else receives the typed {@link Config}.
+ */
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import {
+  assertClusterPrefix,
+  DEFAULT_CLUSTER_QUEUE_PREFIX,
+  DEFAULT_QUEUE_PREFIX,
+  type RedisClusterSeed,
+  type RedisTarget,
+  readClusterNodes,
+} from '../../producer/redis/redis.ts';
+import { ConfigError } from '../../shared/contract/errors.ts';
+import { DEFAULT_LIMITS, type Limits, limitsSchema } from '../../shared/policy/limits.ts';
+import { DEFAULT_HISTORY_PARTITIONS, MAX_HISTORY_PARTITIONS } from './partitions.ts';
+
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL starting with ${protocols.join(' or ')}//` },
+  );
+
+/** A duration in ms between 100 ms and one hour, from its decimal text. */
+const ms = (fallback: number) =>
+  z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be at least 100 ms')
+    .max(3_600_000, 'must be at most 3,600,000 ms (one hour)')
+    .default(fallback);
+
+/** A TCP port, 0 (any free port) to 65535. */
+const port = () =>
+  z.coerce
+    .number({ message: 'must be a port number' })
+    .int('must be a whole port number')
+    .min(0, 'must be 0 to 65535')
+    .max(65_535, 'must be 0 to 65535');
+
+/**
+ * A process-wide default of one field of a tenant's limits (shared/policy/limits.ts), from its
+ * decimal text, within the bounds a policy's value has.
+ */
+const limit = (field: keyof Limits, unit: string) =>
+  z.coerce
+    .number({ message: `must be a number of ${unit}` })
+    .pipe(limitsSchema.shape[field].unwrap())
+    .default(DEFAULT_LIMITS[field]);
+
+/** A secret: long enough not to be guessed, printable ASCII without spaces. */
+const secret = () =>
+  z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .max(1_000, 'must be at most 1,000 characters')
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+/**
+ * `tenantA:tokenA,tenantB:tokenB` → token per tenant. Split at the last `:` of each entry (tenant
+ * ids may hold `:`, tokens may not); a tenant or a token given twice is refused as ambiguous.
+ */
+function parseTenantTokens(text: string, ctx: z.RefinementCtx): TenantToken[] {
+  const out: TenantToken[] = [];
+  for (const [i, entry] of text.split(',').entries()) {
+    const at = entry.trim().lastIndexOf(':');
+    const tenantId = entry.trim().slice(0, Math.max(at, 0));
+    const token = entry.trim().slice(at + 1);
+    const problem =
+      at < 1
+        ? 'must be tenant:token pairs separated by commas'
+        : !secret().safeParse(token).success
+          ? `the token of tenant "${tenantId}" must be 16-1,000 printable ASCII characters without spaces`
+          : out.some((t) => t.tenantId === tenantId)
+            ? `tenant "${tenantId}" is given twice`
+            : out.some((t) => t.token === token)
+              ? `entry ${i + 1} reuses another tenant's token`
+              : null;
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }
+    out.push({ tenantId, token });
+  }
+  return out;
+}
+
+/**
+ * `COMPACTOR_WEBHOOK_ALLOWED_HOSTS`: comma-separated host names, IP addresses and CIDR ranges
+ * (`hooks.corp.example,10.20.0.0/16,127.0.0.1`), lower-cased; an entry that is none of them is
+ * refused, naming it.
+ */
+function parseAllowedHosts(text: string, ctx: z.RefinementCtx): string[] {
+  const out: string[] = [];
+  for (const raw of text.split(',')) {
+    const entry = raw
+      .trim()
+      .toLowerCase()
+      .replace(/^\[|\]$/g, '');
+    if (entry === '') continue;
+    const [address, bits, extra] = entry.split('/');
+    const kind = isIP(address ?? '');
+    const valid =
+      bits === undefined
+        ? kind !== 0 ||
+          /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/.test(entry)
+        : kind !== 0 &&
+          extra === undefined &&
+          /^\d{1,3}$/.test(bits) &&
+          Number(bits) <= (kind === 4 ? 32 : 128);
+    if (!valid) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${raw.trim()}" is not a host name, an IP address or a CIDR range (10.0.0.0/8)`,
+      });
+      return z.NEVER;
+    }
+    out.push(entry);
+  }
+  return out;
+}
+
+/** Largest request body `compactor api` reads by default, bytes (10 MiB: messages may carry base64 images). */
+export const DEFAULT_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The environment variables compactor reads, with their rules and defaults (`compactor --help` lists them). */
+export const envSchema = z.object({
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/compactor'),
+  COMPACTOR_SCHEMA: z
+    .string()
+    .regex(
+      /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/,
+      'must be 1-63 lower-case letters, digits and _, not starting with a digit or pg_',
+    )
+    .default('compactor'),
+  // No default here: unset, `migrate` makes the default count on a new install and accepts any
+  // count on a partitioned one (worker/postgres/migrate.ts).
+  COMPACTOR_HISTORY_PARTITIONS: z.coerce
+    .number({ message: 'must be a number of partitions' })
+    .int('must be a whole number of partitions')
+    .min(1, 'must be at least 1')
+    .max(MAX_HISTORY_PARTITIONS, `must be at most ${MAX_HISTORY_PARTITIONS}`)
+    .optional(),
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  COMPACTOR_REDIS_CLUSTER_NODES: z
+    .string()
+    .transform((text, ctx) => {
+      const seed = readClusterNodes(text);
+      if (typeof seed !== 'string') return seed;
+      ctx.addIssue({ code: 'custom', message: seed });
+      return z.NEVER;
+    })
+    .optional(),
+  // No default here: it depends on the cluster setting (loadConfig).
+  COMPACTOR_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 _ . - { }')
+    .optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
+  COMPACTOR_MODEL: z.string().min(1).default('claude-haiku-4-5'),
+  COMPACTOR_MAX_INPUT_TOKENS: z.coerce
+    .number({ message: 'must be a number of tokens' })
+    .int('must be a whole number of tokens')
+    .min(4_000, 'must be at least 4,000 tokens')
+    .max(2_000_000, 'must be at most 2,000,000 tokens')
+    .default(100_000),
+  COMPACTOR_SWEEP_EVERY_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .refine(
+      (v) => v === 0 || (v >= 1_000 && v <= 7 * 24 * 3_600_000),
+      'must be 0 (off) or 1,000 ms to 7 days',
+    )
+    .default(300_000),
+  COMPACTOR_BATCH_POLL_MS: ms(60_000),
+  COMPACTOR_LEASE_TTL_MS: ms(30_000),
+  COMPACTOR_DB_POOL_SIZE: z.coerce
+    .number({ message: 'must be a number of connections' })
+    .int('must be a whole number of connections')
+    .min(1, 'must be at least 1')
+    .max(1_000, 'must be at most 1,000')
+    .optional(),
+  COMPACTOR_LOCK_DURATION_MS: ms(30_000),
+  COMPACTOR_TENANT_MAX_ACTIVE_JOBS: z.coerce
+    .number({ message: 'must be a number of jobs' })
+    .int('must be a whole number of jobs')
+    .min(1, 'must be at least 1')
+    .max(100_000, 'must be at most 100,000')
+    .optional(),
+  COMPACTOR_WEBHOOK_TIMEOUT_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be at least 100 ms')
+    .max(120_000, 'must be at most 120,000 ms (two minutes)')
+    .default(10_000),
+  COMPACTOR_WEBHOOK_BACKOFF_MS: ms(10_000),
+  COMPACTOR_WEBHOOK_ALLOWED_HOSTS: z.string().transform(parseAllowedHosts).optional(),
+  COMPACTOR_WEBHOOK_ALLOW_HTTP: z
+    .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+    .transform((v) => v === 'true' || v === '1')
+    .default(false),
+  COMPACTOR_STALLED_INTERVAL_MS: ms(30_000),
+  COMPACTOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  COMPACTOR_METRICS_PORT: port().optional(),
+  COMPACTOR_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  COMPACTOR_METRICS_TOKEN: secret().optional(),
+  COMPACTOR_DASHBOARD_PORT: port().default(3000),
+  COMPACTOR_DASHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
+  COMPACTOR_DASHBOARD_TOKEN: secret().optional(),
+  COMPACTOR_DASHBOARD_USER: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[^:]+$/, 'must not contain ":"')
+    .optional(),
+  COMPACTOR_DASHBOARD_PASSWORD: secret().optional(),
+  COMPACTOR_DASHBOARD_TOKENS: z.string().transform(parseTenantTokens).optional(),
+  COMPACTOR_API_PORT: port().default(3100),
+  COMPACTOR_API_HOST: z.string().min(1).default('127.0.0.1'),
+  COMPACTOR_API_MAX_BODY_BYTES: z.coerce
+    .number({ message: 'must be a number of bytes' })
+    .int('must be a whole number of bytes')
+    .min(1_024, 'must be at least 1,024 bytes')
+    .max(1_073_741_824, 'must be at most 1,073,741,824 bytes (1 GiB)')
+    .default(DEFAULT_API_MAX_BODY_BYTES),
+  COMPACTOR_LIMIT_REQUESTS_PER_SECOND: limit('requestsPerSecond', 'requests per second'),
+  COMPACTOR_LIMIT_BURST: limit('burst', 'requests'),
+  COMPACTOR_LIMIT_SESSION_MESSAGES: limit('maxSessionMessages', 'messages'),
+  COMPACTOR_LIMIT_SESSION_TOKENS: limit('maxSessionTokens', 'tokens'),
+  COMPACTOR_LIMIT_CONTEXT_BYTES: limit('maxContextBytes', 'bytes'),
+  COMPACTOR_LIMIT_CONTEXT_TOKENS: limit('maxContextTokens', 'tokens'),
+  COMPACTOR_LIMIT_CONTEXT_READS: limit('maxConcurrentContextReads', 'reads'),
+});
+
+/** Typed configuration of one compactor process. */
+export interface Config {
+  /** postgres:// URL of the database holding sessions, messages and the ledger. */
+  databaseUrl: string;
+  /** The Postgres schema of that database holding compactor's tables and migrations journal. */
+  databaseSchema: string;
+  /**
+   * Hash partitions of `messages` and `archived_messages` by tenant (`COMPACTOR_HISTORY_PARTITIONS`,
+   * 1 to 1024), made by the migration that partitions them; unset: {@link DEFAULT_HISTORY_PARTITIONS}
+   * on a new install, and whatever an existing install has. Fixed once made: `migrate` refuses
+   * another count. Optional so that a config built in code may leave it out.
+   */
+  historyPartitions?: number | undefined;
+  /** redis:// URL of the BullMQ Redis (unused when {@link redisCluster} is set). */
+  redisUrl: string;
+  /**
+   * The seed nodes of a Redis Cluster (`COMPACTOR_REDIS_CLUSTER_NODES`); set, it replaces
+   * `redisUrl` and the queue prefix carries a hash tag. Optional so that a config built in code
+   * may leave it out (a single Redis).
+   */
+  redisCluster?: RedisClusterSeed | undefined;
+  /**
+   * BullMQ key prefix; tests and tenants of one Redis keep apart by it. Default `compactor`, and
+   * `{compactor}` on a cluster, where it must hold a hash tag (producer/redis/redis.ts).
+   */
+  queuePrefix: string;
+  /** Set: the `anthropic` summarizer is used; unset: `extractive`. */
+  anthropicApiKey: string | undefined;
+  /** Overrides the Messages API endpoint (tests point it at a local fake server). */
+  anthropicBaseUrl: string | undefined;
+  /** Model id for LLM summaries. */
+  model: string;
+  /** Most input tokens of one LLM summary request; longer transcripts are summarized in chunks. */
+  maxInputTokens: number;
+  /** Cadence of the scheduled sweep, ms; 0 turns the scheduler off. */
+  sweepEveryMs: number;
+  /** How often message batches are submitted and collected, ms (only with an Anthropic key). */
+  batchPollMs: number;
+  /** Per-session lease TTL, ms (renewed every third of it while held). */
+  leaseTtlMs: number;
+  /**
+   * Postgres pool size of a process that runs compactions (`COMPACTOR_DB_POOL_SIZE`); unset: a
+   * worker sizes it from its concurrency (`poolSizeFor` in worker/runtime/services.ts: concurrency + 2, 10 to
+   * 32), other commands use 10. Every process's pool counts against Postgres's `max_connections`
+   * (100 by default). Optional so that a config built in code may leave it out.
+   */
+  dbPoolSize?: number | undefined;
+  /** BullMQ job lock duration, ms: a job whose lock is not renewed for this long is stalled. */
+  lockDurationMs: number;
+  /**
+   * Compaction jobs of one tenant that may run at once, across all workers, while another tenant
+   * has work pending (`COMPACTOR_TENANT_MAX_ACTIVE_JOBS`; worker/redis/tenant-slots.ts). Unset: half
+   * the worker's concurrency, rounded up. Optional so that a config built in code may leave it out.
+   */
+  tenantMaxActiveJobs?: number | undefined;
+  /** How often a worker looks for stalled jobs, ms. */
+  stalledIntervalMs: number;
+  /** How long one webhook delivery waits for the receiver's response, ms; then it is retried. */
+  webhookTimeoutMs: number;
+  /**
+   * First delay before a failed webhook delivery is retried, ms; each retry waits twice as long
+   * as the one before (BullMQ's exponential backoff), over 8 attempts in all.
+   */
+  webhookBackoffMs: number;
+  /**
+   * Where webhooks may point beyond public https receivers (`COMPACTOR_WEBHOOK_ALLOWED_HOSTS`,
+   * `COMPACTOR_WEBHOOK_ALLOW_HTTP`); see worker/outbound/webhook-targets.ts. Optional so that a
+   * config built in code may leave it out (then: public https only).
+   */
+  webhookTargets?: { allowedHosts: string[]; allowHttp: boolean } | undefined;
+  logLevel: z.infer<typeof envSchema>['COMPACTOR_LOG_LEVEL'];
+  /**
+   * The worker's /metrics, /healthz, /readyz server; port null: off. On loopback by default; bound
+   * elsewhere it needs `token` (`COMPACTOR_METRICS_TOKEN`), the bearer token /metrics and /readyz's
+   * details then ask for (worker/http/metrics-server.ts).
+   */
+  metrics: { port: number | null; host: string; token?: string | undefined };
+  /** `compactor dashboard`: where it listens and who may use it. */
+  dashboard: DashboardConfig;
+  /**
+   * `compactor api`: where it listens and the largest request body it reads. Its credentials are
+   * the dashboard's ({@link DashboardConfig}). Optional so that a config built in code may leave
+   * it out (then the defaults apply).
+   */
+  api?: ApiConfig;
+}
+
+/** Where `compactor api` listens, its request size limit, and its tenants' default limits. */
+export interface ApiConfig {
+  port: number;
+  host: string;
+  /** Largest request body, bytes; a larger one is answered 413. */
+  maxBodyBytes: number;
+  /**
+   * The limits of a tenant whose policy sets none (`COMPACTOR_LIMIT_*`; each field a tenant policy's
+   * `limits` sets wins). Optional so that a config built in code may leave it out
+   * (then `DEFAULT_LIMITS` of shared/policy/limits.ts).
+   */
+  limits?: Limits;
+}
+
+/** One tenant's bearer token for the dashboard's ledger API and pages. */
+export interface TenantToken {
+  tenantId: string;
+  token: string;
+}
+
+/** Where the dashboard listens and its credentials (all secrets; never log them). */
+export interface DashboardConfig {
+  port: number;
+  host: string;
+  /** Admin bearer token: Bull Board, /metrics, and every tenant's sessions. */
+  adminToken: string | undefined;
+  /** Admin basic-auth credentials (both or neither), for browsers. */
+  adminUser: string | undefined;
+  adminPassword: string | undefined;
+  /** Tenant-scoped credentials: a bearer token, or basic auth with the tenant id as user. */
+  tenantTokens: TenantToken[];
+}
+
+export { ConfigError };
+
+/** The Redis a config names: its cluster when it has one, else its URL. */
+export function redisTargetOf(config: Pick<Config, 'redisUrl' | 'redisCluster'>): RedisTarget {
+  return config.redisCluster ? { cluster: config.redisCluster } : { url: config.redisUrl };
+}
+
+/**
+ * Parses the environment (default: `process.env`). Empty strings count as unset.
+ * @throws {ConfigError} naming each bad variable and what it must be.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid environment: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  if ((e.COMPACTOR_DASHBOARD_USER === undefined) !== (e.COMPACTOR_DASHBOARD_PASSWORD === undefined)) {
+    throw new ConfigError(
+      'invalid environment: COMPACTOR_DASHBOARD_USER and COMPACTOR_DASHBOARD_PASSWORD go together; set both or neither',
+    );
+  }
+  const redisCluster = e.COMPACTOR_REDIS_CLUSTER_NODES;
+  if (redisCluster && present.REDIS_URL !== undefined) {
+    throw new ConfigError(
+      'invalid environment: REDIS_URL and COMPACTOR_REDIS_CLUSTER_NODES are both set; a Redis Cluster is ' +
+        'reached through its seed nodes alone: unset REDIS_URL (credentials go in the nodes, as redis://user:password@host:port)',
+    );
+  }
+  const queuePrefix =
+    e.COMPACTOR_QUEUE_PREFIX ?? (redisCluster ? DEFAULT_CLUSTER_QUEUE_PREFIX : DEFAULT_QUEUE_PREFIX);
+  if (redisCluster) {
+    try {
+      assertClusterPrefix(queuePrefix, 'COMPACTOR_QUEUE_PREFIX');
+    } catch (error) {
+      throw new ConfigError(
+        `invalid environment: ${(error as Error).message} (COMPACTOR_REDIS_CLUSTER_NODES is set)`,
+      );
+    }
+  }
+  const tenantTokens = e.COMPACTOR_DASHBOARD_TOKENS ?? [];
+  const adminSecrets = [e.COMPACTOR_DASHBOARD_TOKEN, e.COMPACTOR_DASHBOARD_PASSWORD];
+  if (tenantTokens.some((t) => adminSecrets.includes(t.token))) {
+    throw new ConfigError(
+      'invalid environment: COMPACTOR_DASHBOARD_TOKENS: a tenant token equals an admin secret',
+    );
+  }
+  return {
+    databaseUrl: e.DATABASE_URL,
+    databaseSchema: e.COMPACTOR_SCHEMA,
+    historyPartitions: e.COMPACTOR_HISTORY_PARTITIONS,
+    redisUrl: e.REDIS_URL,
+    redisCluster,
+    queuePrefix,
+    anthropicApiKey: e.ANTHROPIC_API_KEY,
+    anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
+    model: e.COMPACTOR_MODEL,
+    maxInputTokens: e.COMPACTOR_MAX_INPUT_TOKENS,
+    sweepEveryMs: e.COMPACTOR_SWEEP_EVERY_MS,
+    batchPollMs: e.COMPACTOR_BATCH_POLL_MS,
+    leaseTtlMs: e.COMPACTOR_LEASE_TTL_MS,
+    dbPoolSize: e.COMPACTOR_DB_POOL_SIZE,
+    lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
+    tenantMaxActiveJobs: e.COMPACTOR_TENANT_MAX_ACTIVE_JOBS,
+    stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,
+    webhookTimeoutMs: e.COMPACTOR_WEBHOOK_TIMEOUT_MS,
+    webhookBackoffMs: e.COMPACTOR_WEBHOOK_BACKOFF_MS,
+    webhookTargets: {
+      allowedHosts: e.COMPACTOR_WEBHOOK_ALLOWED_HOSTS ?? [],
+      allowHttp: e.COMPACTOR_WEBHOOK_ALLOW_HTTP,
+    },
+    logLevel: e.COMPACTOR_LOG_LEVEL,
+    metrics: {
+      port: e.COMPACTOR_METRICS_PORT ?? null,
+      host: e.COMPACTOR_METRICS_HOST,
+      token: e.COMPACTOR_METRICS_TOKEN,
+    },
+    dashboard: {
+      port: e.COMPACTOR_DASHBOARD_PORT,
+      host: e.COMPACTOR_DASHBOARD_HOST,
+      adminToken: e.COMPACTOR_DASHBOARD_TOKEN,
+      adminUser: e.COMPACTOR_DASHBOARD_USER,
+      adminPassword: e.COMPACTOR_DASHBOARD_PASSWORD,
+      tenantTokens,
+    },
+    api: {
+      port: e.COMPACTOR_API_PORT,
+      host: e.COMPACTOR_API_HOST,
+      maxBodyBytes: e.COMPACTOR_API_MAX_BODY_BYTES,
+      limits: {
+        requestsPerSecond: e.COMPACTOR_LIMIT_REQUESTS_PER_SECOND,
+        burst: e.COMPACTOR_LIMIT_BURST,
+        maxSessionMessages: e.COMPACTOR_LIMIT_SESSION_MESSAGES,
+        maxSessionTokens: e.COMPACTOR_LIMIT_SESSION_TOKENS,
+        maxContextBytes: e.COMPACTOR_LIMIT_CONTEXT_BYTES,
+        maxContextTokens: e.COMPACTOR_LIMIT_CONTEXT_TOKENS,
+        maxConcurrentContextReads: e.COMPACTOR_LIMIT_CONTEXT_READS,
+      },
+    },
+  };
+}

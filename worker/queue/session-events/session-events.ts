@@ -1,0 +1,91 @@
+/**
+ * Tells the agent service what happened: after each applied compaction, a `session.compacted` job
+ * on the `session-events` queue (shared/protocol/events.ts), which the service consumes with a
+ * BullMQ Worker of its own. The job id is the compaction id, so a job retried after the compaction
+ * committed (its outcome then `duplicate`) publishes again without a second job.
+ */
+import { Queue } from 'bullmq';
+import type { CompactionRow } from '../../../producer/postgres/schema.ts';
+import type { RedisConnection } from '../../../producer/redis/redis.ts';
+import {
+  jobIdOf,
+  SESSION_COMPACTED,
+  SESSION_EVENTS_QUEUE,
+  type SessionCompactedEvent,
+} from '../../../shared/protocol/events.ts';
+
+/** Publishes `session.compacted`. */
+export interface SessionEventsPublisher {
+  /**
+   * Publishes the event of an applied ledger row with the checkpoint it wrote (the caller reads it
+   * from the session the history continues in; null for a compaction without a summary); other
+   * rows are ignored.
+   * @returns the event published, or null for a row that is not applied.
+   */
+  compacted(row: CompactionRow, checkpoint: unknown): Promise<SessionCompactedEvent | null>;
+  close(): Promise<void>;
+}
+
+/** Published jobs kept a day (at most 10,000), as the compaction queue keeps its own. */
+const JOB_OPTIONS = {
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+/**
+ * The most events left waiting for a consumer. A deployment with no service consuming the queue
+ * would otherwise grow it in Redis without end (and Redis must run with `noeviction` for BullMQ):
+ * past this many, the oldest waiting events are removed, as BullMQ keeps at most 10,000 completed.
+ */
+export const SESSION_EVENTS_MAX_WAITING = 10_000;
+/** How many publishes between two looks at the backlog. */
+const BACKLOG_CHECK_EVERY = 100;
+
+/**
+ * A publisher on `connection` (not closed by it) under the BullMQ key `prefix`.
+ * @param options.maxWaiting the backlog cap, default {@link SESSION_EVENTS_MAX_WAITING}.
+ */
+export function createSessionEventsPublisher(
+  connection: RedisConnection,
+  prefix: string,
+  options: { maxWaiting?: number } = {},
+): SessionEventsPublisher {
+  const maxWaiting = options.maxWaiting ?? SESSION_EVENTS_MAX_WAITING;
+  const queue = new Queue(SESSION_EVENTS_QUEUE, { connection, prefix, defaultJobOptions: JOB_OPTIONS });
+  queue.on('error', () => {});
+  let published = 0;
+  return {
+    async compacted(row, checkpoint) {
+      if (row.status !== 'applied') return null;
+      const event = sessionCompactedOf(row, row.summary === null ? null : checkpoint);
+      await queue.add(SESSION_COMPACTED, event, { jobId: jobIdOf(row.tenantId, row.id) });
+      if (published++ % BACKLOG_CHECK_EVERY === 0) {
+        const waiting = await queue.getWaitingCount();
+        // Oldest first (the tail of BullMQ's wait list).
+        if (waiting > maxWaiting) await queue.clean(0, waiting - maxWaiting, 'wait');
+      }
+      return event;
+    },
+    close: () => queue.close(),
+  };
+}
+
+/** The event of an applied ledger row. */
+export function sessionCompactedOf(row: CompactionRow, checkpoint: unknown): SessionCompactedEvent {
+  return {
+    compactionId: row.id,
+    tenantId: row.tenantId,
+    sessionId: row.sessionId,
+    version: row.compactionVersion ?? 0,
+    cutoffSeq: row.cutoffSeq,
+    strategy: row.strategy,
+    mode: row.mode,
+    childSessionId: row.childSessionId,
+    messagesBefore: row.messagesBefore,
+    messagesAfter: row.messagesAfter,
+    tokensBefore: row.tokensBefore,
+    tokensAfter: row.tokensAfter,
+    checkpoint: checkpoint ?? null,
+    appliedAt: row.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * Enqueues webhook deliveries: after an applied compaction, one job on the `webhooks` queue when
+ * the tenant has an enabled webhook. The job id is the compaction id, so an event told twice (a
+ * compaction job retried after it committed) adds no second job. The job carries the exact body,
+ * so every attempt sends (and signs) the same bytes.
+ */
+import { Queue } from 'bullmq';
+import type { Db } from '../../../producer/postgres/db.ts';
+import type { RedisConnection } from '../../../producer/redis/redis.ts';
+import {
+  WEBHOOK_ATTEMPTS,
+  WEBHOOK_DELIVERY,
+  WEBHOOKS_QUEUE,
+  type WebhookJob,
+} from '../../../shared/contract/webhooks.ts';
+import { jobIdOf, type SessionCompactedEvent } from '../../../shared/protocol/events.ts';
+import { hasEnabledWebhook } from '../../postgres/webhooks.ts';
+
+/** Adds delivery jobs. */
+export interface WebhookEnqueuer {
+  /**
+   * Enqueues the delivery of `event` when its tenant has an enabled webhook (`hasWebhook`, when the
+   * caller read it already; else read here).
+   * @returns whether a job was asked for (false: no enabled webhook).
+   * @throws when Redis or Postgres cannot be reached (the caller's job retries).
+   */
+  enqueue(event: SessionCompactedEvent, hasWebhook?: boolean): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * An enqueuer on `connection` (not closed by it) under the BullMQ key `prefix`.
+ * @param options.backoffMs the first retry's delay, ms; doubling after each failed attempt.
+ */
+export function createWebhookEnqueuer(
+  connection: RedisConnection,
+  prefix: string,
+  db: Db,
+  options: { backoffMs: number },
+): WebhookEnqueuer {
+  const queue = new Queue(WEBHOOKS_QUEUE, {
+    connection,
+    prefix,
+    defaultJobOptions: {
+      attempts: WEBHOOK_ATTEMPTS,
+      backoff: { type: 'exponential', delay: options.backoffMs },
+      removeOnComplete: { age: 24 * 3600, count: 10_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    },
+  });
+  queue.on('error', () => {});
+  return {
+    async enqueue(event, hasWebhook) {
+      if (!(hasWebhook ?? (await hasEnabledWebhook(db, event.tenantId)))) return false;
+      const data: WebhookJob = {
+        tenantId: event.tenantId,
+        eventId: event.compactionId,
+        body: JSON.stringify(event),
+      };
+      await queue.add(WEBHOOK_DELIVERY, data, { jobId: jobIdOf(event.tenantId, event.compactionId) });
+      return true;
+    },
+    close: () => queue.close(),
+  };
+}
