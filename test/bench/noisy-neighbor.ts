@@ -18,6 +18,11 @@
  * It reports the quiet tenant's p50/p99 per operation in each phase against alone (target: p99
  * within 2x), the API process's peak RSS in each phase (target: under 512 MB), and what the noisy
  * tenant was answered. All limits are the defaults (shared/policy/limits.ts).
+ *
+ * To find where a quiet request's time went: `BENCH_TRACE=1` prints each quiet request over 60 ms
+ * with its wall-clock time (ms since the epoch); `BENCH_CHILD_EXEC_ARGV` passes Node options to the
+ * API and worker processes (`--cpu-prof --cpu-prof-dir=/tmp/prof`, `--trace-gc`, `--import` of a
+ * probe), and `BENCH_CHILD_STDOUT=1` lets their stdout through.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -155,6 +160,9 @@ function quietLoop(call: (t: 'quiet', m: string, p: string, b?: unknown) => Prom
       const response = await request();
       const text = await response.text();
       if (during || n > 0) samples[op].push(performance.now() - started);
+      const ms = performance.now() - started;
+      if (process.env.BENCH_TRACE && ms > 60)
+        process.stderr.write(`slow ${op}: ${Math.round(ms)} ms, ended ${Date.now()}\n`);
       if (response.status !== expected)
         throw new Error(`quiet ${op}: ${response.status} ${text.slice(0, 300)}`);
     };
