@@ -15,6 +15,7 @@ import { type ContextNotice, renderContext } from '../shared/context/render.ts';
 import { ContextLimitError, SessionNotFoundError } from '../shared/contract/errors.ts';
 import { readContext } from '../shared/postgres/context-query.ts';
 import type { Db } from '../shared/postgres/db.ts';
+import { countPdfPages } from '../shared/runtime/pdf-pages.ts';
 
 export type { ContextNotice } from '../shared/context/render.ts';
 
@@ -94,6 +95,7 @@ export async function loadContext(db: Db, input: LoadContextInput): Promise<Load
     ...read.render,
     thinking: input.thinking ?? 'keep',
     compactionBlock: input.compactionBlock ?? 'native',
+    pdfPages: countPdfPages,
   });
   return { ...rendered, sessionId: read.liveId, version: read.version };
 }

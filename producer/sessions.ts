@@ -26,6 +26,7 @@ import { storableText } from '../shared/contract/unicode.ts';
 import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
 import type { Db } from '../shared/postgres/db.ts';
 import { messages, sessions } from '../shared/postgres/schema.ts';
+import { countPdfPages } from '../shared/runtime/pdf-pages.ts';
 import {
   type AppendIdempotency,
   checkIdempotency,
@@ -429,7 +430,7 @@ function normalize(
   // Before anything walks the content (the rendering recurses, the driver serializes it).
   const problem = contentProblem(content, where);
   if (problem) throw invalid(problem);
-  const facts = contentFacts(content as StoredContent);
+  const facts = contentFacts(content as StoredContent, countPdfPages);
   return {
     role: message.role as Role,
     kind: facts.kind,

@@ -18,6 +18,7 @@ import {
   messages,
   sessions,
 } from '../../shared/postgres/schema.ts';
+import { countPdfPages } from '../../shared/runtime/pdf-pages.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { Gate, SessionReads, Snapshot } from '../pipeline/ports.ts';
 import { bigintArray } from './effects.ts';
@@ -163,7 +164,7 @@ export class PostgresReads implements SessionReads {
         thinking: row.has_thinking,
         content: row.content,
       };
-      return parts === null ? [message] : summaryParts({ ...message, blocks: parts });
+      return parts === null ? [message] : summaryParts({ ...message, blocks: parts }, countPdfPages);
     });
   }
 

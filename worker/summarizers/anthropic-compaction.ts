@@ -32,6 +32,7 @@ import {
 } from '../../shared/contract/errors.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { SummaryEstimate } from '../../shared/policy/budget.ts';
+import { countPdfPages } from '../../shared/runtime/pdf-pages.ts';
 import { COMPACTION_BETA, isCompactionBlock } from '../../shared/summary/compaction-block.ts';
 import {
   addUsage,
@@ -175,7 +176,7 @@ export function chunksOf(messages: Turn[], budget: number): Turn[][] {
   let open: Turn[] = [];
   let tokens = 0;
   messages.forEach((turn, i) => {
-    const size = estimateContentTokens(turn.content);
+    const size = estimateContentTokens(turn.content, countPdfPages);
     const previous = messages[i - 1];
     if (open.length > 0 && tokens + size > budget && safeCut(previous, turn)) {
       chunks.push(open);
