@@ -13,6 +13,7 @@
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { type ContextNotice, renderContext } from '../shared/context/render.ts';
 import { ContextLimitError, SessionNotFoundError } from '../shared/contract/errors.ts';
+import { countPdfPages } from './media/pdf-pages.ts';
 import { readContext } from './postgres/context-query.ts';
 import type { Db } from './postgres/db.ts';
 
@@ -94,6 +95,7 @@ export async function loadContext(db: Db, input: LoadContextInput): Promise<Load
     ...read.render,
     thinking: input.thinking ?? 'keep',
     compactionBlock: input.compactionBlock ?? 'native',
+    pdfPages: countPdfPages,
   });
   return { ...rendered, sessionId: read.liveId, version: read.version };
 }

@@ -30,6 +30,7 @@ import {
   recordAppend,
 } from './idempotency.ts';
 import { limitPassed } from './limits.ts';
+import { countPdfPages } from './media/pdf-pages.ts';
 import type { Db, Tx } from './postgres/db.ts';
 import {
   INSERT_BATCH_ROWS,
@@ -396,7 +397,7 @@ function normalize(
   // Before anything walks the content (the rendering recurses, the driver serializes it).
   const problem = contentProblem(content, where);
   if (problem) throw invalid(problem);
-  const facts = contentFacts(content as StoredContent);
+  const facts = contentFacts(content as StoredContent, countPdfPages);
   return {
     role: message.role as Role,
     kind: facts.kind,

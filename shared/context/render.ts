@@ -57,6 +57,7 @@ import {
   type StoredContent,
   THINKING_TYPES,
 } from '../contract/blocks.ts';
+import type { PdfPageCounter } from '../contract/media-tokens.ts';
 import type { Kind, Role } from '../contract/message.ts';
 import { CHECKPOINT_HEADER, type Checkpoint, renderCheckpointBody } from '../summary/checkpoint.ts';
 import { COMPACTION_BETA, compactionBlockOf } from '../summary/compaction-block.ts';
@@ -112,6 +113,12 @@ export interface RenderContextInput {
   archivedSystem?: readonly string[];
   /** `keep` (default): thinking comes back wherever its signature can still hold; `strip`: none. */
   thinking?: 'keep' | 'strip';
+  /**
+   * Counts a PDF's pages for `tokens` and for the markers of documents sent as text (see
+   * `contentFacts` in shared/contract/blocks.ts); default the pure core's, which does not see pages
+   * packed in compressed object streams. `loadContext` passes `countPdfPages`.
+   */
+  pdfPages?: PdfPageCounter;
 }
 
 /** Something the caller must act on to send the context. */
@@ -213,7 +220,7 @@ export function renderContext(input: RenderContextInput): RenderedContext {
   let lead = 0;
   while (lead < rows.length && rows[lead]?.role === 'system') lead++;
   const systemBlocks = [
-    ...rows.slice(0, lead).flatMap((r) => asTextBlocks(r.content)),
+    ...rows.slice(0, lead).flatMap((r) => asTextBlocks(r.content, input.pdfPages)),
     ...(input.archivedSystem ?? []).map((text): Block => ({ type: 'text', text })),
   ].filter((b) => !isBlankText(b));
 
@@ -241,7 +248,7 @@ export function renderContext(input: RenderContextInput): RenderedContext {
     .map((piece) => ({ ...piece, content: withoutBlankText(piece.content) }))
     .filter((piece) => !isEmptyContent(piece.content));
 
-  const turns = pairToolCalls(systemsAfterResults(mergeTurns(kept)));
+  const turns = pairToolCalls(systemsAfterResults(mergeTurns(kept)), input.pdfPages);
   // A compaction block may be the first message, as an assistant turn of its own.
   if (turns.length > 0 && turns[0]?.role !== 'user' && turns[0]?.sealed !== true)
     turns.unshift({ role: 'user', blocks: [], text: LEAD_IN });
@@ -249,8 +256,8 @@ export function renderContext(input: RenderContextInput): RenderedContext {
   const messages = turns.map(messageOf);
   const system = systemBlocks.length > 0 ? (systemBlocks as unknown as TextBlockParam[]) : undefined;
   const tokens =
-    (system ? estimateContentTokens(systemBlocks) : 0) +
-    messages.reduce((sum, m) => sum + estimateContentTokens(m.content as StoredContent), 0);
+    (system ? estimateContentTokens(systemBlocks, input.pdfPages) : 0) +
+    messages.reduce((sum, m) => sum + estimateContentTokens(m.content as StoredContent, input.pdfPages), 0);
   return { system, messages, tokens, notices, betas: native ? [COMPACTION_BETA] : [] };
 }
 
@@ -402,7 +409,7 @@ function systemsAfterResults(turns: Turn[]): Turn[] {
  * first in their turn, a synthetic error result for each call left unanswered, and a result
  * without its call turned into a text block saying so.
  */
-function pairToolCalls(turns: Turn[]): Turn[] {
+function pairToolCalls(turns: Turn[], pdfPages: PdfPageCounter | undefined): Turn[] {
   return turns.map((turn, t) => {
     const previous = turns[t - 1];
     const asked =
@@ -422,10 +429,10 @@ function pairToolCalls(turns: Turn[]): Turn[] {
         }
       }
       if (block.type === 'tool_result') {
-        others.push(orphanText(block));
+        others.push(orphanText(block, pdfPages));
         changed = true;
       } else if (turn.role === 'system' && block.type !== 'text') {
-        others.push(textOf(block));
+        others.push(textOf(block, pdfPages));
         changed = true;
       } else {
         others.push(block);
@@ -444,8 +451,8 @@ function messageOf(turn: Turn): MessageParam {
   return { role: turn.role, content } as unknown as MessageParam;
 }
 
-function orphanText(block: Block): Block {
-  const body = renderText([block]);
+function orphanText(block: Block, pdfPages: PdfPageCounter | undefined): Block {
+  const body = renderText([block], pdfPages);
   return {
     type: 'text',
     text:
@@ -454,14 +461,14 @@ function orphanText(block: Block): Block {
   };
 }
 
-function textOf(block: Block): Block {
-  return { type: 'text', text: renderText([block]) };
+function textOf(block: Block, pdfPages: PdfPageCounter | undefined): Block {
+  return { type: 'text', text: renderText([block], pdfPages) };
 }
 
 /** System content as text blocks: a string is one; a non-text block becomes its text rendering. */
-function asTextBlocks(content: StoredContent): Block[] {
+function asTextBlocks(content: StoredContent, pdfPages: PdfPageCounter | undefined): Block[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return content.map((b) => (b.type === 'text' ? b : textOf(b)));
+  return content.map((b) => (b.type === 'text' ? b : textOf(b, pdfPages)));
 }
 
 function blocksOf(content: StoredContent): Block[] {

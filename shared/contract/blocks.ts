@@ -8,7 +8,14 @@
  * Pure: no I/O.
  */
 
-import { describeMedia, documentTokens, imageTokens } from './media-tokens.ts';
+import {
+  describeMedia,
+  documentTokens,
+  IMAGE_TIERS,
+  imageTokens,
+  type PdfPageCounter,
+  pdfPageCount,
+} from './media-tokens.ts';
 import type { Kind, Message, Role } from './message.ts';
 import { estimateTextTokens, MESSAGE_OVERHEAD_TOKENS } from './tokens.ts';
 
@@ -42,8 +49,11 @@ export const THINKING_TYPES: ReadonlySet<string> = new Set(['thinking', 'redacte
 /**
  * The facts of one message's content.
  * @param content a string or a list of blocks, as the Messages API takes it.
+ * @param pdfPages counts a PDF's pages for its token estimate and marker; default the pure core's
+ *   `pdfPageCount`, which does not see pages packed in compressed object streams (the edges pass
+ *   `countPdfPages` of shared/runtime/pdf-pages.ts, which does).
  */
-export function contentFacts(content: StoredContent): ContentFacts {
+export function contentFacts(content: StoredContent, pdfPages: PdfPageCounter = pdfPageCount): ContentFacts {
   const toolUseIds: string[] = [];
   const toolResultIds: string[] = [];
   let toolName: string | null = null;
@@ -67,8 +77,8 @@ export function contentFacts(content: StoredContent): ContentFacts {
     toolResultIds,
     toolName,
     thinking,
-    text: renderText(content),
-    tokenCount: estimateContentTokens(content),
+    text: renderText(content, pdfPages),
+    tokenCount: estimateContentTokens(content, pdfPages),
   };
 }
 
@@ -78,13 +88,14 @@ export function contentFacts(content: StoredContent): ContentFacts {
  * format's own rendering); a tool result as its text (prefixed `[error] ` when `is_error`); an image
  * or document as a marker such as `[image: image/png, 800x600, 41 KB]`; a server tool call or
  * result, and any block type not known here, as `[type]` and its JSON without long base64 fields.
+ * `pdfPages` counts a PDF's pages for its marker (see {@link contentFacts}).
  */
-export function renderText(content: StoredContent): string {
+export function renderText(content: StoredContent, pdfPages: PdfPageCounter = pdfPageCount): string {
   if (typeof content === 'string') return content;
-  return content.map(renderBlock).join('\n');
+  return content.map((block) => renderBlock(block, pdfPages)).join('\n');
 }
 
-function renderBlock(block: Block): string {
+function renderBlock(block: Block, pdfPages: PdfPageCounter): string {
   switch (block.type) {
     case 'text':
       return typeof block.text === 'string' ? block.text : '';
@@ -95,14 +106,14 @@ function renderBlock(block: Block): string {
     case 'tool_use':
       return JSON.stringify({ name: block.name, arguments: block.input ?? {} });
     case 'tool_result': {
-      const body = block.content === undefined ? '' : renderNested(block.content);
+      const body = block.content === undefined ? '' : renderNested(block.content, pdfPages);
       return block.is_error === true ? `[error] ${body}` : body;
     }
     case 'image':
     case 'document':
-      return describeMedia(block);
+      return describeMedia(block, pdfPages);
     case 'search_result':
-      return [block.title, block.source, renderNested(block.content)].filter(Boolean).join('\n');
+      return [block.title, block.source, renderNested(block.content, pdfPages)].filter(Boolean).join('\n');
     case 'server_tool_use':
       return `[server tool ${String(block.name)}] ${compactJson(block.input ?? {})}`;
     default:
@@ -111,9 +122,13 @@ function renderBlock(block: Block): string {
 }
 
 /** The content of a tool result or search result: a string, or a list of blocks. */
-function renderNested(content: unknown): string {
+function renderNested(content: unknown, pdfPages: PdfPageCounter): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.filter(isBlock).map(renderBlock).join('\n');
+  if (Array.isArray(content))
+    return content
+      .filter(isBlock)
+      .map((block) => renderBlock(block, pdfPages))
+      .join('\n');
   return compactJson(content);
 }
 
@@ -143,25 +158,28 @@ function isBlock(value: unknown): value is Block {
 /**
  * Estimated input tokens of one message: text by the 4-characters rule of shared/contract/tokens.ts
  * (on the plain-text rendering), images and documents by the Messages API's documented rules
- * (shared/contract/media-tokens.ts: pixels for images, pages for PDFs), plus the per-message
- * framing.
+ * (shared/contract/media-tokens.ts: pixels for images, pages for PDFs, counted by `pdfPages` as
+ * {@link contentFacts} says), plus the per-message framing.
  */
-export function estimateContentTokens(content: StoredContent): number {
+export function estimateContentTokens(
+  content: StoredContent,
+  pdfPages: PdfPageCounter = pdfPageCount,
+): number {
   if (typeof content === 'string') return estimateTextTokens(content) + MESSAGE_OVERHEAD_TOKENS;
   let tokens = MESSAGE_OVERHEAD_TOKENS;
-  for (const block of content) tokens += blockTokens(block);
+  for (const block of content) tokens += blockTokens(block, pdfPages);
   return tokens;
 }
 
-function blockTokens(block: Block): number {
+function blockTokens(block: Block, pdfPages: PdfPageCounter): number {
   if (block.type === 'image') return imageTokens(block.source);
-  if (block.type === 'document') return documentTokens(block.source);
+  if (block.type === 'document') return documentTokens(block.source, IMAGE_TIERS.standard, pdfPages);
   if (block.type === 'tool_result' && Array.isArray(block.content)) {
     let tokens = block.is_error === true ? 2 : 0;
-    for (const inner of block.content) if (isBlock(inner)) tokens += blockTokens(inner);
+    for (const inner of block.content) if (isBlock(inner)) tokens += blockTokens(inner, pdfPages);
     return tokens;
   }
-  return estimateTextTokens(renderBlock(block));
+  return estimateTextTokens(renderBlock(block, pdfPages));
 }
 
 /** A corpus-format row: one text row per block (see the corpus README). */
@@ -225,17 +243,19 @@ export interface StoredMessage extends Message {
  * The messages summarizers read for one stored row, one per part: a row holding text and thinking
  * plus two tool calls gives a `message` and two `tool_call`s, a row of tool results one
  * `tool_result` each (role `tool`), all at the row's seq. A row that is a single part (every
- * corpus-format row) comes back as it is, its text untouched.
+ * corpus-format row) comes back as it is, its text untouched. `pdfPages` counts a PDF's pages for
+ * the parts' markers and token estimates (see {@link contentFacts}).
  */
-export function summaryParts(row: StoredMessage): Message[] {
+export function summaryParts(row: StoredMessage, pdfPages: PdfPageCounter = pdfPageCount): Message[] {
   const { blocks, ...message } = row;
   if (typeof blocks === 'string' || row.kind === 'summary') return [message];
   const parts: Message[] = [];
   let prose: Block[] = [];
   const flush = () => {
     if (prose.length === 0) return;
-    const text = renderText(prose);
-    parts.push({ ...base(row), kind: 'message', content: text, tokenCount: estimateContentTokens(prose) });
+    const text = renderText(prose, pdfPages);
+    const tokenCount = estimateContentTokens(prose, pdfPages);
+    parts.push({ ...base(row), kind: 'message', content: text, tokenCount });
     prose = [];
   };
   for (const block of blocks) {
@@ -244,10 +264,10 @@ export function summaryParts(row: StoredMessage): Message[] {
       parts.push({
         ...base(row),
         kind: 'tool_call',
-        content: renderBlock(block),
+        content: renderBlock(block, pdfPages),
         toolCallId: block.id,
         toolName: typeof block.name === 'string' ? block.name : null,
-        tokenCount: estimateContentTokens([block]),
+        tokenCount: estimateContentTokens([block], pdfPages),
       });
     } else if (block.type === 'tool_result' && typeof block.tool_use_id === 'string') {
       flush();
@@ -255,9 +275,9 @@ export function summaryParts(row: StoredMessage): Message[] {
         ...base(row),
         role: 'tool',
         kind: 'tool_result',
-        content: renderBlock(block),
+        content: renderBlock(block, pdfPages),
         toolCallId: block.tool_use_id,
-        tokenCount: estimateContentTokens([block]),
+        tokenCount: estimateContentTokens([block], pdfPages),
       });
     } else {
       prose.push(block);

@@ -4,7 +4,9 @@
  * base64 characters, a million "tokens" by the 4-characters rule, but costs at most a few thousand).
  * Pure byte parsing with no dependencies (but the platform's `atob`); nothing here throws: input it
  * cannot read is priced at the documented maximum (images) or one page (documents), as each
- * function says.
+ * function says. The pure core has no decompressor, so the pages a PDF packs in compressed object
+ * streams are counted only by a {@link PdfPageCounter} that brings one: the edges pass
+ * shared/runtime/pdf-pages.ts (`countPdfPages`, node:zlib) to the functions that take a counter.
  *
  * Sources, as read on 2026-11-23 (platform.claude.com/docs/en/build-with-claude/...):
  * - "Images and vision" (`vision`), section "Resolution and token cost": Claude sees an image as
@@ -22,7 +24,6 @@
  *   the page priced by the vision rules; pages are rasterized server-side at dimensions the caller
  *   does not control.
  */
-import { inflateZlib } from './inflate.ts';
 import { estimateTextTokens } from './tokens.ts';
 
 /** A model's image limits: its longest allowed edge (px) and its visual-token budget (tokens). */
@@ -151,15 +152,27 @@ export function pdfPageTokens(tier: ImageTier = IMAGE_TIERS.standard): number {
   return PDF_TEXT_TOKENS_PER_PAGE + tier.maxTokens;
 }
 
+/** Pages of a PDF given its bytes; 0 when it cannot tell. Must never throw. */
+export type PdfPageCounter = (pdf: Uint8Array) => number;
+
+/**
+ * A zlib stream (RFC 1950) decompressed, or null when it is damaged or would decompress to more
+ * than `maxBytes` bytes. The pure core has none: the edges bring node:zlib's.
+ */
+export type Inflate = (data: Uint8Array, maxBytes: number) => Uint8Array | null;
+
 /**
  * Pages of a PDF (its bytes): its page objects (`/Type /Page`, or `/Type/Page`, never `/Pages`),
  * each object number counted once so a page an incremental update rewrote is not counted twice,
- * whether written out or packed in a Flate-compressed object stream (`/Type /ObjStm`, as PDF 1.5
- * writers such as pdfTeX do); when no page object is readable, the page count of a linearized
- * file's first dictionary (`/Linearized … /N n`); else 0. Never throws.
+ * whether written out or, when `inflate` is given, packed in a Flate-compressed object stream
+ * (`/Type /ObjStm`, as PDF 1.5 writers such as pdfTeX do; at most 10,000 streams, 16 MB
+ * decompressed each and 64 MB read and decompressed in all); when no page object is readable, the
+ * page count of a linearized file's first dictionary (`/Linearized … /N n`); else 0. Without
+ * `inflate` (the default {@link PdfPageCounter} of this module) the pages packed in object
+ * streams are unseen. Never throws.
  */
-export function pdfPageCount(bytes: Uint8Array): number {
-  return pageCount(latin1(bytes));
+export function pdfPageCount(bytes: Uint8Array, inflate?: Inflate): number {
+  return pageCount(latin1(bytes), inflate);
 }
 
 /**
@@ -168,19 +181,23 @@ export function pdfPageCount(bytes: Uint8Array): number {
  * - `{ type: 'text', data }` (plain text): `⌈characters / 4⌉`;
  * - `{ type: 'content', content }` (a string, or text and image blocks): the sum of its texts'
  *   `⌈characters / 4⌉` and its images' {@link imageTokens};
- * - `{ type: 'base64', data }` (a PDF): {@link pdfPageCount} × {@link pdfPageTokens} (3,818 per page
- *   on the standard tier); a PDF whose pages cannot be counted costs one page;
+ * - `{ type: 'base64', data }` (a PDF): its pages by `pdfPages` (default {@link pdfPageCount}
+ *   without a decompressor) × {@link pdfPageTokens} (3,818 per page on the standard tier); a PDF
+ *   whose pages cannot be counted costs one page;
  * - `{ type: 'url' }`, `{ type: 'file' }` or anything unreadable: one page, {@link pdfPageTokens}:
  *   the page count is unknown without fetching the file, and the docs price documents per page.
  * Never throws.
  */
-export function documentTokens(source: unknown, tier: ImageTier = IMAGE_TIERS.standard): number {
+export function documentTokens(
+  source: unknown,
+  tier: ImageTier = IMAGE_TIERS.standard,
+  pdfPages: PdfPageCounter = pdfPageCount,
+): number {
   const s = asRecord(source);
   if (s?.type === 'text' && typeof s.data === 'string') return estimateTextTokens(s.data);
   if (s?.type === 'content') return contentTokens(s.content, tier);
   if (s?.type === 'base64' && typeof s.data === 'string') {
-    const pages = pageCount(base64Latin1(s.data));
-    return Math.max(pages, 1) * pdfPageTokens(tier);
+    return Math.max(base64PdfPages(s.data, pdfPages), 1) * pdfPageTokens(tier);
   }
   return pdfPageTokens(tier);
 }
@@ -195,9 +212,10 @@ export const MEDIA_MARKER_MAX = 200;
  * `[document: text/plain, 1200 chars]`. Sizes are the decoded bytes (base64 length × 3/4 less the
  * padding), never the base64; base64 and long URLs never appear (a data URL shows its header only).
  * A block that is neither gives `[media]`; one whose source is unreadable, its bare kind
- * (`[image]`, `[document]`). Never throws.
+ * (`[image]`, `[document]`). A PDF's pages are counted by `pdfPages` (default
+ * {@link pdfPageCount} without a decompressor). Never throws.
  */
-export function describeMedia(block: unknown): string {
+export function describeMedia(block: unknown, pdfPages: PdfPageCounter = pdfPageCount): string {
   const b = asRecord(block);
   const kind = b?.type === 'image' || b?.type === 'document' ? b.type : null;
   if (!kind || !b) return '[media]';
@@ -213,7 +231,7 @@ export function describeMedia(block: unknown): string {
       const size = base64ImageSize(s);
       if (size) parts.push(`${size.width}x${size.height}`);
     } else {
-      const pages = pageCount(base64Latin1(s.data));
+      const pages = base64PdfPages(s.data, pdfPages);
       if (pages > 0) parts.push(`${pages} page${pages === 1 ? '' : 's'}`);
     }
     parts.push(formatBytes(decodedByteLength(s.data)));
@@ -374,18 +392,32 @@ function base64Reader(text: string): ByteAt {
 }
 
 /**
- * The decoded bytes of a base64 string as a string of as many characters, one per byte (lenient:
- * characters outside the alphabet are skipped; URL-safe characters are read as their standard
- * twins); empty if it cannot be decoded. Uses the platform's `atob`, which is native and fast.
+ * The decoded bytes of a base64 string (lenient: characters outside the alphabet are skipped;
+ * URL-safe characters are read as their standard twins); empty if it cannot be decoded. Uses the
+ * platform's `atob`, which is native and fast.
  */
-function base64Latin1(text: string): string {
+function base64Bytes(text: string): Uint8Array {
   let chars = cleanBase64(text);
   if (/[-_]/.test(chars)) chars = chars.replace(/-/g, '+').replace(/_/g, '/');
   if (chars.length % 4 === 1) chars = chars.slice(0, -1);
+  let binary: string;
   try {
-    return atob(chars.padEnd(Math.ceil(chars.length / 4) * 4, '='));
+    binary = atob(chars.padEnd(Math.ceil(chars.length / 4) * 4, '='));
   } catch {
-    return '';
+    return new Uint8Array(0);
+  }
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** Pages of a base64 PDF by `pdfPages`; 0 when it cannot tell, or when the counter throws after all. */
+function base64PdfPages(data: string, pdfPages: PdfPageCounter): number {
+  try {
+    const pages = pdfPages(base64Bytes(data));
+    return Number.isInteger(pages) && pages > 0 ? pages : 0;
+  } catch {
+    return 0;
   }
 }
 
@@ -413,7 +445,7 @@ const DICT_WINDOW = 1_024;
  * (`<< /Type /ObjStm /N n /First f /Filter /FlateDecode … >> stream`): each stream starts with `n`
  * pairs of object number and offset, the objects from byte `f` on. Bounded work on any input.
  */
-function compressedPageObjects(text: string): string[] {
+function compressedPageObjects(text: string, inflate: Inflate): string[] {
   const ids: string[] = [];
   let budget = OBJSTM_TOTAL_MAX_BYTES;
   let from = 0;
@@ -442,7 +474,7 @@ function compressedPageObjects(text: string): string[] {
     if (end <= start || end > text.length) continue;
     budget -= end - start; // what is read counts as well as what is written
     if (budget <= 0) break;
-    const data = inflateZlib(bytesOf(text, start, end), Math.min(OBJSTM_MAX_BYTES, budget));
+    const data = inflate(bytesOf(text, start, end), Math.min(OBJSTM_MAX_BYTES, budget));
     if (!data) continue;
     budget -= data.length;
     const body = latin1(data);
@@ -460,7 +492,7 @@ function compressedPageObjects(text: string): string[] {
 }
 
 /** The page count of a PDF given as one character per byte; see {@link pdfPageCount}. */
-function pageCount(text: string): number {
+function pageCount(text: string, inflate: Inflate | undefined): number {
   try {
     const pages = new Set<string>();
     let object = '';
@@ -468,7 +500,7 @@ function pageCount(text: string): number {
       if (match[1] !== undefined) object = `${match[1]} ${match[2]}`;
       else pages.add(object === '' ? `@${match.index}` : object);
     }
-    for (const id of compressedPageObjects(text)) pages.add(id);
+    if (inflate) for (const id of compressedPageObjects(text, inflate)) pages.add(id);
     if (pages.size > 0) return pages.size;
     const linearized = /\/Linearized[^>]*?\/N\s+(\d+)/.exec(text.slice(0, 4096));
     return linearized ? Number(linearized[1]) : 0;

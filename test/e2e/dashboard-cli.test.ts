@@ -106,7 +106,9 @@ describe.concurrent('compactor dashboard', () => {
       headers,
       body: '{}',
     });
-    expect(await compact.json()).toEqual({ error: { status: 403, message: 'the dashboard is read-only' } });
+    expect(await compact.json()).toEqual({
+      error: { type: 'permission_error', message: 'the dashboard is read-only' },
+    });
     child.kill('SIGTERM');
     expect((await child.done).code).toBe(0);
   });

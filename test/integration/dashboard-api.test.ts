@@ -86,11 +86,13 @@ describe('authentication', () => {
     const none = await f.request('nobody', '/api/sessions');
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Basic realm="compactor"/);
-    expect(await none.json()).toEqual({ error: { status: 401, message: 'credentials required' } });
+    expect(await none.json()).toEqual({
+      error: { type: 'authentication_error', message: 'credentials required' },
+    });
     const wrong = await f.request('nobody', '/api/sessions', { headers: { authorization: 'Bearer nope' } });
     expect(await json(wrong)).toEqual({
       status: 401,
-      body: { error: { status: 401, message: 'invalid credentials' } },
+      body: { error: { type: 'authentication_error', message: 'invalid credentials' } },
     });
     expect((await f.request('nobody', '/queues')).status).toBe(401);
     expect((await f.request('nobody', '/metrics')).status).toBe(401);
@@ -130,7 +132,9 @@ describe('authentication', () => {
     );
     expect(compact).toEqual({
       status: 403,
-      body: { error: { status: 403, message: 'this credential lacks the scope "sessions:compact"' } },
+      body: {
+        error: { type: 'permission_error', message: 'this credential lacks the scope "sessions:compact"' },
+      },
     });
     expect((await f.request('nobody', '/queues/api/queues', bearer(reader.secret))).status).toBe(403);
     const admin = await createKey(db, { tenantId: null, name: 'platform on-call' });
@@ -148,7 +152,7 @@ describe('authentication', () => {
   it('keeps Bull Board and /metrics for the admin', async () => {
     expect(await json(await f.request('acme', '/queues/api/queues'))).toEqual({
       status: 403,
-      body: { error: { status: 403, message: 'this needs the admin credential' } },
+      body: { error: { type: 'permission_error', message: 'this needs the admin credential' } },
     });
     expect((await f.request('acme', '/metrics')).status).toBe(403);
     const metrics = await f.request('admin', '/metrics');
@@ -208,6 +212,7 @@ describe('ledger API', () => {
     const tooMany = await json(await f.request('acme', '/api/sessions?limit=201'));
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.error.message).toMatch(/^query\.limit: /);
+    expect(tooMany.body.error).toMatchObject({ type: 'invalid_request_error', field: 'query.limit' });
     const cursor = await json(await f.request('acme', '/api/sessions?cursor=not-a-cursor'));
     expect(cursor).toMatchObject({
       status: 400,
@@ -231,11 +236,11 @@ describe('ledger API', () => {
     const unknown = await json(await f.request('acme', '/api/sessions/g-2'));
     expect(foreign).toEqual({
       status: 404,
-      body: { error: { status: 404, message: 'session "g-1" not found' } },
+      body: { error: { type: 'not_found_error', message: 'session "g-1" not found' } },
     });
     expect(unknown).toEqual({
       status: 404,
-      body: { error: { status: 404, message: 'session "g-2" not found' } },
+      body: { error: { type: 'not_found_error', message: 'session "g-2" not found' } },
     });
     expect((await f.request('acme', '/api/sessions/g-1/compactions')).status).toBe(404);
     expect((await f.request('acme', '/sessions/g-1')).status).toBe(404);

@@ -461,6 +461,31 @@ describe('HTTP API: OpenAPI document', () => {
     ]);
   });
 
+  it('writes every pattern as a regular expression a client can check ids with', async () => {
+    const doc = (await call('nobody', 'GET', '/v1/openapi.json')).body;
+    const patterns: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (typeof node === 'object' && node !== null)
+        for (const [key, value] of Object.entries(node)) {
+          if (key === 'pattern' && typeof value === 'string') patterns.push(value);
+          else walk(value);
+        }
+    };
+    walk(doc);
+    expect(patterns.length).toBeGreaterThan(0);
+    for (const pattern of patterns) expect(() => new RegExp(pattern, 'u')).not.toThrow();
+    // A session id: both of an id's patterns, each accepting a plain id and refusing a space.
+    const id = doc.paths['/v1/sessions/{id}/messages'].post.parameters[0].schema;
+    expect(id.allOf).toHaveLength(2);
+    for (const { pattern } of id.allOf as Array<{ pattern: string }>) {
+      expect(new RegExp(pattern, 'u').test('session-1')).toBe(true);
+    }
+    expect(id.allOf.some(({ pattern }: { pattern: string }) => !new RegExp(pattern, 'u').test('a b'))).toBe(
+      true,
+    );
+  });
+
   it('serves the same routes when mounted under a prefix of another Hono app', async () => {
     await createChat('acme', 'mounted');
     const parent = new Hono();

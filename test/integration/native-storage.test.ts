@@ -15,12 +15,15 @@ import { appendMessages, createSession } from '../../producer/index.ts';
 import { connectionOptions } from '../../producer/postgres/db.ts';
 import { legacyContent } from '../../shared/contract/blocks.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';
+import { pdfPageTokens } from '../../shared/contract/media-tokens.ts';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../shared/contract/tokens.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { MIGRATIONS_FOLDER, migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor } from '../support/env.ts';
 import { CORPUS_DIR, loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { packedPdf } from '../support/pdfs.ts';
 
 const ctx = useIntegration();
 const tenantId = 'native';
@@ -154,6 +157,21 @@ describe('native content blocks', () => {
       select token_count from messages where tenant_id = ${tenantId} and session_id = ${sessionId} order by seq`;
     expect(rows[0]?.token_count).toBe(rows[1]?.token_count);
     expect(rows[1]?.token_count).toBeLessThan(100);
+  });
+
+  it('counts the pages of a PDF packed in a compressed object stream', async () => {
+    const sessionId = 'pdf-pages';
+    const data = packedPdf().toString('base64');
+    const pdf: MessageParam = {
+      role: 'user',
+      content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }],
+    };
+    await createSession(ctx.tdb.database.db, { tenantId, sessionId, messages: [] });
+    await appendMessages(ctx.tdb.database.db, tenantId, sessionId, [pdf]);
+    const [row] = await ctx.tdb.database.sql<{ token_count: number; content: string }[]>`
+      select token_count, content from messages where tenant_id = ${tenantId} and session_id = ${sessionId}`;
+    expect(row?.token_count).toBe(3 * pdfPageTokens() + MESSAGE_OVERHEAD_TOKENS);
+    expect(row?.content).toContain('3 pages');
   });
 
   it('refuses a message that is not a MessageParam, naming it, and writes nothing', async () => {

@@ -180,7 +180,15 @@ describe('the metrics server', () => {
     });
     ctx.onTeardown(() => server.close());
     const bearer = { authorization: `Bearer ${token}` };
-    expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+    const refused = await fetch(`${server.url}/metrics`);
+    expect(refused.status).toBe(401);
+    // The HTTP API's one error shape, on this surface too.
+    expect(await refused.json()).toEqual({
+      error: {
+        type: 'authentication_error',
+        message: 'a bearer token (COMPACTOR_METRICS_TOKEN) is required',
+      },
+    });
     expect(
       (await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer wrong-token-000000' } }))
         .status,

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { countPdfPages } from '../../producer/media/pdf-pages.ts';
 import {
   decodedByteLength,
   describeMedia,
@@ -21,6 +22,7 @@ import {
   resizedSize,
 } from '../../shared/contract/media-tokens.ts';
 import { estimateTextTokens } from '../../shared/contract/tokens.ts';
+import { packedPdf } from '../support/pdfs.ts';
 
 // --- building files -----------------------------------------------------------------------------
 
@@ -306,32 +308,31 @@ describe('document tokens follow "PDF support": text plus an image per page', ()
     expect(pdfPageCount(updated)).toBe(2);
   });
 
-  /** A PDF 1.5 file whose page tree is packed in one Flate-compressed object stream. */
-  function packedPdf(length: (packed: Buffer) => string): Buffer {
-    const objects = [
-      '<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >>',
-      '<< /Type /Page /Parent 2 0 R >>',
-      '<</Type/Page/Parent 2 0 R>>',
-      '<< /Type /Page /Parent 2 0 R >>',
-    ];
-    const offsets = objects.map((_, k) => objects.slice(0, k).join('\n').length + (k > 0 ? 1 : 0));
-    const head = `${offsets.map((offset, k) => `${k + 2} ${offset}`).join(' ')}\n`;
-    const packed = deflateSync(Buffer.from(head + objects.join('\n'), 'latin1'));
-    const dict = `<< /Type /ObjStm /N 4 /First ${head.length} /Filter /FlateDecode /Length ${length(packed)} >>`;
-    return Buffer.concat([
-      Buffer.from('%PDF-1.5\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n'),
-      Buffer.from(`6 0 obj\n${dict}\nstream\n`),
-      packed,
-      Buffer.from('\nendstream\nendobj\n7 0 obj\n99\nendobj\n%%EOF\n'),
-    ]);
-  }
-
-  it('counts pages packed in a compressed object stream', () => {
-    const file = packedPdf((packed) => String(packed.length));
+  it('counts pages packed in a compressed object stream with the edge counter (node:zlib)', () => {
+    const file = packedPdf();
     expect(file.includes('/Type /Page ')).toBe(false);
-    expect(pdfPageCount(file)).toBe(3);
-    expect(documentTokens(pdfSource(file))).toBe(3 * STANDARD_PAGE);
-    expect(pdfPageCount(packedPdf(() => '7 0 R'))).toBe(3); // the length in another object
+    expect(countPdfPages(file)).toBe(3);
+    expect(documentTokens(pdfSource(file), IMAGE_TIERS.standard, countPdfPages)).toBe(3 * STANDARD_PAGE);
+    expect(countPdfPages(packedPdf({ length: () => '7 0 R' }))).toBe(3); // the length in another object
+  });
+
+  it('without a decompressor the core does not see packed pages: one page, no page count shown', () => {
+    const file = packedPdf();
+    expect(pdfPageCount(file)).toBe(0);
+    expect(documentTokens(pdfSource(file))).toBe(STANDARD_PAGE);
+    expect(describeMedia({ type: 'document', source: pdfSource(file) })).toBe(
+      `[document: application/pdf, ${file.length} B]`,
+    );
+    expect(describeMedia({ type: 'document', source: pdfSource(file) }, countPdfPages)).toBe(
+      `[document: application/pdf, 3 pages, ${file.length} B]`,
+    );
+  });
+
+  it('a counter that throws after all counts as one page', () => {
+    const broken = () => {
+      throw new Error('boom');
+    };
+    expect(documentTokens(pdfSource(TWO_PAGES), IMAGE_TIERS.standard, broken)).toBe(STANDARD_PAGE);
   });
 
   // The bound tells a linear scan (seconds on a loaded machine) from a quadratic one (hours on
@@ -345,7 +346,7 @@ describe('document tokens follow "PDF support": text plus an image per page', ()
       '<< /Type /ObjStm /N 1 /First 4 /Filter /FlateDecode /Length 3000000 >> stream\n'.repeat(40_000),
       `1 0 obj <</Type /Page${' '.repeat(1_000_000)}`,
     ];
-    for (const input of inputs) expect(pdfPageCount(Buffer.from(input))).toBeGreaterThanOrEqual(0);
+    for (const input of inputs) expect(countPdfPages(Buffer.from(input))).toBeGreaterThanOrEqual(0);
   });
 
   it("falls back to a linearized file's page count", () => {

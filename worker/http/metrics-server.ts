@@ -18,6 +18,7 @@ import type { WorkerMetrics } from '../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { isLoopback, safeEqual } from './dashboard/auth.ts';
+import { ApiError } from './errors.ts';
 import { type Listening, listen, opsRoutes } from './ops.ts';
 
 /** Where the metrics server listens, and its bearer token. */
@@ -100,10 +101,11 @@ function tokenGuard(token: string): MiddlewareHandler {
   return async (c, next) => {
     if (!holdsToken(c, token)) {
       c.header('www-authenticate', 'Bearer realm="compactor-metrics"');
-      return c.json(
-        { error: { status: 401, message: 'a bearer token (COMPACTOR_METRICS_TOKEN) is required' } },
-        401,
+      const refused = new ApiError(
+        'authentication_error',
+        'a bearer token (COMPACTOR_METRICS_TOKEN) is required',
       );
+      return c.json(refused.body(), refused.status);
     }
     await next();
   };

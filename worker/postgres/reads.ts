@@ -5,6 +5,7 @@
  */
 
 import { and, asc, eq, sql } from 'drizzle-orm';
+import { countPdfPages } from '../../producer/media/pdf-pages.ts';
 import { type ContextRead, readContext } from '../../producer/postgres/context-query.ts';
 import { type Db, executePrepared, type Tx } from '../../producer/postgres/db.ts';
 import {
@@ -163,7 +164,7 @@ export class PostgresReads implements SessionReads {
         thinking: row.has_thinking,
         content: row.content,
       };
-      return parts === null ? [message] : summaryParts({ ...message, blocks: parts });
+      return parts === null ? [message] : summaryParts({ ...message, blocks: parts }, countPdfPages);
     });
   }
 

@@ -23,6 +23,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import Anthropic from '@anthropic-ai/sdk';
+import { countPdfPages } from '../../producer/media/pdf-pages.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
 import { estimateContentTokens } from '../../shared/contract/blocks.ts';
 import {
@@ -175,7 +176,7 @@ export function chunksOf(messages: Turn[], budget: number): Turn[][] {
   let open: Turn[] = [];
   let tokens = 0;
   messages.forEach((turn, i) => {
-    const size = estimateContentTokens(turn.content);
+    const size = estimateContentTokens(turn.content, countPdfPages);
     const previous = messages[i - 1];
     if (open.length > 0 && tokens + size > budget && safeCut(previous, turn)) {
       chunks.push(open);

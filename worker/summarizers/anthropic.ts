@@ -16,6 +16,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import Anthropic from '@anthropic-ai/sdk';
+import { Agent } from 'undici';
 import { z } from 'zod';
 import { SummarizerConfigError, SummaryRejectedError } from '../../shared/contract/errors.ts';
 import type { Message } from '../../shared/contract/message.ts';
@@ -49,7 +50,6 @@ import {
 } from '../../shared/summary/summarizer.ts';
 import { sanitizePath } from '../../shared/working-set/working-set.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
-import { createKeepAliveFetch } from './keep-alive-fetch.ts';
 
 /** Endpoint used when no `baseURL` is given. Passed explicitly so the SDK never reads ANTHROPIC_BASE_URL itself. */
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -540,18 +540,22 @@ function assertMessage(message: unknown): asserts message is Anthropic.Message {
 }
 
 /**
- * The HTTP path of every SDK client of this process: keep-alive connections over `node:http`,
- * cheaper per request than the platform's `fetch` (worker/summarizers/keep-alive-fetch.ts).
+ * The connection pool of every SDK client of this process: one undici `Agent`, handed to the
+ * SDK's own `fetch` (the platform's) as its `dispatcher`. It keeps connections alive between
+ * summaries with undici's defaults: an idle connection is kept 4 s, or as long as the server's
+ * `Keep-Alive: timeout` says less 2 s, so a connection the server is about to close is not
+ * reused; any number of connections per origin. undici 7 is the major whose dispatchers take
+ * both the handler interface of the `fetch` Node 20 and 22 bundle (undici 6) and the newer one.
  */
-const sdkFetch = createKeepAliveFetch();
+const sdkDispatcher = new Agent();
 
 /**
  * The SDK client of a summarizer's options: no SDK retries unless asked (BullMQ retries), the
- * default timeout and endpoint, and the process's keep-alive `fetch`.
+ * default timeout and endpoint, and the process's keep-alive connection pool.
  */
 export function anthropicClient(options: AnthropicSummarizerOptions): Anthropic {
   return new Anthropic({
-    fetch: sdkFetch,
+    fetchOptions: { dispatcher: sdkDispatcher },
     apiKey: options.apiKey,
     baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
     maxRetries: options.maxRetries ?? 0,

@@ -60,8 +60,8 @@ import {
   hasCredentials,
   type Principal,
 } from '../dashboard/auth.ts';
+import { ApiError, fieldOfMessage, parseInput, sessionNotFound } from '../errors.ts';
 import { loopbackOnly } from '../loopback-guard.ts';
-import { ApiError, fieldOfMessage, parseInput, sessionNotFound } from './errors.ts';
 import { requestHash } from './idempotency.ts';
 import { type JsonBodyReader, jsonBodyReader } from './json-body.ts';
 import { keyHandlers } from './key-handlers.ts';

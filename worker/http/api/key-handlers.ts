@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import type { Db } from '../../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { createKey, listKeys, revokeKey, rotateKey } from '../../postgres/api-keys.ts';
-import { ApiError, fieldOfMessage, parseInput } from './errors.ts';
+import { ApiError, fieldOfMessage, parseInput } from '../errors.ts';
 import {
   createKeyBodySchema,
   keyPathSchema,

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import type { Scope } from '../../../shared/contract/api-keys.ts';
 import { appendRequestSchema, createSessionRequestSchema } from '../../../shared/protocol/api.ts';
 import { runCompletedEventSchema } from '../../../shared/protocol/events.ts';
-import type { ApiErrorType } from './errors.ts';
+import type { ApiErrorType } from '../errors.ts';
 import {
   createKeyBodySchema,
   issuedKeySchema,

@@ -14,10 +14,10 @@
  * - `POST /api/sessions/:sessionId/compactions/:compactionId/restore` `{ dryRun? }`: restores it
  *   (`message` says what it did)
  *
- * `limit` is 1-200 (default 50); `cursor` is the `nextCursor` of the previous page. Errors are
- * `{ error: { status, message } }`: 400 bad input (the field named), 401, 403 (another tenant named,
- * or a write to a read-only dashboard), 404 unknown or foreign session (the same answer), 409 a
- * restore that must wait or cannot apply now.
+ * `limit` is 1-200 (default 50); `cursor` is the `nextCursor` of the previous page. Errors are the
+ * HTTP API's, `{ error: { type, message, field? } }` (../api/errors.ts): 400 bad input (the field
+ * named), 401, 403 (another tenant named, or a write to a read-only dashboard), 404 unknown or
+ * foreign session (the same answer), 409 a restore that must wait or cannot apply now.
  */
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
@@ -39,7 +39,8 @@ import {
 } from '../../postgres/queries/dashboard.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';
 import type { Lease } from '../../redis/lease.ts';
-import { type DashboardEnv, HttpError, parseInput, scopeTenant, sessionNotFound } from './context.ts';
+import { ApiError, sessionNotFound } from '../errors.ts';
+import { type DashboardEnv, parseInput, scopeTenant } from './context.ts';
 import type { JobWaiter } from './jobs.ts';
 import { describeOutcome } from './outcome.ts';
 
@@ -82,10 +83,10 @@ export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
   api.use('*', scopeTenant());
   api.use('*', async (c, next) => {
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-      if (deps.readOnly) throw new HttpError(403, 'the dashboard is read-only');
+      if (deps.readOnly) throw new ApiError('permission_error', 'the dashboard is read-only');
       const type = c.req.header('content-type') ?? '';
       if (!/^application\/json\b/i.test(type))
-        throw new HttpError(415, 'send content-type: application/json');
+        throw new ApiError('unsupported_media_type_error', 'send content-type: application/json');
     }
     await next();
   });
@@ -140,8 +141,8 @@ export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
         strategy: body.strategy,
       });
     } catch (error) {
-      if (error instanceof InvalidInputError) throw new HttpError(400, error.message);
-      throw new HttpError(503, `could not enqueue: ${(error as Error).message}`);
+      if (error instanceof InvalidInputError) throw new ApiError('invalid_request_error', error.message);
+      throw new ApiError('unavailable_error', `could not enqueue: ${(error as Error).message}`);
     }
     const enqueued = { eventId, jobId: result.jobId, coalesced: result.coalesced };
     const log = { tenantId: session.tenantId, sessionId: session.id, eventId, jobId: result.jobId };
@@ -152,7 +153,10 @@ export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
     }
     const started = performance.now();
     const settlement = await deps.jobs.settle(result.jobId, waitMs).catch((error: unknown) => {
-      throw new HttpError(503, `enqueued, but the job cannot be followed: ${(error as Error).message}`);
+      throw new ApiError(
+        'unavailable_error',
+        `enqueued, but the job cannot be followed: ${(error as Error).message}`,
+      );
     });
     const jobResult = settlement.state === 'completed' ? settlement.result : null;
     const row = jobResult?.compactionId
@@ -185,7 +189,10 @@ export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
     // The lease keeps a running compaction from paying for a summary the restore would fence off.
     const lease = await deps.leases.acquire(session.tenantId, session.id);
     if (!lease)
-      throw new HttpError(409, `session "${session.id}" is being compacted right now; try again shortly`);
+      throw new ApiError(
+        'conflict_error',
+        `session "${session.id}" is being compacted right now; try again shortly`,
+      );
     try {
       const result = await restoreCompaction(deps.db, {
         tenantId: session.tenantId,
@@ -206,7 +213,7 @@ export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
       });
     } catch (error) {
       // Not applied, or later compactions still stand: the request is fine, the session's state is not.
-      if (error instanceof InvalidInputError) throw new HttpError(409, error.message);
+      if (error instanceof InvalidInputError) throw new ApiError('conflict_error', error.message);
       throw error;
     } finally {
       await lease.release();
@@ -216,7 +223,7 @@ export function apiRoutes(deps: ApiDeps): Hono<DashboardEnv> {
   return api;
 }
 
-/** The tenant's session. @throws {HttpError} 400 for a malformed id, 404 when unknown or foreign. */
+/** The tenant's session. @throws {ApiError} 400 for a malformed id, 404 when unknown or foreign. */
 export async function ownSession(db: Db, tenantId: string, rawId: string) {
   const sessionId = parseInput(idSchema, rawId, 'path.sessionId');
   const session = await getSession(db, tenantId, sessionId);
@@ -226,7 +233,7 @@ export async function ownSession(db: Db, tenantId: string, rawId: string) {
 
 /**
  * A compaction of the tenant's session.
- * @throws {HttpError} 404 when the session has no such compaction.
+ * @throws {ApiError} 404 when the session has no such compaction.
  */
 export async function ownCompaction(
   db: Db,
@@ -235,7 +242,7 @@ export async function ownCompaction(
   id: string,
 ): Promise<CompactionRow> {
   const row = await getCompaction(db, tenantId, sessionId, id);
-  if (!row) throw new HttpError(404, `compaction ${id} not found for session "${sessionId}"`);
+  if (!row) throw new ApiError('not_found_error', `compaction ${id} not found for session "${sessionId}"`);
   return row;
 }
 
@@ -257,18 +264,19 @@ async function paged<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (error instanceof BadCursorError) throw new HttpError(400, `query.cursor: ${error.message}`);
+    if (error instanceof BadCursorError)
+      throw new ApiError('invalid_request_error', `query.cursor: ${error.message}`);
     throw error;
   }
 }
 
-/** The request's JSON body; an empty body is `{}`. @throws {HttpError} 400 when it is not JSON. */
+/** The request's JSON body; an empty body is `{}`. @throws {ApiError} 400 when it is not JSON. */
 async function jsonBody(request: Request): Promise<unknown> {
   const text = await request.text();
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text);
   } catch {
-    throw new HttpError(400, 'body: not valid JSON');
+    throw new ApiError('invalid_request_error', 'body: not valid JSON');
   }
 }

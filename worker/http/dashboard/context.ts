@@ -1,40 +1,29 @@
 /**
- * What the dashboard's routes share: the request context (who is asking, for which tenant), the
- * error type answered as `{ error: { status, message } }`, and input parsing with zod that names
- * the bad field.
+ * What the dashboard's routes share: the request context (who is asking, for which tenant), and
+ * input parsing with zod that names the bad field. Its errors are the HTTP API's `ApiError`s
+ * (../api/errors.ts), answered in the API's shape `{ error: { type, message, field? } }`.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
+import { printable } from '../../../shared/contract/errors.ts';
 import { describeZodError, idSchema } from '../../../shared/protocol/events.ts';
+import { ApiError } from '../errors.ts';
 import type { Principal } from './auth.ts';
 
 /** Hono's environment of the dashboard: set by the auth and tenant middlewares. */
 export type DashboardEnv = { Variables: { principal: Principal; tenantId: string; nonce: string } };
 
-/** An error answered with its status: `{ error: { status, message } }` (or an HTML page). */
-export class HttpError extends Error {
-  override name = 'HttpError';
-  constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The answer for an unknown session, and for another tenant's: the caller cannot tell them apart. */
-export function sessionNotFound(sessionId: string): HttpError {
-  return new HttpError(404, `session "${sessionId}" not found`);
-}
-
 /**
  * Parses `input` with `schema`.
- * @throws {HttpError} 400 naming the field, e.g. `query.limit: Too big: expected number to be <=200`.
+ * @throws {ApiError} `invalid_request_error` naming the field in its message and as its `field`,
+ *   e.g. `query.limit: Too big: expected number to be <=200` with field `query.limit`.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root: string): z.infer<S> {
   const parsed = schema.safeParse(input);
-  if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error, root));
-  return parsed.data;
+  if (parsed.success) return parsed.data;
+  const path = parsed.error.issues[0]?.path ?? [];
+  const field = printable([root, ...path.map(String)].join('.'));
+  throw new ApiError('invalid_request_error', describeZodError(parsed.error, root), field);
 }
 
 /**
@@ -49,12 +38,15 @@ export function scopeTenant(onMissing?: (c: Context<DashboardEnv>) => Response |
     if (named !== undefined) parseInput(idSchema, named, 'query.tenant');
     if (principal.role === 'tenant') {
       if (named !== undefined && named !== principal.tenantId) {
-        throw new HttpError(403, 'this credential is scoped to its own tenant');
+        throw new ApiError('permission_error', 'this credential is scoped to its own tenant');
       }
       c.set('tenantId', principal.tenantId);
     } else if (named === undefined) {
       if (onMissing) return onMissing(c);
-      throw new HttpError(400, 'query.tenant: required with the admin credential (name the tenant to see)');
+      throw new ApiError(
+        'invalid_request_error',
+        'query.tenant: required with the admin credential (name the tenant to see)',
+      );
     } else {
       c.set('tenantId', named);
     }

@@ -41,12 +41,13 @@ import { SWEEP_QUEUE } from '../../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import { serverCredentials } from '../credentials.ts';
+import { ApiError, type ApiErrorType } from '../errors.ts';
 import { loopbackOnly } from '../loopback-guard.ts';
 import { type Listening, listenOwning, opsRoutes } from '../ops.ts';
 import { type ApiDeps, apiRoutes, compactionId, ownCompaction, ownSession } from './api.ts';
 import { BOOTSTRAP_ADMIN, type Credentials, hasCredentials, type Principal } from './auth.ts';
 import { bullBoard, offlineBullBoardViews } from './bull-board.ts';
-import { type DashboardEnv, HttpError, parseInput, scopeTenant } from './context.ts';
+import { type DashboardEnv, parseInput, scopeTenant } from './context.ts';
 import { CONTEXT_PREVIEW_CHARS, CONTEXT_ROWS } from './context-panel.ts';
 import { PREVIEW_CHARS, renderDetailsPage } from './details-page.ts';
 import { renderErrorPage, STYLE_SOURCE } from './html.ts';
@@ -128,13 +129,13 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     const admission = await admit(c);
     if ('throttledMs' in admission) {
       c.header('retry-after', retryAfterSeconds(admission.throttledMs));
-      throw new HttpError(429, 'too many failed authentications from this client: retry later');
+      throw new ApiError('rate_limit_error', 'too many failed authentications from this client: retry later');
     }
     if (!admission.ok) {
       deps.metrics.authFailed(admission.refused.reason === 'missing' ? 'missing' : 'invalid');
       c.header('www-authenticate', 'Basic realm="compactor", charset="UTF-8"');
-      throw new HttpError(
-        401,
+      throw new ApiError(
+        'authentication_error',
         admission.refused.reason === 'missing' ? 'credentials required' : 'invalid credentials',
       );
     }
@@ -145,7 +146,7 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
   const adminOnly: MiddlewareHandler<DashboardEnv> = async (c, next) => {
     if (c.get('principal').role !== 'admin') {
       deps.metrics.authFailed('forbidden');
-      throw new HttpError(403, 'this needs the admin credential');
+      throw new ApiError('permission_error', 'this needs the admin credential');
     }
     requireScope(c, c.get('principal'), 'admin');
     await next();
@@ -169,14 +170,14 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
       },
       'authorization failed',
     );
-    throw new HttpError(403, `this credential lacks the scope "${scope}"`);
+    throw new ApiError('permission_error', `this credential lacks the scope "${scope}"`);
   };
 
   // Open (--insecure): this machine's Host and Origin only, against DNS rebinding (loopback-guard.ts).
   if (open && options.loopbackOnly)
     app.use(
       '*',
-      loopbackOnly((message) => errorResponse(403, message)),
+      loopbackOnly((message) => errorResponse('permission_error', message)),
     );
   // Health checks answer without credentials; /metrics needs the admin.
   app.route(
@@ -199,7 +200,10 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
   app.use('*', sameOriginWrites);
   app.use(
     '*',
-    bodyLimit({ maxSize: 64 * 1024, onError: () => errorResponse(413, 'request body too large') }),
+    bodyLimit({
+      maxSize: 64 * 1024,
+      onError: () => errorResponse('request_too_large', 'request body too large'),
+    }),
   );
 
   app.use('/queues', adminOnly);
@@ -263,14 +267,14 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     return htmlPage(c, html);
   });
 
-  app.notFound((c) => respondError(c, new HttpError(404, 'not found')));
+  app.notFound((c) => respondError(c, new ApiError('not_found_error', 'not found')));
   app.onError((error, c) => {
-    if (error instanceof HttpError) return respondError(c, error);
+    if (error instanceof ApiError) return respondError(c, error);
     deps.logger.error(
       { err: error.message, method: c.req.method, path: c.req.path },
       'dashboard request failed',
     );
-    return respondError(c, new HttpError(500, 'internal error'));
+    return respondError(c, new ApiError('api_error', 'internal error'));
   });
   return app;
 }
@@ -288,7 +292,8 @@ async function landingData(db: ApiDeps['db'], tenantId: string | undefined, tena
 
 /** A cursor the pages did not hand out is bad input. */
 function badCursor(error: unknown): never {
-  if (error instanceof BadCursorError) throw new HttpError(400, `query.cursor: ${error.message}`);
+  if (error instanceof BadCursorError)
+    throw new ApiError('invalid_request_error', `query.cursor: ${error.message}`);
   throw error;
 }
 
@@ -317,18 +322,23 @@ function htmlPage(c: Context<DashboardEnv>, html: string) {
   return c.html(html);
 }
 
-/** JSON for the API, Bull Board's API and /metrics; a small page for the pages. */
-function respondError(c: Context<DashboardEnv>, error: HttpError) {
+/**
+ * JSON in the HTTP API's shape (`{ error: { type, message, field? } }`) for the ledger API, Bull
+ * Board's API and /metrics; a small page for the pages.
+ */
+function respondError(c: Context<DashboardEnv>, error: ApiError) {
   const path = c.req.path;
   if (path.startsWith('/sessions') || path === '/') {
     c.status(error.status);
     return htmlPage(c, renderErrorPage(error.status, error.message, c.get('nonce') ?? ''));
   }
-  return c.json({ error: { status: error.status, message: error.message } }, error.status);
+  return c.json(error.body(), error.status);
 }
 
-function errorResponse(status: HttpError['status'], message: string): Response {
-  return Response.json({ error: { status, message } }, { status });
+/** An error answered before the app's handlers run (the body limit, the loopback guard). */
+function errorResponse(type: ApiErrorType, message: string): Response {
+  const error = new ApiError(type, message);
+  return Response.json(error.body(), { status: error.status });
 }
 
 /**
@@ -351,7 +361,7 @@ const sameOriginWrites: MiddlewareHandler<DashboardEnv> = async (c, next) => {
       }
     }
     if (!sameHost || (site !== undefined && site !== 'same-origin' && site !== 'none')) {
-      throw new HttpError(403, 'cross-site request refused');
+      throw new ApiError('permission_error', 'cross-site request refused');
     }
   }
   await next();

@@ -4,8 +4,8 @@
  * (`messages[2].content`, `wait`, `Idempotency-Key`). Pure: no I/O.
  */
 import { z } from 'zod';
-import { printable } from '../../../shared/contract/errors.ts';
-import { describeIssue } from '../../../shared/protocol/api.ts';
+import { printable } from '../../shared/contract/errors.ts';
+import { describeIssue } from '../../shared/protocol/api.ts';
 
 /** Each error type: its HTTP status and when it is answered. */
 export const ERROR_TYPES = {
