@@ -27,7 +27,7 @@ import { createSession } from '../../producer/sessions.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { type Strategy, type SummarizerName, strategySchema } from '../../shared/strategies/index.ts';
+import { type Strategy, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
 import { keepsRequest, lastUserRequestMessage } from '../../shared/summary/last-request.ts';

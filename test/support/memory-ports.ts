@@ -47,6 +47,7 @@ import type { EffectFacts } from '../../worker/postgres/effects.ts';
 import { appliedRow, type LedgerValues, unchangedRow } from '../../worker/postgres/ledger.ts';
 import type { LockedSession } from '../../worker/postgres/lock.ts';
 import { silentLogger } from './fixtures.ts';
+import { metaOfContent } from './messages.ts';
 
 /** A clock that moves only when told: `now` for durations, `wall` ms since the epoch. */
 export class ManualClock implements Clock {
@@ -736,20 +737,10 @@ export function memoryPipeline(
 }
 
 function rowOf(seq: number, role: Role, content: StoredContent, pinned: boolean): StoredRow {
-  const facts = contentFacts(content);
   return {
-    seq,
-    role,
-    kind: facts.kind,
-    toolCallId: facts.toolUseIds[0] ?? facts.toolResultIds[0] ?? null,
-    toolName: facts.toolName,
-    toolUseIds: facts.toolUseIds,
-    toolResultIds: facts.toolResultIds,
-    thinking: facts.thinking,
-    tokenCount: facts.tokenCount,
-    pinned,
+    ...metaOfContent(seq, role, content, pinned),
     content,
-    text: facts.text,
+    text: contentFacts(content).text,
     contextVersion: null,
   };
 }

@@ -5,32 +5,21 @@
  * the skip when nothing is left to drop, and its shorthand.
  */
 import { describe, expect, it } from 'vitest';
-import { type Block, contentFacts, type StoredContent } from '../../shared/contract/blocks.ts';
+import type { Block, StoredContent } from '../../shared/contract/blocks.ts';
 import type { MessageMeta, Role } from '../../shared/contract/message.ts';
 import type { CompactPlan, Plan, SessionSnapshot } from '../../shared/planning/types.ts';
 import { type ClearThinkingStrategy, parseStrategy, STRATEGIES } from '../../shared/strategies/index.ts';
 import { planCompaction } from '../../shared/strategies/plan.ts';
+import { metaOfContent } from '../support/messages.ts';
 
 const thought = (n: number): Block => ({ type: 'thinking', thinking: `plan ${n}`, signature: `sig-${n}` });
 const redacted: Block = { type: 'redacted_thinking', data: 'opaque' };
 
 /** Rows of `[role, content]`, at seqs 0..n-1. */
 function rows(list: Array<[Role, StoredContent]>, pinned: number[] = []) {
-  const messages: MessageMeta[] = list.map(([role, content], seq) => {
-    const facts = contentFacts(content);
-    return {
-      seq,
-      role,
-      kind: facts.kind,
-      toolCallId: facts.toolUseIds[0] ?? facts.toolResultIds[0] ?? null,
-      toolName: facts.toolName,
-      toolUseIds: facts.toolUseIds,
-      toolResultIds: facts.toolResultIds,
-      thinking: facts.thinking,
-      tokenCount: facts.tokenCount,
-      pinned: pinned.includes(seq),
-    };
-  });
+  const messages: MessageMeta[] = list.map(([role, content], seq) =>
+    metaOfContent(seq, role, content, pinned.includes(seq)),
+  );
   return { messages, contents: new Map(list.map(([, content], seq) => [seq, content])) };
 }
 

@@ -4,11 +4,12 @@
  * skip under `clearAtLeast`, and its shorthand.
  */
 import { describe, expect, it } from 'vitest';
-import { type Block, contentFacts, type StoredContent } from '../../shared/contract/blocks.ts';
+import type { Block, StoredContent } from '../../shared/contract/blocks.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
 import type { CompactPlan, SessionSnapshot } from '../../shared/planning/types.ts';
 import { type ClearToolResultsStrategy, parseStrategy, STRATEGIES } from '../../shared/strategies/index.ts';
 import { planCompaction } from '../../shared/strategies/plan.ts';
+import { metaOfContent } from '../support/messages.ts';
 
 const big = 'x'.repeat(4_000);
 
@@ -26,21 +27,9 @@ function session(names: string[], options: { pinned?: number[] } = {}) {
       },
     ]);
   });
-  const messages: MessageMeta[] = contents.map((content, seq) => {
-    const facts = contentFacts(content);
-    return {
-      seq,
-      role: seq % 2 === 1 ? 'assistant' : 'user',
-      kind: facts.kind,
-      toolCallId: facts.toolUseIds[0] ?? facts.toolResultIds[0] ?? null,
-      toolName: facts.toolName,
-      toolUseIds: facts.toolUseIds,
-      toolResultIds: facts.toolResultIds,
-      thinking: facts.thinking,
-      tokenCount: facts.tokenCount,
-      pinned: options.pinned?.includes(seq) ?? false,
-    };
-  });
+  const messages: MessageMeta[] = contents.map((content, seq) =>
+    metaOfContent(seq, seq % 2 === 1 ? 'assistant' : 'user', content, options.pinned?.includes(seq) ?? false),
+  );
   return { messages, contents: new Map(contents.map((c, seq) => [seq, c])) };
 }
 

@@ -13,7 +13,6 @@ import {
   TransientError,
   toError,
 } from '../../../shared/contract/errors.ts';
-import { createExtractiveSummarizer } from '../../../shared/extractive/index.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
 import {
   MAX_INSTRUCTIONS_CHARS,

@@ -9,8 +9,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { JsonText } from './json-text.ts';
-import { readJsonText } from './json-text.ts';
+import { type JsonText, readJsonText } from './json-text.ts';
 
 /** Bodies from this size (bytes) up are parsed in a worker thread: about 1 ms of parsing. */
 export const OFF_THREAD_BYTES = 256 * 1024;
@@ -18,13 +17,15 @@ export const OFF_THREAD_BYTES = 256 * 1024;
 /** An idle parser thread exits after this long (ms), giving back its memory. */
 const IDLE_TIMEOUT_MS = 10_000;
 
+const utf8 = new TextDecoder();
+
 /** A reader of JSON request bodies; see {@link jsonBodyReader}. */
 export type JsonBodyReader = (bytes: Uint8Array) => Promise<JsonText>;
 
 /**
  * A reader of JSON request bodies of at most `maxBodyBytes`: it reads a body in a worker thread from
  * {@link OFF_THREAD_BYTES} up, else on the event loop, and moves a large body's bytes to the thread
- * (`bytes` is empty afterwards). Its pool starts on the first large body with at most one thread per
+ * (a view that owns its whole buffer is detached, the buffer moved; any other view is copied). Its pool starts on the first large body with at most one thread per
  * core beyond the event loop's (at least one), none while idle; a thread's heap is capped at about
  * eight times the largest body (a body decoded, parsed and cloned back, with room to spare), so its
  * garbage is collected rather than left to grow. Running from the TypeScript sources (tests, `tsx`),
@@ -47,7 +48,7 @@ export function jsonBodyReader(maxBodyBytes: number): JsonBodyReader {
     return pool;
   };
   return async (bytes) => {
-    if (bytes.byteLength < OFF_THREAD_BYTES) return readJsonText(new TextDecoder().decode(bytes));
+    if (bytes.byteLength < OFF_THREAD_BYTES) return readJsonText(utf8.decode(bytes));
     const own =
       bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
     return parserPool().run(own, { transferList: [own.buffer as ArrayBuffer] });
