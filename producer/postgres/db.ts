@@ -31,6 +31,8 @@ export interface DatabaseOptions {
   applicationName?: string;
   /** The Postgres schema holding compactor's tables. Default {@link DEFAULT_SCHEMA}. */
   schema?: string;
+  /** Closes a connection idle this long, seconds. Default: never. */
+  idleTimeoutS?: number;
 }
 
 /** The Postgres schema compactor's tables live in unless configured otherwise (`COMPACTOR_SCHEMA`). */
@@ -80,6 +82,7 @@ export function connectionOptions(
 export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
   const sql = postgres(url, {
     max: options.max ?? 10,
+    ...(options.idleTimeoutS === undefined ? {} : { idle_timeout: options.idleTimeoutS }),
     ...connectionOptions(options.schema, options.applicationName),
   });
   const db = drizzle(sql, { schema });

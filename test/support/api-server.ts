@@ -4,6 +4,7 @@
  */
 
 import { createApiApp } from '../../worker/http/api/index.ts';
+import { apiOffload } from '../../worker/http/api/offload.ts';
 import type { Credentials } from '../../worker/http/dashboard/auth.ts';
 import { type Listening, listen } from '../../worker/http/ops.ts';
 import type { Integration } from './integration.ts';
@@ -13,11 +14,14 @@ import type { Integration } from './integration.ts';
  * @param tokens each tenant's bearer token.
  * @param options.adminToken the admin's bearer token (default none).
  * @param options.maxBodyBytes the body limit, bytes.
+ * @param options.threads large appends and context reads in worker threads on the file's database,
+ *   as `compactor api` runs them (default: on the event loop, as a mounted app without a database
+ *   URL does).
  */
 export async function serveApi(
   ctx: Integration,
   tokens: Record<string, string>,
-  options: { adminToken?: string; maxBodyBytes: number },
+  options: { adminToken?: string; maxBodyBytes: number; threads?: boolean },
 ): Promise<Listening> {
   const credentials: Credentials = {
     adminToken: options.adminToken,
@@ -25,8 +29,12 @@ export async function serveApi(
     adminPassword: undefined,
     tenantTokens: Object.entries(tokens).map(([tenantId, token]) => ({ tenantId, token })),
   };
+  const offload = options.threads
+    ? apiOffload({ maxBodyBytes: options.maxBodyBytes, database: { url: ctx.tdb.url } })
+    : undefined;
+  if (offload) ctx.onTeardown(() => offload.close());
   const app = createApiApp(
-    { db: ctx.tdb.database.db, producer: ctx.producer },
+    { db: ctx.tdb.database.db, producer: ctx.producer, ...(offload ? { offload } : {}) },
     { credentials, maxBodyBytes: options.maxBodyBytes },
   );
   const server = await listen(app, 0, '127.0.0.1');

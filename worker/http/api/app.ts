@@ -16,15 +16,14 @@
  * `retry-after`), its sessions' size (413 naming the limit), its context size (422) and context
  * reads at once (429). Errors are `{ error: { type, message, field? } }` (errors.ts).
  */
-import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
+import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { type Logger, pino } from 'pino';
 import {
-  appendToLiveSession,
   createSession,
+  type LoadContextInput,
   loadContext,
-  type NativeMessage,
   type Producer,
   pruneAppendRequests,
   setSessionTools,
@@ -33,20 +32,10 @@ import type { Db } from '../../../producer/postgres/db.ts';
 import {
   CompactionFailedError,
   ContextLimitError,
-  IdempotencyKeyReusedError,
   InvalidInputError,
-  SessionContinuedError,
-  SessionExistsError,
-  SessionLimitError,
-  SessionNotFoundError,
-  ToolUseIdTakenError,
 } from '../../../shared/contract/errors.ts';
 import type { Limits } from '../../../shared/policy/limits.ts';
-import {
-  type ApiMessage,
-  appendRequestSchema,
-  createSessionRequestSchema,
-} from '../../../shared/protocol/api.ts';
+import { createSessionRequestSchema } from '../../../shared/protocol/api.ts';
 import { runCompletedEventSchema } from '../../../shared/protocol/events.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../config/config.ts';
 import { PolicyCache } from '../../postgres/policy-cache.ts';
@@ -60,11 +49,13 @@ import {
   hasCredentials,
   type Principal,
 } from '../dashboard/auth.ts';
-import { ApiError, fieldOfMessage, parseInput, sessionNotFound } from '../errors.ts';
+import { ApiError, parseInput, sessionNotFound } from '../errors.ts';
 import { loopbackOnly } from '../loopback-guard.ts';
-import { requestHash } from './idempotency.ts';
-import { type JsonBodyReader, jsonBodyReader } from './json-body.ts';
+import { toApiError } from './api-errors.ts';
+import { appendBody, nativeMessage } from './append.ts';
+import { bodyValue } from './json-text.ts';
 import { keyHandlers } from './key-handlers.ts';
+import { type ApiOffload, apiOffload, OFF_THREAD_BYTES, OFF_THREAD_CONTEXT_BYTES } from './offload.ts';
 import { openApiDocument } from './openapi.ts';
 import { API_ROUTES, type ApiRoute, honoPath, OPENAPI_PATH, type OperationId } from './routes.ts';
 import {
@@ -79,7 +70,7 @@ import {
   TENANT_HEADER,
   tenantHeaderSchema,
 } from './schemas.ts';
-import { jsonPieces, pieceStream } from './stream-json.ts';
+import { bufferStream, jsonPieces, pieceStream } from './stream-json.ts';
 import { TenantLimits } from './tenant-limits.ts';
 
 /** What the API reads and writes through. */
@@ -96,6 +87,12 @@ export interface ApiDeps {
    * policy (read again at most every 60 s), its rate counted in this process's memory.
    */
   limits?: TenantLimits;
+  /**
+   * Where large requests are handled (offload.ts): `apiOffload` with the database's URL, whose
+   * threads then append large bodies and read large contexts on connections of their own; the
+   * caller closes it. Default: a thread pool that only reads large bodies' JSON.
+   */
+  offload?: ApiOffload;
 }
 
 /** How the API behaves. */
@@ -142,8 +139,9 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
   const logger = deps.logger ?? pino({ level: 'silent' });
   const open = !hasCredentials(options.credentials);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES;
-  const readBody = jsonBodyReader(maxBodyBytes);
-  const readJson = (c: Context<ApiEnv>, required: boolean) => readJsonWith(readBody, c, required);
+  const offload = deps.offload ?? apiOffload({ maxBodyBytes });
+  const readJson = async (c: Context<ApiEnv>, required: boolean) =>
+    bodyValue(await offload.readJson(await bodyBytes(c)), c.req.header('content-type'), required);
   const limits = deps.limits ?? new TenantLimits({ policies: new PolicyCache(db) });
   let lastPrune = 0;
   let document: Record<string, unknown> | undefined;
@@ -236,6 +234,30 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     }),
   );
 
+  /**
+   * A context read's response body. A context over {@link OFF_THREAD_CONTEXT_BYTES} of stored
+   * content is read in a worker thread when the offload has a database: Postgres measures it first
+   * (the read at that cap loads no message), and only then is it loaded where it is rendered.
+   */
+  const contextBody = async (input: LoadContextInput, end: () => void) => {
+    const cap = input.maxBytes ?? Number.POSITIVE_INFINITY;
+    if (offload.context === null || cap <= OFF_THREAD_CONTEXT_BYTES) {
+      return pieceStream(jsonPieces({ ...(await loadContext(db, input)) }, ['messages']), end);
+    }
+    try {
+      const context = await loadContext(db, { ...input, maxBytes: OFF_THREAD_CONTEXT_BYTES });
+      return pieceStream(jsonPieces({ ...context }, ['messages']), end);
+    } catch (error) {
+      const large =
+        error instanceof ContextLimitError &&
+        error.limit === 'maxContextBytes' &&
+        error.value === OFF_THREAD_CONTEXT_BYTES &&
+        error.size <= cap;
+      if (!large) throw error;
+      return bufferStream(await offload.context(input), end);
+    }
+  };
+
   const handlers: Record<OperationId, Handler> = {
     async createSession(c) {
       const body = parseInput(createSessionRequestSchema, await readJson(c, true), 'body');
@@ -253,15 +275,19 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     async appendMessages(c) {
       const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
       const headers = parseInput(appendHeaderSchema, headersOf(c), 'header');
-      const raw = await readJson(c, true);
-      const body = parseInput(appendRequestSchema, raw, 'body');
       const key = headers[IDEMPOTENCY_HEADER];
-      const tenantId = c.get('tenantId');
-      const appended = await appendToLiveSession(db, tenantId, id, body.messages.map(nativeMessage), {
-        ...(body.contextVersion === undefined ? {} : { contextVersion: body.contextVersion }),
-        ...(key === undefined ? {} : { idempotency: { key, requestHash: requestHash(id, raw) } }),
-        limits: limits.defaults,
-      });
+      const target = {
+        tenantId: c.get('tenantId'),
+        sessionId: id,
+        idempotencyKey: key,
+        defaultLimits: limits.defaults,
+      };
+      const bytes = await bodyBytes(c);
+      const contentType = c.req.header('content-type');
+      const appended =
+        offload.append && bytes.byteLength >= OFF_THREAD_BYTES
+          ? await offload.append(bytes, contentType, target)
+          : await appendBody(db, bodyValue(await offload.readJson(bytes), contentType, true), target);
       if (key !== undefined && !appended.replayed && Date.now() - lastPrune > PRUNE_EVERY_MS) {
         lastPrune = Date.now();
         pruneAppendRequests(db).catch((error: unknown) =>
@@ -302,17 +328,16 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
         );
       }
       try {
-        const context = await loadContext(db, {
+        const input: LoadContextInput = {
           tenantId,
           sessionId: id,
           maxBytes: inForce.maxContextBytes,
           maxTokens: inForce.maxContextTokens,
           ...(query.thinking ? { thinking: query.thinking } : {}),
           ...(query.compactionBlock ? { compactionBlock: query.compactionBlock } : {}),
-        });
-        // Written message by message as the client reads; the read ends when the last is sent.
-        const body = pieceStream(jsonPieces({ ...context }, ['messages']), end);
-        return c.body(body, 200, { 'content-type': 'application/json' });
+        };
+        // Written as the client reads; the read ends when the last byte is sent.
+        return c.body(await contextBody(input, end), 200, { 'content-type': 'application/json' });
       } catch (error) {
         end();
         throw error;
@@ -387,7 +412,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     return c.json(error.body(), error.status);
   });
   app.onError((thrown, c) => {
-    const error = toApiError(thrown, c);
+    const error = toApiError(thrown, c.req.param('id') ?? '');
     if (error.type === 'api_error') {
       logger.error({ err: thrown.message, method: c.req.method, path: c.req.path }, 'api request failed');
     }
@@ -448,58 +473,13 @@ function headersOf(c: Context<ApiEnv>): Record<string, string | undefined> {
   };
 }
 
-/**
- * The request's JSON body (a large one read off the event loop, json-body.ts).
- * @returns undefined for an empty body when not `required`.
- * @throws {ApiError} 415 when a body is not sent as `application/json`; 400 when it is not JSON
- *   (or is empty and `required`), or nests deeper than `MAX_JSON_DEPTH`.
- */
-async function readJsonWith(
-  readBody: JsonBodyReader,
-  c: Context<ApiEnv>,
-  required: boolean,
-): Promise<unknown> {
-  const read = await readBody(new Uint8Array(await c.req.arrayBuffer()));
-  if (read.kind === 'empty') {
-    if (!required) return undefined;
-    throw new ApiError('invalid_request_error', 'body: a JSON object is required', 'body');
-  }
-  if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
-    throw new ApiError('unsupported_media_type_error', 'send the body with content-type: application/json');
-  }
-  if (read.kind === 'problem') throw new ApiError('invalid_request_error', read.problem, 'body');
-  return read.value;
-}
-
-/**
- * A validated API message as the producer stores it. Its blocks may be of any type, which the
- * SDK's `MessageParam` type does not list; the producer keeps them exactly.
- */
-function nativeMessage({ pinned, ...message }: ApiMessage): NativeMessage {
-  return { message: message as MessageParam, pinned: pinned ?? false };
+/** The request's body, as sent. */
+async function bodyBytes(c: Context<ApiEnv>): Promise<Uint8Array> {
+  return new Uint8Array(await c.req.arrayBuffer());
 }
 
 /** A producer call that failed for another reason than its input: Redis is out of reach. */
 function unavailable(error: unknown): never {
   if (error instanceof InvalidInputError) throw error;
   throw new ApiError('unavailable_error', `the queue cannot be reached: ${(error as Error).message}`);
-}
-
-/** What the caller is told about an error a handler threw. */
-function toApiError(error: Error, c: Context<ApiEnv>): ApiError {
-  if (error instanceof ApiError) return error;
-  if (error instanceof SessionNotFoundError) return sessionNotFound(c.req.param('id') ?? '');
-  if (error instanceof IdempotencyKeyReusedError) {
-    return new ApiError('idempotency_error', error.message, IDEMPOTENCY_HEADER);
-  }
-  if (error instanceof SessionExistsError) return new ApiError('conflict_error', error.message, 'id');
-  if (error instanceof ToolUseIdTakenError) return new ApiError('conflict_error', error.message, error.field);
-  if (error instanceof SessionContinuedError) return new ApiError('conflict_error', error.message);
-  if (error instanceof SessionLimitError)
-    return new ApiError('session_limit_error', error.message, 'messages');
-  if (error instanceof ContextLimitError) return new ApiError('context_limit_error', error.message);
-  if (error instanceof InvalidInputError) {
-    return new ApiError('invalid_request_error', error.message, fieldOfMessage(error.message));
-  }
-  return new ApiError('api_error', 'internal error');
 }

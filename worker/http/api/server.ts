@@ -10,6 +10,7 @@ import { runAll, type Services } from '../../runtime/services.ts';
 import { serverCredentials } from '../credentials.ts';
 import { type Listening, listenOwning } from '../ops.ts';
 import { type ApiEnv, createApiApp } from './app.ts';
+import { apiOffload } from './offload.ts';
 import { TenantLimits } from './tenant-limits.ts';
 
 /** A running API server. */
@@ -36,9 +37,16 @@ export async function startApi(
     prefix: config.queuePrefix,
     db: services.database.db,
   });
+  const maxBodyBytes = config.api?.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES;
+  // Large appends and context reads run in worker threads on connections of their own.
+  const offload = apiOffload({
+    maxBodyBytes,
+    database: { url: config.databaseUrl, schema: config.databaseSchema },
+  });
   const app = createApiApp(
     {
       db: services.database.db,
+      offload,
       producer,
       logger,
       // Counted in the install's Redis (one rate per tenant across API processes), read from the
@@ -52,10 +60,11 @@ export async function startApi(
     },
     {
       credentials,
-      maxBodyBytes: config.api?.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES,
+      maxBodyBytes,
       loopbackOnly: options.insecure,
     },
   );
-  const cleanup = () => runAll(logger, [() => producer.close(), () => services.close()]);
+  const cleanup = () =>
+    runAll(logger, [() => offload.close(), () => producer.close(), () => services.close()]);
   return { ...(await listenOwning(app, options, logger, cleanup)), app };
 }

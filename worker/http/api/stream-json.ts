@@ -73,3 +73,35 @@ export function pieceStream(pieces: Iterator<string>, onDone: () => void): Reada
     },
   });
 }
+
+/** The slice of a buffered body handed to the consumer per pull, bytes. */
+const BUFFER_SLICE_BYTES = 256 * 1024;
+
+/**
+ * A byte stream of a body already serialized (a context rendered in a worker thread), handed out
+ * in views of {@link BUFFER_SLICE_BYTES} (no copy) as the consumer pulls. `onDone` runs once, as in
+ * {@link pieceStream}.
+ */
+export function bufferStream(bytes: Uint8Array, onDone: () => void): ReadableStream<Uint8Array> {
+  let offset = 0;
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    onDone();
+  };
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (offset >= bytes.byteLength) {
+        controller.close();
+        finish();
+        return;
+      }
+      controller.enqueue(bytes.subarray(offset, offset + BUFFER_SLICE_BYTES));
+      offset += BUFFER_SLICE_BYTES;
+    },
+    cancel() {
+      finish();
+    },
+  });
+}
