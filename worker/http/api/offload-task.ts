@@ -5,6 +5,8 @@
  * event loop every tenant's requests share. A task answers an outcome, never throws: its error is
  * the API's answer (api-errors.ts), which the event loop sends as it would its own.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { type LoadContextInput, loadContext } from '../../../producer/context.ts';
@@ -31,7 +33,29 @@ export type Outcome<T> = { ok: true; value: T } | { ok: false; error: ApiErrorBo
 const POOL_SIZE = 2;
 const IDLE_CLOSE_S = 5;
 
+/**
+ * The CPU priority (nice) of these threads: below the event loop's, so that when a large request
+ * and the other tenants' small ones want the same core, the small ones go first.
+ */
+const THREAD_NICE = 10;
+
 let database: Database | undefined;
+
+lowerThreadPriority();
+
+/**
+ * Lowers this thread's CPU priority to {@link THREAD_NICE}. On Linux a thread is a task of its own
+ * whose nice `setpriority(PRIO_PROCESS, tid)` sets (setpriority(2), "Linux notes"); its id is
+ * read from `/proc/thread-self`. Elsewhere, or without the right, the thread keeps the process's.
+ */
+function lowerThreadPriority(): void {
+  try {
+    const tid = /\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1];
+    if (tid !== undefined) setPriority(Number(tid), THREAD_NICE);
+  } catch {
+    // Not Linux, or not allowed: the thread runs at the process's priority.
+  }
+}
 
 function db() {
   const { databaseUrl, schema } = (workerData ?? {}) as OffloadThreadData;
