@@ -13,10 +13,10 @@
  * The queue therefore serves tenants round-robin: a quiet tenant's job (priority 1) goes before the
  * second job of a tenant with thousands waiting, and within a tenant jobs keep their order. Retried
  * and delayed jobs keep their priority. The same counts tell the worker which tenants have work
- * pending (worker/redis/tenant-slots.ts). A count that leaks (a job removed by hand, a worker killed
+ * pending, and `<prefix>:backlogs-seen` (tenant → last enqueue, ms) which have been active lately
+ * (worker/redis/tenant-slots.ts). A count that leaks (a job removed by hand, a worker killed
  * between finishing a job and counting it out, an enqueue repeated with the same event id) only
- * lowers its own tenant's place, and is dropped an hour after the tenant last enqueued
- * (`<prefix>:backlogs-seen`, tenant → last enqueue, ms).
+ * lowers its own tenant's place, and is dropped, with the tenant's last enqueue, an hour after it.
  *
  * Every job must carry a priority: BullMQ takes jobs without one (its `wait` list) before all
  * prioritized jobs. On a Redis Cluster the keys carry the queues' hash-tagged prefix, so each script
@@ -35,10 +35,13 @@ const TAKE = `local n = redis.call('zincrby', KEYS[1], 1, ARGV[1])
 redis.call('zadd', KEYS[2], ARGV[2], ARGV[1])
 return tonumber(n)`;
 
-/** KEYS: backlogs, seen. ARGV: tenant. Returns the tenant's count left. */
+/**
+ * KEYS: backlogs. ARGV: tenant. Returns the tenant's count left. The tenant's last enqueue stays in
+ * `seen` (the worker's share reads it: a tenant that enqueued lately is active), until it is stale.
+ */
 const RELEASE = `local n = tonumber(redis.call('zscore', KEYS[1], ARGV[1]) or '0')
 if n > 1 then return tonumber(redis.call('zincrby', KEYS[1], -1, ARGV[1])) end
-redis.call('zrem', KEYS[1], ARGV[1]) redis.call('zrem', KEYS[2], ARGV[1]) return 0`;
+redis.call('zrem', KEYS[1], ARGV[1]) return 0`;
 
 /**
  * Lua that drops the counts of tenants that last enqueued before a cut-off time (ms), for scripts
@@ -79,5 +82,5 @@ export async function releaseJobPriority(
   prefix: string,
   tenantId: string,
 ): Promise<number> {
-  return Number(await redis.eval(RELEASE, 2, ...backlogKeysOf(prefix), tenantId));
+  return Number(await redis.eval(RELEASE, 1, backlogKeysOf(prefix)[0], tenantId));
 }

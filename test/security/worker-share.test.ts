@@ -1,8 +1,8 @@
 /**
  * One tenant's burst cannot take the workers from another: the queue serves tenants round-robin
- * (each job's priority is its rank in its tenant's backlog), and while another tenant has work, a
- * tenant runs at most its share of jobs at once (COMPACTOR_TENANT_MAX_ACTIVE_JOBS). Alone, a tenant
- * runs on every slot.
+ * (each job's priority is its rank in its tenant's backlog), and while another tenant is active (has
+ * work, or sent an event within COMPACTOR_TENANT_ACTIVE_WINDOW_MS), a tenant runs at most its share
+ * of jobs at once (COMPACTOR_TENANT_MAX_ACTIVE_JOBS). Alone, a tenant runs on every slot.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,9 @@ import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 import { textMessage } from '../support/messages.ts';
 
-const ctx = useIntegration({ config: { tenantMaxActiveJobs: 1 } });
+/** How long a tenant counts as active after its last event here, ms. */
+const ACTIVE_WINDOW_MS = 3_000;
+const ctx = useIntegration({ config: { tenantMaxActiveJobs: 1, tenantActiveWindowMs: ACTIVE_WINDOW_MS } });
 
 /** A short chat of the tenant's. */
 async function seed(tenantId: string, sessionId: string, count = 24) {
@@ -147,7 +149,42 @@ describe('a tenant’s share of the workers', () => {
     for (const { jobId } of jobs) expect(await settled(jobId)).toBe('completed');
   });
 
+  it('holds a tenant to its share while another sent an event lately, though none is pending', async () => {
+    for (let i = 0; i < 3; i++) await seed('noisy', `after-${i}`);
+    await seed('quiet', 'once');
+    const { summarizer, gate } = gatedSummarizer('noisy');
+    ctx.startWorker({ concurrency: 3, summarizers: { primary: summarizer } });
+    const quiet = await ctx.producer.runCompleted({
+      eventId: randomUUID(),
+      tenantId: 'quiet',
+      sessionId: 'once',
+      strategy: summarize,
+    });
+    expect(await settled(quiet.jobId)).toBe('completed');
+    const jobs = [];
+    for (let i = 0; i < 3; i++) {
+      jobs.push(
+        await ctx.producer.runCompleted({
+          eventId: randomUUID(),
+          tenantId: 'noisy',
+          sessionId: `after-${i}`,
+          strategy: summarize,
+        }),
+      );
+    }
+    // The quiet tenant has nothing pending, but it was active a moment ago: one slot for the noisy.
+    await waitFor(async () => (gate('noisy').held === 1 ? true : undefined));
+    await waitFor(async () => ((await ctx.producer.queue.getDelayedCount()) >= 1 ? true : undefined));
+    expect(gate('noisy').held).toBe(1);
+    // Once the quiet tenant's window has passed, the noisy one is alone and takes every slot.
+    await waitFor(async () => (gate('noisy').held === 3 ? true : undefined), ACTIVE_WINDOW_MS + 10_000);
+    gate('noisy').open();
+    for (const { jobId } of jobs) expect(await settled(jobId)).toBe('completed');
+  });
+
   it('lets a tenant alone with work run on every slot', async () => {
+    // Alone: the other tenants' last events are older than the window.
+    await new Promise((resolve) => setTimeout(resolve, ACTIVE_WINDOW_MS));
     for (let i = 0; i < 2; i++) await seed('noisy', `alone-${i}`);
     const { summarizer, gate } = gatedSummarizer('noisy');
     ctx.startWorker({ concurrency: 2, summarizers: { primary: summarizer } });

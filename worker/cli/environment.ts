@@ -63,9 +63,14 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   },
   COMPACTOR_LOCK_DURATION_MS: { description: 'ms a BullMQ job lock lasts unrenewed before the job stalls' },
   COMPACTOR_STALLED_INTERVAL_MS: { description: 'ms between a worker’s checks for stalled jobs' },
+  COMPACTOR_TENANT_ACTIVE_WINDOW_MS: {
+    description:
+      'ms a tenant counts as active after its last event (other tenants are then held to their share)',
+  },
   COMPACTOR_TENANT_MAX_ACTIVE_JOBS: {
-    description: 'jobs of one tenant running at once, across workers, while another tenant has work',
-    unset: 'half the worker’s concurrency, rounded up',
+    description:
+      'jobs of one tenant running at once, across workers, while another tenant is active (has work, or sent an event lately)',
+    unset: 'a quarter of the worker’s concurrency, rounded up',
   },
   COMPACTOR_WEBHOOK_TIMEOUT_MS: {
     description: 'ms a webhook delivery waits for a response before it is retried',

@@ -189,6 +189,7 @@ export const envSchema = z.object({
     .max(1_000, 'must be at most 1,000')
     .optional(),
   COMPACTOR_LOCK_DURATION_MS: ms(30_000),
+  COMPACTOR_TENANT_ACTIVE_WINDOW_MS: ms(5_000),
   COMPACTOR_TENANT_MAX_ACTIVE_JOBS: z.coerce
     .number({ message: 'must be a number of jobs' })
     .int('must be a whole number of jobs')
@@ -291,10 +292,16 @@ export interface Config {
   lockDurationMs: number;
   /**
    * Compaction jobs of one tenant that may run at once, across all workers, while another tenant
-   * has work pending (`COMPACTOR_TENANT_MAX_ACTIVE_JOBS`; worker/redis/tenant-slots.ts). Unset: half
-   * the worker's concurrency, rounded up. Optional so that a config built in code may leave it out.
+   * is active (`COMPACTOR_TENANT_MAX_ACTIVE_JOBS`; worker/redis/tenant-slots.ts). Unset: a quarter
+   * of the worker's concurrency, rounded up. Optional so that a config built in code may leave it out.
    */
   tenantMaxActiveJobs?: number | undefined;
+  /**
+   * How long a tenant counts as active after it last sent an event, ms
+   * (`COMPACTOR_TENANT_ACTIVE_WINDOW_MS`; worker/redis/tenant-slots.ts). Optional so that a config
+   * built in code may leave it out (then 5,000).
+   */
+  tenantActiveWindowMs?: number | undefined;
   /** How often a worker looks for stalled jobs, ms. */
   stalledIntervalMs: number;
   /** How long one webhook delivery waits for the receiver's response, ms; then it is retried. */
@@ -426,6 +433,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: e.COMPACTOR_DB_POOL_SIZE,
     lockDurationMs: e.COMPACTOR_LOCK_DURATION_MS,
     tenantMaxActiveJobs: e.COMPACTOR_TENANT_MAX_ACTIVE_JOBS,
+    tenantActiveWindowMs: e.COMPACTOR_TENANT_ACTIVE_WINDOW_MS,
     stalledIntervalMs: e.COMPACTOR_STALLED_INTERVAL_MS,
     webhookTimeoutMs: e.COMPACTOR_WEBHOOK_TIMEOUT_MS,
     webhookBackoffMs: e.COMPACTOR_WEBHOOK_BACKOFF_MS,

@@ -64,7 +64,8 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     signal: abort.signal,
     tenantSlots: createTenantSlots(services.redis, {
       prefix: services.config.queuePrefix,
-      maxActive: services.config.tenantMaxActiveJobs ?? Math.ceil(concurrency / 2),
+      maxActive: services.config.tenantMaxActiveJobs ?? Math.ceil(concurrency / 4),
+      activeWindowMs: services.config.tenantActiveWindowMs,
       maxActiveOf: async (tenantId) =>
         (await services.policies.get(tenantId, null)).tenant?.limits?.maxActiveJobs,
     }),
