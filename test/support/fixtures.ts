@@ -50,16 +50,29 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await database.close();
       const dropper = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
       try {
-        const [row] = await dropper<{ n: number }[]>`
-          select count(*)::int as n from pg_stat_activity where datname = ${name}`;
+        // A backend exits a moment after its client closed the socket (later on a loaded machine):
+        // a connection still listed after a grace period is one the test left open.
+        const open = async () =>
+          (
+            await dropper<{ n: number }[]>`
+              select count(*)::int as n from pg_stat_activity where datname = ${name}`
+          )[0]?.n ?? 0;
+        let n = await open();
+        for (let waited = 0; n > 0 && waited < LEAK_GRACE_MS; waited += 100) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          n = await open();
+        }
         await dropper.unsafe(`drop database "${name}" with (force)`);
-        if ((row?.n ?? 0) > 0) throw new Error(`test leaked ${row?.n} connection(s) to ${name}`);
+        if (n > 0) throw new Error(`test leaked ${n} connection(s) to ${name}`);
       } finally {
         await dropper.end();
       }
     },
   };
 }
+
+/** How long a test database's connections may take to go once closed, ms. */
+const LEAK_GRACE_MS = 3_000;
 
 /** A unique BullMQ prefix for one test file. */
 export function testPrefix(): string {
