@@ -65,13 +65,13 @@ async function userFacingFiles(): Promise<Array<[string, string]>> {
 }
 
 describe('the models compactor names', () => {
-  it('reads the SDK tables it checks against (a real, non-empty deprecated list)', async () => {
+  it('reads the SDK tables it checks against (a real, non-empty list of retiring models)', async () => {
     const { DEPRECATED_MODELS } = await sdkTables();
     expect(Object.keys(DEPRECATED_MODELS).length).toBeGreaterThan(0);
     for (const date of Object.values(DEPRECATED_MODELS)) expect(date).toMatch(/20\d\d/);
   });
 
-  it('defaults COMPACTOR_MODEL to a model the installed SDK does not call deprecated', async () => {
+  it('defaults COMPACTOR_MODEL to a model the installed SDK does not warn about', async () => {
     const { DEPRECATED_MODELS } = await sdkTables();
     const config = loadConfig({});
     expect(config.model).toBe(DEFAULT_SUMMARY_MODEL);
@@ -79,7 +79,7 @@ describe('the models compactor names', () => {
     expect(priceOf(DEFAULT_SUMMARY_MODEL)?.key).toBe(DEFAULT_SUMMARY_MODEL);
   });
 
-  it('names no deprecated model in the README, the guides or the examples', async () => {
+  it('names no model the SDK warns about in the README, the guides or the examples', async () => {
     const { DEPRECATED_MODELS } = await sdkTables();
     const named = (await userFacingFiles()).flatMap(([file, text]) =>
       modelIdsIn(text).map((id) => `${file}: ${id}`),
@@ -96,7 +96,7 @@ describe('the models compactor names', () => {
     expect(MODELS_TO_WARN_WITH_THINKING_ENABLED).not.toContain(MANUAL_THINKING_MODEL);
   });
 
-  it('keeps a price for every model the SDK calls deprecated: ledger rows still name them', async () => {
+  it('keeps a price for every retiring model the SDK lists: ledger rows still name them', async () => {
     const { DEPRECATED_MODELS } = await sdkTables();
     const unpriced = Object.keys(DEPRECATED_MODELS).filter(
       // A research preview was never on the price list.
