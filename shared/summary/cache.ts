@@ -6,6 +6,12 @@
  * length), as of 2026-09. A prefix shorter than the model's minimum is not cached, silently: the
  * request succeeds, `cache_creation_input_tokens` is 0, and the breakpoint was wasted (a request
  * may carry at most {@link MAX_CACHE_BREAKPOINTS}).
+ *
+ * Models released after that table was checked (Haiku 5.5, Sonnet 5.5, Fable 5.2, Mythos 5.2, the
+ * current ones @anthropic-ai/sdk 1.11 lists) are not in it: they get
+ * {@link DEFAULT_MIN_CACHEABLE_TOKENS}. That errs cheap either way: a breakpoint under a model's
+ * real minimum caches nothing and costs nothing, and a prefix between the real minimum and 1,024
+ * tokens is only sent uncached.
  */
 
 /** Most `cache_control` breakpoints one Messages API request may carry (the API refuses more). */

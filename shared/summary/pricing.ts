@@ -5,10 +5,13 @@
  *
  * Source: Anthropic's pricing page (platform.claude.com/docs/en/about-claude/pricing), checked
  * November 2026. Cache writes are the 5-minute TTL rate (1.25 x input; compactor only asks for
- * `ephemeral` without a TTL). Cache reads are 0.1 x input for most models, but not all: the 5.1
- * Fable/Mythos models read at 0.025 x, Opus 5.5 and Sonnet 5.5 at 0.05 x, so every rate is written out
- * rather than derived. Models the page did not list when this was written (e.g. `claude-fable-5-2`)
- * are left out on purpose: better `known: false` than a guessed price.
+ * `ephemeral` without a TTL). Cache reads are 0.1 x input for most models, but not all: the 5.1 and
+ * 5.2 Fable/Mythos models read at 0.025 x, Opus 5.5 and Sonnet 5.5 at 0.05 x, so every rate is
+ * written out rather than derived. Fable 5.2 and Mythos 5.2 (the model ids @anthropic-ai/sdk 1.11
+ * lists, released November 2026) are $8 / $40 per MTok as the models overview lists them; their cache
+ * rates are the 1.25 x write and the 0.025 x read of the 5.1 models, as the pricing page's Fable 5.2
+ * row gives them. Models no page listed are left out on purpose: better `known: false` than a
+ * guessed price. Retired and deprecated ids stay: ledger rows and sessions name them.
  */
 
 /** Prices in USD per million tokens (MTok). */
@@ -36,6 +39,7 @@ const rates = (input: number, output: number, cacheWrite: number, cacheRead: num
   cacheReadPerMTok: cacheRead,
 });
 
+const FABLE_5_2 = rates(8, 40, 10, 0.2);
 const FABLE_5_1 = rates(10, 50, 12.5, 0.25);
 const FABLE_5 = rates(10, 50, 12.5, 1);
 const OPUS_5_5 = rates(4, 20, 5, 0.2);
@@ -57,6 +61,8 @@ const HAIKU_3 = rates(0.25, 1.25, 0.3, 0.03);
  * and Vertex/Bedrock spellings resolve to these through {@link priceOf}.
  */
 export const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
+  'claude-fable-5-2': FABLE_5_2,
+  'claude-mythos-5-2': FABLE_5_2,
   'claude-fable-5-1': FABLE_5_1,
   'claude-mythos-5-1': FABLE_5_1,
   'claude-fable-5': FABLE_5,

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProducer, jobIdOf, type Producer } from '../../producer/index.ts';
+import { DEFAULT_SUMMARY_MODEL } from '../../worker/config/config.ts';
 import { PostgresReads } from '../../worker/postgres/reads.ts';
 import { runCli } from '../support/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
@@ -393,9 +394,10 @@ describe.concurrent('compactor worker', () => {
     expect(await producer.queue.getJobState(jobIdOf('llm', eventId))).toBe('completed');
 
     const [row] = await new PostgresReads(tdb.database.db).history('llm', 'pvlib');
-    expect(row).toMatchObject({ status: 'applied', summarizer: 'anthropic', model: 'claude-haiku-4-5' });
-    // The prompt reaches Haiku 4.5's 4,096-token cache minimum: it is written to the cache at the
-    // user turn's breakpoint, so the API counts it as cache write rather than plain input.
+    // No COMPACTOR_MODEL: the default model wrote the summary.
+    expect(row).toMatchObject({ status: 'applied', summarizer: 'anthropic', model: DEFAULT_SUMMARY_MODEL });
+    // The prompt is over 4,096 tokens, counted as plain input and as cache write together: the API
+    // counts a prefix cached at a breakpoint the model's minimum allows as cache write instead.
     expect((row?.inputTokens ?? 0) + (row?.cacheWriteTokens ?? 0)).toBeGreaterThan(4_096);
     expect(row?.outputTokens).toBeGreaterThan(0);
     expect(row?.summary).toContain('Working set');

@@ -17,7 +17,7 @@
  * Options: `--keep-recent N` (an integer ≥ 0, default 10); `--session NAME` (repeatable: only
  * those probed sessions); `--misses` lists the probes missed with the checkpoint alone; `--show`
  * prints each rendered checkpoint. With ANTHROPIC_API_KEY set, the `anthropic` row grades a real
- * model (COMPACTOR_MODEL, default claude-haiku-4-5, at ANTHROPIC_BASE_URL, default Anthropic's API)
+ * model (COMPACTOR_MODEL, default claude-haiku-5-5, at ANTHROPIC_BASE_URL, default Anthropic's API)
  * instead of the fake.
  *
  * Prints per session and point, then totals per summarizer, by probe type and by point; the
@@ -37,6 +37,7 @@ import { parseTranscript, type TranscriptMessage } from '../../shared/contract/t
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { type Checkpoint, checkpointSchema, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
+import { DEFAULT_SUMMARY_MODEL } from '../../worker/config/config.ts';
 import { createAnthropicSummarizer, DEFAULT_ANTHROPIC_BASE_URL } from '../../worker/summarizers/anthropic.ts';
 import { unescapeEntities } from '../support/fake-model/prompt-view.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
@@ -118,7 +119,7 @@ async function main(): Promise<number> {
     // With ANTHROPIC_API_KEY set, the anthropic row grades a real model (ANTHROPIC_BASE_URL, else
     // Anthropic's API; COMPACTOR_MODEL, else Haiku 4.5); without it, the fake Messages API.
     const apiKey = process.env.ANTHROPIC_API_KEY;
-    const model = process.env.COMPACTOR_MODEL ?? 'claude-haiku-4-5';
+    const model = process.env.COMPACTOR_MODEL ?? DEFAULT_SUMMARY_MODEL;
     console.log(
       apiKey
         ? `anthropic: ${model} at ${process.env.ANTHROPIC_BASE_URL ?? DEFAULT_ANTHROPIC_BASE_URL}`

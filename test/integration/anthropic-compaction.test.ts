@@ -23,6 +23,7 @@ import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { ADAPTIVE_THINKING } from '../support/models.ts';
 
 const MODEL = 'claude-sonnet-4-6';
 const ctx = useIntegration({ anthropic: true, config: { model: MODEL } });
@@ -74,7 +75,7 @@ function send(context: LoadedContext, next: Anthropic.MessageParam[]) {
     {
       model: MODEL,
       max_tokens: 2_048,
-      thinking: { type: 'enabled', budget_tokens: 1_024 },
+      thinking: ADAPTIVE_THINKING,
       system: context.system ?? SYSTEM,
       tools: TOOLS,
       messages: [...context.messages, ...next],

@@ -9,6 +9,7 @@ import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { useIntegration } from '../support/integration.ts';
+import { SONNET } from '../support/models.ts';
 
 const ctx = useIntegration({ anthropic: true });
 const tenantId = 'think';
@@ -85,7 +86,7 @@ async function accepted(sessionId: string, thinking: 'keep' | 'strip' = 'keep') 
           ]
         : [{ role: 'user', content: 'Please continue.' }];
   return client.messages.create({
-    model: 'claude-sonnet-4-5',
+    model: SONNET,
     max_tokens: 1024,
     tools: [{ name: 'bash', description: 'run a command', input_schema: { type: 'object' } }],
     ...(context.system ? { system: context.system } : {}),

@@ -10,6 +10,7 @@ import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { SONNET } from '../support/models.ts';
 
 const ctx = useIntegration({ anthropic: true });
 const tenantId = 'clear';
@@ -110,7 +111,7 @@ async function accepted(sessionId: string) {
           ]
         : [{ role: 'user', content: 'Please continue.' }];
   return client.messages.create({
-    model: 'claude-sonnet-4-5',
+    model: SONNET,
     max_tokens: 1024,
     tools: [{ name: 'bash', description: 'run a command', input_schema: { type: 'object' } }],
     ...(context.system ? { system: context.system } : {}),

@@ -11,12 +11,11 @@ import { runCli } from '../support/cli.ts';
 import type { FakeReply } from '../support/fake-anthropic.ts';
 import { CORPUS_DIR, loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { MANUAL_THINKING as manual, MANUAL_THINKING_MODEL as model } from '../support/models.ts';
 
 const ctx = useIntegration({ anthropic: true });
 const tenantId = 'ctx';
-const model = 'claude-sonnet-4-5';
 const tools = [{ name: 'bash', description: 'run a command', input_schema: { type: 'object' as const } }];
-const manual = { type: 'enabled', budget_tokens: 1024 } as const;
 let client: Anthropic;
 
 beforeAll(() => {

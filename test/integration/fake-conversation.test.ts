@@ -7,6 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Block, lastSignature, signThinking, type Turn } from '../support/conversation-rules.ts';
 import { FakeAnthropicServer, SIGNING_KEY, THINKING_BINDING_BETA } from '../support/fake-anthropic.ts';
+import { ADAPTIVE_THINKING, MANUAL_THINKING, MANUAL_THINKING_MODEL, SONNET } from '../support/models.ts';
 
 const fake = new FakeAnthropicServer();
 let close: () => Promise<void>;
@@ -50,7 +51,7 @@ function loop(): Turn[] {
 
 const create = (messages: Turn[]) =>
   client.messages.create({
-    model: 'claude-sonnet-4-5',
+    model: SONNET,
     max_tokens: 1024,
     system,
     tools,
@@ -61,7 +62,7 @@ const create = (messages: Turn[]) =>
 async function agentRun(
   rounds: number,
   start: Anthropic.MessageParam[],
-  thinking: Anthropic.ThinkingConfigParam = { type: 'enabled', budget_tokens: 1024 },
+  thinking: Anthropic.ThinkingConfigParam = MANUAL_THINKING,
 ): Promise<Anthropic.MessageParam[]> {
   const messages = [...start];
   for (let i = 0; i < rounds; i++) {
@@ -69,7 +70,8 @@ async function agentRun(
       reply: { thinking: `plan ${i}`, text: `running ${i}`, toolUse: [{ name: 'bash', input: { i } }] },
     });
     const reply = await client.messages.create({
-      model: 'claude-sonnet-4-5',
+      // Manual thinking on the model that takes it, adaptive on the current Sonnet.
+      model: thinking.type === 'enabled' ? MANUAL_THINKING_MODEL : SONNET,
       max_tokens: 2048,
       thinking,
       system,
@@ -106,16 +108,16 @@ describe('the fake Messages API checks the conversation', () => {
     // The compaction landed inside an open tool loop: with manual thinking, the loop's last
     // assistant turn must start with its (now invalid) thinking, so the request is refused...
     const manual = client.messages.create({
-      model: 'claude-sonnet-4-5',
+      model: MANUAL_THINKING_MODEL,
       max_tokens: 2048,
-      thinking: { type: 'enabled', budget_tokens: 1024 },
+      thinking: MANUAL_THINKING,
       system,
       tools,
       messages: stripped,
     });
     await expect(manual).rejects.toThrow(/must start with a thinking block/);
     // ...while adaptive thinking, which relaxes that rule, goes on from the compacted history.
-    const more = await agentRun(2, stripped, { type: 'adaptive' });
+    const more = await agentRun(2, stripped, ADAPTIVE_THINKING);
     expect(more).toHaveLength(stripped.length + 4);
   });
 
@@ -138,7 +140,7 @@ describe('the fake Messages API checks the conversation', () => {
     };
     const beta = (messages: Turn[]) =>
       client.beta.messages.create({
-        model: 'claude-sonnet-4-5',
+        model: SONNET,
         max_tokens: 1024,
         betas: [THINKING_BINDING_BETA],
         thinking: dropBlock,
@@ -155,7 +157,7 @@ describe('the fake Messages API checks the conversation', () => {
     await expect(beta(loop())).resolves.toMatchObject({ input_transformations: [] });
     // Without the beta the field is unknown to the API.
     const plain = client.messages.create({
-      model: 'claude-sonnet-4-5',
+      model: SONNET,
       max_tokens: 1024,
       thinking: dropBlock as never,
       system,

@@ -343,6 +343,19 @@ describe('pricing', () => {
     expect(priceOf('CLAUDE-SONNET-4-6')?.key).toBe('claude-sonnet-4-6');
   });
 
+  it('prices claude-fable-5-2 and claude-mythos-5-2 at $8 / $40, reading the cache at 0.025x input', () => {
+    for (const model of ['claude-fable-5-2', 'claude-mythos-5-2']) {
+      expect(priceOf(model)?.price, model).toEqual({
+        inputPerMTok: 8,
+        outputPerMTok: 40,
+        cacheWritePerMTok: 10,
+        cacheReadPerMTok: 0.2,
+      });
+    }
+    // The retired and deprecated ids stay priced: ledger rows recorded under them keep their cost.
+    expect(priceOf('claude-sonnet-4-5-20250929')?.key).toBe('claude-sonnet-4-5');
+  });
+
   it('bills a whole long-prompt request of claude-haiku-5-5 at the higher rates', () => {
     const short = costUsd('claude-haiku-5-5', {
       inputTokens: 50_000,

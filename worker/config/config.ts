@@ -127,6 +127,15 @@ function parseAllowedHosts(text: string, ctx: z.RefinementCtx): string[] {
   return out;
 }
 
+/**
+ * The model of LLM summaries when `COMPACTOR_MODEL` is unset: Claude Haiku 5.5, the current Haiku
+ * (Anthropic's models overview, checked November 2026; Haiku 4.5 is still active and can be set).
+ * Haiku 5.5 counts the same text as about 30% more tokens than Haiku 4.5 and is priced from
+ * $0.10 / $0.50 per MTok (shared/summary/pricing.ts). test/unit/models.test.ts checks that it is
+ * not on the deprecated list of the installed @anthropic-ai/sdk.
+ */
+export const DEFAULT_SUMMARY_MODEL = 'claude-haiku-5-5';
+
 /** Largest request body `compactor api` reads by default, bytes (10 MiB: messages may carry base64 images). */
 export const DEFAULT_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -165,7 +174,7 @@ export const envSchema = z.object({
     .optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
-  COMPACTOR_MODEL: z.string().min(1).default('claude-haiku-4-5'),
+  COMPACTOR_MODEL: z.string().min(1).default(DEFAULT_SUMMARY_MODEL),
   COMPACTOR_MAX_INPUT_TOKENS: z.coerce
     .number({ message: 'must be a number of tokens' })
     .int('must be a whole number of tokens')

@@ -12,6 +12,7 @@ import {
 } from '../../producer/redis/redis.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { type Config, redisTargetOf } from '../config/config.ts';
+import { tracedLlmCalls } from '../observability/tracing.ts';
 import type { Budgets, Summarizers } from '../pipeline/ports.ts';
 import { PostgresBudgets } from '../postgres/budgets.ts';
 import { PolicyCache } from '../postgres/policy-cache.ts';
@@ -133,8 +134,9 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
     budgets: new PostgresBudgets(database.db),
     summarizers: {
-      primary: overrides.summarizers?.primary ?? summarizerFor(config),
-      named: overrides.summarizers?.named ?? summarizersFor(config),
+      // Each LLM request in its OpenTelemetry GenAI span (a no-op until the service registers an SDK).
+      primary: overrides.summarizers?.primary ?? summarizerFor(config, tracedLlmCalls),
+      named: overrides.summarizers?.named ?? summarizersFor(config, tracedLlmCalls),
       offline: overrides.summarizers?.offline ?? createExtractiveSummarizer(),
     },
     batches: overrides.batches !== undefined ? overrides.batches : batchesFor(config),

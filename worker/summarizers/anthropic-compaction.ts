@@ -49,7 +49,9 @@ import {
   DEFAULT_MAX_INPUT_TOKENS,
   usageOf,
 } from './anthropic.ts';
+import { MESSAGES_REPORT, messagesCall } from './anthropic-calls.ts';
 import { mapAnthropicError } from './anthropic-errors.ts';
+import { directCalls } from './llm-calls.ts';
 
 /**
  * Least `max_tokens` of a compaction request: it covers the model's thinking as well as the summary,
@@ -68,6 +70,7 @@ export function createAnthropicCompactionSummarizer(options: AnthropicSummarizer
   if (!options.model) throw new SummarizerConfigError('anthropic-compaction summarizer: model is empty');
   const client = anthropicClient(options);
   const now = options.now ?? (() => performance.now());
+  const calls = options.calls ?? directCalls;
   const maxInputTokens = options.maxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS;
   const readable = createExtractiveSummarizer();
 
@@ -89,10 +92,15 @@ export function createAnthropicCompactionSummarizer(options: AnthropicSummarizer
     const started = now();
     let message: Anthropic.Message;
     try {
-      message = await client.messages.create(params as unknown as Anthropic.MessageCreateParamsNonStreaming, {
-        signal: input.signal,
-        headers: { 'anthropic-beta': COMPACTION_BETA },
-      });
+      message = await calls.send(
+        messagesCall('anthropic-compaction', input, params, client.baseURL),
+        (headers) =>
+          client.messages.create(params as unknown as Anthropic.MessageCreateParamsNonStreaming, {
+            signal: input.signal,
+            headers: { ...headers, 'anthropic-beta': COMPACTION_BETA },
+          }),
+        MESSAGES_REPORT,
+      );
     } catch (error) {
       const code = (error as { errorCode?: unknown }).errorCode;
       if (error instanceof Anthropic.APIError && code === 'compaction_nothing_to_summarize') {

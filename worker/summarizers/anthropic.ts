@@ -49,7 +49,9 @@ import {
   type SummaryUsage,
 } from '../../shared/summary/summarizer.ts';
 import { sanitizePath } from '../../shared/working-set/working-set.ts';
+import { MESSAGES_REPORT, messagesCall, tokensOf } from './anthropic-calls.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
+import { directCalls, type LlmCalls } from './llm-calls.ts';
 
 /** Endpoint used when no `baseURL` is given. Passed explicitly so the SDK never reads ANTHROPIC_BASE_URL itself. */
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -96,6 +98,11 @@ export interface AnthropicSummarizerOptions {
    * in four is sent again within the cache's 5 minutes. See docs/guide/summarizers.md.
    */
   cacheUserTurn?: boolean | undefined;
+  /**
+   * Sends each Messages API request (worker/observability/tracing.ts traces them); default
+   * {@link directCalls}, which sends them as they are.
+   */
+  calls?: LlmCalls | undefined;
 }
 
 /**
@@ -151,6 +158,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
   }
   const client = anthropicClient(options);
   const now = options.now ?? (() => performance.now());
+  const calls = options.calls ?? directCalls;
 
   const maxInputTokens = options.maxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS;
 
@@ -160,7 +168,11 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
     const started = now();
     let message: Anthropic.Message;
     try {
-      message = await client.messages.create(params, { signal: input.signal });
+      message = await calls.send(
+        messagesCall('anthropic', input, params, client.baseURL),
+        (headers) => client.messages.create(params, { signal: input.signal, headers }),
+        MESSAGES_REPORT,
+      );
     } catch (error) {
       throw mapAnthropicError(error, { model, baseURL: client.baseURL });
     }
@@ -551,10 +563,15 @@ const sdkDispatcher = new Agent();
 
 /**
  * The SDK client of a summarizer's options: no SDK retries unless asked (BullMQ retries), the
- * default timeout and endpoint, and the process's keep-alive connection pool.
+ * default timeout and endpoint, and the process's keep-alive connection pool. The SDK's own
+ * OpenTelemetry spans are off: the summarizer sends each request through its {@link LlmCalls},
+ * whose GenAI span is that request's (worker/observability/tracing.ts), and a second span of the
+ * same call would count its tokens twice in a backend that sums GenAI spans. The request still
+ * carries the trace context, as headers the span's propagator writes.
  */
 export function anthropicClient(options: AnthropicSummarizerOptions): Anthropic {
   return new Anthropic({
+    openTelemetry: false,
     fetchOptions: { dispatcher: sdkDispatcher },
     apiKey: options.apiKey,
     baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
@@ -569,16 +586,7 @@ export function anthropicClient(options: AnthropicSummarizerOptions): Anthropic 
  */
 export function usageOf(message: Anthropic.Message, requestedModel: string, llmMs: number): SummaryUsage {
   const model = typeof message.model === 'string' && message.model ? message.model : requestedModel;
-  const u = (message.usage ?? {}) as unknown as Record<string, unknown> & { iterations?: unknown };
-  const parts: Array<Record<string, unknown>> = Array.isArray(u.iterations) ? u.iterations : [u];
-  const sum = (field: string) =>
-    parts.reduce((n, p) => n + (typeof p[field] === 'number' ? (p[field] as number) : 0), 0);
-  const tokens = {
-    inputTokens: sum('input_tokens'),
-    outputTokens: sum('output_tokens'),
-    cacheReadTokens: sum('cache_read_input_tokens'),
-    cacheWriteTokens: sum('cache_creation_input_tokens'),
-  };
+  const tokens = tokensOf(message);
   return { model, ...tokens, costUsd: costUsd(model, tokens).usd, llmMs };
 }
 

@@ -9,14 +9,20 @@ import type { Summarizer } from '../../shared/summary/summarizer.ts';
 import type { Config } from '../config/config.ts';
 import { type AnthropicBatches, createAnthropicBatches, createAnthropicSummarizer } from './anthropic.ts';
 import { createAnthropicCompactionSummarizer } from './anthropic-compaction.ts';
+import type { LlmCalls } from './llm-calls.ts';
 
-export function summarizerFor(config: Config): Summarizer {
+/**
+ * The primary summarizer of `config`.
+ * @param calls sends the LLM summarizer's requests (the runtime's traces them); default: as they are.
+ */
+export function summarizerFor(config: Config, calls?: LlmCalls): Summarizer {
   if (!config.anthropicApiKey) return createExtractiveSummarizer();
   return createAnthropicSummarizer({
     apiKey: config.anthropicApiKey,
     baseURL: config.anthropicBaseUrl,
     model: config.model,
     maxInputTokens: config.maxInputTokens,
+    calls,
   });
 }
 
@@ -24,7 +30,10 @@ export function summarizerFor(config: Config): Summarizer {
  * The summarizers a strategy may name: with an API key, `anthropic`, `anthropic-compaction` and
  * `extractive`; without one, `extractive` only.
  */
-export function summarizersFor(config: Config): Partial<Record<SummarizerName, Summarizer>> {
+export function summarizersFor(
+  config: Config,
+  calls?: LlmCalls,
+): Partial<Record<SummarizerName, Summarizer>> {
   const extractive = createExtractiveSummarizer();
   if (!config.anthropicApiKey) return { extractive };
   const options = {
@@ -32,6 +41,7 @@ export function summarizersFor(config: Config): Partial<Record<SummarizerName, S
     baseURL: config.anthropicBaseUrl,
     model: config.model,
     maxInputTokens: config.maxInputTokens,
+    calls,
   };
   return {
     anthropic: createAnthropicSummarizer(options),

@@ -21,6 +21,7 @@ import {
 import type { Strategy } from '../../../shared/strategies/index.ts';
 import type { Checkpoint } from '../../../shared/summary/checkpoint.ts';
 import type { WorkerMetrics } from '../../observability/metrics.ts';
+import { type JobSpanEnd, traceCompactionJob } from '../../observability/tracing.ts';
 import { afterLastAttempt } from '../../pipeline/last-attempt.ts';
 import {
   type CompactionOutcome,
@@ -63,91 +64,159 @@ export interface ProcessorDeps extends PipelineDeps {
   metrics?: Pick<WorkerMetrics, 'jobSettled' | 'leaseConflict'>;
 }
 
-/** Builds the processor function for `new Worker(queue, processor)`. */
+/**
+ * Builds the processor function for `new Worker(queue, processor)`. Each attempt of a job runs in
+ * its OpenTelemetry span (worker/observability/tracing.ts), which ends with the ledger row it left.
+ */
 export function createProcessor(deps: ProcessorDeps) {
   return async function process(job: Job, token?: string): Promise<JobResult> {
-    const started = deps.clock.now();
     const request = requestOf(job, deps);
-    const log = deps.logger.child({
-      jobId: job.id,
+    const start = {
       tenantId: request.tenantId,
       sessionId: request.sessionId,
-    });
-    const settled = (outcome: CompactionOutcome): JobResult => {
-      const { row } = outcome;
-      const seconds = (deps.clock.now() - started) / 1000;
-      if (row === null) {
-        deps.metrics?.jobSettled('batched', request.trigger, seconds, null);
-        log.info(
-          { status: outcome.status, queued: outcome.queued },
-          'summary queued for the next message batch',
-        );
-        return {
-          status: outcome.status,
-          ledgerStatus: 'batched',
-          compactionId: null,
-          messagesBefore: null,
-          messagesAfter: null,
-          reason: outcome.queued ? 'queued for the next message batch' : 'already queued for a message batch',
-        };
-      }
-      const counted =
-        outcome.status === 'duplicate' ? 'duplicate' : row.status === 'skipped' ? 'skipped' : 'applied';
-      deps.metrics?.jobSettled(counted, request.trigger, seconds, row);
-      log.info(
-        { compactionId: row.id, status: outcome.status, ledgerStatus: row.status, reason: row.reason },
-        'event settled',
-      );
-      return {
-        status: outcome.status,
-        ledgerStatus: row.status,
-        compactionId: row.id,
-        messagesBefore: row.messagesBefore,
-        messagesAfter: row.messagesAfter,
-        reason: row.reason,
-      };
+      jobId: job.id,
+      trigger: request.trigger,
+      eventId: request.eventId,
+      attempt: job.attemptsMade + 1,
     };
-    const told = async (outcome: CompactionOutcome): Promise<CompactionOutcome> => {
-      if (outcome.status !== 'batched' && outcome.row.status === 'applied' && deps.onApplied)
-        await deps.onApplied(outcome.row, outcome.checkpoint);
-      return outcome;
-    };
-    const slot = await takeTenantSlot(job, token, request.tenantId, deps, log);
-    try {
-      return settled(await told(await runCompaction(deps, request)));
-    } catch (thrown) {
-      // The slot goes back first, so that handing the error to BullMQ is the attempt's last step:
-      // a Redis round trip between `worker.rateLimit()` and the throw let the worker take the job
-      // again before its pause began (an LLM 429's retry-after was not honoured).
-      await slot?.release();
-      const error = toError(thrown);
-      const action = jobActionFor(error, {
-        leaseBusyDelayMs: deps.leaseBusyDelayMs ?? 1_000,
-        random: Math.random,
-      });
-      const worker = deps.worker?.();
-      if (action.type === 'delay') {
-        deps.metrics?.leaseConflict();
-        await job.moveToDelayed(Date.now() + action.ms, token);
-        throw new DelayedError();
-      }
-      if (action.type === 'pauseWorker' && worker) {
-        log.warn({ retryAfterMs: action.ms }, 'LLM rate limit: pausing the worker');
-        await worker.rateLimit(action.ms);
-        throw Worker.RateLimitError();
-      }
-      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const permanent = action.type === 'fail';
-      if (permanent || lastAttempt) {
-        const outcome = await afterLastAttempt(deps, request, error, log);
-        if (outcome) return settled(await told(outcome));
-      }
-      if (permanent) throw new UnrecoverableError(error.message);
-      throw error;
-    } finally {
-      await slot?.release();
-    }
+    const { result } = await traceCompactionJob(
+      start,
+      () => processRequest(deps, job, token, request),
+      jobSpanEnd,
+      rescheduled,
+    );
+    return result;
   };
+}
+
+/** A settled attempt: what the job returns, and the ledger row it reports (none for a batched summary). */
+interface Settled {
+  result: JobResult;
+  row: CompactionRow | null;
+}
+
+/** What a job's span ends with: its result and the ledger row's strategy, summarizer, counts and cost. */
+function jobSpanEnd({ result, row }: Settled): JobSpanEnd {
+  return {
+    status: result.status,
+    compactionId: result.compactionId,
+    strategy: row?.strategy,
+    summarizer: row?.summarizer,
+    messagesBefore: row?.messagesBefore,
+    messagesAfter: row?.messagesAfter,
+    tokensBefore: row?.tokensBefore,
+    tokensAfter: row?.tokensAfter,
+    // As the ledger stores it (numeric(12, 6)); the row a write returns may carry more digits.
+    costUsd: typeof row?.costUsd === 'number' ? Math.round(row.costUsd * 1e6) / 1e6 : null,
+  };
+}
+
+/** Whether an attempt's error only puts the job back in the queue (BullMQ's delay and rate limit). */
+function rescheduled(error: unknown): boolean {
+  return error instanceof DelayedError || (error instanceof Error && error.message === RATE_LIMIT_MESSAGE);
+}
+
+/** The message of `Worker.RateLimitError()`, which pauses the worker for an LLM 429. */
+const RATE_LIMIT_MESSAGE = Worker.RateLimitError().message;
+
+/** One attempt of a job: the pipeline for `request`, and what its errors call for. */
+async function processRequest(
+  deps: ProcessorDeps,
+  job: Job,
+  token: string | undefined,
+  request: CompactionRequest & { eventId: string },
+): Promise<Settled> {
+  const started = deps.clock.now();
+  const log = deps.logger.child({
+    jobId: job.id,
+    tenantId: request.tenantId,
+    sessionId: request.sessionId,
+  });
+  const settled = (outcome: CompactionOutcome) => settle(deps, request, log, started, outcome);
+  const told = async (outcome: CompactionOutcome): Promise<CompactionOutcome> => {
+    if (outcome.status !== 'batched' && outcome.row.status === 'applied' && deps.onApplied)
+      await deps.onApplied(outcome.row, outcome.checkpoint);
+    return outcome;
+  };
+  const slot = await takeTenantSlot(job, token, request.tenantId, deps, log);
+  try {
+    return settled(await told(await runCompaction(deps, request)));
+  } catch (thrown) {
+    // The slot goes back first, so that handing the error to BullMQ is the attempt's last step:
+    // a Redis round trip between `worker.rateLimit()` and the throw let the worker take the job
+    // again before its pause began (an LLM 429's retry-after was not honoured).
+    await slot?.release();
+    const error = toError(thrown);
+    const action = jobActionFor(error, {
+      leaseBusyDelayMs: deps.leaseBusyDelayMs ?? 1_000,
+      random: Math.random,
+    });
+    const worker = deps.worker?.();
+    if (action.type === 'delay') {
+      deps.metrics?.leaseConflict();
+      await job.moveToDelayed(Date.now() + action.ms, token);
+      throw new DelayedError();
+    }
+    if (action.type === 'pauseWorker' && worker) {
+      log.warn({ retryAfterMs: action.ms }, 'LLM rate limit: pausing the worker');
+      await worker.rateLimit(action.ms);
+      throw Worker.RateLimitError();
+    }
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const permanent = action.type === 'fail';
+    if (permanent || lastAttempt) {
+      const outcome = await afterLastAttempt(deps, request, error, log);
+      if (outcome) return settled(await told(outcome));
+    }
+    if (permanent) throw new UnrecoverableError(error.message);
+    throw error;
+  } finally {
+    await slot?.release();
+  }
+}
+
+/**
+ * What a settled attempt returns, counted by the metrics and logged: the ledger row's status and
+ * counts, or a summary queued for the next message batch.
+ */
+function settle(
+  deps: ProcessorDeps,
+  request: CompactionRequest,
+  log: ProcessorDeps['logger'],
+  started: number,
+  outcome: CompactionOutcome,
+): Settled {
+  const { row } = outcome;
+  const seconds = (deps.clock.now() - started) / 1000;
+  if (row === null) {
+    deps.metrics?.jobSettled('batched', request.trigger, seconds, null);
+    log.info({ status: outcome.status, queued: outcome.queued }, 'summary queued for the next message batch');
+    const result: JobResult = {
+      status: outcome.status,
+      ledgerStatus: 'batched',
+      compactionId: null,
+      messagesBefore: null,
+      messagesAfter: null,
+      reason: outcome.queued ? 'queued for the next message batch' : 'already queued for a message batch',
+    };
+    return { result, row: null };
+  }
+  const counted =
+    outcome.status === 'duplicate' ? 'duplicate' : row.status === 'skipped' ? 'skipped' : 'applied';
+  deps.metrics?.jobSettled(counted, request.trigger, seconds, row);
+  log.info(
+    { compactionId: row.id, status: outcome.status, ledgerStatus: row.status, reason: row.reason },
+    'event settled',
+  );
+  const result: JobResult = {
+    status: outcome.status,
+    ledgerStatus: row.status,
+    compactionId: row.id,
+    messagesBefore: row.messagesBefore,
+    messagesAfter: row.messagesAfter,
+    reason: row.reason,
+  };
+  return { result, row };
 }
 
 /**

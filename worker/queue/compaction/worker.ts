@@ -9,6 +9,7 @@ import { printable } from '../../../shared/contract/errors.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../../shared/protocol/events.ts';
 import type { Strategy } from '../../../shared/strategies/index.ts';
 import { instrumentSummarizer, type WorkerMetrics } from '../../observability/metrics.ts';
+import { tracingObserver } from '../../observability/tracing.ts';
 import { systemClock } from '../../pipeline/clock.ts';
 import type { PipelineObserver, Stage, Summarizers } from '../../pipeline/ports.ts';
 import { createTenantSlots } from '../../redis/tenant-slots.ts';
@@ -161,16 +162,15 @@ function instrumentAll(summarizers: Summarizers, metrics: WorkerMetrics | undefi
 }
 
 /**
- * What the pipeline tells the worker: the metrics count fence rejections, budget refusals and
- * fidelity scores; `onStage` (benchmarks) gets each stage's duration. Undefined when no one listens.
+ * What the pipeline tells the worker: each event goes to the job's span (worker/observability/
+ * tracing.ts; nothing without a tracer), the metrics count fence rejections, budget refusals and
+ * fidelity scores, and `onStage` (benchmarks) gets each stage's duration.
  */
-function observerOf(
-  metrics: WorkerMetrics | undefined,
-  onStage: WorkerOptions['onStage'],
-): PipelineObserver | undefined {
-  if (!metrics && !onStage) return undefined;
+function observerOf(metrics: WorkerMetrics | undefined, onStage: WorkerOptions['onStage']): PipelineObserver {
+  const traced = tracingObserver();
   return {
     observe(event) {
+      traced.observe(event);
       switch (event.type) {
         case 'stage':
           onStage?.(event.stage, event.ms);
