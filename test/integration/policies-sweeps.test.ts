@@ -249,10 +249,10 @@ describe('sweeps', () => {
     worker(4);
     await Promise.all([
       ...ids.map((id) => ctx.producer.runCompleted({ eventId: randomUUID(), tenantId: t, sessionId: id })),
-      runSweep(ctx.tdb.database.db, ctx.producer.queue),
-      runSweep(ctx.tdb.database.db, ctx.producer.queue),
+      runSweep(ctx.tdb.database.db, ctx.producer),
+      runSweep(ctx.tdb.database.db, ctx.producer),
     ]);
-    await runSweep(ctx.tdb.database.db, ctx.producer.queue);
+    await runSweep(ctx.tdb.database.db, ctx.producer);
     await waitFor(async () => {
       const c = await ctx.producer.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
       return Object.values(c).every((n) => n === 0);

@@ -3,9 +3,9 @@
  * of "enqueued". The dashboard owns one `QueueEvents` (a blocking Redis connection of its own) on
  * the compaction queue and closes it on shutdown; every wait is bounded.
  */
-import { Job, type Queue, QueueEvents } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import { z } from 'zod';
-import type { RedisConnection } from '../../../producer/redis/redis.ts';
+import type { QueueBackend } from '../../../producer/queue/backend.ts';
 
 /**
  * What a compaction job returns, as far as the dashboard reads it. Parsed, not trusted: it is JSON
@@ -50,11 +50,12 @@ export interface JobWaiter {
 }
 
 /**
- * A waiter on `queue`'s events, listening on `connection` (a dedicated connection: it blocks on
- * reads; the waiter quits it on close).
+ * A waiter on `queue`'s events, listening on a connection of its own made by `queues` (it blocks
+ * on reads; the waiter closes it on close).
  */
-export function createJobWaiter(queue: Queue, connection: RedisConnection): JobWaiter {
-  const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix });
+export function createJobWaiter(queue: Queue, queues: QueueBackend): JobWaiter {
+  const link = queues.link({ poolSize: 1 });
+  const events = new queues.QueueEvents(queue.name, link.options);
   // Connection errors surface through the reads of a wait; an unhandled 'error' event would crash.
   events.on('error', () => {});
   let closing: Promise<void> | undefined;
@@ -78,7 +79,7 @@ export function createJobWaiter(queue: Queue, connection: RedisConnection): JobW
       closing ??= events
         .close()
         .catch(() => {})
-        .then(() => connection.quit().catch(() => connection.disconnect()))
+        .then(() => link.close())
         .then(() => undefined);
       return closing;
     },

@@ -24,12 +24,12 @@ export interface AppliedHooks {
   close(): Promise<void>;
 }
 
-/** The hooks on `services`' Redis, Postgres and config. */
+/** The hooks on `services`' queues, Postgres and config. */
 export function createAppliedHooks(services: Services): AppliedHooks {
   const { config } = services;
-  const publisher = createSessionEventsPublisher(services.redis, config.queuePrefix);
+  const publisher = createSessionEventsPublisher(services.queues);
   const presence = watchWebhookPresence(services.database.db, services.database.sql);
-  const webhooks = createWebhookEnqueuer(services.redis, config.queuePrefix, services.database.db, {
+  const webhooks = createWebhookEnqueuer(services.queues, services.database.db, {
     backoffMs: config.webhookBackoffMs,
   });
   return {
