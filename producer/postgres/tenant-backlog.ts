@@ -19,13 +19,18 @@ const TAKE = `insert into tenant_backlogs (tenant_id, pending, last_enqueued_at)
     last_enqueued_at = now()
   returning pending`;
 
-/** $1 tenant. Counts one out, deleting the row at zero; returns the count left (none: 0). */
-const RELEASE = `with counted as (
-    update tenant_backlogs set pending = pending - 1 where tenant_id = $1::text returning pending
-  ), emptied as (
-    delete from tenant_backlogs where tenant_id = $1::text and (select pending from counted) <= 0
+/**
+ * $1 tenant. Counts one out: a count of 1 (or less) deletes the row, a higher one goes down by one
+ * (the two conditions split the row's cases, as the CTEs of one statement see the same snapshot).
+ * Returns the count left (none: 0).
+ */
+const RELEASE = `with gone as (
+    delete from tenant_backlogs where tenant_id = $1::text and pending <= 1 returning 0 as pending
+  ), counted as (
+    update tenant_backlogs set pending = pending - 1 where tenant_id = $1::text and pending > 1
+    returning pending
   )
-  select coalesce((select greatest(pending, 0) from counted), 0)::int as pending`;
+  select coalesce((select pending from counted), (select pending from gone), 0)::int as pending`;
 
 /**
  * Counts a job into its tenant's backlog and returns the BullMQ priority it should be added with:

@@ -131,16 +131,35 @@ export function postgresQueueBackend(target: PostgresQueueTarget): QueueBackend 
   };
 }
 
-/** The pool config every link of `target` starts from. */
+/**
+ * The pool config every link of `target` starts from. Its connections show in `pg_stat_activity`
+ * as `<application_name>-queue` when the URL names one (as compactor's own pool does), else as
+ * `target.applicationName` (default `compactor-queue`): an operator, and a statement that looks
+ * for a process's lock waits, tells BullMQ's connections from compactor's statements.
+ */
 function poolConfigOf(target: PostgresQueueTarget): PostgresPoolConfig & { schema: string } {
   const given =
     typeof target.connection === 'string' ? { connectionString: target.connection } : target.connection;
+  const fallback = target.applicationName ?? 'compactor-queue';
   return {
     idleTimeoutMillis: IDLE_TIMEOUT_MS,
-    application_name: target.applicationName ?? 'compactor-queue',
+    application_name: fallback,
     ...given,
+    ...(given.connectionString ? { connectionString: queueAppNamed(given.connectionString, fallback) } : {}),
     schema: target.schema ?? given.schema ?? DEFAULT_QUEUE_SCHEMA,
   };
+}
+
+/** The URL with `application_name` `<its own>-queue`, or `fallback` (a URL wins over the config's). */
+function queueAppNamed(url: string, fallback: string): string {
+  try {
+    const u = new URL(url);
+    const own = u.searchParams.get('application_name');
+    u.searchParams.set('application_name', own ? `${own}-queue` : fallback);
+    return u.toString();
+  } catch {
+    return url;
+  }
 }
 
 /**
