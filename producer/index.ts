@@ -207,7 +207,8 @@ export interface Producer {
    * the worker (no retry); the HTTP API and `compactor enqueue`, which read the database anyway,
    * refuse it when it is sent (404, exit 1).
    * @throws {InvalidInputError} naming the bad field; nothing is enqueued.
-   * @throws {Error} when Redis cannot be reached (fails fast; it does not queue in memory).
+   * @throws {Error} when the queue's Redis or Postgres cannot be reached (fails fast; it does not
+   *   queue in memory).
    */
   runCompleted(input: RunCompletedInput): Promise<EnqueueResult>;
   /**
@@ -221,7 +222,7 @@ export interface Producer {
    *   with the job id, and the job goes on. 0 (or less): enqueue and answer `running` at once.
    * @throws {InvalidInputError} naming a bad field; nothing is enqueued.
    * @throws {CompactionFailedError} with the job's failure reason and id when it failed for good.
-   * @throws {Error} when Redis is down.
+   * @throws {Error} when the queue's Redis or Postgres is down.
    */
   compactNow(target: CompactNowTarget, options?: { timeoutMs?: number }): Promise<CompactNowResult>;
   /** The underlying BullMQ queue (for Bull Board, counts, tests). */
@@ -324,13 +325,28 @@ function redisWiring(options: ProducerOptions): Wiring {
       },
       where: describeTarget(redisTarget),
     }),
-    backlog: redisTenantBacklog(connection, prefix),
+    // Its commands fail while the connection is not ready (no offline queue): each waits for it.
+    backlog: readyFirst(redisTenantBacklog(connection, prefix), () => waitReady(connection)),
     ready: () => waitReady(connection),
     close: () =>
       connection.quit().then(
         () => undefined,
         () => connection.disconnect(),
       ),
+  };
+}
+
+/** `backlog`, each call of which first waits for `ready`. */
+function readyFirst(backlog: TenantBacklog, ready: () => Promise<void>): TenantBacklog {
+  return {
+    take: async (tenantId) => {
+      await ready();
+      return backlog.take(tenantId);
+    },
+    release: async (tenantId) => {
+      await ready();
+      return backlog.release(tenantId);
+    },
   };
 }
 

@@ -191,6 +191,7 @@ function describePostgres(url: string | undefined): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    u.search = '';
     return u.toString();
   } catch {
     return '<invalid url>';

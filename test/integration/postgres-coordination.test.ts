@@ -2,12 +2,14 @@
  * What the `postgres` queue backend keeps in compactor's schema instead of Redis: the per-session
  * lease (taken once, expires, renewed while held, released only by its holder's token, a stolen
  * lease refused), the tenants' backlog counts that rank their jobs, and the worker slots that hold
- * a noisy tenant to its share. Runs in the `postgres` vitest project only.
+ * a noisy tenant to its share; and `compactor migrate` creating BullMQ's schema. Runs in the
+ * `postgres` vitest project only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresTenantBacklog } from '../../producer/queue/tenant-backlog.ts';
 import { PostgresLeases } from '../../worker/postgres/lease.ts';
 import { createPostgresTenantSlots } from '../../worker/postgres/tenant-slots.ts';
+import { runCli } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase, waitFor } from '../support/fixtures.ts';
 
 let tdb: TestDatabase;
@@ -149,5 +151,36 @@ describe('the fair order in Postgres', () => {
     await again?.release();
     const [left] = await tdb.database.sql<{ n: number }[]>`select count(*)::int as n from tenant_slots`;
     expect(left?.n).toBe(0);
+  });
+});
+
+describe('compactor migrate on the postgres queue backend', () => {
+  it("creates BullMQ's tables in the queue schema it is given, and says so; again, changes nothing", async () => {
+    const env = {
+      DATABASE_URL: tdb.url,
+      COMPACTOR_QUEUE_BACKEND: 'postgres',
+      COMPACTOR_QUEUE_SCHEMA: 'jobs_elsewhere',
+      COMPACTOR_LOG_LEVEL: 'warn',
+    };
+    const first = await runCli(['migrate'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^queue schema "jobs_elsewhere" is at BullMQ schema version \d+$/m);
+    const [made] = await tdb.database.sql<{ ledger: string | null }[]>`
+      select to_regclass('jobs_elsewhere.migration')::text as ledger`;
+    expect(made?.ledger).toBe('jobs_elsewhere.migration');
+    const again = await runCli(['migrate'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(first.stdout.trim().split('\n').at(-1));
+    await tdb.database.sql`drop schema jobs_elsewhere cascade`;
+  });
+
+  it("refuses a queue schema equal to compactor's, naming both variables, and creates nothing", async () => {
+    const run = await runCli(['migrate'], {
+      DATABASE_URL: tdb.url,
+      COMPACTOR_QUEUE_BACKEND: 'postgres',
+      COMPACTOR_QUEUE_SCHEMA: 'compactor',
+    });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('COMPACTOR_QUEUE_SCHEMA and COMPACTOR_SCHEMA are both "compactor"');
   });
 });

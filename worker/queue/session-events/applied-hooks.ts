@@ -17,7 +17,7 @@ export interface AppliedHooks {
   /**
    * Tells an applied ledger row (other rows are ignored). `checkpoint` is the one the apply wrote
    * (`WriteResult.checkpoint`); without it (a duplicate told again) the session's is read back.
-   * @throws when Redis or Postgres fails: the caller's job retries and tells it again.
+   * @throws when the queue or Postgres fails: the caller's job retries and tells it again.
    */
   onApplied(row: CompactionRow, checkpoint?: Checkpoint | null): Promise<void>;
   /** Closes the queues (not the services' connections). */

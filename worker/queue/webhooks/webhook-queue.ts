@@ -21,7 +21,7 @@ export interface WebhookEnqueuer {
    * Enqueues the delivery of `event` when its tenant has an enabled webhook (`hasWebhook`, when the
    * caller read it already; else read here).
    * @returns whether a job was asked for (false: no enabled webhook).
-   * @throws when Redis or Postgres cannot be reached (the caller's job retries).
+   * @throws when the queue or Postgres cannot be reached (the caller's job retries).
    */
   enqueue(event: SessionCompactedEvent, hasWebhook?: boolean): Promise<boolean>;
   close(): Promise<void>;
