@@ -48,7 +48,8 @@ const CORE_LAYERS = [
 const CORE_FOLDERS = CORE_LAYERS.flat();
 const PURE = `^shared/(${CORE_FOLDERS.join('|')})/`;
 const ADAPTERS = '^worker/(postgres|redis|summarizers)/';
-const CONSTRUCTORS = '^worker/(postgres/(reads|writes)|redis/lease|summarizers/(index|anthropic))[.]ts$';
+const CONSTRUCTORS =
+  '^worker/(postgres/(reads|writes|lease)|redis/lease|summarizers/(index|anthropic))[.]ts$';
 
 /** One rule per layer: its folders import no folder of their own layer or above. */
 const layerRules = CORE_LAYERS.map((layer, i) => ({

@@ -5,7 +5,7 @@
  * one waiting job per session; a burst coalesces).
  */
 import { randomUUID } from 'node:crypto';
-import { Queue, QueueEvents } from 'bullmq';
+import type { PostgresPoolConfig, Queue, QueueEvents } from 'bullmq';
 import { CompactionFailedError, ConfigError, InvalidInputError } from '../shared/contract/errors.ts';
 import {
   COMPACTION_QUEUE,
@@ -20,17 +20,25 @@ import {
   runCompletedEventSchema,
 } from '../shared/protocol/events.ts';
 import { ledgerRow } from './postgres/compactions.ts';
-import type { Db } from './postgres/db.ts';
+import { type Database, type Db, DEFAULT_SCHEMA, openDatabase } from './postgres/db.ts';
 import type { CompactionRow } from './postgres/schema.ts';
+import {
+  DEFAULT_QUEUE_SCHEMA,
+  postgresQueueBackend,
+  type QueueBackend,
+  redisQueueBackend,
+} from './queue/backend.ts';
+import { postgresTenantBacklog, redisTenantBacklog, type TenantBacklog } from './queue/tenant-backlog.ts';
 import {
   assertClusterPrefix,
   connectRedis,
+  DEFAULT_QUEUE_PREFIX,
+  describeTarget,
   parseClusterNodes,
   type RedisClusterSeed,
   type RedisConnection,
   type RedisTarget,
 } from './redis/redis.ts';
-import { releaseJobPriority, takeJobPriority } from './redis/tenant-backlog.ts';
 
 export {
   CompactionFailedError,
@@ -75,6 +83,15 @@ export {
   openDatabase,
 } from './postgres/db.ts';
 export {
+  DEFAULT_QUEUE_POOL_SIZE,
+  DEFAULT_QUEUE_SCHEMA,
+  migrateQueueSchema,
+  type PostgresQueueTarget,
+  type QueueBackend,
+  type QueueBackendKind,
+} from './queue/backend.ts';
+export type { TenantBacklog } from './queue/tenant-backlog.ts';
+export {
   DEFAULT_CLUSTER_QUEUE_PREFIX,
   DEFAULT_QUEUE_PREFIX,
   hashTagOf,
@@ -110,18 +127,38 @@ export {
 } from './webhook-signature.ts';
 
 /**
- * Where a producer's Redis is: one server by URL, or a Redis Cluster by its seed nodes (as
- * `COMPACTOR_REDIS_CLUSTER_NODES` spells them, `host:port,host:port` or
- * `redis://user:password@host:port` entries, or parsed). Exactly one is needed; on a cluster the
- * `prefix` must hold a hash tag, e.g. `{compactor}` (BullMQ's rule for clusters).
+ * Where a producer's queue is, as the workers' `COMPACTOR_QUEUE_BACKEND` says:
+ * - Redis: one server by URL, or a Redis Cluster by its seed nodes (as
+ *   `COMPACTOR_REDIS_CLUSTER_NODES` spells them, `host:port,host:port` or
+ *   `redis://user:password@host:port` entries, or parsed); on a cluster the `prefix` must hold a
+ *   hash tag, e.g. `{compactor}` (BullMQ's rule for clusters);
+ * - Postgres: compactor's database, by postgres:// URL or node-postgres pool config
+ *   (`{ connectionString, ssl, ... }`), whose schema `queueSchema` (the workers'
+ *   `COMPACTOR_QUEUE_SCHEMA`, default `compactor_queue`) holds BullMQ's tables. The tenants' backlog
+ *   counts live in compactor's schema (`schema`, default `compactor`), reached through `db` when
+ *   given, else through a small pool of the producer's own on the same URL. BullMQ loads the `pg`
+ *   driver for it.
+ * Exactly one of `redisUrl`, `redisCluster` and `postgres` is needed.
  */
 export type ProducerConnection =
-  | { redisUrl: string; redisCluster?: undefined }
-  | { redisCluster: string | RedisClusterSeed; redisUrl?: undefined };
+  | { redisUrl: string; redisCluster?: undefined; postgres?: undefined }
+  | { redisCluster: string | RedisClusterSeed; redisUrl?: undefined; postgres?: undefined }
+  | {
+      postgres: string | PostgresPoolConfig;
+      /** BullMQ's schema; default `compactor_queue`. */
+      queueSchema?: string | undefined;
+      /** compactor's schema, where the backlog counts live; default `compactor`. */
+      schema?: string | undefined;
+      redisUrl?: undefined;
+      redisCluster?: undefined;
+    };
 
 export type ProducerOptions = ProducerConnection & {
-  /** BullMQ key prefix; must match the workers' (`compactor`, or `{compactor}` on a cluster, by default). */
-  prefix: string;
+  /**
+   * BullMQ key prefix on Redis; must match the workers' (`compactor`, the default, or `{compactor}`
+   * on a cluster). Not used on Postgres, where `queueSchema` is the namespace.
+   */
+  prefix?: string;
   /**
    * compactor's database (`openDatabase`). When given, `compactNow` reads the ledger row of a
    * settled compaction and returns it as `compaction`.
@@ -129,11 +166,23 @@ export type ProducerOptions = ProducerConnection & {
   db?: Db;
 };
 
-/** The connection a worker's configuration names (its cluster when it has one), for {@link createProducer}. */
+/**
+ * The connection a worker's configuration names, for {@link createProducer}: its database and queue
+ * schema on the `postgres` backend; else its Redis (its cluster when it has one).
+ */
 export function connectionOf(config: {
+  queueBackend?: 'redis' | 'postgres' | undefined;
+  databaseUrl?: string | undefined;
+  databaseSchema?: string | undefined;
+  queueSchema?: string | undefined;
   redisUrl: string;
   redisCluster?: RedisClusterSeed | undefined;
 }): ProducerConnection {
+  if (config.queueBackend === 'postgres') {
+    if (!config.databaseUrl)
+      throw new ConfigError('connectionOf: the postgres queue backend needs databaseUrl');
+    return { postgres: config.databaseUrl, queueSchema: config.queueSchema, schema: config.databaseSchema };
+  }
   return config.redisCluster ? { redisCluster: config.redisCluster } : { redisUrl: config.redisUrl };
 }
 
@@ -158,7 +207,8 @@ export interface Producer {
    * the worker (no retry); the HTTP API and `compactor enqueue`, which read the database anyway,
    * refuse it when it is sent (404, exit 1).
    * @throws {InvalidInputError} naming the bad field; nothing is enqueued.
-   * @throws {Error} when Redis cannot be reached (fails fast; it does not queue in memory).
+   * @throws {Error} when the queue's Redis or Postgres cannot be reached (fails fast; it does not
+   *   queue in memory).
    */
   runCompleted(input: RunCompletedInput): Promise<EnqueueResult>;
   /**
@@ -172,11 +222,15 @@ export interface Producer {
    *   with the job id, and the job goes on. 0 (or less): enqueue and answer `running` at once.
    * @throws {InvalidInputError} naming a bad field; nothing is enqueued.
    * @throws {CompactionFailedError} with the job's failure reason and id when it failed for good.
-   * @throws {Error} when Redis is down.
+   * @throws {Error} when the queue's Redis or Postgres is down.
    */
   compactNow(target: CompactNowTarget, options?: { timeoutMs?: number }): Promise<CompactNowResult>;
   /** The underlying BullMQ queue (for Bull Board, counts, tests). */
   queue: Queue;
+  /** The backend the queue is on (its classes make more queues and waiters on the same place). */
+  queues: QueueBackend;
+  /** The tenants' backlog counts that rank the jobs this producer adds (a sweep shares them). */
+  backlog: TenantBacklog;
   close(): Promise<void>;
 }
 
@@ -215,30 +269,43 @@ export function parseRunCompleted(input: unknown): RunCompletedEvent {
 export function producerTarget(options: {
   redisUrl?: string | undefined;
   redisCluster?: string | RedisClusterSeed | undefined;
-  prefix: string;
+  prefix?: string | undefined;
 }): RedisTarget {
   const { redisCluster, redisUrl } = options;
   if (redisCluster !== undefined) {
     const cluster =
       typeof redisCluster === 'string' ? parseClusterNodes(redisCluster, 'redisCluster') : redisCluster;
     if (cluster.nodes.length === 0) throw new ConfigError('redisCluster: no seed node');
-    assertClusterPrefix(options.prefix, 'prefix');
+    assertClusterPrefix(options.prefix ?? DEFAULT_QUEUE_PREFIX, 'prefix');
     return { cluster };
   }
   if (!redisUrl)
-    throw new ConfigError('createProducer: give redisUrl (one Redis) or redisCluster (seed nodes)');
+    throw new ConfigError(
+      'createProducer: give redisUrl (one Redis), redisCluster (seed nodes) or postgres (the queue in Postgres)',
+    );
   return { url: redisUrl };
 }
 
+/** What a producer enqueues through, on either backend. */
+interface Wiring {
+  queues: QueueBackend;
+  backlog: TenantBacklog;
+  /** Resolves once the queue's store can take a job; rejects naming it when it cannot. */
+  ready(): Promise<void>;
+  /** Closes what the wiring opened itself (after the queue and the events are closed). */
+  close(): Promise<void>;
+}
+
 /**
- * Opens a producer. Its Redis connection fails commands fast instead of buffering while offline;
- * on a cluster, a command whose primary just died fails once ioredis's redirections and retries
- * are spent (about a second and a half), before a replica may have taken over: the caller retries
- * with the same `eventId`, which BullMQ takes as the same job.
- * @throws {ConfigError} as {@link producerTarget}.
+ * The Redis wiring: a connection that fails commands fast instead of buffering while offline (on a
+ * cluster, a command whose primary just died fails once ioredis's redirections and retries are
+ * spent, about a second and a half, before a replica may have taken over: the caller retries with
+ * the same `eventId`, which BullMQ takes as the same job), and blocking connections of their own
+ * for the events.
  */
-export function createProducer(options: ProducerOptions): Producer {
+function redisWiring(options: ProducerOptions): Wiring {
   const redisTarget = producerTarget(options);
+  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
   const connection = connectRedis(redisTarget, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -247,9 +314,87 @@ export function createProducer(options: ProducerOptions): Producer {
   connection.on('error', () => {
     // Reported to callers through the rejected command; avoid an unhandled 'error' event.
   });
-  const queue = new Queue(COMPACTION_QUEUE, {
-    connection,
-    prefix: options.prefix,
+  return {
+    queues: redisQueueBackend({
+      prefix,
+      shared: connection,
+      open: () => {
+        const blocking = connectRedis(redisTarget, { maxRetriesPerRequest: null });
+        blocking.on('error', () => {});
+        return blocking;
+      },
+      where: describeTarget(redisTarget),
+    }),
+    // Its commands fail while the connection is not ready (no offline queue): each waits for it.
+    backlog: readyFirst(redisTenantBacklog(connection, prefix), () => waitReady(connection)),
+    ready: () => waitReady(connection),
+    close: () =>
+      connection.quit().then(
+        () => undefined,
+        () => connection.disconnect(),
+      ),
+  };
+}
+
+/** `backlog`, each call of which first waits for `ready`. */
+function readyFirst(backlog: TenantBacklog, ready: () => Promise<void>): TenantBacklog {
+  return {
+    take: async (tenantId) => {
+      await ready();
+      return backlog.take(tenantId);
+    },
+    release: async (tenantId) => {
+      await ready();
+      return backlog.release(tenantId);
+    },
+  };
+}
+
+/**
+ * The Postgres wiring: BullMQ's PostgreSQL backend in `queueSchema` (a connection attempt gives up
+ * after 5 s, as on Redis), the backlog counts through `db` or a two-connection pool of its own.
+ * @throws {ConfigError} with a pool config that has no `connectionString` and no `db`.
+ */
+function postgresWiring(options: ProducerOptions & { postgres: string | PostgresPoolConfig }): Wiring {
+  const given =
+    typeof options.postgres === 'string' ? { connectionString: options.postgres } : options.postgres;
+  const queues = postgresQueueBackend({
+    connection: { connectionTimeoutMillis: 5_000, ...given },
+    schema: options.queueSchema ?? given.schema ?? DEFAULT_QUEUE_SCHEMA,
+  });
+  let own: Database | undefined;
+  if (!options.db) {
+    if (!given.connectionString)
+      throw new ConfigError('createProducer: postgres as a pool config needs a connectionString, or give db');
+    own = openDatabase(given.connectionString, { max: 2, schema: options.schema ?? DEFAULT_SCHEMA });
+  }
+  const db = options.db ?? (own as Database).db;
+  return {
+    queues,
+    backlog: postgresTenantBacklog(db),
+    // Nothing to wait for: a statement fails at once while Postgres is down, naming it.
+    ready: async () => {},
+    close: async () => {
+      await own?.close();
+    },
+  };
+}
+
+/**
+ * Opens a producer on Redis (`redisUrl`, `redisCluster`) or Postgres (`postgres`). Nothing
+ * connects until the first call.
+ * @throws {ConfigError} as {@link producerTarget}, or for a `postgres` pool config without a
+ *   `connectionString` and without `db`.
+ */
+export function createProducer(options: ProducerOptions): Producer {
+  const wiring =
+    options.postgres !== undefined
+      ? postgresWiring({ ...options, postgres: options.postgres })
+      : redisWiring(options);
+  const { queues, backlog } = wiring;
+  const link = queues.link({ shared: true });
+  const queue = new queues.Queue(COMPACTION_QUEUE, {
+    ...link.options,
     defaultJobOptions: DEFAULT_JOB_OPTIONS,
   });
   queue.on('error', () => {});
@@ -259,8 +404,8 @@ export function createProducer(options: ProducerOptions): Producer {
    */
   const addJob = async (event: RunCompletedEvent, deduplicate: boolean) => {
     const ownId = jobIdOf(event.tenantId, event.eventId);
-    const priority = await takeJobPriority(connection, options.prefix, event.tenantId);
-    const countOut = () => releaseJobPriority(connection, options.prefix, event.tenantId).catch(() => 0);
+    const priority = await backlog.take(event.tenantId);
+    const countOut = () => backlog.release(event.tenantId).catch(() => 0);
     try {
       const job = await queue.add(RUN_COMPLETED, event, {
         jobId: ownId,
@@ -278,20 +423,21 @@ export function createProducer(options: ProducerOptions): Producer {
   let closing: Promise<void> | undefined;
   // Made on the first compactNow: QueueEvents holds a blocking connection of its own.
   let events: QueueEvents | undefined;
-  let eventsConnection: RedisConnection | undefined;
+  const eventsLink = { current: undefined as ReturnType<QueueBackend['link']> | undefined };
   return {
     queue,
+    queues,
+    backlog,
     async compactNow(target, waitOptions = {}) {
       const event = parseRunCompleted({ eventId: randomUUID(), ...target, trigger: 'manual' });
       const timeoutMs = waitOptions.timeoutMs ?? 60_000;
-      await waitReady(connection);
+      await wiring.ready();
       if (timeoutMs <= 0) {
         return { state: 'running', jobId: (await addJob(event, false)).jobId };
       }
       if (!events) {
-        eventsConnection = connectRedis(redisTarget, { maxRetriesPerRequest: null });
-        eventsConnection.on('error', () => {});
-        events = new QueueEvents(COMPACTION_QUEUE, { connection: eventsConnection, prefix: options.prefix });
+        eventsLink.current = queues.link({ poolSize: 1 });
+        events = new queues.QueueEvents(COMPACTION_QUEUE, eventsLink.current.options);
         events.on('error', () => {});
       }
       await events.waitUntilReady();
@@ -315,17 +461,19 @@ export function createProducer(options: ProducerOptions): Producer {
     },
     async runCompleted(input) {
       const event = parseRunCompleted(input);
-      await waitReady(connection);
+      await wiring.ready();
       const { jobId, coalesced } = await addJob(event, true);
       return { jobId, coalesced };
     },
     close: () => {
       closing ??= Promise.resolve(events?.close())
         .catch(() => {})
-        .then(() => eventsConnection?.quit().catch(() => eventsConnection?.disconnect()))
+        .then(() => eventsLink.current?.close())
         .then(() => queue.close())
         .catch(() => {})
-        .then(() => connection.quit().catch(() => connection.disconnect()))
+        .then(() => link.close())
+        .then(() => wiring.close())
+        .catch(() => {})
         .then(() => undefined);
       return closing;
     },

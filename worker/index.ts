@@ -13,4 +13,5 @@ export {
 export { purgeSessions } from './postgres/purge.ts';
 export { type CompactionWorker, startWorker, type WorkerOptions } from './queue/compaction/worker.ts';
 export { createLogger } from './runtime/logger.ts';
+export { type InstallReport, migrateInstall } from './runtime/migrate-install.ts';
 export { openServices, type ServiceOverrides, type Services } from './runtime/services.ts';

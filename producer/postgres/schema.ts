@@ -29,6 +29,7 @@ import {
   unique,
   uniqueIndex,
   uuid,
+  varchar,
 } from 'drizzle-orm/pg-core';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import { MESSAGE_KINDS, MESSAGE_ROLES } from '../../shared/contract/message.ts';
@@ -510,3 +511,65 @@ export const apiKeys = pgTable(
 );
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+/**
+ * Per-session leases on the `postgres` queue backend (worker/postgres/lease.ts), what Redis keys
+ * hold on the `redis` backend: at most one live row per session. A lease is taken by inserting its
+ * row, or by taking over a row whose `expires_at` has passed (then `fence` counts up); renewed and
+ * released only by the holder's `token`. Expiry is read on the database's clock, so workers'
+ * clocks need not agree. A lease saves a second LLM call; the version fence of the write is what
+ * keeps data correct.
+ */
+export const sessionLeases = pgTable(
+  'session_leases',
+  {
+    tenantId: text('tenant_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    /** The holder's random token: renewals and the release name it. */
+    token: uuid('token').notNull(),
+    /** How many times the lease was taken, 1 up: a holder's number, higher for each later one. */
+    fence: bigint('fence', { mode: 'number' }).notNull().default(1),
+    /** After this instant another worker may take the lease. */
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.sessionId] })],
+);
+
+/**
+ * Each tenant's compaction jobs pending on the `postgres` queue backend, which rank its next job
+ * (producer/postgres/tenant-backlog.ts; the sorted set `<prefix>:backlogs` on Redis). A count whose
+ * tenant last enqueued over an hour ago is stale: it counts as zero and is dropped.
+ */
+export const tenantBacklogs = pgTable('tenant_backlogs', {
+  tenantId: text('tenant_id').primaryKey(),
+  /** Jobs counted in and not yet counted out, ≥ 1 (a row at 0 is deleted). */
+  pending: integer('pending').notNull(),
+  lastEnqueuedAt: timestamp('last_enqueued_at', { withTimezone: true }).notNull(),
+});
+
+/**
+ * The worker slots each tenant's running compaction jobs hold on the `postgres` queue backend
+ * (worker/postgres/tenant-slots.ts; `<prefix>:active:<tenant>` on Redis): one row per running
+ * job, renewed while it runs; a crashed worker's row stops counting at `expires_at`.
+ */
+export const tenantSlots = pgTable(
+  'tenant_slots',
+  {
+    tenantId: text('tenant_id').notNull(),
+    token: uuid('token').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.token] })],
+);
+
+/**
+ * The HTTP API's request-rate counters on the `postgres` queue backend, kept by
+ * rate-limiter-flexible's `RateLimiterDrizzle` (worker/postgres/rate-limits.ts), whose columns
+ * these are: `key` is the limiter's prefix and the tenant id, `points` the requests counted in
+ * the window that ends at `expire`.
+ */
+export const rateLimits = pgTable('rate_limits', {
+  key: varchar('key', { length: 255 }).primaryKey(),
+  points: integer('points').notNull().default(0),
+  expire: timestamp('expire', { withTimezone: true }),
+});

@@ -18,13 +18,19 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { and, asc, eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { createProducer, createSession, type Producer } from '../../producer/index.ts';
 import { type CompactionRow, compactions } from '../../producer/postgres/schema.ts';
+import {
+  migrateQueueSchema,
+  postgresQueueBackend,
+  type QueueBackend,
+  redisQueueBackend,
+} from '../../producer/queue/backend.ts';
 import { connectRedis, type RedisConnection } from '../../producer/redis/redis.ts';
 import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
 import { COMPACTION_QUEUE, idempotencyKeyOf, jobIdOf, RUN_COMPLETED } from '../../shared/protocol/events.ts';
@@ -32,7 +38,7 @@ import type { Strategy } from '../../shared/strategies/index.ts';
 import { type AuditReport, audit, violations } from '../../worker/postgres/audit.ts';
 import type { JobResult } from '../../worker/queue/compaction/processor.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
-import { REDIS_URL } from '../support/env.ts';
+import { REDIS_URL, type TestQueueBackend, testQueueBackend } from '../support/env.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import {
   cleanRedis,
@@ -170,6 +176,13 @@ export class Scenario {
   readonly redis: RedisConnection;
   /** The producer agent services use (fails fast when Redis is away). */
   readonly producer: Producer;
+  /** The queue backend the scenario runs on (its vitest project's). */
+  readonly backend: TestQueueBackend = testQueueBackend();
+  /**
+   * On the postgres backend, BullMQ's schema of this scenario alone (`q_<prefix>`, in the file's
+   * database; dropped with the scenario), as the prefix keeps scenarios apart on Redis.
+   */
+  readonly queueSchema: string;
   private readonly expected = new Map<string, Map<number, Expected>>();
   private readonly workers: WorkerProcess[] = [];
   private readonly cleanups: Array<() => Promise<unknown>> = [];
@@ -185,29 +198,45 @@ export class Scenario {
     readonly redisServer: RedisServer | undefined,
     /** The scenario's own Redis Cluster, if it has one (destroyed with the scenario). */
     readonly cluster: RedisCluster | undefined,
+    prefix: string,
   ) {
-    this.prefix = cluster ? `{${testPrefix()}}` : testPrefix();
+    this.prefix = prefix;
+    this.queueSchema = `q_${this.prefix.replace(/[{}]/g, '')}`;
     this.redisUrl = redisServer?.url ?? REDIS_URL;
     const target = cluster
       ? { cluster: { nodes: cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })) } }
       : { url: this.redisUrl };
     this.redis = connectRedis(target, { maxRetriesPerRequest: null });
     this.redis.on('error', () => {});
-    const connection = connectRedis(target, { maxRetriesPerRequest: null });
-    connection.on('error', () => {});
-    this.queue = new Queue(COMPACTION_QUEUE, { connection, prefix: this.prefix });
+    const onPostgres = this.backend === 'postgres';
+    const queues: QueueBackend = onPostgres
+      ? postgresQueueBackend({ connection: tdb.url, schema: this.queueSchema })
+      : redisQueueBackend({
+          prefix: this.prefix,
+          shared: this.redis,
+          open: () => {
+            const connection = connectRedis(target, { maxRetriesPerRequest: null });
+            connection.on('error', () => {});
+            return connection;
+          },
+          where: this.redisUrl,
+        });
+    const link = queues.link();
+    this.queue = new queues.Queue(COMPACTION_QUEUE, link.options);
     this.queue.on('error', () => {});
     this.producer = createProducer(
-      cluster
-        ? { redisCluster: cluster.seed, prefix: this.prefix }
-        : { redisUrl: this.redisUrl, prefix: this.prefix },
+      onPostgres
+        ? { postgres: tdb.url, queueSchema: this.queueSchema, db: tdb.database.db }
+        : cluster
+          ? { redisCluster: cluster.seed, prefix: this.prefix }
+          : { redisUrl: this.redisUrl, prefix: this.prefix },
     );
     // Closing must not wait on a Redis the test stopped: bounded, then the sockets are dropped.
     this.cleanups.push(
       () => within(5_000, this.producer.close()),
       async () => {
         await within(5_000, this.queue.close());
-        connection.disconnect();
+        await within(5_000, link.close());
         this.redis.disconnect();
       },
     );
@@ -218,7 +247,13 @@ export class Scenario {
     const handle = await fake.start();
     const gate = new LlmGate(handle.url);
     await gate.start();
-    return new Scenario(tdb, fake, handle.close, gate, options.redis, options.cluster);
+    if (testQueueBackend() === 'postgres' && (options.redis || options.cluster))
+      throw new Error('a scenario with its own Redis runs on the redis queue backend only');
+    const prefix = options.cluster ? `{${testPrefix()}}` : testPrefix();
+    // BullMQ's objects check their schema as they are made: it is migrated first.
+    if (testQueueBackend() === 'postgres')
+      await migrateQueueSchema({ connection: tdb.url, schema: `q_${prefix.replace(/[{}]/g, '')}` });
+    return new Scenario(tdb, fake, handle.close, gate, options.redis, options.cluster, prefix);
   }
 
   get sql(): postgres.Sql {
@@ -242,9 +277,11 @@ export class Scenario {
     const env: Record<string, string> = {
       DATABASE_URL: withAppName(options.databaseUrl ?? this.tdb.url, appName),
       // On a cluster, the seed nodes; an empty REDIS_URL counts as unset (and overrides the parent's).
-      ...(this.cluster
-        ? { REDIS_URL: '', COMPACTOR_REDIS_CLUSTER_NODES: this.cluster.seed }
-        : { REDIS_URL: options.redisUrl ?? this.redisUrl }),
+      ...(this.backend === 'postgres'
+        ? { REDIS_URL: '', COMPACTOR_QUEUE_BACKEND: 'postgres', COMPACTOR_QUEUE_SCHEMA: this.queueSchema }
+        : this.cluster
+          ? { REDIS_URL: '', COMPACTOR_REDIS_CLUSTER_NODES: this.cluster.seed }
+          : { REDIS_URL: options.redisUrl ?? this.redisUrl }),
       COMPACTOR_QUEUE_PREFIX: this.prefix,
       COMPACTOR_LOG_LEVEL: 'info',
       ANTHROPIC_API_KEY: 'test-key',
@@ -280,6 +317,18 @@ export class Scenario {
   /** Redis key of the session's lease (as the worker names it). */
   leaseKey(sessionId: string): string {
     return new LeaseManager(this.redis, { prefix: this.prefix }).keyOf(this.tenantId, sessionId);
+  }
+
+  /**
+   * Deletes the session's lease where the backend keeps it (its Redis key, or its `session_leases`
+   * row), as an expiry or a lost key would: another worker may then take it.
+   * @returns whether there was one.
+   */
+  async dropLease(sessionId: string): Promise<boolean> {
+    if (this.backend === 'redis') return (await this.redis.del(this.leaseKey(sessionId))) === 1;
+    const dropped = await this.sql`
+      delete from session_leases where tenant_id = ${this.tenantId} and session_id = ${sessionId}`;
+    return dropped.count === 1;
   }
 
   /**
@@ -363,7 +412,17 @@ export class Scenario {
 
   /** Waits until the worker has no backend left (after a kill, Postgres notices the closed socket). */
   async noBackends(worker: WorkerProcess): Promise<void> {
-    await waitFor(async () => (await this.backends(worker)).length === 0, 20_000);
+    // BullMQ's own connections on the postgres backend go by `<appName>-queue`.
+    const queueBackends = async () =>
+      (
+        await this.sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+           where datname = ${this.tdb.name} and application_name = ${`${worker.appName}-queue`}`
+      )[0]?.n ?? 0;
+    await waitFor(
+      async () => (await this.backends(worker)).length === 0 && (await queueBackends()) === 0,
+      20_000,
+    );
   }
 
   /** Locks the session row `FOR UPDATE` in a transaction of the test: an apply waits behind it. */
@@ -514,6 +573,8 @@ export class Scenario {
     if (this.redisServer) await step(() => this.redisServer?.destroy() ?? Promise.resolve());
     else if (this.cluster) await step(() => this.cluster?.destroy() ?? Promise.resolve());
     else await step(() => cleanRedis(this.prefix));
+    if (this.backend === 'postgres')
+      await step(() => this.sql.unsafe(`drop schema if exists "${this.queueSchema}" cascade`));
     for (const w of this.workers) await step(() => this.noBackends(w));
     if (failures.length > 0) throw new AggregateError(failures, 'fault scenario cleanup failed');
   }

@@ -19,7 +19,7 @@ describe('the lease lost while a job runs', () => {
     const first = await s.addJob('s1');
     await until(() => s.gate.held === 1);
 
-    expect(await s.redis.del(s.leaseKey('s1'))).toBe(1);
+    expect(await s.dropLease('s1')).toBe(true);
     const second = await s.addJob('s1');
     const r2 = await s.completed(second.jobId);
     const r1 = await s.completed(first.jobId);
@@ -45,7 +45,7 @@ describe('the lease lost while a job runs', () => {
     const first = await s.addJob('s1');
     await until(() => s.gate.held === 1);
 
-    expect(await s.redis.del(s.leaseKey('s1'))).toBe(1);
+    expect(await s.dropLease('s1')).toBe(true);
     const second = await s.addJob('s1');
     expect(await s.completed(second.jobId)).toMatchObject({ status: 'applied', ledgerStatus: 'applied' });
     expect(w.logs().some((l) => l.msg === FENCE_LOG)).toBe(false);
@@ -69,7 +69,7 @@ describe('the lease lost while a job runs', () => {
     const eventId = randomUUID();
     const x = await s.addJob('s1', { eventId, jobId: `${eventId}-x` });
     await s.lockWaits(w, 1);
-    expect(await s.redis.del(s.leaseKey('s1'))).toBe(1);
+    expect(await s.dropLease('s1')).toBe(true);
     const y = await s.addJob('s1', { eventId, jobId: `${eventId}-y` });
     await s.lockWaits(w, 2);
     // The agent appends while both wait; then the lock goes and they apply one after the other.

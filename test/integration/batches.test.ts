@@ -65,13 +65,13 @@ function poll() {
 
 describe('batch summaries for sweeps', () => {
   it('queues, submits one batch, and applies each summary once it ends, fenced and at half price', async () => {
-    await runSweep(ctx.tdb.database.db, ctx.producer.queue);
+    await runSweep(ctx.tdb.database.db, ctx.producer);
     await waitFor(async () => (await batchRows()).length === sessions.length);
     expect((await batchRows()).map((r) => r.status)).toEqual(['queued', 'queued', 'queued', 'queued']);
     expect(ctx.fake.requests).toHaveLength(0); // nothing paid for yet
 
     // A repeated sweep does not queue the same session version twice.
-    await runSweep(ctx.tdb.database.db, ctx.producer.queue);
+    await runSweep(ctx.tdb.database.db, ctx.producer);
     await waitFor(async () =>
       Object.values(await ctx.producer.queue.getJobCounts('waiting', 'active')).every((n) => n === 0),
     );
@@ -156,7 +156,7 @@ describe('batch summaries for sweeps', () => {
       ctx.tdb.database.sql<{ tenant_id: string; status: string; reason: string | null }[]>`
         select tenant_id, status, reason from summary_batches
         where tenant_id like 'strict-%' order by tenant_id`;
-    await runSweep(ctx.tdb.database.db, ctx.producer.queue);
+    await runSweep(ctx.tdb.database.db, ctx.producer);
     await waitFor(async () => (await queued()).length === 3);
     // The model answers both with a checkpoint that keeps nothing of the leaving messages.
     const lossy = { toolInput: { ...emptyCheckpoint(), goal: 'something happened' } };

@@ -15,7 +15,6 @@ import { startMetricsServer } from '../../worker/http/metrics-server.ts';
 import type { Listening } from '../../worker/http/ops.ts';
 import { readinessProbe } from '../../worker/observability/health.ts';
 import { createWorkerMetrics } from '../../worker/observability/metrics.ts';
-import { LeaseManager } from '../../worker/redis/lease.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -130,7 +129,7 @@ describe('worker metrics', () => {
 
   it('counts a lease conflict when another worker holds the session', async () => {
     await seed('busy');
-    const lease = await new LeaseManager(ctx.redis, { prefix: ctx.prefix }).acquire(tenantId, 'busy');
+    const lease = await ctx.leases.acquire(tenantId, 'busy');
     expect(lease).not.toBeNull();
     const event = {
       eventId: randomUUID(),
@@ -149,7 +148,7 @@ describe('worker metrics', () => {
 
   it('runs a sliding window without the lease: no LLM call to pay for twice, the row lock suffices', async () => {
     await seed('windowed');
-    const lease = await new LeaseManager(ctx.redis, { prefix: ctx.prefix }).acquire(tenantId, 'windowed');
+    const lease = await ctx.leases.acquire(tenantId, 'windowed');
     expect(lease).not.toBeNull();
     const conflictsBefore = sample(await scrape(), 'compactor_lease_conflicts_total') ?? 0;
     const event = {
@@ -206,10 +205,11 @@ describe('worker metrics', () => {
     expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({
-      status: 'ready',
-      checks: { redis: { ok: true }, postgres: { ok: true } },
-    });
+    const body = (await ready.json()) as { checks: Record<string, unknown> };
+    // The queue's own dependency is checked: Redis on the redis backend; on postgres, Postgres alone.
+    expect(body).toMatchObject({ status: 'ready', checks: { postgres: { ok: true } } });
+    if (ctx.backend === 'redis') expect(body.checks.redis).toMatchObject({ ok: true });
+    else expect(body.checks).not.toHaveProperty('redis');
   });
 });
 
@@ -234,6 +234,20 @@ describe('readiness', () => {
       deadRedis.disconnect();
       await deadSql.end({ timeout: 1 });
       await liveSql.end({ timeout: 1 });
+    }
+  });
+
+  it('on the postgres queue backend checks Postgres alone, not ready while it does not answer', async () => {
+    const deadSql = postgres('postgres://postgres@127.0.0.1:1/postgres', { max: 1, connect_timeout: 1 });
+    const probe = readinessProbe(null, deadSql, 1_000);
+    try {
+      const answer = await probe.check();
+      expect(answer.ready).toBe(false);
+      expect(Object.keys(answer.checks)).toEqual(['postgres']);
+      expect(answer.checks.postgres).toMatchObject({ ok: false, error: expect.any(String) });
+    } finally {
+      await probe.close();
+      await deadSql.end({ timeout: 1 });
     }
   });
 });

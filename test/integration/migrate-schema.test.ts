@@ -49,15 +49,25 @@ const COMPACTOR_TABLES = [
   'compaction_policies',
   'compactions',
   'messages',
+  'rate_limits',
+  'session_leases',
   'sessions',
   'summary_batches',
+  'tenant_backlogs',
+  'tenant_slots',
   'webhook_deliveries',
   'webhooks',
 ];
+/** The tables of the postgres queue backend's coordination (migration 0017). */
+const COORDINATION_TABLES = ['rate_limits', 'session_leases', 'tenant_backlogs', 'tenant_slots'];
 /** The tables of the releases that kept compactor in public (migrations 0000 to 0007). */
 const LEGACY_TABLES = COMPACTOR_TABLES.filter(
   (t) =>
-    !t.startsWith('webhook') && t !== 'append_requests' && t !== 'budget_reservations' && t !== 'api_keys',
+    !t.startsWith('webhook') &&
+    t !== 'append_requests' &&
+    t !== 'budget_reservations' &&
+    t !== 'api_keys' &&
+    !COORDINATION_TABLES.includes(t),
 );
 
 /** The tables of `schema`, without the partitions of the partitioned ones. */

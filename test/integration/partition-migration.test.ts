@@ -155,9 +155,13 @@ describe('migration 0015 on an install of the previous release', () => {
         'compactions: CREATE UNIQUE INDEX compactions_tenant_id_id_pk (tenant_id, id)',
         'compactions: CREATE UNIQUE INDEX compactions_tenant_idempotency_key_key (tenant_id, idempotency_key)',
         'messages: CREATE UNIQUE INDEX messages_tenant_id_session_id_seq_pk (tenant_id, session_id, seq)',
+        'rate_limits: CREATE UNIQUE INDEX rate_limits_pkey (key)',
+        'session_leases: CREATE UNIQUE INDEX session_leases_tenant_id_session_id_pk (tenant_id, session_id)',
         'sessions: CREATE UNIQUE INDEX sessions_tenant_id_id_pk (tenant_id, id)',
         'summary_batches: CREATE UNIQUE INDEX summary_batches_tenant_id_id_pk (tenant_id, id)',
         'summary_batches: CREATE UNIQUE INDEX summary_batches_tenant_idempotency_key_key (tenant_id, idempotency_key)',
+        'tenant_backlogs: CREATE UNIQUE INDEX tenant_backlogs_pkey (tenant_id)',
+        'tenant_slots: CREATE UNIQUE INDEX tenant_slots_tenant_id_token_pk (tenant_id, token)',
         'webhook_deliveries: CREATE UNIQUE INDEX webhook_deliveries_tenant_id_id_pk (tenant_id, id)',
         'webhooks: CREATE UNIQUE INDEX webhooks_pkey (tenant_id)',
       ]);

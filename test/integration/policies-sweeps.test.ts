@@ -4,8 +4,6 @@
  * scheduler, and a child session that continues the compacted history.
  */
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   appendMessages,
@@ -24,7 +22,6 @@ import type { CompactionWorker } from '../../worker/queue/compaction/worker.ts';
 import { runSweep, SWEEP_QUEUE, startSweepService } from '../../worker/queue/sweeps/sweep.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { runCli } from '../support/cli.ts';
-import { REDIS_URL } from '../support/env.ts';
 import { loadCorpusSession, silentLogger, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -249,10 +246,10 @@ describe('sweeps', () => {
     worker(4);
     await Promise.all([
       ...ids.map((id) => ctx.producer.runCompleted({ eventId: randomUUID(), tenantId: t, sessionId: id })),
-      runSweep(ctx.tdb.database.db, ctx.producer.queue),
-      runSweep(ctx.tdb.database.db, ctx.producer.queue),
+      runSweep(ctx.tdb.database.db, ctx.producer),
+      runSweep(ctx.tdb.database.db, ctx.producer),
     ]);
-    await runSweep(ctx.tdb.database.db, ctx.producer.queue);
+    await runSweep(ctx.tdb.database.db, ctx.producer);
     await waitFor(async () => {
       const c = await ctx.producer.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
       return Object.values(c).every((n) => n === 0);
@@ -273,15 +270,12 @@ describe('sweeps', () => {
     const config = { ...ctx.config, sweepEveryMs: 60_000 };
     const services = [0, 1, 2].map(() => openServices(config, silentLogger, { poolSize: 1 }));
     const sweeps = await Promise.all(services.map((s) => startSweepService(s)));
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue(SWEEP_QUEUE, { connection: redis, prefix: ctx.prefix });
+    const queue = ctx.queue(SWEEP_QUEUE);
     try {
       const schedulers = await queue.getJobSchedulers();
       expect(schedulers.map((s) => [s.key, s.every])).toEqual([['compactor-sweep', 60_000]]);
     } finally {
       await queue.obliterate({ force: true });
-      await queue.close();
-      await redis.quit();
       for (const s of sweeps) await s.close();
       for (const s of services) await s.close();
     }

@@ -4,12 +4,12 @@
  * publishes nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { type Job, Queue, Worker } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import { eq } from 'drizzle-orm';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, loadContext } from '../../producer/index.ts';
 import { compactions } from '../../producer/postgres/schema.ts';
+import type { QueueLink } from '../../producer/queue/backend.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import {
   jobIdOf,
@@ -19,20 +19,21 @@ import {
   sessionCompactedEventSchema,
 } from '../../shared/protocol/events.ts';
 import { createSessionEventsPublisher } from '../../worker/queue/session-events/session-events.ts';
-import { REDIS_URL } from '../support/env.ts';
-import { cleanRedis, loadCorpusSession, waitFor } from '../support/fixtures.ts';
+import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration();
 const tenantId = 'told';
 const received: Array<{ name: string; id: string | undefined; data: SessionCompactedEvent }> = [];
 let consumer: Worker | undefined;
-let consumerConnection: Redis | undefined;
+let consumerLink: QueueLink | undefined;
 
-afterAll(async () => {
+async function stopConsumer() {
   await consumer?.close();
-  await consumerConnection?.quit();
-});
+  await consumerLink?.close();
+}
+
+afterAll(stopConsumer);
 
 async function settle(eventId: string) {
   await waitFor(async () => {
@@ -43,13 +44,14 @@ async function settle(eventId: string) {
 
 describe('session.compacted', () => {
   it('reaches a service’s own consumer once per applied compaction, with what it did', async () => {
-    consumerConnection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    consumer = new Worker(
+    // A service's consumer, on the backend the file runs on.
+    consumerLink = ctx.queues.link();
+    consumer = new ctx.queues.Worker(
       SESSION_EVENTS_QUEUE,
       async (job: Job) => {
         received.push({ name: job.name, id: job.id, data: sessionCompactedEventSchema.parse(job.data) });
       },
-      { connection: consumerConnection, prefix: ctx.prefix },
+      consumerLink.options,
     );
     ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
     const messages = await loadCorpusSession('sweagent__marshmallow-1867-fc');
@@ -105,9 +107,9 @@ describe('session.compacted', () => {
   });
 
   it('keeps a backlog nobody consumes bounded: past the cap, the oldest waiting events go', async () => {
-    const prefix = `${ctx.prefix}-backlog`;
-    ctx.onTeardown(() => cleanRedis(prefix));
-    const publisher = createSessionEventsPublisher(ctx.redis, prefix, { maxWaiting: 50 });
+    // Nobody consumes from here on.
+    await stopConsumer();
+    const publisher = createSessionEventsPublisher(ctx.queues, { maxWaiting: 50 });
     ctx.onTeardown(() => publisher.close());
     const [row] = await ctx.tdb.database.db
       .select()
@@ -116,8 +118,7 @@ describe('session.compacted', () => {
     if (!row) throw new Error('the first test applies a compaction');
     const ids = Array.from({ length: 101 }, () => randomUUID());
     for (const id of ids) await publisher.compacted({ ...row, id }, null);
-    const queue = new Queue(SESSION_EVENTS_QUEUE, { connection: ctx.redis, prefix });
-    ctx.onTeardown(() => queue.close());
+    const queue = ctx.queue(SESSION_EVENTS_QUEUE);
     // Looked at on the first publish and every 100th: at the 101st, 51 of 101 go, oldest first.
     expect(await queue.getWaitingCount()).toBe(50);
     const waiting = await queue.getWaiting(0, -1);

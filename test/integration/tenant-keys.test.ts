@@ -17,6 +17,10 @@ const EXCEPTIONS: Record<string, string> = {
   // The migrations journal (drizzle's): compactor's own bookkeeping, not tenant data. On Citus it
   // stays a local table on the coordinator, where migrations run.
   __drizzle_migrations: 'the migrations journal',
+  // rate-limiter-flexible's counters (the API's request rates on the postgres queue backend): its
+  // RateLimiterDrizzle writes these columns and keys a row by its `key`, which holds the tenant id.
+  // Short-lived counters, not tenant data; on Citus a reference or local table.
+  rate_limits: "rate-limiter-flexible's request counters",
 };
 
 /**

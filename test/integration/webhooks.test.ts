@@ -8,8 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Queue } from 'bullmq';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
 import {
@@ -29,7 +28,6 @@ import { postWebhook } from '../../worker/queue/webhooks/webhook-delivery.ts';
 import { createWebhookEnqueuer } from '../../worker/queue/webhooks/webhook-queue.ts';
 import { startWebhookWorker } from '../../worker/queue/webhooks/webhook-worker.ts';
 import { runCli } from '../support/cli.ts';
-import { REDIS_URL } from '../support/env.ts';
 import { loadCorpusSession, waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -89,15 +87,12 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const worker = startWebhookWorker(ctx.services());
-  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  queue = new Queue(WEBHOOKS_QUEUE, { connection, prefix: ctx.prefix });
+  queue = ctx.queue(WEBHOOKS_QUEUE);
   ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
   ctx.onTeardown(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
-  ctx.onTeardown(() => connection.quit());
-  ctx.onTeardown(() => queue.close());
   ctx.onTeardown(() => worker.close());
 });
 
@@ -152,7 +147,7 @@ describe('webhooks', () => {
     expect(delivery.headers['compactor-signature']).toBeUndefined();
     // The body is the session.compacted event a BullMQ consumer gets on session-events.
     const event = sessionCompactedEventSchema.parse(JSON.parse(delivery.body));
-    const published = new Queue(SESSION_EVENTS_QUEUE, { connection: ctx.redis, prefix: ctx.prefix });
+    const published = ctx.queue(SESSION_EVENTS_QUEUE);
     try {
       expect((await published.getJob(jobIdOf('hooked', id)))?.data).toEqual(event);
     } finally {
@@ -177,7 +172,7 @@ describe('webhooks', () => {
     ).toThrow(expect.objectContaining({ reason: 'stale' }));
 
     // Telling the same event again adds no second job.
-    const enqueuer = createWebhookEnqueuer(ctx.redis, ctx.prefix, ctx.tdb.database.db, { backoffMs: 100 });
+    const enqueuer = createWebhookEnqueuer(ctx.queues, ctx.tdb.database.db, { backoffMs: 100 });
     try {
       expect(await enqueuer.enqueue(event)).toBe(true);
     } finally {
@@ -245,7 +240,7 @@ describe('webhooks', () => {
     expect(JSON.parse(disabled.stdout)).toMatchObject({ enabled: false });
     const paused = await compacted('paused', 'p1');
     // compactNow settled after the worker told the compaction: session.compacted went out, no delivery.
-    const published = new Queue(SESSION_EVENTS_QUEUE, { connection: ctx.redis, prefix: ctx.prefix });
+    const published = ctx.queue(SESSION_EVENTS_QUEUE);
     try {
       for (const [tenant, id] of [
         ['silent', none],

@@ -10,7 +10,6 @@ import { randomUUID } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
-import { Queue } from 'bullmq';
 import { Webhook } from 'standardwebhooks';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyWebhookSignature } from '../../producer/webhook-signature.ts';
@@ -256,7 +255,7 @@ describe('delivering', () => {
   });
 
   it("records the detail for the operator, and shows the tenant only the failure's class", async () => {
-    const queue = new Queue(WEBHOOKS_QUEUE, { connection: ctx.redis, prefix: ctx.prefix });
+    const queue = ctx.queue(WEBHOOKS_QUEUE);
     ctx.onTeardown(() => queue.close());
     const worker = startWebhookWorker(ctx.services(), { lookup: resolvesTo('127.0.0.1') });
     ctx.onTeardown(() => worker.close());

@@ -5,11 +5,15 @@
  * to a fake Messages API the test scripts), and fetch helpers per credential.
  */
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { createProducer, createSession, type Producer } from '../../producer/index.ts';
 import type { NewMessage } from '../../producer/sessions.ts';
 import type { RunCompletedInput } from '../../shared/protocol/events.ts';
 import { type Dashboard, startDashboard } from '../../worker/http/dashboard/index.ts';
+import type { Leases } from '../../worker/pipeline/ports.ts';
+import { PostgresLeases } from '../../worker/postgres/lease.ts';
 import { type CompactionWorker, startWorker } from '../../worker/queue/compaction/worker.ts';
+import { LeaseManager } from '../../worker/redis/lease.ts';
 import { openServices } from '../../worker/runtime/services.ts';
 import { REDIS_URL } from './env.ts';
 import { type FakeAnthropicHandle, FakeAnthropicServer } from './fake-anthropic.ts';
@@ -39,6 +43,10 @@ export interface DashboardFixture {
   prefix: string;
   dashboard: Dashboard;
   producer: Producer;
+  /** The queue backend the fixture runs on. */
+  backend: 'redis' | 'postgres';
+  /** Per-session leases on the fixture's queue backend (to hold a session as a worker would). */
+  leases: Leases;
   /** The fake Messages API the worker summarizes with, when started with `anthropic: true`. */
   fake: FakeAnthropicServer | undefined;
   /** Creates a session from a corpus transcript, plus `extra` messages after it. */
@@ -95,12 +103,20 @@ export async function startDashboardFixture(
   const worker: CompactionWorker = startWorker(openServices(config, silentLogger, { poolSize: 3 }), {
     concurrency: 2,
   });
-  const producer = createProducer({ redisUrl: REDIS_URL, prefix });
+  const producer = createProducer({
+    ...(config.queueBackend === 'postgres' ? { postgres: tdb.url } : { redisUrl: REDIS_URL }),
+    prefix,
+    db: tdb.database.db,
+  });
+  const redis = config.queueBackend === 'postgres' ? null : new Redis(REDIS_URL);
+  const leases: Leases = redis ? new LeaseManager(redis, { prefix }) : new PostgresLeases(tdb.database.db);
   return {
     tdb,
     prefix,
     dashboard,
     producer,
+    backend: config.queueBackend === 'postgres' ? 'postgres' : 'redis',
+    leases,
     fake,
     async seed(tenantId, sessionId, corpus = 'sweagent__ctf-rev-rock', extra = []) {
       const messages = await loadCorpusSession(corpus);
@@ -124,6 +140,7 @@ export async function startDashboardFixture(
     async close() {
       await worker.close();
       await producer.close();
+      await redis?.quit();
       await dashboard.close();
       await fakeHandle?.close();
       await cleanRedis(prefix);

@@ -14,8 +14,9 @@ import postgres from 'postgres';
 import { inject } from 'vitest';
 import { type Database, DEFAULT_SCHEMA, openDatabase } from '../../producer/postgres/db.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
+import { DEFAULT_QUEUE_SCHEMA } from '../../shared/protocol/queue-backend.ts';
 import type { Config } from '../../worker/config/config.ts';
-import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from './env.ts';
+import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL, testQueueBackend } from './env.ts';
 
 /** The corpus of real transcripts shipped with the repository (`corpus/sessions`). */
 export const CORPUS_DIR = fileURLToPath(new URL('../../corpus/sessions', import.meta.url));
@@ -99,6 +100,8 @@ export function testConfig(databaseUrl: string, prefix: string, overrides: Parti
   return {
     databaseUrl,
     databaseSchema: DEFAULT_SCHEMA,
+    queueBackend: testQueueBackend(),
+    queueSchema: DEFAULT_QUEUE_SCHEMA,
     redisUrl: REDIS_URL,
     queuePrefix: prefix,
     anthropicApiKey: undefined,

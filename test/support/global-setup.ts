@@ -1,6 +1,7 @@
 /**
  * Runs once per `vitest run`: checks that Postgres and Redis answer, finds (or installs) Chromium
- * for the browser tests, and builds a migrated template database that each test file clones
+ * for the browser tests, and builds a migrated template database (compactor's schema and BullMQ's
+ * queue schema) that each test file clones
  * (CREATE DATABASE ... TEMPLATE is far faster than migrating per file). The template is dropped at
  * the end.
  */
@@ -8,6 +9,7 @@
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
+import { migrateQueueSchema } from '../../producer/queue/backend.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from './env.ts';
 import { CHROMIUM_HINT, findChromium, installChromium } from './find-chromium.ts';
@@ -15,6 +17,8 @@ import { CHROMIUM_HINT, findChromium, installChromium } from './find-chromium.ts
 declare module 'vitest' {
   export interface ProvidedContext {
     templateDatabase: string;
+    /** The queue backend of the project's test files (vitest.config.ts). */
+    queueBackend: 'redis' | 'postgres';
     /** The Chromium binary for the browser tests; empty when none could be had. */
     chromium: string;
   }
@@ -46,6 +50,8 @@ export default async function setup(project: TestProject) {
     throw new Error(`tests need Postgres at ${ADMIN_DATABASE_URL}: ${(error as Error).message}`);
   }
   await migrateDatabase(databaseUrlFor(template));
+  // BullMQ's tables too, for the files on the postgres queue backend: each file's clone has them.
+  await migrateQueueSchema({ connection: databaseUrlFor(template) });
   project.provide('templateDatabase', template);
   return async () => {
     await admin.unsafe(`drop database if exists "${template}" with (force)`);

@@ -18,9 +18,11 @@
  * tsx scripts (bench, soak, fidelity), which should not load the producer, BullMQ and the fake server.
  */
 import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { createProducer, type Producer } from '../../producer/index.ts';
+import { postgresQueueBackend, type QueueBackend, redisQueueBackend } from '../../producer/queue/backend.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { Config } from '../../worker/config/config.ts';
 import { systemClock } from '../../worker/pipeline/clock.ts';
@@ -30,7 +32,8 @@ import {
   type PipelineDeps,
   runCompaction,
 } from '../../worker/pipeline/pipeline.ts';
-import type { Summarizers } from '../../worker/pipeline/ports.ts';
+import type { Leases, Summarizers } from '../../worker/pipeline/ports.ts';
+import { PostgresLeases } from '../../worker/postgres/lease.ts';
 import { PostgresReads } from '../../worker/postgres/reads.ts';
 import { PostgresWrites } from '../../worker/postgres/writes.ts';
 import {
@@ -40,7 +43,7 @@ import {
 } from '../../worker/queue/compaction/worker.ts';
 import { LeaseManager } from '../../worker/redis/lease.ts';
 import { openServices, type ServiceOverrides, type Services } from '../../worker/runtime/services.ts';
-import { REDIS_URL } from './env.ts';
+import { REDIS_URL, type TestQueueBackend, testQueueBackend } from './env.ts';
 import { type FakeAnthropicHandle, FakeAnthropicServer } from './fake-anthropic.ts';
 import {
   cleanRedis,
@@ -92,6 +95,17 @@ export interface Integration {
   readonly writes: PostgresWrites;
   /** A plain Redis client, made on first use. */
   readonly redis: Redis;
+  /** The queue backend this file runs on (its vitest project's). */
+  readonly backend: TestQueueBackend;
+  /**
+   * BullMQ's classes and connections on the file's backend (its prefix on Redis, its database's
+   * queue schema on Postgres), made on first use: `new ctx.queues.Queue(name, ctx.queues.link().options)`.
+   */
+  readonly queues: QueueBackend;
+  /** The per-session leases on the file's backend, made on first use. */
+  readonly leases: Leases;
+  /** A new queue `name` on the file's backend; closed in `afterAll`. */
+  queue(name: string): Queue;
   /** The fake Messages API (only with `anthropic`). */
   readonly fake: FakeAnthropicServer;
   /** The fake API's URL and its `close` (only with `anthropic`). */
@@ -133,7 +147,11 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
   let reads: PostgresReads | undefined;
   let writes: PostgresWrites | undefined;
   let redis: Redis | undefined;
+  let queues: QueueBackend | undefined;
+  let leases: Leases | undefined;
+  const backend = testQueueBackend();
   const services: Services[] = [];
+  const opened: Array<{ queue: Queue; close(): Promise<void> }> = [];
   const workers: CompactionWorker[] = [];
   const teardowns: Array<() => unknown> = [];
 
@@ -172,8 +190,34 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
       return config;
     },
     get producer() {
-      producer ??= createProducer({ redisUrl: REDIS_URL, prefix: ctx.prefix, db: ctx.tdb.database.db });
+      producer ??= createProducer({
+        ...(backend === 'postgres' ? { postgres: ctx.tdb.url } : { redisUrl: REDIS_URL }),
+        prefix: ctx.prefix,
+        db: ctx.tdb.database.db,
+      });
       return producer;
+    },
+    get backend() {
+      return backend;
+    },
+    get queues() {
+      queues ??=
+        backend === 'postgres'
+          ? postgresQueueBackend({ connection: ctx.tdb.url })
+          : redisQueueBackend({
+              prefix: ctx.prefix,
+              shared: ctx.redis,
+              open: () => new Redis(REDIS_URL, { maxRetriesPerRequest: null }),
+              where: REDIS_URL,
+            });
+      return queues;
+    },
+    get leases() {
+      leases ??=
+        backend === 'postgres'
+          ? new PostgresLeases(ctx.tdb.database.db)
+          : new LeaseManager(ctx.redis, { prefix: ctx.prefix });
+      return leases;
     },
     get reads() {
       reads ??= new PostgresReads(ctx.tdb.database.db);
@@ -196,12 +240,19 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
     get cliEnv() {
       return {
         DATABASE_URL: ctx.tdb.url,
-        REDIS_URL,
+        ...(backend === 'postgres' ? { COMPACTOR_QUEUE_BACKEND: 'postgres' } : { REDIS_URL }),
         COMPACTOR_QUEUE_PREFIX: ctx.prefix,
         COMPACTOR_LOG_LEVEL: 'warn',
       };
     },
     services: openTracked,
+    queue(name) {
+      const link = ctx.queues.link();
+      const queue = new ctx.queues.Queue(name, link.options);
+      queue.on('error', () => {});
+      opened.push({ queue, close: link.close });
+      return queue;
+    },
     startWorker({ services: given, summarizers, batches, poolSize, ...workerOptions } = {}) {
       const on = given ?? openTracked({ summarizers, batches, poolSize });
       const worker = startWorker(on, workerOptions);
@@ -216,7 +267,7 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
         {
           reads: ctx.reads,
           writes: ctx.writes,
-          leases: new LeaseManager(ctx.redis, { prefix: ctx.prefix }),
+          leases: ctx.leases,
           summarizers: { primary: createExtractiveSummarizer(), ...summarizers },
           clock: systemClock,
           logger: silentLogger,
@@ -250,6 +301,7 @@ export function useIntegration(options: IntegrationOptions = {}): Integration {
       ...teardowns.splice(0).reverse(),
       () => ctx.closeWorkers(),
       () => producer?.close(),
+      () => Promise.all(opened.splice(0).map((o) => o.queue.close().finally(() => o.close()))),
       () => Promise.all(services.splice(0).map((s) => s.close())),
       () => redis?.quit(),
       () => llm?.close(),

@@ -105,6 +105,6 @@ describe('the environment', () => {
     expect(() => producerTarget({ redisCluster: 'a:1', prefix: 'p' })).toThrow(
       /^prefix: "p" has no hash tag/,
     );
-    expect(() => producerTarget({ prefix: 'p' })).toThrow(/give redisUrl .* or redisCluster/);
+    expect(() => producerTarget({ prefix: 'p' })).toThrow(/give redisUrl .*, redisCluster .* or postgres/);
   });
 });

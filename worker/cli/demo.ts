@@ -14,10 +14,10 @@ import type { Config } from '../config/config.ts';
 import { packagePath } from '../config/package-files.ts';
 import { audit, violations } from '../postgres/audit.ts';
 import { ensureDatabase } from '../postgres/create-database.ts';
-import { migrateDatabase, migrateOptionsOf } from '../postgres/migrate.ts';
 import { keyedLedgerLines, type LedgerLine } from '../postgres/queries/ledger.ts';
 import { startWorker } from '../queue/compaction/worker.ts';
 import { createLogger } from '../runtime/logger.ts';
+import { migrateInstall } from '../runtime/migrate-install.ts';
 import { openServices } from '../runtime/services.ts';
 import type { Progress, TerminalStream } from './progress.ts';
 
@@ -59,7 +59,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
 
   if (await ensureDatabase(config.databaseUrl))
     say(`created database ${new URL(config.databaseUrl).pathname.slice(1)}`);
-  await migrateDatabase(config.databaseUrl, migrateOptionsOf(config));
+  await migrateInstall(config);
   const files = await transcriptFiles([dir]);
   const tenantId = `demo-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString('hex')}`;
   say(`tenant ${tenantId}: importing ${files.length} transcripts from ${dir}`);
@@ -68,6 +68,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
   const producer = createProducer({
     ...connectionOf(config),
     prefix: config.queuePrefix,
+    db: services.database.db,
   });
   const running = startWorker(services, { concurrency: options.concurrency });
   try {

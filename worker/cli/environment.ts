@@ -36,7 +36,14 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
       'hash partitions by tenant of messages and of archived_messages, 1 to 1024 (fixed by migrate)',
     unset: 'unset: 16 on a new install, as is on an existing one',
   },
-  REDIS_URL: { description: 'Redis of BullMQ and the session leases' },
+  COMPACTOR_QUEUE_BACKEND: {
+    description: 'where the queues and session leases live: redis, or postgres (the DATABASE_URL database)',
+    unset: 'unset: redis when REDIS_URL or COMPACTOR_REDIS_CLUSTER_NODES is set, else postgres',
+  },
+  COMPACTOR_QUEUE_SCHEMA: {
+    description: "Postgres schema of BullMQ's tables on the postgres backend (created by migrate)",
+  },
+  REDIS_URL: { description: 'Redis of BullMQ and the session leases (setting it picks the redis backend)' },
   COMPACTOR_REDIS_CLUSTER_NODES: {
     description: 'host:port,host:port… seed nodes of a Redis Cluster (instead of REDIS_URL)',
     unset: 'unset: REDIS_URL, one server',

@@ -14,6 +14,11 @@ import {
 } from '../../producer/redis/redis.ts';
 import { ConfigError } from '../../shared/contract/errors.ts';
 import { DEFAULT_LIMITS, type Limits, limitsSchema } from '../../shared/policy/limits.ts';
+import {
+  DEFAULT_QUEUE_SCHEMA,
+  QUEUE_BACKENDS,
+  type QueueBackendKind,
+} from '../../shared/protocol/queue-backend.ts';
 import { DEFAULT_HISTORY_PARTITIONS, MAX_HISTORY_PARTITIONS } from './partitions.ts';
 
 const url = (protocols: string[]) =>
@@ -157,6 +162,17 @@ export const envSchema = z.object({
     .min(1, 'must be at least 1')
     .max(MAX_HISTORY_PARTITIONS, `must be at most ${MAX_HISTORY_PARTITIONS}`)
     .optional(),
+  // No default here: unset, the backend follows from whether a Redis is named (loadConfig).
+  COMPACTOR_QUEUE_BACKEND: z
+    .enum(QUEUE_BACKENDS, { message: `must be ${QUEUE_BACKENDS.join(' or ')}` })
+    .optional(),
+  COMPACTOR_QUEUE_SCHEMA: z
+    .string()
+    .regex(
+      /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/,
+      'must be 1-63 lower-case letters, digits and _, not starting with a digit or pg_',
+    )
+    .default(DEFAULT_QUEUE_SCHEMA),
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   COMPACTOR_REDIS_CLUSTER_NODES: z
     .string()
@@ -263,6 +279,21 @@ export interface Config {
    * another count. Optional so that a config built in code may leave it out.
    */
   historyPartitions?: number | undefined;
+  /**
+   * Where BullMQ's queues live (`COMPACTOR_QUEUE_BACKEND`): `redis` (REDIS_URL or the cluster), or
+   * `postgres` (BullMQ's PostgreSQL backend, in schema {@link queueSchema} of the `databaseUrl`
+   * database; the session leases, the tenants' fair order and the API's rate counts then live in
+   * compactor's schema too). Unset in the environment: `redis` when `REDIS_URL` or
+   * `COMPACTOR_REDIS_CLUSTER_NODES` is set, else `postgres` ({@link queueBackendOf}). Optional so
+   * that a config built in code may leave it out (then `redis`, as before the setting existed).
+   */
+  queueBackend?: QueueBackendKind | undefined;
+  /**
+   * The Postgres schema of BullMQ's tables on the `postgres` backend (`COMPACTOR_QUEUE_SCHEMA`,
+   * default `compactor_queue`; created by `compactor migrate`). Must differ from
+   * {@link databaseSchema}. Optional so that a config built in code may leave it out.
+   */
+  queueSchema?: string | undefined;
   /** redis:// URL of the BullMQ Redis (unused when {@link redisCluster} is set). */
   redisUrl: string;
   /**
@@ -378,6 +409,29 @@ export interface DashboardConfig {
 
 export { ConfigError };
 
+/**
+ * The queue backend of an environment: `COMPACTOR_QUEUE_BACKEND` when set; else `redis` when the
+ * environment names a Redis (`REDIS_URL` or `COMPACTOR_REDIS_CLUSTER_NODES`), else `postgres`. The
+ * rule keeps every deployment that names its Redis on it, and lets one that has only Postgres run
+ * without a Redis; a deployment that relied on the implicit `redis://127.0.0.1:6379` must now say
+ * so (CHANGELOG, upgrade note).
+ */
+export function queueBackendOf(env: {
+  COMPACTOR_QUEUE_BACKEND?: QueueBackendKind | undefined;
+  REDIS_URL?: string | undefined;
+  COMPACTOR_REDIS_CLUSTER_NODES?: unknown;
+}): QueueBackendKind {
+  if (env.COMPACTOR_QUEUE_BACKEND) return env.COMPACTOR_QUEUE_BACKEND;
+  return env.REDIS_URL !== undefined || env.COMPACTOR_REDIS_CLUSTER_NODES !== undefined
+    ? 'redis'
+    : 'postgres';
+}
+
+/** The queue backend of a config: `redis` unless it says `postgres`. */
+export function queueBackendOfConfig(config: Pick<Config, 'queueBackend'>): QueueBackendKind {
+  return config.queueBackend ?? 'redis';
+}
+
 /** The Redis a config names: its cluster when it has one, else its URL. */
 export function redisTargetOf(config: Pick<Config, 'redisUrl' | 'redisCluster'>): RedisTarget {
   return config.redisCluster ? { cluster: config.redisCluster } : { url: config.redisUrl };
@@ -418,6 +472,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       );
     }
   }
+  const queueBackend = queueBackendOf({
+    COMPACTOR_QUEUE_BACKEND: e.COMPACTOR_QUEUE_BACKEND,
+    REDIS_URL: present.REDIS_URL,
+    COMPACTOR_REDIS_CLUSTER_NODES: present.COMPACTOR_REDIS_CLUSTER_NODES,
+  });
+  if (queueBackend === 'postgres' && e.COMPACTOR_QUEUE_SCHEMA === e.COMPACTOR_SCHEMA) {
+    throw new ConfigError(
+      `invalid environment: COMPACTOR_QUEUE_SCHEMA and COMPACTOR_SCHEMA are both "${e.COMPACTOR_SCHEMA}"; ` +
+        "BullMQ's tables need a schema of their own: give COMPACTOR_QUEUE_SCHEMA another name",
+    );
+  }
   const tenantTokens = e.COMPACTOR_DASHBOARD_TOKENS ?? [];
   const adminSecrets = [e.COMPACTOR_DASHBOARD_TOKEN, e.COMPACTOR_DASHBOARD_PASSWORD];
   if (tenantTokens.some((t) => adminSecrets.includes(t.token))) {
@@ -429,6 +494,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     databaseSchema: e.COMPACTOR_SCHEMA,
     historyPartitions: e.COMPACTOR_HISTORY_PARTITIONS,
+    queueBackend,
+    queueSchema: e.COMPACTOR_QUEUE_SCHEMA,
     redisUrl: e.REDIS_URL,
     redisCluster,
     queuePrefix,

@@ -7,9 +7,7 @@
  * its details (ms, errors) need that token. `/healthz` is open (liveness says nothing).
  */
 
-import { Queue } from 'bullmq';
 import type { Context, MiddlewareHandler } from 'hono';
-import { duplicateConnection } from '../../producer/redis/redis.ts';
 import { ConfigError } from '../../shared/contract/errors.ts';
 import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
 import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
@@ -53,16 +51,16 @@ export async function startMetricsServer(
   address: MetricsAddress,
 ): Promise<Listening> {
   assertMetricsExposure(address);
-  const { config, logger } = services;
-  const connection = duplicateConnection(services.redis);
+  const { logger } = services;
+  const link = services.queues.link();
   const queues = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
-    (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
+    (name) => new services.queues.Queue(name, { ...link.options }),
   );
-  for (const queue of queues) services.redisState.watch(queue, `${queue.name} queue`);
+  for (const queue of queues) services.queueState.watch(queue, `${queue.name} queue`);
   metrics.watchQueues(queues);
   const probe = readinessProbe(services.redis, services.database.sql);
   const release = () =>
-    runAll(logger, [...queues.map((q) => () => q.close()), () => probe.close(), () => connection.quit()]);
+    runAll(logger, [...queues.map((q) => () => q.close()), () => probe.close(), () => link.close()]);
   let listening: Listening;
   try {
     listening = await listen(

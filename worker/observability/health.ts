@@ -1,7 +1,8 @@
 /**
  * Readiness: does this process reach Redis (PING; on a Redis Cluster, `CLUSTER INFO` saying
- * `cluster_state:ok`) and Postgres (`select 1`), each within a short timeout. Liveness needs no
- * check: a process that answers HTTP is up.
+ * `cluster_state:ok`) and Postgres (`select 1`), each within a short timeout. On the `postgres`
+ * queue backend there is no Redis: the queues live in Postgres, and its check is the only one.
+ * Liveness needs no check: a process that answers HTTP is up.
  */
 import type postgres from 'postgres';
 import { duplicateConnection, isCluster, type RedisConnection } from '../../producer/redis/redis.ts';
@@ -17,7 +18,8 @@ export interface ReadinessCheck {
 /** The readiness report served by `/readyz` (HTTP 200 when `ready`, else 503). */
 export interface Readiness {
   ready: boolean;
-  checks: { redis: ReadinessCheck; postgres: ReadinessCheck };
+  /** `redis` only on the `redis` queue backend. */
+  checks: { redis?: ReadinessCheck; postgres: ReadinessCheck };
 }
 
 /** A readiness probe and the connection it owns. */
@@ -31,7 +33,7 @@ export interface ReadinessProbe {
 export const READINESS_TIMEOUT_MS = 2_000;
 
 /**
- * A probe on `redis` (duplicated into a connection of its own that fails fast while Redis is down,
+ * A probe on `redis` (null: the `postgres` queue backend, Postgres alone; else duplicated into a connection of its own that fails fast while Redis is down,
  * instead of queueing commands) and the postgres.js pool `sql`. On a cluster, a PING would reach
  * one node and say nothing of the slots: the probe asks a node for `CLUSTER INFO` instead, which
  * is `cluster_state:ok` only while every slot has a reachable primary (Redis Cluster
@@ -39,10 +41,19 @@ export const READINESS_TIMEOUT_MS = 2_000;
  * answers not ready.
  */
 export function readinessProbe(
-  redis: RedisConnection,
+  redis: RedisConnection | null,
   sql: postgres.Sql,
   timeoutMs = READINESS_TIMEOUT_MS,
 ): ReadinessProbe {
+  if (!redis) {
+    return {
+      async check() {
+        const postgresCheck = await timed(() => pingPostgres(sql), timeoutMs);
+        return { ready: postgresCheck.ok, checks: { postgres: postgresCheck } };
+      },
+      close: async () => {},
+    };
+  }
   const own = duplicateConnection(redis, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -53,35 +53,64 @@ export class LeaseManager implements Leases {
     const token = randomUUID();
     const ok = await this.redis.set(key, token, 'PX', this.ttlMs, 'NX');
     if (ok !== 'OK') return null;
-    const controller = new AbortController();
-    const lost = (why: string) => {
-      if (!controller.signal.aborted) controller.abort(new Error(`lease ${key} lost: ${why}`));
-    };
-    const timer = setInterval(
-      () => {
-        this.redis.eval(RENEW, 1, key, token, String(this.ttlMs)).then(
-          (renewed) => {
-            if (renewed !== 1) lost('expired or taken by another holder');
-          },
-          // A failed renewal is not yet a lost lease: the key lives until its TTL. Try again next tick.
-          () => {},
-        );
-      },
-      Math.floor(this.ttlMs / 3),
-    );
-    timer.unref();
-    let released: Promise<void> | undefined;
-    return {
+    return holdLease({
       key,
       token,
-      signal: controller.signal,
-      release: () => {
-        released ??= (async () => {
-          clearInterval(timer);
-          await this.redis.eval(RELEASE, 1, key, token).catch(() => {});
-        })();
-        return released;
+      ttlMs: this.ttlMs,
+      renew: async () => (await this.redis.eval(RENEW, 1, key, token, String(this.ttlMs))) === 1,
+      release: async () => {
+        await this.redis.eval(RELEASE, 1, key, token);
       },
-    };
+    });
   }
+}
+
+/** How a store keeps one taken lease: renew it (false: lost), release it. */
+export interface LeaseHold {
+  key: string;
+  token: string;
+  /** Renewed every third of it. */
+  ttlMs: number;
+  /** Extends the lease if still ours; resolves false when it is not (expired, or taken). */
+  renew(): Promise<boolean>;
+  /** Drops the lease if still ours. */
+  release(): Promise<void>;
+}
+
+/**
+ * A taken lease, renewed every `ttlMs / 3` until released: its signal aborts when a renewal finds
+ * it lost. A renewal that fails (the store unreachable) is not yet a lost lease: the lease lives
+ * until its TTL, and the next tick tries again. Shared by the Redis and the Postgres leases.
+ */
+export function holdLease(hold: LeaseHold): Lease {
+  const { key, token, ttlMs } = hold;
+  const controller = new AbortController();
+  const lost = (why: string) => {
+    if (!controller.signal.aborted) controller.abort(new Error(`lease ${key} lost: ${why}`));
+  };
+  const timer = setInterval(
+    () => {
+      hold.renew().then(
+        (renewed) => {
+          if (!renewed) lost('expired or taken by another holder');
+        },
+        () => {},
+      );
+    },
+    Math.floor(ttlMs / 3),
+  );
+  timer.unref();
+  let released: Promise<void> | undefined;
+  return {
+    key,
+    token,
+    signal: controller.signal,
+    release: () => {
+      released ??= (async () => {
+        clearInterval(timer);
+        await hold.release().catch(() => {});
+      })();
+      return released;
+    },
+  };
 }

@@ -5,45 +5,74 @@
 import type { Logger } from 'pino';
 import { type Database, openDatabase } from '../../producer/postgres/db.ts';
 import {
+  DEFAULT_QUEUE_SCHEMA,
+  postgresQueueBackend,
+  type QueueBackend,
+  redisQueueBackend,
+} from '../../producer/queue/backend.ts';
+import {
+  postgresTenantBacklog,
+  redisTenantBacklog,
+  type TenantBacklog,
+} from '../../producer/queue/tenant-backlog.ts';
+import {
   connectRedis,
   describeTarget,
+  duplicateConnection,
   type RedisConnection,
   type RedisTarget,
 } from '../../producer/redis/redis.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import { type Config, redisTargetOf } from '../config/config.ts';
+import { type Config, queueBackendOfConfig, redisTargetOf } from '../config/config.ts';
 import { tracedLlmCalls } from '../observability/tracing.ts';
-import type { Budgets, Summarizers } from '../pipeline/ports.ts';
+import type { Budgets, Leases, Summarizers } from '../pipeline/ports.ts';
 import { PostgresBudgets } from '../postgres/budgets.ts';
+import { PostgresLeases } from '../postgres/lease.ts';
 import { PolicyCache } from '../postgres/policy-cache.ts';
+import { pingPostgres } from '../postgres/queries/health.ts';
 import { PostgresReads } from '../postgres/reads.ts';
+import { createPostgresTenantSlots } from '../postgres/tenant-slots.ts';
 import { PostgresWrites } from '../postgres/writes.ts';
 import { LeaseManager } from '../redis/lease.ts';
+import { createTenantSlots, type TenantSlots, type TenantSlotsOptions } from '../redis/tenant-slots.ts';
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
 import { batchesFor, summarizerFor, summarizersFor } from '../summarizers/index.ts';
-import { type RedisStateLog, redisStateLog } from './redis-state.ts';
+import { type ConnectionStateLog, queueStateLog } from './redis-state.ts';
+
+export type { QueueBackend, TenantBacklog, TenantSlots, TenantSlotsOptions };
 
 export interface Services {
   config: Config;
   logger: Logger;
   database: Database;
   /**
-   * Shared connection for leases; BullMQ-safe (`maxRetriesPerRequest: null`). A `Cluster` when
-   * the config names one: duplicate it with `duplicateConnection` (producer/redis/redis.ts).
+   * Where the queues live, and the constructors and connections of every BullMQ object the process
+   * makes (producer/queue/backend.ts): Redis or Postgres, as `config.queueBackend` says.
    */
-  redis: RedisConnection;
+  queues: QueueBackend;
   /**
-   * Where every Redis client and BullMQ object of the process reports its errors: an outage is
+   * On the `redis` backend: the shared connection for leases, backlog counts and tenant slots;
+   * BullMQ-safe (`maxRetriesPerRequest: null`). A `Cluster` when the config names one: duplicate it
+   * with `duplicateConnection` (producer/redis/redis.ts). Null on the `postgres` backend, where
+   * those live in compactor's schema.
+   */
+  redis: RedisConnection | null;
+  /**
+   * Where every queue client and BullMQ object of the process reports its errors: an outage is
    * logged once when lost and once when restored (worker/runtime/redis-state.ts).
    */
-  redisState: RedisStateLog;
+  queueState: ConnectionStateLog;
+  /** The tenants' backlog counts, which give compaction jobs their fair priority. */
+  backlog: TenantBacklog;
+  /** The tenants' worker slots (worker/redis/tenant-slots.ts, worker/postgres/tenant-slots.ts). */
+  tenantSlots(options: TenantSlotsOptions): TenantSlots;
   /** The policies jobs read, cached and kept current by `LISTEN` (worker/postgres/policy-cache.ts). */
   policies: PolicyCache;
   /** The pipeline's read port: sessions and the ledger, the gate's policies from {@link policies}. */
   reads: PostgresReads;
   /** The pipeline's fenced-write port, on the same database. */
   writes: PostgresWrites;
-  leases: LeaseManager;
+  leases: Leases;
   /** The spend budgets: checks and reservations of paid summaries (worker/postgres/budgets.ts). */
   budgets: Budgets;
   /**
@@ -55,7 +84,7 @@ export interface Services {
   summarizers: Summarizers;
   /** Message Batches client (batch summaries for sweeps), when an Anthropic key is set. */
   batches: AnthropicBatches | null;
-  /** Closes Redis and Postgres; every step runs, errors are logged. Memoized. */
+  /** Closes Redis (if any) and Postgres; every step runs, errors are logged. Memoized. */
   close(): Promise<void>;
 }
 
@@ -102,11 +131,9 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     max: overrides.poolSize ?? config.dbPoolSize ?? DEFAULT_POOL_SIZE,
     schema: config.databaseSchema,
   });
-  const target = redisTargetOf(config);
-  // The probe runs on a lost connection, after `redis` exists: it waits for the reconnection.
-  const redisState = redisStateLog(logger, describeTarget(target), { probe: () => redis.ping() });
-  const redis = createRedis(target, redisState);
   let closing: Promise<void> | undefined;
+  const coordination = coordinationOf(config, logger, database, () => closing !== undefined);
+  const { redis } = coordination;
   // Jobs read policies from this cache; policy writes NOTIFY it (worker/postgres/policy-cache.ts).
   const policies = new PolicyCache(
     database.db,
@@ -126,12 +153,10 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     config,
     logger,
     database,
-    redis,
-    redisState,
+    ...coordination,
     policies,
     reads,
     writes: new PostgresWrites(database.db, reads),
-    leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
     budgets: new PostgresBudgets(database.db),
     summarizers: {
       // Each LLM request in its OpenTelemetry GenAI span (a no-op until the service registers an SDK).
@@ -141,10 +166,83 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
     },
     batches: overrides.batches !== undefined ? overrides.batches : batchesFor(config),
     close: () => {
-      closing ??= runAll(logger, [() => redis.quit().then(() => undefined), () => database.close()]);
+      closing ??= runAll(logger, [
+        async () => {
+          await redis?.quit();
+        },
+        () => database.close(),
+      ]);
       return closing;
     },
   };
+}
+
+/** What a process coordinates on: the queues, the leases, the tenants' counts and slots. */
+type Coordination = Pick<Services, 'queues' | 'redis' | 'queueState' | 'backlog' | 'tenantSlots' | 'leases'>;
+
+/**
+ * The queue backend of `config` and what lives beside it: on `redis`, one shared ioredis
+ * connection for leases, counts and slots (each BullMQ object duplicates it); on `postgres`,
+ * BullMQ's PostgreSQL backend in `config.queueSchema` and the rest in compactor's schema on
+ * `database`, whose pool errors the state log reports.
+ */
+function coordinationOf(
+  config: Config,
+  logger: Logger,
+  database: Database,
+  closed: () => boolean,
+): Coordination {
+  if (queueBackendOfConfig(config) === 'postgres') {
+    const queues = postgresQueueBackend({
+      connection: config.databaseUrl,
+      schema: config.queueSchema ?? DEFAULT_QUEUE_SCHEMA,
+    });
+    const queueState = queueStateLog(logger, queues.where, {
+      dependency: 'Postgres',
+      probe: () => untilAnswers(() => pingPostgres(database.sql), closed),
+    });
+    return {
+      queues,
+      redis: null,
+      queueState,
+      backlog: postgresTenantBacklog(database.db),
+      tenantSlots: (options) => createPostgresTenantSlots(database.db, options),
+      leases: new PostgresLeases(database.db, { ttlMs: config.leaseTtlMs }),
+    };
+  }
+  const target = redisTargetOf(config);
+  // The probe runs on a lost connection, after `redis` exists: it waits for the reconnection.
+  const queueState = queueStateLog(logger, describeTarget(target), { probe: () => redis.ping() });
+  const redis = createRedis(target, queueState);
+  return {
+    queues: redisQueueBackend({
+      prefix: config.queuePrefix,
+      shared: redis,
+      open: () => duplicateConnection(redis),
+      where: describeTarget(target),
+    }),
+    redis,
+    queueState,
+    backlog: redisTenantBacklog(redis, config.queuePrefix),
+    tenantSlots: (options) => createTenantSlots(redis, options),
+    leases: new LeaseManager(redis, { prefix: config.queuePrefix, ttlMs: config.leaseTtlMs }),
+  };
+}
+
+/**
+ * Resolves once `ping` does, trying every second (a Postgres pool fails a statement at once while
+ * the server is down, where a Redis client waits for its reconnection); rejects once `closed()`.
+ */
+async function untilAnswers(ping: () => Promise<unknown>, closed: () => boolean): Promise<void> {
+  for (;;) {
+    if (closed()) throw new Error('closed');
+    try {
+      await ping();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+    }
+  }
 }
 
 /**
@@ -152,7 +250,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
  * (`maxRetriesPerRequest: null`: commands wait for a reconnect instead of failing), reporting its
  * errors and its readiness to `state`, which logs each change of state once.
  */
-export function createRedis(target: RedisTarget, state: RedisStateLog): RedisConnection {
+export function createRedis(target: RedisTarget, state: ConnectionStateLog): RedisConnection {
   const redis = connectRedis(target, { maxRetriesPerRequest: null, lazyConnect: false });
   state.watch(redis, 'Redis connection');
   redis.on('ready', () => state.ready());

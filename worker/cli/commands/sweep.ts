@@ -29,7 +29,9 @@ export const sweepCommand: Command = {
     const dryRun = flag(args, 'dry-run');
     const c = context.config();
     const database = openDatabase(c.databaseUrl, { max: 2, schema: c.databaseSchema });
-    const producer = dryRun ? null : createProducer({ ...connectionOf(c), prefix: c.queuePrefix });
+    const producer = dryRun
+      ? null
+      : createProducer({ ...connectionOf(c), prefix: c.queuePrefix, db: database.db });
     const progress = createProgress(context.stderr);
     try {
       await assertSchema(database);
@@ -39,7 +41,7 @@ export const sweepCommand: Command = {
         const total = await countLiveSessions(database.db);
         progress.start('sweeping', total, 'sessions');
       }
-      const result = await runSweep(database.db, producer?.queue ?? null, {
+      const result = await runSweep(database.db, producer, {
         dryRun,
         onPage: (scanned) => progress.update(scanned),
       });

@@ -2,10 +2,11 @@
 import { assertMetricsExposure, startMetricsServer } from '../../http/metrics-server.ts';
 import { createWorkerMetrics } from '../../observability/metrics.ts';
 import { describeDatabaseError } from '../../postgres/errors.ts';
-import { migrateDatabase, migrateOptionsOf } from '../../postgres/migrate.ts';
+
 import { startWorker } from '../../queue/compaction/worker.ts';
 import { startSweepService } from '../../queue/sweeps/sweep.ts';
 import { startWebhookWorker } from '../../queue/webhooks/webhook-worker.ts';
+import { migrateInstall } from '../../runtime/migrate-install.ts';
 import { openServices, poolSizeFor, redactUrl } from '../../runtime/services.ts';
 import { retryUntilReady } from '../../runtime/startup.ts';
 import { type Command, positiveInt } from '../command.ts';
@@ -37,7 +38,7 @@ export const workerCommand: Command = {
     // Each failed attempt is logged as its cause and what to do (a stopped server, a missing
     // database, a refused login), not as the driver's bare message.
     const migrate = () =>
-      migrateDatabase(c.databaseUrl, migrateOptionsOf(c)).catch((error: unknown) => {
+      migrateInstall(c).catch((error: unknown) => {
         throw describeDatabaseError(error, { url: c.databaseUrl }) ?? error;
       });
     await retryUntilReady(migrate, {
@@ -67,7 +68,9 @@ export const workerCommand: Command = {
         concurrency: running.worker.opts.concurrency,
         dbPoolSize: poolSize,
         summarizer: services.summarizers.primary.name,
-        prefix: c.queuePrefix,
+        queueBackend: services.queues.kind,
+        queues: services.queues.where,
+        ...(services.queues.kind === 'redis' ? { prefix: c.queuePrefix } : {}),
       },
       'worker started',
     );

@@ -49,11 +49,11 @@ export async function startApi(
       offload,
       producer,
       logger,
-      // Counted in the install's Redis (one rate per tenant across API processes), read from the
-      // policy cache that policy writes notify.
+      // Counted where the queues are, Redis or Postgres (one rate per tenant across API
+      // processes), read from the policy cache that policy writes notify.
       limits: new TenantLimits({
         policies: services.policies,
-        redis: services.redis,
+        ...(services.redis ? { redis: services.redis } : { postgres: services.database.db }),
         prefix: config.queuePrefix,
         ...(config.api?.limits ? { defaults: config.api.limits } : {}),
       }),

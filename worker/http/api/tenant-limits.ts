@@ -3,11 +3,13 @@
  * process: the request rate and the context reads served at once. (The session size is enforced by
  * the producer's append, in Postgres; the context size by the context read, in its one statement.)
  *
- * The request rate is counted by rate-limiter-flexible, in Redis when the API is given a connection
- * (so every API process of the install counts one budget per tenant), else in this process's
- * memory. A `BurstyRateLimiter` allows `requestsPerSecond` per second and, on top of it, `burst`
- * requests per {@link BURST_WINDOW_S} s. When Redis cannot answer, each process falls back to the
- * same limits in its own memory (`insuranceLimiter`) rather than refusing or waiting.
+ * The request rate is counted by rate-limiter-flexible, in Redis when the API is given a connection,
+ * or in Postgres (its Drizzle store, worker/postgres/rate-limits.ts) when given compactor's
+ * database, as on the `postgres` queue backend (so every API process of the install counts one
+ * budget per tenant), else in this process's memory. A `BurstyRateLimiter` allows
+ * `requestsPerSecond` per second and, on top of it, `burst` requests per {@link BURST_WINDOW_S} s.
+ * When the store cannot answer, each process falls back to the same limits in its own memory
+ * (`insuranceLimiter`) rather than refusing or waiting.
  */
 import {
   BurstyRateLimiter,
@@ -16,9 +18,11 @@ import {
   RateLimiterRes,
   type RateLimiterStoreAbstract,
 } from 'rate-limiter-flexible';
+import type { Db } from '../../../producer/postgres/db.ts';
 import type { RedisConnection } from '../../../producer/redis/redis.ts';
 import { BURST_WINDOW_S, DEFAULT_LIMITS, type Limits, resolveLimits } from '../../../shared/policy/limits.ts';
 import type { PolicySource } from '../../postgres/policies.ts';
+import { postgresRateLimiter } from '../../postgres/rate-limits.ts';
 
 /** Where the limits come from and where the request rate is counted. */
 export interface TenantLimitsOptions {
@@ -26,8 +30,10 @@ export interface TenantLimitsOptions {
   policies: PolicySource;
   /** The limits of a tenant whose policy sets none (default `DEFAULT_LIMITS`). */
   defaults?: Limits;
-  /** Redis to count request rates in, shared by the API processes; absent: this process's memory. */
+  /** Redis to count request rates in, shared by the API processes; absent: `postgres`, or memory. */
   redis?: RedisConnection;
+  /** compactor's database to count request rates in (`rate_limits`), when there is no `redis`. */
+  postgres?: Db;
   /** Prefix of the Redis keys (the install's queue prefix); default `compactor`. */
   prefix?: string;
 }
@@ -102,13 +108,15 @@ export class TenantLimits {
     return limiter;
   }
 
-  /** A counter of `points` per `duration` s: in Redis (memory as its insurance), or in memory. */
+  /** A counter of `points` per `duration` s: in Redis or Postgres (memory as its insurance), or in memory. */
   private store(opts: {
     keyPrefix: string;
     points: number;
     duration: number;
   }): RateLimiterStoreAbstract | RateLimiterMemory {
     const memory = new RateLimiterMemory(opts);
+    if (!this.options.redis && this.options.postgres)
+      return postgresRateLimiter(this.options.postgres, { ...opts, insuranceLimiter: memory });
     if (!this.options.redis) return memory;
     return new RateLimiterRedis({
       ...opts,

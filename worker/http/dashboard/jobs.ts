@@ -1,15 +1,16 @@
 /**
  * Waiting for a compaction job to settle, so "compact now" can answer with what happened instead
- * of "enqueued". The dashboard owns one `QueueEvents` (a blocking Redis connection of its own) on
+ * of "enqueued". The dashboard owns one `QueueEvents` (a blocking connection of its own, to Redis or
+ * Postgres as the queue backend says) on
  * the compaction queue and closes it on shutdown; every wait is bounded.
  */
-import { Job, type Queue, QueueEvents } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import { z } from 'zod';
-import type { RedisConnection } from '../../../producer/redis/redis.ts';
+import type { QueueBackend } from '../../../producer/queue/backend.ts';
 
 /**
  * What a compaction job returns, as far as the dashboard reads it. Parsed, not trusted: it is JSON
- * from Redis, written by whichever worker version ran the job. `ledgerStatus` and `reason` say what
+ * from the queue, written by whichever worker version ran the job. `ledgerStatus` and `reason` say what
  * happened (`status` has meant different things across versions).
  */
 export const jobResultSchema = z.object({
@@ -42,7 +43,7 @@ export type JobSettlement =
 export interface JobWaiter {
   /**
    * Waits up to `ttlMs` for job `jobId` to finish and says where it stands. Never throws for the
-   * job's own failure; rejects only when Redis cannot be read (in time).
+   * job's own failure; rejects only when the queue cannot be read (in time).
    */
   settle(jobId: string, ttlMs: number): Promise<JobSettlement>;
   /** Stops listening; closes the events connection. */
@@ -50,11 +51,12 @@ export interface JobWaiter {
 }
 
 /**
- * A waiter on `queue`'s events, listening on `connection` (a dedicated connection: it blocks on
- * reads; the waiter quits it on close).
+ * A waiter on `queue`'s events, listening on a connection of its own made by `queues` (it blocks
+ * on reads; the waiter closes it on close).
  */
-export function createJobWaiter(queue: Queue, connection: RedisConnection): JobWaiter {
-  const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix });
+export function createJobWaiter(queue: Queue, queues: QueueBackend): JobWaiter {
+  const link = queues.link({ poolSize: 1 });
+  const events = new queues.QueueEvents(queue.name, link.options);
   // Connection errors surface through the reads of a wait; an unhandled 'error' event would crash.
   events.on('error', () => {});
   let closing: Promise<void> | undefined;
@@ -71,14 +73,14 @@ export function createJobWaiter(queue: Queue, connection: RedisConnection): JobW
           return settlementOf(await Job.fromId(queue, jobId));
         }
       };
-      // BullMQ's connections wait for Redis to come back rather than fail: the wait stays bounded.
+      // BullMQ's connections wait for the queue to come back rather than fail: the wait stays bounded.
       return withDeadline(settle(), ttlMs + READ_MARGIN_MS);
     },
     close: () => {
       closing ??= events
         .close()
         .catch(() => {})
-        .then(() => connection.quit().catch(() => connection.disconnect()))
+        .then(() => link.close())
         .then(() => undefined);
       return closing;
     },
@@ -91,7 +93,7 @@ const READ_MARGIN_MS = 5_000;
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Error(`the queue did not answer within ${ms} ms`)), ms);
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }

@@ -16,12 +16,11 @@
  * credentials (`--insecure`), only loopback `Host` and `Origin` values are answered (DNS rebinding).
  */
 import { randomBytes } from 'node:crypto';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
-import { duplicateConnection } from '../../../producer/redis/redis.ts';
 import type { Scope } from '../../../shared/contract/api-keys.ts';
 import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
 import { COMPACTION_QUEUE } from '../../../shared/protocol/events.ts';
@@ -386,18 +385,20 @@ export async function startDashboard(
   const credentials = await serverCredentials(services, options);
   // First: it can refuse to start, before anything is opened.
   const views = offlineBullBoardViews();
-  const connection = duplicateConnection(services.redis);
+  const link = services.queues.link();
   const [compaction, sweep, webhooks] = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
-    (name) => new Queue(name, { connection, prefix: config.queuePrefix }),
+    (name) => new services.queues.Queue(name, { ...link.options }),
   ) as [Queue, Queue, Queue];
   const queues = [compaction, sweep, webhooks];
-  for (const queue of queues) services.redisState.watch(queue, `${queue.name} queue`);
+  for (const queue of queues) services.queueState.watch(queue, `${queue.name} queue`);
   const producer = createProducer({
     ...connectionOf(config),
     prefix: config.queuePrefix,
+    // On Postgres the backlog counts go through the services' pool, not one of the producer's own.
+    db: services.database.db,
   });
   // Its events connection blocks on reads, so it gets one of its own.
-  const jobs = createJobWaiter(compaction, duplicateConnection(services.redis));
+  const jobs = createJobWaiter(compaction, services.queues);
   const probe = readinessProbe(services.redis, services.database.sql);
   const metrics = createDashboardMetrics();
   metrics.watchQueues(queues);
@@ -421,7 +422,7 @@ export async function startDashboard(
       () => producer.close(),
       () => jobs.close(),
       () => probe.close(),
-      () => connection.quit(),
+      () => link.close(),
       () => services.close(),
       () => views.remove(),
     ]);

@@ -37,7 +37,8 @@ export interface JobActionOptions {
 /** The action for `error` (already normalised by `toError`). */
 export function jobActionFor(error: Error, options: JobActionOptions): JobAction {
   if (error instanceof LeaseBusyError) {
-    return { type: 'delay', ms: options.leaseBusyDelayMs * (1 + options.random()) };
+    // Whole ms: BullMQ's Postgres backend keeps a delayed job's due time as a bigint.
+    return { type: 'delay', ms: Math.round(options.leaseBusyDelayMs * (1 + options.random())) };
   }
   if (error instanceof RateLimitedError && error.retryAfterMs !== null) {
     return { type: 'pauseWorker', ms: error.retryAfterMs };

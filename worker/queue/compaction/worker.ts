@@ -2,9 +2,7 @@
  * The compaction worker: a BullMQ Worker on the `compaction` queue running the processor.
  * `close()` stops taking jobs and waits for the active ones (graceful); `close(true)` does not wait.
  */
-import { type Job, Worker } from 'bullmq';
-import { duplicateConnection } from '../../../producer/redis/redis.ts';
-import { releaseJobPriority } from '../../../producer/redis/tenant-backlog.ts';
+import type { Job, Worker } from 'bullmq';
 import { printable } from '../../../shared/contract/errors.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED, SWEEP_COMPACTION } from '../../../shared/protocol/events.ts';
 import type { Strategy } from '../../../shared/strategies/index.ts';
@@ -12,7 +10,6 @@ import { instrumentSummarizer, type WorkerMetrics } from '../../observability/me
 import { tracingObserver } from '../../observability/tracing.ts';
 import { systemClock } from '../../pipeline/clock.ts';
 import type { PipelineObserver, Stage, Summarizers } from '../../pipeline/ports.ts';
-import { createTenantSlots } from '../../redis/tenant-slots.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { type QueuedSummary, queueBatchedSummary } from '../batches/batches.ts';
 import { createAppliedHooks } from '../session-events/applied-hooks.ts';
@@ -63,7 +60,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     defaultStrategy: options.defaultStrategy,
     worker: () => worker,
     signal: abort.signal,
-    tenantSlots: createTenantSlots(services.redis, {
+    tenantSlots: services.tenantSlots({
       prefix: services.config.queuePrefix,
       maxActive: services.config.tenantMaxActiveJobs ?? Math.ceil(concurrency / 4),
       activeWindowMs: services.config.tenantActiveWindowMs,
@@ -71,11 +68,11 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
         (await services.policies.get(tenantId, null)).tenant?.limits?.maxActiveJobs,
     }),
   });
-  // BullMQ does not close a connection it was given; this one is ours to quit on close.
-  const connection = duplicateConnection(services.redis);
-  worker = new Worker<unknown, JobResult>(COMPACTION_QUEUE, processor, {
-    connection,
-    prefix: services.config.queuePrefix,
+  // BullMQ does not close a Redis connection it was given; the link closes it after the worker.
+  // On Postgres the worker's pool serves its jobs' moves: one connection per job, at most 10.
+  const link = services.queues.link({ poolSize: Math.min(concurrency + 1, 10) });
+  worker = new services.queues.Worker<unknown, JobResult>(COMPACTION_QUEUE, processor, {
+    ...link.options,
     concurrency,
     lockDuration: services.config.lockDurationMs,
     stalledInterval: services.config.stalledIntervalMs,
@@ -85,12 +82,14 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   const countOut = (job: Job | undefined) => {
     const tenantId = (job?.data as { tenantId?: unknown } | undefined)?.tenantId;
     if (!job?.opts.priority || typeof tenantId !== 'string') return;
-    releaseJobPriority(services.redis, services.config.queuePrefix, tenantId).catch((error: unknown) =>
-      services.logger.warn({ err: (error as Error).message, tenantId }, 'tenant backlog count failed'),
-    );
+    services.backlog
+      .release(tenantId)
+      .catch((error: unknown) =>
+        services.logger.warn({ err: (error as Error).message, tenantId }, 'tenant backlog count failed'),
+      );
   };
   worker.on('completed', (job) => countOut(job));
-  services.redisState.watch(worker, 'worker');
+  services.queueState.watch(worker, 'worker');
   worker.on('failed', (job, error) => {
     // attemptsMade already counts this attempt; an UnrecoverableError is never retried.
     const final = !job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
@@ -110,7 +109,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
       closing ??= runAll(services.logger, [
         () => w.close(force),
         () => applied.close(),
-        () => connection.quit(),
+        () => link.close(),
         () => services.close(),
       ]);
       return closing;

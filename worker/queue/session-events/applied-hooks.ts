@@ -17,19 +17,19 @@ export interface AppliedHooks {
   /**
    * Tells an applied ledger row (other rows are ignored). `checkpoint` is the one the apply wrote
    * (`WriteResult.checkpoint`); without it (a duplicate told again) the session's is read back.
-   * @throws when Redis or Postgres fails: the caller's job retries and tells it again.
+   * @throws when the queue or Postgres fails: the caller's job retries and tells it again.
    */
   onApplied(row: CompactionRow, checkpoint?: Checkpoint | null): Promise<void>;
   /** Closes the queues (not the services' connections). */
   close(): Promise<void>;
 }
 
-/** The hooks on `services`' Redis, Postgres and config. */
+/** The hooks on `services`' queues, Postgres and config. */
 export function createAppliedHooks(services: Services): AppliedHooks {
   const { config } = services;
-  const publisher = createSessionEventsPublisher(services.redis, config.queuePrefix);
+  const publisher = createSessionEventsPublisher(services.queues);
   const presence = watchWebhookPresence(services.database.db, services.database.sql);
-  const webhooks = createWebhookEnqueuer(services.redis, config.queuePrefix, services.database.db, {
+  const webhooks = createWebhookEnqueuer(services.queues, services.database.db, {
     backoffMs: config.webhookBackoffMs,
   });
   return {

@@ -4,9 +4,8 @@
  * BullMQ Worker of its own. The job id is the compaction id, so a job retried after the compaction
  * committed (its outcome then `duplicate`) publishes again without a second job.
  */
-import { Queue } from 'bullmq';
 import type { CompactionRow } from '../../../producer/postgres/schema.ts';
-import type { RedisConnection } from '../../../producer/redis/redis.ts';
+import type { QueueBackend } from '../../../producer/queue/backend.ts';
 import {
   jobIdOf,
   SESSION_COMPACTED,
@@ -42,16 +41,16 @@ export const SESSION_EVENTS_MAX_WAITING = 10_000;
 const BACKLOG_CHECK_EVERY = 100;
 
 /**
- * A publisher on `connection` (not closed by it) under the BullMQ key `prefix`.
+ * A publisher on the backend's `queues` (a shared Redis connection is not closed by it).
  * @param options.maxWaiting the backlog cap, default {@link SESSION_EVENTS_MAX_WAITING}.
  */
 export function createSessionEventsPublisher(
-  connection: RedisConnection,
-  prefix: string,
+  queues: QueueBackend,
   options: { maxWaiting?: number } = {},
 ): SessionEventsPublisher {
   const maxWaiting = options.maxWaiting ?? SESSION_EVENTS_MAX_WAITING;
-  const queue = new Queue(SESSION_EVENTS_QUEUE, { connection, prefix, defaultJobOptions: JOB_OPTIONS });
+  const link = queues.link({ shared: true });
+  const queue = new queues.Queue(SESSION_EVENTS_QUEUE, { ...link.options, defaultJobOptions: JOB_OPTIONS });
   queue.on('error', () => {});
   let published = 0;
   return {
@@ -66,7 +65,7 @@ export function createSessionEventsPublisher(
       }
       return event;
     },
-    close: () => queue.close(),
+    close: () => queue.close().finally(() => link.close()),
   };
 }
 

@@ -8,10 +8,9 @@
  */
 
 import { createHash } from 'node:crypto';
-import { Queue, Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import type { Db } from '../../../producer/postgres/db.ts';
-import { duplicateConnection, type RedisConnection } from '../../../producer/redis/redis.ts';
-import { releaseJobPriority, takeJobPriority } from '../../../producer/redis/tenant-backlog.ts';
+import type { TenantBacklog } from '../../../producer/queue/tenant-backlog.ts';
 import {
   admit,
   contextTokens,
@@ -74,12 +73,21 @@ export interface SweepOptions {
 type Row = SweepRow;
 
 /**
+ * Where a sweep enqueues: the compaction queue and the tenants' backlog counts beside it (a
+ * producer has both).
+ */
+export interface SweepTarget {
+  queue: Queue;
+  backlog: TenantBacklog;
+}
+
+/**
  * Scans every live session once and enqueues a compaction for each one over its trigger.
- * @param queue the compaction queue (null on a dry run).
+ * @param target the compaction queue and its backlog counts (null on a dry run).
  */
 export async function runSweep(
   db: Db,
-  queue: Queue | null,
+  target: SweepTarget | null,
   options: SweepOptions = {},
 ): Promise<SweepResult> {
   const started = performance.now();
@@ -96,7 +104,8 @@ export async function runSweep(
     }
     result.due += due.length;
     for (const d of due) if (result.sample.length < 100) result.sample.push(d);
-    if (queue && !options.dryRun && due.length > 0) result.enqueued += await enqueue(queue, due);
+    if (target && !options.dryRun && due.length > 0)
+      result.enqueued += await enqueue(target.queue, target.backlog, due);
     options.onPage?.(result.scanned);
   }
   result.ms = performance.now() - started;
@@ -134,12 +143,9 @@ async function dueSession(row: Row, policies: Policies, now: number): Promise<Du
  * Adds one job per due session, each at its tenant's fair priority (producer/redis/tenant-backlog.ts);
  * returns how many BullMQ accepted. A job coalesced into one already waiting is counted out again.
  */
-async function enqueue(queue: Queue, due: DueSession[]): Promise<number> {
-  // The Redis backend's client is the ioredis connection the queue was given.
-  const redis = (await queue.backend.client) as unknown as RedisConnection;
-  const prefix = queue.opts.prefix ?? 'bull';
+async function enqueue(queue: Queue, backlog: TenantBacklog, due: DueSession[]): Promise<number> {
   const priorities: number[] = [];
-  for (const d of due) priorities.push(await takeJobPriority(redis, prefix, d.tenantId));
+  for (const d of due) priorities.push(await backlog.take(d.tenantId));
   const jobs = due.map((d, i) => {
     const data: SweepCompactionJob = {
       eventId: sweepJobIdOf(d),
@@ -161,7 +167,7 @@ async function enqueue(queue: Queue, due: DueSession[]): Promise<number> {
   const added = await queue.addBulk(jobs);
   for (const [i, job] of added.entries()) {
     const d = due[i];
-    if (d && job.id !== jobs[i]?.data.eventId) await releaseJobPriority(redis, prefix, d.tenantId);
+    if (d && job.id !== jobs[i]?.data.eventId) await backlog.release(d.tenantId);
   }
   return added.length;
 }
@@ -187,13 +193,14 @@ export async function startSweepService(
   options: { metrics?: Pick<WorkerMetrics, 'summaryFidelity'> } = {},
 ): Promise<{ close(): Promise<void> }> {
   const { config, logger } = services;
-  const connection = duplicateConnection(services.redis);
+  const { queues } = services;
+  const link = queues.link();
   const applied = createAppliedHooks(services);
-  const sweepQueue = new Queue(SWEEP_QUEUE, { connection, prefix: config.queuePrefix });
-  const compactionQueue = new Queue(COMPACTION_QUEUE, { connection, prefix: config.queuePrefix });
+  const sweepQueue = new queues.Queue(SWEEP_QUEUE, link.options);
+  const compactionQueue = new queues.Queue(COMPACTION_QUEUE, link.options);
   // Without a listener, BullMQ prints each reconnect attempt's error as a raw stack on stderr.
-  services.redisState.watch(sweepQueue, 'sweep queue');
-  services.redisState.watch(compactionQueue, 'compaction queue');
+  services.queueState.watch(sweepQueue, 'sweep queue');
+  services.queueState.watch(compactionQueue, 'compaction queue');
   let worker: Worker | undefined;
   if (config.sweepEveryMs > 0) {
     await sweepQueue.upsertJobScheduler(
@@ -215,7 +222,7 @@ export async function startSweepService(
     await sweepQueue.removeJobScheduler(BATCH_SCHEDULER_ID);
   }
   if (config.sweepEveryMs > 0 || batches) {
-    worker = new Worker(
+    worker = new queues.Worker(
       SWEEP_QUEUE,
       async (job) => {
         if (job.name === 'batches' && batches) {
@@ -231,7 +238,10 @@ export async function startSweepService(
           logger.info(polled, 'message batches polled');
           return polled;
         }
-        const result = await runSweep(services.database.db, compactionQueue);
+        const result = await runSweep(services.database.db, {
+          queue: compactionQueue,
+          backlog: services.backlog,
+        });
         logger.info(
           { scanned: result.scanned, due: result.due, enqueued: result.enqueued, ms: Math.round(result.ms) },
           'sweep done',
@@ -257,9 +267,9 @@ export async function startSweepService(
           expiredMessages: retention.messages,
         };
       },
-      { connection, prefix: config.queuePrefix, concurrency: 1 },
+      { ...link.options, concurrency: 1 },
     );
-    services.redisState.watch(worker, 'sweep worker');
+    services.queueState.watch(worker, 'sweep worker');
   }
   let closing: Promise<void> | undefined;
   return {
@@ -269,7 +279,7 @@ export async function startSweepService(
         () => applied.close(),
         () => sweepQueue.close(),
         () => compactionQueue.close(),
-        () => connection.quit(),
+        () => link.close(),
       ]);
       return closing;
     },

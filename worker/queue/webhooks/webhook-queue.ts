@@ -4,9 +4,8 @@
  * compaction job retried after it committed) adds no second job. The job carries the exact body,
  * so every attempt sends (and signs) the same bytes.
  */
-import { Queue } from 'bullmq';
 import type { Db } from '../../../producer/postgres/db.ts';
-import type { RedisConnection } from '../../../producer/redis/redis.ts';
+import type { QueueBackend } from '../../../producer/queue/backend.ts';
 import {
   WEBHOOK_ATTEMPTS,
   WEBHOOK_DELIVERY,
@@ -22,25 +21,24 @@ export interface WebhookEnqueuer {
    * Enqueues the delivery of `event` when its tenant has an enabled webhook (`hasWebhook`, when the
    * caller read it already; else read here).
    * @returns whether a job was asked for (false: no enabled webhook).
-   * @throws when Redis or Postgres cannot be reached (the caller's job retries).
+   * @throws when the queue or Postgres cannot be reached (the caller's job retries).
    */
   enqueue(event: SessionCompactedEvent, hasWebhook?: boolean): Promise<boolean>;
   close(): Promise<void>;
 }
 
 /**
- * An enqueuer on `connection` (not closed by it) under the BullMQ key `prefix`.
+ * An enqueuer on the backend's `queues` (a shared Redis connection is not closed by it).
  * @param options.backoffMs the first retry's delay, ms; doubling after each failed attempt.
  */
 export function createWebhookEnqueuer(
-  connection: RedisConnection,
-  prefix: string,
+  queues: QueueBackend,
   db: Db,
   options: { backoffMs: number },
 ): WebhookEnqueuer {
-  const queue = new Queue(WEBHOOKS_QUEUE, {
-    connection,
-    prefix,
+  const link = queues.link({ shared: true });
+  const queue = new queues.Queue(WEBHOOKS_QUEUE, {
+    ...link.options,
     defaultJobOptions: {
       attempts: WEBHOOK_ATTEMPTS,
       backoff: { type: 'exponential', delay: options.backoffMs },
@@ -60,6 +58,6 @@ export function createWebhookEnqueuer(
       await queue.add(WEBHOOK_DELIVERY, data, { jobId: jobIdOf(event.tenantId, event.compactionId) });
       return true;
     },
-    close: () => queue.close(),
+    close: () => queue.close().finally(() => link.close()),
   };
 }

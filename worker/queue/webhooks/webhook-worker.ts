@@ -9,8 +9,7 @@
  * (worker/outbound/webhook-targets.ts), checked again as it connects.
  */
 import type { LookupFunction } from 'node:net';
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { duplicateConnection } from '../../../producer/redis/redis.ts';
+import { type Job, UnrecoverableError, type Worker } from 'bullmq';
 import {
   WEBHOOK_ATTEMPTS,
   WEBHOOKS_QUEUE,
@@ -47,14 +46,14 @@ export interface WebhookWorker {
 }
 
 /**
- * Starts a webhook worker on `services` (their Redis duplicated, their Postgres pool shared; they
- * are not closed by it). Requests time out after `config.webhookTimeoutMs` and reach only what
+ * Starts a webhook worker on `services` (a queue connection of its own, their Postgres pool
+ * shared; they are not closed by it). Requests time out after `config.webhookTimeoutMs` and reach only what
  * `config.webhookTargets` allows (default: public https receivers).
  */
 export function startWebhookWorker(services: Services, options: WebhookWorkerOptions = {}): WebhookWorker {
   const { config, logger } = services;
   const db = services.database.db;
-  const connection = duplicateConnection(services.redis);
+  const link = services.queues.link({ poolSize: 4 });
   const policy = config.webhookTargets ?? STRICT_WEBHOOK_TARGETS;
   const targets = { policy, agents: webhookAgents(policy) };
   const deliver = async (job: Job): Promise<WebhookJobResult> => {
@@ -96,15 +95,14 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
     );
     return { delivered: true, attempt, statusCode: outcome.statusCode };
   };
-  const worker = new Worker<unknown, WebhookJobResult>(WEBHOOKS_QUEUE, deliver, {
-    connection,
-    prefix: config.queuePrefix,
+  const worker = new services.queues.Worker<unknown, WebhookJobResult>(WEBHOOKS_QUEUE, deliver, {
+    ...link.options,
     concurrency: options.concurrency ?? 8,
     // A job's lock must outlive its request.
     lockDuration: Math.max(config.lockDurationMs, config.webhookTimeoutMs + 10_000),
     stalledInterval: config.stalledIntervalMs,
   });
-  services.redisState.watch(worker, 'webhook worker');
+  services.queueState.watch(worker, 'webhook worker');
   worker.on('failed', (job, error) => {
     const final = !job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
     const { tenantId, eventId } = (job?.data ?? {}) as { tenantId?: string; eventId?: string };
@@ -119,7 +117,7 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
     close: (force = false) => {
       closing ??= runAll(logger, [
         () => worker.close(force),
-        () => connection.quit(),
+        () => link.close(),
         async () => targets.agents.destroy(),
       ]);
       return closing;

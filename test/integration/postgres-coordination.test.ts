@@ -1,0 +1,198 @@
+/**
+ * What the `postgres` queue backend keeps in compactor's schema instead of Redis: the per-session
+ * lease (taken once, expires, renewed while held, released only by its holder's token, a stolen
+ * lease refused), the tenants' backlog counts that rank their jobs, and the worker slots that hold
+ * a noisy tenant to its share; and `compactor migrate` creating BullMQ's schema. Runs in the
+ * `postgres` vitest project only.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresTenantBacklog } from '../../producer/queue/tenant-backlog.ts';
+import { PostgresLeases } from '../../worker/postgres/lease.ts';
+import { createPostgresTenantSlots } from '../../worker/postgres/tenant-slots.ts';
+import { runCli } from '../support/cli.ts';
+import { createTestDatabase, type TestDatabase, waitFor } from '../support/fixtures.ts';
+
+let tdb: TestDatabase;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+
+afterAll(async () => {
+  await tdb.drop();
+});
+
+/** The lease row of a session, as Postgres holds it. */
+async function leaseRow(tenantId: string, sessionId: string) {
+  const [row] = await tdb.database.sql<{ token: string; fence: number; live: boolean }[]>`
+    select token::text as token, fence::int as fence, expires_at > now() as live
+      from session_leases where tenant_id = ${tenantId} and session_id = ${sessionId}`;
+  return row;
+}
+
+describe('the session lease in Postgres', () => {
+  it('is held by one worker at a time, per session and tenant', async () => {
+    const leases = new PostgresLeases(tdb.database.db, { ttlMs: 5_000 });
+    const first = await leases.acquire('acme', 's1');
+    expect(first).not.toBeNull();
+    expect(await leases.acquire('acme', 's1')).toBeNull();
+    // Another session, and the same session id of another tenant, are other leases.
+    const other = await leases.acquire('acme', 's2');
+    const otherTenant = await leases.acquire('globex', 's1');
+    expect(other).not.toBeNull();
+    expect(otherTenant).not.toBeNull();
+    expect((await leaseRow('acme', 's1'))?.token).toBe(first?.token);
+    await Promise.all([first?.release(), other?.release(), otherTenant?.release()]);
+    expect(await leaseRow('acme', 's1')).toBeUndefined();
+    // Released: the next worker takes it at once.
+    const next = await leases.acquire('acme', 's1');
+    expect(next).not.toBeNull();
+    await next?.release();
+  });
+
+  it('expires when its holder stops renewing, and the next holder gets a higher fence', async () => {
+    const leases = new PostgresLeases(tdb.database.db, { ttlMs: 300 });
+    const first = await leases.acquire('acme', 'crashed');
+    if (!first) throw new Error('lease not taken');
+    const fenceBefore = (await leaseRow('acme', 'crashed'))?.fence ?? 0;
+    // A crashed holder: its renewals stop (the timer of a dead process), its row stays.
+    await tdb.database.sql`
+      update session_leases set expires_at = now() - interval '1 second'
+       where tenant_id = 'acme' and session_id = 'crashed'`;
+    const second = await leases.acquire('acme', 'crashed');
+    expect(second).not.toBeNull();
+    expect((await leaseRow('acme', 'crashed'))?.fence).toBe(fenceBefore + 1);
+    // The first holder learns it lost the lease on its next renewal, and its release takes nothing.
+    await waitFor(async () => (first.signal.aborted ? true : undefined), 5_000);
+    await first.release();
+    expect((await leaseRow('acme', 'crashed'))?.token).toBe(second?.token);
+    await second?.release();
+  });
+
+  it('stays held past its TTL while its holder renews it', async () => {
+    const leases = new PostgresLeases(tdb.database.db, { ttlMs: 300 });
+    const held = await leases.acquire('acme', 'long');
+    if (!held) throw new Error('lease not taken');
+    // Three TTLs later (renewed every 100 ms), it is still the holder's and still live.
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    expect(held.signal.aborted).toBe(false);
+    expect(await leaseRow('acme', 'long')).toMatchObject({ token: held.token, live: true });
+    expect(await leases.acquire('acme', 'long')).toBeNull();
+    await held.release();
+  });
+
+  it('is released only by its own token: a stolen lease is refused to the old holder', async () => {
+    const leases = new PostgresLeases(tdb.database.db, { ttlMs: 5_000 });
+    const mine = await leases.acquire('acme', 'stolen');
+    if (!mine) throw new Error('lease not taken');
+    // Another holder takes the row over (as after an expiry).
+    await tdb.database.sql`
+      update session_leases set token = gen_random_uuid()
+       where tenant_id = 'acme' and session_id = 'stolen'`;
+    const thief = (await leaseRow('acme', 'stolen'))?.token;
+    await mine.release();
+    // The old holder's release leaves the new holder's lease alone.
+    expect((await leaseRow('acme', 'stolen'))?.token).toBe(thief);
+    expect(await leases.acquire('acme', 'stolen')).toBeNull();
+  });
+
+  it('refuses a TTL under 100 ms, naming it', () => {
+    expect(() => new PostgresLeases(tdb.database.db, { ttlMs: 50 })).toThrow(
+      /ttlMs must be an integer ≥ 100/,
+    );
+  });
+});
+
+describe('the fair order in Postgres', () => {
+  it('ranks each tenant’s jobs by its own backlog, so a quiet tenant’s first job comes first', async () => {
+    const backlog = postgresTenantBacklog(tdb.database.db);
+    const noisy = [];
+    for (let i = 0; i < 5; i++) noisy.push(await backlog.take('noisy'));
+    expect(noisy).toEqual([1, 2, 3, 4, 5]);
+    expect(await backlog.take('quiet')).toBe(1);
+    // Counted out as jobs finish; never below zero; the row stays at zero (its last enqueue says
+    // the tenant was active lately).
+    expect(await backlog.release('noisy')).toBe(4);
+    expect(await backlog.release('quiet')).toBe(0);
+    expect(await backlog.release('quiet')).toBe(0);
+    const rows = await tdb.database.sql<{ tenant_id: string; pending: number }[]>`
+      select tenant_id, pending from tenant_backlogs order by tenant_id`;
+    expect(rows.map((r) => [r.tenant_id, r.pending])).toEqual([
+      ['noisy', 4],
+      ['quiet', 0],
+    ]);
+    for (let i = 0; i < 4; i++) await backlog.release('noisy');
+  });
+
+  it('forgets a count its tenant left an hour ago: the next job ranks first again', async () => {
+    const backlog = postgresTenantBacklog(tdb.database.db);
+    await backlog.take('leaky');
+    await backlog.take('leaky');
+    await tdb.database.sql`
+      update tenant_backlogs set last_enqueued_at = now() - interval '2 hours' where tenant_id = 'leaky'`;
+    expect(await backlog.take('leaky')).toBe(1);
+    await backlog.release('leaky');
+  });
+
+  it('holds a tenant at its share while another has work or enqueued lately, and not when alone', async () => {
+    const backlog = postgresTenantBacklog(tdb.database.db);
+    const windowMs = 1_000;
+    const slots = createPostgresTenantSlots(tdb.database.db, {
+      prefix: 'unused',
+      maxActive: 1,
+      activeWindowMs: windowMs,
+    });
+    // Alone with work, a tenant runs on every slot.
+    const a = await slots.acquire('solo');
+    const b = await slots.acquire('solo');
+    expect(a).not.toBeNull();
+    expect(b).not.toBeNull();
+    // Another tenant has a job pending: the busy one gets no slot past its share.
+    await backlog.take('calm');
+    expect(await slots.acquire('solo')).toBeNull();
+    const calm = await slots.acquire('calm');
+    expect(calm).not.toBeNull();
+    // The calm tenant's job done and counted out: it enqueued a moment ago, so it is still active.
+    await Promise.all([b?.release(), calm?.release()]);
+    await backlog.release('calm');
+    expect(await slots.acquire('solo')).toBeNull();
+    // Once its window has passed, the busy tenant is alone again and runs on every slot.
+    await new Promise((resolve) => setTimeout(resolve, windowMs + 100));
+    const again = await slots.acquire('solo');
+    expect(again).not.toBeNull();
+    await Promise.all([a?.release(), again?.release()]);
+    const [left] = await tdb.database.sql<{ n: number }[]>`select count(*)::int as n from tenant_slots`;
+    expect(left?.n).toBe(0);
+  });
+});
+
+describe('compactor migrate on the postgres queue backend', () => {
+  it("creates BullMQ's tables in the queue schema it is given, and says so; again, changes nothing", async () => {
+    const env = {
+      DATABASE_URL: tdb.url,
+      COMPACTOR_QUEUE_BACKEND: 'postgres',
+      COMPACTOR_QUEUE_SCHEMA: 'jobs_elsewhere',
+      COMPACTOR_LOG_LEVEL: 'warn',
+    };
+    const first = await runCli(['migrate'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^queue schema "jobs_elsewhere" is at BullMQ schema version \d+$/m);
+    const [made] = await tdb.database.sql<{ ledger: string | null }[]>`
+      select to_regclass('jobs_elsewhere.migration')::text as ledger`;
+    expect(made?.ledger).toBe('jobs_elsewhere.migration');
+    const again = await runCli(['migrate'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(first.stdout.trim().split('\n').at(-1));
+    await tdb.database.sql`drop schema jobs_elsewhere cascade`;
+  });
+
+  it("refuses a queue schema equal to compactor's, naming both variables, and creates nothing", async () => {
+    const run = await runCli(['migrate'], {
+      DATABASE_URL: tdb.url,
+      COMPACTOR_QUEUE_BACKEND: 'postgres',
+      COMPACTOR_QUEUE_SCHEMA: 'compactor',
+    });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('COMPACTOR_QUEUE_SCHEMA and COMPACTOR_SCHEMA are both "compactor"');
+  });
+});
