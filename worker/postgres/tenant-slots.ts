@@ -10,7 +10,11 @@
 import { randomUUID } from 'node:crypto';
 import { type Db, executePrepared } from '../../producer/postgres/db.ts';
 import { BACKLOG_TTL_MS } from '../../producer/postgres/tenant-backlog.ts';
-import { DEFAULT_ACTIVE_WINDOW_MS, type TenantSlots, type TenantSlotsOptions } from '../redis/tenant-slots.ts';
+import {
+  DEFAULT_ACTIVE_WINDOW_MS,
+  type TenantSlots,
+  type TenantSlotsOptions,
+} from '../redis/tenant-slots.ts';
 
 const LOCK_TENANT = `select pg_advisory_xact_lock(hashtextextended('compactor.tenant_slots:' || $1::text, 0))`;
 const DROP_EXPIRED = 'delete from tenant_slots where tenant_id = $1::text and expires_at <= now()';
