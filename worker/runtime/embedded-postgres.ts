@@ -227,12 +227,23 @@ function lookupUser(name: string): RunAs | null {
   }
 }
 
-/** Makes the folder (mode 0700, owned by the cluster's user) and checks that user can use it. */
+/**
+ * Checks that the cluster's user can reach the folder and the binaries, then makes the folder
+ * (mode 0700, owned by that user) when it is new, and checks that user owns it; nothing is made
+ * when a check fails.
+ */
 function prepareFolder(layout: EmbeddedLayout, runAs: RunAs | null, binaries: PostgresBinaries): void {
+  if (runAs) assertReachable(layout, runAs, binaries);
   if (!existsSync(layout.root)) {
-    // Parents as any folder is made (the cluster's user must enter them), the folder itself private.
-    mkdirSync(path.dirname(layout.root), { recursive: true });
-    mkdirSync(layout.root, { mode: 0o700 });
+    try {
+      // Parents as any folder is made (the cluster's user must enter them), the folder itself private.
+      mkdirSync(path.dirname(layout.root), { recursive: true });
+      mkdirSync(layout.root, { mode: 0o700 });
+    } catch (error) {
+      throw new EmbeddedPostgresError(
+        `cannot make the embedded PostgreSQL's folder ${layout.root}: ${(error as Error).message}; choose another (COMPACTOR_EMBEDDED_DIR)`,
+      );
+    }
     if (runAs) chownSync(layout.root, runAs.uid, runAs.gid);
   }
   const owner = statSync(layout.root).uid;
@@ -242,7 +253,13 @@ function prepareFolder(layout: EmbeddedLayout, runAs: RunAs | null, binaries: Po
       `the embedded PostgreSQL's folder ${layout.root} belongs to uid ${owner}, but PostgreSQL runs here as ` +
         `${runAs ? `user ${runAs.name}` : `uid ${uid}`}: give this run another folder (COMPACTOR_EMBEDDED_DIR), or remove that one`,
     );
-  if (!runAs) return;
+}
+
+/**
+ * @throws {EmbeddedPostgresError} naming the first directory on the way to the folder or to the
+ *   binaries that `runAs` cannot enter.
+ */
+function assertReachable(layout: EmbeddedLayout, runAs: RunAs, binaries: PostgresBinaries): void {
   for (const dir of [layout.root, path.dirname(binaries.postgres)]) {
     const blocked = unreachableDir(dir, runAs, statDir);
     if (blocked)
