@@ -116,7 +116,7 @@ describe('compactor demo --embedded', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain(`: --embedded: started the embedded PostgreSQL in ${cluster}`);
     expect(postgresProcessesOf(cluster)).toEqual([]);
-  });
+  }, 120_000); // two whole demos as child processes: about 10 s alone, more beside other test files
 
   it('stops the database when interrupted with Ctrl-C, exiting 130', async () => {
     const child = startCompactor(['demo', '--embedded', transcripts], env());
