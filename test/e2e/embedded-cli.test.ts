@@ -132,7 +132,7 @@ describe('compactor demo --embedded', () => {
     const run = await child.done;
     expect(run.code).toBe(130);
     expect(postgresProcessesOf(cluster)).toEqual([]);
-  });
+  }, 60_000);
 });
 
 describe('compactor dev --embedded', () => {
@@ -155,7 +155,7 @@ describe('compactor dev --embedded', () => {
     const run = await child.done;
     expect(run.code, run.stderr).toBe(0);
     expect(postgresProcessesOf(cluster)).toEqual([]);
-  });
+  }, 60_000);
 
   it('runs as an ordinary user in a folder of its own, and stops everything on SIGTERM', async () => {
     const home = path.join(base, 'nobody');
@@ -195,5 +195,5 @@ describe('compactor dev --embedded', () => {
     child.kill('SIGTERM');
     expect(await exited, stderr).toBe(0);
     expect(postgresProcessesOf(own)).toEqual([]);
-  });
+  }, 60_000);
 });

@@ -213,5 +213,5 @@ describe('as an ordinary user', () => {
     again.child.kill('SIGTERM');
     expect(await exitOf(again.child)).toBe(0);
     expect(postgresProcessesOf(dir)).toEqual([]);
-  });
+  }, 60_000); // two child processes, each starting node and tsx
 });

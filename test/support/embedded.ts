@@ -22,23 +22,26 @@ export async function openFolder(prefix: string): Promise<string> {
 
 /**
  * The pids of the processes whose command line names the cluster's data folder (`postgres -D
- * <dir>/data ...`): its postmaster while it runs. Its other processes end with it.
+ * <dir>/data ...`) and whose parent's does not: its postmaster while it runs. (A process the
+ * postmaster has just forked shows the same command line until it sets its own title; one left
+ * without its postmaster is counted.)
  */
 export function postgresProcessesOf(clusterDir: string): number[] {
   const data = path.join(clusterDir, 'data');
-  const pids: number[] = [];
+  const matching = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    let words: string[];
     try {
-      words = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const words = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const at = words.indexOf('-D');
+      if (at < 0 || words[at + 1] !== data) continue;
+      const parent = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1]);
+      matching.set(Number(entry), parent);
     } catch {
-      continue;
+      // gone meanwhile
     }
-    const at = words.indexOf('-D');
-    if (at >= 0 && words[at + 1] === data) pids.push(Number(entry));
   }
-  return pids;
+  return [...matching].filter(([, parent]) => !matching.has(parent)).map(([pid]) => pid);
 }
 
 /**
