@@ -6,12 +6,13 @@
 import { startEmbeddedPostgres } from '../../worker/runtime/embedded-postgres.ts';
 
 const cluster = await startEmbeddedPostgres({ dir: process.argv[2] });
-const { url, dir, runAs, initialised } = cluster;
-process.stdout.write(`${JSON.stringify({ url, dir, runAs, initialised })}\n`);
+// Before the line that tells the test it may send SIGTERM.
 process.once('SIGTERM', () => {
   cluster.stop().then(
     () => process.exit(0),
     () => process.exit(1),
   );
 });
+const { url, dir, runAs, initialised } = cluster;
+process.stdout.write(`${JSON.stringify({ url, dir, runAs, initialised })}\n`);
 setInterval(() => {}, 60_000);

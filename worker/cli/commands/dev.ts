@@ -3,10 +3,13 @@
  * PostgreSQL when no database is given, until Ctrl-C.
  */
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../../config/config.ts';
+import type { Logger } from 'pino';
+import { type Config, loadConfig } from '../../config/config.ts';
+import type { ApiServer } from '../../http/api/index.ts';
+import type { Dashboard } from '../../http/dashboard/index.ts';
 import { redactUrl } from '../../runtime/services.ts';
 import { type Command, flag, positiveInt } from '../command.ts';
-import { EMBEDDED_NOTES, EMBEDDED_OPTION, openLocalDatabase } from '../local-database.ts';
+import { EMBEDDED_NOTES, EMBEDDED_OPTION, type LocalDatabase, openLocalDatabase } from '../local-database.ts';
 import { serveApi, serveDashboard, serveWorker } from '../serve.ts';
 import { waitForSignals } from '../signals.ts';
 
@@ -26,6 +29,63 @@ export function devCredentials(env: NodeJS.ProcessEnv): DevCredentials | null {
   if (configured.some((name) => env[name])) return null;
   const secret = () => randomBytes(18).toString('base64url');
   return { token: secret(), user: 'admin', password: secret() };
+}
+
+/** What `dev` prints once everything runs: where each part is, with its credentials. */
+function devLines(shown: {
+  api: string;
+  dashboard: string;
+  credentials: DevCredentials | null;
+  insecure: boolean;
+  concurrency: number;
+  config: Config;
+  database: LocalDatabase;
+}): string {
+  const { credentials } = shown;
+  const auth = (text: string) =>
+    shown.insecure
+      ? 'no authentication (--insecure)'
+      : credentials
+        ? text
+        : 'credentials: COMPACTOR_DASHBOARD_*';
+  const database = shown.database.embedded
+    ? shown.database.embedded.url
+    : redactUrl(shown.config.databaseUrl);
+  return [
+    `api        ${shown.api}/v1  ${auth(`Authorization: Bearer ${credentials?.token}`)}`,
+    `dashboard  ${shown.dashboard}/  ${auth(`user ${credentials?.user}, password ${credentials?.password}`)}`,
+    `database   ${database}`,
+    `worker     concurrency ${shown.concurrency}, queue prefix ${shown.config.queuePrefix}`,
+    'Ctrl-C stops everything.',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Starts the worker (it migrates), then the API, then the dashboard, each pushing its close onto
+ * `closers` as soon as it runs, so a failure of a later one leaves the earlier ones to be closed.
+ */
+async function serveAll(
+  c: Config,
+  logger: Logger,
+  options: { concurrency: number; insecure: boolean },
+  closers: Array<(force: boolean) => Promise<void>>,
+): Promise<{ api: ApiServer; dashboard: Dashboard }> {
+  const worker = await serveWorker(c, logger, options.concurrency);
+  closers.push((force) => worker.close(force));
+  const api = await serveApi(c, logger, {
+    port: c.api?.port ?? 3100,
+    host: c.api?.host ?? '127.0.0.1',
+    insecure: options.insecure,
+  });
+  closers.push(() => api.close());
+  const dashboard = await serveDashboard(c, logger, {
+    ...c.dashboard,
+    readOnly: false,
+    insecure: options.insecure,
+  });
+  closers.push(() => dashboard.close());
+  return { api, dashboard };
 }
 
 export const devCommand: Command = {
@@ -64,41 +124,29 @@ export const devCommand: Command = {
           })
         : database.config;
       const logger = context.logger(c.logLevel);
-      const worker = await serveWorker(c, logger, concurrency);
-      closers.push((force) => worker.close(force));
-      const api = await serveApi(c, logger, {
-        port: c.api?.port ?? 3100,
-        host: c.api?.host ?? '127.0.0.1',
-        insecure,
-      });
-      closers.push(() => api.close());
-      const dashboard = await serveDashboard(c, logger, { ...c.dashboard, readOnly: false, insecure });
-      closers.push(() => dashboard.close());
+      const { api, dashboard } = await serveAll(c, logger, { concurrency, insecure }, closers);
 
-      const auth = (text: string) =>
-        insecure
-          ? 'no authentication (--insecure)'
-          : credentials
-            ? text
-            : 'credentials: COMPACTOR_DASHBOARD_*';
-      context.stdout.write(
-        [
-          `api        ${api.url}/v1  ${auth(`Authorization: Bearer ${credentials?.token}`)}`,
-          `dashboard  ${dashboard.url}/  ${auth(`user ${credentials?.user}, password ${credentials?.password}`)}`,
-          `database   ${database.embedded ? database.embedded.url : redactUrl(c.databaseUrl)}`,
-          `worker     concurrency ${concurrency}, queue prefix ${c.queuePrefix}`,
-          'Ctrl-C stops everything.',
-          '',
-        ].join('\n'),
-      );
-      database.handOverSignals();
-      return await waitForSignals(async (force) => {
+      // Signals are ours before the lines that say Ctrl-C stops everything.
+      const stopped = waitForSignals(async (force) => {
         logger.info(
           { force },
           force ? 'second signal: forcing exit' : 'signal: closing the servers and the worker',
         );
         await closeAll(force);
       });
+      database.handOverSignals();
+      context.stdout.write(
+        devLines({
+          api: api.url,
+          dashboard: dashboard.url,
+          credentials,
+          insecure,
+          concurrency,
+          config: c,
+          database,
+        }),
+      );
+      return await stopped;
     } catch (error) {
       await closeAll(true);
       throw error;
