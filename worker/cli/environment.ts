@@ -36,6 +36,14 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
       'hash partitions by tenant of messages and of archived_messages, 1 to 1024 (fixed by migrate)',
     unset: 'unset: 16 on a new install, as is on an existing one',
   },
+  COMPACTOR_EMBEDDED_DIR: {
+    description: 'folder of the embedded PostgreSQL of demo and dev when no database is given',
+    unset: 'unset: .compactor/postgres in the current directory',
+  },
+  COMPACTOR_EMBEDDED_PORT: {
+    description: 'port on 127.0.0.1 of the embedded PostgreSQL of demo and dev',
+    unset: 'unset: a free one',
+  },
   COMPACTOR_QUEUE_BACKEND: {
     description: 'where the queues and session leases live: redis, or postgres (the DATABASE_URL database)',
     unset: 'unset: redis when REDIS_URL or COMPACTOR_REDIS_CLUSTER_NODES is set, else postgres',

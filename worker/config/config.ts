@@ -162,6 +162,8 @@ export const envSchema = z.object({
     .min(1, 'must be at least 1')
     .max(MAX_HISTORY_PARTITIONS, `must be at most ${MAX_HISTORY_PARTITIONS}`)
     .optional(),
+  COMPACTOR_EMBEDDED_DIR: z.string().min(1).optional(),
+  COMPACTOR_EMBEDDED_PORT: port().optional(),
   // No default here: unset, the backend follows from whether a Redis is named (loadConfig).
   COMPACTOR_QUEUE_BACKEND: z
     .enum(QUEUE_BACKENDS, { message: `must be ${QUEUE_BACKENDS.join(' or ')}` })
@@ -294,6 +296,13 @@ export interface Config {
    * {@link databaseSchema}. Optional so that a config built in code may leave it out.
    */
   queueSchema?: string | undefined;
+  /**
+   * The embedded PostgreSQL of `compactor demo` and `compactor dev` when no database is given
+   * (worker/runtime/embedded-postgres.ts): its folder (`COMPACTOR_EMBEDDED_DIR`; unset:
+   * `.compactor/postgres` of the current directory) and port on 127.0.0.1 (`COMPACTOR_EMBEDDED_PORT`;
+   * unset or 0: a free one). Optional so that a config built in code may leave it out.
+   */
+  embeddedPostgres?: { dir: string | undefined; port: number | undefined };
   /** redis:// URL of the BullMQ Redis (unused when {@link redisCluster} is set). */
   redisUrl: string;
   /**
@@ -496,6 +505,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     historyPartitions: e.COMPACTOR_HISTORY_PARTITIONS,
     queueBackend,
     queueSchema: e.COMPACTOR_QUEUE_SCHEMA,
+    embeddedPostgres: {
+      dir: e.COMPACTOR_EMBEDDED_DIR,
+      port: e.COMPACTOR_EMBEDDED_PORT === 0 ? undefined : e.COMPACTOR_EMBEDDED_PORT,
+    },
     redisUrl: e.REDIS_URL,
     redisCluster,
     queuePrefix,

@@ -1,8 +1,6 @@
 /** `compactor api`: the HTTP API (sessions, messages, events, context, compaction) until SIGTERM/SIGINT. */
-import { assertSchema } from '../../../producer/postgres/db.ts';
-import { type ApiServer, startApi } from '../../http/api/index.ts';
-import { openServices } from '../../runtime/services.ts';
 import { type Command, flag, optionalText, UsageError } from '../command.ts';
+import { serveApi } from '../serve.ts';
 import { waitForSignals } from '../signals.ts';
 
 export const apiCommand: Command = {
@@ -33,15 +31,7 @@ export const apiCommand: Command = {
       throw new UsageError(`--port must be a port number (0-65535), got "${portText}"`);
     const host = optionalText(args, 'host') ?? c.api?.host ?? '127.0.0.1';
     const logger = context.logger(c.logLevel);
-    const services = openServices(c, logger);
-    let server: ApiServer;
-    try {
-      await assertSchema(services.database);
-      server = await startApi(services, { port, host, insecure: flag(args, 'insecure') });
-    } catch (error) {
-      await services.close();
-      throw error;
-    }
+    const server = await serveApi(c, logger, { port, host, insecure: flag(args, 'insecure') });
     logger.info({ url: server.url, prefix: c.queuePrefix }, 'api listening');
     return waitForSignals(async () => {
       logger.info('signal: closing the api');

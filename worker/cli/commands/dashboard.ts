@@ -1,8 +1,6 @@
 /** `compactor dashboard`: Bull Board, the ledger API and the session pages until SIGTERM/SIGINT. */
-import { assertSchema } from '../../../producer/postgres/db.ts';
-import { type Dashboard, startDashboard } from '../../http/dashboard/index.ts';
-import { openServices } from '../../runtime/services.ts';
 import { type Command, flag, optionalText, UsageError } from '../command.ts';
+import { serveDashboard } from '../serve.ts';
 import { waitForSignals } from '../signals.ts';
 
 export const dashboardCommand: Command = {
@@ -33,15 +31,12 @@ export const dashboardCommand: Command = {
     const host = optionalText(args, 'host') ?? c.dashboard.host;
     const readOnly = flag(args, 'read-only');
     const logger = context.logger(c.logLevel);
-    const services = openServices(c, logger, { poolSize: 4 });
-    let dashboard: Dashboard;
-    try {
-      await assertSchema(services.database);
-      dashboard = await startDashboard(services, { port, host, readOnly, insecure: flag(args, 'insecure') });
-    } catch (error) {
-      await services.close();
-      throw error;
-    }
+    const dashboard = await serveDashboard(c, logger, {
+      port,
+      host,
+      readOnly,
+      insecure: flag(args, 'insecure'),
+    });
     logger.info({ url: dashboard.url, readOnly, prefix: c.queuePrefix }, 'dashboard listening');
     return waitForSignals(async () => {
       logger.info('signal: closing the dashboard');

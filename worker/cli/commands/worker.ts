@@ -1,15 +1,6 @@
 /** `compactor worker`: processes compaction jobs until SIGTERM/SIGINT. */
-import { assertMetricsExposure, startMetricsServer } from '../../http/metrics-server.ts';
-import { createWorkerMetrics } from '../../observability/metrics.ts';
-import { describeDatabaseError } from '../../postgres/errors.ts';
-
-import { startWorker } from '../../queue/compaction/worker.ts';
-import { startSweepService } from '../../queue/sweeps/sweep.ts';
-import { startWebhookWorker } from '../../queue/webhooks/webhook-worker.ts';
-import { migrateInstall } from '../../runtime/migrate-install.ts';
-import { openServices, poolSizeFor, redactUrl } from '../../runtime/services.ts';
-import { retryUntilReady } from '../../runtime/startup.ts';
 import { type Command, positiveInt } from '../command.ts';
+import { serveWorker } from '../serve.ts';
 import { waitForSignals } from '../signals.ts';
 
 export const workerCommand: Command = {
@@ -29,57 +20,11 @@ export const workerCommand: Command = {
   async run(args, context) {
     const concurrency = positiveInt(args, 'concurrency', 4);
     const c = context.config();
-    // Before anything starts: an exposed metrics server without a token is refused.
-    if (c.metrics.port !== null) assertMetricsExposure(c.metrics);
     const logger = context.logger(c.logLevel);
-    const starting = new AbortController();
-    const stopStarting = () => starting.abort();
-    process.once('SIGTERM', stopStarting).once('SIGINT', stopStarting);
-    // Each failed attempt is logged as its cause and what to do (a stopped server, a missing
-    // database, a refused login), not as the driver's bare message.
-    const migrate = () =>
-      migrateInstall(c).catch((error: unknown) => {
-        throw describeDatabaseError(error, { url: c.databaseUrl }) ?? error;
-      });
-    await retryUntilReady(migrate, {
-      logger,
-      what: `Postgres at ${redactUrl(c.databaseUrl)}`,
-      signal: starting.signal,
-    });
-    process.off('SIGTERM', stopStarting).off('SIGINT', stopStarting);
-    const poolSize = poolSizeFor(c, concurrency);
-    const services = openServices(c, logger, { poolSize });
-    const metrics = createWorkerMetrics();
-    const running = startWorker(services, { concurrency, metrics });
-    const webhooks = startWebhookWorker(services);
-    const sweeps = await startSweepService(services, { metrics });
-    const { port: metricsPort, host: metricsHost } = c.metrics;
-    const ops =
-      metricsPort === null
-        ? null
-        : await startMetricsServer(services, metrics, {
-            port: metricsPort,
-            host: metricsHost,
-            token: c.metrics.token,
-          });
-    if (ops) logger.info({ url: ops.url }, 'metrics, /healthz and /readyz listening');
-    logger.info(
-      {
-        concurrency: running.worker.opts.concurrency,
-        dbPoolSize: poolSize,
-        summarizer: services.summarizers.primary.name,
-        queueBackend: services.queues.kind,
-        queues: services.queues.where,
-        ...(services.queues.kind === 'redis' ? { prefix: c.queuePrefix } : {}),
-      },
-      'worker started',
-    );
+    const worker = await serveWorker(c, logger, concurrency);
     return waitForSignals(async (force) => {
       logger.info({ force }, force ? 'second signal: forcing exit' : 'signal: finishing active jobs');
-      await sweeps.close();
-      await webhooks.close(force);
-      await running.close(force);
-      await ops?.close();
+      await worker.close(force);
     });
   },
 };

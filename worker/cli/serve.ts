@@ -1,0 +1,130 @@
+/**
+ * The long-running parts of compactor as the commands start them: the worker (`compactor worker`),
+ * the HTTP API (`compactor api`) and the dashboard (`compactor dashboard`), each on services of its
+ * own, as separate processes would have; `compactor dev` starts all three in one process.
+ */
+import type { Logger } from 'pino';
+import { assertSchema } from '../../producer/postgres/db.ts';
+import type { Config } from '../config/config.ts';
+import { type ApiServer, startApi } from '../http/api/index.ts';
+import { type Dashboard, startDashboard } from '../http/dashboard/index.ts';
+import { assertMetricsExposure, startMetricsServer } from '../http/metrics-server.ts';
+import { createWorkerMetrics } from '../observability/metrics.ts';
+import { describeDatabaseError } from '../postgres/errors.ts';
+import { startWorker } from '../queue/compaction/worker.ts';
+import { startSweepService } from '../queue/sweeps/sweep.ts';
+import { startWebhookWorker } from '../queue/webhooks/webhook-worker.ts';
+import { migrateInstall } from '../runtime/migrate-install.ts';
+import { openServices, poolSizeFor, redactUrl, type Services } from '../runtime/services.ts';
+import { retryUntilReady } from '../runtime/startup.ts';
+
+/** A started worker: compaction jobs, webhooks, sweeps and (when configured) the metrics server. */
+export interface ServedWorker {
+  /** Stops taking jobs and waits for the active ones (`force`: does not wait), then closes all. */
+  close(force: boolean): Promise<void>;
+}
+
+/**
+ * Starts the worker of `compactor worker`: waits for Postgres and applies the migrations (retrying,
+ * each failed attempt logged as its cause and what to do, until it works or SIGTERM/SIGINT), then
+ * the compaction jobs, the webhook deliveries, the scheduled sweeps and, with
+ * `COMPACTOR_METRICS_PORT`, /metrics, /healthz and /readyz.
+ * @throws {Error} the metrics exposure check's (before anything starts), or the last migration
+ *   error once a signal stopped the retries.
+ */
+export async function serveWorker(c: Config, logger: Logger, concurrency: number): Promise<ServedWorker> {
+  // Before anything starts: an exposed metrics server without a token is refused.
+  if (c.metrics.port !== null) assertMetricsExposure(c.metrics);
+  const starting = new AbortController();
+  const stopStarting = () => starting.abort();
+  process.once('SIGTERM', stopStarting).once('SIGINT', stopStarting);
+  const migrate = () =>
+    migrateInstall(c).catch((error: unknown) => {
+      throw describeDatabaseError(error, { url: c.databaseUrl }) ?? error;
+    });
+  try {
+    await retryUntilReady(migrate, {
+      logger,
+      what: `Postgres at ${redactUrl(c.databaseUrl)}`,
+      signal: starting.signal,
+    });
+  } finally {
+    process.off('SIGTERM', stopStarting).off('SIGINT', stopStarting);
+  }
+  const poolSize = poolSizeFor(c, concurrency);
+  const services = openServices(c, logger, { poolSize });
+  const metrics = createWorkerMetrics();
+  const running = startWorker(services, { concurrency, metrics });
+  const webhooks = startWebhookWorker(services);
+  const sweeps = await startSweepService(services, { metrics });
+  const { port: metricsPort, host: metricsHost } = c.metrics;
+  const ops =
+    metricsPort === null
+      ? null
+      : await startMetricsServer(services, metrics, {
+          port: metricsPort,
+          host: metricsHost,
+          token: c.metrics.token,
+        });
+  if (ops) logger.info({ url: ops.url }, 'metrics, /healthz and /readyz listening');
+  logger.info(
+    {
+      concurrency: running.worker.opts.concurrency,
+      dbPoolSize: poolSize,
+      summarizer: services.summarizers.primary.name,
+      queueBackend: services.queues.kind,
+      queues: services.queues.where,
+      ...(services.queues.kind === 'redis' ? { prefix: c.queuePrefix } : {}),
+    },
+    'worker started',
+  );
+  return {
+    async close(force) {
+      await sweeps.close();
+      await webhooks.close(force);
+      await running.close(force);
+      await ops?.close();
+    },
+  };
+}
+
+/** Where an HTTP server of compactor listens, and whether it runs without authentication. */
+export interface ServeOptions {
+  port: number;
+  host: string;
+  insecure: boolean;
+}
+
+/**
+ * Starts the HTTP API of `compactor api` on services of its own (closed with it).
+ * @throws {Error} when compactor's tables are missing (run migrate), without credentials
+ *   (unless `insecure` on loopback), or when the address cannot be bound.
+ */
+export function serveApi(c: Config, logger: Logger, options: ServeOptions): Promise<ApiServer> {
+  return withOwnServices(openServices(c, logger), (services) => startApi(services, options));
+}
+
+/**
+ * Starts the dashboard of `compactor dashboard` on services of its own (closed with it).
+ * @throws {Error} as {@link serveApi}.
+ */
+export function serveDashboard(
+  c: Config,
+  logger: Logger,
+  options: ServeOptions & { readOnly: boolean },
+): Promise<Dashboard> {
+  return withOwnServices(openServices(c, logger, { poolSize: 4 }), (services) =>
+    startDashboard(services, options),
+  );
+}
+
+/** Checks the schema and starts a server that owns `services`; closes them when it cannot start. */
+async function withOwnServices<T>(services: Services, start: (services: Services) => Promise<T>): Promise<T> {
+  try {
+    await assertSchema(services.database);
+    return await start(services);
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+}
