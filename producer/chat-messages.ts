@@ -7,12 +7,7 @@ import type { StoredContent } from '../shared/contract/blocks.ts';
 import { jsonValueProblem, type ToolUseIdAt } from '../shared/contract/content-checks.ts';
 import { InvalidInputError, printable } from '../shared/contract/errors.ts';
 import { storableText } from '../shared/contract/unicode.ts';
-import {
-  type ChatMessage,
-  type ChatRole,
-  chatFacts,
-  chatMessageProblem,
-} from '../shared/formats/openai-chat/message.ts';
+import { type ChatMessage, chatFacts, chatMessageProblem } from '../shared/formats/openai-chat/message.ts';
 import type { SessionFormat } from '../shared/formats/session-format.ts';
 
 /**
@@ -50,6 +45,8 @@ export interface ChatRow {
 
 /** Options given beside a message (`{ message, pinned, createdAt, tokenCount }`). */
 interface RowOptions {
+  /** The message was given inside `{ message, … }`. */
+  wrapped?: boolean;
   pinned?: boolean;
   createdAt?: Date | null;
   tokenCount?: number;
@@ -71,6 +68,11 @@ export function chatRow(
 ): ChatRow {
   const foreign = anthropicMarker(message, where);
   if (foreign) throw formatMismatch(foreign, sessionId, 'openai-chat');
+  // Options given beside the message (`pinned`) are not part of it.
+  if (typeof message === 'object' && message !== null && 'pinned' in message && !options.wrapped) {
+    const { pinned, ...rest } = message as { pinned?: unknown };
+    return chatRow(rest, where, sessionId, { ...options, wrapped: true, pinned: pinned === true });
+  }
   const problem = chatMessageProblem(message, where) ?? jsonValueProblem(message, where, 3);
   if (problem) throw new InvalidInputError(`${problem.field}: ${problem.message}`);
   const m = message as ChatMessage;
@@ -90,20 +92,6 @@ export function chatRow(
     createdAt: options.createdAt ?? null,
     toolUseIdsAt: facts.toolUseIds.map((id, j) => ({ id, field: `${where}.tool_calls[${j}].id` })),
   };
-}
-
-/**
- * The field that shows a message is in the Chat Completions format (a `tool` or `developer` role,
- * `tool_calls`, `tool_call_id`, or null assistant content), or null: what an `anthropic` session refuses.
- */
-export function chatMarker(message: unknown, where: string): string | null {
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
-  const m = message as Record<string, unknown>;
-  if (m.role === 'tool' || m.role === 'developer')
-    return `${where}.role: "${m.role}" is a Chat Completions role`;
-  if ('tool_calls' in m) return `${where}.tool_calls: tool_calls is a Chat Completions field`;
-  if ('tool_call_id' in m) return `${where}.tool_call_id: tool_call_id is a Chat Completions field`;
-  return null;
 }
 
 /** Anthropic content block types a Chat Completions message never holds. */

@@ -22,13 +22,14 @@ import {
 import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import { storableText } from '../shared/contract/unicode.ts';
+import { chatMarker } from '../shared/formats/openai-chat/message.ts';
 import {
   DEFAULT_SESSION_FORMAT,
   isSessionFormat,
   type SessionFormat,
 } from '../shared/formats/session-format.ts';
 import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
-import { type ChatCompletionsMessage, chatMarker, chatRow, formatMismatch } from './chat-messages.ts';
+import { type ChatCompletionsMessage, chatRow, formatMismatch } from './chat-messages.ts';
 import {
   type AppendIdempotency,
   checkIdempotency,
@@ -293,9 +294,13 @@ class OtherFormat extends Error {
   }
 }
 
-/** The message object of an append entry (a {@link NativeMessage}'s `message`, or the entry). */
+/**
+ * The message object of an append entry (a {@link NativeMessage}'s `message`, or the entry); null
+ * for a corpus-format row, which belongs to no wire format.
+ */
 function nativeOf(m: AppendMessage): unknown {
-  return typeof m === 'object' && m !== null && 'message' in m && !('role' in m) ? m.message : m;
+  if (typeof m !== 'object' || m === null || 'kind' in m) return null;
+  return 'message' in m && !('role' in m) ? m.message : m;
 }
 
 /**
@@ -443,14 +448,11 @@ function normalize(
       throw formatMismatch(`${where}.kind: a corpus-format message`, sessionId, 'openai-chat');
     }
     const wrapped = 'message' in m && !('role' in m);
-    return chatRow(
-      wrapped ? m.message : m,
-      wrapped ? `${where}.message` : where,
-      sessionId,
-      wrapped ? m : {},
-    );
+    // Named as the Anthropic path names them: `messages[0].role`, with or without the wrapper.
+    return chatRow(wrapped ? m.message : m, where, sessionId, wrapped ? { ...m, wrapped } : {});
   }
-  const marker = chatMarker(nativeOf(m as AppendMessage), where);
+  // A corpus-format row (with `kind`) has role `tool` too: it is no Chat Completions message.
+  const marker = 'kind' in m ? null : chatMarker(nativeOf(m as AppendMessage), where);
   if (marker) throw formatMismatch(marker, sessionId, 'anthropic');
   if ('kind' in m) {
     const problem =

@@ -5,8 +5,12 @@
  * (test/support/fake-openai-chat.ts), which refuses what the API refuses; every compaction is then
  * restored byte-exact. Also: the format's refusals at append, each leaving the session unchanged.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importTranscript } from '../../producer/import.ts';
 import {
   appendMessages,
   type ChatCompletionsMessage,
@@ -15,20 +19,40 @@ import {
   loadContext,
 } from '../../producer/index.ts';
 import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
+import type { Listening } from '../../worker/http/ops.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
+import { serveApi } from '../support/api-server.ts';
 import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { useIntegration } from '../support/integration.ts';
 
 const ctx = useIntegration();
 const tenantId = 'chat';
 const fake = new FakeOpenAIChatServer();
+const TOKEN = 'chat-api-token-5d1c7e29a4';
 let client: OpenAI;
+let api: Listening;
+let dir: string;
 
 beforeAll(async () => {
   client = new OpenAI({ apiKey: 'test', baseURL: await fake.start(), maxRetries: 0 });
+  api = await serveApi(ctx, { [tenantId]: TOKEN }, { maxBodyBytes: 1024 * 1024 });
+  dir = await mkdtemp(path.join(tmpdir(), 'compactor-openai-chat-'));
 });
-afterAll(() => fake.close());
+afterAll(async () => {
+  await fake.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A request to the HTTP API as the tenant. */
+async function call(method: string, route: string, body?: unknown) {
+  const response = await fetch(`${api.url}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
 
 const db = () => ctx.tdb.database.db;
 
@@ -295,5 +319,90 @@ describe('an openai-chat session', () => {
         messages: [{ role: 'user', content: null as unknown as string }],
       }),
     ).rejects.toThrow("Invalid value for 'content': expected a string, got null.");
+  });
+
+  it('is created, appended to and read over the HTTP API, refusing the other format with a 400', async () => {
+    const messages = history(2);
+    const created = await call('POST', '/v1/sessions', {
+      id: 'http',
+      format: 'openai-chat',
+      messages: messages.slice(0, 2),
+    });
+    expect(created).toMatchObject({ status: 201, body: { sessionId: 'http', messageCount: 2 } });
+    const appended = await call('POST', '/v1/sessions/http/messages', {
+      messages: [
+        ...messages.slice(2),
+        { role: 'assistant', content: 'Done.', refusal: null, annotations: [] },
+      ],
+    });
+    expect(appended).toMatchObject({
+      status: 200,
+      body: { seqs: Array.from({ length: messages.length - 1 }, (_, i) => i + 2) },
+    });
+
+    const mixed = await call('POST', '/v1/sessions/http/messages', {
+      messages: [
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: {} }] },
+      ],
+    });
+    expect(mixed.status).toBe(400);
+    expect(mixed.body.error).toMatchObject({
+      field: 'messages[0].content[0].type',
+      message: expect.stringContaining('has format "openai-chat"'),
+    });
+    const badFormat = await call('POST', '/v1/sessions', { id: 'http-2', format: 'openai-responses' });
+    expect(badFormat.status).toBe(400);
+    expect(badFormat.body.error).toMatchObject({ field: 'format' });
+
+    const context = await call('GET', '/v1/sessions/http/context');
+    expect(context.status).toBe(200);
+    expect(context.body).toMatchObject({ format: 'openai-chat', sessionId: 'http', version: 0 });
+    const sent = context.body.messages as OpenAI.Chat.ChatCompletionMessageParam[];
+    expect(sent).toHaveLength(messages.length + 1);
+    const completion = await client.chat.completions.create({
+      model: 'gpt-5.4-mini',
+      messages: [...sent, { role: 'user', content: 'Next.' }],
+    });
+    expect(completion.choices[0]?.message.content).toBe('ok');
+  });
+
+  it('is imported from a JSONL of Chat Completions requests: the last request is the session', async () => {
+    const messages = history(2);
+    const file = path.join(dir, 'gpt-run.jsonl');
+    await writeFile(
+      file,
+      [
+        { model: 'gpt-5.4-mini', messages: messages.slice(0, 2) },
+        { model: 'gpt-5.4-mini', messages: messages.slice(0, 7) },
+        { model: 'gpt-5.4-mini', messages },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    const imported = await importTranscript(db(), file, { tenantId });
+    expect(imported).toMatchObject({
+      sessionId: 'gpt-run',
+      format: 'openai-chat',
+      detected: true,
+      messageCount: messages.length,
+    });
+    const { context, completion } = await send('gpt-run');
+    expect(context.messages).toEqual(messages);
+    expect(completion.choices[0]?.message.content).toBe('ok');
+
+    const bad = path.join(dir, 'bad.jsonl');
+    await writeFile(
+      bad,
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'tool', content: 'x' },
+        ],
+      }),
+    );
+    await expect(importTranscript(db(), bad, { tenantId })).rejects.toThrow(
+      /bad\.jsonl:1: messages\[1\]\.tool_call_id: required on a tool message/,
+    );
+    expect(await counts('bad')).toBeUndefined();
   });
 });
