@@ -8,7 +8,10 @@
  * original messages are archived whole and the live ones rewritten in place (same seq), so a
  * restore puts them back exactly. Skipped, with the reason, when it would free fewer than
  * `clearAtLeast` estimated tokens. Pinned messages, and results whose call is pinned, are never
- * touched. Pure: planning only.
+ * touched. In an `openai-chat` session the same holds for Chat Completions messages
+ * (shared/formats/openai-chat/clearing.ts): a tool message's `content` becomes the placeholder, its
+ * `tool_call_id` stays, and `clearToolInputs` empties a call's `function.arguments` to `"{}"`.
+ * Pure: planning only.
  */
 import { z } from 'zod';
 import { type Block, estimateContentTokens, type StoredContent } from '../contract/blocks.ts';
