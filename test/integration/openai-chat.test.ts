@@ -22,11 +22,13 @@ import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
 import type { Listening } from '../../worker/http/ops.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
+import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
+import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
 import { serveApi } from '../support/api-server.ts';
 import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { useIntegration } from '../support/integration.ts';
 
-const ctx = useIntegration();
+const ctx = useIntegration({ anthropic: true });
 const tenantId = 'chat';
 const fake = new FakeOpenAIChatServer();
 const TOKEN = 'chat-api-token-5d1c7e29a4';
@@ -404,5 +406,51 @@ describe('an openai-chat session', () => {
       /bad\.jsonl:1: messages\[1\]\.tool_call_id: required on a tool message/,
     );
     expect(await counts('bad')).toBeUndefined();
+  });
+
+  it('is summarized by the Anthropic summarizer from its plain-text view, and refused by anthropic-compaction', async () => {
+    await createSession(db(), { tenantId, sessionId: 'by-claude', format: 'openai-chat', messages: [] });
+    await appendMessages(db(), tenantId, 'by-claude', history(4));
+    const primary = createAnthropicSummarizer({
+      apiKey: 'sk-ant-test',
+      baseURL: ctx.llm.url,
+      model: 'claude-haiku-4-5',
+    });
+    const outcome = await ctx.compactInProcess(
+      { tenantId, sessionId: 'by-claude', strategy: parseStrategy('summarize:6') },
+      { summarizers: { primary } },
+    );
+    expect(outcome.row).toMatchObject({ status: 'applied', summarizer: 'anthropic' });
+    const sent = JSON.stringify(ctx.fake.requests.at(-1)?.body);
+    expect(sent).toContain('{\\"name\\":\\"bash\\",\\"arguments\\":{\\"cmd\\":\\"npm test -- 0\\"}}');
+    expect(sent).toContain('export const v0 = 1;');
+    const { context, completion } = await send('by-claude');
+    expect(context.messages[1]).toMatchObject({
+      role: 'user',
+      content: expect.stringContaining('<session-record>'),
+    });
+    expect(completion.choices[0]?.message.content).toBe('ok');
+
+    const compaction = createAnthropicCompactionSummarizer({
+      apiKey: 'sk-ant-test',
+      baseURL: ctx.llm.url,
+      model: 'claude-sonnet-4-6',
+    });
+    const before = await liveRows('by-claude');
+    await expect(
+      ctx.compactInProcess(
+        {
+          tenantId,
+          sessionId: 'by-claude',
+          strategy: {
+            ...parseStrategy('summarize:2'),
+            summarizer: 'anthropic-compaction',
+            fallback: 'none',
+          } as Strategy,
+        },
+        { summarizers: { primary, named: { 'anthropic-compaction': compaction } } },
+      ),
+    ).rejects.toThrow(/anthropic-compaction summarizer .* session "by-claude" has format "openai-chat"/);
+    expect(await liveRows('by-claude')).toEqual(before);
   });
 });
