@@ -263,7 +263,7 @@ async function appendOnce(
   // messages in: when it differs, that transaction is rolled back (nothing written) and the append
   // validated again in the session's format.
   const guessed: SessionFormat = newMessages.some(
-    (m, i) => chatMarker(nativeOf(m), `messages[${i}]`) !== null,
+    (m, i) => chatMarker(nativeOf(m), `messages[${i}]`, true) !== null,
   )
     ? 'openai-chat'
     : 'anthropic';
@@ -452,7 +452,7 @@ function normalize(
     return chatRow(wrapped ? m.message : m, where, sessionId, wrapped ? { ...m, wrapped } : {});
   }
   // A corpus-format row (with `kind`) has role `tool` too: it is no Chat Completions message.
-  const marker = 'kind' in m ? null : chatMarker(nativeOf(m as AppendMessage), where);
+  const marker = 'kind' in m ? null : chatMarker(nativeOf(m as AppendMessage), where, true);
   if (marker) throw formatMismatch(marker, sessionId, 'anthropic');
   if ('kind' in m) {
     const problem =
