@@ -25,6 +25,7 @@ import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
 import { serveApi } from '../support/api-server.ts';
+import { runCli } from '../support/cli.ts';
 import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -391,6 +392,10 @@ describe('an openai-chat session', () => {
     const { context, completion } = await send('gpt-run');
     expect(context.messages).toEqual(messages);
     expect(completion.choices[0]?.message.content).toBe('ok');
+    // `compactor context` prints the same body, in the session's format.
+    const printed = await runCli(['context', '--tenant', tenantId, '--session', 'gpt-run'], ctx.cliEnv);
+    expect(printed.code).toBe(0);
+    expect(JSON.parse(printed.stdout)).toEqual({ ...context });
 
     const bad = path.join(dir, 'bad.jsonl');
     await writeFile(
