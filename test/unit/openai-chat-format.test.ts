@@ -40,7 +40,8 @@ describe('chatMessageProblem', () => {
     [{ role: 'tool', content: 'x' }, 'm.tool_call_id', /required on a tool message/],
     [{ role: 'assistant', content: null }, 'm.content', /^expected a string, got null/],
     [{ role: 'assistant' }, 'm.content', /^expected a string, got nothing/],
-    [{ role: 'user', content: null }, 'm.content', /./],
+    [{ role: 'user', content: null }, 'm.content', /^expected a string, got null/],
+    [{ role: 'tool', tool_call_id: 'c' }, 'm.content', /^expected a string, got nothing/],
     [
       {
         role: 'assistant',
@@ -49,7 +50,11 @@ describe('chatMessageProblem', () => {
       'm.tool_calls[0].function.arguments',
       /expected a string/,
     ],
-    [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }, 'm.content', /./],
+    [
+      { role: 'user', content: [{ type: 'image_url', image_url: {} }] },
+      'm.content[0].image_url.url',
+      /expected string/,
+    ],
     [{ role: 'function', name: 'f', content: 'x' }, 'm.role', /legacy function role/],
     ['hello', 'm', /expected a Chat Completions message object/],
   ])('refuses %j at %s', (message, field, error) => {

@@ -146,11 +146,31 @@ export function chatMessageProblem(value: unknown, where: string): { field: stri
       message: `expected one of ${CHAT_ROLES.map((r) => `"${r}"`).join(', ')}, got ${JSON.stringify(role) ?? 'nothing'}${role === 'function' ? ' (the legacy function role is deprecated in favour of tool_calls)' : ''}`,
     };
   }
+  // The API's own wording for a missing content ("Invalid value for 'content': expected a string,
+  // got null"), for every role but an assistant with tool_calls (checked by the schema).
+  const content = (value as { content?: unknown }).content;
+  if (role !== 'assistant' && (content === null || content === undefined)) {
+    return {
+      field: `${where}.content`,
+      message: `expected a string, got ${content === null ? 'null' : 'nothing'} (only an assistant message with tool_calls may leave content out)`,
+    };
+  }
   const parsed = chatMessageSchema.safeParse(value);
   if (parsed.success) return null;
-  const issue = parsed.error.issues[0];
-  const path = (issue?.path ?? []).map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
-  return { field: `${where}${path}`, message: issue?.message ?? 'invalid' };
+  let issue: z.core.$ZodIssue | undefined = parsed.error.issues[0];
+  let path: PropertyKey[] = [...(issue?.path ?? [])];
+  // A failed union (string or parts) is followed into the option that got furthest, so the field
+  // named is the one that is wrong (`content[0].image_url.url`), not the union around it.
+  for (let depth = 0; issue?.code === 'invalid_union' && depth < 10; depth++) {
+    const deepest: z.core.$ZodIssue | undefined = issue.errors
+      .flat()
+      .sort((a, b) => b.path.length - a.path.length)[0];
+    if (!deepest || deepest.path.length === 0) break;
+    path = [...path, ...deepest.path];
+    issue = deepest;
+  }
+  const named = path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+  return { field: `${where}${named}`, message: issue?.message ?? 'invalid' };
 }
 
 /** Whether a stored value is a Chat Completions message (an object; Anthropic content is a string or a list). */
