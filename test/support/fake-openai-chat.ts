@@ -4,11 +4,11 @@
  * in a conversation, with the API's error texts and shape (`{ error: { message, type, param, code } }`,
  * status 400), as quoted in issue threads of agent frameworks:
  * - an assistant message with `tool_calls` not directly followed by tool messages answering each id
- *   (BerriAI/litellm#10083);
- * - a tool message that answers no call of the assistant message before it (miurla/morphic#136; the
+ *   (as quoted in LiteLLM's bug reports);
+ * - a tool message that answers no call of the assistant message before it (the
  *   API's own spelling, "preceeding");
- * - `tool_calls: []` (home-assistant/core#118577, openai/openai-node#1341);
- * - a null `content` where the role requires one (run-llama/llama_index#17555);
+ * - `tool_calls: []` (as reported against the openai-node SDK and Home Assistant);
+ * - a null `content` where the role requires one (as reported against llama_index);
  * plus a missing bearer key, a body that is not JSON, no `model`, no `messages`. A valid request
  * gets a `chat.completion` whose message is `{ role: 'assistant', content: 'ok' }`. Requests are
  * recorded in {@link FakeOpenAIChatServer.requests}, parsed, whatever the answer.

@@ -4,7 +4,8 @@
  * stored object itself.
  *
  * The rules, from the Chat Completions API (openai-python `src/openai/types/chat/*_message_param.py`;
- * the API's 400s as quoted in BerriAI/litellm#10083 and miurla/morphic#136):
+ * the API's 400s as quoted in LiteLLM's and other agent frameworks' bug reports; OpenAI publishes
+ * no list of its error messages):
  * - "An assistant message with 'tool_calls' must be followed by tool messages responding to each
  *   'tool_call_id'": the tool messages answering an assistant message's calls come directly after it,
  *   one per id, in call order (the API pairs by id; call order keeps the prompt bytes stable for

@@ -15,9 +15,9 @@
  *   in favour of `tool_calls`.
  * - a tool call is `{id, type: "function", function: {name, arguments}}` (`arguments` a JSON
  *   *string*) or `{id, type: "custom", custom: {name, input}}`.
- * - the API's own refusals, worded as it words them (its error texts as seen in issue threads of
- *   agent frameworks: BerriAI/litellm#10083, miurla/morphic#136, openai/openai-node#1341,
- *   run-llama/llama_index#17555): `tool_calls: []` is "empty array. Expected an array with minimum
+ * - the API's own refusals, worded as it words them (OpenAI publishes no list of its error messages;
+ *   these are its texts as quoted in bug reports against LiteLLM, the openai-node SDK and
+ *   llama_index): `tool_calls: []` is "empty array. Expected an array with minimum
  *   length 1"; a null `content` is "expected a string, got null" unless the assistant message has
  *   `tool_calls`.
  */
