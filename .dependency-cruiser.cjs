@@ -32,6 +32,8 @@
  * - summary: the checkpoint, its prompt and guard, pricing, the `Summarizer` interface;
  * - extractive, fidelity, context, planning: the offline summarizer, the fidelity score, the
  *   rendered context, the window rule and plan types;
+ * - formats: one module per wire format a session may be in (`openai-chat/`: Chat Completions
+ *   messages, their validation, facts, context and clearing), and the session format enum;
  * - strategies: one file per strategy, the registry and the plan dispatch;
  * - policy, protocol: policies and budgets; the queue's events and the HTTP API's bodies.
  */
@@ -42,6 +44,7 @@ const CORE_LAYERS = [
   ['working-set'],
   ['summary'],
   ['extractive', 'fidelity', 'context', 'planning'],
+  ['formats'],
   ['strategies'],
   ['policy', 'protocol'],
 ];

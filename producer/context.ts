@@ -12,7 +12,10 @@
  */
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { type ContextNotice, renderContext } from '../shared/context/render.ts';
-import { ContextLimitError, SessionNotFoundError } from '../shared/contract/errors.ts';
+import { ContextLimitError, InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
+import { renderChatContext } from '../shared/formats/openai-chat/context.ts';
+import type { ChatMessage } from '../shared/formats/openai-chat/message.ts';
+import type { SessionFormat } from '../shared/formats/session-format.ts';
 import { countPdfPages } from './media/pdf-pages.ts';
 import { readContext } from './postgres/context-query.ts';
 import type { Db } from './postgres/db.ts';
@@ -41,6 +44,13 @@ export interface LoadContextInput {
   maxBytes?: number;
   /** The same in the live session's estimated tokens (a tenant's `maxContextTokens`). */
   maxTokens?: number;
+  /**
+   * The session format the caller expects (it decides the result's shape): `anthropic` (default)
+   * gives a {@link LoadedContext}, `openai-chat` a {@link LoadedChatContext}, and `any` whichever the
+   * session's format is (tell them apart by `'format' in context`: the Anthropic shape has none). A session of another format than the one
+   * expected is refused with an {@link InvalidInputError} naming this field.
+   */
+  format?: SessionFormat | 'any';
 }
 
 /** The next request's `system` and `messages`, ready for `client.messages.create`. */
@@ -69,6 +79,29 @@ export interface LoadedContext {
 }
 
 /**
+ * An `openai-chat` session's next request: `messages` ready for `client.chat.completions.create`
+ * (shared/formats/openai-chat/context.ts gives the rules they keep).
+ *
+ * ```ts
+ * const context = await loadContext(db, { tenantId: 'acme', sessionId: 's-1', format: 'openai-chat' });
+ * const completion = await openai.chat.completions.create({ model, messages: [...context.messages, next] });
+ * ```
+ */
+export interface LoadedChatContext {
+  format: 'openai-chat';
+  /** The request's `messages`: every stored message exactly as the agent wrote it, the summary a user message. */
+  messages: ChatMessage[];
+  /** Estimated input tokens of `messages`. */
+  tokens: number;
+  /** The live session read (where the agent appends next). */
+  sessionId: string;
+  /** Nothing to act on yet for this format: always empty (kept for the shape's sake). */
+  notices: ContextNotice[];
+  /** The live session's compaction version this context was rendered at (see {@link LoadedContext.version}). */
+  version: number;
+}
+
+/**
  * Loads a session's next request: its live history rendered by the rules of
  * shared/context/render.ts, read by producer/postgres/context-query.ts. One statement, so one round
  * trip and one snapshot: it follows the lineage to the live session (a `newSession` compaction
@@ -79,7 +112,26 @@ export interface LoadedContext {
  * @throws {ContextLimitError} if the context is over `input.maxBytes` or `input.maxTokens`
  *   (nothing was loaded).
  */
-export async function loadContext(db: Db, input: LoadContextInput): Promise<LoadedContext> {
+export async function loadContext(
+  db: Db,
+  input: LoadContextInput & { format: 'openai-chat' },
+): Promise<LoadedChatContext>;
+export async function loadContext(
+  db: Db,
+  input: LoadContextInput & { format: 'any' },
+): Promise<LoadedContext | LoadedChatContext>;
+export async function loadContext(
+  db: Db,
+  input: LoadContextInput & { format?: 'anthropic' },
+): Promise<LoadedContext>;
+export async function loadContext(
+  db: Db,
+  input: LoadContextInput,
+): Promise<LoadedContext | LoadedChatContext>;
+export async function loadContext(
+  db: Db,
+  input: LoadContextInput,
+): Promise<LoadedContext | LoadedChatContext> {
   const { tenantId, sessionId } = input;
   const caps = {
     ...(input.maxBytes === undefined ? {} : { maxBytes: input.maxBytes }),
@@ -91,6 +143,16 @@ export async function loadContext(db: Db, input: LoadContextInput): Promise<Load
     throw new ContextLimitError(read.liveId, 'maxContextBytes', input.maxBytes ?? 0, read.bytes);
   if (read.overLimit === 'maxTokens')
     throw new ContextLimitError(read.liveId, 'maxContextTokens', input.maxTokens ?? 0, read.tokens);
+  const expected = input.format ?? 'anthropic';
+  if (expected !== 'any' && expected !== read.format) {
+    throw new InvalidInputError(
+      `format: session "${read.liveId}" has format "${read.format}", not "${expected}"; pass format: "${read.format}" (or "any")`,
+    );
+  }
+  if (read.format === 'openai-chat') {
+    const chat = renderChatContext(read.render);
+    return { format: 'openai-chat', ...chat, sessionId: read.liveId, version: read.version };
+  }
   const rendered = renderContext({
     ...read.render,
     thinking: input.thinking ?? 'keep',

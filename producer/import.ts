@@ -1,7 +1,9 @@
 /**
- * `compactor import`: loads transcripts into `sessions`/`messages`, in one of three formats
+ * `compactor import`: loads transcripts into `sessions`/`messages`, in one of four formats
  * (shared/contract/native-transcripts.ts): the corpus JSONL format, a JSONL of Anthropic
- * `MessageParam`s, or a Claude Code session file; named, or detected from each file's first line.
+ * `MessageParam`s, a Claude Code session file, or a JSONL of OpenAI Chat Completions requests
+ * (`openai-chat`: the last line's `messages` become an `openai-chat` session,
+ * shared/formats/openai-chat/transcript.ts); named, or detected from each file's first line.
  * Each file is parsed and validated completely before anything is written; a session that exists
  * already is refused, never duplicated.
  */
@@ -16,6 +18,7 @@ import {
   type TranscriptFormat,
 } from '../shared/contract/native-transcripts.ts';
 import { decodeTranscript, parseTranscript, TranscriptError } from '../shared/contract/transcript.ts';
+import { parseChatRequestsJsonl } from '../shared/formats/openai-chat/transcript.ts';
 import { idSchema } from '../shared/protocol/events.ts';
 import type { Db } from './postgres/db.ts';
 import { type CreateSessionInput, createSession, SessionExistsError } from './sessions.ts';
@@ -111,6 +114,7 @@ export async function importTranscript(
     tenantId: options.tenantId,
     sessionId,
     messages,
+    format: format === 'openai-chat' ? 'openai-chat' : 'anthropic',
   }).catch((error: unknown) => {
     // A message the input rules refuse (shared/contract/content-checks.ts): say which file.
     if (error instanceof InvalidInputError && !(error instanceof SessionExistsError)) {
@@ -151,6 +155,9 @@ function parseAs(
   sidechains: boolean,
 ): CreateSessionInput['messages'] {
   if (format === 'corpus') return parseTranscript(text, file);
+  if (format === 'openai-chat') {
+    return parseChatRequestsJsonl(text, file).map((message, seq) => ({ seq, message, createdAt: null }));
+  }
   const parsed =
     format === 'anthropic' ? parseAnthropicJsonl(text, file) : parseClaudeCode(text, file, { sidechains });
   return parsed.map((m, seq) => ({ seq, message: m.message, createdAt: m.createdAt }));

@@ -49,6 +49,7 @@ export {
   InvalidInputError,
   SessionLimitError,
 } from '../shared/contract/errors.ts';
+export { SESSION_FORMATS, type SessionFormat } from '../shared/formats/session-format.ts';
 export {
   DEFAULT_LIMITS,
   type Limits,
@@ -66,7 +67,13 @@ export {
   type SessionCompactedEvent,
   sessionCompactedEventSchema,
 } from '../shared/protocol/events.ts';
-export { type ContextNotice, type LoadContextInput, type LoadedContext, loadContext } from './context.ts';
+export {
+  type ContextNotice,
+  type LoadContextInput,
+  type LoadedChatContext,
+  type LoadedContext,
+  loadContext,
+} from './context.ts';
 export {
   APPEND_REQUEST_TTL_MS,
   type AppendIdempotency,
@@ -105,6 +112,7 @@ export {
   type AppendResult,
   appendMessages,
   appendToLiveSession,
+  type ChatCompletionsMessage,
   type CreateSessionInput,
   createSession,
   liveSessionOf,

@@ -22,7 +22,14 @@ import {
 import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import { storableText } from '../shared/contract/unicode.ts';
+import { chatMarker } from '../shared/formats/openai-chat/message.ts';
+import {
+  DEFAULT_SESSION_FORMAT,
+  isSessionFormat,
+  type SessionFormat,
+} from '../shared/formats/session-format.ts';
 import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
+import { type ChatCompletionsMessage, chatRow, formatMismatch } from './chat-messages.ts';
 import {
   type AppendIdempotency,
   checkIdempotency,
@@ -39,7 +46,13 @@ import {
   type NewMessageRow,
 } from './postgres/messages.ts';
 import { sessionLimitsOf } from './postgres/session-limits.ts';
-import { countAppendIn, insertSession, newestOfLineage, sessionCounts } from './postgres/sessions.ts';
+import {
+  countAppendIn,
+  insertSession,
+  newestOfLineage,
+  sessionCounts,
+  sessionFormatOf,
+} from './postgres/sessions.ts';
 import { assertTools } from './tools.ts';
 
 /**
@@ -59,12 +72,15 @@ export interface NewMessage {
   createdAt?: Date | null;
 }
 
+export type { ChatCompletionsMessage } from './chat-messages.ts';
+
 /**
- * A native message to store: an Anthropic `MessageParam` (`role` user, assistant or system;
- * `content` a string or a list of blocks of any type), kept exactly as given, with options.
+ * A native message to store, kept exactly as given, with options: in an `anthropic` session an
+ * Anthropic `MessageParam` (`role` user, assistant or system; `content` a string or a list of blocks
+ * of any type); in an `openai-chat` session a Chat Completions message ({@link ChatCompletionsMessage}).
  */
 export interface NativeMessage {
-  message: MessageParam;
+  message: MessageParam | ChatCompletionsMessage;
   /** Pinned messages never leave in a compaction. Default false. */
   pinned?: boolean;
   createdAt?: Date | null;
@@ -73,10 +89,12 @@ export interface NativeMessage {
 }
 
 /**
- * What {@link appendMessages} takes per message: a bare `MessageParam` as the SDK types it, a
- * {@link NativeMessage} (the same with options), or a corpus-format message.
+ * What {@link appendMessages} takes per message, in the session's format: a bare `MessageParam` as
+ * the Anthropic SDK types it, or a corpus-format message (`anthropic` sessions); a Chat Completions
+ * message as the `openai` SDK types it (`openai-chat` sessions); or a {@link NativeMessage} (either
+ * native message with options).
  */
-export type AppendMessage = MessageParam | NativeMessage | Omit<NewMessage, 'seq'>;
+export type AppendMessage = MessageParam | ChatCompletionsMessage | NativeMessage | Omit<NewMessage, 'seq'>;
 
 /** Options of {@link appendMessages}. */
 export interface AppendOptions {
@@ -130,12 +148,19 @@ export interface CreateSessionInput {
   tools?: ToolUnion[] | null;
   /** The session-size limits of a tenant whose policy sets none (see {@link AppendOptions.limits}). */
   limits?: SessionLimits;
+  /**
+   * The wire format of the session's messages, fixed for its life (shared/formats/session-format.ts):
+   * `anthropic` (default) or `openai-chat` (Chat Completions messages; corpus-format rows are refused).
+   */
+  format?: SessionFormat;
 }
 
 /**
  * Creates a session and stores its messages (seqs as given, strictly ascending) in one
  * transaction, in batches of {@link INSERT_BATCH_ROWS}.
  * @returns the number of messages and estimated tokens stored.
+ * @throws {InvalidInputError} naming the message and field, when one is not a valid message of the
+ *   session's `format` (or `format` names no format; nothing is written).
  * @throws {SessionExistsError} if the tenant already has this session id (nothing is written).
  * @throws {SessionLimitError} if the messages pass the tenant's session-size limits (nothing is written).
  */
@@ -144,7 +169,13 @@ export async function createSession(
   input: CreateSessionInput,
 ): Promise<{ messageCount: number; tokenCount: number }> {
   if (input.tools) assertTools(input.tools);
-  const normalized = input.messages.map((m, i) => normalize(m, `messages[${i}]`));
+  const format = input.format ?? DEFAULT_SESSION_FORMAT;
+  if (!isSessionFormat(format)) {
+    throw new InvalidInputError(
+      `format: expected "anthropic" or "openai-chat", got ${JSON.stringify(format)}`,
+    );
+  }
+  const normalized = input.messages.map((m, i) => normalize(m, `messages[${i}]`, format, input.sessionId));
   assertUniqueToolUseIds(normalized);
   const rows = input.messages.map((m, i) =>
     toRow(input.tenantId, input.sessionId, m.seq, normalized[i] as Normalized),
@@ -166,6 +197,7 @@ export async function createSession(
       agentId: input.agentId ?? null,
       contextWindow: input.contextWindow ?? null,
       tools: input.tools ?? null,
+      format,
       lastSeq,
       messageCount: rows.length,
       tokenCount,
@@ -224,10 +256,81 @@ async function appendOnce(
   if (contextVersion !== null && !(Number.isSafeInteger(contextVersion) && contextVersion >= 0)) {
     throw new InvalidInputError(`contextVersion: expected a version from loadContext, got ${contextVersion}`);
   }
-  const { idempotency } = options;
-  if (idempotency) checkIdempotency(idempotency);
-  const normalized = newMessages.map((m, i) => ({ ...normalize(m, `messages[${i}]`), contextVersion }));
+  if (options.idempotency) checkIdempotency(options.idempotency);
+  // The messages are validated before the transaction, in the format their shape suggests (so an
+  // Anthropic append costs no extra read). The session's own format is read when that validation
+  // fails (the error then speaks of the session's format), and by the update that counts the
+  // messages in: when it differs, that transaction is rolled back (nothing written) and the append
+  // validated again in the session's format.
+  const guessed: SessionFormat = newMessages.some(
+    (m, i) => chatMarker(nativeOf(m), `messages[${i}]`, true) !== null,
+  )
+    ? 'openai-chat'
+    : 'anthropic';
+  let format = guessed;
+  let normalized: Normalized[];
+  try {
+    normalized = normalizeAll(newMessages, format, sessionId, contextVersion);
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    const actual = await sessionFormatOf(db, tenantId, sessionId);
+    if (actual === undefined || actual === format) throw error;
+    format = actual;
+    normalized = normalizeAll(newMessages, format, sessionId, contextVersion);
+  }
+  try {
+    return await appendIn(db, tenantId, sessionId, normalized, options, format);
+  } catch (error) {
+    if (!(error instanceof OtherFormat)) throw error;
+    normalized = normalizeAll(newMessages, error.format, sessionId, contextVersion);
+    return appendIn(db, tenantId, sessionId, normalized, options, error.format);
+  }
+}
+
+/** Thrown inside an append's transaction when the session's format is not the one validated. */
+class OtherFormat extends Error {
+  constructor(readonly format: SessionFormat) {
+    super(`the session's format is ${format}`);
+  }
+}
+
+/**
+ * The message object of an append entry (a {@link NativeMessage}'s `message`, or the entry); null
+ * for a corpus-format row, which belongs to no wire format.
+ */
+function nativeOf(m: AppendMessage): unknown {
+  if (typeof m !== 'object' || m === null || 'kind' in m) return null;
+  return 'message' in m && !('role' in m) ? m.message : m;
+}
+
+/**
+ * Validates an append's messages as `format` and derives their rows.
+ * @throws {InvalidInputError} naming the first bad message's field, or a repeated tool call id.
+ */
+function normalizeAll(
+  newMessages: AppendMessage[],
+  format: SessionFormat,
+  sessionId: string,
+  contextVersion: number | null,
+): Normalized[] {
+  const normalized = newMessages.map((m, i) => ({
+    ...normalize(m, `messages[${i}]`, format, sessionId),
+    contextVersion,
+  }));
   assertUniqueToolUseIds(normalized);
+  return normalized;
+}
+
+/** {@link appendOnce}'s transaction, for messages validated as `format`. */
+async function appendIn(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  normalized: Normalized[],
+  options: AppendOptions,
+  format: SessionFormat,
+): Promise<AppendResult> {
+  const { idempotency } = options;
   const total = normalized.reduce((sum, m) => sum + m.tokenCount, 0);
   return db.transaction(async (tx) => {
     if (idempotency) {
@@ -235,11 +338,12 @@ async function appendOnce(
       const earlier = await claimIdempotencyKey(tx, tenantId, sessionId, idempotency);
       if (earlier) return { ...earlier, replayed: true };
     }
-    const adding = { messages: newMessages.length, tokens: total };
+    const adding = { messages: normalized.length, tokens: total };
     const row = await countIn(tx, tenantId, sessionId, adding, options);
+    if (row.format !== format) throw new OtherFormat(row.format);
     // Under the session row's lock (taken by the update above), so two appends cannot both add an id.
     await assertToolUseIdsFree(tx, tenantId, sessionId, normalized);
-    const first = row.lastSeq - newMessages.length + 1;
+    const first = row.lastSeq - normalized.length + 1;
     const rows = normalized.map((m, i) => toRow(tenantId, sessionId, first + i, m));
     await insertMessages(tx, rows);
     const appended = { sessionId, seqs: rows.map((r) => r.seq) };
@@ -261,7 +365,7 @@ async function countIn(
   sessionId: string,
   adding: { messages: number; tokens: number },
   options: AppendOptions,
-): Promise<{ lastSeq: number }> {
+): Promise<{ lastSeq: number; format: SessionFormat }> {
   const defaults = options.limits ?? DEFAULT_LIMITS;
   // A compaction may shrink the session between a refused update and the read of why: try again.
   for (let attempt = 0; ; attempt++) {
@@ -335,8 +439,21 @@ const NATIVE_ROLES = new Set(['user', 'assistant', 'system']);
 function normalize(
   m: AppendMessage | NewMessage | (NativeMessage & { seq: number }),
   where: string,
+  format: SessionFormat,
+  sessionId: string,
 ): Normalized {
   if (typeof m !== 'object' || m === null) throw new InvalidInputError(`${where}: expected a message object`);
+  if (format === 'openai-chat') {
+    if ('kind' in m) {
+      throw formatMismatch(`${where}.kind: a corpus-format message`, sessionId, 'openai-chat');
+    }
+    const wrapped = 'message' in m && !('role' in m);
+    // Named as the Anthropic path names them: `messages[0].role`, with or without the wrapper.
+    return chatRow(wrapped ? m.message : m, where, sessionId, wrapped ? { ...m, wrapped } : {});
+  }
+  // A corpus-format row (with `kind`) has role `tool` too: it is no Chat Completions message.
+  const marker = 'kind' in m ? null : chatMarker(nativeOf(m as AppendMessage), where, true);
+  if (marker) throw formatMismatch(marker, sessionId, 'anthropic');
   if ('kind' in m) {
     const problem =
       contentProblem(m.content, where) ??

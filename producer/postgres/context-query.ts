@@ -7,6 +7,7 @@ import { sql } from 'drizzle-orm';
 import type { RenderContextInput } from '../../shared/context/render.ts';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import type { Kind, Role } from '../../shared/contract/message.ts';
+import type { SessionFormat } from '../../shared/formats/session-format.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { type Db, executePrepared } from './db.ts';
 
@@ -26,6 +27,7 @@ interface ContextLine {
   version: number | null;
   context_version: number | null;
   tools: unknown;
+  format: SessionFormat | null;
   bytes: number | null;
   tokens: number | null;
 }
@@ -36,6 +38,8 @@ export interface ContextRead {
   liveId: string;
   /** The live session's compaction version. */
   version: number;
+  /** The live session's format: how its rows are rendered. */
+  format: SessionFormat;
   /** The renderer's input (rows, checkpoint, the thinking facts, archived system text). */
   render: Omit<RenderContextInput, 'thinking' | 'compactionBlock'>;
   /** The tools the session declared (Messages API tool definitions), or null. */
@@ -83,6 +87,7 @@ export async function readContext(
   return {
     liveId,
     version,
+    format: facts.format ?? 'anthropic',
     bytes,
     tokens,
     overLimit:
@@ -155,7 +160,7 @@ function contextQuery(
       from sessions s join up u on s.tenant_id = ${tenantId} and s.id = u.parent
       where u.depth < 1000
     ), live_session as (
-      select compaction_version, checkpoint, tools, token_count from sessions
+      select compaction_version, checkpoint, tools, token_count, format from sessions
       where tenant_id = ${tenantId} and id = (select id from live)
     ), recent as (
       select c.thinking_preserved, c.compaction_version,
@@ -215,12 +220,13 @@ function contextQuery(
         (select compaction_version from live_session) as version,
         null::integer as context_version,
         (select tools from live_session) as tools,
+        (select format from live_session) as format,
         (select bytes from size) as bytes,
         (select token_count::float8 from live_session) as tokens
       union all
       select m.seq::float8, m.role, m.kind, m.content_blocks, m.pinned,
         null::text, null::jsonb, null::float8, null::integer, null::json, null::json, null::integer,
-        m.context_version, null::json, null::float8, null::float8
+        m.context_version, null::json, null::text, null::float8, null::float8
       from messages m
       where m.tenant_id = ${tenantId} and m.session_id = (select id from live)
         and (${maxBytes}::float8 is null or (select bytes from size) <= ${maxBytes}::float8)

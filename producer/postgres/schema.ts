@@ -33,6 +33,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import { MESSAGE_KINDS, MESSAGE_ROLES } from '../../shared/contract/message.ts';
+import { SESSION_FORMATS } from '../../shared/formats/session-format.ts';
 
 export { MESSAGE_KINDS, MESSAGE_ROLES };
 
@@ -100,11 +101,21 @@ export const sessions = pgTable(
      * when `system` and `tools` are the same there and afterwards. Null: not declared.
      */
     tools: json('tools'),
+    /**
+     * The wire format of the session's messages (shared/formats/session-format.ts), set when it is
+     * created and never changed: `anthropic` (every session made before the column existed) or
+     * `openai-chat`. It decides how an append is validated and how the context is rendered.
+     */
+    format: text('format', { enum: SESSION_FORMATS }).notNull().default('anthropic'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
+    check(
+      'sessions_format_check',
+      sql`${t.format} in (${sql.raw(SESSION_FORMATS.map((f) => `'${f}'`).join(', '))})`,
+    ),
     // Serves the sweep's keyset scan over live sessions (transitioned parents are left out).
     index('sessions_sweep_idx').on(t.tenantId, t.id).where(sql`${t.childSessionId} is null`),
   ],
@@ -137,9 +148,11 @@ const messageColumns = {
   /** The plain-text rendering of the content (shared/contract/blocks.ts): for summaries, search, tokens. */
   content: text('content').notNull(),
   /**
-   * The message's content exactly as the agent wrote it: a JSON string or a list of Anthropic
-   * content blocks (any type, every field, in order). `json`, not `jsonb`: the text is kept as
-   * written, key order included. A corpus-format row holds its native equivalent.
+   * The message's content exactly as the agent wrote it: in an `anthropic` session a JSON string or
+   * a list of Anthropic content blocks (any type, every field, in order); in an `openai-chat` session
+   * the whole Chat Completions message object (`role`, `content`, `tool_calls`, `tool_call_id`, …).
+   * `json`, not `jsonb`: the text is kept as written, key order included. A corpus-format row holds
+   * its native equivalent.
    */
   contentBlocks: nativeContent('content_blocks').notNull(),
   /** The first tool id the message opens or answers (the corpus format's one id per row). */

@@ -4,6 +4,7 @@
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { SessionFormat } from '../../shared/formats/session-format.ts';
 import type { SessionLimits } from '../../shared/policy/limits.ts';
 import type { Db, Tx } from './db.ts';
 import { sessions } from './schema.ts';
@@ -27,7 +28,7 @@ export async function insertSession(tx: Tx, session: typeof sessions.$inferInser
  * if the session is live and stays within its tenant's size limits (`defaults` where its policy
  * sets none), in one statement: the row lock it takes orders concurrent appends, and each checks
  * the limits on the counts the one before it left.
- * @returns the session's new `last_seq`; undefined when no row changed (no such session, a session
+ * @returns the session's new `last_seq` and its format; undefined when no row changed (no such session, a session
  *   continued in a child, or a limit it would pass).
  */
 export async function countAppendIn(
@@ -36,7 +37,7 @@ export async function countAppendIn(
   sessionId: string,
   adding: { messages: number; tokens: number },
   defaults: SessionLimits,
-): Promise<{ lastSeq: number } | undefined> {
+): Promise<{ lastSeq: number; format: SessionFormat } | undefined> {
   const [row] = await tx
     .update(sessions)
     .set({
@@ -54,7 +55,7 @@ export async function countAppendIn(
         sql`${sessions.tokenCount} + ${adding.tokens} <= ${limitSql(tenantId, 'maxSessionTokens', defaults.maxSessionTokens)}`,
       ),
     )
-    .returning({ lastSeq: sessions.lastSeq });
+    .returning({ lastSeq: sessions.lastSeq, format: sessions.format });
   return row;
 }
 
@@ -73,6 +74,19 @@ export async function sessionCounts(
     .from(sessions)
     .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
   return found;
+}
+
+/** The session's format (`sessions.format`); undefined when the tenant has no such session. */
+export async function sessionFormatOf(
+  db: Pick<Db, 'select'>,
+  tenantId: string,
+  sessionId: string,
+): Promise<SessionFormat | undefined> {
+  const [found] = await db
+    .select({ format: sessions.format })
+    .from(sessions)
+    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+  return found?.format;
 }
 
 /**

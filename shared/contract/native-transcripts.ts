@@ -28,7 +28,7 @@ export interface NativeMessage {
 }
 
 /** The transcript formats `compactor import` reads. */
-export const TRANSCRIPT_FORMATS = ['corpus', 'anthropic', 'claude-code'] as const;
+export const TRANSCRIPT_FORMATS = ['corpus', 'anthropic', 'claude-code', 'openai-chat'] as const;
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
 /** Options of {@link parseClaudeCode}. */
@@ -50,7 +50,8 @@ const CLAUDE_CODE_TYPES = new Set([
  * The format of a transcript, from its first JSON line: a Claude Code session line has a `type`
  * that Claude Code writes, or a `type` with a `uuid` or `sessionId`; a corpus line has `seq` or
  * `kind` (both belong to a corpus line, neither to the others: a line with one of them is a corpus
- * line, and its parser names the field missing); a `MessageParam` has `role` and `content`.
+ * line, and its parser names the field missing); a Chat Completions request (the `openai-chat`
+ * format) has a `messages` list; a `MessageParam` has `role` and `content`.
  * @throws {TranscriptError} when the first line is not JSON or looks like none of them.
  */
 export function detectFormat(text: string, source: string): TranscriptFormat {
@@ -65,10 +66,11 @@ export function detectFormat(text: string, source: string): TranscriptFormat {
     return 'claude-code';
   }
   if ('seq' in value || 'kind' in value) return 'corpus';
+  if (Array.isArray(value.messages)) return 'openai-chat';
   if ('role' in value && 'content' in value) return 'anthropic';
   throw new TranscriptError(
     `${source}:${index + 1}: cannot tell the format: expected a corpus line (seq, kind), a MessageParam ` +
-      '(role, content) or a Claude Code session line (type, uuid); name it with --format',
+      '(role, content), a Claude Code session line (type, uuid) or a Chat Completions request (messages); name it with --format',
   );
 }
 

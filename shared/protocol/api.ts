@@ -6,6 +6,8 @@
  * document.
  */
 import { z } from 'zod';
+import { CHAT_ROLES, chatMarker } from '../formats/openai-chat/message.ts';
+import { SESSION_FORMATS } from '../formats/session-format.ts';
 import { idSchema } from './events.ts';
 
 /** Longest idempotency key of an append, in characters. */
@@ -58,11 +60,11 @@ export const contentBlockSchema = z
   });
 
 /**
- * A message: an Anthropic `MessageParam` (`role` and `content`, a string or a list of content
- * blocks; role `system` for a system prompt kept in the session), optionally `pinned` (a pinned
- * message never leaves in a compaction: pin system prompts and decisions).
+ * A message of an `anthropic` session: an Anthropic `MessageParam` (`role` and `content`, a string
+ * or a list of content blocks; role `system` for a system prompt kept in the session), optionally
+ * `pinned` (a pinned message never leaves in a compaction: pin system prompts and decisions).
  */
-export const apiMessageSchema = z
+export const anthropicApiMessageSchema = z
   .object({
     role: z.enum(['user', 'assistant', 'system']),
     content: z.union([z.string(), z.array(contentBlockSchema)], {
@@ -72,10 +74,41 @@ export const apiMessageSchema = z
   })
   .strict()
   .meta({
-    title: 'Message',
+    title: 'AnthropicMessage',
     description:
       'An Anthropic MessageParam ({ role, content }); role "system" holds a system prompt. Optional "pinned": never compacted away.',
   });
+
+/**
+ * A message of an `openai-chat` session: a Chat Completions message as the `openai` SDK types it
+ * (`role` system, developer, user, assistant or tool, and that role's fields), stored whole as
+ * given; optionally `pinned`. Told apart from an Anthropic message by a field only Chat Completions
+ * has (a `tool`/`developer` role, `tool_calls`, `tool_call_id`, `refusal`, `name`, a null
+ * `content`); one that has none (`{ role: "user", content: "…" }`) reads alike in both formats. The
+ * session's format decides, and the append checks it against shared/formats/openai-chat/message.ts.
+ */
+export const chatApiMessageSchema = z
+  .looseObject({
+    role: z.enum(CHAT_ROLES),
+    content: z.unknown().optional(),
+    tool_calls: z.array(z.looseObject({ id: z.string(), type: z.string() })).optional(),
+    tool_call_id: z.string().optional(),
+    pinned: z.boolean().optional(),
+  })
+  // Aborting, so that a message of neither format is explained by the Anthropic option's issues.
+  .refine((m) => chatMarker(m, '', true) !== null, { error: 'not a Chat Completions message', abort: true })
+  .meta({
+    title: 'ChatCompletionsMessage',
+    description:
+      'An OpenAI Chat Completions message ({ role, content, tool_calls?, tool_call_id?, … }), for a session of format "openai-chat", stored whole as given. Optional "pinned": never compacted away.',
+  });
+
+/** A message of either format; the session's format decides which it must be. */
+export const apiMessageSchema = z.union([anthropicApiMessageSchema, chatApiMessageSchema]).meta({
+  title: 'Message',
+  description:
+    'A message in the session\'s format: an Anthropic MessageParam (format "anthropic") or an OpenAI Chat Completions message (format "openai-chat"). Optional "pinned": never compacted away.',
+});
 
 export type ApiMessage = z.infer<typeof apiMessageSchema>;
 
@@ -106,13 +139,18 @@ export const createSessionRequestSchema = z
     agentId: idSchema.nullable().optional(),
     /** The context window of the session's model, in tokens. */
     contextWindow: z.number().int().min(1).max(100_000_000).nullable().optional(),
+    /**
+     * The wire format of the session's messages, fixed for its life: `anthropic` (default) or
+     * `openai-chat` (OpenAI Chat Completions messages).
+     */
+    format: z.enum(SESSION_FORMATS).optional(),
     messages: z.array(apiMessageSchema).max(MAX_MESSAGES_PER_REQUEST).optional(),
   })
   .strict()
   .meta({
     title: 'CreateSessionRequest',
     description:
-      "A new session: its id, the agent, the model's context window in tokens, and its first messages (seqs 0, 1, ...).",
+      "A new session: its id, the agent, the model's context window in tokens, its format (anthropic, the default, or openai-chat), and its first messages (seqs 0, 1, ...), in that format.",
   });
 
 export type CreateSessionRequest = z.infer<typeof createSessionRequestSchema>;

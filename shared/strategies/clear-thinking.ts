@@ -19,6 +19,10 @@
  * The original rows are archived whole and the live ones rewritten in place (same seq), so a
  * restore puts them back exactly. Skipped, with the reason, when nothing is left to drop. The
  * ledger's `blocks_cleared` counts the thinking blocks dropped. Pure: planning only.
+ *
+ * It does not apply to an `openai-chat` session: Chat Completions returns no reasoning to send back
+ * (an OpenAI staff answer on the community forum: reasoning "is discarded after every API
+ * request"), so its messages never hold thinking and the strategy skips with nothing to clear.
  */
 import { z } from 'zod';
 import { type Block, THINKING_TYPES } from '../contract/blocks.ts';

@@ -8,12 +8,22 @@
  * original messages are archived whole and the live ones rewritten in place (same seq), so a
  * restore puts them back exactly. Skipped, with the reason, when it would free fewer than
  * `clearAtLeast` estimated tokens. Pinned messages, and results whose call is pinned, are never
- * touched. Pure: planning only.
+ * touched. In an `openai-chat` session the same holds for Chat Completions messages
+ * (shared/formats/openai-chat/clearing.ts): a tool message's `content` becomes the placeholder, its
+ * `tool_call_id` stays, and `clearToolInputs` empties a call's `function.arguments` to `"{}"`.
+ * Pure: planning only.
  */
 import { z } from 'zod';
 import { type Block, estimateContentTokens, type StoredContent } from '../contract/blocks.ts';
 import type { MessageMeta } from '../contract/message.ts';
 import { MESSAGE_OVERHEAD_TOKENS } from '../contract/tokens.ts';
+import {
+  chatRewriteOf,
+  chatToolNames,
+  clearedChatInputs,
+  clearedChatResult,
+} from '../formats/openai-chat/clearing.ts';
+import { chatFacts, isChatMessage } from '../formats/openai-chat/message.ts';
 import { clearingPlan, contentOf, fmt, rewriteOf } from '../planning/clearing.ts';
 import type { Rewrite } from '../planning/types.ts';
 import { skip } from '../planning/window.ts';
@@ -104,7 +114,8 @@ function toolNames(
   for (const m of messages) {
     if (!m.toolUseIds.some((id) => ids.has(id))) continue;
     const content = contentOf(contents, m.seq);
-    if (typeof content !== 'string') {
+    for (const [id, name] of chatToolNames(content)) names.set(id, name);
+    if (Array.isArray(content)) {
       for (const block of content) {
         if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
           names.set(block.id, block.name);
@@ -168,13 +179,30 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
     }
 
     // Results to clear, then (with clearToolInputs) the inputs of calls whose results are cleared.
-    const rewritten = new Map<number, Block[]>();
+    const rewritten = new Map<number, StoredContent>();
     const answered = new Set<string>();
     // Tool uses whose result or input this plan clears: what the ledger counts.
     const touched = new Set<string>();
     for (const m of messages) {
       if (m.pinned || !m.toolResultIds.some((id) => clearable.has(id))) continue;
       const content = contentOf(snapshot.contents, m.seq);
+      if (isChatMessage(content)) {
+        // A Chat Completions tool message answers one call (its `tool_call_id`).
+        const id = content.role === 'tool' ? content.tool_call_id : '';
+        if (!clearable.has(id)) continue;
+        answered.add(id);
+        if (typeof content.content === 'string' && content.content.startsWith(CLEARED_RESULT_PREFIX))
+          continue;
+        const tokens = chatFacts(content).tokenCount - MESSAGE_OVERHEAD_TOKENS;
+        const cleared = clearedChatResult(
+          content,
+          clearedResultText(names.get(id) ?? 'tool', tokens, snapshot.compactionId),
+        );
+        if (cleared === null) continue;
+        touched.add(id);
+        rewritten.set(m.seq, cleared as unknown as StoredContent);
+        continue;
+      }
       if (typeof content === 'string') continue;
       let changed = false;
       const next = content.map((block) => {
@@ -194,6 +222,13 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
       for (const m of messages) {
         if (m.pinned || !m.toolUseIds.some((id) => answered.has(id))) continue;
         const content = rewritten.get(m.seq) ?? contentOf(snapshot.contents, m.seq);
+        if (isChatMessage(content)) {
+          const cleared = clearedChatInputs(content, answered);
+          if (cleared === null) continue;
+          for (const id of m.toolUseIds) if (answered.has(id)) touched.add(id);
+          rewritten.set(m.seq, cleared as unknown as StoredContent);
+          continue;
+        }
         if (typeof content === 'string') continue;
         let changed = false;
         const next = content.map((block) => {
@@ -212,7 +247,10 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
     }
     const rewrites: Rewrite[] = messages
       .filter((m) => rewritten.has(m.seq))
-      .map((m) => rewriteOf(m, rewritten.get(m.seq) as Block[]));
+      .map((m) => {
+        const content = rewritten.get(m.seq) as StoredContent;
+        return isChatMessage(content) ? chatRewriteOf(m, content) : rewriteOf(m, content);
+      });
     return clearingPlan(
       {
         strategy: name,

@@ -5,6 +5,7 @@
  *
  * An example gets what a reader's shell would have, as environment variables: `DATABASE_URL`,
  * `REDIS_URL`, `COMPACTOR_QUEUE_PREFIX`, `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (the fake),
+ * `OPENAI_API_KEY` and `OPENAI_BASE_URL` (the strict fake Chat Completions server),
  * `COMPACTOR_API_URL` and `COMPACTOR_API_TOKEN` (tenant `acme`'s token for the API), and
  * `compactor` on the PATH. TypeScript and JavaScript run with tsx from a folder of their own whose
  * tsconfig maps the package's names (`@agent-compactor/compactor`, `.../worker`, ...) to this
@@ -29,6 +30,7 @@ import { openServices } from '../../worker/runtime/services.ts';
 import { type DocBlock, docBlocks, type Runner, runnerOf } from '../support/doc-examples.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
+import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { cleanRedis, createTestDatabase, silentLogger, testConfig, testPrefix } from '../support/fixtures.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -119,6 +121,8 @@ async function servicesFor(llmUrl: string) {
     COMPACTOR_LOG_LEVEL: 'warn',
     ANTHROPIC_API_KEY: 'sk-ant-example',
     ANTHROPIC_BASE_URL: llmUrl,
+    OPENAI_API_KEY: 'sk-example',
+    OPENAI_BASE_URL: openaiUrl,
     COMPACTOR_API_URL: api.url,
     COMPACTOR_API_TOKEN: token,
   };
@@ -175,6 +179,8 @@ function run(block: DocBlock, sandbox: string, env: Record<string, string>) {
 
 let fake: FakeAnthropicServer;
 let llmUrl: string;
+const openai = new FakeOpenAIChatServer();
+let openaiUrl: string;
 let sandbox: string;
 
 beforeAll(async () => {
@@ -182,11 +188,13 @@ beforeAll(async () => {
   // An agent's turn, for the examples that call the model; summaries here are the extractive ones.
   fake.defaultBehaviour = { reply: { text: 'The parser now strips whitespace; the tests pass.' } };
   llmUrl = (await fake.start()).url;
+  openaiUrl = await openai.start();
   sandbox = makeSandbox();
 });
 
 afterAll(async () => {
   await fake?.close();
+  await openai.close();
   if (sandbox) rmSync(sandbox, { recursive: true, force: true });
 });
 

@@ -181,8 +181,15 @@ describe('native content blocks', () => {
       { role: 'user', content: 'fine' },
       { role: 'tool', content: 'no such role' },
     ] as MessageParam[];
+    // Role `tool` is Chat Completions': the error says the session's format.
     await expect(appendMessages(ctx.tdb.database.db, tenantId, sessionId, bad)).rejects.toThrow(
-      new InvalidInputError('messages[1].role: expected "user", "assistant" or "system", got "tool"'),
+      new InvalidInputError(
+        `messages[1].role: "tool" is a Chat Completions role, but session "${sessionId}" has format "anthropic" (its messages are Anthropic Messages API MessageParams); one session holds one format: create another session for the other`,
+      ),
+    );
+    const robot = [{ role: 'robot', content: 'no such role' }] as unknown as MessageParam[];
+    await expect(appendMessages(ctx.tdb.database.db, tenantId, sessionId, robot)).rejects.toThrow(
+      new InvalidInputError('messages[0].role: expected "user", "assistant" or "system", got "robot"'),
     );
     const blockless = [{ role: 'assistant', content: [{ text: 'no type' }] }] as unknown as MessageParam[];
     await expect(appendMessages(ctx.tdb.database.db, tenantId, sessionId, blockless)).rejects.toThrow(

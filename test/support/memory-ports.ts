@@ -315,6 +315,7 @@ export class MemoryStore implements SessionReads, FencedWrites {
     return {
       liveId: sessionId,
       version: session.compactionVersion,
+      format: 'anthropic',
       render: {
         rows: rows.map((m) => ({
           seq: m.seq,

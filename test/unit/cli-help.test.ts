@@ -68,7 +68,9 @@ describe('compactor import --help and its options', () => {
   it('names each format, says the default is detected, and documents --sidechains', () => {
     const help = commandHelp(importCommand);
     for (const format of TRANSCRIPT_FORMATS) expect(help).toContain(format);
-    expect(help).toMatch(/^ {2}--format F +corpus, anthropic or claude-code: .*default: detected/m);
+    expect(help).toMatch(
+      /^ {2}--format F +corpus, anthropic, claude-code or openai-chat: .*default: detected/m,
+    );
     expect(help).toMatch(/^ {2}--sidechains +claude-code: .*subagent/m);
     expect(usageLine(importCommand)).toBe(
       'compactor import <file-or-dir>... [--tenant T] [--session S] [--format F] [--sidechains]',
@@ -76,7 +78,10 @@ describe('compactor import --help and its options', () => {
   });
 
   it.each([
-    [['x.jsonl', '--format', 'openai'], '--format must be corpus, anthropic or claude-code, got "openai"'],
+    [
+      ['x.jsonl', '--format', 'openai'],
+      '--format must be corpus, anthropic, claude-code or openai-chat, got "openai"',
+    ],
     [
       ['x.jsonl', '--format', 'corpus', '--sidechains'],
       '--sidechains applies to --format claude-code, not corpus',

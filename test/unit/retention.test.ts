@@ -167,6 +167,7 @@ const session: SessionRow = {
   id: 's',
   tenantId: 't',
   agentId: null,
+  format: 'anthropic',
   lastSeq: 39,
   messageCount: 10,
   tokenCount: 1_000,

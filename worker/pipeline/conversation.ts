@@ -5,6 +5,7 @@
 import type { ContextRead } from '../../producer/postgres/context-query.ts';
 import { renderContext } from '../../shared/context/render.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
+import { SummarizerConfigError } from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
 import type { KeptThinkingFacts } from '../../shared/summary/compaction-block.ts';
@@ -19,8 +20,15 @@ const STAND_IN_DESCRIPTION =
  * first) rendered exactly as `loadContext` renders them, with the session's `system`, and its
  * declared tools, or stand-ins named after the tools the messages call (a request whose messages
  * hold tool calls must define tools).
+ * @throws {SummarizerConfigError} for a session not in the `anthropic` format.
  */
 export function conversationOf(read: ContextRead): ConversationRequest {
+  if (read.format !== 'anthropic') {
+    // Its request is the Messages API's, and its block is sent back to that API only.
+    throw new SummarizerConfigError(
+      `the anthropic-compaction summarizer sends the conversation to the Messages API, and session "${read.liveId}" has format "${read.format}": summarize it with the anthropic or extractive summarizer`,
+    );
+  }
   const rendered = renderContext({ ...read.render, thinking: 'keep', compactionBlock: 'native' });
   const messages = rendered.messages as unknown as ConversationRequest['messages'];
   if (read.tools !== null) {

@@ -245,6 +245,8 @@ async function continueInChild(
     checkpoint: parent.checkpoint,
     // The agent's declared tools carry over: it goes on sending them in the child.
     tools: sql`(select p.tools from sessions p where p.tenant_id = ${where.tenantId} and p.id = ${where.sessionId})`,
+    // The child holds the parent's messages and takes the agent's next ones: the same format.
+    format: sql`(select p.format from sessions p where p.tenant_id = ${where.tenantId} and p.id = ${where.sessionId})`,
   });
   const [copied] = await tx.execute<{ count: number; tokens: string }>(sql`
     with copied as (

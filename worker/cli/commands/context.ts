@@ -33,6 +33,8 @@ export const contextCommand: Command = {
     'tokens, the live session read (a newSession compaction continues a session in a child) and',
     'notices to act on, such as an open tool loop whose thinking needs "drop_block" to be sent,',
     'and betas: the anthropic-beta values the request needs (compact-2026-09-04 with a compaction block).',
+    'A session of format openai-chat prints { format: "openai-chat", messages, tokens, sessionId, version,',
+    'notices }: messages to pass to Chat Completions (client.chat.completions.create) as they are.',
   ],
   examples: [
     'compactor context --tenant acme --session run-42',
@@ -60,6 +62,7 @@ export const contextCommand: Command = {
         sessionId,
         thinking: thinking as (typeof THINKING_MODES)[number],
         compactionBlock: block as (typeof BLOCK_MODES)[number],
+        format: 'any',
       });
       context.stdout.write(`${jsonLine(loaded)}\n`);
       return 0;

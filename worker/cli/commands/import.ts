@@ -42,7 +42,9 @@ export const importCommand: Command = {
     'a session file as Claude Code writes it (~/.claude/projects/<project>/<session>.jsonl): its live',
     'branch, one message per streamed reply, subagent lines left out unless --sidechains (a',
     "subagent's own file is read whole). anthropic and claude-code messages get seqs 0, 1, ... and",
-    'keep their content blocks exactly (thinking signatures and images included).',
+    'keep their content blocks exactly (thinking signatures and images included); openai-chat, one',
+    'Chat Completions request per line ({model, messages}), as an agent or proxy logs them: the last',
+    "line's messages become a session of format openai-chat, each message stored exactly.",
     'Each file gets one line: imported, with its format ("detected" when not named), or refused.',
     'A malformed file is refused with its line and field named, and an existing session is refused,',
     'never duplicated; nothing of a refused file is written. The other files are still imported',
@@ -52,6 +54,7 @@ export const importCommand: Command = {
     'compactor import corpus/sessions --tenant acme',
     'compactor import corpus/claude-code --tenant acme --sidechains',
     'compactor import messages.jsonl --format anthropic --session chat-7',
+    'compactor import requests.jsonl --format openai-chat --session gpt-run-3',
   ],
   async run(args, context) {
     if (args.positionals.length === 0) throw new UsageError('give at least one transcript file or directory');

@@ -266,6 +266,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
         sessionId: body.id,
         agentId: body.agentId ?? null,
         contextWindow: body.contextWindow ?? null,
+        ...(body.format ? { format: body.format } : {}),
         messages: (body.messages ?? []).map((message, seq) => ({ seq, ...nativeMessage(message) })),
         limits: limits.defaults,
       });
@@ -331,6 +332,8 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
         const input: LoadContextInput = {
           tenantId,
           sessionId: id,
+          // The body is in the session's format: the Anthropic shape, or `format: 'openai-chat'`'s.
+          format: 'any',
           maxBytes: inForce.maxContextBytes,
           maxTokens: inForce.maxContextTokens,
           ...(query.thinking ? { thinking: query.thinking } : {}),

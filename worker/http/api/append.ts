@@ -5,7 +5,12 @@
  * large ones (offload.ts), so both answer alike.
  */
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import { type AppendResult, appendToLiveSession, type NativeMessage } from '../../../producer/index.ts';
+import {
+  type AppendResult,
+  appendToLiveSession,
+  type ChatCompletionsMessage,
+  type NativeMessage,
+} from '../../../producer/index.ts';
 import type { Db } from '../../../producer/postgres/db.ts';
 import type { Limits } from '../../../shared/policy/limits.ts';
 import { type ApiMessage, appendRequestSchema } from '../../../shared/protocol/api.ts';
@@ -48,5 +53,5 @@ export async function appendBody(db: Db, body: unknown, target: AppendTarget): P
  * SDK's `MessageParam` type does not list; the producer keeps them exactly.
  */
 export function nativeMessage({ pinned, ...message }: ApiMessage): NativeMessage {
-  return { message: message as MessageParam, pinned: pinned ?? false };
+  return { message: message as MessageParam | ChatCompletionsMessage, pinned: pinned ?? false };
 }

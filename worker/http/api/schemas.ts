@@ -124,7 +124,7 @@ export const enqueuedSchema = z
   .meta({ title: 'Enqueued' });
 
 /** 200 of the context route: the next request's `system` and `messages`. */
-export const loadedContextSchema = z
+const anthropicContextSchema = z
   .object({
     system: z
       .array(contentBlockSchema)
@@ -146,7 +146,36 @@ export const loadedContextSchema = z
       .int()
       .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
   })
-  .meta({ title: 'Context' });
+  .meta({ title: 'AnthropicContext', description: 'The context of a session of format "anthropic".' });
+
+/** The context of an `openai-chat` session: `messages` for `client.chat.completions.create`. */
+const chatContextSchema = z
+  .object({
+    format: z.literal('openai-chat'),
+    messages: z
+      .array(z.looseObject({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']) }))
+      .describe(
+        "Chat Completions messages, as stored; the summary of compacted messages is a user message. Every assistant message with tool_calls is directly followed by a tool message per call (the newest one's calls may still be open).",
+      ),
+    tokens: z.number().int().describe('Estimated input tokens of messages.'),
+    sessionId: z.string().describe('The live session read: where to append next.'),
+    notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
+    version: z
+      .number()
+      .int()
+      .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
+  })
+  .meta({
+    title: 'ChatCompletionsContext',
+    description: 'The context of a session of format "openai-chat".',
+  });
+
+/** The body of the context route, in the session's format. */
+export const loadedContextSchema = z.union([anthropicContextSchema, chatContextSchema]).meta({
+  title: 'Context',
+  description:
+    'The next request in the session\'s format: system and messages for the Messages API (anthropic), or format "openai-chat" and messages for Chat Completions.',
+});
 
 /** A compaction job's result (BullMQ's return value). */
 const jobResultSchema = z.object({

@@ -1,0 +1,2 @@
+ALTER TABLE "sessions" ADD COLUMN "format" text DEFAULT 'anthropic' NOT NULL;--> statement-breakpoint
+ALTER TABLE "sessions" ADD CONSTRAINT "sessions_format_check" CHECK ("sessions"."format" in ('anthropic', 'openai-chat'));

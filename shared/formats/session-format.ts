@@ -1,0 +1,26 @@
+/**
+ * The wire format a session's messages are written in, recorded on the session
+ * (`sessions.format`) when it is created and never changed: every message appended to it, and the
+ * context read from it, is in that format.
+ * - `anthropic`: Anthropic Messages API `MessageParam`s (the default; every session made before
+ *   formats existed is one).
+ * - `openai-chat`: OpenAI Chat Completions messages (also what vLLM, Ollama, LiteLLM, OpenRouter and
+ *   Azure OpenAI take).
+ *
+ * A new format (OpenAI Responses items, say) is one more name here and one more module beside
+ * `openai-chat/`, registered in `./registry.ts`.
+ */
+
+/** Every session format, the default first. */
+export const SESSION_FORMATS = ['anthropic', 'openai-chat'] as const;
+
+/** A session's format. */
+export type SessionFormat = (typeof SESSION_FORMATS)[number];
+
+/** The format of a session created without one, and of every session made before formats existed. */
+export const DEFAULT_SESSION_FORMAT: SessionFormat = 'anthropic';
+
+/** Whether `value` names a session format. */
+export function isSessionFormat(value: unknown): value is SessionFormat {
+  return typeof value === 'string' && (SESSION_FORMATS as readonly string[]).includes(value);
+}

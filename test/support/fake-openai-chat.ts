@@ -1,0 +1,173 @@
+/**
+ * A strict fake OpenAI Chat Completions API: a real HTTP server (node:http) on 127.0.0.1, on a free
+ * port, that the real `openai` SDK talks to through `baseURL`. It refuses what the real API refuses
+ * in a conversation, with the API's error texts and shape (`{ error: { message, type, param, code } }`,
+ * status 400), as quoted in issue threads of agent frameworks:
+ * - an assistant message with `tool_calls` not directly followed by tool messages answering each id
+ *   (as quoted in LiteLLM's bug reports);
+ * - a tool message that answers no call of the assistant message before it (the
+ *   API's own spelling, "preceeding");
+ * - `tool_calls: []` (as reported against the openai-node SDK and Home Assistant);
+ * - a null `content` where the role requires one (as reported against llama_index);
+ * plus a missing bearer key, a body that is not JSON, no `model`, no `messages`. A valid request
+ * gets a `chat.completion` whose message is `{ role: 'assistant', content: 'ok' }`. Requests are
+ * recorded in {@link FakeOpenAIChatServer.requests}, parsed, whatever the answer.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** An error as the API answers it. */
+interface ApiError {
+  message: string;
+  type: 'invalid_request_error';
+  param: string | null;
+  code: string | null;
+}
+
+type Msg = Record<string, unknown> & { role?: unknown; content?: unknown };
+
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
+/** The first rule a request's `messages` break, as the API words it; null when they are valid. */
+export function chatRequestError(messages: unknown): ApiError | null {
+  const fail = (message: string, param: string | null, code: string | null = null): ApiError => ({
+    message,
+    type: 'invalid_request_error',
+    param,
+    code,
+  });
+  if (!Array.isArray(messages) || messages.length === 0) {
+    return fail(
+      "Invalid 'messages': empty array. Expected an array with minimum length 1.",
+      'messages',
+      'empty_array',
+    );
+  }
+  let pending: string[] = [];
+  let calls = new Set<string>();
+  for (let n = 0; n < messages.length; n++) {
+    const m = messages[n] as Msg;
+    if (typeof m !== 'object' || m === null || !ROLES.has(String(m.role))) {
+      return fail(`Invalid value for 'messages[${n}].role'.`, `messages.[${n}].role`, 'invalid_value');
+    }
+    const hasCalls = m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length === 0) {
+      return fail(
+        `Invalid 'messages[${n}].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
+        `messages[${n}].tool_calls`,
+        'empty_array',
+      );
+    }
+    if ((m.content === null || m.content === undefined) && !(hasCalls || m.role === 'function')) {
+      return fail("Invalid value for 'content': expected a string, got null.", `messages.[${n}].content`);
+    }
+    if (m.role === 'tool') {
+      const id = m.tool_call_id;
+      if (typeof id !== 'string' || !calls.has(id)) {
+        return fail(
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          `messages.[${n}].role`,
+        );
+      }
+      pending = pending.filter((p) => p !== id);
+      continue;
+    }
+    if (pending.length > 0) return unanswered(pending);
+    calls = new Set();
+    if (hasCalls) {
+      pending = (m.tool_calls as Array<{ id: string }>).map((c) => c.id);
+      calls = new Set(pending);
+    }
+  }
+  return pending.length > 0 ? unanswered(pending) : null;
+
+  function unanswered(ids: string[]): ApiError {
+    return fail(
+      "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+        `The following tool_call_ids did not have response messages: ${ids.join(', ')}`,
+      'messages',
+    );
+  }
+}
+
+/** The fake server; `await start()` before use, `await close()` after. */
+export class FakeOpenAIChatServer {
+  /** Every request body received, parsed (undefined when it was not JSON). */
+  readonly requests: unknown[] = [];
+  #server: Server | null = null;
+  #count = 0;
+
+  /** Starts listening; resolves to the SDK's `baseURL` (`http://127.0.0.1:<port>/v1`). */
+  async start(): Promise<string> {
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((error: unknown) => send(res, 500, { error: { message: String(error) } }));
+    });
+    await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve));
+    const { port } = this.#server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}/v1`;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    let body: Record<string, unknown> | undefined;
+    try {
+      body = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      body = undefined;
+    }
+    this.requests.push(body);
+    const invalid = (message: string, param: string | null = null) =>
+      send(res, 400, { error: { message, type: 'invalid_request_error', param, code: null } });
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      return send(res, 404, { error: { message: `Unknown request URL: ${req.method} ${req.url}` } });
+    }
+    if (!/^Bearer \S+/.test(req.headers.authorization ?? '')) {
+      return send(res, 401, {
+        error: {
+          message: 'You did not provide an API key.',
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        },
+      });
+    }
+    if (body === undefined || typeof body !== 'object')
+      return invalid('We could not parse the JSON body of your request.');
+    if (typeof body.model !== 'string' || body.model === '')
+      return invalid("Missing required parameter: 'model'.", 'model');
+    const error = chatRequestError(body.messages);
+    if (error) return send(res, 400, { error });
+    this.#count++;
+    const prompt = JSON.stringify(body.messages).length;
+    return send(res, 200, {
+      id: `chatcmpl-fake-${this.#count}`,
+      object: 'chat.completion',
+      created: 1_790_000_000,
+      model: body.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'ok', refusal: null },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ],
+      usage: {
+        prompt_tokens: Math.ceil(prompt / 4),
+        completion_tokens: 1,
+        total_tokens: Math.ceil(prompt / 4) + 1,
+      },
+    });
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_fake' });
+  res.end(JSON.stringify(body));
+}
