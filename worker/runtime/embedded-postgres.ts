@@ -10,8 +10,19 @@
  * of its own, and the caller stops it last (`stop()`, or `stopSync()` from an `exit` handler).
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -119,14 +130,16 @@ export interface EmbeddedPostgres {
  *   process uses it, or when PostgreSQL does not start (with the reason from its log).
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
-  const binaries = options.binaries ?? (await loadBinaries());
-  const layout = embeddedLayout(options.dir ?? DEFAULT_EMBEDDED_DIR, process.cwd());
   const runAs = runAsFor(process.getuid?.(), lookupUser);
+  const notice = options.onNotice ?? (() => {});
+  const installed = options.binaries ?? (await loadBinaries());
+  const binaries = runAs ? reachableBinaries(installed, runAs) : installed;
+  const layout = embeddedLayout(reachableFolder(options.dir, runAs, notice), process.cwd());
   const run = runner(runAs);
   prepareFolder(layout, runAs, binaries);
   const initialised = !existsSync(path.join(layout.data, 'PG_VERSION'));
   if (initialised) initialise(layout, runAs, binaries, run);
-  recover(layout, binaries, run, options.onNotice ?? (() => {}));
+  recover(layout, binaries, run, notice);
 
   const port = options.port ?? (await freePort());
   const started = run(binaries.pg_ctl, [
@@ -225,6 +238,72 @@ function lookupUser(name: string): RunAs | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Where copies of PostgreSQL's programs go when root's cluster user cannot reach them where npm put
+ * them: a folder every user may enter, kept across runs.
+ */
+const BINARIES_CACHE = path.join('/var/tmp', 'compactor-postgres-binaries');
+
+/**
+ * PostgreSQL's programs where `runAs` can run them. Root may have installed compactor under a folder
+ * only root can enter (a home directory, a private temporary folder): the cluster's user could then
+ * not execute them. The installation (`bin`, `lib`, `share` beside them) is then copied once to
+ * {@link BINARIES_CACHE}, under a name of its path and build, and run from there.
+ * @throws {EmbeddedPostgresError} when even the copy cannot be reached or made.
+ */
+function reachableBinaries(binaries: PostgresBinaries, runAs: RunAs): PostgresBinaries {
+  const bin = path.dirname(binaries.postgres);
+  if (!unreachableDir(bin, runAs, statDir)) return binaries;
+  const install = path.dirname(bin);
+  const stamp = createHash('sha256')
+    .update(`${realpathSync(install)}\0${statSync(binaries.postgres).mtimeMs}`)
+    .digest('hex')
+    .slice(0, 16);
+  const copy = path.join(BINARIES_CACHE, stamp);
+  if (!existsSync(path.join(copy, 'bin', path.basename(binaries.postgres)))) {
+    const staging = `${copy}.${process.pid}`;
+    try {
+      mkdirSync(BINARIES_CACHE, { recursive: true, mode: 0o755 });
+      cpSync(install, staging, { recursive: true });
+      renameSync(staging, copy);
+    } catch (error) {
+      rmSync(staging, { recursive: true, force: true });
+      if (!existsSync(path.join(copy, 'bin')))
+        // another process made it meanwhile: use that one
+        throw new EmbeddedPostgresError(
+          `PostgreSQL runs as user ${runAs.name} (it refuses root), who cannot reach ${bin}, and copying it to ${BINARIES_CACHE} failed: ${(error as Error).message}`,
+        );
+    }
+  }
+  const at = (program: string) => path.join(copy, 'bin', path.basename(program));
+  return { initdb: at(binaries.initdb), pg_ctl: at(binaries.pg_ctl), postgres: at(binaries.postgres) };
+}
+
+/**
+ * The cluster's folder: the one configured, or {@link DEFAULT_EMBEDDED_DIR} of the current
+ * directory. When root did not configure one and the default lies under a folder the cluster's user
+ * cannot enter, a folder of `/var/tmp` named after the default's path is used instead (the same one
+ * at each run from there), and `notice` says so; a configured folder is used as it is (the checks
+ * that follow refuse it, naming the directory in the way).
+ */
+function reachableFolder(
+  configured: string | undefined,
+  runAs: RunAs | null,
+  notice: (line: string) => void,
+): string {
+  if (configured !== undefined) return configured;
+  const preferred = path.resolve(process.cwd(), DEFAULT_EMBEDDED_DIR);
+  if (!runAs) return preferred;
+  const blocked = unreachableDir(preferred, runAs, statDir);
+  if (!blocked) return preferred;
+  const stamp = createHash('sha256').update(preferred).digest('hex').slice(0, 16);
+  const instead = path.join('/var/tmp', `compactor-postgres-${stamp}`);
+  notice(
+    `user ${runAs.name}, who runs PostgreSQL, cannot enter ${blocked}: the embedded folder is ${instead} instead of ${preferred}`,
+  );
+  return instead;
 }
 
 /**
