@@ -7,10 +7,10 @@
  * demo-without-services.test.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chown, copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asNobody, NOBODY, openFolder, postgresProcessesOf, removeFolder } from '../support/embedded.ts';
+import { asOrdinaryUser, openFolder, postgresProcessesOf, removeFolder } from '../support/embedded.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { CORPUS_DIR, cleanRedis, testPrefix } from '../support/fixtures.ts';
 import {
@@ -158,11 +158,10 @@ describe('compactor dev --embedded', () => {
   }, 60_000);
 
   it('runs as an ordinary user in a folder of its own, and stops everything on SIGTERM', async () => {
-    const home = path.join(base, 'nobody');
+    const home = path.join(base, 'ordinary');
     await mkdir(home);
-    await chown(home, NOBODY.uid, NOBODY.gid);
     const own = path.join(home, 'postgres');
-    const [file, ...args] = asNobody([process.execPath, BIN, 'dev', '--embedded', '--insecure']);
+    const [file, ...args] = asOrdinaryUser([process.execPath, BIN, 'dev', '--embedded', '--insecure']);
     const child = spawn(file as string, args, {
       cwd: home,
       env: childEnv({ ...env({ COMPACTOR_EMBEDDED_DIR: own }), HOME: home }),

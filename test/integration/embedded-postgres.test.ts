@@ -7,14 +7,21 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../worker/runtime/embedded-postgres.ts';
-import { asNobody, NOBODY, openFolder, postgresProcessesOf, removeFolder } from '../support/embedded.ts';
+import {
+  asOrdinaryUser,
+  ORDINARY_UID,
+  openFolder,
+  postgresProcessesOf,
+  removeFolder,
+  uidInItsNamespace,
+} from '../support/embedded.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD = fileURLToPath(new URL('../support/embedded-postgres-child.ts', import.meta.url));
@@ -57,10 +64,10 @@ interface ChildInfo {
   initialised: boolean;
 }
 
-/** Starts embedded-postgres-child.ts on `dir` (as nobody when asked) and waits for its JSON line. */
-async function startChild(dir: string, nobody = false): Promise<{ child: ChildProcess; info: ChildInfo }> {
+/** Starts embedded-postgres-child.ts on `dir` (as an ordinary user when asked) and waits for its JSON line. */
+async function startChild(dir: string, ordinary = false): Promise<{ child: ChildProcess; info: ChildInfo }> {
   const command = [process.execPath, '--import', 'tsx', CHILD, dir];
-  const [file, ...args] = nobody ? asNobody(command) : command;
+  const [file, ...args] = ordinary ? asOrdinaryUser(command) : command;
   const child = spawn(file as string, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -192,16 +199,14 @@ describe('as root', () => {
 
 describe('as an ordinary user', () => {
   it('runs PostgreSQL as that user in a folder of its own, and stops it on SIGTERM', async () => {
-    const home = path.join(base, 'nobody');
+    const home = path.join(base, 'ordinary');
     await mkdir(home);
-    await chown(home, NOBODY.uid, NOBODY.gid);
     const dir = path.join(home, 'postgres');
 
     const { child, info } = await startChild(dir, true);
     expect(info).toMatchObject({ dir, runAs: null, initialised: true });
-    expect((await stat(dir)).uid).toBe(NOBODY.uid);
     const [pid] = postgresProcessesOf(dir);
-    expect(await uidOf(pid as number)).toBe(NOBODY.uid);
+    expect(await uidInItsNamespace(pid as number)).toBe(ORDINARY_UID);
     expect(await query(info.url, 'select current_database() as db')).toEqual([{ db: 'compactor' }]);
 
     child.kill('SIGTERM');

@@ -3,11 +3,11 @@
  * of a cluster folder, and a command line that runs a program as an ordinary user.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-/** The uid and gid of `nobody` (Debian's nogroup), the ordinary user the tests run commands as. */
+/** The uid and gid of `nobody` (Debian's nogroup). */
 export const NOBODY = { uid: 65534, gid: 65534 };
 
 /**
@@ -62,7 +62,31 @@ export async function removeFolder(root: string): Promise<void> {
   await rm(root, { recursive: true, force: true });
 }
 
-/** `command` run as {@link NOBODY} with no supplementary groups (util-linux's setpriv). */
-export function asNobody(command: string[]): string[] {
-  return ['setpriv', `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', ...command];
+/** The uid of the ordinary user of the tests (see {@link asOrdinaryUser}). */
+export const ORDINARY_UID = 1000;
+
+/**
+ * `command` as an ordinary user: in a user namespace of its own (util-linux's unshare), this
+ * process's uid and gid mapped to {@link ORDINARY_UID}. The command sees itself as that user, not
+ * root, so compactor runs PostgreSQL as itself, as it does for anyone but root; outside, its files
+ * are still read as the tests' user, so the checkout may be anywhere, even under a folder only root
+ * may enter (a real other user, such as nobody, could not load the sources there).
+ */
+export function asOrdinaryUser(command: string[]): string[] {
+  return ['unshare', '--user', `--map-user=${ORDINARY_UID}`, `--map-group=${ORDINARY_UID}`, ...command];
+}
+
+/**
+ * The uid process `pid` has in its own user namespace: its uid as seen here (/proc/<pid>/status),
+ * mapped through its /proc/<pid>/uid_map (lines of inside, outside, count).
+ */
+export async function uidInItsNamespace(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const outside = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+  const map = await readFile(`/proc/${pid}/uid_map`, 'utf8');
+  for (const line of map.trim().split('\n')) {
+    const [inside, from, count] = line.trim().split(/\s+/).map(Number) as [number, number, number];
+    if (outside >= from && outside < from + count) return inside + (outside - from);
+  }
+  return -1;
 }

@@ -266,7 +266,8 @@ function reachableBinaries(binaries: PostgresBinaries, runAs: RunAs): PostgresBi
     const staging = `${copy}.${process.pid}`;
     try {
       mkdirSync(BINARIES_CACHE, { recursive: true, mode: 0o755 });
-      cpSync(install, staging, { recursive: true });
+      // Links as they are (the libraries' version links are relative): resolved, they would point back.
+      cpSync(install, staging, { recursive: true, verbatimSymlinks: true });
       renameSync(staging, copy);
     } catch (error) {
       rmSync(staging, { recursive: true, force: true });
