@@ -5,9 +5,10 @@
  * to test/bench/results.md.
  *
  * 1. Throughput against the floor (test/bench/floor.ts), alternating runs, same sessions (60
- *    messages each), same concurrency.
+ *    messages each), same concurrency, on each queue backend (Redis, BullMQ's PostgreSQL backend),
+ *    the floor on the same backend as the compactor runs it is compared with (test/bench/backends.ts).
  * 2. LLM-bound scaling: the fake Messages API answering after 1 s; jobs/s at concurrency 1, 8, 32,
- *    128 against the ideal (concurrency / latency), with peak RSS.
+ *    128 against the ideal (concurrency / latency), with peak RSS, on each queue backend.
  * 3. Latency enqueue → applied at a steady 50% of the measured throughput, no LLM.
  * 4. Big sessions: 100,000 messages compacted by slidingWindow and by summarize (chunked, fake LLM).
  * 5. Coalescing: 1,000 events for one session in a burst.
@@ -27,7 +28,8 @@
  * `--levels 1,8,32,128` (part 2: the concurrency levels, default all four; `--levels 128` runs the
  * one the target reads), `--parts 1,2,4,5,7,8,9,10` (default all; part 1 also runs 3 and 6, which need
  * its numbers), `--api-node-options=--max-old-space-size=256` (part 10: the API process's
- * NODE_OPTIONS; default none). Only a run of every part at the default levels rewrites results.md. Benchmarks print
+ * NODE_OPTIONS; default none), `--backends redis,postgres` (parts 1 and 2: the queue backends, in
+ * that order; default both; parts 3 and 6 use Redis and the first backend's runs). Only a run of every part at the default levels rewrites results.md. Benchmarks print
  * numbers; they assert nothing.
  */
 import { spawn } from 'node:child_process';
