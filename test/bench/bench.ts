@@ -5,9 +5,10 @@
  * to test/bench/results.md.
  *
  * 1. Throughput against the floor (test/bench/floor.ts), alternating runs, same sessions (60
- *    messages each), same concurrency.
+ *    messages each), same concurrency, on each queue backend (Redis, BullMQ's PostgreSQL backend),
+ *    the floor on the same backend as the compactor runs it is compared with (test/bench/backends.ts).
  * 2. LLM-bound scaling: the fake Messages API answering after 1 s; jobs/s at concurrency 1, 8, 32,
- *    128 against the ideal (concurrency / latency), with peak RSS.
+ *    128 against the ideal (concurrency / latency), with peak RSS, on each queue backend.
  * 3. Latency enqueue → applied at a steady 50% of the measured throughput, no LLM.
  * 4. Big sessions: 100,000 messages compacted by slidingWindow and by summarize (chunked, fake LLM).
  * 5. Coalescing: 1,000 events for one session in a burst.
@@ -27,7 +28,8 @@
  * `--levels 1,8,32,128` (part 2: the concurrency levels, default all four; `--levels 128` runs the
  * one the target reads), `--parts 1,2,4,5,7,8,9,10` (default all; part 1 also runs 3 and 6, which need
  * its numbers), `--api-node-options=--max-old-space-size=256` (part 10: the API process's
- * NODE_OPTIONS; default none). Only a run of every part at the default levels rewrites results.md. Benchmarks print
+ * NODE_OPTIONS; default none), `--backends redis,postgres` (parts 1 and 2: the queue backends, in
+ * that order; default both; parts 3 and 6 use Redis and the first backend's runs). Only a run of every part at the default levels rewrites results.md. Benchmarks print
  * numbers; they assert nothing.
  */
 import { spawn } from 'node:child_process';
@@ -37,7 +39,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import { type Job, Queue, type Worker } from 'bullmq';
+import type { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { type ImportedSession, importTranscript, readTranscript } from '../../producer/import.ts';
@@ -46,6 +48,7 @@ import { connectionOptions, openDatabase } from '../../producer/postgres/db.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { DEFAULT_LIMITS } from '../../shared/policy/limits.ts';
 import { COMPACTION_QUEUE, RUN_COMPLETED } from '../../shared/protocol/events.ts';
+import type { QueueBackendKind } from '../../shared/protocol/queue-backend.ts';
 import { createApiApp } from '../../worker/http/api/index.ts';
 import { TenantLimits } from '../../worker/http/api/tenant-limits.ts';
 import { listen } from '../../worker/http/ops.ts';
@@ -62,6 +65,7 @@ import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
+import { openRunQueues, parseBackends } from './backends.ts';
 import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
 import { noisyNeighbor } from './noisy-neighbor.ts';
 import { databaseCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
@@ -83,12 +87,14 @@ const { values } = parseArgs({
     levels: { type: 'string', default: '1,8,32,128' },
     parts: { type: 'string', default: '1,2,4,5,7,8,9,10' },
     'api-node-options': { type: 'string', default: '' },
+    backends: { type: 'string', default: 'redis,postgres' },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
 const EVENTS = positiveInteger('events', values.events);
 const CONCURRENCY = positiveInteger('concurrency', values.concurrency);
 const ALTERNATIONS = positiveInteger('alternations', values.alternations);
+const BACKENDS = parseBackends(values.backends);
 const LEVELS = values.levels.split(',').map((c) => positiveInteger('levels', c.trim()));
 const ALL_PARTS =
   ['1', '2', '4', '5', '7', '8', '9', '10'].every((p) => PARTS.has(p)) && values.levels === '1,8,32,128';
@@ -135,11 +141,11 @@ async function main() {
     return p;
   };
   try {
-    if (PARTS.has('1')) await throughput(url, sql, prefix);
+    if (PARTS.has('1')) await throughput(url, sql);
     if (PARTS.has('2')) {
       const slow = await fakeServerProcess(1_000);
       try {
-        await llmScaling(url, sql, prefix, slow);
+        await llmScaling(url, sql, slow);
       } finally {
         slow.kill();
       }
@@ -200,17 +206,76 @@ function recordInto(stages: Map<string, number[]>): (stage: Stage, ms: number) =
 
 // 1 + 3 + 6 ------------------------------------------------------------------------------------
 
-async function throughput(url: string, sql: postgres.Sql, prefix: () => string) {
-  type Cpu = Awaited<ReturnType<typeof cpuNow>>;
-  const runs: Array<{ kind: 'floor' | 'compactor'; jobsPerS: number; cpu: Cpu }> = [];
+type Cpu = Awaited<ReturnType<typeof cpuNow>>;
+
+/** One run of part 1: which worker, on which backend, its jobs/s and its CPU ms per job. */
+interface ThroughputRun {
+  kind: 'floor' | 'compactor';
+  jobsPerS: number;
+  cpu: Cpu;
+}
+
+/**
+ * Part 1 on each backend of `--backends` (floor and compactor alternating, each run on a queue of
+ * its own), then part 3 (on Redis) and part 6 (from the first backend's compactor runs).
+ */
+async function throughput(url: string, sql: postgres.Sql) {
+  const runs = new Map<QueueBackendKind, ThroughputRun[]>();
   const stages = new Map<string, number[]>();
   const queueWait: number[] = [];
   const order = Array.from({ length: ALTERNATIONS }, () => ['floor', 'compactor'] as const).flat();
-  for (const kind of order) {
-    await seed(sql, EVENTS, 60);
-    const p = prefix();
-    const connection = redis();
-    const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
+  for (const [i, backend] of BACKENDS.entries()) {
+    const list: ThroughputRun[] = [];
+    runs.set(backend, list);
+    for (const kind of order)
+      list.push(await throughputRun(kind, backend, url, sql, i === 0 ? { stages, queueWait } : null));
+  }
+  throughputSection(runs);
+  const redisRuns = runs.get('redis') ?? [...runs.values()][0] ?? [];
+  await latency(url, sql, meanOf(redisRuns.filter((r) => r.kind === 'compactor').map((r) => r.jobsPerS)));
+  const stageRows = (['admission', 'lease', 'snapshot', 'plan', 'apply'] as Stage[]).map((s) => [
+    s,
+    fmt(meanOf(stages.get(s) ?? []), 2),
+  ]);
+  const total = stageRows.reduce((n, r) => n + Number(r[1]), 0);
+  section(
+    '6. Where time goes in one compaction (slidingWindow, 60 messages, mean per job)',
+    ['stage', 'ms'],
+    [
+      ['queue wait (enqueue → processing, pre-filled queue)', fmt(meanOf(queueWait), 0)],
+      ...stageRows,
+      ['pipeline total', fmt(total, 2)],
+    ],
+    [
+      `From part 1's compactor runs on the ${BACKENDS[0]} backend.`,
+      'Queue wait here is dominated by the pre-filled backlog; see part 3 for enqueue → applied at a steady rate.',
+      'Summarizing is absent for slidingWindow; with the LLM it is the LLM latency (part 2).',
+    ],
+  );
+}
+
+/** Mean of `xs`, 0 when empty. */
+function meanOf(xs: number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}
+
+/**
+ * One run of part 1: `kind`'s worker on a fresh queue of `backend` draining EVENTS pre-filled
+ * jobs; with `record`, the compactor's stage times and queue waits are added to it.
+ */
+async function throughputRun(
+  kind: 'floor' | 'compactor',
+  backend: QueueBackendKind,
+  url: string,
+  sql: postgres.Sql,
+  record: { stages: Map<string, number[]>; queueWait: number[] } | null,
+): Promise<ThroughputRun> {
+  await seed(sql, EVENTS, 60);
+  const run = await openRunQueues(backend, url, sql);
+  const link = run.queues.link({ poolSize: 2 });
+  const queue = new run.queues.Queue(COMPACTION_QUEUE, link.options);
+  queue.on('error', () => {});
+  try {
     // Fresh event ids for each run: the floor and compactor runs share no job.
     const extra: RunCompletedExtra =
       kind === 'floor' ? { keep: 10 } : { strategy: { type: 'slidingWindow', maxMessages: 10 } };
@@ -219,101 +284,103 @@ async function throughput(url: string, sql: postgres.Sql, prefix: () => string) 
     const started = performance.now();
     let close: () => Promise<void>;
     if (kind === 'floor') {
-      const floorConnection = redis();
-      const w = startFloorWorker({
+      const floor = startFloorWorker({
         sql,
-        connection: floorConnection,
-        prefix: p,
+        queues: run.queues,
         queueName: COMPACTION_QUEUE,
         concurrency: CONCURRENCY,
       });
-      close = async () => {
-        await w.close();
-        await floorConnection.quit();
-      };
+      close = floor.close;
     } else {
-      const services = openServices(testConfig(url, p), silentLogger, {
+      const services = openServices(run.config(), silentLogger, {
         summarizers: { primary: createExtractiveSummarizer() },
       });
       const w = startWorker(services, {
         concurrency: CONCURRENCY,
-        onStage: recordInto(stages),
+        ...(record ? { onStage: recordInto(record.stages) } : {}),
       });
       close = () => w.close();
     }
     const ms = await drained(queue, EVENTS, started);
     const cpuAfter = await cpuNow();
     await close();
+    if (kind === 'compactor' && record) {
+      const jobs = await queue.getJobs(['completed'], 0, 499);
+      for (const j of jobs)
+        if (j.processedOn && j.timestamp) record.queueWait.push(j.processedOn - j.timestamp);
+    }
     const perJob = (k: keyof Cpu) => (cpuAfter[k] - cpuBefore[k]) / EVENTS;
-    runs.push({
+    return {
       kind,
       jobsPerS: EVENTS / (ms / 1000),
       cpu: { node: perJob('node'), postgres: perJob('postgres'), redis: perJob('redis') },
-    });
-    if (kind === 'compactor') {
-      const jobs = await queue.getJobs(['completed'], 0, 499);
-      for (const j of jobs) if (j.processedOn && j.timestamp) queueWait.push(j.processedOn - j.timestamp);
-    }
+    };
+  } finally {
     await queue.close();
-    await connection.quit();
+    await link.close();
+    await run.cleanup();
   }
-  const avg = (k: 'floor' | 'compactor', of: (r: (typeof runs)[number]) => number) =>
-    runs.filter((r) => r.kind === k).reduce((n, r) => n + of(r), 0) / runs.filter((r) => r.kind === k).length;
-  const floor = avg('floor', (r) => r.jobsPerS);
-  const ours = avg('compactor', (r) => r.jobsPerS);
-  const row = (label: string, of: (k: 'floor' | 'compactor') => number, digits: number) => [
-    label,
-    fmt(of('floor'), digits),
-    fmt(of('compactor'), digits),
+}
+
+/** Prints part 1: per backend, floor and compactor side by side, the ratios and Postgres's limit. */
+function throughputSection(runs: Map<QueueBackendKind, ThroughputRun[]>) {
+  const avg = (b: QueueBackendKind, k: 'floor' | 'compactor', of: (r: ThroughputRun) => number) =>
+    meanOf((runs.get(b) ?? []).filter((r) => r.kind === k).map(of));
+  const columns = BACKENDS.flatMap((b) => [`${b}: floor`, `${b}: compactor`]);
+  const row = (
+    label: string,
+    of: (b: QueueBackendKind, k: 'floor' | 'compactor') => number,
+    digits: number,
+  ) => [label, ...BACKENDS.flatMap((b) => [fmt(of(b, 'floor'), digits), fmt(of(b, 'compactor'), digits)])];
+  const nth = (i: number) => (b: QueueBackendKind, k: 'floor' | 'compactor') =>
+    (runs.get(b) ?? []).filter((r) => r.kind === k)[i]?.jobsPerS ?? 0;
+  const jobsPerS = (b: QueueBackendKind, k: 'floor' | 'compactor') => avg(b, k, (r) => r.jobsPerS);
+  const ratio = (b: QueueBackendKind) => jobsPerS(b, 'compactor') / jobsPerS(b, 'floor');
+  const ratios = BACKENDS.map(
+    (b) => `${b} **${fmt(ratio(b), 2)}** (target ≥ 0.80: ${ratio(b) >= 0.8 ? 'met' : 'missed'})`,
+  );
+  const notes = [
+    `${EVENTS} events on ${EVENTS} sessions of 60 messages, concurrency ${CONCURRENCY}, ${ALTERNATIONS} runs of each, alternating, on each backend (${BACKENDS.join(' first, then ')}). Each run has a queue of its own (a key prefix on Redis, a schema migrated for it on Postgres), dropped after; the floor runs on the same backend as the compactor runs it is compared with.`,
+    `Ratio compactor / floor: ${ratios.join('; ')}.`,
   ];
+  if (runs.has('redis') && runs.has('postgres')) {
+    const pr = (k: 'floor' | 'compactor') => jobsPerS('postgres', k) / jobsPerS('redis', k);
+    notes.push(
+      `Ratio Postgres / Redis (mean jobs/s): compactor **${fmt(pr('compactor'), 2)}**, floor ${fmt(pr('floor'), 2)}.`,
+    );
+  }
+  for (const b of BACKENDS) {
+    const pg = avg(b, 'compactor', (r) => r.cpu.postgres);
+    if (pg > 0)
+      notes.push(
+        `Postgres saturates at (${b} backend, compactor): one core ≈ ${fmt(1000 / pg, 0)} jobs/s, two cores ≈ ${fmt(2000 / pg, 0)} jobs/s (1000 ms / ${fmt(pg, 2)} Postgres CPU ms per job).`,
+      );
+  }
+  notes.push(
+    "CPU is read from /proc in 10 ms ticks: this process, the Postgres backends of the bench database (on the postgres backend these include BullMQ's own pools and LISTEN connections, which connect to the same database), redis-server.",
+  );
   section(
     '1. Throughput against the floor (slidingWindow, no LLM)',
-    ['', 'floor', 'compactor'],
+    ['', ...columns],
     [
-      ...Array.from({ length: ALTERNATIONS }, (_, i) =>
-        row(`run ${i + 1} jobs/s`, (k) => runs.filter((r) => r.kind === k)[i]?.jobsPerS ?? 0, 1),
-      ),
-      row('**mean jobs/s**', (k) => avg(k, (r) => r.jobsPerS), 1),
-      row('CPU ms per job: Node (bench process)', (k) => avg(k, (r) => r.cpu.node), 2),
-      row('CPU ms per job: Postgres', (k) => avg(k, (r) => r.cpu.postgres), 2),
-      row('CPU ms per job: Redis', (k) => avg(k, (r) => r.cpu.redis), 2),
+      ...Array.from({ length: ALTERNATIONS }, (_, i) => row(`run ${i + 1} jobs/s`, nth(i), 1)),
+      row('**mean jobs/s**', jobsPerS, 1),
+      row('CPU ms per job: Node (bench process)', (b, k) => avg(b, k, (r) => r.cpu.node), 2),
+      row('CPU ms per job: Postgres', (b, k) => avg(b, k, (r) => r.cpu.postgres), 2),
+      row('CPU ms per job: Redis', (b, k) => avg(b, k, (r) => r.cpu.redis), 2),
     ],
-    [
-      `${EVENTS} events on ${EVENTS} sessions of 60 messages, concurrency ${CONCURRENCY}, ${ALTERNATIONS} runs of each, alternating.`,
-      `Ratio compactor / floor: **${fmt(ours / floor, 2)}** (target ≥ 0.80: ${ours / floor >= 0.8 ? 'met' : 'missed'}).`,
-      'CPU is read from /proc in 10 ms ticks: this process, the Postgres backends of the bench database, redis-server.',
-    ],
-  );
-  await latency(url, sql, prefix, ours);
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-  const stageRows = (['admission', 'lease', 'snapshot', 'plan', 'apply'] as Stage[]).map((s) => [
-    s,
-    fmt(mean(stages.get(s) ?? []), 2),
-  ]);
-  const total = stageRows.reduce((n, r) => n + Number(r[1]), 0);
-  section(
-    '6. Where time goes in one compaction (slidingWindow, 60 messages, mean per job)',
-    ['stage', 'ms'],
-    [
-      ['queue wait (enqueue → processing, pre-filled queue)', fmt(mean(queueWait), 0)],
-      ...stageRows,
-      ['pipeline total', fmt(total, 2)],
-    ],
-    [
-      'Queue wait here is dominated by the pre-filled backlog; see part 3 for enqueue → applied at a steady rate.',
-      'Summarizing is absent for slidingWindow; with the LLM it is the LLM latency (part 2).',
-    ],
+    notes,
   );
 }
 
-async function latency(url: string, sql: postgres.Sql, prefix: () => string, measuredJobsPerS: number) {
+async function latency(url: string, sql: postgres.Sql, measuredJobsPerS: number) {
   const rate = measuredJobsPerS / 2;
   const total = Math.min(EVENTS, Math.max(200, Math.round(rate * 10)));
   await seed(sql, total, 60);
-  const p = prefix();
-  const connection = redis();
-  const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
-  const services = openServices(testConfig(url, p), silentLogger, {
+  const run = await openRunQueues('redis', url, sql);
+  const link = run.queues.link();
+  const queue = new run.queues.Queue(COMPACTION_QUEUE, link.options);
+  const services = openServices(run.config(), silentLogger, {
     summarizers: { primary: createExtractiveSummarizer() },
   });
   const w = startWorker(services, { concurrency: CONCURRENCY });
@@ -345,7 +412,8 @@ async function latency(url: string, sql: postgres.Sql, prefix: () => string, mea
     [[fmt(rate), String(lat.length), String(q(0.5)), String(q(0.95)), String(q(0.99))]],
   );
   await queue.close();
-  await connection.quit();
+  await link.close();
+  await run.cleanup();
 }
 
 // 2 ----------------------------------------------------------------------------------------------
@@ -398,29 +466,54 @@ interface LlmRun {
   poolSize: number;
 }
 
-async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, llm: FakeProcess) {
+async function llmScaling(url: string, sql: postgres.Sql, llm: FakeProcess) {
   const rows: string[][] = [];
   const pools: string[] = [];
   const stageNotes: string[] = [];
-  let at128: { compactor: number; floor: number } | null = null;
+  const at128 = new Map<QueueBackendKind, { compactor: number; floor: number }>();
   for (const c of LEVELS) {
     // The level the target reads alternates floor and compactor runs; the others run each once.
     const pairs = c === 128 ? ALTERNATIONS : 1;
-    const runs = { floor: [] as LlmRun[], compactor: [] as LlmRun[] };
-    for (let i = 0; i < pairs; i++) {
-      for (const kind of ['floor', 'compactor'] as const)
-        runs[kind].push(await llmRun(kind, c, url, sql, prefix, llm));
+    const steadyOf = new Map<QueueBackendKind, number>();
+    for (const backend of BACKENDS) {
+      const runs = { floor: [] as LlmRun[], compactor: [] as LlmRun[] };
+      for (let i = 0; i < pairs; i++) {
+        for (const kind of ['floor', 'compactor'] as const)
+          runs[kind].push(await llmRun(kind, backend, c, url, sql, llm));
+      }
+      const row = llmRow(backend, c, runs, steadyOf);
+      if (c === 128) at128.set(backend, row.at);
+      pools.push(`${runs.compactor[0]?.poolSize} at ${c}`);
+      stageNotes.push(`at ${c} on ${backend}: ${runs.compactor.map((r) => r.stages).join('; ')}`);
+      rows.push(row.cells);
     }
-    const mean = (kind: 'floor' | 'compactor', pick: (r: LlmRun) => number) =>
-      runs[kind].reduce((sum, r) => sum + pick(r), 0) / runs[kind].length;
-    const ideal = c / 1;
-    const steady = mean('compactor', (r) => r.steady);
-    const floorSteady = mean('floor', (r) => r.steady);
-    if (c === 128) at128 = { compactor: steady / ideal, floor: floorSteady / ideal };
-    pools.push(`${runs.compactor[0]?.poolSize} at ${c}`);
-    stageNotes.push(`at ${c}: ${runs.compactor.map((r) => r.stages).join('; ')}`);
-    rows.push([
+  }
+  llmSection(rows, pools, stageNotes, at128);
+}
+
+/**
+ * One row of part 2's table: `backend`'s runs at concurrency `c`. `steadyOf` collects each
+ * backend's steady compactor jobs/s at this level, for the Postgres / Redis column.
+ */
+function llmRow(
+  backend: QueueBackendKind,
+  c: number,
+  runs: { floor: LlmRun[]; compactor: LlmRun[] },
+  steadyOf: Map<QueueBackendKind, number>,
+): { cells: string[]; at: { compactor: number; floor: number } } {
+  const mean = (kind: 'floor' | 'compactor', pick: (r: LlmRun) => number) =>
+    runs[kind].reduce((sum, r) => sum + pick(r), 0) / runs[kind].length;
+  const ideal = c / 1;
+  const steady = mean('compactor', (r) => r.steady);
+  const floorSteady = mean('floor', (r) => r.steady);
+  steadyOf.set(backend, steady);
+  const redisSteady = steadyOf.get('redis');
+  const vsRedis = backend === 'postgres' && redisSteady ? fmt(steady / redisSteady, 2) : '';
+  return {
+    at: { compactor: steady / ideal, floor: floorSteady / ideal },
+    cells: [
       String(c),
+      backend,
       String(runs.compactor.length),
       String(runs.compactor[0]?.jobs),
       fmt(
@@ -432,6 +525,7 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
       `${fmt((100 * steady) / ideal, 0)}%`,
       `${fmt((100 * floorSteady) / ideal, 0)}%`,
       fmt(steady / floorSteady, 2),
+      vsRedis,
       fmt(ideal, 0),
       `${fmt(100 * mean('compactor', (r) => r.busy), 0)}%`,
       `${fmt(
@@ -457,15 +551,32 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
       )}`,
       mb(mean('compactor', (r) => r.rssBefore)),
       mb(Math.max(...runs.compactor.map((r) => r.rssPeak))),
-    ]);
-  }
-  const target = at128
-    ? `${at128.compactor >= 0.9 ? 'met' : 'missed'} (compactor ${fmt(100 * at128.compactor, 0)}%, the floor ${fmt(100 * at128.floor, 0)}%, over ${ALTERNATIONS} alternations)`
-    : 'not run';
+    ],
+  };
+}
+
+/** Prints part 2's table and notes. */
+function llmSection(
+  rows: string[][],
+  pools: string[],
+  stageNotes: string[],
+  at128: Map<QueueBackendKind, { compactor: number; floor: number }>,
+) {
+  const target =
+    at128.size > 0
+      ? [...at128]
+          .map(
+            ([b, at]) =>
+              `${b} ${at.compactor >= 0.9 ? 'met' : 'missed'} (compactor ${fmt(100 * at.compactor, 0)}%, the floor ${fmt(100 * at.floor, 0)}%)`,
+          )
+          .join('; ')
+          .concat(`, over ${ALTERNATIONS} alternations`)
+      : 'not run';
   section(
     '2. LLM-bound scaling (fake Messages API in its own process answering after 1 s, one worker process)',
     [
       'concurrency',
+      'backend',
       'runs',
       'jobs',
       'jobs/s (whole run)',
@@ -474,6 +585,7 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
       'of ideal (steady)',
       'floor of ideal (steady)',
       'compactor / floor (steady)',
+      'Postgres / Redis (compactor, steady)',
       'ideal jobs/s',
       'worker event loop busy',
       'worker CPU ms per job (compactor / floor)',
@@ -485,10 +597,11 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
     rows,
     [
       `Target ≥ 90% of ideal at 128, steady state: ${target}.`,
+      `Each level runs on each backend in turn (${BACKENDS.join(', then ')}), every run on a queue of its own (a key prefix on Redis, a schema migrated for it on Postgres, dropped after); the floor runs on the same backend as the compactor runs beside it. On Postgres the Postgres CPU column includes BullMQ's own connections (they are backends of the bench database).`,
       `${LLM_WAVES} waves of jobs per level (16 at concurrency 1). At 128, ${ALTERNATIONS} runs of each side alternate (the floor first), and the columns are their means; the other levels run each side once. "Whole run" is every job over the time from the worker's start to the last completion, ramp-up and the last wave's tail included. "Steady" counts the completions after the first wave's (the concurrency-th completion) up to the start of the last job, while every slot is busy; it is what a worker fed continuously sustains. Ideal is concurrency / 1 s and ignores the database work each job does besides its LLM call.`,
       "The floor (test/bench/floor.ts, `startLlmFloorWorker`) is a bare BullMQ worker at the same concurrency doing the least a summary can: one read of the session's messages, one call through the Anthropic SDK (its default fetch) to the same fake with compactor's own summary prompt of the leaving messages and a forced tool, and one transaction that archives the leaving rows and writes the summary, the ledger row and the counters. What it reaches of ideal is what this machine and stack allow; compactor / floor is what compactor's own work (prompt, validation, lease, fidelity check, events) costs.",
       `Mean ms per job, from BullMQ's start of the job to its end, and in each pipeline stage (compactor, per run): ${stageNotes.join('; ')}. What a job spends beyond the 1 s answer is what keeps a level under its ideal.`,
-      `Postgres pool: ${pools.join(', ')} (the worker's default, worker/runtime/services.ts poolSizeFor; the floor uses the bench's pool of 10). "Worker event loop busy" is the event-loop utilization of this process (worker and bench) during the run: near 100%, the worker is CPU-bound and jobs wait for it between their I/O steps. "Worker CPU ms per job" is this process's CPU time (user + system) over the run divided by the jobs: it moves far less than jobs/s when other processes share the cores (up to 40% more under a load average of 10, where jobs/s halved), and at concurrency c the target needs it under about 0.9 × 1000 / c ms (7 ms at 128). The Postgres and fake API columns are the CPU of those processes over the run (the backends of the bench database and the fake's process, read from /proc in 10 ms ticks as in part 1), per job: with the worker's, what the run asks of the machine's two cores. (Redis is left out: redis-server is shared with whatever else runs on the machine.)`,
+      `Postgres pool: ${pools.join(', ')} (per level and backend; the worker's default, worker/runtime/services.ts poolSizeFor; the floor uses the bench's pool of 10, and on Postgres a queue pool of concurrency + 1, at most 10, as the compactor worker's). "Worker event loop busy" is the event-loop utilization of this process (worker and bench) during the run: near 100%, the worker is CPU-bound and jobs wait for it between their I/O steps. "Worker CPU ms per job" is this process's CPU time (user + system) over the run divided by the jobs: it moves far less than jobs/s when other processes share the cores (up to 40% more under a load average of 10, where jobs/s halved), and at concurrency c the target needs it under about 0.9 × 1000 / c ms (7 ms at 128). The Postgres and fake API columns are the CPU of those processes over the run (the backends of the bench database and the fake's process, read from /proc in 10 ms ticks as in part 1), per job: with the worker's, what the run asks of the machine's two cores. (Redis is left out: redis-server is shared with whatever else runs on the machine.)`,
     ],
   );
 }
@@ -496,21 +609,22 @@ async function llmScaling(url: string, sql: postgres.Sql, prefix: () => string, 
 /** One run of part 2: `kind`'s worker at concurrency `c` over fresh sessions, measured. */
 async function llmRun(
   kind: 'floor' | 'compactor',
+  backend: QueueBackendKind,
   c: number,
   url: string,
   sql: postgres.Sql,
-  prefix: () => string,
   llm: FakeProcess,
 ): Promise<LlmRun> {
   const jobs = Math.max(16, c * LLM_WAVES);
   await seed(sql, jobs, 60);
-  const p = prefix();
-  const connection = redis();
-  const queue = new Queue(COMPACTION_QUEUE, { connection, prefix: p });
+  const run = await openRunQueues(backend, url, sql);
+  const link = run.queues.link({ poolSize: 2 });
+  const queue = new run.queues.Queue(COMPACTION_QUEUE, link.options);
+  queue.on('error', () => {});
   const extra: RunCompletedExtra =
     kind === 'compactor' ? { strategy: { type: 'summarize', keepRecent: 10 } } : { keep: 10 };
   await queue.addBulk(runCompletedJobs(TENANT, jobs, extra, false));
-  const config = testConfig(url, p, { anthropicApiKey: 'bench', anthropicBaseUrl: llm.url });
+  const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: llm.url });
   // The pool `compactor worker --concurrency c` opens.
   const poolSize = poolSizeFor(config, c);
   const services = kind === 'compactor' ? openServices(config, silentLogger, { poolSize }) : null;
@@ -535,19 +649,15 @@ async function llmRun(
     worker = w.worker;
     close = () => w.close();
   } else {
-    const floorConnection = redis();
-    worker = startLlmFloorWorker({
+    const floor = startLlmFloorWorker({
       sql,
-      connection: floorConnection,
-      prefix: p,
+      queues: run.queues,
       queueName: COMPACTION_QUEUE,
       concurrency: c,
       llmUrl: llm.url,
     });
-    close = async () => {
-      await worker.close();
-      await floorConnection.quit();
-    };
+    worker = floor.worker;
+    close = floor.close;
   }
   const ms = await settled(worker, jobs, started);
   const busy = performance.eventLoopUtilization(elu).utilization;
@@ -566,7 +676,8 @@ async function llmRun(
   const duration = meanOf(done.map((j) => (j.finishedOn ?? 0) - (j.processedOn ?? 0)));
   const byStage = [...stages].map(([stage, list]) => `${stage} ${fmt(meanOf(list), 1)}`).join(', ');
   await queue.close();
-  await connection.quit();
+  await link.close();
+  await run.cleanup();
   return {
     jobs,
     jobsPerS: jobs / (ms / 1000),

@@ -7,9 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
-import { type Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Job, Worker } from 'bullmq';
 import type postgres from 'postgres';
+import type { QueueBackend } from '../../producer/queue/backend.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { estimateTextTokens } from '../../shared/contract/tokens.ts';
 import { buildSummaryPrompt, SUMMARY_TOOL_NAME } from '../../shared/summary/prompt.ts';
@@ -22,25 +22,49 @@ export interface FloorJob {
   keep: number;
 }
 
-/** Where a floor worker runs: its pool, its BullMQ connection, prefix and queue, its concurrency. */
+/**
+ * Where a floor worker runs: its pool, the queue backend whose Worker class and connection it
+ * takes (the same backend as the compactor run it is compared with), its queue, its concurrency.
+ */
 export interface FloorWorkerOptions {
   sql: postgres.Sql;
-  connection: Redis;
-  prefix: string;
+  queues: QueueBackend;
   queueName: string;
   concurrency: number;
 }
 
-/** Starts the floor worker on `queueName`. */
-export function startFloorWorker(options: FloorWorkerOptions): Worker<FloorJob> {
-  const { sql } = options;
-  return new Worker<FloorJob>(
-    options.queueName,
-    async (job: Job<FloorJob>) => {
-      await applyFloor(sql, job.data, null);
+/** A started floor worker and how to close it with the connection it opened. */
+export interface FloorWorker {
+  worker: Worker<FloorJob>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a link on `options.queues` (on Postgres a pool as large as compactor's worker takes at that
+ * concurrency: concurrency + 1, at most 10) and starts a `Worker` of that backend on it.
+ */
+function startOn(options: FloorWorkerOptions, processor: (job: Job<FloorJob>) => Promise<void>): FloorWorker {
+  const link = options.queues.link({ poolSize: Math.min(options.concurrency + 1, 10) });
+  const worker = new options.queues.Worker<FloorJob>(options.queueName, processor, {
+    ...link.options,
+    concurrency: options.concurrency,
+  });
+  worker.on('error', () => {});
+  return {
+    worker,
+    close: async () => {
+      await worker.close();
+      await link.close();
     },
-    { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency },
-  );
+  };
+}
+
+/** Starts the floor worker on `queueName`. */
+export function startFloorWorker(options: FloorWorkerOptions): FloorWorker {
+  const { sql } = options;
+  return startOn(options, async (job: Job<FloorJob>) => {
+    await applyFloor(sql, job.data, null);
+  });
 }
 
 /**
@@ -51,37 +75,31 @@ export function startFloorWorker(options: FloorWorkerOptions): Worker<FloorJob> 
  * tool's input as the summary. No validation, no lease, no pruning, no fidelity check, no event:
  * what compactor adds on top is what the ratio measures.
  */
-export function startLlmFloorWorker(options: FloorWorkerOptions & { llmUrl: string }): Worker<FloorJob> {
+export function startLlmFloorWorker(options: FloorWorkerOptions & { llmUrl: string }): FloorWorker {
   const { sql } = options;
   const client = new Anthropic({ apiKey: 'bench', baseURL: options.llmUrl, maxRetries: 0 });
-  return new Worker<FloorJob>(
-    options.queueName,
-    async (job: Job<FloorJob>) => {
-      const { tenantId, sessionId, keep } = job.data;
-      const rows = await sql<Array<Message & { seq: string }>>`
+  return startOn(options, async (job: Job<FloorJob>) => {
+    const { tenantId, sessionId, keep } = job.data;
+    const rows = await sql<Array<Message & { seq: string }>>`
         select seq, role, kind, content, tool_call_id as "toolCallId", tool_name as "toolName",
           tool_use_ids as "toolUseIds", tool_result_ids as "toolResultIds", has_thinking as thinking,
           token_count as "tokenCount", pinned
         from messages where tenant_id = ${tenantId} and session_id = ${sessionId}
         order by seq`;
-      const leaving = rows
-        .slice(0, Math.max(0, rows.length - keep))
-        .map((r) => ({ ...r, seq: Number(r.seq) }));
-      // compactor's own prompt (a pure function), so that the fake API does the same work for both.
-      const prompt = buildSummaryPrompt({ previous: null, leaving, maxSummaryTokens: 2_000 });
-      const answer = await client.messages.create({
-        model: 'claude-haiku-4-5',
-        max_tokens: 2_048,
-        system: prompt.system,
-        tools: [{ name: SUMMARY_TOOL_NAME, input_schema: { type: 'object' } }],
-        tool_choice: { type: 'tool', name: SUMMARY_TOOL_NAME },
-        messages: [{ role: 'user', content: prompt.user }],
-      });
-      const call = answer.content.find((block) => block.type === 'tool_use');
-      await applyFloor(sql, job.data, JSON.stringify(call?.input ?? {}));
-    },
-    { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency },
-  );
+    const leaving = rows.slice(0, Math.max(0, rows.length - keep)).map((r) => ({ ...r, seq: Number(r.seq) }));
+    // compactor's own prompt (a pure function), so that the fake API does the same work for both.
+    const prompt = buildSummaryPrompt({ previous: null, leaving, maxSummaryTokens: 2_000 });
+    const answer = await client.messages.create({
+      model: 'claude-haiku-4-5',
+      max_tokens: 2_048,
+      system: prompt.system,
+      tools: [{ name: SUMMARY_TOOL_NAME, input_schema: { type: 'object' } }],
+      tool_choice: { type: 'tool', name: SUMMARY_TOOL_NAME },
+      messages: [{ role: 'user', content: prompt.user }],
+    });
+    const call = answer.content.find((block) => block.type === 'tool_use');
+    await applyFloor(sql, job.data, JSON.stringify(call?.input ?? {}));
+  });
 }
 
 /**
