@@ -8,7 +8,7 @@
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openFolder, postgresProcessesOf, removeFolder } from '../support/embedded.ts';
+import { asOrdinaryUser, openFolder, postgresProcessesOf, removeFolder } from '../support/embedded.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { BIN, killAllChildren, runCompactor } from '../support/processes.ts';
 
@@ -48,14 +48,34 @@ describe('compactor demo with no services at all', () => {
     expect(run.stdout).not.toContain('CHECK FAILED');
     expect(postgresProcessesOf(cluster)).toEqual([]);
   }, 60_000);
+
+  it('does the same as an ordinary user, PostgreSQL running as that user', async () => {
+    const cluster = path.join(base, 'postgres-ordinary');
+    const run = await runCompactorInEmptyNetwork(
+      ['demo', transcripts],
+      { COMPACTOR_EMBEDDED_DIR: cluster, COMPACTOR_LOG_LEVEL: 'warn' },
+      true,
+    );
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stderr).toMatch(
+      /started the embedded PostgreSQL in .+ on 127\.0\.0\.1:\d+; queue backend postgres$/m,
+    );
+    expect(run.stderr).not.toContain(' as user ');
+    expect(run.stdout).toMatch(
+      /nothing lost: \d+ live \+ \d+ archived = (\d+) of \1 imported messages; all invariants hold/,
+    );
+    expect(postgresProcessesOf(cluster)).toEqual([]);
+  }, 60_000);
 });
 
 /**
  * `compactor <args>` in a new network namespace with loopback up and nothing listening, with
- * DATABASE_URL, REDIS_URL and COMPACTOR_QUEUE_BACKEND unset (empty counts as unset).
+ * DATABASE_URL, REDIS_URL and COMPACTOR_QUEUE_BACKEND unset (empty counts as unset); `ordinary`:
+ * as an ordinary user (support/embedded.ts asOrdinaryUser).
  */
-function runCompactorInEmptyNetwork(args: string[], env: Record<string, string>) {
+function runCompactorInEmptyNetwork(args: string[], env: Record<string, string>, ordinary = false) {
   const unset = { DATABASE_URL: '', REDIS_URL: '', COMPACTOR_QUEUE_BACKEND: '' };
   const namespace = ['unshare', '-n', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh'];
-  return runCompactor(args, { ...unset, ...env }, [...namespace, process.execPath, BIN]);
+  const command = ordinary ? asOrdinaryUser([process.execPath, BIN]) : [process.execPath, BIN];
+  return runCompactor(args, { ...unset, ...env }, [...namespace, ...command]);
 }
