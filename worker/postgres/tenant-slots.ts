@@ -12,6 +12,7 @@ import { type Db, executePrepared } from '../../producer/postgres/db.ts';
 import { BACKLOG_TTL_MS } from '../../producer/postgres/tenant-backlog.ts';
 import {
   DEFAULT_ACTIVE_WINDOW_MS,
+  heldSlot,
   type TenantSlots,
   type TenantSlotsOptions,
 } from '../redis/tenant-slots.ts';
@@ -59,23 +60,11 @@ export function createPostgresTenantSlots(db: Db, options: TenantSlotsOptions): 
         return true;
       });
       if (!taken) return null;
-      const timer = setInterval(
-        () => {
-          executePrepared(db, { sql: RENEW, params: [tenantId, token, ttlMs] }).catch(() => {});
-        },
-        Math.floor(ttlMs / 3),
+      return heldSlot(
+        ttlMs,
+        () => executePrepared(db, { sql: RENEW, params: [tenantId, token, ttlMs] }),
+        () => executePrepared(db, { sql: RELEASE, params: [tenantId, token] }),
       );
-      timer.unref();
-      let released: Promise<void> | undefined;
-      return {
-        release: () => {
-          released ??= (async () => {
-            clearInterval(timer);
-            await executePrepared(db, { sql: RELEASE, params: [tenantId, token] }).catch(() => {});
-          })();
-          return released;
-        },
-      };
     },
   };
 }

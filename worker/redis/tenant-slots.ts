@@ -113,23 +113,40 @@ export function createTenantSlots(redis: RedisConnection, options: TenantSlotsOp
         String(now - activeWindowMs),
       );
       if (Number(taken) !== 1) return null;
-      const timer = setInterval(
-        () => {
-          redis.eval(RENEW, 1, key, token, String(Date.now() + ttlMs), String(ttlMs)).catch(() => {});
-        },
-        Math.floor(ttlMs / 3),
+      return heldSlot(
+        ttlMs,
+        () => redis.eval(RENEW, 1, key, token, String(Date.now() + ttlMs), String(ttlMs)),
+        () => redis.zrem(key, token),
       );
-      timer.unref();
-      let released: Promise<void> | undefined;
-      return {
-        release: () => {
-          released ??= (async () => {
-            clearInterval(timer);
-            await redis.zrem(key, token).catch(() => {});
-          })();
-          return released;
-        },
-      };
+    },
+  };
+}
+
+/**
+ * A slot taken: renewed every third of `ttlMs` with `renew` until released, then given back with
+ * `give` (once, however often `release` is called). Failures of either are ignored: an unrenewed
+ * slot expires by itself. Both backends' slots are held this way.
+ */
+export function heldSlot(
+  ttlMs: number,
+  renew: () => Promise<unknown>,
+  give: () => Promise<unknown>,
+): TenantSlot {
+  const timer = setInterval(
+    () => {
+      renew().catch(() => {});
+    },
+    Math.floor(ttlMs / 3),
+  );
+  timer.unref();
+  let released: Promise<void> | undefined;
+  return {
+    release: () => {
+      released ??= (async () => {
+        clearInterval(timer);
+        await give().catch(() => {});
+      })();
+      return released;
     },
   };
 }
