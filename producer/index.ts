@@ -67,6 +67,14 @@ export {
   type SessionCompactedEvent,
   sessionCompactedEventSchema,
 } from '../shared/protocol/events.ts';
+export type {
+  RecalledMessage,
+  RecallHit,
+  RecallReadInput,
+  RecallReadResult,
+  RecallSearchInput,
+  RecallSearchResult,
+} from '../shared/recall/schemas.ts';
 export {
   type ContextNotice,
   type LoadContextInput,
@@ -98,6 +106,7 @@ export {
   type QueueBackendKind,
 } from './queue/backend.ts';
 export type { TenantBacklog } from './queue/tenant-backlog.ts';
+export { type RecallTarget, readRecall, searchRecall } from './recall.ts';
 export {
   DEFAULT_CLUSTER_QUEUE_PREFIX,
   DEFAULT_QUEUE_PREFIX,

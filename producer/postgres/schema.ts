@@ -10,7 +10,7 @@
  * Units: every `*_tokens` / `token_count` column is an estimated token count; `cost_usd` is US
  * dollars; `*_ms` columns are milliseconds.
  */
-import { sql } from 'drizzle-orm';
+import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
@@ -138,6 +138,24 @@ export const compactionPolicies = pgTable(
   (t) => [unique('compaction_policies_tenant_agent_key').on(t.tenantId, t.agentId).nullsNotDistinct()],
 );
 
+/**
+ * The full-text document recall searches in an archived message: the first
+ * {@link ARCHIVE_SEARCH_CHARS} characters of its plain-text rendering, parsed twice with PostgreSQL's
+ * `simple` configuration (no stemming, no stop words: paths, commands and identifiers stay as
+ * written): once as written, where the default parser keeps a path (`src/app.ts`) or a host as one
+ * token, and once with `/ . _ - : \` read as spaces, so that a part of a path or identifier
+ * (`app.ts`, `parse_args`) is found too. Capped because a tsvector holds at most 1 MB
+ * (PostgreSQL 16 docs, "Text Search Limitations"): an archive insert must never fail on a large
+ * tool result. An index expression: recall's queries must repeat it exactly (they call this).
+ */
+export function archiveSearchVector(content: SQLWrapper): SQL {
+  const head = sql`left(${content}, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))})`;
+  return sql`(to_tsvector('simple'::regconfig, ${head}) || to_tsvector('simple'::regconfig, translate(${head}, '/._-:\\', '      ')))`;
+}
+
+/** Characters of an archived message's text that recall indexes (see {@link archiveSearchVector}). */
+export const ARCHIVE_SEARCH_CHARS = 100_000;
+
 /** Columns shared by live and archived messages. */
 const messageColumns = {
   tenantId: text('tenant_id').notNull(),
@@ -217,6 +235,8 @@ export const archivedMessages = pgTable(
     index('archived_messages_system_idx').on(t.tenantId, t.sessionId, t.seq).where(sql`${t.role} = 'system'`),
     // The retention pass finds a session's archived rows older than its cutoff, oldest first.
     index('archived_messages_archived_at_idx').on(t.tenantId, t.sessionId, t.archivedAt),
+    // Recall's full-text search (producer/postgres/recall-query.ts) over what left the context.
+    index('archived_messages_search_idx').using('gin', archiveSearchVector(t.content)),
   ],
 );
 

@@ -1,0 +1,141 @@
+/**
+ * Recall's two reads of `archived_messages`: a full-text search over what compactions archived in a
+ * session (or its whole lineage), and a read of one session's archived originals by seq. Both name
+ * the tenant in every predicate (one partition), leave out the summaries compactor wrote, and take
+ * the original of a seq the archive holds more than once (a message archived when it was cleared,
+ * and its cleared version archived later by a summary): the one archived first.
+ *
+ * Why PostgreSQL full-text search and not vectors: what an agent looks for after a compaction is
+ * what summaries lose, file paths, commands, identifiers, error texts, which it names exactly; a
+ * `simple` text search finds them by their words with an index every PostgreSQL has, no model,
+ * no extension and no embedding cost per archived message.
+ */
+import { sql } from 'drizzle-orm';
+import type { RecallReadQuery, RecallSearchQuery } from '../../shared/recall/schemas.ts';
+import { type Db, executePrepared } from './db.ts';
+import { ARCHIVE_SEARCH_CHARS, archiveSearchVector } from './schema.ts';
+
+/** One hit as the search reads it. */
+export interface SearchRow {
+  session_id: string;
+  seq: number;
+  role: string;
+  kind: 'message' | 'tool_call' | 'tool_result';
+  compaction_id: string;
+  archived_at: Date;
+  score: number;
+  snippet: string;
+}
+
+/** One archived original as the read finds it. */
+export interface ReadRow {
+  seq: number;
+  role: string;
+  kind: 'message' | 'tool_call' | 'tool_result';
+  compaction_id: string;
+  archived_at: Date;
+  bytes: number;
+  content: unknown;
+  /** True for the one row past the byte budget, read without its content: where the read goes on. */
+  cut: boolean;
+}
+
+/** The sessions a recall may look in, `session` alone or its lineage, when the tenant has it. */
+function scopeCte(tenantId: string, sessionId: string, scope: RecallSearchQuery['scope']) {
+  if (scope === 'session') {
+    return sql`scope(id) as (select id from sessions where tenant_id = ${tenantId} and id = ${sessionId})`;
+  }
+  return sql`up(id, parent, depth) as (
+      select id, parent_session_id, 0 from sessions where tenant_id = ${tenantId} and id = ${sessionId}
+      union all
+      select s.id, s.parent_session_id, u.depth + 1
+      from sessions s join up u on s.tenant_id = ${tenantId} and s.id = u.parent
+      where u.depth < 1000
+    ),
+    down(id, child, depth) as (
+      select id, child_session_id, 0 from sessions where tenant_id = ${tenantId} and id = ${sessionId}
+      union all
+      select s.id, s.child_session_id, d.depth + 1
+      from sessions s join down d on s.tenant_id = ${tenantId} and s.id = d.child
+      where d.depth < 1000
+    ),
+    scope(id) as (select id from up union select id from down)`;
+}
+
+/**
+ * The search: the query read as plain words twice, as the index reads a message (as written, and
+ * with path and identifier separators as spaces), every word required in either reading. Ranked by
+ * cover density (`ts_rank_cd`: words close together rank higher), plus 1 when the message holds the
+ * query exactly (case-insensitive); ties go to the newer seq. A snippet only for the hits returned.
+ * @returns the hits, best first; an empty list also when the session is not the tenant's (the caller
+ *   tells the two apart with {@link sessionExists}).
+ */
+export function searchArchive(db: Db, tenantId: string, sessionId: string, query: RecallSearchQuery) {
+  const vector = archiveSearchVector(sql.raw('a.content'));
+  const head = sql`left(a.content, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))})`;
+  return executePrepared<SearchRow>(
+    db,
+    sql`with recursive ${scopeCte(tenantId, sessionId, query.scope)},
+    q(query, exact) as (
+      select plainto_tsquery('simple', ${query.query})
+          || plainto_tsquery('simple', translate(${query.query}, '/._-:\\', '      ')),
+        lower(${query.query})
+    ),
+    matched as (
+      select distinct on (a.session_id, a.seq)
+        a.session_id, a.seq, a.role, a.kind, a.compaction_id, a.archived_at, a.content,
+        ts_rank_cd(${vector}, q.query) + case when strpos(lower(${head}), q.exact) > 0 then 1 else 0 end
+          as score
+      from archived_messages a, q
+      where a.tenant_id = ${tenantId} and a.session_id in (select id from scope)
+        and a.kind <> 'summary' and ${vector} @@ q.query
+      order by a.session_id, a.seq, a.archived_at
+    ),
+    top as (select * from matched order by score desc, seq desc limit ${query.limit})
+    select top.session_id, top.seq, top.role, top.kind, top.compaction_id, top.archived_at,
+      top.score::float8 as score,
+      ts_headline('simple', left(top.content, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))}), q.query,
+        'StartSel=«, StopSel=», MaxWords=24, MinWords=8, MaxFragments=2, FragmentDelimiter=" … "') as snippet
+    from top, q
+    order by top.score desc, top.seq desc`,
+  );
+}
+
+/**
+ * The read: the originals of `fromSeq..toSeq` in one session's archive, by seq, while their stored
+ * content (its JSON text) adds up to at most `maxBytes`; the first always. One row more than that
+ * is read without its content, to tell where a cut read goes on.
+ */
+export function readArchive(db: Db, tenantId: string, sessionId: string, range: RecallReadQuery) {
+  return executePrepared<ReadRow>(
+    db,
+    sql`with originals as (
+      select distinct on (seq) seq, role, kind, compaction_id, archived_at,
+        octet_length(content_blocks::text) as bytes
+      from archived_messages
+      where tenant_id = ${tenantId} and session_id = ${sessionId}
+        and seq between ${range.fromSeq} and ${range.toSeq} and kind <> 'summary'
+      order by seq, archived_at, compaction_id
+    ),
+    sized as (select *, sum(bytes) over (order by seq) as running, row_number() over (order by seq) as n
+      from originals),
+    kept as (select * from sized where running <= ${range.maxBytes} or n = 1),
+    next as (select * from sized where n = (select count(*) from kept) + 1)
+    select k.seq, k.role, k.kind, k.compaction_id, k.archived_at, k.bytes::int as bytes, a.content_blocks as content,
+      false as cut
+    from kept k join archived_messages a
+      on a.tenant_id = ${tenantId} and a.compaction_id = k.compaction_id and a.seq = k.seq
+    union all
+    select seq, role, kind, compaction_id, archived_at, bytes::int, null, true from next
+    order by seq`,
+  );
+}
+
+/** The session's format when the tenant has it, else undefined. */
+export async function sessionFormat(db: Db, tenantId: string, sessionId: string) {
+  const rows = await executePrepared<{ format: string }>(
+    db,
+    sql`select format from sessions where tenant_id = ${tenantId} and id = ${sessionId}`,
+  );
+  return rows[0]?.format;
+}
