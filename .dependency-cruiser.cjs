@@ -35,7 +35,8 @@
  * - formats: one module per wire format a session may be in (`openai-chat/`: Chat Completions
  *   messages, their validation, facts, context and clearing), and the session format enum;
  * - strategies: one file per strategy, the registry and the plan dispatch;
- * - policy, protocol: policies and budgets; the queue's events and the HTTP API's bodies.
+ * - policy, protocol, recall: policies and budgets; the queue's events and the HTTP API's bodies;
+ *   recall's requests and answers (the archive's search and read).
  */
 const CORE_LAYERS = [
   ['contract'],
@@ -46,7 +47,7 @@ const CORE_LAYERS = [
   ['extractive', 'fidelity', 'context', 'planning'],
   ['formats'],
   ['strategies'],
-  ['policy', 'protocol'],
+  ['policy', 'protocol', 'recall'],
 ];
 const CORE_FOLDERS = CORE_LAYERS.flat();
 const PURE = `^shared/(${CORE_FOLDERS.join('|')})/`;

@@ -67,8 +67,8 @@ export const recallSearchResultSchema = z.object({
   hits: z.array(recallHitSchema),
 });
 
-/** What a read asks: a seq range of one session's archive, and how many bytes of content at most. */
-export const recallReadQuerySchema = z
+/** The fields of a read's request, before the checks between them ({@link withRangeChecks}). */
+export const recallReadRangeSchema = z
   .object({
     fromSeq: seqSchema.describe('First seq of the range.'),
     toSeq: seqSchema.describe(`Last seq of the range (at most ${MAX_RECALL_READ_SEQS} seqs from fromSeq).`),
@@ -82,12 +82,23 @@ export const recallReadQuerySchema = z
         'Most bytes of stored content to return; the first message is returned whatever its size, and nextSeq says where to go on.',
       ),
   })
-  .strict()
-  .refine((r) => r.toSeq >= r.fromSeq, { message: 'must not be below fromSeq', path: ['toSeq'] })
-  .refine((r) => r.toSeq - r.fromSeq < MAX_RECALL_READ_SEQS, {
-    message: `a read covers at most ${MAX_RECALL_READ_SEQS} seqs`,
-    path: ['toSeq'],
-  });
+  .strict();
+
+/**
+ * `schema` (a read's fields, with any others) with the checks between `fromSeq` and `toSeq`: in
+ * order, at most {@link MAX_RECALL_READ_SEQS} apart.
+ */
+export function withRangeChecks<T extends z.ZodType<{ fromSeq: number; toSeq: number }>>(schema: T) {
+  return schema
+    .refine((r) => r.toSeq >= r.fromSeq, { message: 'must not be below fromSeq', path: ['toSeq'] })
+    .refine((r) => r.toSeq - r.fromSeq < MAX_RECALL_READ_SEQS, {
+      message: `a read covers at most ${MAX_RECALL_READ_SEQS} seqs`,
+      path: ['toSeq'],
+    });
+}
+
+/** What a read asks: a seq range of one session's archive, and how many bytes of content at most. */
+export const recallReadQuerySchema = withRangeChecks(recallReadRangeSchema);
 
 /** One original message read back from the archive, its content exactly as the agent wrote it. */
 export const recalledMessageSchema = z.object({

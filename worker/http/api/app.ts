@@ -26,9 +26,12 @@ import {
   loadContext,
   type Producer,
   pruneAppendRequests,
+  readRecall,
+  searchRecall,
   setSessionTools,
 } from '../../../producer/index.ts';
 import type { Db } from '../../../producer/postgres/db.ts';
+import type { Scope } from '../../../shared/contract/api-keys.ts';
 import {
   CompactionFailedError,
   ContextLimitError,
@@ -37,6 +40,7 @@ import {
 import type { Limits } from '../../../shared/policy/limits.ts';
 import { createSessionRequestSchema } from '../../../shared/protocol/api.ts';
 import { runCompletedEventSchema } from '../../../shared/protocol/events.ts';
+import { recallReadQuerySchema, recallSearchQuerySchema } from '../../../shared/recall/schemas.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../config/config.ts';
 import { PolicyCache } from '../../postgres/policy-cache.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
@@ -51,13 +55,14 @@ import {
 } from '../dashboard/auth.ts';
 import { ApiError, parseInput, sessionNotFound } from '../errors.ts';
 import { loopbackOnly } from '../loopback-guard.ts';
+import { handleRecallMcp } from '../mcp/recall-server.ts';
 import { toApiError } from './api-errors.ts';
 import { appendBody, nativeMessage } from './append.ts';
 import { bodyValue } from './json-text.ts';
 import { keyHandlers } from './key-handlers.ts';
 import { type ApiOffload, apiOffload, OFF_THREAD_BYTES, OFF_THREAD_CONTEXT_BYTES } from './offload.ts';
 import { openApiDocument } from './openapi.ts';
-import { API_ROUTES, type ApiRoute, honoPath, OPENAPI_PATH, type OperationId } from './routes.ts';
+import { API_ROUTES, type ApiRoute, honoPath, MCP_PATH, OPENAPI_PATH, type OperationId } from './routes.ts';
 import {
   appendHeaderSchema,
   compactBodySchema,
@@ -347,6 +352,18 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
       }
     },
 
+    async searchRecall(c) {
+      const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
+      const query = parseInput(recallSearchQuerySchema, await readJson(c, true), 'body');
+      return c.json(await searchRecall(db, { tenantId: c.get('tenantId'), sessionId: id, ...query }), 200);
+    },
+
+    async readRecall(c) {
+      const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
+      const range = parseInput(recallReadQuerySchema, await readJson(c, true), 'body');
+      return c.json(await readRecall(db, { tenantId: c.get('tenantId'), sessionId: id, ...range }), 200);
+    },
+
     async setSessionTools(c) {
       const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
       const { tools } = parseInput(sessionToolsSchema, await readJson(c, true), 'body');
@@ -384,24 +401,21 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     },
   };
 
+  /** @throws {ApiError} 403 when the request's credential lacks `scope`. */
+  const requireScope = (c: Context<ApiEnv>, scope: Scope) => {
+    const principal = c.get('principal');
+    if (principal.scopes.includes(scope)) return;
+    logger.info(
+      { reason: 'missing_scope', scope, ...(principal.keyId ? { keyId: principal.keyId } : {}) },
+      'authorization failed',
+    );
+    throw new ApiError('permission_error', `this credential lacks the scope "${scope}" this route needs`);
+  };
+
   for (const [operationId, route] of Object.entries(API_ROUTES) as Array<[OperationId, ApiRoute]>) {
     const handler = handlers[operationId];
     app.on(route.method.toUpperCase(), honoPath(route.path), async (c) => {
-      const principal = c.get('principal');
-      if (!principal.scopes.includes(route.scope)) {
-        logger.info(
-          {
-            reason: 'missing_scope',
-            scope: route.scope,
-            ...(principal.keyId ? { keyId: principal.keyId } : {}),
-          },
-          'authorization failed',
-        );
-        throw new ApiError(
-          'permission_error',
-          `this credential lacks the scope "${route.scope}" this route needs`,
-        );
-      }
+      requireScope(c, route.scope);
       if (route.tenantScoped) {
         c.set('tenantId', tenantOf(c));
         await limitTenant(c);
@@ -409,6 +423,14 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
       return handler(c);
     });
   }
+
+  // Recall's MCP server (streamable HTTP, stateless): the tenant's archive, as the recall routes.
+  app.all(MCP_PATH, async (c) => {
+    requireScope(c, 'context:read');
+    c.set('tenantId', tenantOf(c));
+    await limitTenant(c);
+    return handleRecallMcp(c.req.raw, db, c.get('tenantId'), logger);
+  });
 
   app.notFound((c) => {
     const error = new ApiError('not_found_error', `no route ${c.req.method} ${c.req.path}`);

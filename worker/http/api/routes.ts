@@ -8,6 +8,12 @@ import type { z } from 'zod';
 import type { Scope } from '../../../shared/contract/api-keys.ts';
 import { appendRequestSchema, createSessionRequestSchema } from '../../../shared/protocol/api.ts';
 import { runCompletedEventSchema } from '../../../shared/protocol/events.ts';
+import {
+  recallReadQuerySchema,
+  recallReadResultSchema,
+  recallSearchQuerySchema,
+  recallSearchResultSchema,
+} from '../../../shared/recall/schemas.ts';
 import type { ApiErrorType } from '../errors.ts';
 import {
   createKeyBodySchema,
@@ -135,6 +141,34 @@ export const API_ROUTES = {
     responses: { 200: { description: 'The context.', schema: loadedContextSchema } },
     errors: ['not_found_error', 'context_limit_error'],
   },
+  searchRecall: {
+    method: 'post',
+    path: '/v1/sessions/{id}/recall/search',
+    summary: 'Search what compactions archived',
+    description:
+      'Finds the archived messages of the session (by default of its whole lineage) that hold every word of the query: a file path (also by its parts), a command, an error text. Best first, each with its seq and a snippet; read them back with the read route. Summaries compactor wrote are not searched; what a retention pass expired or a restore put back is not found. A POST because a query may hold any characters; it changes nothing.',
+    tenantScoped: true,
+    scope: 'context:read',
+    params: sessionPathSchema,
+    headers: tenantHeaderSchema,
+    body: { schema: recallSearchQuerySchema.meta({ title: 'RecallSearchRequest' }), required: true },
+    responses: { 200: { description: 'The hits, best first.', schema: recallSearchResultSchema } },
+    errors: ['not_found_error', 'request_too_large', 'unsupported_media_type_error'],
+  },
+  readRecall: {
+    method: 'post',
+    path: '/v1/sessions/{id}/recall/read',
+    summary: 'Read archived messages back',
+    description:
+      'The originals of a seq range of the session that compactions archived, by seq, each exactly as the agent wrote it (images and documents included), while their stored content adds up to maxBytes (the first always); nextSeq says where to go on. Seqs the archive does not hold (live, restored, expired) are absent. A POST like the search; it changes nothing.',
+    tenantScoped: true,
+    scope: 'context:read',
+    params: sessionPathSchema,
+    headers: tenantHeaderSchema,
+    body: { schema: recallReadQuerySchema.meta({ title: 'RecallReadRequest' }), required: true },
+    responses: { 200: { description: 'The archived originals.', schema: recallReadResultSchema } },
+    errors: ['not_found_error', 'request_too_large', 'unsupported_media_type_error'],
+  },
   setSessionTools: {
     method: 'put',
     path: '/v1/sessions/{id}/tools',
@@ -250,6 +284,12 @@ export type OperationId = keyof typeof API_ROUTES;
 
 /** The path of the OpenAPI document itself (served without credentials). */
 export const OPENAPI_PATH = '/v1/openapi.json';
+
+/**
+ * Where recall's MCP server answers (streamable HTTP; worker/http/mcp/recall-server.ts), behind the
+ * API's keys like every `/v1` path; a key needs `context:read`.
+ */
+export const MCP_PATH = '/v1/mcp';
 
 /** `/v1/sessions/{id}` → `/v1/sessions/:id` (Hono's form). */
 export function honoPath(path: string): string {
