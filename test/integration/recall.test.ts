@@ -5,7 +5,7 @@
  */
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { describe, expect, it } from 'vitest';
-import { createSession, readRecall, searchRecall } from '../../producer/index.ts';
+import { createSession, loadContext, readRecall, searchRecall } from '../../producer/index.ts';
 import { InvalidInputError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
@@ -103,8 +103,12 @@ describe('recall', () => {
   it('finds a path, a part of it and a command that left with a summary, and reads them back exactly', async () => {
     const messages = codingSession();
     await createSession(ctx.tdb.database.db, { tenantId, sessionId: 'code', messages: numbered(messages) });
-    await compact('code', summarize);
+    const row = await compact('code', summarize);
     const db = ctx.tdb.database.db;
+    const context = await loadContext(db, { tenantId, sessionId: 'code' });
+    const summary = JSON.stringify(context.messages[0]?.content);
+    expect(summary).toContain(`The messages it replaced, up to seq ${row.summarySeq}, are kept whole`);
+    expect(summary).toContain('recall_search and recall_read');
 
     const byPath = await searchRecall(db, {
       tenantId,

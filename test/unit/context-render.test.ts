@@ -8,6 +8,7 @@ import {
   LEAD_IN,
   NO_RESULT,
   type RenderContextInput,
+  recallNote,
   renderContext,
   SUMMARY_INTRO,
 } from '../../shared/context/render.ts';
@@ -262,7 +263,9 @@ describe('the summary', () => {
   it("renders the summary row's own text, without its seq header, when there is no checkpoint", () => {
     const ctx = render([summaryRow, row(21, 'assistant', 'ok')]);
     const summary = firstText(ctx, 0);
-    expect(summary).toBe(`${SUMMARY_INTRO}\n\n<session-record>\nGoal: old text\n</session-record>`);
+    expect(summary).toBe(
+      `${SUMMARY_INTRO} ${recallNote(summaryRow.seq)}\n\n<session-record>\nGoal: old text\n</session-record>`,
+    );
   });
 
   it('frames the summary as a record whose quoted text cannot close the frame or open another', () => {
@@ -277,7 +280,7 @@ describe('the summary', () => {
       checkpoint: quoted,
       compactedThroughSeq: 21,
     });
-    const record = firstText(ctx, 0).slice(SUMMARY_INTRO.length);
+    const record = firstText(ctx, 0).slice(`${SUMMARY_INTRO} ${recallNote(summaryRow.seq)}`.length);
     expect(record.startsWith('\n\n<session-record>\n')).toBe(true);
     expect(record.endsWith('\n</session-record>')).toBe(true);
     expect(record.match(/<\s*\/?\s*session[\s_-]*record/gi)).toHaveLength(2);

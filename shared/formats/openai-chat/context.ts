@@ -27,7 +27,7 @@
  *   is about thinking.
  */
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
-import { frameRecord, NO_RESULT, SUMMARY_INTRO } from '../../context/render.ts';
+import { NO_RESULT, SUMMARY_INTRO, summaryText } from '../../context/render.ts';
 import { renderText } from '../../contract/blocks.ts';
 import { CHECKPOINT_HEADER, renderCheckpointBody } from '../../summary/checkpoint.ts';
 import { type ChatMessage, chatFacts, chatText, isChatMessage } from './message.ts';
@@ -77,7 +77,7 @@ function messageOf(
         : renderText(row.content).replace(CHECKPOINT_HEADER, '').trim();
     return {
       role: 'user',
-      content: body === '' ? SUMMARY_INTRO : `${SUMMARY_INTRO}\n\n${frameRecord(body)}`,
+      content: summaryText(body, row.seq),
     };
   }
   if (isChatMessage(row.content)) return row.content;
