@@ -37,6 +37,7 @@ import { audit } from '../../worker/postgres/audit.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
+import { type RecallScore, recallProbes, scoreRecall } from './recall-probes.ts';
 import { withScratch } from './scratch.ts';
 
 const { values } = parseArgs({
@@ -77,6 +78,8 @@ interface Row {
   llmCalls: number;
   /** Leaving working-set paths named in Anthropic's compaction block, when the summary is one; else null. */
   blockPaths: number | null;
+  /** Recall over the archive: the archived paths and commands its search ranks in its top five. */
+  recall: RecallScore;
 }
 
 async function main(): Promise<number> {
@@ -137,6 +140,7 @@ async function main(): Promise<number> {
       }
     }
     print(rows);
+    printRecall(rows);
     return targetsMet(rows) ? 0 : 1;
   });
 }
@@ -189,7 +193,13 @@ async function measure(
     where tenant_id = ${tenantId} and session_id = ${session} and kind = 'summary' order by seq desc limit 1`;
   const block = compactionBlockOf(summary?.blocks);
   const report = await audit(database.db, tenantId, session);
+  const archived = await database.sql<{ seq: string }[]>`
+    select distinct seq from archived_messages
+    where tenant_id = ${tenantId} and session_id = ${session} and kind <> 'summary'`;
+  const archivedSeqs = new Set(archived.map((r) => Number(r.seq)));
+  const probes = recallProbes((original as Message[]).filter((m) => archivedSeqs.has(m.seq)));
   return {
+    recall: await scoreRecall(database.db, tenantId, session, probes),
     session,
     summarizer,
     messages: original.length,
@@ -230,6 +240,7 @@ function print(rows: Row[]): void {
     'cache r/w',
     'calls',
     'USD',
+    'recall',
   ];
   const body = rows.map((r) => [
     r.session,
@@ -248,6 +259,7 @@ function print(rows: Row[]): void {
     `${r.cacheReadTokens}/${r.cacheWriteTokens}`,
     String(r.llmCalls),
     r.costUsd.toFixed(4),
+    `${r.recall.paths.found + r.recall.commands.found}/${r.recall.paths.asked + r.recall.commands.asked}`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
   const fmt = (cells: string[]) =>
@@ -284,6 +296,26 @@ function print(rows: Row[]): void {
           : ''),
     );
   }
+}
+
+/**
+ * Recall over every run's archive: of the file paths and commands that left (archived), the share
+ * whose search ranks a seq holding them in its top five (target 95%), and the misses, a few.
+ */
+function printRecall(rows: Row[]): void {
+  const sum = (f: (r: Row) => number) => rows.reduce((n, r) => n + f(r), 0);
+  const found = sum((r) => r.recall.paths.found + r.recall.commands.found);
+  const asked = sum((r) => r.recall.paths.asked + r.recall.commands.asked);
+  const rate = asked === 0 ? 100 : (100 * found) / asked;
+  console.log(
+    `\nrecall (search top 5 holds a seq where it appeared; target 95%): ${found}/${asked} = ${rate.toFixed(1)}% ` +
+      `(paths ${sum((r) => r.recall.paths.found)}/${sum((r) => r.recall.paths.asked)}, ` +
+      `commands ${sum((r) => r.recall.commands.found)}/${sum((r) => r.recall.commands.asked)})`,
+  );
+  const missed = rows.flatMap((r) =>
+    r.recall.missed.map((p) => `${r.session}: ${p.kind} ${JSON.stringify(p.text)}`),
+  );
+  for (const line of [...new Set(missed)].slice(0, 15)) console.log(`  missed ${line}`);
 }
 
 function targetsMet(rows: Row[]): boolean {
