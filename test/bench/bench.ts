@@ -15,7 +15,8 @@
  * 6. Where time goes in one compaction, by pipeline stage.
  * 7. Import of the largest Claude Code sample in corpus/claude-code (1.16 MB): parse, and parse +
  *    insert, median of a few runs.
- * 8. The read path: loadContext latency.
+ * 8. The read path: loadContext latency; and (printed as 11) recall's search and read on the archive
+ *    of the same compacted 100,000-message session.
  * 9. The HTTP API against the in-process producer: appends and enqueues per second at concurrency
  *    32, over HTTP (`compactor api`'s app on a loopback port, called with fetch from this process)
  *    and in-process, in the same run.
@@ -43,7 +44,14 @@ import type { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { type ImportedSession, importTranscript, readTranscript } from '../../producer/import.ts';
-import { appendMessages, createProducer, createSession, loadContext } from '../../producer/index.ts';
+import {
+  appendMessages,
+  createProducer,
+  createSession,
+  loadContext,
+  readRecall,
+  searchRecall,
+} from '../../producer/index.ts';
 import { connectionOptions, openDatabase } from '../../producer/postgres/db.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { DEFAULT_LIMITS } from '../../shared/policy/limits.ts';
@@ -947,6 +955,7 @@ async function readPath(url: string, sql: postgres.Sql, prefix: () => string) {
       fmt(at(0.99), 2),
     ]);
   }
+  await recallLatency(database, 'read1');
   await connection.quit();
   await database.close();
   section(
@@ -954,6 +963,67 @@ async function readPath(url: string, sql: postgres.Sql, prefix: () => string) {
     ['session', 'messages sent', 'tokens', 'p50 ms', 'p99 ms'],
     rows,
     [`${READS} calls each after 10 warm-up calls; one statement per call (lineage, checkpoint, rows).`],
+  );
+}
+
+/** Calls of each recall operation part 8 times. */
+const RECALLS = 100;
+
+/**
+ * Recall on the archive of the 100,000-message session part 8 compacted (99,900 archived
+ * messages): a search for a word only one message holds, a search for words every message holds
+ * (the whole archive matches and is ranked), and a read of 20 seqs.
+ */
+async function recallLatency(database: ReturnType<typeof openDatabase>, sessionId: string) {
+  const seqAt = (i: number) => 1 + ((i * 7919) % 99_000);
+  const operations: Array<[string, (i: number) => Promise<number>]> = [
+    [
+      'search: a rare word (one message holds it)',
+      async (i) =>
+        (
+          await searchRecall(database.db, {
+            tenantId: TENANT,
+            sessionId,
+            query: `message ${seqAt(i)} of session`,
+          })
+        ).hits.length,
+    ],
+    [
+      'search: common words (every archived message holds them)',
+      async () =>
+        (await searchRecall(database.db, { tenantId: TENANT, sessionId, query: 'lorem ipsum' })).hits.length,
+    ],
+    [
+      'read: 20 seqs',
+      async (i) =>
+        (
+          await readRecall(database.db, {
+            tenantId: TENANT,
+            sessionId,
+            fromSeq: seqAt(i),
+            toSeq: seqAt(i) + 19,
+          })
+        ).messages.length,
+    ],
+  ];
+  const rows: string[][] = [];
+  for (const [label, run] of operations) {
+    const ms: number[] = [];
+    let found = 0;
+    for (let i = 0; i < RECALLS + 5; i++) {
+      const started = performance.now();
+      found = await run(i);
+      if (i >= 5) ms.push(performance.now() - started);
+    }
+    ms.sort((a, b) => a - b);
+    const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? 0;
+    rows.push([label, String(found), fmt(at(0.5), 2), fmt(at(0.99), 2)]);
+  }
+  section(
+    '11. Recall: search and read on the archive of the 100,000-message session (in-process)',
+    ['operation', 'results', 'p50 ms', 'p99 ms'],
+    rows,
+    [`${RECALLS} calls each after 5 warm-up calls; searches return at most 10 hits, best first.`],
   );
 }
 
