@@ -1,1 +1,0 @@
-CREATE INDEX "archived_messages_search_idx" ON "archived_messages" USING gin ((to_tsvector('simple'::regconfig, left("content", 100000)) || to_tsvector('simple'::regconfig, translate(left("content", 100000), '/._-:\', '      '))));
