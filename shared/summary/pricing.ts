@@ -110,7 +110,9 @@ export interface CostEstimate {
 /**
  * The price entry of a model id, or undefined. Accepts aliases (`claude-haiku-4-5`), dated snapshots
  * (`claude-haiku-4-5-20251001`), `-latest`, Vertex (`claude-opus-4-1@20250805`) and Bedrock
- * (`anthropic.claude-opus-4-1-20250805-v1:0`, with or without a region prefix) spellings, any case.
+ * (`anthropic.claude-opus-4-1-20250805-v1:0`, with or without an inference profile's prefix: `us.`,
+ * `eu.`, `apac.`, `us-gov.`, `global.`) spellings, any case. Bedrock and Vertex AI are priced at
+ * Anthropic's list prices: a platform's own premium (e.g. for regional endpoints) is not counted.
  */
 export function priceOf(model: string): { key: string; price: ModelPrice } | undefined {
   const key = normalizeModelId(model);
@@ -151,7 +153,7 @@ function normalizeModelId(model: string): string {
   return model
     .trim()
     .toLowerCase()
-    .replace(/^(?:[a-z]{2,4}\.)?anthropic\./, '') // Bedrock: `anthropic.` or `us.anthropic.`
+    .replace(/^(?:(?:global|us-gov|[a-z]{2,4})\.)?anthropic\./, '') // Bedrock: `anthropic.`, `us.anthropic.`, `global.anthropic.`
     .replace(/-v\d+(?::\d+)?$/, '') // Bedrock version suffix `-v1:0`
     .replace(/@.*$/, '') // Vertex snapshot `@20250805`
     .replace(/\[1m\]$/, '') // 1M-context marker some tools append

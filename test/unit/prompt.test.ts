@@ -340,6 +340,8 @@ describe('pricing', () => {
     expect(priceOf('claude-opus-4-1@20250805')?.key).toBe('claude-opus-4-1');
     expect(priceOf('anthropic.claude-opus-4-1-20250805-v1:0')?.key).toBe('claude-opus-4-1');
     expect(priceOf('us.anthropic.claude-sonnet-4-5-20250929-v1:0')?.key).toBe('claude-sonnet-4-5');
+    expect(priceOf('global.anthropic.claude-haiku-4-5-20251001-v1:0')?.key).toBe('claude-haiku-4-5');
+    expect(priceOf('us-gov.anthropic.claude-haiku-4-5-20251001-v1:0')?.key).toBe('claude-haiku-4-5');
     expect(priceOf('CLAUDE-SONNET-4-6')?.key).toBe('claude-sonnet-4-6');
   });
 

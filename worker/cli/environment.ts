@@ -65,7 +65,26 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
     unset: 'unset: offline extractive summaries',
   },
   ANTHROPIC_BASE_URL: { description: 'another Messages API endpoint', unset: "unset: Anthropic's API" },
-  COMPACTOR_MODEL: { description: 'model of LLM summaries' },
+  COMPACTOR_ANTHROPIC_PLATFORM: {
+    description:
+      'where the anthropic summarizers reach Claude: anthropic, bedrock (Amazon) or vertex (Google)',
+  },
+  AWS_REGION: { description: 'Bedrock region (platform bedrock; credentials: the AWS SDK chain)' },
+  ANTHROPIC_BEDROCK_BASE_URL: {
+    description: 'another Bedrock runtime endpoint',
+    unset: 'unset: bedrock-runtime.{AWS_REGION}.amazonaws.com',
+  },
+  CLOUD_ML_REGION: { description: 'Vertex AI region, or global (platform vertex)' },
+  ANTHROPIC_VERTEX_PROJECT_ID: { description: 'Google Cloud project of Vertex AI (platform vertex)' },
+  ANTHROPIC_VERTEX_BASE_URL: {
+    description: 'another Vertex AI endpoint',
+    unset: "unset: the region's aiplatform.googleapis.com",
+  },
+  COMPACTOR_VERTEX_ACCESS_TOKEN: {
+    description: 'Google OAuth access token for Vertex AI',
+    unset: 'unset: Application Default Credentials',
+  },
+  COMPACTOR_MODEL: { description: 'model of LLM summaries (on Bedrock and Vertex, the platform model id)' },
   COMPACTOR_MAX_INPUT_TOKENS: {
     description: 'input tokens of one LLM request; longer transcripts are summarized in chunks',
   },

@@ -141,6 +141,40 @@ function parseAllowedHosts(text: string, ctx: z.RefinementCtx): string[] {
  */
 export const DEFAULT_SUMMARY_MODEL = 'claude-haiku-5-5';
 
+/** Where the anthropic summarizers reach Claude (`COMPACTOR_ANTHROPIC_PLATFORM`). */
+export const ANTHROPIC_PLATFORMS = ['anthropic', 'bedrock', 'vertex'] as const;
+
+/**
+ * Where the `anthropic` and `anthropic-compaction` summarizers reach Claude: Anthropic's own API
+ * (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`), Amazon Bedrock, or Google Cloud's Vertex AI, through
+ * @anthropic-ai/bedrock-sdk and @anthropic-ai/vertex-sdk (docs/guide/summarizers.md, "Anthropic on
+ * Bedrock and Vertex").
+ * - `bedrock`: `region` (`AWS_REGION`); credentials from the AWS SDK's usual chain (the
+ *   environment's `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`, a profile, SSO,
+ *   the instance or task role) or a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`), both read by the
+ *   SDK itself; `credentials` only from code (tests); `baseURL` (`ANTHROPIC_BEDROCK_BASE_URL`)
+ *   instead of `https://bedrock-runtime.{region}.amazonaws.com`.
+ * - `vertex`: `region` (`CLOUD_ML_REGION`, or `global`) and `projectId`
+ *   (`ANTHROPIC_VERTEX_PROJECT_ID`); an OAuth `accessToken` (`COMPACTOR_VERTEX_ACCESS_TOKEN`), else
+ *   Google's Application Default Credentials; `baseURL` (`ANTHROPIC_VERTEX_BASE_URL`) instead of the
+ *   region's `aiplatform.googleapis.com` endpoint.
+ */
+export type AnthropicPlatformConfig =
+  | { platform: 'anthropic' }
+  | {
+      platform: 'bedrock';
+      region: string;
+      baseURL?: string | undefined;
+      credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+    }
+  | {
+      platform: 'vertex';
+      region: string;
+      projectId: string;
+      accessToken?: string | undefined;
+      baseURL?: string | undefined;
+    };
+
 /** Largest request body `compactor api` reads by default, bytes (10 MiB: messages may carry base64 images). */
 export const DEFAULT_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -192,6 +226,24 @@ export const envSchema = z.object({
     .optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
+  COMPACTOR_ANTHROPIC_PLATFORM: z
+    .enum(ANTHROPIC_PLATFORMS, { message: `must be ${ANTHROPIC_PLATFORMS.join(', ')}` })
+    .default('anthropic'),
+  AWS_REGION: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as us-east-1')
+    .optional(),
+  ANTHROPIC_BEDROCK_BASE_URL: url(['http:', 'https:']).optional(),
+  CLOUD_ML_REGION: z
+    .string()
+    .regex(/^[a-z0-9-]+$/, 'must be a Google Cloud region such as us-east5, or global')
+    .optional(),
+  ANTHROPIC_VERTEX_PROJECT_ID: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, 'must be a Google Cloud project id (6-30 characters a-z 0-9 -)')
+    .optional(),
+  ANTHROPIC_VERTEX_BASE_URL: url(['http:', 'https:']).optional(),
+  COMPACTOR_VERTEX_ACCESS_TOKEN: z.string().min(1).optional(),
   COMPACTOR_MODEL: z.string().min(1).default(DEFAULT_SUMMARY_MODEL),
   COMPACTOR_MAX_INPUT_TOKENS: z.coerce
     .number({ message: 'must be a number of tokens' })
@@ -320,7 +372,14 @@ export interface Config {
   anthropicApiKey: string | undefined;
   /** Overrides the Messages API endpoint (tests point it at a local fake server). */
   anthropicBaseUrl: string | undefined;
-  /** Model id for LLM summaries. */
+  /**
+   * Where the anthropic summarizers reach Claude (`COMPACTOR_ANTHROPIC_PLATFORM` and the platform's
+   * settings, {@link AnthropicPlatformConfig}); on `bedrock` or `vertex` the LLM summarizer runs
+   * without `ANTHROPIC_API_KEY`. Optional so that a config built in code may leave it out (then
+   * `anthropic`).
+   */
+  anthropicPlatform?: AnthropicPlatformConfig | undefined;
+  /** Model id for LLM summaries (on Bedrock and Vertex, the platform's id of the model). */
   model: string;
   /** Most input tokens of one LLM summary request; longer transcripts are summarized in chunks. */
   maxInputTokens: number;
@@ -447,6 +506,44 @@ export function redisTargetOf(config: Pick<Config, 'redisUrl' | 'redisCluster'>)
 }
 
 /**
+ * The platform settings of a parsed environment. On `bedrock` and `vertex` the model must be named
+ * (`COMPACTOR_MODEL`: the default is Anthropic's id, which neither platform serves), the region
+ * (and on Vertex the project) must be set, and `ANTHROPIC_API_KEY` must not be: it would be unused.
+ * @throws {ConfigError} naming the variable to set or unset.
+ */
+function anthropicPlatformOf(
+  e: z.infer<typeof envSchema>,
+  present: Record<string, string | undefined>,
+): AnthropicPlatformConfig {
+  const platform = e.COMPACTOR_ANTHROPIC_PLATFORM;
+  if (platform === 'anthropic') return { platform };
+  const problem = (what: string) =>
+    new ConfigError(`invalid environment: COMPACTOR_ANTHROPIC_PLATFORM is ${platform}: ${what}`);
+  if (e.ANTHROPIC_API_KEY !== undefined)
+    throw problem('unset ANTHROPIC_API_KEY (the platform authenticates with its own credentials)');
+  if (present.COMPACTOR_MODEL === undefined) {
+    const example =
+      platform === 'bedrock' ? 'anthropic.claude-haiku-4-5-20251001-v1:0' : 'claude-haiku-4-5@20251001';
+    throw problem(`set COMPACTOR_MODEL to the platform's model id (e.g. ${example})`);
+  }
+  if (platform === 'bedrock') {
+    if (!e.AWS_REGION) throw problem('set AWS_REGION (the Bedrock region, e.g. us-east-1)');
+    return { platform, region: e.AWS_REGION, baseURL: e.ANTHROPIC_BEDROCK_BASE_URL };
+  }
+  if (!e.CLOUD_ML_REGION)
+    throw problem('set CLOUD_ML_REGION (the Vertex AI region, e.g. us-east5, or global)');
+  if (!e.ANTHROPIC_VERTEX_PROJECT_ID)
+    throw problem('set ANTHROPIC_VERTEX_PROJECT_ID (the Google Cloud project)');
+  return {
+    platform,
+    region: e.CLOUD_ML_REGION,
+    projectId: e.ANTHROPIC_VERTEX_PROJECT_ID,
+    accessToken: e.COMPACTOR_VERTEX_ACCESS_TOKEN,
+    baseURL: e.ANTHROPIC_VERTEX_BASE_URL,
+  };
+}
+
+/**
  * Parses the environment (default: `process.env`). Empty strings count as unset.
  * @throws {ConfigError} naming each bad variable and what it must be.
  */
@@ -514,6 +611,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePrefix,
     anthropicApiKey: e.ANTHROPIC_API_KEY,
     anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
+    anthropicPlatform: anthropicPlatformOf(e, present),
     model: e.COMPACTOR_MODEL,
     maxInputTokens: e.COMPACTOR_MAX_INPUT_TOKENS,
     sweepEveryMs: e.COMPACTOR_SWEEP_EVERY_MS,

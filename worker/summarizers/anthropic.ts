@@ -51,6 +51,7 @@ import {
 import { sanitizePath } from '../../shared/working-set/working-set.ts';
 import { MESSAGES_REPORT, messagesCall, tokensOf } from './anthropic-calls.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
+import type { AnthropicMessagesClient } from './anthropic-platform.ts';
 import { directCalls, type LlmCalls } from './llm-calls.ts';
 
 /** Endpoint used when no `baseURL` is given. Passed explicitly so the SDK never reads ANTHROPIC_BASE_URL itself. */
@@ -73,8 +74,15 @@ const MAX_WORKING_SET = 10_000;
 
 /** Options of {@link createAnthropicSummarizer}. */
 export interface AnthropicSummarizerOptions {
-  /** Anthropic API key (config `ANTHROPIC_API_KEY`). */
+  /** Anthropic API key (config `ANTHROPIC_API_KEY`); unused, and may be empty, with {@link client}. */
   apiKey: string;
+  /**
+   * The Messages API client to send through instead of one made from `apiKey` and `baseURL`: a
+   * Bedrock or Vertex AI client (./anthropic-platform.ts). Default: Anthropic's API.
+   */
+  client?: AnthropicMessagesClient | undefined;
+  /** `gen_ai.provider.name` of the requests' spans (./anthropic-platform.ts); default `anthropic`. */
+  provider?: string | undefined;
   /** Messages API endpoint (config `ANTHROPIC_BASE_URL`); default {@link DEFAULT_ANTHROPIC_BASE_URL}. */
   baseURL?: string | undefined;
   /** Model id used when the strategy names none (config `COMPACTOR_MODEL`). */
@@ -144,7 +152,8 @@ export const CHECKPOINT_TOOL: Anthropic.Tool = (() => {
 export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
   const maxRetries = options.maxRetries ?? 0;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!options.apiKey) throw new SummarizerConfigError('anthropic summarizer: apiKey is empty');
+  if (!options.apiKey && !options.client)
+    throw new SummarizerConfigError('anthropic summarizer: apiKey is empty');
   if (!options.model) throw new SummarizerConfigError('anthropic summarizer: model is empty');
   if (!Number.isInteger(maxRetries) || maxRetries < 0) {
     throw new SummarizerConfigError(
@@ -156,7 +165,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
       `anthropic summarizer: timeoutMs must be an integer > 0, got ${timeoutMs}`,
     );
   }
-  const client = anthropicClient(options);
+  const client = messagesClientOf(options);
   const now = options.now ?? (() => performance.now());
   const calls = options.calls ?? directCalls;
 
@@ -169,7 +178,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
     let message: Anthropic.Message;
     try {
       message = await calls.send(
-        messagesCall('anthropic', input, params, client.baseURL),
+        messagesCall('anthropic', input, params, client.baseURL, options.provider),
         (headers) => client.messages.create(params, { signal: input.signal, headers }),
         MESSAGES_REPORT,
       );
@@ -561,6 +570,9 @@ function assertMessage(message: unknown): asserts message is Anthropic.Message {
  */
 const sdkDispatcher = new Agent();
 
+/** The SDK clients' `fetchOptions`: the process's connection pool (the platform clients' too). */
+export const SDK_FETCH_OPTIONS = { dispatcher: sdkDispatcher };
+
 /**
  * The SDK client of a summarizer's options: no SDK retries unless asked (BullMQ retries), the
  * default timeout and endpoint, and the process's keep-alive connection pool. The SDK's own
@@ -572,12 +584,17 @@ const sdkDispatcher = new Agent();
 export function anthropicClient(options: AnthropicSummarizerOptions): Anthropic {
   return new Anthropic({
     openTelemetry: false,
-    fetchOptions: { dispatcher: sdkDispatcher },
+    fetchOptions: SDK_FETCH_OPTIONS,
     apiKey: options.apiKey,
     baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
     maxRetries: options.maxRetries ?? 0,
     timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
+}
+
+/** The client of a summarizer's options: the one given, else {@link anthropicClient}'s. */
+export function messagesClientOf(options: AnthropicSummarizerOptions): AnthropicMessagesClient {
+  return options.client ?? anthropicClient(options);
 }
 
 /**
