@@ -10,8 +10,11 @@
  * - `tool_calls: []` (as reported against the openai-node SDK and Home Assistant);
  * - a null `content` where the role requires one (as reported against llama_index);
  * plus a missing bearer key, a body that is not JSON, no `model`, no `messages`. A valid request
- * gets a `chat.completion` whose message is `{ role: 'assistant', content: 'ok' }`. Requests are
- * recorded in {@link FakeOpenAIChatServer.requests}, parsed, whatever the answer.
+ * gets a `chat.completion` whose message is `{ role: 'assistant', content: 'ok' }`, or the next
+ * reply scripted with {@link FakeOpenAIChatServer.enqueue} (text and tool calls, first in first
+ * out; a request refused as invalid consumes none). A scripted call of a function the request's
+ * `tools` do not declare is a bug of the test: answered 500, never played. Requests are recorded in
+ * {@link FakeOpenAIChatServer.requests}, parsed, whatever the answer.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -90,12 +93,36 @@ export function chatRequestError(messages: unknown): ApiError | null {
   }
 }
 
+/**
+ * A reply the fake plays for one request: `content` (default null with tool calls, else `ok`) and
+ * function calls, each answered as `{ id: 'call_fake_N', type: 'function', function: { name,
+ * arguments } }` with `arguments` the JSON text of `arguments`; `finish_reason` is `tool_calls`
+ * when there are calls, else `stop`.
+ */
+export interface ScriptedChatReply {
+  content?: string;
+  toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
+}
+
 /** The fake server; `await start()` before use, `await close()` after. */
 export class FakeOpenAIChatServer {
   /** Every request body received, parsed (undefined when it was not JSON). */
   readonly requests: unknown[] = [];
   #server: Server | null = null;
   #count = 0;
+  #calls = 0;
+  readonly #script: ScriptedChatReply[] = [];
+
+  /** Queues replies for the next valid requests, in order. Returns this, for chaining. */
+  enqueue(...replies: ScriptedChatReply[]): this {
+    this.#script.push(...replies);
+    return this;
+  }
+
+  /** Scripted replies not played yet. */
+  get pending(): number {
+    return this.#script.length;
+  }
 
   /** Starts listening; resolves to the SDK's `baseURL` (`http://127.0.0.1:<port>/v1`). */
   async start(): Promise<string> {
@@ -109,6 +136,17 @@ export class FakeOpenAIChatServer {
 
   async close(): Promise<void> {
     await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+  }
+
+  /** The assistant message of a scripted reply. */
+  #messageOf(reply: ScriptedChatReply): Record<string, unknown> {
+    const calls = (reply.toolCalls ?? []).map((c) => ({
+      id: `call_fake_${++this.#calls}`,
+      type: 'function',
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    }));
+    if (calls.length === 0) return { role: 'assistant', content: reply.content ?? 'ok', refusal: null };
+    return { role: 'assistant', content: reply.content ?? null, refusal: null, tool_calls: calls };
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -143,8 +181,22 @@ export class FakeOpenAIChatServer {
       return invalid("Missing required parameter: 'model'.", 'model');
     const error = chatRequestError(body.messages);
     if (error) return send(res, 400, { error });
+    const scripted = this.#script[0];
+    const undeclared = scripted?.toolCalls?.find((c) => !declaresFunction(body.tools, c.name));
+    if (undeclared) {
+      return send(res, 500, {
+        error: {
+          message: `fake: scripted call of ${undeclared.name}, which the request's tools do not declare`,
+        },
+      });
+    }
+    this.#script.shift();
     this.#count++;
     const prompt = JSON.stringify(body.messages).length;
+    const message = scripted
+      ? this.#messageOf(scripted)
+      : { role: 'assistant', content: 'ok', refusal: null };
+    const finish = 'tool_calls' in message ? 'tool_calls' : 'stop';
     return send(res, 200, {
       id: `chatcmpl-fake-${this.#count}`,
       object: 'chat.completion',
@@ -153,8 +205,8 @@ export class FakeOpenAIChatServer {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: 'ok', refusal: null },
-          finish_reason: 'stop',
+          message,
+          finish_reason: finish,
           logprobs: null,
         },
       ],
@@ -165,6 +217,14 @@ export class FakeOpenAIChatServer {
       },
     });
   }
+}
+
+/** Whether a request's `tools` declare the function `name`. */
+function declaresFunction(tools: unknown, name: string): boolean {
+  return (
+    Array.isArray(tools) &&
+    tools.some((t) => (t as { type?: unknown; function?: { name?: unknown } })?.function?.name === name)
+  );
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
