@@ -171,7 +171,41 @@ describe('anthropic-compaction on the platforms', () => {
     expect(fakes.bedrock.requests.length).toBe(before);
   });
 
-  it('is the compaction summarizer on Vertex AI', () => {
-    expect(summarizersFor(configOf('vertex'))['anthropic-compaction']?.reads).toBe('request');
+  it('compacts on Vertex AI: the block comes back through the platform, the beta as a header', async () => {
+    const sessionId = 'vertex-compaction';
+    const turns = Array.from({ length: 8 }, (_, i) => [
+      {
+        seq: 2 * i,
+        message: { role: 'user' as const, content: `task ${i}: explain module ${i} of the parser` },
+      },
+      {
+        seq: 2 * i + 1,
+        message: {
+          role: 'assistant' as const,
+          content: `Module ${i} tokenizes input ${i} and reports errors. `.repeat(40),
+        },
+      },
+    ]).flat();
+    await createSession(ctx.tdb.database.db, { tenantId, sessionId, messages: turns });
+    const before = fakes.vertex.requests.length;
+    const outcome = await ctx.compactInProcess(
+      {
+        tenantId,
+        sessionId,
+        strategy: { ...strategy, keepRecent: 4, cutAtUserTurn: true, summarizer: 'anthropic-compaction' },
+      },
+      { summarizers: { named: summarizersFor(configOf('vertex')) } },
+    );
+    expect(outcome.row?.status, outcome.row?.reason ?? '').toBe('applied');
+    expect(outcome.row).toMatchObject({
+      summarizer: 'anthropic-compaction',
+      model: PLATFORMS.vertex.model,
+    });
+    expect(outcome.row?.costUsd).toBeGreaterThan(0);
+    const [request, ...more] = fakes.vertex.requests.slice(before);
+    expect(more).toEqual([]);
+    expect(request?.path).toBe(PLATFORMS.vertex.path);
+    expect(request?.headers['anthropic-beta']).toBe('compact-2026-09-04');
+    expect(request?.body).toMatchObject({ compaction: { type: 'summarize' } });
   });
 });
