@@ -368,7 +368,7 @@ export interface Config {
    * `{compactor}` on a cluster, where it must hold a hash tag (producer/redis/redis.ts).
    */
   queuePrefix: string;
-  /** Set: the `anthropic` summarizer is used; unset: `extractive`. */
+  /** Set: the `anthropic` summarizer is used; unset: `extractive` (unless {@link anthropicPlatform} is a cloud platform). */
   anthropicApiKey: string | undefined;
   /** Overrides the Messages API endpoint (tests point it at a local fake server). */
   anthropicBaseUrl: string | undefined;
