@@ -147,6 +147,24 @@ describe.each(['bedrock', 'vertex'] as const)('the anthropic summarizer on %s', 
     });
   });
 
+  it("names the platform's own settings when it refuses the request", async () => {
+    const sessionId = `${name}-refused`;
+    const messages = await loadCorpusSession('sweagent__ctf-web-i_got_id');
+    await createSession(ctx.tdb.database.db, { tenantId, sessionId, messages });
+    fakes[name].enqueue({ status: 403, errorType: 'permission_error', message: 'Access denied.' });
+    const advice =
+      name === 'bedrock'
+        ? /^Amazon Bedrock rejected the request \(403 .*Access denied.*\): .*bedrock:InvokeModel .*AWS_REGION/
+        : /^Google Vertex AI rejected the request \(403 .*Access denied.*\): .*Model Garden.*roles\/aiplatform\.user/;
+    const failed = ctx.compactInProcess(
+      { tenantId, sessionId, strategy },
+      { summarizers: { primary: summarizerFor(configOf(name)) } },
+    );
+    await expect(failed).rejects.toThrow(SummarizerConfigError);
+    await expect(failed).rejects.toThrow(advice);
+    await expect(failed).rejects.not.toThrow(/ANTHROPIC_API_KEY/);
+  });
+
   it('has no Message Batches client: batch sweeps summarize online', () => {
     expect(batchesFor(configOf(name))).toBeNull();
   });

@@ -109,7 +109,7 @@ export function createAnthropicCompactionSummarizer(options: AnthropicSummarizer
           `nothing to summarize: the leaving messages hold no user or assistant content (${error.requestID ?? 'no request-id'})`,
         );
       }
-      throw mapAnthropicError(error, { model, baseURL: client.baseURL });
+      throw mapAnthropicError(error, { model, baseURL: client.baseURL, provider: options.provider });
     }
     const llmMs = Math.max(0, Math.round(now() - started));
     const block = blockOf(message);

@@ -183,7 +183,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
         MESSAGES_REPORT,
       );
     } catch (error) {
-      throw mapAnthropicError(error, { model, baseURL: client.baseURL });
+      throw mapAnthropicError(error, { model, baseURL: client.baseURL, provider: options.provider });
     }
     const llmMs = Math.max(0, Math.round(now() - started));
     assertMessage(message);
