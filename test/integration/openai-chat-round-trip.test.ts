@@ -1,11 +1,14 @@
 /**
- * Real Chat Completions sessions (corpus/openai-chat: SWE-agent runs on gpt-4o and GPT-4, see its
- * README) through compactor and back: each file is imported as `compactor import` reads it, its
- * context is the imported messages byte for byte; compacted by every strategy that applies to it
- * (slidingWindow, clearToolResults on the files with tool calls, summarize with the extractive
- * summarizer), its context keeps the Chat Completions rules and is sent through the real `openai`
- * SDK to the strict fake API (test/support/fake-openai-chat.ts), which accepts it; restored, every
- * stored message comes back byte for byte and the context is as before.
+ * Real Chat Completions sessions (corpus/openai-chat: SWE-agent runs on gpt-4o and GPT-4, crewAI
+ * runs on gpt-4.1-mini and gpt-5-nano, see its README) through compactor and back: each file is
+ * imported as `compactor import` reads it, its context is the imported messages byte for byte;
+ * compacted by every strategy that applies to it (slidingWindow, clearToolResults on the files with
+ * tool calls, summarize with the extractive summarizer), its context keeps the Chat Completions
+ * rules and is sent through the real `openai` SDK to the strict fake API
+ * (test/support/fake-openai-chat.ts), which accepts it; restored, every stored message comes back
+ * byte for byte and the context is as before. A strategy that cannot help a file (tool answers
+ * shorter than the placeholder, a session smaller than its summary) is skipped, saying why, and
+ * changes nothing.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -133,27 +136,48 @@ function oldestArchived(archived: readonly number[]): number {
   return first + archived.length;
 }
 
+/**
+ * What leads the context after a compaction that archived `archived`: the system prompt if it
+ * stayed, then the text of every system message that left restated as a system message, in order
+ * ("The context's rules" in the OpenAI Chat Completions guide). crewAI starts each task with its
+ * system prompt again, so one session can restate several.
+ */
+function leadingSystem(original: readonly ChatMessage[], archived: readonly number[]): ChatMessage[] {
+  const kept = archived[0] === 1 ? [original[0] as ChatMessage] : [];
+  const restated = archived
+    .map((seq) => original[seq] as ChatMessage)
+    .filter((m) => m.role === 'system')
+    .map((m): ChatMessage => ({ role: 'system', content: m.content as string }));
+  return [...kept, ...restated];
+}
+
 /** Checks the context a compaction left, from the original history and the seqs it archived. */
 type Expect = (original: ChatMessage[], archived: number[], context: ChatMessage[]) => void;
 
-/** A strategy, its expected context, and whether it applies to a file. */
+/**
+ * A strategy run on every file; the expected context when it applies, and the files it skips, with
+ * the reason compactor gives (a skip changes nothing).
+ */
 const STRATEGIES: Array<{
   label: string;
   strategy: Strategy;
   applies: (name: string) => boolean;
+  skips: Record<string, RegExp>;
   expect: Expect;
 }> = [
   {
     label: 'slidingWindow:4',
     strategy: { type: 'slidingWindow', maxMessages: 4 },
     applies: () => true,
-    // The system prompt, then the newest messages from the cut on, untouched; the cut never
-    // separates a call from its answers.
+    skips: {},
+    // The system prompt (restated if it left), then the newest messages from the cut on, untouched;
+    // the cut never separates a call from its answers.
     expect: (original, archived, context) => {
       const cut = oldestArchived(archived);
       expect(original.length - cut).toBeGreaterThanOrEqual(4);
-      expect(context).toStrictEqual([original[0], ...original.slice(cut)]);
-      expect(context[1]?.role).not.toBe('tool');
+      const lead = leadingSystem(original, archived);
+      expect(context).toStrictEqual([...lead, ...original.slice(cut)]);
+      expect(context[lead.length]?.role).not.toBe('tool');
     },
   },
   {
@@ -166,6 +190,13 @@ const STRATEGIES: Array<{
       excludeTools: [],
     },
     applies: hasToolCalls,
+    // crewAI's test tools answer in a few characters ("12"): the placeholder is longer than what it
+    // would replace, so clearing would free nothing.
+    skips: {
+      'crewai__disabling-cache-for-agent.jsonl': /would free -\d+ tokens, less than clearAtLeast/,
+      'crewai__max-usage-count-is-respected.jsonl': /would free -\d+ tokens, less than clearAtLeast/,
+      'crewai__parallel-native-tool-calling.jsonl': /would free -\d+ tokens, less than clearAtLeast/,
+    },
     // Every message stays where it was; each tool message but the newest call's has its content
     // replaced by the placeholder naming its tool, its tool_call_id kept.
     expect: (original, archived, context) => {
@@ -197,25 +228,30 @@ const STRATEGIES: Array<{
     label: 'summarize:4 (extractive)',
     strategy: { type: 'summarize', keepRecent: 4, maxSummaryTokens: 2000 },
     applies: () => true,
-    // The system prompt, the summary as a user message framed as a record, then the newest
-    // messages from the cut on, untouched.
+    // Seven short messages: a summary, with its framing, is larger than the three that would leave.
+    skips: { 'crewai__parallel-native-tool-calling.jsonl': /would not make the session smaller/ },
+    // The system prompt (restated if it left), the summary as a user message framed as a record,
+    // then the newest messages from the cut on, untouched.
     expect: (original, archived, context) => {
       const cut = oldestArchived(archived);
       expect(original.length - cut).toBeGreaterThanOrEqual(4);
-      const [system, record, ...kept] = context;
-      expect(system).toStrictEqual(original[0]);
+      const lead = leadingSystem(original, archived);
+      expect(context.slice(0, lead.length)).toStrictEqual(lead);
+      const [record, ...kept] = context.slice(lead.length);
       expect(record).toStrictEqual({
         role: 'user',
         content: expect.stringMatching(/<session-record>\n.+\n<\/session-record>$/s),
       });
       expect(String(record?.content).startsWith(`${SUMMARY_INTRO}\n\n`)).toBe(true);
-      // The issue the agent was set is the summary's goal (SWE-agent's task message begins so; an
-      // in-context demonstration, a user message too, comes before it in the older runs).
-      const issue = original.find(
-        (m) => m.role === 'user' && String(m.content).startsWith("We're currently solving"),
-      );
-      expect(issue).toBeDefined();
-      const task = String(issue?.content).replace(/\s+/g, ' ').slice(0, 60);
+      // The task the agent was set is the summary's goal: the first user message, past the
+      // in-context demonstration (a user message too) that SWE-agent's older runs begin with.
+      const task = String(
+        original.find((m) => m.role === 'user' && !String(m.content).startsWith('Here is a demonstration'))
+          ?.content,
+      )
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 60);
       expect(String(record?.content)).toContain(`Goal: ${task}`);
       expect(kept).toStrictEqual(original.slice(cut));
       expect(kept[0]?.role).not.toBe('tool');
@@ -226,7 +262,6 @@ const STRATEGIES: Array<{
 describe.each(FILES)('%s', (name) => {
   it("imported, the context is the last request's messages byte for byte, and the API accepts it", async () => {
     const original = parsed(name);
-    expect(original.length).toBeGreaterThanOrEqual(10);
     const sessionId = await importFile('loaded', name);
     const rows = await storedRows('loaded', sessionId);
     expect(rows.map((r) => r.blocks)).toEqual(original.map((m) => JSON.stringify(m)));
@@ -237,7 +272,21 @@ describe.each(FILES)('%s', (name) => {
   });
 
   // clearToolResults has nothing to clear in a file without tool calls: it is not run there.
-  for (const { label, strategy, expect: expectContext } of STRATEGIES.filter((s) => s.applies(name))) {
+  for (const { label, strategy, skips, expect: expectContext } of STRATEGIES.filter((s) => s.applies(name))) {
+    const skip = skips[name];
+    if (skip) {
+      it(`${label} skips it, saying why, and changes nothing`, async () => {
+        const tenantId = `${label.replace(/[^a-z]+/gi, '-').replace(/-$/, '')}-skipped`;
+        const sessionId = await importFile(tenantId, name);
+        const before = await storedRows(tenantId, sessionId);
+        const contextBefore = await load(tenantId, sessionId);
+        const { row } = await ctx.compactInProcess({ tenantId, sessionId, strategy });
+        expect(row).toMatchObject({ status: 'skipped', reason: expect.stringMatching(skip) });
+        expect(await storedRows(tenantId, sessionId)).toEqual(before);
+        expect(await load(tenantId, sessionId)).toStrictEqual(contextBefore);
+      });
+      continue;
+    }
     it(`compacted by ${label}: the context keeps the rules and is accepted; restored, byte-exact`, async () => {
       const original = parsed(name);
       const tenantId = label.replace(/[^a-z]+/gi, '-').replace(/-$/, '');
