@@ -28,7 +28,13 @@ export interface NativeMessage {
 }
 
 /** The transcript formats `compactor import` reads. */
-export const TRANSCRIPT_FORMATS = ['corpus', 'anthropic', 'claude-code', 'openai-chat'] as const;
+export const TRANSCRIPT_FORMATS = [
+  'corpus',
+  'anthropic',
+  'claude-code',
+  'openai-chat',
+  'openai-responses',
+] as const;
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
 /** Options of {@link parseClaudeCode}. */
@@ -36,6 +42,15 @@ export interface ClaudeCodeOptions {
   /** Keep sidechain (subagent) lines of a main session file. Default false. */
   sidechains?: boolean;
 }
+
+/** Item types a line of Responses items begins with (a typeless message reads as a MessageParam). */
+const RESPONSES_LINE_TYPES = new Set([
+  'message',
+  'function_call',
+  'function_call_output',
+  'reasoning',
+  'compaction',
+]);
 
 const CLAUDE_CODE_TYPES = new Set([
   'user',
@@ -51,7 +66,9 @@ const CLAUDE_CODE_TYPES = new Set([
  * that Claude Code writes, or a `type` with a `uuid` or `sessionId`; a corpus line has `seq` or
  * `kind` (both belong to a corpus line, neither to the others: a line with one of them is a corpus
  * line, and its parser names the field missing); a Chat Completions request (the `openai-chat`
- * format) has a `messages` list; a `MessageParam` has `role` and `content`.
+ * format) has a `messages` list; a Responses request has `input`, and a Responses item (the
+ * `openai-responses` format) a `type` only Responses items have; a `MessageParam` has `role` and
+ * `content`.
  * @throws {TranscriptError} when the first line is not JSON or looks like none of them.
  */
 export function detectFormat(text: string, source: string): TranscriptFormat {
@@ -67,10 +84,12 @@ export function detectFormat(text: string, source: string): TranscriptFormat {
   }
   if ('seq' in value || 'kind' in value) return 'corpus';
   if (Array.isArray(value.messages)) return 'openai-chat';
+  if ('input' in value || (typeof value.type === 'string' && RESPONSES_LINE_TYPES.has(value.type)))
+    return 'openai-responses';
   if ('role' in value && 'content' in value) return 'anthropic';
   throw new TranscriptError(
     `${source}:${index + 1}: cannot tell the format: expected a corpus line (seq, kind), a MessageParam ` +
-      '(role, content), a Claude Code session line (type, uuid) or a Chat Completions request (messages); name it with --format',
+      '(role, content), a Claude Code session line (type, uuid), a Chat Completions request (messages) or a Responses request (input) or item (type); name it with --format',
   );
 }
 
