@@ -77,12 +77,16 @@ const ITEM_TYPES = new Set<string>(RESPONSES_ITEM_TYPES);
 export const RESPONSES_IMAGE_TOKENS = 765;
 
 const inputText = z.looseObject({ type: z.literal('input_text'), text: z.string() });
-const inputImage = z.looseObject({
-  type: z.literal('input_image'),
-  detail: z.enum(['low', 'high', 'auto', 'original']).optional(),
-  image_url: z.string().min(1).nullable().optional(),
-  file_id: z.string().min(1).nullable().optional(),
-});
+const inputImage = z
+  .looseObject({
+    type: z.literal('input_image'),
+    detail: z.enum(['low', 'high', 'auto', 'original']).optional(),
+    image_url: z.string().min(1).nullable().optional(),
+    file_id: z.string().min(1).nullable().optional(),
+  })
+  .refine((p) => typeof p.image_url === 'string' || typeof p.file_id === 'string', {
+    error: 'an input_image needs image_url (a URL or data URL) or file_id',
+  });
 const inputFile = z.looseObject({
   type: z.literal('input_file'),
   file_id: z.string().nullable().optional(),
