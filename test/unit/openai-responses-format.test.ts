@@ -183,7 +183,7 @@ describe('renderResponsesContext', () => {
     expect(responsesInputError(input, state, false)).toBeNull();
   });
 
-  it('sends nothing before the newest compaction item but the leading instructions', () => {
+  it('sends nothing before the newest compaction item but the instructions and the user messages it came with', () => {
     const items = [
       { role: 'developer', content: 'rules' },
       user('old'),
@@ -193,7 +193,7 @@ describe('renderResponsesContext', () => {
       user('new'),
     ];
     const input = render(items);
-    expect(input).toEqual([items[0], items[3 + 1], items[5]]);
+    expect(input).toEqual([items[0], items[3], items[4], items[5]]);
     expect(responsesInputError(input, state, false)).toBeNull();
   });
 
@@ -213,7 +213,7 @@ describe('renderResponsesContext', () => {
     });
     expect(input).toEqual([
       { role: 'system', content: 'rules' },
-      { type: 'message', role: 'system', content: 'old rules' },
+      { role: 'developer', content: 'old rules' },
       { type: 'message', role: 'user', content: expect.stringContaining(SUMMARY_INTRO) },
       user('next'),
     ]);

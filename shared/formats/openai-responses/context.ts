@@ -26,13 +26,16 @@
  * - A `compaction` item (OpenAI's compaction guide, https://developers.openai.com/api/docs/guides/
  *   compaction: "you can drop items that came before the most recent compaction item"): the items
  *   before the newest one are not sent, but for the leading system/developer messages (instructions
- *   the model still needs); they stay stored, for a restore and for compactor's own strategies.
+ *   the model still needs) and the user messages directly before it (`/responses/compact` returns
+ *   "all user messages, followed by a single compaction item", openai-python
+ *   `compacted_response.py`, and the guide says to pass that output on as-is); they stay stored,
+ *   for a restore and for compactor's own strategies.
  * - The summary of what compactor compacted is a `user` message ({@link SUMMARY_INTRO}, the body
  *   framed in `<session-record>`), where the archived items were, as for Chat Completions sessions
  *   (shared/formats/openai-chat/context.ts): OpenAI's Codex CLI rebuilds a compacted history with
  *   the summary as a user message (codex-rs `core/src/compact.rs`), and a user turn never gains the
- *   rank system/developer text has. System text a compaction archived is restated as `system`
- *   messages after the leading ones.
+ *   rank system/developer text has. System text a compaction archived is restated as `developer`
+ *   messages (what OpenAI's models from o1 on take in place of `system`) after the leading ones.
  */
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
 import { frameRecord, NO_RESULT, SUMMARY_INTRO } from '../../context/render.ts';
@@ -66,7 +69,7 @@ export function renderResponsesContext(
   const leading = rows.slice(0, lead).map((r) => r.content as unknown as ResponsesItem);
   const restated = (input.archivedSystem ?? [])
     .filter((t) => t.trim() !== '')
-    .map((content): ResponsesItem => ({ type: 'message', role: 'system', content }));
+    .map((content): ResponsesItem => ({ role: 'developer', content }));
   const body = sinceCompaction(rows.slice(lead));
   const items = summaryFirst(body).map((r) => itemOf(r, rows, input));
   const out = [...leading, ...restated, ...withReasoningInPlace(pairCalls(items))];
@@ -80,12 +83,24 @@ function isInstruction(content: unknown): boolean {
   return itemType(item) === 'message' && (item.role === 'system' || item.role === 'developer');
 }
 
-/** The rows from the newest stored `compaction` item on (all of them when there is none). */
+/**
+ * The rows from the newest stored `compaction` item on, with the user messages directly before it
+ * (all of them when there is none): `/responses/compact` returns the user messages followed by the
+ * compaction item, to be passed on "as-is".
+ */
 function sinceCompaction(rows: readonly ContextRow[]): ContextRow[] {
-  const at = rows.findLastIndex(
+  let at = rows.findLastIndex(
     (r) => isTypedResponsesItem(r.content) && (r.content as ResponsesItem).type === 'compaction',
   );
-  return at < 0 ? [...rows] : rows.slice(at);
+  if (at < 0) return [...rows];
+  while (at > 0 && isUserMessage(rows[at - 1]?.content)) at--;
+  return rows.slice(at);
+}
+
+function isUserMessage(content: unknown): boolean {
+  if (typeof content !== 'object' || content === null || Array.isArray(content)) return false;
+  const item = content as ResponsesItem;
+  return itemType(item) === 'message' && item.role === 'user';
 }
 
 /** The rows with the newest summary moved before the rows kept from before it (pinned ones). */
