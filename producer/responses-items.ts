@@ -20,7 +20,10 @@ import { formatMismatch } from './chat-messages.ts';
  * `function_call_output`, `reasoning`, `compaction` or another tool item. Stored exactly as given
  * in an `openai-responses` session.
  */
-export type ResponsesInputItem = { type?: string; role?: string } & Record<string, unknown>;
+export type ResponsesInputItem =
+  | ({ type?: string; role?: string } & Record<string, unknown>)
+  // The SDK's own item interfaces (a response's `output` items), which have no index signature.
+  | { readonly type: string };
 
 /** A Responses item's row, everything but the seq (see `Normalized` in producer/sessions.ts). */
 export interface ResponsesRow {

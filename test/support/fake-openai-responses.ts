@@ -28,6 +28,9 @@ export interface ResponsesApiError {
   code: string | null;
 }
 
+/** A request handler of node:http. */
+export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
 type Item = Record<string, unknown> & { type?: unknown; role?: unknown };
 
 const CALLS: Record<string, string> = {
@@ -188,6 +191,15 @@ export class FakeOpenAIResponsesServer {
   readonly state = issuedState();
   #server: Server | null = null;
   #count = 0;
+  readonly #otherwise: Handler | undefined;
+
+  /**
+   * @param otherwise answers the requests of any other path (another fake's handler, so one
+   *   `baseURL` serves both APIs); absent: a 404.
+   */
+  constructor(otherwise?: Handler) {
+    this.#otherwise = otherwise;
+  }
 
   /** Starts listening; resolves to the SDK's `baseURL` (`http://127.0.0.1:<port>/v1`). */
   async start(): Promise<string> {
@@ -204,6 +216,8 @@ export class FakeOpenAIResponsesServer {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const served = req.url === '/v1/responses' || req.url === '/v1/responses/compact';
+    if (!served && this.#otherwise) return this.#otherwise(req, res);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     let body: Record<string, unknown> | undefined;
