@@ -28,6 +28,7 @@ import { audit, violations } from '../../worker/postgres/audit.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
+import { createOpenAICompactionSummarizer } from '../../worker/summarizers/openai-compaction.ts';
 import { serveApi } from '../support/api-server.ts';
 import { runCli } from '../support/cli.ts';
 import { FakeOpenAIResponsesServer } from '../support/fake-openai-responses.ts';
@@ -39,11 +40,13 @@ const fake = new FakeOpenAIResponsesServer();
 const TOKEN = 'responses-api-token-8f3a61c0d2';
 const MODEL = 'gpt-5.4-mini';
 let client: OpenAI;
+let fakeUrl: string;
 let api: Listening;
 let dir: string;
 
 beforeAll(async () => {
-  client = new OpenAI({ apiKey: 'test', baseURL: await fake.start(), maxRetries: 0 });
+  fakeUrl = await fake.start();
+  client = new OpenAI({ apiKey: 'test', baseURL: fakeUrl, maxRetries: 0 });
   api = await serveApi(ctx, { [tenantId]: TOKEN }, { maxBodyBytes: 1024 * 1024 });
   dir = await mkdtemp(path.join(tmpdir(), 'compactor-openai-responses-'));
 });
@@ -423,5 +426,60 @@ describe('an openai-responses session', () => {
       ),
     ).rejects.toThrow(/anthropic-compaction summarizer .* session "by-claude" has format "openai-responses"/);
     expect(await liveRows('by-claude')).toEqual(before);
+  });
+  it('is summarized by openai-compaction: the compaction item of /responses/compact is sent first, and restored away', async () => {
+    await agentSession('by-openai', 4);
+    const before = await liveRows('by-openai');
+    const compaction = createOpenAICompactionSummarizer({ apiKey: 'test', baseURL: fakeUrl, model: MODEL });
+    const strategy = {
+      ...parseStrategy('summarize:6'),
+      summarizer: 'openai-compaction',
+      fallback: 'none',
+    } as Strategy;
+    const outcome = await ctx.compactInProcess(
+      { tenantId, sessionId: 'by-openai', strategy },
+      { summarizers: { named: { 'openai-compaction': compaction } } },
+    );
+    expect(outcome.row).toMatchObject({ status: 'applied', summarizer: 'openai-compaction' });
+    // The endpoint got the leaving items as the context renders them: the fake checked its rules.
+    const compactRequest = fake.requests.filter((r) => r.path === '/v1/responses/compact').at(-1);
+    expect(compactRequest?.body).toMatchObject({
+      model: MODEL,
+      input: expect.arrayContaining([INSTRUCTIONS]),
+    });
+
+    const { context: loaded, response } = await send('by-openai');
+    expect(response.output_text).toBe('ok');
+    expect(loaded.input[0]).toEqual(INSTRUCTIONS);
+    expect(loaded.input[1]).toMatchObject({ type: 'compaction', id: expect.stringMatching(/^cmp_fake_/) });
+    expect(
+      loaded.input.some(
+        (i) => i.type === 'message' && i.role === 'user' && String(i.content).includes('Step 0'),
+      ),
+    ).toBe(false);
+    await restoreCompaction(db(), {
+      tenantId,
+      sessionId: 'by-openai',
+      compactionId: outcome.row?.id as string,
+    });
+    expect(await liveRows('by-openai')).toEqual(before);
+
+    // Another format's session is refused before anything is sent or written.
+    await createSession(db(), {
+      tenantId,
+      sessionId: 'not-responses',
+      messages: Array.from({ length: 12 }, (_, seq) => ({
+        seq,
+        message: { role: seq % 2 === 0 ? 'user' : 'assistant', content: `message ${seq}` },
+      })) as never,
+    });
+    const sent = fake.requests.length;
+    await expect(
+      ctx.compactInProcess(
+        { tenantId, sessionId: 'not-responses', strategy },
+        { summarizers: { named: { 'openai-compaction': compaction } } },
+      ),
+    ).rejects.toThrow(/openai-compaction summarizer .* session "not-responses" has format "anthropic"/);
+    expect(fake.requests.length).toBe(sent);
   });
 });

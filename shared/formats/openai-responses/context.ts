@@ -34,7 +34,8 @@
  *   framed in `<session-record>`), where the archived items were, as for Chat Completions sessions
  *   (shared/formats/openai-chat/context.ts): OpenAI's Codex CLI rebuilds a compacted history with
  *   the summary as a user message (codex-rs `core/src/compact.rs`), and a user turn never gains the
- *   rank system/developer text has. System text a compaction archived is restated as `developer`
+ *   rank system/developer text has. A summary the `openai-compaction` summarizer wrote is OpenAI's
+ *   own `compaction` item instead, sent as stored. System text a compaction archived is restated as `developer`
  *   messages (what OpenAI's models from o1 on take in place of `system`) after the leading ones.
  */
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
@@ -116,6 +117,11 @@ function itemOf(
   input: Pick<RenderContextInput, 'checkpoint'>,
 ): ResponsesItem {
   if (row.kind === 'summary') {
+    // An `openai-compaction` summary: OpenAI's compaction item, sent as stored in place of the text.
+    const compaction = Array.isArray(row.content)
+      ? (row.content as unknown[]).find((b) => isTypedResponsesItem(b) && b.type === 'compaction')
+      : undefined;
+    if (compaction) return compaction as ResponsesItem;
     const newest = all.findLast((r) => r.kind === 'summary') === row;
     const body =
       newest && input.checkpoint
