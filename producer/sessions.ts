@@ -274,7 +274,7 @@ async function appendOnce(
   // messages in: when it differs, that transaction is rolled back (nothing written) and the append
   // validated again in the session's format.
   const guessed: SessionFormat = newMessages.some(
-    (m, i) => responsesMarker(nativeOf(m), `messages[${i}]`) !== null,
+    (m, i) => responsesMarker(nativeOf(m), `messages[${i}]`, true) !== null,
   )
     ? 'openai-responses'
     : newMessages.some((m, i) => chatMarker(nativeOf(m), `messages[${i}]`, true) !== null)

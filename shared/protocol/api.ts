@@ -114,7 +114,7 @@ export const chatApiMessageSchema = z
  */
 export const responsesApiItemSchema = z
   .looseObject({ type: z.string().optional(), pinned: z.boolean().optional() })
-  .refine((m) => responsesMarker(m, '') !== null, { error: 'not a Responses input item', abort: true })
+  .refine((m) => responsesMarker(m, '', true) !== null, { error: 'not a Responses input item', abort: true })
   .meta({
     title: 'ResponsesInputItem',
     description:

@@ -208,6 +208,18 @@ describe('an openai-responses session', () => {
       );
       expect((await counts(`other-${format}`))?.message_count).toBe(0);
     }
+    // An Anthropic Message as the Messages API returns it is `type: "message"` too: still Anthropic.
+    await appendMessages(db(), tenantId, 'other-anthropic', [
+      { role: 'user', content: 'hi' },
+      {
+        id: 'msg_01',
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'text', text: 'hello' }],
+        model: 'claude-haiku-4-5',
+      } as never,
+    ]);
+    expect((await counts('other-anthropic'))?.message_count).toBe(2);
     await expect(loadContext(db(), { tenantId, sessionId: 'refusals' })).rejects.toThrow(
       /format: session "refusals" has format "openai-responses", not "anthropic"/,
     );

@@ -10,6 +10,7 @@ import type { ContextRow } from '../../shared/context/render.ts';
 import { NO_RESULT, SUMMARY_INTRO } from '../../shared/context/render.ts';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import { TranscriptError } from '../../shared/contract/errors.ts';
+import { detectFormat } from '../../shared/contract/native-transcripts.ts';
 import {
   clearedReasoning,
   clearedResponsesInput,
@@ -20,6 +21,7 @@ import {
   type ResponsesItem,
   responsesFacts,
   responsesItemProblem,
+  responsesMarker,
 } from '../../shared/formats/openai-responses/item.ts';
 import { parseResponsesLog } from '../../shared/formats/openai-responses/transcript.ts';
 import { issuedState, responsesInputError } from '../support/fake-openai-responses.ts';
@@ -127,6 +129,37 @@ describe('responsesItemProblem', () => {
       text: '[reasoning] thinking rs_1',
     });
     expect(responsesFacts({ type: 'message', role: 'developer', content: 'x' }).role).toBe('system');
+  });
+});
+
+describe('what shows a Responses item', () => {
+  // An Anthropic Message as the Messages API returns it: `type: "message"` too.
+  const anthropicReply = {
+    id: 'msg_01',
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'text', text: 'hello' }],
+    model: 'claude-haiku-4-5',
+    stop_reason: 'end_turn',
+  };
+
+  it('a Responses-only type or part, and with broad a message over Responses content; never an Anthropic Message', () => {
+    expect(responsesMarker(call('c1'), 'm')).toBe(
+      'm.type: "function_call" is an OpenAI Responses input item',
+    );
+    expect(responsesMarker(said('x'), 'm')).toBe(
+      'm.content[0].type: "output_text" is an OpenAI Responses content part',
+    );
+    expect(responsesMarker({ type: 'message', role: 'user', content: 'hi' }, 'm')).toBeNull();
+    expect(responsesMarker({ type: 'message', role: 'user', content: 'hi' }, 'm', true)).not.toBeNull();
+    expect(responsesMarker(anthropicReply, 'm', true)).toBeNull();
+  });
+
+  it('detects a log of items or requests, and still reads a logged Anthropic Message as anthropic', () => {
+    expect(detectFormat(JSON.stringify(anthropicReply), 'f')).toBe('anthropic');
+    expect(detectFormat(JSON.stringify(said('x')), 'f')).toBe('openai-responses');
+    expect(detectFormat(JSON.stringify(call('c1')), 'f')).toBe('openai-responses');
+    expect(detectFormat(JSON.stringify({ model: 'm', input: 'hi' }), 'f')).toBe('openai-responses');
   });
 });
 

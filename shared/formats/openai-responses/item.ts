@@ -376,15 +376,26 @@ const RESPONSES_PART_TYPES = new Set(['input_text', 'output_text', 'input_image'
 
 /**
  * What shows a value is a Responses input item, as `<field>: <why>`, or null: a `type` only
- * Responses items have (`function_call`, `reasoning`, …), `type: "message"`, or a content part
- * type only Responses has (`input_text`, `output_text`, `input_image`, `input_file`).
+ * Responses items have (`function_call`, `reasoning`, …), or a content part type only Responses
+ * has (`input_text`, `output_text`, `input_image`, `input_file`). With `broad`, also `type:
+ * "message"` over a string content or Responses parts only (an Anthropic `Message`, as the
+ * Messages API returns it, is `type: "message"` too, over Anthropic blocks: it is not one).
  * @param where the item's field name, for the answer (`messages[2]`).
  */
-export function responsesMarker(value: unknown, where: string): string | null {
+export function responsesMarker(value: unknown, where: string, broad = false): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
   const item = value as Record<string, unknown>;
-  if (typeof item.type === 'string' && (RESPONSES_ONLY_TYPES.has(item.type) || item.type === 'message')) {
+  if (typeof item.type === 'string' && RESPONSES_ONLY_TYPES.has(item.type)) {
     return `${where}.type: "${item.type}" is an OpenAI Responses input item`;
+  }
+  const partsOnly =
+    typeof item.content === 'string' ||
+    (Array.isArray(item.content) &&
+      item.content.every((p) =>
+        [...RESPONSES_PART_TYPES, 'refusal'].includes(String((p as { type?: unknown } | null)?.type)),
+      ));
+  if (broad && item.type === 'message' && partsOnly) {
+    return `${where}.type: "message" is an OpenAI Responses input item`;
   }
   if (Array.isArray(item.content)) {
     const j = item.content.findIndex((p) =>
