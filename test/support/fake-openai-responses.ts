@@ -118,13 +118,14 @@ export function responsesInputError(
       return fail(`Invalid 'input[${n}]': a compaction_trigger item must be the final input item.`);
     }
     if (type in CALLS) calls.add(String(item.call_id));
-    // continuedev/continue#10092 (2026-02-01): an output with no call before it.
+    // An output with no call before it: the API's text as quoted in a bug report against the
+    // Continue coding agent (2026-02).
     if (OUTPUTS.has(type) && !calls.has(String(item.call_id))) {
       return fail(`No tool call found for function call output with call_id ${String(item.call_id)}.`);
     }
     if (type === 'reasoning') {
-      // anomalyco/opencode#2480, openai/openai-agents-python#1668: under store:false an item is
-      // resolved from its encrypted content only.
+      // Under store:false an item is resolved from its encrypted content only: the API's text as
+      // quoted in bug reports against opencode and the OpenAI Agents SDK for Python.
       const blob = item.encrypted_content;
       if (!store && (typeof blob !== 'string' || blob === '')) {
         return fail(
@@ -133,20 +134,23 @@ export function responsesInputError(
           404,
         );
       }
-      // openai/codex#8119: a blob this backend did not make (or one altered) fails verification.
+      // A blob this backend did not make (or one altered) fails verification: `invalid_encrypted_content`
+      // as reported against OpenAI's Codex CLI (2025-12).
       if (typeof blob === 'string' && !state.verify('reasoning', blob, id)) {
         return fail(
           `The encrypted content for item ${id} could not be verified.`,
           'invalid_encrypted_content',
         );
       }
-      // continuedev/continue#8933, openai/openai-node#1567: reasoning without the item it produced.
+      // Reasoning without the item it produced: the API's text as quoted in bug reports against
+      // the Continue coding agent and the openai-node SDK.
       if (!produced(items[n + 1])) {
         return fail(`Item '${id}' of type 'reasoning' was provided without its required following item.`);
       }
     }
     if (type === 'compaction') {
-      // miuuyy/codex-chatgpt-web#249 (a `cmp_` item): a foreign or altered blob fails verification.
+      // A foreign or altered compaction blob fails verification as a reasoning blob does (reported
+      // for a `cmp_` item against a Codex web front end, 2026-08).
       const blob = item.encrypted_content;
       if (typeof blob !== 'string' || !state.verify('compaction', blob, id)) {
         return fail(
@@ -155,8 +159,8 @@ export function responsesInputError(
         );
       }
     }
-    // cline/cline#12242, openai/openai-agents-python#722: an item replayed by id without the
-    // reasoning item that produced it.
+    // An item replayed by id without the reasoning item that produced it: the API's text as quoted
+    // in bug reports against Cline (gpt-5.5) and the OpenAI Agents SDK for Python.
     const needs = id === undefined ? undefined : state.reasoningOf.get(id);
     if (needs !== undefined && (items[n - 1] as Item | undefined)?.id !== needs) {
       return fail(
@@ -164,7 +168,8 @@ export function responsesInputError(
       );
     }
   }
-  // openai/openai-support-agent-demo#12 (2026-09-03): a call with no output.
+  // A call with no output: the API's text as quoted in a bug report against OpenAI's support agent
+  // demo (2026-09).
   for (const item of items) {
     const type = typeOf(item);
     if (!(type in CALLS)) continue;
