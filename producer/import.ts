@@ -1,9 +1,11 @@
 /**
- * `compactor import`: loads transcripts into `sessions`/`messages`, in one of four formats
+ * `compactor import`: loads transcripts into `sessions`/`messages`, in one of five formats
  * (shared/contract/native-transcripts.ts): the corpus JSONL format, a JSONL of Anthropic
- * `MessageParam`s, a Claude Code session file, or a JSONL of OpenAI Chat Completions requests
+ * `MessageParam`s, a Claude Code session file, a JSONL of OpenAI Chat Completions requests
  * (`openai-chat`: the last line's `messages` become an `openai-chat` session,
- * shared/formats/openai-chat/transcript.ts); named, or detected from each file's first line.
+ * shared/formats/openai-chat/transcript.ts), or a log of OpenAI Responses requests or Agents SDK
+ * session items (`openai-responses`, shared/formats/openai-responses/transcript.ts); named, or
+ * detected from each file's first line.
  * Each file is parsed and validated completely before anything is written; a session that exists
  * already is refused, never duplicated.
  */
@@ -19,6 +21,7 @@ import {
 } from '../shared/contract/native-transcripts.ts';
 import { decodeTranscript, parseTranscript, TranscriptError } from '../shared/contract/transcript.ts';
 import { parseChatRequestsJsonl } from '../shared/formats/openai-chat/transcript.ts';
+import { parseResponsesLog } from '../shared/formats/openai-responses/transcript.ts';
 import { idSchema } from '../shared/protocol/events.ts';
 import type { Db } from './postgres/db.ts';
 import { type CreateSessionInput, createSession, SessionExistsError } from './sessions.ts';
@@ -114,7 +117,7 @@ export async function importTranscript(
     tenantId: options.tenantId,
     sessionId,
     messages,
-    format: format === 'openai-chat' ? 'openai-chat' : 'anthropic',
+    format: format === 'openai-chat' || format === 'openai-responses' ? format : 'anthropic',
   }).catch((error: unknown) => {
     // A message the input rules refuse (shared/contract/content-checks.ts): say which file.
     if (error instanceof InvalidInputError && !(error instanceof SessionExistsError)) {
@@ -158,6 +161,9 @@ function parseAs(
   if (format === 'openai-chat') {
     return parseChatRequestsJsonl(text, file).map((message, seq) => ({ seq, message, createdAt: null }));
   }
+  if (format === 'openai-responses') {
+    return parseResponsesLog(text, file).map((message, seq) => ({ seq, message, createdAt: null }));
+  }
   const parsed =
     format === 'anthropic' ? parseAnthropicJsonl(text, file) : parseClaudeCode(text, file, { sidechains });
   return parsed.map((m, seq) => ({ seq, message: m.message, createdAt: m.createdAt }));
@@ -170,6 +176,8 @@ function parseAs(
  */
 function chooseFormat(text: string, file: string): { format: TranscriptFormat; detected: boolean } {
   const first = text.split('\n').find((l) => l.trim() !== '');
+  // A JSON array is a session's items (the Agents SDK's), the one format not written a line each.
+  if (text.trimStart().startsWith('[')) return { format: 'openai-responses', detected: true };
   if (first !== undefined && !isJsonObject(first)) return { format: 'corpus', detected: false };
   return { format: detectFormat(text, file), detected: true };
 }

@@ -72,6 +72,7 @@ export {
   type LoadContextInput,
   type LoadedChatContext,
   type LoadedContext,
+  type LoadedResponsesContext,
   loadContext,
 } from './context.ts';
 export {
@@ -118,6 +119,7 @@ export {
   liveSessionOf,
   type NativeMessage,
   type NewMessage,
+  type ResponsesInputItem,
   SessionContinuedError,
   SessionExistsError,
 } from './sessions.ts';

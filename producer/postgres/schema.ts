@@ -104,7 +104,8 @@ export const sessions = pgTable(
     /**
      * The wire format of the session's messages (shared/formats/session-format.ts), set when it is
      * created and never changed: `anthropic` (every session made before the column existed) or
-     * `openai-chat`. It decides how an append is validated and how the context is rendered.
+     * `openai-chat` or `openai-responses`. It decides how an append is validated and how the context
+     * is rendered.
      */
     format: text('format', { enum: SESSION_FORMATS }).notNull().default('anthropic'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

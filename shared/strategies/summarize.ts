@@ -20,7 +20,12 @@ import type { StrategyUnit } from './unit.ts';
 export const MAX_INSTRUCTIONS_CHARS = 4_000;
 
 /** The summarizers a strategy may name (`summarizer`). */
-export const SUMMARIZER_NAMES = ['anthropic', 'anthropic-compaction', 'extractive'] as const;
+export const SUMMARIZER_NAMES = [
+  'anthropic',
+  'anthropic-compaction',
+  'openai-compaction',
+  'extractive',
+] as const;
 
 /** What a summary under its strategy's `minFidelity` leads to. */
 export const ON_LOW_FIDELITY = ['skip', 'retry', 'fallback'] as const;
@@ -84,8 +89,10 @@ export const summarizeStrategySchema = z
      * else `extractive`). `anthropic-compaction`: Anthropic's on-demand compaction (beta
      * `compact-2026-09-04`): a signed `compaction` block the context sends first, the one summary
      * after which kept turns can keep their thinking; compactor's extractive checkpoint is kept
-     * beside it. A summarizer this process cannot run (no API key) is replaced by the process's,
-     * and the ledger row says so.
+     * beside it. `openai-compaction` (an `openai-responses` session only): OpenAI's
+     * `/responses/compact`, whose opaque `compaction` item the context sends first, the extractive
+     * checkpoint kept beside it. A summarizer this process cannot run (no API key) is replaced by
+     * the process's, and the ledger row says so.
      */
     summarizer: z.enum(SUMMARIZER_NAMES).optional(),
     /**

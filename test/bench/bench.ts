@@ -43,7 +43,13 @@ import type { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { type ImportedSession, importTranscript, readTranscript } from '../../producer/import.ts';
-import { appendMessages, createProducer, createSession, loadContext } from '../../producer/index.ts';
+import {
+  appendMessages,
+  createProducer,
+  createSession,
+  type LoadedContext,
+  loadContext,
+} from '../../producer/index.ts';
 import { connectionOptions, openDatabase } from '../../producer/postgres/db.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { DEFAULT_LIMITS } from '../../shared/policy/limits.ts';
@@ -931,7 +937,7 @@ async function readPath(url: string, sql: postgres.Sql, prefix: () => string) {
     ['100,000 messages, compacted to 100 + summary', 'read1'],
   ] as const) {
     const ms: number[] = [];
-    let loaded: Awaited<ReturnType<typeof loadContext>> | undefined;
+    let loaded: LoadedContext | undefined;
     for (let i = 0; i < READS + 10; i++) {
       const started = performance.now();
       loaded = await loadContext(database.db, { tenantId: TENANT, sessionId });

@@ -369,7 +369,7 @@ describe('refusals', () => {
     const unknown = await cli([file, '--tenant', 'refused', '--format', 'openai']);
     expect(unknown).toMatchObject({ code: 2, stdout: '' });
     expect(unknown.stderr).toBe(
-      'compactor import: --format must be corpus, anthropic, claude-code or openai-chat, got "openai" (see: compactor import --help)\n',
+      'compactor import: --format must be corpus, anthropic, claude-code, openai-chat or openai-responses, got "openai" (see: compactor import --help)\n',
     );
     const sidechains = await cli([file, '--tenant', 'refused', '--format', 'anthropic', '--sidechains']);
     expect(sidechains).toMatchObject({ code: 2, stdout: '' });

@@ -127,7 +127,7 @@ export class FakeOpenAIChatServer {
   /** Starts listening; resolves to the SDK's `baseURL` (`http://127.0.0.1:<port>/v1`). */
   async start(): Promise<string> {
     this.#server = createServer((req, res) => {
-      this.#handle(req, res).catch((error: unknown) => send(res, 500, { error: { message: String(error) } }));
+      this.handle(req, res).catch((error: unknown) => send(res, 500, { error: { message: String(error) } }));
     });
     await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve));
     const { port } = this.#server.address() as AddressInfo;
@@ -149,7 +149,8 @@ export class FakeOpenAIChatServer {
     return { role: 'assistant', content: reply.content ?? null, refusal: null, tool_calls: calls };
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Answers one request (also usable as another server's handler: see fake-openai-responses.ts). */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');

@@ -69,7 +69,7 @@ describe('compactor import --help and its options', () => {
     const help = commandHelp(importCommand);
     for (const format of TRANSCRIPT_FORMATS) expect(help).toContain(format);
     expect(help).toMatch(
-      /^ {2}--format F +corpus, anthropic, claude-code or openai-chat: .*default: detected/m,
+      /^ {2}--format F +corpus, anthropic, claude-code, openai-chat or openai-responses: .*default: detected/m,
     );
     expect(help).toMatch(/^ {2}--sidechains +claude-code: .*subagent/m);
     expect(usageLine(importCommand)).toBe(
@@ -80,7 +80,7 @@ describe('compactor import --help and its options', () => {
   it.each([
     [
       ['x.jsonl', '--format', 'openai'],
-      '--format must be corpus, anthropic, claude-code or openai-chat, got "openai"',
+      '--format must be corpus, anthropic, claude-code, openai-chat or openai-responses, got "openai"',
     ],
     [
       ['x.jsonl', '--format', 'corpus', '--sidechains'],

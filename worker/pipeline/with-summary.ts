@@ -100,7 +100,10 @@ async function snapshotAndPlan(deps: PipelineDeps, run: Run, summarizer: Summari
   // A summarizer that sends the conversation itself reads it as the agent's context renders it.
   const conversation =
     summarizer.reads === 'request'
-      ? conversationOf(await deps.reads.loadConversation(tenantId, sessionId, plan.leavingSeqs))
+      ? conversationOf(
+          await deps.reads.loadConversation(tenantId, sessionId, plan.leavingSeqs),
+          summarizer.name,
+        )
       : undefined;
   return {
     kind: 'compact',
@@ -108,7 +111,8 @@ async function snapshotAndPlan(deps: PipelineDeps, run: Run, summarizer: Summari
     seen,
     // The check's facts of what stays, from the metadata, which is dropped after this step.
     planFacts: planFactsOf(messages, plan),
-    keptFacts: conversation ? keptFactsOf(conversation, plan, messages) : null,
+    // Anthropic's kept-thinking rules; a Responses conversation keeps no signed thinking.
+    keptFacts: conversation && !conversation.input ? keptFactsOf(conversation, plan, messages) : null,
     conversation,
   };
 }

@@ -44,7 +44,11 @@ export const importCommand: Command = {
     "subagent's own file is read whole). anthropic and claude-code messages get seqs 0, 1, ... and",
     'keep their content blocks exactly (thinking signatures and images included); openai-chat, one',
     'Chat Completions request per line ({model, messages}), as an agent or proxy logs them: the last',
-    "line's messages become a session of format openai-chat, each message stored exactly.",
+    "line's messages become a session of format openai-chat, each message stored exactly;",
+    "openai-responses, one Responses request per line ({model, input}: the last line's input becomes",
+    'the session; a request chained with previous_response_id is refused, its history being on',
+    "OpenAI's side), or a session's Responses items as the Agents SDK for Python's get_items() returns",
+    'them (a JSON array, or one item per line); each item stored exactly.',
     'Each file gets one line: imported, with its format ("detected" when not named), or refused.',
     'A malformed file is refused with its line and field named, and an existing session is refused,',
     'never duplicated; nothing of a refused file is written. The other files are still imported',
@@ -55,6 +59,7 @@ export const importCommand: Command = {
     'compactor import corpus/claude-code --tenant acme --sidechains',
     'compactor import messages.jsonl --format anthropic --session chat-7',
     'compactor import requests.jsonl --format openai-chat --session gpt-run-3',
+    'compactor import responses.jsonl --format openai-responses --session codex-run-9',
   ],
   async run(args, context) {
     if (args.positionals.length === 0) throw new UsageError('give at least one transcript file or directory');
