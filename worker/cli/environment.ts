@@ -62,7 +62,7 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   },
   ANTHROPIC_API_KEY: {
     description: 'set: summaries by the anthropic summarizer',
-    unset: 'unset: offline extractive summaries',
+    unset: 'unset: extractive summaries, or openai ones with OPENAI_API_KEY',
   },
   ANTHROPIC_BASE_URL: { description: 'another Messages API endpoint', unset: "unset: Anthropic's API" },
   COMPACTOR_MODEL: { description: 'model of the anthropic summarizer' },
