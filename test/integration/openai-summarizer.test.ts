@@ -276,6 +276,16 @@ describe('openai summarizer: API errors and retries', () => {
     expect(fake.requests).toHaveLength(3);
   });
 
+  it('treats a timeout as transient, and answers after a delay shorter than it', async () => {
+    fake.enqueue({ delayMs: 400 });
+    const error = await failure(summarizer({ timeoutMs: 100 }).summarize(input()));
+    expect(error).toBeInstanceOf(TransientError);
+    expect(error.message).toMatch(/unreachable: Request timed out/);
+    fake.enqueue({ delayMs: 50 });
+    const result = await summarizer({ timeoutMs: 2_000 }).summarize(input());
+    expect(result.checkpoint.goal).not.toBe('');
+  });
+
   it('treats an unreachable server as transient, naming its host', async () => {
     await fake.close();
     const error = await failure(summarizer().summarize(input()));

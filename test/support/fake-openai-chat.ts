@@ -195,9 +195,16 @@ export class FakeOpenAIChatServer {
     if (error) return send(res, 400, { error });
     this.#count++;
     if (isSummaryRequest(body)) {
+      let behaviour = this.#queue.shift() ?? 'ok';
+      if (typeof behaviour === 'object' && 'delayMs' in behaviour) {
+        const { delayMs } = behaviour;
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        behaviour = 'ok';
+      }
+      if (res.destroyed) return;
       const reply = summaryReply(body, {
         id: `chatcmpl-fake-${this.#count}`,
-        behaviour: this.#queue.shift() ?? 'ok',
+        behaviour,
         structuredOutputs: this.structuredOutputs,
         cache: this.#cache,
       });

@@ -46,7 +46,9 @@ export type FakeChatBehaviour =
   /** 429 `rate_limit_exceeded`, with `retry-after` in seconds when given. */
   | { status: 429; retryAfter?: number }
   /** 200, this JSON as the model's answer (still checked against the request's schema). */
-  | { answer: Record<string, unknown> };
+  | { answer: Record<string, unknown> }
+  /** 200 `ok`, after this many ms (fake-openai-chat.ts waits; a client's timeout fires first). */
+  | { delayMs: number };
 
 /** A reply: status, JSON body, extra headers. */
 export interface SummaryReply {

@@ -22,6 +22,16 @@
  *
  * Retries belong to BullMQ, as for the `anthropic` summarizer: the SDK's own retries are off by
  * default, and SDK errors are mapped by {@link mapOpenAIError}.
+ *
+ * Token budget: the request is sized by compactor's estimate (about 4 characters a token, the text
+ * JSON-escaped), a little over what tiktoken's `o200k_base` counts for the GPT-4o and GPT-5 models.
+ * The OpenAI cookbook ("How to count tokens with tiktoken") adds about 3 tokens per message and 3
+ * to prime the reply: 9 for the two messages sent, inside the estimate's margin. There is no
+ * counting endpoint for Chat Completions (the token-counting guide,
+ * developers.openai.com/api/docs/guides/token-counting, documents `/v1/responses/input_tokens`
+ * only), and compatible servers count with their own tokenizers, so nothing is counted remotely.
+ * `completion_tokens`, and so `max_completion_tokens`, include a reasoning model's hidden reasoning
+ * (same guide).
  */
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
