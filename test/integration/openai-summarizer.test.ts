@@ -5,6 +5,7 @@
  * strict function, the fallback from one to the other on a server without structured outputs, the
  * usage and cost it reports, every failure mapped to compactor's retry policy, and the input budget.
  */
+import { APIError } from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   isPermanent,
@@ -20,6 +21,7 @@ import { JSON_SYSTEM_PROMPT, SUMMARY_TOOL_NAME, SYSTEM_PROMPT } from '../../shar
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
 import type { LlmAnswer, LlmCall, LlmCalls } from '../../worker/summarizers/llm-calls.ts';
 import { createOpenAISummarizer, type OpenAISummarizerOptions } from '../../worker/summarizers/openai.ts';
+import { isResponseFormatUnsupported, mapOpenAIError } from '../../worker/summarizers/openai-errors.ts';
 import { type FakeChatBehaviour, FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 
 const MODEL = 'gpt-5.4-mini';
@@ -416,5 +418,45 @@ describe('openai summarizer: input budget', () => {
     expect(error).toBeInstanceOf(SummarizerConfigError);
     expect(error.message).toContain('openai summarizer: maxInputTokens 3000');
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('mapOpenAIError / isResponseFormatUnsupported', () => {
+  const badRequest = (message: string, param: string | null) =>
+    APIError.generate(
+      400,
+      { error: { message, type: 'invalid_request_error', param, code: null } },
+      undefined,
+      new Headers(),
+    );
+
+  it('recognizes a server refusing response_format, not one refusing the schema', () => {
+    expect(
+      isResponseFormatUnsupported(
+        badRequest(
+          "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+          'response_format',
+        ),
+      ),
+    ).toBe(true);
+    expect(
+      isResponseFormatUnsupported(
+        badRequest("litellm.UnsupportedParamsError: does not support parameters: ['response_format']", null),
+      ),
+    ).toBe(true);
+    expect(
+      isResponseFormatUnsupported(
+        badRequest(
+          "Invalid schema for response_format 'record_checkpoint': In context=(), 'additionalProperties' is required to be supplied and to be false.",
+          'response_format',
+        ),
+      ),
+    ).toBe(false);
+    expect(isResponseFormatUnsupported(badRequest("Invalid value for 'model'.", 'model'))).toBe(false);
+  });
+
+  it('returns errors that are not the SDK’s unchanged', () => {
+    const plain = new Error('boom');
+    expect(mapOpenAIError(plain)).toBe(plain);
   });
 });

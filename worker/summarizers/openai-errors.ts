@@ -110,12 +110,14 @@ const CONFIG_FIXES: Readonly<Record<number, (model: string) => string>> = {
  * Whether `error` is a server's refusal of `response_format` of type `json_schema`: a 400 whose
  * message or `param` names `response_format` or `json_schema` (OpenAI answers `Invalid parameter:
  * 'response_format' of type 'json_schema' is not supported with this model`; compatible servers word
- * it their own way, but name the field).
+ * it their own way, but name the field). Not a refusal of the schema itself (`Invalid schema for
+ * response_format ...`, the strict-mode checks), which a forced tool with the same schema would get too.
  */
 export function isResponseFormatUnsupported(error: unknown): boolean {
   if (!(error instanceof APIError) || error.status !== 400) return false;
   const text = `${error.param ?? ''} ${error.message}`;
-  return /response_format|json_schema/i.test(text);
+  // `Invalid schema for response_format '…'` refuses the schema, not the field: a tool would fail too.
+  return /response_format|json_schema/i.test(text) && !/invalid schema/i.test(error.message);
 }
 
 /**
