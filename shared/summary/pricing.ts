@@ -15,7 +15,7 @@
  * guessed price. Retired and deprecated ids stay: ledger rows and sessions name them.
  *
  * OpenAI models (the `openai` summarizer): OpenAI's API pricing page
- * (developers.openai.com/api/docs/pricing), standard tier, as copies of it dated April to June 2026
+ * (platform.openai.com/docs/pricing), standard tier, as copies of it dated April to June 2026
  * list them: GPT-5.5, the GPT-5.4 family, GPT-5.2 and GPT-5.1; GPT-5, GPT-4.1 and GPT-4o as the page
  * listed them in 2025. `cacheReadPerMTok` is the page's "cached input". Before GPT-5.6, cache writes
  * are free (OpenAI prompt-caching guide): a written token is an input token, so `cacheWritePerMTok`

@@ -143,8 +143,10 @@ export const DEFAULT_SUMMARY_MODEL = 'claude-haiku-5-5';
 
 /**
  * The model of the `openai` summarizer when `COMPACTOR_OPENAI_MODEL` is unset: GPT-5.4 mini, the
- * small model of OpenAI's current GPT-5.4 family (OpenAI's models overview and pricing page,
- * checked November 2026), priced in shared/summary/pricing.ts, with Structured Outputs.
+ * small model of the GPT-5.4 family that OpenAI's pricing page lists beside GPT-5.5 (copies of the
+ * page dated April to June 2026), priced in shared/summary/pricing.ts, with Structured Outputs
+ * (supported from gpt-4o-mini on, per the Structured Outputs guide). Cheap, as a summarizer should
+ * be; GPT-5.6, newer, is left out until a price page lists it.
  */
 export const DEFAULT_OPENAI_MODEL = 'gpt-5.4-mini';
 

@@ -69,13 +69,6 @@ import { isResponseFormatUnsupported, mapOpenAIError } from './openai-errors.ts'
 /** Endpoint used when no `baseURL` is given. Passed explicitly so the SDK never reads OPENAI_BASE_URL itself. */
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
-/**
- * Model of the `openai` summarizer when none is configured: GPT-5.4 mini, the small model of
- * OpenAI's current GPT-5.4 family, priced in shared/summary/pricing.ts and supporting Structured
- * Outputs (OpenAI models overview and pricing page, checked November 2026).
- */
-export const DEFAULT_OPENAI_MODEL = 'gpt-5.4-mini';
-
 /** Default per-request timeout, ms (as the `anthropic` summarizer's). */
 export const DEFAULT_OPENAI_TIMEOUT_MS = 180_000;
 
