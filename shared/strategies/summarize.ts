@@ -23,6 +23,7 @@ export const MAX_INSTRUCTIONS_CHARS = 4_000;
 export const SUMMARIZER_NAMES = [
   'anthropic',
   'anthropic-compaction',
+  'openai',
   'openai-compaction',
   'extractive',
 ] as const;
@@ -75,7 +76,7 @@ export const summarizeStrategySchema = z
     cutAtUserTurn: cutAtUserTurnSchema.optional(),
     /** Upper bound of the checkpoint, in tokens. */
     maxSummaryTokens: z.number().int().min(256).max(32_000).default(2_000),
-    /** Model override for the `anthropic` summarizer. */
+    /** Model override for the LLM summarizer (`anthropic`, `anthropic-compaction` or `openai`). */
     model: z.string().min(1).max(200).optional(),
     /**
      * Opt-in: when the LLM summary still fails on the job's last attempt (outage, refusals), use the
@@ -85,8 +86,9 @@ export const summarizeStrategySchema = z
      */
     fallback: z.enum(['none', 'extractive', 'anthropic']).optional(),
     /**
-     * Which summarizer writes the summary. Absent: the process's (`anthropic` with an API key,
-     * else `extractive`). `anthropic-compaction`: Anthropic's on-demand compaction (beta
+     * Which summarizer writes the summary. Absent: the process's (`COMPACTOR_SUMMARIZER`; else
+     * `anthropic` with an Anthropic key, `openai` with an OpenAI key, else `extractive`). `openai`:
+     * an OpenAI-compatible Chat Completions server (OpenAI, Azure OpenAI, vLLM, Ollama, ...). `anthropic-compaction`: Anthropic's on-demand compaction (beta
      * `compact-2026-09-04`): a signed `compaction` block the context sends first, the one summary
      * after which kept turns can keep their thinking; compactor's extractive checkpoint is kept
      * beside it. `openai-compaction` (an `openai-responses` session only): OpenAI's

@@ -71,7 +71,7 @@ describe('the example agent on Chat Completions', () => {
     let continuedAfterCompaction = 0;
     for (let run = 0; run < RUNS; run++) {
       const [a, b] = [FILES[run % FILES.length] as string, FILES[(run + 3) % FILES.length] as string];
-      fake.enqueue(
+      fake.script(
         { content: 'Reading.', toolCalls: [{ name: 'read_file', arguments: { path: a } }] },
         {
           toolCalls: [

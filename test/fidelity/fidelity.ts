@@ -2,7 +2,9 @@
  * `npm run fidelity [-- --keep-recent N] [--cache-user-turn]`: runs each strategy over every corpus
  * session through the real pipeline and database (`summarize` with the `extractive` summarizer,
  * with `anthropic` and with `anthropic-compaction`, the real SDK against the fake Messages API
- * server, the paths the compaction block names counted beside the checkpoint's; `summarize` with a
+ * server, the paths the compaction block names counted beside the checkpoint's; with `openai`, the
+ * real `openai` SDK against the fake Chat Completions server, whose answers come from the same
+ * stand-in model as the fake Messages API's; `summarize` with a
  * tail of 20,000 tokens; `clearToolResults`; `auto`) and prints per session and in total: tokens
  * before → after, the share of the leaving messages' working-set paths kept in the checkpoint,
  * whether the user's last real request was kept (live, verbatim in the checkpoint, or condensed
@@ -36,6 +38,8 @@ import type { Summarizers } from '../../worker/pipeline/ports.ts';
 import { audit } from '../../worker/postgres/audit.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
+import { createOpenAISummarizer } from '../../worker/summarizers/openai.ts';
+import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { withScratch } from './scratch.ts';
 
@@ -73,15 +77,26 @@ interface Row {
   cacheWriteTokens: number;
   /** Estimated tokens of the messages that left the live history. */
   leavingTokens: number;
-  /** Messages API requests the compaction sent (to the fake server). */
+  /** LLM requests the compaction sent (to the fake servers). */
   llmCalls: number;
   /** Leaving working-set paths named in Anthropic's compaction block, when the summary is one; else null. */
   blockPaths: number | null;
 }
 
 async function main(): Promise<number> {
+  const chat = new FakeOpenAIChatServer();
+  const chatUrl = await chat.start();
+  try {
+    return await run(chat, chatUrl);
+  } finally {
+    await chat.close();
+  }
+}
+
+async function run(chat: FakeOpenAIChatServer, chatUrl: string): Promise<number> {
   return withScratch('fidelity', async ({ database, fake, llmUrl, compact }) => {
     const extractive = createExtractiveSummarizer();
+    const openai = createOpenAISummarizer({ apiKey: 'fidelity', baseURL: chatUrl, model: 'gpt-5.4-mini' });
     const anthropic = createAnthropicSummarizer({
       apiKey: 'fidelity',
       baseURL: llmUrl,
@@ -106,6 +121,7 @@ async function main(): Promise<number> {
         summarizers: { primary: extractive, named: { 'anthropic-compaction': compaction } },
         strategy: { ...summarize, summarizer: 'anthropic-compaction' },
       },
+      { label: 'summarize/openai', summarizers: { primary: openai }, strategy: summarize },
       {
         label: 'summarize+20k tail/extractive',
         summarizers: { primary: extractive },
@@ -130,10 +146,10 @@ async function main(): Promise<number> {
         const session = file.replace(/\.jsonl$/, '');
         const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
         await createSession(database.db, { tenantId, sessionId: session, messages: original });
-        const sent = fake.requests.length;
+        const sent = fake.requests.length + chat.requests.length;
         await compact({ tenantId, sessionId: session, strategy, summarizers });
         const measured = await measure(database, tenantId, session, original, label);
-        rows.push({ ...measured, llmCalls: fake.requests.length - sent });
+        rows.push({ ...measured, llmCalls: fake.requests.length + chat.requests.length - sent });
       }
     }
     print(rows);

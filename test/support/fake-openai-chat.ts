@@ -11,13 +11,38 @@
  * - a null `content` where the role requires one (as reported against llama_index);
  * plus a missing bearer key, a body that is not JSON, no `model`, no `messages`. A valid request
  * gets a `chat.completion` whose message is `{ role: 'assistant', content: 'ok' }`, or the next
- * reply scripted with {@link FakeOpenAIChatServer.enqueue} (text and tool calls, first in first
+ * reply scripted with {@link FakeOpenAIChatServer.script} (text and tool calls, first in first
  * out; a request refused as invalid consumes none). A scripted call of a function the request's
  * `tools` do not declare is a bug of the test: answered 500, never played. Requests are recorded in
- * {@link FakeOpenAIChatServer.requests}, parsed, whatever the answer.
+ * {@link FakeOpenAIChatServer.requests}, parsed, whatever the answer, and their headers in
+ * {@link FakeOpenAIChatServer.headers}.
+ *
+ * A summary request, one that forces its answer as compactor's `openai` summarizer does, is answered
+ * by the stand-in model of the fake Messages API (fake-model/checkpoint.ts): the checkpoint a
+ * diligent model writes for the request's last user message, with a short `analysis` first when
+ * the schema has one. fake-openai-summary.ts says what it checks (strict schemas as the Structured
+ * Outputs guide defines them) and how the answer is shaped; {@link FakeOpenAIChatServer.enqueue}
+ * scripts failures (429 with retry-after, 500, a refusal, `finish_reason: 'length'`, ...), and
+ * `new FakeOpenAIChatServer({ structuredOutputs: false })` is a server without `response_format`
+ * `json_schema`, which refuses it with a 400 naming it.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  type FakeChatBehaviour,
+  isSummaryRequest,
+  PromptCache,
+  type SummaryReply,
+  summaryReply,
+} from './fake-openai-summary.ts';
+
+export type { FakeChatBehaviour } from './fake-openai-summary.ts';
 
 /** An error as the API answers it. */
 interface ApiError {
@@ -104,17 +129,33 @@ export interface ScriptedChatReply {
   toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
 }
 
+/** Options of {@link FakeOpenAIChatServer}. */
+export interface FakeOpenAIChatOptions {
+  /**
+   * Whether the server supports `response_format` of type `json_schema`; default true. False: such
+   * a request gets the 400 of a server without it, naming `response_format`.
+   */
+  structuredOutputs?: boolean | undefined;
+}
+
 /** The fake server; `await start()` before use, `await close()` after. */
 export class FakeOpenAIChatServer {
   /** Every request body received, parsed (undefined when it was not JSON). */
   readonly requests: unknown[] = [];
+  /** The headers of every request received, in the order of {@link requests}. */
+  readonly headers: IncomingHttpHeaders[] = [];
+  /** Whether `response_format` `json_schema` is supported (see {@link FakeOpenAIChatOptions}). */
+  structuredOutputs: boolean;
   #server: Server | null = null;
   #count = 0;
   #calls = 0;
   readonly #script: ScriptedChatReply[] = [];
 
-  /** Queues replies for the next valid requests, in order. Returns this, for chaining. */
-  enqueue(...replies: ScriptedChatReply[]): this {
+  /**
+   * Queues replies for the next valid requests that are not summary requests, in order. Returns
+   * this, for chaining.
+   */
+  script(...replies: ScriptedChatReply[]): this {
     this.#script.push(...replies);
     return this;
   }
@@ -122,6 +163,18 @@ export class FakeOpenAIChatServer {
   /** Scripted replies not played yet. */
   get pending(): number {
     return this.#script.length;
+  }
+
+  #queue: FakeChatBehaviour[] = [];
+  readonly #cache = new PromptCache();
+
+  constructor(options: FakeOpenAIChatOptions = {}) {
+    this.structuredOutputs = options.structuredOutputs ?? true;
+  }
+
+  /** Queues behaviours for the next summary requests, one each, first in first out; then `'ok'`. */
+  enqueue(...behaviours: FakeChatBehaviour[]): void {
+    this.#queue.push(...behaviours);
   }
 
   /** Starts listening; resolves to the SDK's `baseURL` (`http://127.0.0.1:<port>/v1`). */
@@ -161,6 +214,7 @@ export class FakeOpenAIChatServer {
       body = undefined;
     }
     this.requests.push(body);
+    this.headers.push(req.headers);
     const invalid = (message: string, param: string | null = null) =>
       send(res, 400, { error: { message, type: 'invalid_request_error', param, code: null } });
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
@@ -182,6 +236,23 @@ export class FakeOpenAIChatServer {
       return invalid("Missing required parameter: 'model'.", 'model');
     const error = chatRequestError(body.messages);
     if (error) return send(res, 400, { error });
+    this.#count++;
+    if (isSummaryRequest(body)) {
+      let behaviour = this.#queue.shift() ?? 'ok';
+      if (typeof behaviour === 'object' && 'delayMs' in behaviour) {
+        const { delayMs } = behaviour;
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        behaviour = 'ok';
+      }
+      if (res.destroyed) return;
+      const reply = summaryReply(body, {
+        id: `chatcmpl-fake-${this.#count}`,
+        behaviour,
+        structuredOutputs: this.structuredOutputs,
+        cache: this.#cache,
+      });
+      return sendReply(res, reply, this.#count);
+    }
     const scripted = this.#script[0];
     const undeclared = scripted?.toolCalls?.find((c) => !declaresFunction(body.tools, c.name));
     if (undeclared) {
@@ -192,7 +263,6 @@ export class FakeOpenAIChatServer {
       });
     }
     this.#script.shift();
-    this.#count++;
     const prompt = JSON.stringify(body.messages).length;
     const message = scripted
       ? this.#messageOf(scripted)
@@ -228,7 +298,18 @@ function declaresFunction(tools: unknown, name: string): boolean {
   );
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_fake' });
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_fake', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** Sends a summary request's reply, with request id `req_fake_000N`. */
+function sendReply(res: ServerResponse, reply: SummaryReply, count: number): void {
+  const requestId = `req_fake_${String(count).padStart(4, '0')}`;
+  send(res, reply.status, reply.body, { 'x-request-id': requestId, ...reply.headers });
 }

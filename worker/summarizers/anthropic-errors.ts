@@ -18,10 +18,12 @@ import {
   RateLimitedError,
   SummarizerConfigError,
 } from '../../shared/contract/errors.ts';
+import { parseRetryAfterMs } from './retry-after.ts';
 
 // The LLM error classes belong to the taxonomy in shared/contract/errors.ts; re-exported here
 // where the SDK's errors are mapped to them.
-export { AnthropicTransientError, RateLimitedError };
+// Shared with the `openai` summarizer's mapping; re-exported where it was first defined.
+export { AnthropicTransientError, parseRetryAfterMs, RateLimitedError };
 
 /** What the mapping may mention in its messages. */
 export interface AnthropicErrorContext {
@@ -167,22 +169,6 @@ const PLATFORM_FIXES: Readonly<
     },
   },
 };
-
-/**
- * The wait a 429 asks for, in ms: `retry-after-ms` (milliseconds, what the SDK itself honours first),
- * else `retry-after` as delay-seconds (decimals allowed) or an HTTP date. A date in the past gives 0.
- * @param nowMs the current time, ms since the epoch (for an HTTP date).
- * @returns null when neither header is present or parseable.
- */
-export function parseRetryAfterMs(headers: Headers | null | undefined, nowMs: number): number | null {
-  const ms = headers?.get('retry-after-ms')?.trim();
-  if (ms && /^\d+(?:\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
-  const value = headers?.get('retry-after')?.trim();
-  if (!value) return null;
-  if (/^\d+(?:\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
-}
 
 /** `host:port` of a base URL (never its path or credentials), or undefined when there is none. */
 function hostOf(baseURL: string | undefined): string | undefined {
