@@ -45,6 +45,7 @@ describe('COMPACTOR_SUMMARIZER and the OpenAI settings', () => {
       'anthropic-compaction',
       'extractive',
       'openai',
+      'openai-compaction',
     ]);
     // Anthropic's batches are not the openai summarizer's to send.
     expect(batchesFor(config)).toBeNull();
