@@ -138,16 +138,19 @@ function oldestArchived(archived: readonly number[]): number {
 
 /**
  * What leads the context after a compaction that archived `archived`: the system prompt if it
- * stayed, then the text of every system message that left restated as a system message, in order
- * ("The context's rules" in the OpenAI Chat Completions guide). crewAI starts each task with its
- * system prompt again, so one session can restate several.
+ * stayed, then the text of the system messages that left restated as system messages, in order,
+ * each distinct text once and none the kept prompt holds ("The context's rules" in the OpenAI Chat
+ * Completions guide). crewAI starts each task with its system prompt again, so one session
+ * archives several copies of it.
  */
 function leadingSystem(original: readonly ChatMessage[], archived: readonly number[]): ChatMessage[] {
   const kept = archived[0] === 1 ? [original[0] as ChatMessage] : [];
-  const restated = archived
+  const texts = archived
     .map((seq) => original[seq] as ChatMessage)
     .filter((m) => m.role === 'system')
-    .map((m): ChatMessage => ({ role: 'system', content: m.content as string }));
+    .map((m) => m.content as string)
+    .filter((t) => !kept.some((k) => k.content === t));
+  const restated = [...new Set(texts)].map((content): ChatMessage => ({ role: 'system', content }));
   return [...kept, ...restated];
 }
 
