@@ -228,7 +228,9 @@ export function renderContext(input: RenderContextInput): RenderedContext {
   const leadingTexts = leadingBlocks.map((b) => (typeof b.text === 'string' ? b.text : ''));
   const systemBlocks = [
     ...leadingBlocks,
-    ...restatedSystem(input.archivedSystem ?? [], leadingTexts).map((text): Block => ({ type: 'text', text })),
+    ...restatedSystem(input.archivedSystem ?? [], leadingTexts).map(
+      (text): Block => ({ type: 'text', text }),
+    ),
   ].filter((b) => !isBlankText(b));
 
   const sent = native ? block : null;

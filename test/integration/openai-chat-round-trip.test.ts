@@ -196,9 +196,12 @@ const STRATEGIES: Array<{
     // crewAI's test tools answer in a few characters ("12"): the placeholder is longer than what it
     // would replace, so clearing would free nothing.
     skips: {
-      'crewai__disabling-cache-for-agent.jsonl': /would grow the context by \d+ tokens: the placeholders are longer/,
-      'crewai__max-usage-count-is-respected.jsonl': /would grow the context by \d+ tokens: the placeholders are longer/,
-      'crewai__parallel-native-tool-calling.jsonl': /would grow the context by \d+ tokens: the placeholders are longer/,
+      'crewai__disabling-cache-for-agent.jsonl':
+        /would grow the context by \d+ tokens: the placeholders are longer/,
+      'crewai__max-usage-count-is-respected.jsonl':
+        /would grow the context by \d+ tokens: the placeholders are longer/,
+      'crewai__parallel-native-tool-calling.jsonl':
+        /would grow the context by \d+ tokens: the placeholders are longer/,
     },
     // Every message stays where it was; each tool message but the newest call's has its content
     // replaced by the placeholder naming its tool, its tool_call_id kept.

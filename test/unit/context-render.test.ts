@@ -121,7 +121,11 @@ describe('system', () => {
         'Use British spelling.',
       ],
     });
-    expect(ctx.system).toEqual([text('You are a coding agent.'), text('Use British spelling.'), text('Be brief.')]);
+    expect(ctx.system).toEqual([
+      text('You are a coding agent.'),
+      text('Use British spelling.'),
+      text('Be brief.'),
+    ]);
     const once = render([row(0, 'system', 'You are a coding agent.'), row(5, 'user', 'hi')]);
     expect(render([row(5, 'user', 'hi')], { archivedSystem: ['You are a coding agent.'] }).tokens).toBe(
       once.tokens,
