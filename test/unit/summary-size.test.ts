@@ -1,7 +1,8 @@
 /**
  * Whether a summary is worth writing (worker/pipeline/summary.ts): it is weighed as the context an
  * agent sends holds it, its introduction and frame included, with the text of the leaving system
- * messages that the context restates; the reason says by how much the context would grow.
+ * messages that the context restates, against what leaves (an earlier summary with its framing);
+ * the reason says by how much the context would grow.
  */
 import { describe, expect, it } from 'vitest';
 import { renderContext, SUMMARY_INTRO } from '../../shared/context/render.ts';
@@ -69,5 +70,12 @@ describe('the summary as the context sends it', () => {
         `would not make the context smaller (${size + 50} tokens would leave)`,
     );
     expect(notSmaller(summary, plan(size + 51, 50))).toBeNull();
+    // An earlier summary leaves with its introduction and frame, which the stored count leaves out.
+    const framing = size - tokenCount;
+    const superseding = { ...plan(size - framing + 1), coverSeqs: [1, 2, 3, 4, 5, 6, 7, 8, 9] };
+    expect(notSmaller(summary, superseding)).toBeNull();
+    expect(notSmaller(summary, { ...superseding, leavingTokens: size - framing })).toBe(
+      `a summary of ${size} tokens (as the context sends it) would not make the context smaller (${size} tokens would leave)`,
+    );
   });
 });

@@ -94,20 +94,25 @@ export function contextTokensOf(checkpoint: Checkpoint, text: string): number {
  * Why a summary is not worth writing, or null: the context an agent sends would not get smaller.
  * What the context gains is the summary as rendered ({@link SummaryToWrite.contextTokens}) and the
  * text of the leaving system messages, which it restates (the plan's `restatedTokens`); what it
- * loses is the leaving messages (`leavingTokens`). The reason says by how much it would grow.
+ * loses is the leaving messages (`leavingTokens`), an earlier summary among them with the framing
+ * it was sent with (the new summary's: the introduction and frame replace the stored header). The
+ * reason says by how much the context would grow.
  */
 export function notSmaller(summary: SummaryToWrite, plan: CompactPlan): string | null {
   const restated = plan.restatedTokens ?? 0;
   const gained = summary.contextTokens + restated;
-  if (gained < plan.leavingTokens) return null;
+  const framing = Math.max(0, summary.contextTokens - summary.tokenCount);
+  const earlierSummaries = plan.leavingSeqs.length - plan.coverSeqs.length;
+  const leaving = plan.leavingTokens + earlierSummaries * framing;
+  if (gained < leaving) return null;
   const effect =
-    gained > plan.leavingTokens
-      ? `would grow the context by ${gained - plan.leavingTokens} tokens`
+    gained > leaving
+      ? `would grow the context by ${gained - leaving} tokens`
       : 'would not make the context smaller';
   const system = restated > 0 ? `, with ${restated} tokens of system text restated,` : '';
   return (
     `a summary of ${summary.contextTokens} tokens (as the context sends it)${system} ${effect} ` +
-    `(${plan.leavingTokens} tokens would leave)`
+    `(${leaving} tokens would leave)`
   );
 }
 
