@@ -1,14 +1,15 @@
 /**
  * Real Chat Completions sessions (corpus/openai-chat: SWE-agent runs on gpt-4o and GPT-4, crewAI
  * runs on gpt-4.1-mini and gpt-5-nano, see its README) through compactor and back: each file is
- * imported as `compactor import` reads it, its context is the imported messages byte for byte;
- * compacted by every strategy that applies to it (slidingWindow, clearToolResults on the files with
- * tool calls, summarize with the extractive summarizer), its context keeps the Chat Completions
- * rules and is sent through the real `openai` SDK to the strict fake API
+ * imported as `compactor import` reads it (its leading system prompt pinned), its context is the
+ * imported messages byte for byte; compacted by every strategy that applies to it (slidingWindow,
+ * clearToolResults on the files with tool calls, summarize with the extractive summarizer), its
+ * context keeps the Chat Completions rules and is sent through the real `openai` SDK to the strict
+ * fake API
  * (test/support/fake-openai-chat.ts), which accepts it; restored, every stored message comes back
  * byte for byte and the context is as before. A strategy that cannot help a file (tool answers
- * shorter than the placeholder, a session smaller than its summary) is skipped, saying why, and
- * changes nothing.
+ * shorter than the placeholder, a session smaller than its summary as the context sends it) is
+ * skipped, saying why, and changes nothing; one that applies makes the context smaller.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
