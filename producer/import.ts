@@ -51,8 +51,20 @@ export interface ImportOptions {
    * subagent's own file is its session whatever this says. Other formats have no sidechains.
    */
   sidechains?: boolean;
+  /**
+   * Which system messages of a native transcript (`anthropic`, `claude-code`, `openai-chat`) are
+   * stored pinned, so no compaction archives them ({@link SYSTEM_PINS}). Default `leading`: the
+   * system (or `developer`) messages before the first other message, the agent's standing
+   * instructions, stay in place instead of being archived and restated by every compaction. A
+   * corpus-format line says `pinned` itself (system lines are pinned by default there).
+   */
+  pinSystem?: SystemPin;
   now?: () => number;
 }
+
+/** The values of {@link ImportOptions.pinSystem}: `leading` (the default) or `none`. */
+export const SYSTEM_PINS = ['leading', 'none'] as const;
+export type SystemPin = (typeof SYSTEM_PINS)[number];
 
 /**
  * Expands files and directories (non-recursive; `*.jsonl` inside directories) into a sorted list.
@@ -107,6 +119,11 @@ export async function importTranscript(
     if (!valid.success)
       throw new InvalidInputError(`${what} "${printable(id)}": ${valid.error.issues[0]?.message}`);
   }
+  if (options.pinSystem !== undefined && !SYSTEM_PINS.includes(options.pinSystem)) {
+    throw new InvalidInputError(
+      `pinSystem "${printable(String(options.pinSystem))}": expected ${SYSTEM_PINS.join(' or ')}`,
+    );
+  }
   if (options.format !== undefined && !TRANSCRIPT_FORMATS.includes(options.format)) {
     throw new InvalidInputError(
       `format "${printable(String(options.format))}": expected ${TRANSCRIPT_FORMATS.join(', ')}`,
@@ -134,14 +151,15 @@ export async function importTranscript(
  */
 export async function readTranscript(
   file: string,
-  options: Pick<ImportOptions, 'format' | 'sidechains'> = {},
+  options: Pick<ImportOptions, 'format' | 'sidechains' | 'pinSystem'> = {},
 ): Promise<{ format: TranscriptFormat; detected: boolean; messages: CreateSessionInput['messages'] }> {
   const text = decodeTranscript(await readFile(file), file);
   const { format, detected } = options.format
     ? { format: options.format, detected: false }
     : chooseFormat(text, file);
   try {
-    return { format, detected, messages: parseAs(format, text, file, options.sidechains === true) };
+    const messages = parseAs(format, text, file, options.sidechains === true);
+    return { format, detected, messages: pinLeadingSystem(messages, options.pinSystem ?? 'leading') };
   } catch (error) {
     // Say how the file was read, so a wrong guess is plain to see (and the format can be named).
     if (detected && error instanceof TranscriptError) {
@@ -167,6 +185,24 @@ function parseAs(
   const parsed =
     format === 'anthropic' ? parseAnthropicJsonl(text, file) : parseClaudeCode(text, file, { sidechains });
   return parsed.map((m, seq) => ({ seq, message: m.message, createdAt: m.createdAt }));
+}
+
+/**
+ * Native messages with the leading system (or `developer`) run marked pinned under `leading`; corpus
+ * rows, which carry their own `pinned`, and everything under `none`, as they are.
+ */
+function pinLeadingSystem(
+  messages: CreateSessionInput['messages'],
+  pin: SystemPin,
+): CreateSessionInput['messages'] {
+  if (pin === 'none') return messages;
+  let pinning = true;
+  return messages.map((m) => {
+    if (!('message' in m)) return m;
+    const role = (m.message as { role?: unknown }).role;
+    pinning &&= role === 'system' || role === 'developer';
+    return pinning ? { ...m, pinned: true } : m;
+  });
 }
 
 /**
