@@ -53,12 +53,23 @@ export const runCompletedEventSchema = z
     strategy: strategySchema.optional(),
     inputTokens: z.number().int().min(0).max(100_000_000).optional(),
     /**
+     * Of `inputTokens`, how many the request read from the prompt cache
+     * (`usage.cache_read_input_tokens`; OpenAI: `cached_tokens`). Optional; when given, the
+     * measured payback of the last compaction prices its saved tokens at the cache-read rate (or
+     * the input rate when 0) instead of assuming the policy's `payback.promptCaching`.
+     */
+    cacheReadTokens: z.number().int().min(0).max(100_000_000).optional(),
+    /**
      * What produced the event: an agent service (`event`) or the CLI / API (`manual`, which
      * compacts now whatever the triggers say).
      */
     trigger: z.enum(['event', 'manual']).default('event'),
   })
-  .strict();
+  .strict()
+  .refine((e) => e.cacheReadTokens === undefined || (e.inputTokens ?? -1) >= e.cacheReadTokens, {
+    message: 'must come with inputTokens and be at most inputTokens (cache reads are part of the prompt)',
+    path: ['cacheReadTokens'],
+  });
 
 export type RunCompletedEvent = z.infer<typeof runCompletedEventSchema>;
 

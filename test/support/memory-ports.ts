@@ -30,6 +30,7 @@ import type {
   Budgets,
   Change,
   Clock,
+  ContextReport,
   Decision,
   FencedWrites,
   Gate,
@@ -383,7 +384,7 @@ export class MemoryStore implements SessionReads, FencedWrites {
     return { status: 'duplicate', row: existing };
   }
 
-  async reportContextTokens(tenantId: string, sessionId: string, inputTokens: number): Promise<void> {
+  async reportContextTokens({ tenantId, sessionId, inputTokens }: ContextReport): Promise<void> {
     const session = this.sessions.get(key(tenantId, sessionId));
     if (!session) return;
     session.reportedInputTokens = inputTokens;

@@ -21,7 +21,8 @@ import { entryOf, skipOf } from './change.ts';
 import { conversationOf, keptFactsOf } from './conversation.ts';
 import type { CompactionOutcome, PipelineDeps } from './deps.ts';
 import { type BudgetRefusal, chooseSummarizer, type Fallback, fallbackFor } from './fallback.ts';
-import type { Snapshot } from './ports.ts';
+import { assistantsIn, paybackSkipOf, predictionOf } from './payback.ts';
+import type { NoChange, Snapshot } from './ports.ts';
 import { decide, elapsed, observe, type Run, timed, writeDecision } from './run.ts';
 import { summarizeInput } from './summary.ts';
 import { type SummaryWork, summarizeAndCommit } from './summary-steps.ts';
@@ -35,9 +36,10 @@ import { compactUnderLock } from './under-lock.ts';
  */
 export async function compactWithSummary(
   deps: PipelineDeps,
-  run: Run,
+  admitted: Run,
   signal: AbortSignal,
 ): Promise<CompactionOutcome> {
+  let run = admitted;
   const options = summaryOptionsOf(run.policy.strategy);
   const chosen = chooseSummarizer(deps.summarizers, options.summarizer);
   const planned = await snapshotAndPlan(deps, run, chosen.summarizer);
@@ -48,6 +50,9 @@ export async function compactWithSummary(
   const routed = await batchOrOnline(deps, run, planned, chosen.summarizer, options, signal);
   if (routed.kind === 'batched') return routed.outcome;
   const { plan, seen } = planned;
+  const priced = paybackOf(deps, run, planned, chosen.summarizer, options, routed.input);
+  if (priced.kind === 'skip') return { ...(await deps.writes.record(priced.skipped)), plan };
+  run = priced.run;
   const budget = await checkBudget(deps, run, chosen, routed.input);
   if (budget.kind === 'strategy') {
     // No summary: the free strategy runs as any strategy without one, under the row lock and the
@@ -86,6 +91,8 @@ type Planned =
   | { kind: 'nothingToDo'; plan: SkipPlan; seen: Seen }
   | ({ kind: 'compact' } & Pick<SummaryWork, 'plan' | 'seen' | 'planFacts' | 'keptFacts'> & {
         conversation: SummarizeInput['request'];
+        /** The live history's assistant messages (the payback's history), counted before its metadata is dropped. */
+        assistants: number;
       });
 
 /** Reads the snapshot (no lock) and plans; for a compaction, what the summary and its checks need. */
@@ -110,6 +117,7 @@ async function snapshotAndPlan(deps: PipelineDeps, run: Run, summarizer: Summari
     planFacts: planFactsOf(messages, plan),
     keptFacts: conversation ? keptFactsOf(conversation, plan, messages) : null,
     conversation,
+    assistants: assistantsIn(messages),
   };
 }
 
@@ -159,6 +167,31 @@ async function batchOrOnline(
     plan,
   });
   return { kind: 'batched', outcome: { status: 'batched', row: null, plan, queued } };
+}
+
+/**
+ * The plan's payback prediction, from the summary's size as its summarizer estimates it (a free
+ * summarizer's costs nothing): the run carrying it to its ledger row, or the skip of a compaction
+ * the policy's `payback` says would not pay for itself.
+ */
+function paybackOf(
+  deps: PipelineDeps,
+  run: Run,
+  planned: Extract<Planned, { kind: 'compact' }>,
+  summarizer: Summarizer,
+  options: SummaryOptions,
+  input: SummaryWork['input'],
+): { kind: 'go'; run: Run } | { kind: 'skip'; skipped: NoChange } {
+  const { leaving: _leaving, signal: _signal, ...sized } = input;
+  const estimate = summarizer.estimate ? summarizer.estimate(sized) : null;
+  const { plan, seen, assistants } = planned;
+  const prediction = predictionOf(run, seen.tokenCount, assistants, plan, {
+    estimate,
+    maxSummaryTokens: options.maxSummaryTokens,
+  });
+  const skipped = paybackSkipOf(deps, run, prediction, seen);
+  if (skipped) return { kind: 'skip', skipped };
+  return { kind: 'go', run: { ...run, entry: { ...run.entry, payback: prediction } } };
 }
 
 /**
