@@ -141,6 +141,23 @@ export const sessionCompactedEventSchema = z.object({
   tokensAfter: z.number().int().nullable(),
   /** The checkpoint (structured summary) the compaction wrote, or null when it wrote none. */
   checkpoint: z.unknown().nullable(),
+  /**
+   * The payback compactor predicted before the compaction (shared/policy/payback.ts): USD saved
+   * over the requests the session is expected to make, USD it costs (summary call + prompt-cache
+   * rewrite), their ratio (null: it costs nothing), the requests counted and where that number came
+   * from (`policy`: `payback.horizonRequests`; `history`: as many again as the session has made).
+   * Null for a compaction made without a prediction.
+   */
+  payback: z
+    .object({
+      savingsUsd: z.number(),
+      costUsd: z.number(),
+      ratio: z.number().nullable(),
+      requests: z.number().int(),
+      horizon: z.enum(['policy', 'history']),
+      tokensSavedPerRequest: z.number().int(),
+    })
+    .nullable(),
   /** ISO-8601 time of the ledger row. */
   appliedAt: z.string(),
 });
