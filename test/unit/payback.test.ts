@@ -8,6 +8,7 @@ import {
   predictPayback,
 } from '../../shared/policy/payback.ts';
 import { policySchema } from '../../shared/policy/policy.ts';
+import { describeZodError, runCompletedEventSchema } from '../../shared/protocol/events.ts';
 
 // claude-sonnet-4-6: input $3, output $15, cache write $3.75, cache read $0.30 per MTok.
 const SONNET = 'claude-sonnet-4-6';
@@ -108,7 +109,12 @@ describe('paybackSkipReason', () => {
 });
 
 describe('addMeasuredRequest', () => {
-  const inputs = { tokensSavedPerRequest: 100_000, agentModel: SONNET, promptCaching: true, rewriteUsd: 0.05 };
+  const inputs = {
+    tokensSavedPerRequest: 100_000,
+    agentModel: SONNET,
+    promptCaching: true,
+    rewriteUsd: 0.05,
+  };
 
   it('adds each reported prompt and what it would have held, priced by whether it read the cache', () => {
     const one = addMeasuredRequest(null, inputs, 0.1, { inputTokens: 30_000, cacheReadTokens: 25_000 });
@@ -130,5 +136,24 @@ describe('the policy option', () => {
     const bad = policySchema.safeParse({ strategy: { type: 'none' }, payback: { minRatio: -1 } });
     expect(bad.success).toBe(false);
     expect(bad.error?.issues[0]?.path).toEqual(['payback', 'minRatio']);
+  });
+});
+
+describe('session.run.completed cacheReadTokens', () => {
+  const event = { eventId: 'e-1', tenantId: 't', sessionId: 's' };
+
+  it('is accepted within inputTokens and refused, by name, without them or above them', () => {
+    expect(
+      runCompletedEventSchema.parse({ ...event, inputTokens: 10, cacheReadTokens: 8 }).cacheReadTokens,
+    ).toBe(8);
+    for (const bad of [{ cacheReadTokens: 8 }, { inputTokens: 7, cacheReadTokens: 8 }]) {
+      const parsed = runCompletedEventSchema.safeParse({ ...event, ...bad });
+      expect(parsed.success).toBe(false);
+      if (!parsed.success) {
+        expect(describeZodError(parsed.error)).toBe(
+          'event.cacheReadTokens: must come with inputTokens and be at most inputTokens (cache reads are part of the prompt)',
+        );
+      }
+    }
   });
 });

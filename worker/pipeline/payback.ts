@@ -12,11 +12,21 @@ import {
   paybackSkipReason,
   predictPayback,
 } from '../../shared/policy/payback.ts';
+import type { EffectivePolicy } from '../../shared/policy/policy.ts';
 import type { SummaryEstimate } from '../../shared/summary/summarizer.ts';
 import { skipOf } from './change.ts';
-import type { PipelineDeps } from './deps.ts';
-import type { NoChange } from './ports.ts';
-import { elapsed, type Run } from './run.ts';
+import type { CompactionRequest, PipelineDeps } from './deps.ts';
+import type { LedgerEntry, NoChange } from './ports.ts';
+
+/** What this step reads of a run (./run.ts `Run`, which imports this module). */
+interface PaybackRun {
+  request: Pick<CompactionRequest, 'tenantId' | 'sessionId' | 'trigger'>;
+  policy: Pick<EffectivePolicy, 'payback'>;
+  entry: LedgerEntry;
+  contextWindow: number | null;
+  /** When the run started, on the clock's `now`, ms. */
+  started: number;
+}
 
 /** The summary a plan will write, as sized before the call; null for a plan that writes none. */
 export interface PlannedSummary {
@@ -36,7 +46,7 @@ export function assistantsIn(messages: readonly Pick<MessageMeta, 'role'>[]): nu
  * maximum length.
  */
 export function predictionOf(
-  run: Run,
+  run: PaybackRun,
   tokenCount: number,
   assistants: number,
   plan: CompactPlan,
@@ -65,7 +75,7 @@ export function predictionOf(
  */
 export function paybackSkipOf(
   deps: PipelineDeps,
-  run: Run,
+  run: PaybackRun,
   prediction: PaybackPrediction,
   counts: { messageCount: number; tokenCount: number },
 ): NoChange | null {
@@ -81,6 +91,6 @@ export function paybackSkipOf(
   );
   return skipOf({ ...run.entry, payback: prediction }, reason, {
     counts,
-    durationMs: elapsed(deps, run.started),
+    durationMs: Math.round(deps.clock.now() - run.started),
   });
 }

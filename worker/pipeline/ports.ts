@@ -10,7 +10,6 @@
  * idempotency key already used, is the session still at the version the plan was made at.
  */
 
-import type { PaybackPrediction } from '../../shared/policy/payback.ts';
 import type { ContextRead } from '../../producer/postgres/context-query.ts';
 import type { CompactionRow } from '../../producer/postgres/schema.ts';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
@@ -19,6 +18,7 @@ import type { FidelityCheck } from '../../shared/fidelity/score.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
 import type { SessionSnapshot } from '../../shared/planning/types.ts';
 import type { BudgetAction, BudgetDecision, BudgetLimit, Spend } from '../../shared/policy/budget.ts';
+import type { PaybackPrediction } from '../../shared/policy/payback.ts';
 import type { GateState, Mode, Policy, Triggers } from '../../shared/policy/policy.ts';
 import type { SummarizerName } from '../../shared/strategies/index.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';

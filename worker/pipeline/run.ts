@@ -9,8 +9,8 @@ import { type EffectivePolicy, overTrigger } from '../../shared/policy/policy.ts
 import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
 import type { KeptThinkingVerdict } from '../../shared/summary/compaction-block.ts';
 import { changeOf, skipOf } from './change.ts';
-import { assistantsIn, paybackSkipOf, predictionOf } from './payback.ts';
 import type { CompactionRequest, PipelineDeps } from './deps.ts';
+import { assistantsIn, paybackSkipOf, predictionOf } from './payback.ts';
 import type {
   Change,
   Decision,

@@ -7,8 +7,8 @@ import type { CompactionRow, SessionRow } from '../../../producer/postgres/schem
 import type { ArchivedMessage, Page } from '../../postgres/queries/dashboard.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
 import { fidelityText, lostSection } from './fidelity-view.ts';
-import { paybackFields } from './payback-view.ts';
 import { escapeHtml, escapeId, href, layout, num, type PageContext, preview, time } from './html.ts';
+import { paybackFields } from './payback-view.ts';
 
 /** Characters of an archived message shown in its row. */
 export const PREVIEW_CHARS = 240;

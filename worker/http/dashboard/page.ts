@@ -12,8 +12,8 @@ import { renderChart } from './chart.ts';
 import { renderCheckpoint } from './checkpoint-view.ts';
 import { renderContextPanel } from './context-panel.ts';
 import { fidelityCell } from './fidelity-view.ts';
-import { paybackCell } from './payback-view.ts';
 import { escapeHtml, escapeId, href, layout, num, type PageContext, time } from './html.ts';
+import { paybackCell } from './payback-view.ts';
 
 /** The session list, one page of it. */
 export function renderSessionList(ctx: PageContext, page: Page<SessionListItem>): string {
