@@ -43,7 +43,14 @@ export const paybackSchema = z
   .object({
     minRatio: z.number().min(0).max(1_000),
     horizonRequests: z.number().int().min(1).max(1_000_000).optional(),
-    model: z.string().min(1).max(200).optional(),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .refine((m) => priceOf(m) !== undefined, {
+        message: 'has no price in the pricing table: name a priced model (e.g. claude-sonnet-4-6)',
+      })
+      .optional(),
     promptCaching: z.boolean().default(true),
   })
   .strict();

@@ -136,6 +136,17 @@ describe('the policy option', () => {
     const bad = policySchema.safeParse({ strategy: { type: 'none' }, payback: { minRatio: -1 } });
     expect(bad.success).toBe(false);
     expect(bad.error?.issues[0]?.path).toEqual(['payback', 'minRatio']);
+    const unpriced = policySchema.safeParse({
+      strategy: { type: 'none' },
+      payback: { minRatio: 1, model: 'claude-unheard-of' },
+    });
+    expect(unpriced.success).toBe(false);
+    expect(unpriced.error && describeZodError(unpriced.error, 'policy')).toBe(
+      'policy.payback.model: has no price in the pricing table: name a priced model (e.g. claude-sonnet-4-6)',
+    );
+    expect(paybackSchema.parse({ minRatio: 1, model: 'claude-opus-4-6-20260101' }).model).toBe(
+      'claude-opus-4-6-20260101',
+    );
   });
 });
 
