@@ -2,8 +2,8 @@
  * A strategy that summarizes, under the session's lease, as a chain of small steps, each answering
  * with a tagged outcome that either hands the next step what it needs or ends the run:
  *
- *     choose summarizer ─► snapshot and plan ─► batch or online ─► budget ─► summarize ─► fidelity
- *       ─► size ─► write
+ *     choose summarizer ─► snapshot and plan ─► batch or online ─► payback ─► budget ─► summarize
+ *       ─► fidelity ─► size ─► write
  *
  * The snapshot is read without a lock and the summary made with no transaction open; the write is
  * fenced by the version the snapshot carried. Every route that ends elsewhere than the summary
@@ -36,10 +36,9 @@ import { compactUnderLock } from './under-lock.ts';
  */
 export async function compactWithSummary(
   deps: PipelineDeps,
-  admitted: Run,
+  run: Run,
   signal: AbortSignal,
 ): Promise<CompactionOutcome> {
-  let run = admitted;
   const options = summaryOptionsOf(run.policy.strategy);
   const chosen = chooseSummarizer(deps.summarizers, options.summarizer);
   const planned = await snapshotAndPlan(deps, run, chosen.summarizer);
@@ -49,11 +48,24 @@ export async function compactWithSummary(
   }
   const routed = await batchOrOnline(deps, run, planned, chosen.summarizer, options, signal);
   if (routed.kind === 'batched') return routed.outcome;
-  const { plan, seen } = planned;
   const priced = paybackOf(deps, run, planned, chosen.summarizer, options, routed.input);
-  if (priced.kind === 'skip') return { ...(await deps.writes.record(priced.skipped)), plan };
-  run = priced.run;
-  const budget = await checkBudget(deps, run, chosen, routed.input);
+  if (priced.kind === 'skip') return { ...(await deps.writes.record(priced.skipped)), plan: planned.plan };
+  return budgetedSummary(deps, priced.run, chosen, planned, { options, input: routed.input, signal });
+}
+
+/**
+ * The summary of a run whose compaction goes ahead, as the budgets allow: made and committed, or
+ * the free strategy or skip a budget's refusal leads to.
+ */
+async function budgetedSummary(
+  deps: PipelineDeps,
+  run: Run,
+  chosen: { summarizer: Summarizer; note: string | undefined },
+  planned: Extract<Planned, { kind: 'compact' }>,
+  { options, input, signal }: Pick<SummaryWork, 'options' | 'input' | 'signal'>,
+): Promise<CompactionOutcome> {
+  const { plan, seen } = planned;
+  const budget = await checkBudget(deps, run, chosen, input);
   if (budget.kind === 'strategy') {
     // No summary: the free strategy runs as any strategy without one, under the row lock and the
     // version fence, its ledger row naming it with the budget's reason.
@@ -76,7 +88,7 @@ export async function compactWithSummary(
     planFacts,
     keptFacts,
     options,
-    input: routed.input,
+    input,
     summarizer: budget.summarizer,
     signal,
   };
