@@ -327,6 +327,23 @@ describe('payback', () => {
     expect(store.view(T, 's')).toEqual(before);
   });
 
+  it('measured from the runs reported after the compaction, a redelivered event counted once', async () => {
+    const { deps, store } = setup({ primary: extractive }, work(5));
+    const applied = rowOf(await runCompaction(deps, request('s', { type: 'slidingWindow', maxMessages: 4 })));
+    const saved = (applied.tokensBefore ?? 0) - (applied.tokensAfter ?? 0);
+    const quiet = { type: 'none' };
+    const next = request('s', quiet, { trigger: 'event', eventId: 'e-2', inputTokens: 900 });
+    await runCompaction(deps, next);
+    await runCompaction(deps, next);
+    const row = store.ledger.find((r) => r.id === applied.id);
+    expect(row).toMatchObject({
+      measuredRequests: 1,
+      measuredTokensSent: 900,
+      measuredTokensWithout: 900 + saved,
+    });
+    expect(row?.measuredEventIds).toEqual(['e-2']);
+  });
+
   it('the same summary asked for by hand: made, whatever it is predicted to earn', async () => {
     const calls: string[] = [];
     const policy = { strategy: SUMMARIZE, payback: { minRatio: 1, horizonRequests: 1 } };
