@@ -305,6 +305,28 @@ export const compactions = pgTable(
     cacheWriteTokens: integer('cache_write_tokens'),
     costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }),
     llmMs: integer('llm_ms'),
+    /**
+     * The predicted payback of a compaction (shared/policy/payback.ts), made before it on every
+     * applied row and on a row skipped for not paying: savings over the expected remaining
+     * requests, cost (summary call + prompt-cache rewrite), their ratio (null: free), and the
+     * inputs (`PaybackInputs`: tokens saved per request, requests and where that came from, prices).
+     */
+    paybackSavingsUsd: numeric('payback_savings_usd', { precision: 14, scale: 8, mode: 'number' }),
+    paybackCostUsd: numeric('payback_cost_usd', { precision: 14, scale: 8, mode: 'number' }),
+    paybackRatio: numeric('payback_ratio', { precision: 12, scale: 4, mode: 'number' }),
+    paybackInputs: jsonb('payback_inputs'),
+    /**
+     * The measured payback of an applied compaction, from the `session.run.completed` events that
+     * followed it (at most `MAX_MEASURED_REQUESTS`): requests reported, their prompt tokens, what
+     * those prompts would have held without it, the savings and ratio. Null until the first one.
+     */
+    measuredRequests: integer('measured_requests'),
+    measuredTokensSent: bigint('measured_tokens_sent', { mode: 'number' }),
+    measuredTokensWithout: bigint('measured_tokens_without', { mode: 'number' }),
+    measuredSavingsUsd: numeric('measured_savings_usd', { precision: 14, scale: 8, mode: 'number' }),
+    measuredRatio: numeric('measured_ratio', { precision: 12, scale: 4, mode: 'number' }),
+    /** The events counted in the measurement: a redelivered event is not counted twice. */
+    measuredEventIds: text('measured_event_ids').array(),
     durationMs: integer('duration_ms'),
     error: text('error'),
     restoredAt: timestamp('restored_at', { withTimezone: true }),

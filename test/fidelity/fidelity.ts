@@ -29,6 +29,7 @@ import { createSession } from '../../producer/sessions.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { type PaybackInputs, REFERENCE_HORIZON_REQUESTS } from '../../shared/policy/payback.ts';
 import { type Strategy, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
@@ -81,6 +82,11 @@ interface Row {
   llmCalls: number;
   /** Leaving working-set paths named in Anthropic's compaction block, when the summary is one; else null. */
   blockPaths: number | null;
+  /**
+   * Predicted payback ratio at {@link REFERENCE_HORIZON_REQUESTS} requests (savings / cost over all
+   * the compaction's rows); null: it costs nothing; undefined: no prediction (nothing applied).
+   */
+  payback: number | null | undefined;
 }
 
 async function main(): Promise<number> {
@@ -173,8 +179,10 @@ async function measure(
       read: number;
       written: number;
       cost: number;
+      payback_inputs: PaybackInputs | null;
+      payback_cost: number | null;
     }[]
-  >`select status, tokens_before,
+  >`select status, tokens_before, payback_inputs, payback_cost_usd::float8 as payback_cost,
            coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) as input,
            coalesce(cache_read_tokens, 0) as read, coalesce(cache_write_tokens, 0) as written,
            coalesce(cost_usd, 0)::float8 as cost
@@ -225,7 +233,30 @@ async function measure(
     cacheWriteTokens: ledger.reduce((sum, r) => sum + Number(r.written), 0),
     leavingTokens: leaving.reduce((sum, m) => sum + m.tokenCount, 0),
     blockPaths: block ? leavingPaths.filter((p) => block.content.includes(p)).length : null,
+    payback: paybackAtReference(ledger.filter((r) => r.status === 'applied')),
   };
+}
+
+/**
+ * The predicted payback ratio of a compaction's applied rows at the reference horizon: each row's
+ * tokens saved per request × {@link REFERENCE_HORIZON_REQUESTS} × its price per saved token, over
+ * the rows' predicted cost.
+ */
+function paybackAtReference(
+  rows: Array<{ payback_inputs: PaybackInputs | null; payback_cost: number | null }>,
+): number | null | undefined {
+  const predicted = rows.filter((r) => r.payback_inputs !== null);
+  if (predicted.length === 0) return undefined;
+  const savings = predicted.reduce(
+    (sum, r) =>
+      sum +
+      (r.payback_inputs?.tokensSavedPerRequest ?? 0) *
+        REFERENCE_HORIZON_REQUESTS *
+        (r.payback_inputs?.savedTokenUsd ?? 0),
+    0,
+  );
+  const cost = predicted.reduce((sum, r) => sum + Number(r.payback_cost ?? 0), 0);
+  return cost > 0 ? savings / cost : null;
 }
 
 function print(rows: Row[]): void {
@@ -246,6 +277,7 @@ function print(rows: Row[]): void {
     'cache r/w',
     'calls',
     'USD',
+    `payback@${REFERENCE_HORIZON_REQUESTS}`,
   ];
   const body = rows.map((r) => [
     r.session,
@@ -264,6 +296,7 @@ function print(rows: Row[]): void {
     `${r.cacheReadTokens}/${r.cacheWriteTokens}`,
     String(r.llmCalls),
     r.costUsd.toFixed(4),
+    r.payback === undefined ? '-' : r.payback === null ? 'free' : `${r.payback.toFixed(2)}x`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
   const fmt = (cells: string[]) =>
