@@ -97,7 +97,8 @@ export async function startSession(
 /**
  * One run: appends the user's prompt, then calls the model until it stops calling tools, every
  * request built by `loadContext` and every reply appended as received; then enqueues
- * `session.run.completed` with the size of the last request (`inputTokens`).
+ * `session.run.completed` with the size of the last request (`inputTokens`, and `cacheReadTokens`:
+ * what of it came from the prompt cache).
  * @throws the SDK's errors (a 400 here means the context broke a rule of the Messages API).
  */
 export async function runAgent(options: AgentOptions, prompt: string): Promise<RunResult> {
@@ -162,6 +163,7 @@ export async function runAgent(options: AgentOptions, prompt: string): Promise<R
             usage.input_tokens +
             (usage.cache_read_input_tokens ?? 0) +
             (usage.cache_creation_input_tokens ?? 0),
+          cacheReadTokens: usage.cache_read_input_tokens ?? 0,
         }
       : {}),
   });

@@ -8,6 +8,7 @@ import { jsonValueProblem, type ToolUseIdAt } from '../shared/contract/content-c
 import { InvalidInputError, printable } from '../shared/contract/errors.ts';
 import { storableText } from '../shared/contract/unicode.ts';
 import { type ChatMessage, chatFacts, chatMessageProblem } from '../shared/formats/openai-chat/message.ts';
+import { responsesMarker } from '../shared/formats/openai-responses/item.ts';
 import type { SessionFormat } from '../shared/formats/session-format.ts';
 
 /**
@@ -58,7 +59,7 @@ interface RowOptions {
  * @param where the message's field, for errors (`messages[3]`).
  * @param sessionId named in the error when the message is in another format.
  * @throws {InvalidInputError} naming the field: not a valid Chat Completions message (the rules of
- *   shared/formats/openai-chat/message.ts), or one in the Anthropic format.
+ *   shared/formats/openai-chat/message.ts), or one in the Anthropic or Responses format.
  */
 export function chatRow(
   message: unknown,
@@ -66,7 +67,7 @@ export function chatRow(
   sessionId: string,
   options: RowOptions = {},
 ): ChatRow {
-  const foreign = anthropicMarker(message, where);
+  const foreign = anthropicMarker(message, where) ?? responsesMarker(message, where);
   if (foreign) throw formatMismatch(foreign, sessionId, 'openai-chat');
   // Options given beside the message (`pinned`) are not part of it.
   if (typeof message === 'object' && message !== null && 'pinned' in message && !options.wrapped) {
@@ -125,8 +126,11 @@ function anthropicMarker(message: unknown, where: string): string | null {
  * @param marker `<field>: <why>` ({@link chatMarker}).
  */
 export function formatMismatch(marker: string, sessionId: string, format: SessionFormat): InvalidInputError {
-  const expected =
-    format === 'openai-chat' ? 'OpenAI Chat Completions messages' : 'Anthropic Messages API MessageParams';
+  const expected = {
+    anthropic: 'Anthropic Messages API MessageParams',
+    'openai-chat': 'OpenAI Chat Completions messages',
+    'openai-responses': 'OpenAI Responses API input items',
+  }[format];
   return new InvalidInputError(
     `${marker}, but session "${printable(sessionId)}" has format "${format}" (its messages are ${expected}); ` +
       'one session holds one format: create another session for the other',

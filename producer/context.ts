@@ -15,6 +15,8 @@ import { type ContextNotice, renderContext } from '../shared/context/render.ts';
 import { ContextLimitError, InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
 import { renderChatContext } from '../shared/formats/openai-chat/context.ts';
 import type { ChatMessage } from '../shared/formats/openai-chat/message.ts';
+import { renderResponsesContext } from '../shared/formats/openai-responses/context.ts';
+import type { ResponsesItem } from '../shared/formats/openai-responses/item.ts';
 import type { SessionFormat } from '../shared/formats/session-format.ts';
 import { countPdfPages } from './media/pdf-pages.ts';
 import { readContext } from './postgres/context-query.ts';
@@ -46,7 +48,8 @@ export interface LoadContextInput {
   maxTokens?: number;
   /**
    * The session format the caller expects (it decides the result's shape): `anthropic` (default)
-   * gives a {@link LoadedContext}, `openai-chat` a {@link LoadedChatContext}, and `any` whichever the
+   * gives a {@link LoadedContext}, `openai-chat` a {@link LoadedChatContext}, `openai-responses` a
+   * {@link LoadedResponsesContext}, and `any` whichever the
    * session's format is (tell them apart by `'format' in context`: the Anthropic shape has none). A session of another format than the one
    * expected is refused with an {@link InvalidInputError} naming this field.
    */
@@ -102,6 +105,34 @@ export interface LoadedChatContext {
 }
 
 /**
+ * An `openai-responses` session's next request: `input` ready for
+ * `client.responses.create({ model, input, store: false })`
+ * (shared/formats/openai-responses/context.ts gives the rules it keeps).
+ *
+ * ```ts
+ * const context = await loadContext(db, { tenantId: 'acme', sessionId: 's-1', format: 'openai-responses' });
+ * const response = await openai.responses.create({ model, input: [...context.input, next], store: false });
+ * ```
+ */
+export interface LoadedResponsesContext {
+  format: 'openai-responses';
+  /**
+   * The request's `input`: every stored item sent exactly as the agent wrote it, the summary a user
+   * message; reasoning only where the API takes it back; nothing before the newest compaction item
+   * but the leading system/developer messages.
+   */
+  input: ResponsesItem[];
+  /** Estimated input tokens of `input`. */
+  tokens: number;
+  /** The live session read (where the agent appends next). */
+  sessionId: string;
+  /** Nothing to act on yet for this format: always empty (kept for the shape's sake). */
+  notices: ContextNotice[];
+  /** The live session's compaction version this context was rendered at (see {@link LoadedContext.version}). */
+  version: number;
+}
+
+/**
  * Loads a session's next request: its live history rendered by the rules of
  * shared/context/render.ts, read by producer/postgres/context-query.ts. One statement, so one round
  * trip and one snapshot: it follows the lineage to the live session (a `newSession` compaction
@@ -118,8 +149,12 @@ export async function loadContext(
 ): Promise<LoadedChatContext>;
 export async function loadContext(
   db: Db,
+  input: LoadContextInput & { format: 'openai-responses' },
+): Promise<LoadedResponsesContext>;
+export async function loadContext(
+  db: Db,
   input: LoadContextInput & { format: 'any' },
-): Promise<LoadedContext | LoadedChatContext>;
+): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext>;
 export async function loadContext(
   db: Db,
   input: LoadContextInput & { format?: 'anthropic' },
@@ -127,11 +162,11 @@ export async function loadContext(
 export async function loadContext(
   db: Db,
   input: LoadContextInput,
-): Promise<LoadedContext | LoadedChatContext>;
+): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext>;
 export async function loadContext(
   db: Db,
   input: LoadContextInput,
-): Promise<LoadedContext | LoadedChatContext> {
+): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext> {
   const { tenantId, sessionId } = input;
   const caps = {
     ...(input.maxBytes === undefined ? {} : { maxBytes: input.maxBytes }),
@@ -152,6 +187,10 @@ export async function loadContext(
   if (read.format === 'openai-chat') {
     const chat = renderChatContext(read.render);
     return { format: 'openai-chat', ...chat, sessionId: read.liveId, version: read.version };
+  }
+  if (read.format === 'openai-responses') {
+    const responses = renderResponsesContext(read.render);
+    return { format: 'openai-responses', ...responses, sessionId: read.liveId, version: read.version };
   }
   const rendered = renderContext({
     ...read.render,

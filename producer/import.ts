@@ -1,9 +1,11 @@
 /**
- * `compactor import`: loads transcripts into `sessions`/`messages`, in one of four formats
+ * `compactor import`: loads transcripts into `sessions`/`messages`, in one of five formats
  * (shared/contract/native-transcripts.ts): the corpus JSONL format, a JSONL of Anthropic
- * `MessageParam`s, a Claude Code session file, or a JSONL of OpenAI Chat Completions requests
+ * `MessageParam`s, a Claude Code session file, a JSONL of OpenAI Chat Completions requests
  * (`openai-chat`: the last line's `messages` become an `openai-chat` session,
- * shared/formats/openai-chat/transcript.ts); named, or detected from each file's first line.
+ * shared/formats/openai-chat/transcript.ts), or a log of OpenAI Responses requests or Agents SDK
+ * session items (`openai-responses`, shared/formats/openai-responses/transcript.ts); named, or
+ * detected from each file's first line.
  * Each file is parsed and validated completely before anything is written; a session that exists
  * already is refused, never duplicated.
  */
@@ -19,6 +21,7 @@ import {
 } from '../shared/contract/native-transcripts.ts';
 import { decodeTranscript, parseTranscript, TranscriptError } from '../shared/contract/transcript.ts';
 import { parseChatRequestsJsonl } from '../shared/formats/openai-chat/transcript.ts';
+import { parseResponsesLog } from '../shared/formats/openai-responses/transcript.ts';
 import { idSchema } from '../shared/protocol/events.ts';
 import type { Db } from './postgres/db.ts';
 import { type CreateSessionInput, createSession, SessionExistsError } from './sessions.ts';
@@ -48,8 +51,20 @@ export interface ImportOptions {
    * subagent's own file is its session whatever this says. Other formats have no sidechains.
    */
   sidechains?: boolean;
+  /**
+   * Which system messages of a native transcript (`anthropic`, `claude-code`, `openai-chat`) are
+   * stored pinned, so no compaction archives them ({@link SYSTEM_PINS}). Default `leading`: the
+   * system (or `developer`) messages before the first other message, the agent's standing
+   * instructions, stay in place instead of being archived and restated by every compaction. A
+   * corpus-format line says `pinned` itself (system lines are pinned by default there).
+   */
+  pinSystem?: SystemPin;
   now?: () => number;
 }
+
+/** The values of {@link ImportOptions.pinSystem}: `leading` (the default) or `none`. */
+export const SYSTEM_PINS = ['leading', 'none'] as const;
+export type SystemPin = (typeof SYSTEM_PINS)[number];
 
 /**
  * Expands files and directories (non-recursive; `*.jsonl` inside directories) into a sorted list.
@@ -104,6 +119,11 @@ export async function importTranscript(
     if (!valid.success)
       throw new InvalidInputError(`${what} "${printable(id)}": ${valid.error.issues[0]?.message}`);
   }
+  if (options.pinSystem !== undefined && !SYSTEM_PINS.includes(options.pinSystem)) {
+    throw new InvalidInputError(
+      `pinSystem "${printable(String(options.pinSystem))}": expected ${SYSTEM_PINS.join(' or ')}`,
+    );
+  }
   if (options.format !== undefined && !TRANSCRIPT_FORMATS.includes(options.format)) {
     throw new InvalidInputError(
       `format "${printable(String(options.format))}": expected ${TRANSCRIPT_FORMATS.join(', ')}`,
@@ -114,7 +134,7 @@ export async function importTranscript(
     tenantId: options.tenantId,
     sessionId,
     messages,
-    format: format === 'openai-chat' ? 'openai-chat' : 'anthropic',
+    format: format === 'openai-chat' || format === 'openai-responses' ? format : 'anthropic',
   }).catch((error: unknown) => {
     // A message the input rules refuse (shared/contract/content-checks.ts): say which file.
     if (error instanceof InvalidInputError && !(error instanceof SessionExistsError)) {
@@ -131,14 +151,15 @@ export async function importTranscript(
  */
 export async function readTranscript(
   file: string,
-  options: Pick<ImportOptions, 'format' | 'sidechains'> = {},
+  options: Pick<ImportOptions, 'format' | 'sidechains' | 'pinSystem'> = {},
 ): Promise<{ format: TranscriptFormat; detected: boolean; messages: CreateSessionInput['messages'] }> {
   const text = decodeTranscript(await readFile(file), file);
   const { format, detected } = options.format
     ? { format: options.format, detected: false }
     : chooseFormat(text, file);
   try {
-    return { format, detected, messages: parseAs(format, text, file, options.sidechains === true) };
+    const messages = parseAs(format, text, file, options.sidechains === true);
+    return { format, detected, messages: pinLeadingSystem(messages, options.pinSystem ?? 'leading') };
   } catch (error) {
     // Say how the file was read, so a wrong guess is plain to see (and the format can be named).
     if (detected && error instanceof TranscriptError) {
@@ -158,9 +179,30 @@ function parseAs(
   if (format === 'openai-chat') {
     return parseChatRequestsJsonl(text, file).map((message, seq) => ({ seq, message, createdAt: null }));
   }
+  if (format === 'openai-responses') {
+    return parseResponsesLog(text, file).map((message, seq) => ({ seq, message, createdAt: null }));
+  }
   const parsed =
     format === 'anthropic' ? parseAnthropicJsonl(text, file) : parseClaudeCode(text, file, { sidechains });
   return parsed.map((m, seq) => ({ seq, message: m.message, createdAt: m.createdAt }));
+}
+
+/**
+ * Native messages with the leading system (or `developer`) run marked pinned under `leading`; corpus
+ * rows, which carry their own `pinned`, and everything under `none`, as they are.
+ */
+function pinLeadingSystem(
+  messages: CreateSessionInput['messages'],
+  pin: SystemPin,
+): CreateSessionInput['messages'] {
+  if (pin === 'none') return messages;
+  let pinning = true;
+  return messages.map((m) => {
+    if (!('message' in m)) return m;
+    const role = (m.message as { role?: unknown }).role;
+    pinning &&= role === 'system' || role === 'developer';
+    return pinning ? { ...m, pinned: true } : m;
+  });
 }
 
 /**
@@ -170,6 +212,8 @@ function parseAs(
  */
 function chooseFormat(text: string, file: string): { format: TranscriptFormat; detected: boolean } {
   const first = text.split('\n').find((l) => l.trim() !== '');
+  // A JSON array is a session's items (the Agents SDK's), the one format not written a line each.
+  if (text.trimStart().startsWith('[')) return { format: 'openai-responses', detected: true };
   if (first !== undefined && !isJsonObject(first)) return { format: 'corpus', detected: false };
   return { format: detectFormat(text, file), detected: true };
 }

@@ -80,6 +80,7 @@ export {
   type LoadContextInput,
   type LoadedChatContext,
   type LoadedContext,
+  type LoadedResponsesContext,
   loadContext,
 } from './context.ts';
 export {
@@ -127,6 +128,7 @@ export {
   liveSessionOf,
   type NativeMessage,
   type NewMessage,
+  type ResponsesInputItem,
   SessionContinuedError,
   SessionExistsError,
 } from './sessions.ts';

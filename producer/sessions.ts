@@ -23,6 +23,7 @@ import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import { storableText } from '../shared/contract/unicode.ts';
 import { chatMarker } from '../shared/formats/openai-chat/message.ts';
+import { responsesMarker } from '../shared/formats/openai-responses/item.ts';
 import {
   DEFAULT_SESSION_FORMAT,
   isSessionFormat,
@@ -53,6 +54,7 @@ import {
   sessionCounts,
   sessionFormatOf,
 } from './postgres/sessions.ts';
+import { type ResponsesInputItem, responsesRow } from './responses-items.ts';
 import { assertTools } from './tools.ts';
 
 /**
@@ -73,14 +75,16 @@ export interface NewMessage {
 }
 
 export type { ChatCompletionsMessage } from './chat-messages.ts';
+export type { ResponsesInputItem } from './responses-items.ts';
 
 /**
  * A native message to store, kept exactly as given, with options: in an `anthropic` session an
  * Anthropic `MessageParam` (`role` user, assistant or system; `content` a string or a list of blocks
- * of any type); in an `openai-chat` session a Chat Completions message ({@link ChatCompletionsMessage}).
+ * of any type); in an `openai-chat` session a Chat Completions message ({@link ChatCompletionsMessage});
+ * in an `openai-responses` session a Responses API input item ({@link ResponsesInputItem}).
  */
 export interface NativeMessage {
-  message: MessageParam | ChatCompletionsMessage;
+  message: MessageParam | ChatCompletionsMessage | ResponsesInputItem;
   /** Pinned messages never leave in a compaction. Default false. */
   pinned?: boolean;
   createdAt?: Date | null;
@@ -91,10 +95,16 @@ export interface NativeMessage {
 /**
  * What {@link appendMessages} takes per message, in the session's format: a bare `MessageParam` as
  * the Anthropic SDK types it, or a corpus-format message (`anthropic` sessions); a Chat Completions
- * message as the `openai` SDK types it (`openai-chat` sessions); or a {@link NativeMessage} (either
- * native message with options).
+ * message as the `openai` SDK types it (`openai-chat` sessions); a Responses input item as the
+ * `openai` SDK types it (`openai-responses` sessions); or a {@link NativeMessage} (a native message
+ * with options).
  */
-export type AppendMessage = MessageParam | ChatCompletionsMessage | NativeMessage | Omit<NewMessage, 'seq'>;
+export type AppendMessage =
+  | MessageParam
+  | ChatCompletionsMessage
+  | ResponsesInputItem
+  | NativeMessage
+  | Omit<NewMessage, 'seq'>;
 
 /** Options of {@link appendMessages}. */
 export interface AppendOptions {
@@ -150,7 +160,8 @@ export interface CreateSessionInput {
   limits?: SessionLimits;
   /**
    * The wire format of the session's messages, fixed for its life (shared/formats/session-format.ts):
-   * `anthropic` (default) or `openai-chat` (Chat Completions messages; corpus-format rows are refused).
+   * `anthropic` (default), `openai-chat` (Chat Completions messages) or `openai-responses` (Responses
+   * input items); corpus-format rows are refused in the OpenAI formats.
    */
   format?: SessionFormat;
 }
@@ -172,7 +183,7 @@ export async function createSession(
   const format = input.format ?? DEFAULT_SESSION_FORMAT;
   if (!isSessionFormat(format)) {
     throw new InvalidInputError(
-      `format: expected "anthropic" or "openai-chat", got ${JSON.stringify(format)}`,
+      `format: expected "anthropic", "openai-chat" or "openai-responses", got ${JSON.stringify(format)}`,
     );
   }
   const normalized = input.messages.map((m, i) => normalize(m, `messages[${i}]`, format, input.sessionId));
@@ -263,10 +274,12 @@ async function appendOnce(
   // messages in: when it differs, that transaction is rolled back (nothing written) and the append
   // validated again in the session's format.
   const guessed: SessionFormat = newMessages.some(
-    (m, i) => chatMarker(nativeOf(m), `messages[${i}]`, true) !== null,
+    (m, i) => responsesMarker(nativeOf(m), `messages[${i}]`, true) !== null,
   )
-    ? 'openai-chat'
-    : 'anthropic';
+    ? 'openai-responses'
+    : newMessages.some((m, i) => chatMarker(nativeOf(m), `messages[${i}]`, true) !== null)
+      ? 'openai-chat'
+      : 'anthropic';
   let format = guessed;
   let normalized: Normalized[];
   try {
@@ -443,6 +456,13 @@ function normalize(
   sessionId: string,
 ): Normalized {
   if (typeof m !== 'object' || m === null) throw new InvalidInputError(`${where}: expected a message object`);
+  if (format === 'openai-responses') {
+    if ('kind' in m && !('type' in m)) {
+      throw formatMismatch(`${where}.kind: a corpus-format message`, sessionId, 'openai-responses');
+    }
+    const wrapped = 'message' in m && !('role' in m) && !('type' in m);
+    return responsesRow(wrapped ? m.message : m, where, sessionId, wrapped ? { ...m, wrapped } : {});
+  }
   if (format === 'openai-chat') {
     if ('kind' in m) {
       throw formatMismatch(`${where}.kind: a corpus-format message`, sessionId, 'openai-chat');
@@ -452,41 +472,47 @@ function normalize(
     return chatRow(wrapped ? m.message : m, where, sessionId, wrapped ? { ...m, wrapped } : {});
   }
   // A corpus-format row (with `kind`) has role `tool` too: it is no Chat Completions message.
-  const marker = 'kind' in m ? null : chatMarker(nativeOf(m as AppendMessage), where, true);
+  const marker =
+    'kind' in m
+      ? null
+      : (responsesMarker(nativeOf(m as AppendMessage), where) ??
+        chatMarker(nativeOf(m as AppendMessage), where, true));
   if (marker) throw formatMismatch(marker, sessionId, 'anthropic');
   if ('kind' in m) {
+    // A corpus-format row (see NewMessage).
+    const c = m as Omit<NewMessage, 'seq'>;
     const problem =
-      contentProblem(m.content, where) ??
-      ([m.toolCallId, m.toolName].some((v) => v !== undefined && v !== null && typeof v !== 'string')
+      contentProblem(c.content, where) ??
+      ([c.toolCallId, c.toolName].some((v) => v !== undefined && v !== null && typeof v !== 'string')
         ? { field: `${where}.toolCallId`, message: 'expected a string' }
-        : (contentProblem(m.toolCallId ?? '', `${where}.toolCallId`) ??
-          contentProblem(m.toolName ?? '', `${where}.toolName`)));
+        : (contentProblem(c.toolCallId ?? '', `${where}.toolCallId`) ??
+          contentProblem(c.toolName ?? '', `${where}.toolName`)));
     if (problem) throw invalid(problem);
     const contentBlocks = legacyContent({
-      role: m.role,
-      kind: m.kind,
-      content: m.content,
-      toolCallId: m.toolCallId ?? null,
-      toolName: m.toolName ?? null,
+      role: c.role,
+      kind: c.kind,
+      content: c.content,
+      toolCallId: c.toolCallId ?? null,
+      toolName: c.toolName ?? null,
     });
-    const id = m.toolCallId ?? null;
-    const { toolUseIds, toolResultIds } = legacyToolIds(m.kind, id);
+    const id = c.toolCallId ?? null;
+    const { toolUseIds, toolResultIds } = legacyToolIds(c.kind, id);
     return {
-      role: m.role,
-      kind: m.kind,
-      content: m.content,
+      role: c.role,
+      kind: c.kind,
+      content: c.content,
       contentBlocks,
       toolCallId: id,
-      toolName: m.toolName ?? null,
+      toolName: c.toolName ?? null,
       toolUseIds,
       toolResultIds,
       hasThinking: false,
-      tokenCount: m.tokenCount ?? estimateMessageTokens(m.content),
-      pinned: m.pinned ?? false,
-      createdAt: m.createdAt ?? null,
+      tokenCount: c.tokenCount ?? estimateMessageTokens(c.content),
+      pinned: c.pinned ?? false,
+      createdAt: c.createdAt ?? null,
     };
   }
-  const options: NativeMessage = 'message' in m ? m : { message: m };
+  const options: NativeMessage = 'message' in m ? (m as NativeMessage) : { message: m as MessageParam };
   const message = options.message as { role?: unknown; content?: unknown };
   if (typeof message !== 'object' || message === null) {
     throw new InvalidInputError(`${where}.message: expected a MessageParam ({ role, content })`);

@@ -15,3 +15,7 @@ export { type CompactionWorker, startWorker, type WorkerOptions } from './queue/
 export { createLogger } from './runtime/logger.ts';
 export { type InstallReport, migrateInstall } from './runtime/migrate-install.ts';
 export { openServices, type ServiceOverrides, type Services } from './runtime/services.ts';
+export {
+  createOpenAICompactionSummarizer,
+  type OpenAICompactionSummarizerOptions,
+} from './summarizers/openai-compaction.ts';

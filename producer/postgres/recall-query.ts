@@ -13,7 +13,7 @@
 import { sql } from 'drizzle-orm';
 import type { RecallReadQuery, RecallSearchQuery } from '../../shared/recall/schemas.ts';
 import { type Db, executePrepared } from './db.ts';
-import { ARCHIVE_SEARCH_CHARS, archiveSearchVector } from './schema.ts';
+import { ARCHIVE_SEARCH_CHARS } from './schema.ts';
 
 /** One hit as the search reads it. */
 export interface SearchRow {
@@ -63,35 +63,51 @@ function scopeCte(tenantId: string, sessionId: string, scope: RecallSearchQuery[
 }
 
 /**
+ * Matches a search ranks at most: past this many, the best-placed are ranked (those holding the
+ * query's words in its order first, then the newest). Bounds the work of a query whose words every
+ * message holds (a 100,000-message archive: 40 ms instead of 300).
+ */
+export const RANKED_MATCHES = 2_000;
+
+/**
  * The search: the query read as plain words twice, as the index reads a message (as written, and
- * with path and identifier separators as spaces), every word required in either reading. Ranked by
- * cover density (`ts_rank_cd`: words close together rank higher), plus 1 when the message holds the
- * query exactly (case-insensitive); ties go to the newer seq. A snippet only for the hits returned.
+ * with path and identifier separators as spaces), every word required in either reading. Of the
+ * matches, the {@link RANKED_MATCHES} holding the words in the query's order first, then the
+ * newest, are ranked by cover density (`ts_rank_cd`: words close together rank higher), plus 1 when
+ * the message holds the query exactly (case-insensitive); ties go to the newer seq. A snippet only
+ * for the hits returned.
  * @returns the hits, best first; an empty list also when the session is not the tenant's (the caller
- *   tells the two apart with {@link sessionExists}).
+ *   tells the two apart with {@link sessionFormat}).
  */
 export function searchArchive(db: Db, tenantId: string, sessionId: string, query: RecallSearchQuery) {
-  const vector = archiveSearchVector(sql.raw('a.content'));
-  const head = sql`left(a.content, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))})`;
+  const head = sql`left(m.content, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))})`;
   return executePrepared<SearchRow>(
     db,
     sql`with recursive ${scopeCte(tenantId, sessionId, query.scope)},
-    q(query, exact) as (
+    q(query, phrase, exact) as (
       select plainto_tsquery('simple', ${query.query})
           || plainto_tsquery('simple', translate(${query.query}, '/._-:\\', '      ')),
+        phraseto_tsquery('simple', ${query.query})
+          || phraseto_tsquery('simple', translate(${query.query}, '/._-:\\', '      ')),
         lower(${query.query})
     ),
     matched as (
-      select distinct on (a.session_id, a.seq)
-        a.session_id, a.seq, a.role, a.kind, a.compaction_id, a.archived_at, a.content,
-        ts_rank_cd(${vector}, q.query) + case when strpos(lower(${head}), q.exact) > 0 then 1 else 0 end
-          as score
+      select a.session_id, a.seq, a.role, a.kind, a.compaction_id, a.archived_at, a.content, a.search_vector
       from archived_messages a, q
       where a.tenant_id = ${tenantId} and a.session_id in (select id from scope)
-        and a.kind <> 'summary' and ${vector} @@ q.query
-      order by a.session_id, a.seq, a.archived_at
+        and a.kind <> 'summary' and a.search_vector @@ q.query
+      order by a.search_vector @@ q.phrase desc, a.seq desc
+      limit ${sql.raw(String(RANKED_MATCHES))}
     ),
-    top as (select * from matched order by score desc, seq desc limit ${query.limit})
+    scored as (
+      select distinct on (m.session_id, m.seq)
+        m.session_id, m.seq, m.role, m.kind, m.compaction_id, m.archived_at, m.content,
+        ts_rank_cd(m.search_vector, q.query) + case when strpos(lower(${head}), q.exact) > 0 then 1 else 0 end
+          as score
+      from matched m, q
+      order by m.session_id, m.seq, m.archived_at
+    ),
+    top as (select * from scored order by score desc, seq desc limit ${query.limit})
     select top.session_id, top.seq, top.role, top.kind, top.compaction_id, top.archived_at,
       top.score::float8 as score,
       ts_headline('simple', left(top.content, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))}), q.query,

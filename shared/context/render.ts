@@ -7,7 +7,8 @@
  * "Handle tool calls", "Mid-conversation system messages", "Extended thinking", "Preserved
  * thinking", "Compaction and preserved thinking"):
  * - `system`: the leading system-role rows (before the first other row), then the text of system
- *   messages that compactions archived (restated, so no instruction is lost), as text blocks. A
+ *   messages that compactions archived (restated, so no instruction is lost; each distinct text
+ *   once, none that a leading row already holds: ./restated-system.ts), as text blocks. A
  *   system-role row later in the history stays where it is, as a `role: 'system'` message: the docs
  *   say not to move a mid-conversation system message into `system`, and it cannot be the first
  *   entry of `messages`.
@@ -61,6 +62,7 @@ import type { PdfPageCounter } from '../contract/media-tokens.ts';
 import type { Kind, Role } from '../contract/message.ts';
 import { CHECKPOINT_HEADER, type Checkpoint, renderCheckpointBody } from '../summary/checkpoint.ts';
 import { COMPACTION_BETA, compactionBlockOf } from '../summary/compaction-block.ts';
+import { restatedSystem } from './restated-system.ts';
 
 /** One live row, as the renderer reads it. */
 export interface ContextRow {
@@ -109,7 +111,10 @@ export interface RenderContextInput {
   compactionThinking?: { preserved: boolean; note: string | null } | null;
   /** `native` (default): a compaction block is sent as stored; `text`: the readable checkpoint instead. */
   compactionBlock?: 'native' | 'text';
-  /** The text of system messages that applied compactions archived, in seq order: restated in `system`. */
+  /**
+   * The text of system messages that applied compactions archived, in seq order: restated in
+   * `system`, each distinct text once (see ./restated-system.ts).
+   */
   archivedSystem?: readonly string[];
   /** `keep` (default): thinking comes back wherever its signature can still hold; `strip`: none. */
   thinking?: 'keep' | 'strip';
@@ -239,9 +244,13 @@ export function renderContext(input: RenderContextInput): RenderedContext {
 
   let lead = 0;
   while (lead < rows.length && rows[lead]?.role === 'system') lead++;
+  const leadingBlocks = rows.slice(0, lead).flatMap((r) => asTextBlocks(r.content, input.pdfPages));
+  const leadingTexts = leadingBlocks.map((b) => (typeof b.text === 'string' ? b.text : ''));
   const systemBlocks = [
-    ...rows.slice(0, lead).flatMap((r) => asTextBlocks(r.content, input.pdfPages)),
-    ...(input.archivedSystem ?? []).map((text): Block => ({ type: 'text', text })),
+    ...leadingBlocks,
+    ...restatedSystem(input.archivedSystem ?? [], leadingTexts).map(
+      (text): Block => ({ type: 'text', text }),
+    ),
   ].filter((b) => !isBlankText(b));
 
   const sent = native ? block : null;

@@ -28,13 +28,38 @@ export interface NativeMessage {
 }
 
 /** The transcript formats `compactor import` reads. */
-export const TRANSCRIPT_FORMATS = ['corpus', 'anthropic', 'claude-code', 'openai-chat'] as const;
+export const TRANSCRIPT_FORMATS = [
+  'corpus',
+  'anthropic',
+  'claude-code',
+  'openai-chat',
+  'openai-responses',
+] as const;
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
 /** Options of {@link parseClaudeCode}. */
 export interface ClaudeCodeOptions {
   /** Keep sidechain (subagent) lines of a main session file. Default false. */
   sidechains?: boolean;
+}
+
+/**
+ * Item types a line of Responses items may begin with; a `message` is one only over Responses
+ * content parts (an Anthropic `Message` is `type: "message"` too), and a typeless one reads as a
+ * MessageParam.
+ */
+const RESPONSES_LINE_TYPES = new Set(['function_call', 'function_call_output', 'reasoning', 'compaction']);
+const RESPONSES_PARTS = new Set(['input_text', 'output_text', 'input_image', 'input_file']);
+
+/** Whether a transcript's first line is a Responses request or item. */
+function isResponsesLine(value: Record<string, unknown>): boolean {
+  if ('input' in value) return true;
+  if (typeof value.type === 'string' && RESPONSES_LINE_TYPES.has(value.type)) return true;
+  const content = value.content;
+  return (
+    Array.isArray(content) &&
+    content.some((p) => RESPONSES_PARTS.has(String((p as { type?: unknown } | null)?.type)))
+  );
 }
 
 const CLAUDE_CODE_TYPES = new Set([
@@ -51,7 +76,9 @@ const CLAUDE_CODE_TYPES = new Set([
  * that Claude Code writes, or a `type` with a `uuid` or `sessionId`; a corpus line has `seq` or
  * `kind` (both belong to a corpus line, neither to the others: a line with one of them is a corpus
  * line, and its parser names the field missing); a Chat Completions request (the `openai-chat`
- * format) has a `messages` list; a `MessageParam` has `role` and `content`.
+ * format) has a `messages` list; a Responses request has `input`, and a Responses item (the
+ * `openai-responses` format) a `type` only Responses items have or Responses content parts; a
+ * `MessageParam` has `role` and `content`.
  * @throws {TranscriptError} when the first line is not JSON or looks like none of them.
  */
 export function detectFormat(text: string, source: string): TranscriptFormat {
@@ -67,10 +94,11 @@ export function detectFormat(text: string, source: string): TranscriptFormat {
   }
   if ('seq' in value || 'kind' in value) return 'corpus';
   if (Array.isArray(value.messages)) return 'openai-chat';
+  if (isResponsesLine(value)) return 'openai-responses';
   if ('role' in value && 'content' in value) return 'anthropic';
   throw new TranscriptError(
     `${source}:${index + 1}: cannot tell the format: expected a corpus line (seq, kind), a MessageParam ` +
-      '(role, content), a Claude Code session line (type, uuid) or a Chat Completions request (messages); name it with --format',
+      '(role, content), a Claude Code session line (type, uuid), a Chat Completions request (messages) or a Responses request (input) or item (type); name it with --format',
   );
 }
 

@@ -6,13 +6,15 @@
  *   formats existed is one).
  * - `openai-chat`: OpenAI Chat Completions messages (also what vLLM, Ollama, LiteLLM, OpenRouter and
  *   Azure OpenAI take).
+ * - `openai-responses`: OpenAI Responses API input items (`message`, `function_call`,
+ *   `function_call_output`, `reasoning`, `compaction`, …), one item per message row.
  *
- * A new format (OpenAI Responses items, say) is one more name here and one more module beside
- * `openai-chat/`, registered in `./registry.ts`.
+ * A new format is one more name here and one more module beside `openai-chat/` and
+ * `openai-responses/`.
  */
 
 /** Every session format, the default first. */
-export const SESSION_FORMATS = ['anthropic', 'openai-chat'] as const;
+export const SESSION_FORMATS = ['anthropic', 'openai-chat', 'openai-responses'] as const;
 
 /** A session's format. */
 export type SessionFormat = (typeof SESSION_FORMATS)[number];

@@ -54,13 +54,22 @@ export interface ClearingRule {
 
 /**
  * The plan of `rewrites` (ascending by seq) that clear `blocks` blocks: a skip when there is
- * nothing to clear or it frees fewer than `clearAtLeast` tokens, else a compact plan that moves no
- * message out.
+ * nothing to clear, when the placeholders would make the context larger (the reason says by how
+ * much it would grow, never a negative number freed), or when it frees fewer than `clearAtLeast`
+ * tokens; else a compact plan that moves no message out.
  */
 export function clearingPlan(rule: ClearingRule, rewrites: Rewrite[], blocks: number, notes: string[]): Plan {
   const plural = (n: number) => `${fmt(n)} ${rule.what}${n === 1 ? '' : 's'}`;
   if (rewrites.length === 0) return skip(rule.strategy, `nothing to clear: ${notes[notes.length - 1] ?? ''}`);
   const tokensFreed = rewrites.reduce((sum, r) => sum + (r.tokensBefore - r.tokenCount), 0);
+  if (tokensFreed < 0) {
+    // Placeholders longer than what they replace: said as what would happen, not as a negative saving.
+    return skip(
+      rule.strategy,
+      `clearing ${plural(blocks)} would grow the context by ${fmt(-tokensFreed)} tokens: ` +
+        'the placeholders are longer than what they replace',
+    );
+  }
   if (tokensFreed < rule.clearAtLeast) {
     return skip(
       rule.strategy,

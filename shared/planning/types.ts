@@ -73,6 +73,13 @@ export interface CompactPlan {
   summarySeq: number | null;
   /** Estimated tokens of the leaving messages. */
   leavingTokens: number;
+  /**
+   * Estimated tokens of the leaving system messages, whose text the rendered context restates
+   * (shared/context/restated-system.ts): what leaves the stored history but not the context an agent
+   * sends. An upper bound: a text restated already, or identical to another, is restated once. Absent
+   * (plans made before this was recorded, clearing plans): 0.
+   */
+  restatedTokens?: number;
   /** Messages that stay in the live history (pinned ones included). */
   keptCount: number;
   /**

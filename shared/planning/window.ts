@@ -3,9 +3,10 @@
  * newest `keepTokens` estimated tokens if that keeps more; then move the cutoff down so that no
  * tool call is separated from its result and no call still waiting for its result leaves, no
  * assistant turn carrying thinking is split, and (when asked) the kept tail begins with a user
- * turn; pinned messages (and the other half of a pinned tool pair) never leave. Tool pairs are
- * matched by the ids of the `tool_use` and `tool_result` blocks each message holds (several per
- * message in native content). Pure: no I/O, no clock. Each rule but the user-turn cut is an
+ * turn; pinned messages (and the other half of a pinned tool pair) never leave; a plan whose leaving
+ * messages are all system messages (their text is restated, so the context would not shrink) is a
+ * skip. Tool pairs are matched by the ids of the `tool_use` and `tool_result` blocks each message
+ * holds (several per message in native content). Pure: no I/O, no clock. Each rule but the user-turn cut is an
  * invariant of compaction (see docs/architecture.md, "Invariants").
  */
 import type { MessageMeta } from '../contract/message.ts';
@@ -86,6 +87,16 @@ export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], 
   if (rule.summarizes && cover.length === 0) {
     return skip(strategy, 'only earlier summaries would leave; nothing new to summarize');
   }
+  // A leaving system message's text is restated in the context: it frees nothing there.
+  const restatedTokens = tokensOf(leaving.filter((m) => m.role === 'system'));
+  const leavingTokens = tokensOf(leaving);
+  if (leaving.every((m) => m.role === 'system')) {
+    return skip(
+      strategy,
+      `only system messages would leave (${fmt(leavingTokens)} tokens), and the context restates their ` +
+        'text: it would not get smaller',
+    );
+  }
   const leavingSeqs = leaving.map((m) => m.seq);
   const last = leavingSeqs[leavingSeqs.length - 1] as number;
   const leftUnanswered = leaving.flatMap((m) =>
@@ -104,7 +115,8 @@ export function planWindow(_snapshot: SessionSnapshot, messages: MessageMeta[], 
     leavingSeqs,
     coverSeqs: cover.map((m) => m.seq),
     summarySeq: rule.summarizes ? last : null,
-    leavingTokens: tokensOf(leaving),
+    leavingTokens,
+    restatedTokens,
     keptCount: messages.length - leaving.length,
     abandonedCalls: leftUnanswered,
     notes,

@@ -12,6 +12,7 @@ import { InvalidInputError } from '../contract/errors.ts';
 import { DEFAULT_STRATEGY, type Strategy, strategySchema, strategyUnit } from '../strategies/index.ts';
 import { budgetSchema } from './budget.ts';
 import { limitsSchema } from './limits.ts';
+import { paybackSchema } from './payback.ts';
 
 /**
  * When a session must be compacted. Any trigger that fires is enough; a session with none that
@@ -79,6 +80,13 @@ export const policySchema = z
      * Only on a tenant's own policy; each field left out takes the process's default.
      */
     limits: limitsSchema.optional(),
+    /**
+     * Skip a compaction that would not pay for itself (shared/policy/payback.ts): when its
+     * predicted savings over the session's expected remaining requests are under `minRatio` times
+     * its predicted cost (summary call + prompt-cache rewrite). Absent: never skipped for that
+     * (the prediction is still recorded in the ledger).
+     */
+    payback: paybackSchema.optional(),
   })
   .strict();
 

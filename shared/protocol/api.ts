@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { CHAT_ROLES, chatMarker } from '../formats/openai-chat/message.ts';
+import { responsesMarker } from '../formats/openai-responses/item.ts';
 import { SESSION_FORMATS } from '../formats/session-format.ts';
 import { idSchema } from './events.ts';
 
@@ -103,12 +104,31 @@ export const chatApiMessageSchema = z
       'An OpenAI Chat Completions message ({ role, content, tool_calls?, tool_call_id?, … }), for a session of format "openai-chat", stored whole as given. Optional "pinned": never compacted away.',
   });
 
-/** A message of either format; the session's format decides which it must be. */
-export const apiMessageSchema = z.union([anthropicApiMessageSchema, chatApiMessageSchema]).meta({
-  title: 'Message',
-  description:
-    'A message in the session\'s format: an Anthropic MessageParam (format "anthropic") or an OpenAI Chat Completions message (format "openai-chat"). Optional "pinned": never compacted away.',
-});
+/**
+ * An item of an `openai-responses` session: a Responses API input item as the `openai` SDK types it
+ * (`ResponseInputItem`: a `message`, `function_call`, `function_call_output`, `reasoning`,
+ * `compaction`, …), stored whole as given; optionally `pinned`. Told apart by a `type` only
+ * Responses items have, or a Responses content part (`input_text`, `output_text`, …); a typeless
+ * `{ role: "user", content: "…" }` reads alike in every format. The session's format decides, and
+ * the append checks it against shared/formats/openai-responses/item.ts.
+ */
+export const responsesApiItemSchema = z
+  .looseObject({ type: z.string().optional(), pinned: z.boolean().optional() })
+  .refine((m) => responsesMarker(m, '', true) !== null, { error: 'not a Responses input item', abort: true })
+  .meta({
+    title: 'ResponsesInputItem',
+    description:
+      'An OpenAI Responses API input item ({ type: "message" | "function_call" | "function_call_output" | "reasoning" | "compaction" | …, … }), for a session of format "openai-responses", stored whole as given. Optional "pinned": never compacted away.',
+  });
+
+/** A message of any format; the session's format decides which it must be. */
+export const apiMessageSchema = z
+  .union([anthropicApiMessageSchema, chatApiMessageSchema, responsesApiItemSchema])
+  .meta({
+    title: 'Message',
+    description:
+      'A message in the session\'s format: an Anthropic MessageParam (format "anthropic"), an OpenAI Chat Completions message (format "openai-chat") or an OpenAI Responses input item (format "openai-responses"). Optional "pinned": never compacted away.',
+  });
 
 export type ApiMessage = z.infer<typeof apiMessageSchema>;
 
@@ -140,8 +160,9 @@ export const createSessionRequestSchema = z
     /** The context window of the session's model, in tokens. */
     contextWindow: z.number().int().min(1).max(100_000_000).nullable().optional(),
     /**
-     * The wire format of the session's messages, fixed for its life: `anthropic` (default) or
-     * `openai-chat` (OpenAI Chat Completions messages).
+     * The wire format of the session's messages, fixed for its life: `anthropic` (default),
+     * `openai-chat` (OpenAI Chat Completions messages) or `openai-responses` (OpenAI Responses input
+     * items).
      */
     format: z.enum(SESSION_FORMATS).optional(),
     messages: z.array(apiMessageSchema).max(MAX_MESSAGES_PER_REQUEST).optional(),
@@ -150,7 +171,7 @@ export const createSessionRequestSchema = z
   .meta({
     title: 'CreateSessionRequest',
     description:
-      "A new session: its id, the agent, the model's context window in tokens, its format (anthropic, the default, or openai-chat), and its first messages (seqs 0, 1, ...), in that format.",
+      "A new session: its id, the agent, the model's context window in tokens, its format (anthropic, the default, openai-chat or openai-responses), and its first messages (seqs 0, 1, ...), in that format.",
   });
 
 export type CreateSessionRequest = z.infer<typeof createSessionRequestSchema>;

@@ -53,12 +53,23 @@ export const runCompletedEventSchema = z
     strategy: strategySchema.optional(),
     inputTokens: z.number().int().min(0).max(100_000_000).optional(),
     /**
+     * Of `inputTokens`, how many the request read from the prompt cache
+     * (`usage.cache_read_input_tokens`; OpenAI: `cached_tokens`). Optional; when given, the
+     * measured payback of the last compaction prices its saved tokens at the cache-read rate (or
+     * the input rate when 0) instead of assuming the policy's `payback.promptCaching`.
+     */
+    cacheReadTokens: z.number().int().min(0).max(100_000_000).optional(),
+    /**
      * What produced the event: an agent service (`event`) or the CLI / API (`manual`, which
      * compacts now whatever the triggers say).
      */
     trigger: z.enum(['event', 'manual']).default('event'),
   })
-  .strict();
+  .strict()
+  .refine((e) => e.cacheReadTokens === undefined || (e.inputTokens ?? -1) >= e.cacheReadTokens, {
+    message: 'must come with inputTokens and be at most inputTokens (cache reads are part of the prompt)',
+    path: ['cacheReadTokens'],
+  });
 
 export type RunCompletedEvent = z.infer<typeof runCompletedEventSchema>;
 
@@ -130,6 +141,23 @@ export const sessionCompactedEventSchema = z.object({
   tokensAfter: z.number().int().nullable(),
   /** The checkpoint (structured summary) the compaction wrote, or null when it wrote none. */
   checkpoint: z.unknown().nullable(),
+  /**
+   * The payback compactor predicted before the compaction (shared/policy/payback.ts): USD saved
+   * over the requests the session is expected to make, USD it costs (summary call + prompt-cache
+   * rewrite), their ratio (null: it costs nothing), the requests counted and where that number came
+   * from (`policy`: `payback.horizonRequests`; `history`: as many again as the session has made).
+   * Null for a compaction made without a prediction.
+   */
+  payback: z
+    .object({
+      savingsUsd: z.number(),
+      costUsd: z.number(),
+      ratio: z.number().nullable(),
+      requests: z.number().int(),
+      horizon: z.enum(['policy', 'history']),
+      tokensSavedPerRequest: z.number().int(),
+    })
+    .nullable(),
   /** ISO-8601 time of the ledger row. */
   appliedAt: z.string(),
 });

@@ -23,10 +23,19 @@
  * It does not apply to an `openai-chat` session: Chat Completions returns no reasoning to send back
  * (an OpenAI staff answer on the community forum: reasoning "is discarded after every API
  * request"), so its messages never hold thinking and the strategy skips with nothing to clear.
+ *
+ * In an `openai-responses` session a `reasoning` item is a row of its own: an older one loses its
+ * `encrypted_content` and summary (shared/formats/openai-responses/clearing.ts), the row staying
+ * for a restore, and the context leaves it out (the reasoning guide,
+ * https://developers.openai.com/api/docs/guides/reasoning, lets earlier turns' reasoning go; the
+ * newest turn's, which the function-calling guide says "must also be passed back" with the tool
+ * outputs, is the open tool loop's and stays).
  */
 import { z } from 'zod';
 import { type Block, THINKING_TYPES } from '../contract/blocks.ts';
 import type { MessageMeta } from '../contract/message.ts';
+import { clearedReasoning, responsesRewriteOf } from '../formats/openai-responses/clearing.ts';
+import { isTypedResponsesItem } from '../formats/openai-responses/item.ts';
 import { clearingPlan, contentOf, fmt, rewriteOf } from '../planning/clearing.ts';
 import type { Rewrite } from '../planning/types.ts';
 import { skip } from '../planning/window.ts';
@@ -141,6 +150,13 @@ export const clearThinking: StrategyUnit<ClearThinkingStrategy> = {
     let thinkingOnly = 0;
     for (const m of found.rows) {
       const content = contentOf(snapshot.contents, m.seq);
+      if (isTypedResponsesItem(content)) {
+        const cleared = clearedReasoning(content);
+        if (cleared === null) continue;
+        dropped++;
+        rewrites.push(responsesRewriteOf(m, cleared));
+        continue;
+      }
       if (typeof content === 'string') continue;
       const next: Block[] = content.filter((b) => !THINKING_TYPES.has(b.type));
       if (next.length === content.length) continue;

@@ -10,7 +10,10 @@
  * `clearAtLeast` estimated tokens. Pinned messages, and results whose call is pinned, are never
  * touched. In an `openai-chat` session the same holds for Chat Completions messages
  * (shared/formats/openai-chat/clearing.ts): a tool message's `content` becomes the placeholder, its
- * `tool_call_id` stays, and `clearToolInputs` empties a call's `function.arguments` to `"{}"`.
+ * `tool_call_id` stays, and `clearToolInputs` empties a call's `function.arguments` to `"{}"`; in
+ * an `openai-responses` session (shared/formats/openai-responses/clearing.ts) a call output item's
+ * `output` becomes the placeholder, its `call_id` stays, and `clearToolInputs` empties a
+ * `function_call`'s `arguments` to `"{}"`.
  * Pure: planning only.
  */
 import { z } from 'zod';
@@ -24,6 +27,14 @@ import {
   clearedChatResult,
 } from '../formats/openai-chat/clearing.ts';
 import { chatFacts, isChatMessage } from '../formats/openai-chat/message.ts';
+import {
+  clearedResponsesInput,
+  clearedResponsesOutput,
+  responsesOutputStartsWith,
+  responsesRewriteOf,
+  responsesToolNames,
+} from '../formats/openai-responses/clearing.ts';
+import { isTypedResponsesItem, responsesFacts } from '../formats/openai-responses/item.ts';
 import { clearingPlan, contentOf, fmt, rewriteOf } from '../planning/clearing.ts';
 import type { Rewrite } from '../planning/types.ts';
 import { skip } from '../planning/window.ts';
@@ -115,6 +126,7 @@ function toolNames(
     if (!m.toolUseIds.some((id) => ids.has(id))) continue;
     const content = contentOf(contents, m.seq);
     for (const [id, name] of chatToolNames(content)) names.set(id, name);
+    for (const [id, name] of responsesToolNames(content)) names.set(id, name);
     if (Array.isArray(content)) {
       for (const block of content) {
         if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
@@ -186,6 +198,22 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
     for (const m of messages) {
       if (m.pinned || !m.toolResultIds.some((id) => clearable.has(id))) continue;
       const content = contentOf(snapshot.contents, m.seq);
+      if (isTypedResponsesItem(content)) {
+        // A Responses call output answers one call (its `call_id`).
+        const id = String(content.call_id);
+        if (!clearable.has(id)) continue;
+        answered.add(id);
+        if (responsesOutputStartsWith(content, CLEARED_RESULT_PREFIX)) continue;
+        const tokens = responsesFacts(content).tokenCount - MESSAGE_OVERHEAD_TOKENS;
+        const cleared = clearedResponsesOutput(
+          content,
+          clearedResultText(names.get(id) ?? 'tool', tokens, snapshot.compactionId),
+        );
+        if (cleared === null) continue;
+        touched.add(id);
+        rewritten.set(m.seq, cleared as unknown as StoredContent);
+        continue;
+      }
       if (isChatMessage(content)) {
         // A Chat Completions tool message answers one call (its `tool_call_id`).
         const id = content.role === 'tool' ? content.tool_call_id : '';
@@ -222,6 +250,13 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
       for (const m of messages) {
         if (m.pinned || !m.toolUseIds.some((id) => answered.has(id))) continue;
         const content = rewritten.get(m.seq) ?? contentOf(snapshot.contents, m.seq);
+        if (isTypedResponsesItem(content)) {
+          const cleared = clearedResponsesInput(content, answered);
+          if (cleared === null) continue;
+          touched.add(String(content.call_id));
+          rewritten.set(m.seq, cleared as unknown as StoredContent);
+          continue;
+        }
         if (isChatMessage(content)) {
           const cleared = clearedChatInputs(content, answered);
           if (cleared === null) continue;
@@ -249,6 +284,7 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
       .filter((m) => rewritten.has(m.seq))
       .map((m) => {
         const content = rewritten.get(m.seq) as StoredContent;
+        if (isTypedResponsesItem(content)) return responsesRewriteOf(m, content);
         return isChatMessage(content) ? chatRewriteOf(m, content) : rewriteOf(m, content);
       });
     return clearingPlan(

@@ -20,7 +20,13 @@ import type { StrategyUnit } from './unit.ts';
 export const MAX_INSTRUCTIONS_CHARS = 4_000;
 
 /** The summarizers a strategy may name (`summarizer`). */
-export const SUMMARIZER_NAMES = ['anthropic', 'anthropic-compaction', 'extractive'] as const;
+export const SUMMARIZER_NAMES = [
+  'anthropic',
+  'anthropic-compaction',
+  'openai',
+  'openai-compaction',
+  'extractive',
+] as const;
 
 /** What a summary under its strategy's `minFidelity` leads to. */
 export const ON_LOW_FIDELITY = ['skip', 'retry', 'fallback'] as const;
@@ -70,7 +76,7 @@ export const summarizeStrategySchema = z
     cutAtUserTurn: cutAtUserTurnSchema.optional(),
     /** Upper bound of the checkpoint, in tokens. */
     maxSummaryTokens: z.number().int().min(256).max(32_000).default(2_000),
-    /** Model override for the `anthropic` summarizer. */
+    /** Model override for the LLM summarizer (`anthropic`, `anthropic-compaction` or `openai`). */
     model: z.string().min(1).max(200).optional(),
     /**
      * Opt-in: when the LLM summary still fails on the job's last attempt (outage, refusals), use the
@@ -80,12 +86,15 @@ export const summarizeStrategySchema = z
      */
     fallback: z.enum(['none', 'extractive', 'anthropic']).optional(),
     /**
-     * Which summarizer writes the summary. Absent: the process's (`anthropic` with an API key,
-     * else `extractive`). `anthropic-compaction`: Anthropic's on-demand compaction (beta
+     * Which summarizer writes the summary. Absent: the process's (`COMPACTOR_SUMMARIZER`; else
+     * `anthropic` with an Anthropic key, `openai` with an OpenAI key, else `extractive`). `openai`:
+     * an OpenAI-compatible Chat Completions server (OpenAI, Azure OpenAI, vLLM, Ollama, ...). `anthropic-compaction`: Anthropic's on-demand compaction (beta
      * `compact-2026-09-04`): a signed `compaction` block the context sends first, the one summary
      * after which kept turns can keep their thinking; compactor's extractive checkpoint is kept
-     * beside it. A summarizer this process cannot run (no API key) is replaced by the process's,
-     * and the ledger row says so.
+     * beside it. `openai-compaction` (an `openai-responses` session only): OpenAI's
+     * `/responses/compact`, whose opaque `compaction` item the context sends first, the extractive
+     * checkpoint kept beside it. A summarizer this process cannot run (no API key) is replaced by
+     * the process's, and the ledger row says so.
      */
     summarizer: z.enum(SUMMARIZER_NAMES).optional(),
     /**

@@ -21,7 +21,13 @@ export interface SummaryOptions {
    */
   fallback?: 'none' | 'extractive' | 'anthropic' | undefined;
   /** The summarizer the strategy names; absent: the process's. */
-  summarizer?: 'anthropic' | 'anthropic-compaction' | 'extractive' | undefined;
+  summarizer?:
+    | 'anthropic'
+    | 'anthropic-compaction'
+    | 'openai'
+    | 'openai-compaction'
+    | 'extractive'
+    | undefined;
   /** The operator's summary instructions, for the `anthropic` summarizer (the extractive one ignores them). */
   instructions?: string | undefined;
   /** The least fidelity score a summary must reach to be committed (shared/fidelity/score.ts); absent: none. */

@@ -1,5 +1,6 @@
 /**
- * List prices of Claude models and the cost of one Messages API call, for the ledger's `cost_usd`.
+ * List prices of Claude and OpenAI models and the cost of one summary call, for the ledger's
+ * `cost_usd`.
  * Pure data and arithmetic: no I/O, never throws. An unknown model costs 0 and says so, so a new
  * model id never fails a compaction; the ledger row then shows `known: false` for an operator.
  *
@@ -12,6 +13,17 @@
  * rates are the 1.25 x write and the 0.025 x read of the 5.1 models, as the pricing page's Fable 5.2
  * row gives them. Models no page listed are left out on purpose: better `known: false` than a
  * guessed price. Retired and deprecated ids stay: ledger rows and sessions name them.
+ *
+ * OpenAI models (the `openai` summarizer): OpenAI's API pricing page
+ * (platform.openai.com/docs/pricing), standard tier, as copies of it dated April to June 2026
+ * list them: GPT-5.5, the GPT-5.4 family, GPT-5.2 and GPT-5.1; GPT-5, GPT-4.1 and GPT-4o as the page
+ * listed them in 2025. `cacheReadPerMTok` is the page's "cached input". Before GPT-5.6, cache writes
+ * are free (OpenAI prompt-caching guide): a written token is an input token, so `cacheWritePerMTok`
+ * is the input rate; GPT-5.6 and later (writes at 1.25 x input) are left out until a price page
+ * lists them. The GPT-5.5 and 5.4 rates are the page's "under 270K" context rates; longer prompts are
+ * billed 2x input and 1.5x output, cached input assumed at 2x too. A model served by another
+ * provider (Azure deployments, vLLM, Ollama, OpenRouter) under an id not listed here costs 0 and
+ * says so (`known: false`), as any unknown model: the table is extended here, in code.
  */
 
 /** Prices in USD per million tokens (MTok). */
@@ -56,6 +68,15 @@ const HAIKU_4_5 = rates(1, 5, 1.25, 0.1);
 const HAIKU_3_5 = rates(0.8, 4, 1, 0.08);
 const HAIKU_3 = rates(0.25, 1.25, 0.3, 0.03);
 
+/** An OpenAI price: cache writes at the input rate (free before GPT-5.6). */
+const openai = (input: number, output: number, cachedInput: number): TokenRates =>
+  rates(input, output, input, cachedInput);
+/** GPT-5.5 and GPT-5.4 rates with the page's long-context rule (prompts over 270K tokens). */
+const openaiLong = (input: number, output: number, cachedInput: number): ModelPrice => ({
+  ...openai(input, output, cachedInput),
+  longPrompt: { thresholdTokens: 270_000, rates: openai(2 * input, 1.5 * output, 2 * cachedInput) },
+});
+
 /**
  * Prices by model alias (the id without a date suffix). Dated snapshot ids (`claude-haiku-4-5-20251001`)
  * and Vertex/Bedrock spellings resolve to these through {@link priceOf}.
@@ -87,6 +108,20 @@ export const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze(
   'claude-haiku-4-5': HAIKU_4_5,
   'claude-3-5-haiku': HAIKU_3_5,
   'claude-3-haiku': HAIKU_3,
+  'gpt-5.5': openaiLong(5, 30, 0.5),
+  'gpt-5.4': openaiLong(2.5, 15, 0.25),
+  'gpt-5.4-mini': openaiLong(0.75, 4.5, 0.075),
+  'gpt-5.4-nano': openaiLong(0.2, 1.25, 0.02),
+  'gpt-5.2': openai(1.75, 14, 0.175),
+  'gpt-5.1': openai(1.25, 10, 0.125),
+  'gpt-5': openai(1.25, 10, 0.125),
+  'gpt-5-mini': openai(0.25, 2, 0.025),
+  'gpt-5-nano': openai(0.05, 0.4, 0.005),
+  'gpt-4.1': openai(2, 8, 0.5),
+  'gpt-4.1-mini': openai(0.4, 1.6, 0.1),
+  'gpt-4.1-nano': openai(0.1, 0.4, 0.025),
+  'gpt-4o': openai(2.5, 10, 1.25),
+  'gpt-4o-mini': openai(0.15, 0.6, 0.075),
 });
 
 /** Token counts of one call, as the API reports them (`usage`). Missing or negative counts count as 0. */
@@ -110,7 +145,9 @@ export interface CostEstimate {
 /**
  * The price entry of a model id, or undefined. Accepts aliases (`claude-haiku-4-5`), dated snapshots
  * (`claude-haiku-4-5-20251001`), `-latest`, Vertex (`claude-opus-4-1@20250805`) and Bedrock
- * (`anthropic.claude-opus-4-1-20250805-v1:0`, with or without a region prefix) spellings, any case.
+ * (`anthropic.claude-opus-4-1-20250805-v1:0`, with or without an inference profile's prefix: `us.`,
+ * `eu.`, `apac.`, `us-gov.`, `global.`) spellings, any case. Bedrock and Vertex AI are priced at
+ * Anthropic's list prices: a platform's own premium (e.g. for regional endpoints) is not counted.
  */
 export function priceOf(model: string): { key: string; price: ModelPrice } | undefined {
   const key = normalizeModelId(model);
@@ -151,9 +188,11 @@ function normalizeModelId(model: string): string {
   return model
     .trim()
     .toLowerCase()
-    .replace(/^(?:[a-z]{2,4}\.)?anthropic\./, '') // Bedrock: `anthropic.` or `us.anthropic.`
+    .replace(/^(?:(?:global|us-gov|[a-z]{2,4})\.)?anthropic\./, '') // Bedrock: `anthropic.`, `us.anthropic.`, `global.anthropic.`
     .replace(/-v\d+(?::\d+)?$/, '') // Bedrock version suffix `-v1:0`
     .replace(/@.*$/, '') // Vertex snapshot `@20250805`
     .replace(/\[1m\]$/, '') // 1M-context marker some tools append
+    .replace(/^openai\//, '') // OpenRouter and LiteLLM: `openai/gpt-5.4-mini`
+    .replace(/-\d{4}-\d{2}-\d{2}$/, '') // OpenAI dated snapshot `-2026-03-17`
     .replace(/-(?:\d{8}|latest)$/, ''); // dated snapshot or `-latest`
 }

@@ -87,6 +87,12 @@ export interface ConversationRequest {
   tools: Array<Record<string, unknown>>;
   /** Whether `tools` are the session's declared tools. */
   toolsDeclared: boolean;
+  /**
+   * For an `openai-responses` session (the `openai-compaction` summarizer): the leaving items as
+   * Responses input items, rendered as `loadContext` renders them; `system`, `messages` and `tools`
+   * are then empty. Absent for an Anthropic conversation.
+   */
+  input?: Array<Record<string, unknown>> | undefined;
 }
 
 /** LLM usage of one summary; all zero for `extractive`. Tokens are the API's counts; cost in USD. */
@@ -105,8 +111,9 @@ export interface SummaryResult {
   checkpoint: Checkpoint;
   usage: SummaryUsage;
   /**
-   * Anthropic's signed `compaction` block (the `anthropic-compaction` summarizer), exactly as
-   * returned: the summary message sends it instead of the checkpoint's text. Absent otherwise.
+   * Anthropic's signed `compaction` block (the `anthropic-compaction` summarizer), or OpenAI's
+   * `compaction` input item (the `openai-compaction` summarizer), exactly as returned: the summary
+   * message sends it instead of the checkpoint's text. Absent otherwise.
    */
   block?: Block | undefined;
 }
@@ -128,7 +135,7 @@ export type EstimateInput = Omit<SummarizeInput, 'leaving' | 'signal'> & {
 };
 
 export interface Summarizer {
-  /** `anthropic`, `anthropic-compaction` or `extractive`; recorded in the ledger. */
+  /** `anthropic`, `anthropic-compaction`, `openai-compaction` or `extractive`; recorded in the ledger. */
   readonly name: string;
   /**
    * What it reads besides the leaving messages' text: `request` for a summarizer that sends the

@@ -48,6 +48,7 @@ import {
   appendMessages,
   createProducer,
   createSession,
+  type LoadedContext,
   loadContext,
   readRecall,
   searchRecall,
@@ -939,7 +940,7 @@ async function readPath(url: string, sql: postgres.Sql, prefix: () => string) {
     ['100,000 messages, compacted to 100 + summary', 'read1'],
   ] as const) {
     const ms: number[] = [];
-    let loaded: Awaited<ReturnType<typeof loadContext>> | undefined;
+    let loaded: LoadedContext | undefined;
     for (let i = 0; i < READS + 10; i++) {
       const started = performance.now();
       loaded = await loadContext(database.db, { tenantId: TENANT, sessionId });

@@ -99,6 +99,17 @@ describe('the example agent', () => {
     const report = await audit(db, tenantId, sessionId);
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(appended);
+    // Each compaction's payback was predicted, and measured from the runs reported after it.
+    const ledger = await ctx.tdb.database.sql<
+      { ratio: number | null; requests: number | null; sent: number | null; without: number | null }[]
+    >`select payback_ratio::float8 as ratio, measured_requests as requests, measured_tokens_sent::int as sent,
+             measured_tokens_without::int as without
+        from compactions where tenant_id = ${tenantId} and status = 'applied' order by created_at`;
+    expect(ledger.every((r) => r.ratio !== null)).toBe(true);
+    for (const r of ledger.slice(0, -1)) {
+      expect(r.requests).toBeGreaterThanOrEqual(1);
+      expect(r.without).toBeGreaterThan(r.sent ?? Number.POSITIVE_INFINITY);
+    }
   });
 });
 

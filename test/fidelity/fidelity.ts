@@ -2,7 +2,9 @@
  * `npm run fidelity [-- --keep-recent N] [--cache-user-turn]`: runs each strategy over every corpus
  * session through the real pipeline and database (`summarize` with the `extractive` summarizer,
  * with `anthropic` and with `anthropic-compaction`, the real SDK against the fake Messages API
- * server, the paths the compaction block names counted beside the checkpoint's; `summarize` with a
+ * server, the paths the compaction block names counted beside the checkpoint's; with `openai`, the
+ * real `openai` SDK against the fake Chat Completions server, whose answers come from the same
+ * stand-in model as the fake Messages API's; `summarize` with a
  * tail of 20,000 tokens; `clearToolResults`; `auto`) and prints per session and in total: tokens
  * before → after, the share of the leaving messages' working-set paths kept in the checkpoint,
  * whether the user's last real request was kept (live, verbatim in the checkpoint, or condensed
@@ -27,6 +29,7 @@ import { createSession } from '../../producer/sessions.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { parseTranscript, type TranscriptMessage } from '../../shared/contract/transcript.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { type PaybackInputs, REFERENCE_HORIZON_REQUESTS } from '../../shared/policy/payback.ts';
 import { type Strategy, strategySchema } from '../../shared/strategies/index.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { compactionBlockOf } from '../../shared/summary/compaction-block.ts';
@@ -36,6 +39,8 @@ import type { Summarizers } from '../../worker/pipeline/ports.ts';
 import { audit } from '../../worker/postgres/audit.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
+import { createOpenAISummarizer } from '../../worker/summarizers/openai.ts';
+import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { type RecallScore, recallProbes, scoreRecall } from './recall-probes.ts';
 import { withScratch } from './scratch.ts';
@@ -74,17 +79,33 @@ interface Row {
   cacheWriteTokens: number;
   /** Estimated tokens of the messages that left the live history. */
   leavingTokens: number;
-  /** Messages API requests the compaction sent (to the fake server). */
+  /** LLM requests the compaction sent (to the fake servers). */
   llmCalls: number;
   /** Leaving working-set paths named in Anthropic's compaction block, when the summary is one; else null. */
   blockPaths: number | null;
   /** Recall over the archive: the archived paths and commands its search ranks in its top five. */
   recall: RecallScore;
+  /**
+   * Predicted payback ratio at {@link REFERENCE_HORIZON_REQUESTS} requests (savings / cost over all
+   * the compaction's rows); null: it costs nothing; undefined: no prediction (nothing applied).
+   */
+  payback: number | null | undefined;
 }
 
 async function main(): Promise<number> {
+  const chat = new FakeOpenAIChatServer();
+  const chatUrl = await chat.start();
+  try {
+    return await run(chat, chatUrl);
+  } finally {
+    await chat.close();
+  }
+}
+
+async function run(chat: FakeOpenAIChatServer, chatUrl: string): Promise<number> {
   return withScratch('fidelity', async ({ database, fake, llmUrl, compact }) => {
     const extractive = createExtractiveSummarizer();
+    const openai = createOpenAISummarizer({ apiKey: 'fidelity', baseURL: chatUrl, model: 'gpt-5.4-mini' });
     const anthropic = createAnthropicSummarizer({
       apiKey: 'fidelity',
       baseURL: llmUrl,
@@ -109,6 +130,7 @@ async function main(): Promise<number> {
         summarizers: { primary: extractive, named: { 'anthropic-compaction': compaction } },
         strategy: { ...summarize, summarizer: 'anthropic-compaction' },
       },
+      { label: 'summarize/openai', summarizers: { primary: openai }, strategy: summarize },
       {
         label: 'summarize+20k tail/extractive',
         summarizers: { primary: extractive },
@@ -133,10 +155,10 @@ async function main(): Promise<number> {
         const session = file.replace(/\.jsonl$/, '');
         const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
         await createSession(database.db, { tenantId, sessionId: session, messages: original });
-        const sent = fake.requests.length;
+        const sent = fake.requests.length + chat.requests.length;
         await compact({ tenantId, sessionId: session, strategy, summarizers });
         const measured = await measure(database, tenantId, session, original, label);
-        rows.push({ ...measured, llmCalls: fake.requests.length - sent });
+        rows.push({ ...measured, llmCalls: fake.requests.length + chat.requests.length - sent });
       }
     }
     print(rows);
@@ -161,8 +183,10 @@ async function measure(
       read: number;
       written: number;
       cost: number;
+      payback_inputs: PaybackInputs | null;
+      payback_cost: number | null;
     }[]
-  >`select status, tokens_before,
+  >`select status, tokens_before, payback_inputs, payback_cost_usd::float8 as payback_cost,
            coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) as input,
            coalesce(cache_read_tokens, 0) as read, coalesce(cache_write_tokens, 0) as written,
            coalesce(cost_usd, 0)::float8 as cost
@@ -219,7 +243,30 @@ async function measure(
     cacheWriteTokens: ledger.reduce((sum, r) => sum + Number(r.written), 0),
     leavingTokens: leaving.reduce((sum, m) => sum + m.tokenCount, 0),
     blockPaths: block ? leavingPaths.filter((p) => block.content.includes(p)).length : null,
+    payback: paybackAtReference(ledger.filter((r) => r.status === 'applied')),
   };
+}
+
+/**
+ * The predicted payback ratio of a compaction's applied rows at the reference horizon: each row's
+ * tokens saved per request × {@link REFERENCE_HORIZON_REQUESTS} × its price per saved token, over
+ * the rows' predicted cost.
+ */
+function paybackAtReference(
+  rows: Array<{ payback_inputs: PaybackInputs | null; payback_cost: number | null }>,
+): number | null | undefined {
+  const predicted = rows.filter((r) => r.payback_inputs !== null);
+  if (predicted.length === 0) return undefined;
+  const savings = predicted.reduce(
+    (sum, r) =>
+      sum +
+      (r.payback_inputs?.tokensSavedPerRequest ?? 0) *
+        REFERENCE_HORIZON_REQUESTS *
+        (r.payback_inputs?.savedTokenUsd ?? 0),
+    0,
+  );
+  const cost = predicted.reduce((sum, r) => sum + Number(r.payback_cost ?? 0), 0);
+  return cost > 0 ? savings / cost : null;
 }
 
 function print(rows: Row[]): void {
@@ -241,6 +288,7 @@ function print(rows: Row[]): void {
     'calls',
     'USD',
     'recall',
+    `payback@${REFERENCE_HORIZON_REQUESTS}`,
   ];
   const body = rows.map((r) => [
     r.session,
@@ -260,6 +308,7 @@ function print(rows: Row[]): void {
     String(r.llmCalls),
     r.costUsd.toFixed(4),
     `${r.recall.paths.found + r.recall.commands.found}/${r.recall.paths.asked + r.recall.commands.asked}`,
+    r.payback === undefined ? '-' : r.payback === null ? 'free' : `${r.payback.toFixed(2)}x`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
   const fmt = (cells: string[]) =>

@@ -4,7 +4,8 @@
  * test/fidelity/probes/).
  *
  * For each probed session and each summarizer (`extractive`; `anthropic`, the real SDK against the
- * fake Messages API): the session is created with the first third of its messages and compacted
+ * fake Messages API; `openai`, the real `openai` SDK against the fake Chat Completions server, whose
+ * answers come from the same stand-in model): the session is created with the first third of its messages and compacted
  * with `summarize` (keepRecent N), the messages up to two thirds are appended and it is compacted
  * again (merging the first checkpoint), then the rest, and a third time. After each compaction the
  * probes of that point are graded against (a) the rendered checkpoint with the text of the live
@@ -18,7 +19,8 @@
  * those probed sessions); `--misses` lists the probes missed with the checkpoint alone; `--show`
  * prints each rendered checkpoint. With ANTHROPIC_API_KEY set, the `anthropic` row grades a real
  * model (COMPACTOR_MODEL, default claude-haiku-5-5, at ANTHROPIC_BASE_URL, default Anthropic's API)
- * instead of the fake.
+ * instead of the fake; with OPENAI_API_KEY set, the `openai` row does (COMPACTOR_OPENAI_MODEL,
+ * default gpt-5.4-mini, at OPENAI_BASE_URL, default OpenAI's API).
  *
  * Prints per session and point, then totals per summarizer, by probe type and by point; the
  * targets (with the kept messages ≥ 90%, checkpoint alone ≥ 85%, stale blockers ≤ 10% of the
@@ -37,9 +39,11 @@ import { parseTranscript, type TranscriptMessage } from '../../shared/contract/t
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { type Checkpoint, checkpointSchema, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
 import type { Summarizer } from '../../shared/summary/summarizer.ts';
-import { DEFAULT_SUMMARY_MODEL } from '../../worker/config/config.ts';
+import { DEFAULT_OPENAI_MODEL, DEFAULT_SUMMARY_MODEL } from '../../worker/config/config.ts';
 import { createAnthropicSummarizer, DEFAULT_ANTHROPIC_BASE_URL } from '../../worker/summarizers/anthropic.ts';
+import { createOpenAISummarizer } from '../../worker/summarizers/openai.ts';
 import { unescapeEntities } from '../support/fake-model/prompt-view.ts';
+import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { loadProbeFiles } from './probe-files.ts';
 import {
@@ -115,6 +119,20 @@ async function main(): Promise<number> {
     (f) => !values.session?.length || values.session.includes(f.session),
   );
   if (probeFiles.length === 0) throw new Error('no probe files (or none named by --session)');
+  const chat = new FakeOpenAIChatServer();
+  const chatUrl = await chat.start();
+  try {
+    return await run(probeFiles, chat, chatUrl);
+  } finally {
+    await chat.close();
+  }
+}
+
+async function run(
+  probeFiles: Awaited<ReturnType<typeof loadProbeFiles>>,
+  chat: FakeOpenAIChatServer,
+  chatUrl: string,
+): Promise<number> {
   return withScratch('probes', async ({ database, llmUrl, compact, fake }) => {
     // With ANTHROPIC_API_KEY set, the anthropic row grades a real model (ANTHROPIC_BASE_URL, else
     // Anthropic's API; COMPACTOR_MODEL, else Haiku 4.5); without it, the fake Messages API.
@@ -125,6 +143,15 @@ async function main(): Promise<number> {
         ? `anthropic: ${model} at ${process.env.ANTHROPIC_BASE_URL ?? DEFAULT_ANTHROPIC_BASE_URL}`
         : 'anthropic: the fake Messages API (set ANTHROPIC_API_KEY to grade a real model)',
     );
+    const openaiKey = process.env.OPENAI_API_KEY;
+    const openaiModel = process.env.COMPACTOR_OPENAI_MODEL ?? DEFAULT_OPENAI_MODEL;
+    console.log(
+      openaiKey
+        ? `openai: ${openaiModel} at ${process.env.OPENAI_BASE_URL ?? "OpenAI's API"}`
+        : 'openai: the fake Chat Completions server (set OPENAI_API_KEY to grade a real model)',
+    );
+    /** Whether a row's requests went to a fake (then what it showed the model is known). */
+    const faked = (label: string) => (label === 'anthropic' && !apiKey) || (label === 'openai' && !openaiKey);
     const runs: Array<{ label: string; summarizer: Summarizer }> = [
       { label: 'extractive', summarizer: createExtractiveSummarizer() },
       {
@@ -133,6 +160,14 @@ async function main(): Promise<number> {
           apiKey
             ? { apiKey, baseURL: process.env.ANTHROPIC_BASE_URL, model, maxRetries: 3 }
             : { apiKey: 'fidelity', baseURL: llmUrl, model },
+        ),
+      },
+      {
+        label: 'openai',
+        summarizer: createOpenAISummarizer(
+          openaiKey
+            ? { apiKey: openaiKey, baseURL: process.env.OPENAI_BASE_URL, model: openaiModel, maxRetries: 3 }
+            : { apiKey: 'fidelity', baseURL: chatUrl, model: openaiModel },
         ),
       },
     ];
@@ -157,11 +192,16 @@ async function main(): Promise<number> {
           }
           done = cut;
           const sent = fake.requests.length;
+          const sentChat = chat.requests.length;
           await compact({ tenantId, sessionId: session, strategy, summarizers: { primary: summarizer } });
-          shown.set(session, `${shown.get(session) ?? ''}\n${promptsText(fake.requests.slice(sent))}`);
+          const requests = [
+            ...fake.requests.slice(sent),
+            ...chat.requests.slice(sentChat).map((body) => ({ body })),
+          ];
+          shown.set(session, `${shown.get(session) ?? ''}\n${promptsText(requests)}`);
           const mine = probes.filter((p) => p.at === point);
           const prefix = original.slice(0, cut);
-          const seen = label === 'anthropic' && !apiKey ? shown.get(session) : undefined;
+          const seen = faked(label) ? shown.get(session) : undefined;
           rows.push(await measure(database, tenantId, session, label, point, prefix, mine, seen));
         }
       }
@@ -383,7 +423,7 @@ function print(rows: PointRow[]): void {
 }
 
 /**
- * For a summarizer whose requests were seen (anthropic against the fake): of the probes the
+ * For a summarizer whose requests were seen (anthropic or openai against a fake): of the probes the
  * checkpoint alone missed, how many answers the model had been shown (the miss is the model's) and
  * how many it had not (clipped or pruned out of the prompt: the miss is compactor's).
  */

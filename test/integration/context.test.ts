@@ -82,8 +82,8 @@ async function agentSession(sessionId: string): Promise<MessageParam[]> {
       toolUse: [{ name: 'bash', input: { i } }],
     });
     appended.push({ role: 'assistant', content: calls });
-    // Output long enough that a summary of it is smaller than it is.
-    await answerCalls(sessionId, calls, `output ${i}\n${'test_parser.py::case PASSED\n'.repeat(20)}`);
+    // Output long enough that a summary of it, as the context sends it, is smaller than it is.
+    await answerCalls(sessionId, calls, `output ${i}\n${'test_parser.py::case PASSED\n'.repeat(60)}`);
     appended.push((await rows(sessionId)).at(-1) as MessageParam);
   }
   const last = await step(sessionId, { thinking: 'wrap up', text: 'The test passes now.' });

@@ -257,6 +257,11 @@ describe('ledger API', () => {
     const row = ledger.body.compactions[0];
     expect(row).toMatchObject({ status: 'applied', strategy: 'slidingWindow', trigger: 'event' });
     expect(row).not.toHaveProperty('summary');
+    // The payback predicted before it; the measurement's bookkeeping stays out of the JSON.
+    expect(row.paybackRatio).toEqual(expect.any(Number));
+    expect(row.paybackInputs).toMatchObject({ horizon: 'history', summaryUsd: 0 });
+    expect(row.measuredRequests).toBeNull();
+    expect(row).not.toHaveProperty('measuredEventIds');
 
     const detail = await json(await f.request('acme', `/api/sessions/a-1/compactions/${row.id}?limit=3`));
     expect(detail.status).toBe(200);
@@ -558,6 +563,10 @@ describe('session page', () => {
     const [row] = (await json(await f.request('acme', '/api/sessions/a-1/compactions'))).body.compactions;
     const html = await (await f.request('acme', '/sessions/a-1')).text();
     expect(html).toContain(`<a href="/sessions/a-1/compactions/${row.id}">details</a>`);
+    expect(html).toContain(`<td class="num">predicted ${Number(row.paybackRatio).toFixed(2)}×</td>`);
+    const details = await (await f.request('acme', `/sessions/a-1/compactions/${row.id}`)).text();
+    expect(details).toContain('<th scope="row">payback predicted</th>');
+    expect(details).toContain('no run reported since');
   });
 
   it('lists the live context: the last messages of a long session, the totals of all, content escaped', async () => {

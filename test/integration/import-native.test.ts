@@ -2,7 +2,8 @@
  * `compactor import` of native transcripts: the five real Claude Code session files of
  * corpus/claude-code, detected and stored with every content block exactly as the parser read it
  * (thinking signatures and images included); `--sidechains`; a JSONL of MessageParams that round
- * trips; and refusals that name the file, line and field and write nothing.
+ * trips; the leading system messages pinned unless `--pin-system none`; and refusals that name the
+ * file, line and field and write nothing.
  */
 import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -369,7 +370,7 @@ describe('refusals', () => {
     const unknown = await cli([file, '--tenant', 'refused', '--format', 'openai']);
     expect(unknown).toMatchObject({ code: 2, stdout: '' });
     expect(unknown.stderr).toBe(
-      'compactor import: --format must be corpus, anthropic, claude-code or openai-chat, got "openai" (see: compactor import --help)\n',
+      'compactor import: --format must be corpus, anthropic, claude-code, openai-chat or openai-responses, got "openai" (see: compactor import --help)\n',
     );
     const sidechains = await cli([file, '--tenant', 'refused', '--format', 'anthropic', '--sidechains']);
     expect(sidechains).toMatchObject({ code: 2, stdout: '' });
@@ -378,6 +379,56 @@ describe('refusals', () => {
     const named = await cli([file, '--tenant', 'refused', '--format', 'anthropic']);
     expect(named.code).toBe(1);
     expect(named.stderr).toContain(`${MAIN}:1.role: expected "user" or "assistant", got nothing\n`);
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe('system messages', () => {
+  const REQUEST = {
+    model: 'gpt-4o',
+    messages: [
+      { role: 'system', content: 'You are a coding agent.' },
+      { role: 'developer', content: 'Answer in English.' },
+      { role: 'user', content: 'fix the parser' },
+      { role: 'assistant', content: 'done' },
+      { role: 'system', content: 'You are a coding agent.' },
+      { role: 'user', content: 'thanks' },
+    ],
+  };
+
+  async function pinnedSeqs(tenantId: string, sessionId: string): Promise<number[]> {
+    const rows = await ctx.tdb.database.sql<{ seq: number }[]>`
+      select seq::int as seq from messages
+      where tenant_id = ${tenantId} and session_id = ${sessionId} and pinned order by seq`;
+    return rows.map((r) => r.seq);
+  }
+
+  it('pins the leading system and developer messages by default, and none with --pin-system none', async () => {
+    const file = path.join(dir, 'requests.jsonl');
+    await writeFile(file, `${JSON.stringify(REQUEST)}\n`);
+    const run = await cli([file, '--tenant', 'pins', '--session', 'default']);
+    expect(run.code, run.stderr).toBe(0);
+    // The later copy of the prompt is part of the conversation: it is not pinned.
+    expect(await pinnedSeqs('pins', 'default')).toEqual([0, 1]);
+
+    const none = await cli([file, '--tenant', 'pins', '--session', 'none', '--pin-system', 'none']);
+    expect(none.code, none.stderr).toBe(0);
+    expect(await pinnedSeqs('pins', 'none')).toEqual([]);
+
+    await importTranscript(ctx.tdb.database.db, path.join(CLAUDE_CODE_DIR, SUBAGENT), { tenantId: 'pins' });
+    expect(await pinnedSeqs('pins', sessionOf(SUBAGENT))).toEqual([]);
+  });
+
+  it('refuses a --pin-system value it does not know, naming the choices, before touching anything', async () => {
+    const before = await snapshot();
+    const file = path.join(dir, 'requests-refused.jsonl');
+    await writeFile(file, `${JSON.stringify(REQUEST)}\n`);
+    const run = await cli([file, '--tenant', 'refused', '--pin-system', 'all']);
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toContain('--pin-system must be leading or none, got "all"');
+    await expect(
+      importTranscript(ctx.tdb.database.db, file, { tenantId: 'refused', pinSystem: 'all' as never }),
+    ).rejects.toThrow('pinSystem "all": expected leading or none');
     expect(await snapshot()).toEqual(before);
   });
 });

@@ -353,7 +353,7 @@ describe('an openai-chat session', () => {
       field: 'messages[0].content[0].type',
       message: expect.stringContaining('has format "openai-chat"'),
     });
-    const badFormat = await call('POST', '/v1/sessions', { id: 'http-2', format: 'openai-responses' });
+    const badFormat = await call('POST', '/v1/sessions', { id: 'http-2', format: 'openai-realtime' });
     expect(badFormat.status).toBe(400);
     expect(badFormat.body.error).toMatchObject({ field: 'format' });
 

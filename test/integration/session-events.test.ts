@@ -96,6 +96,14 @@ describe('session.compacted', () => {
     });
     expect(event?.data.tokensAfter).toBeLessThan(event?.data.tokensBefore ?? 0);
     expect(event?.data.checkpoint).toMatchObject({ goal: expect.any(String) });
+    // The payback predicted before it: the extractive summary is free, the cache rewrite is not.
+    expect(event?.data.payback).toMatchObject({
+      horizon: 'history',
+      ratio: expect.any(Number),
+      savingsUsd: expect.any(Number),
+    });
+    expect(event?.data.payback?.costUsd).toBeGreaterThan(0);
+    expect(event?.data.payback?.tokensSavedPerRequest).toBeGreaterThan(0);
     // The checkpoint the compaction wrote, exactly as the session now holds it.
     const [session] = await ctx.tdb.database.sql<{ checkpoint: unknown }[]>`
       select checkpoint from sessions where tenant_id = ${tenantId} and id = 'big'`;

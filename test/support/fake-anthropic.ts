@@ -259,6 +259,19 @@ class InvalidRequest extends Error {
 export interface FakeAnthropicOptions {
   /** Refuse what the docs leave open but users expect refused (conversation-rules.ts). Default false. */
   strict?: boolean;
+  /**
+   * Which platform's wire shape the fake answers (default `anthropic`: `POST /v1/messages`):
+   * - `bedrock`: `POST /model/{modelId}/invoke`, SigV4-signed (an `Authorization: AWS4-HMAC-SHA256
+   *   Credential=…/bedrock/aws4_request` header and `x-amz-date`; the signature itself is not
+   *   checked), the Messages body without `model` and with `anthropic_version: 'bedrock-2023-05-31'`,
+   *   betas as a body array `anthropic_beta`, no `anthropic-version` header (Bedrock's Claude guide);
+   * - `vertex`: `POST /projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict`
+   *   with `Authorization: Bearer …`, the body without `model` and with
+   *   `anthropic_version: 'vertex-2023-10-16'` (Vertex AI's Claude guide).
+   * The request is then checked and answered as the first-party one (errors in Anthropic's shape);
+   * {@link FakeAnthropicServer.requests} records it as it came.
+   */
+  platform?: 'anthropic' | 'bedrock' | 'vertex';
 }
 
 /** The beta that adds `thinking.block_binding` to a request. */
@@ -358,8 +371,12 @@ export class FakeAnthropicServer {
    */
   acceptForeignSignatures = false;
 
+  /** The platform whose wire shape the fake answers ({@link FakeAnthropicOptions.platform}). */
+  readonly platform: 'anthropic' | 'bedrock' | 'vertex';
+
   constructor(options: FakeAnthropicOptions = {}) {
     this.strict = options.strict ?? false;
+    this.platform = options.platform ?? 'anthropic';
   }
 
   /** Queues behaviours for the next requests, in order. Returns this, for chaining. */
@@ -430,13 +447,13 @@ export class FakeAnthropicServer {
       receivedAt: Date.now(),
     };
     this.requests.push(recorded);
-    if (recorded.path.startsWith('/v1/messages/batches')) {
+    if (this.platform === 'anthropic' && recorded.path.startsWith('/v1/messages/batches')) {
       this.#batchRoute(recorded, res, requestId);
       return;
     }
     let body: MessagesRequest;
     try {
-      body = validate(recorded, {
+      body = validate(asFirstParty(recorded, this.platform), {
         strict: this.strict,
         acceptForeignSignatures: this.acceptForeignSignatures,
       });
@@ -950,6 +967,75 @@ interface MessagesRequest {
   context_management?: unknown;
   /** Not part of the body: what the fake changed before the model saw it (with the binding beta). */
   inputTransformations?: InputTransformation[];
+}
+
+/** Bedrock's `anthropic_version` in a request body (Bedrock's Claude Messages API guide). */
+export const BEDROCK_API_VERSION = 'bedrock-2023-05-31';
+
+/** Vertex AI's `anthropic_version` in a request body (Vertex AI's Claude guide). */
+export const VERTEX_API_VERSION = 'vertex-2023-10-16';
+
+/**
+ * A platform's request as the first-party API would get it, after checking what is the platform's
+ * own: path, authentication, `anthropic_version` in the body and no `model` there. Pure.
+ * @throws {InvalidRequest} as the platform would refuse the request.
+ */
+function asFirstParty(
+  request: RecordedRequest,
+  platform: 'anthropic' | 'bedrock' | 'vertex',
+): RecordedRequest {
+  if (platform === 'anthropic') return request;
+  const [pathname = ''] = request.path.split('?');
+  const match =
+    platform === 'bedrock'
+      ? /^\/model\/([^/]+)\/invoke$/.exec(pathname)
+      : /^\/projects\/[^/]+\/locations\/[^/]+\/publishers\/anthropic\/models\/([^/:]+):rawPredict$/.exec(
+          pathname,
+        );
+  if (!match?.[1])
+    throw new InvalidRequest(404, 'not_found_error', `Not found: ${request.method} ${request.path}`);
+  const auth = String(request.headers.authorization ?? '');
+  const signed =
+    platform === 'bedrock'
+      ? /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[a-z0-9-]+\/bedrock\/aws4_request, SignedHeaders=[^,]+, Signature=[0-9a-f]{64}$/.test(
+          auth,
+        ) && typeof request.headers['x-amz-date'] === 'string'
+      : /^Bearer \S+$/.test(auth);
+  if (!signed)
+    throw new InvalidRequest(403, 'permission_error', `${platform}: missing or malformed Authorization`);
+  if (request.headers['anthropic-version'] !== undefined)
+    throw new InvalidRequest(400, 'invalid_request_error', `${platform}: anthropic-version goes in the body`);
+  const body = request.body as Record<string, unknown> | undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new InvalidRequest(400, 'invalid_request_error', 'The request body is not valid JSON.');
+  const version = platform === 'bedrock' ? BEDROCK_API_VERSION : VERTEX_API_VERSION;
+  const { anthropic_version: sent, anthropic_beta: betas, ...rest } = body;
+  if (sent !== version)
+    throw new InvalidRequest(
+      400,
+      'invalid_request_error',
+      `anthropic_version: must be ${version}, got ${String(sent)}`,
+    );
+  if ('model' in rest)
+    throw new InvalidRequest(400, 'invalid_request_error', 'model: Extra inputs are not permitted');
+  if (betas !== undefined && !(Array.isArray(betas) && betas.every((b) => typeof b === 'string')))
+    throw new InvalidRequest(
+      400,
+      'invalid_request_error',
+      'anthropic_beta: Input should be a list of strings',
+    );
+  const headers: IncomingHttpHeaders = {
+    ...request.headers,
+    'anthropic-version': '2023-06-01',
+    'x-api-key': platform,
+  };
+  if (Array.isArray(betas)) headers['anthropic-beta'] = betas.join(',');
+  return {
+    ...request,
+    path: '/v1/messages',
+    headers,
+    body: { ...rest, model: decodeURIComponent(match[1]) },
+  };
 }
 
 /** Checks what the API checks and compactor could get wrong. @throws {InvalidRequest} */

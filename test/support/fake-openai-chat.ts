@@ -10,11 +10,39 @@
  * - `tool_calls: []` (as reported against the openai-node SDK and Home Assistant);
  * - a null `content` where the role requires one (as reported against llama_index);
  * plus a missing bearer key, a body that is not JSON, no `model`, no `messages`. A valid request
- * gets a `chat.completion` whose message is `{ role: 'assistant', content: 'ok' }`. Requests are
- * recorded in {@link FakeOpenAIChatServer.requests}, parsed, whatever the answer.
+ * gets a `chat.completion` whose message is `{ role: 'assistant', content: 'ok' }`, or the next
+ * reply scripted with {@link FakeOpenAIChatServer.script} (text and tool calls, first in first
+ * out; a request refused as invalid consumes none). A scripted call of a function the request's
+ * `tools` do not declare is a bug of the test: answered 500, never played. Requests are recorded in
+ * {@link FakeOpenAIChatServer.requests}, parsed, whatever the answer, and their headers in
+ * {@link FakeOpenAIChatServer.headers}.
+ *
+ * A summary request, one that forces its answer as compactor's `openai` summarizer does, is answered
+ * by the stand-in model of the fake Messages API (fake-model/checkpoint.ts): the checkpoint a
+ * diligent model writes for the request's last user message, with a short `analysis` first when
+ * the schema has one. fake-openai-summary.ts says what it checks (strict schemas as the Structured
+ * Outputs guide defines them) and how the answer is shaped; {@link FakeOpenAIChatServer.enqueue}
+ * scripts failures (429 with retry-after, 500, a refusal, `finish_reason: 'length'`, ...), and
+ * `new FakeOpenAIChatServer({ structuredOutputs: false })` is a server without `response_format`
+ * `json_schema`, which refuses it with a 400 naming it.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  type FakeChatBehaviour,
+  isSummaryRequest,
+  PromptCache,
+  type SummaryReply,
+  summaryReply,
+} from './fake-openai-summary.ts';
+
+export type { FakeChatBehaviour } from './fake-openai-summary.ts';
 
 /** An error as the API answers it. */
 interface ApiError {
@@ -90,17 +118,69 @@ export function chatRequestError(messages: unknown): ApiError | null {
   }
 }
 
+/**
+ * A reply the fake plays for one request: `content` (default null with tool calls, else `ok`) and
+ * function calls, each answered as `{ id: 'call_fake_N', type: 'function', function: { name,
+ * arguments } }` with `arguments` the JSON text of `arguments`; `finish_reason` is `tool_calls`
+ * when there are calls, else `stop`.
+ */
+export interface ScriptedChatReply {
+  content?: string;
+  toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
+}
+
+/** Options of {@link FakeOpenAIChatServer}. */
+export interface FakeOpenAIChatOptions {
+  /**
+   * Whether the server supports `response_format` of type `json_schema`; default true. False: such
+   * a request gets the 400 of a server without it, naming `response_format`.
+   */
+  structuredOutputs?: boolean | undefined;
+}
+
 /** The fake server; `await start()` before use, `await close()` after. */
 export class FakeOpenAIChatServer {
   /** Every request body received, parsed (undefined when it was not JSON). */
   readonly requests: unknown[] = [];
+  /** The headers of every request received, in the order of {@link requests}. */
+  readonly headers: IncomingHttpHeaders[] = [];
+  /** Whether `response_format` `json_schema` is supported (see {@link FakeOpenAIChatOptions}). */
+  structuredOutputs: boolean;
   #server: Server | null = null;
   #count = 0;
+  #calls = 0;
+  readonly #script: ScriptedChatReply[] = [];
+
+  /**
+   * Queues replies for the next valid requests that are not summary requests, in order. Returns
+   * this, for chaining.
+   */
+  script(...replies: ScriptedChatReply[]): this {
+    this.#script.push(...replies);
+    return this;
+  }
+
+  /** Scripted replies not played yet. */
+  get pending(): number {
+    return this.#script.length;
+  }
+
+  #queue: FakeChatBehaviour[] = [];
+  readonly #cache = new PromptCache();
+
+  constructor(options: FakeOpenAIChatOptions = {}) {
+    this.structuredOutputs = options.structuredOutputs ?? true;
+  }
+
+  /** Queues behaviours for the next summary requests, one each, first in first out; then `'ok'`. */
+  enqueue(...behaviours: FakeChatBehaviour[]): void {
+    this.#queue.push(...behaviours);
+  }
 
   /** Starts listening; resolves to the SDK's `baseURL` (`http://127.0.0.1:<port>/v1`). */
   async start(): Promise<string> {
     this.#server = createServer((req, res) => {
-      this.#handle(req, res).catch((error: unknown) => send(res, 500, { error: { message: String(error) } }));
+      this.handle(req, res).catch((error: unknown) => send(res, 500, { error: { message: String(error) } }));
     });
     await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve));
     const { port } = this.#server.address() as AddressInfo;
@@ -111,7 +191,19 @@ export class FakeOpenAIChatServer {
     await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** The assistant message of a scripted reply. */
+  #messageOf(reply: ScriptedChatReply): Record<string, unknown> {
+    const calls = (reply.toolCalls ?? []).map((c) => ({
+      id: `call_fake_${++this.#calls}`,
+      type: 'function',
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    }));
+    if (calls.length === 0) return { role: 'assistant', content: reply.content ?? 'ok', refusal: null };
+    return { role: 'assistant', content: reply.content ?? null, refusal: null, tool_calls: calls };
+  }
+
+  /** Answers one request (also usable as another server's handler: see fake-openai-responses.ts). */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -122,6 +214,7 @@ export class FakeOpenAIChatServer {
       body = undefined;
     }
     this.requests.push(body);
+    this.headers.push(req.headers);
     const invalid = (message: string, param: string | null = null) =>
       send(res, 400, { error: { message, type: 'invalid_request_error', param, code: null } });
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
@@ -144,7 +237,37 @@ export class FakeOpenAIChatServer {
     const error = chatRequestError(body.messages);
     if (error) return send(res, 400, { error });
     this.#count++;
+    if (isSummaryRequest(body)) {
+      let behaviour = this.#queue.shift() ?? 'ok';
+      if (typeof behaviour === 'object' && 'delayMs' in behaviour) {
+        const { delayMs } = behaviour;
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        behaviour = 'ok';
+      }
+      if (res.destroyed) return;
+      const reply = summaryReply(body, {
+        id: `chatcmpl-fake-${this.#count}`,
+        behaviour,
+        structuredOutputs: this.structuredOutputs,
+        cache: this.#cache,
+      });
+      return sendReply(res, reply, this.#count);
+    }
+    const scripted = this.#script[0];
+    const undeclared = scripted?.toolCalls?.find((c) => !declaresFunction(body.tools, c.name));
+    if (undeclared) {
+      return send(res, 500, {
+        error: {
+          message: `fake: scripted call of ${undeclared.name}, which the request's tools do not declare`,
+        },
+      });
+    }
+    this.#script.shift();
     const prompt = JSON.stringify(body.messages).length;
+    const message = scripted
+      ? this.#messageOf(scripted)
+      : { role: 'assistant', content: 'ok', refusal: null };
+    const finish = 'tool_calls' in message ? 'tool_calls' : 'stop';
     return send(res, 200, {
       id: `chatcmpl-fake-${this.#count}`,
       object: 'chat.completion',
@@ -153,8 +276,8 @@ export class FakeOpenAIChatServer {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: 'ok', refusal: null },
-          finish_reason: 'stop',
+          message,
+          finish_reason: finish,
           logprobs: null,
         },
       ],
@@ -167,7 +290,26 @@ export class FakeOpenAIChatServer {
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_fake' });
+/** Whether a request's `tools` declare the function `name`. */
+function declaresFunction(tools: unknown, name: string): boolean {
+  return (
+    Array.isArray(tools) &&
+    tools.some((t) => (t as { type?: unknown; function?: { name?: unknown } })?.function?.name === name)
+  );
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_fake', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** Sends a summary request's reply, with request id `req_fake_000N`. */
+function sendReply(res: ServerResponse, reply: SummaryReply, count: number): void {
+  const requestId = `req_fake_${String(count).padStart(4, '0')}`;
+  send(res, reply.status, reply.body, { 'x-request-id': requestId, ...reply.headers });
 }

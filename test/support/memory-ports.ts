@@ -21,6 +21,7 @@ import { FenceError, SessionNotFoundError } from '../../shared/contract/errors.t
 import type { Message, MessageMeta, Role } from '../../shared/contract/message.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
 import { type BudgetDecision, budgetWindows, type Spend } from '../../shared/policy/budget.ts';
+import { addMeasuredRequest, type PaybackInputs } from '../../shared/policy/payback.ts';
 import { overTrigger, type Policy, type PolicyInput, policySchema } from '../../shared/policy/policy.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import type { Batching, PipelineDeps, QueuedSummary } from '../../worker/pipeline/deps.ts';
@@ -30,6 +31,7 @@ import type {
   Budgets,
   Change,
   Clock,
+  ContextReport,
   Decision,
   FencedWrites,
   Gate,
@@ -46,6 +48,7 @@ import type {
 import type { EffectFacts } from '../../worker/postgres/effects.ts';
 import { appliedRow, type LedgerValues, unchangedRow } from '../../worker/postgres/ledger.ts';
 import type { LockedSession } from '../../worker/postgres/lock.ts';
+import { MAX_MEASURED_REQUESTS } from '../../worker/postgres/payback.ts';
 import { silentLogger } from './fixtures.ts';
 import { metaOfContent } from './messages.ts';
 
@@ -383,11 +386,51 @@ export class MemoryStore implements SessionReads, FencedWrites {
     return { status: 'duplicate', row: existing };
   }
 
-  async reportContextTokens(tenantId: string, sessionId: string, inputTokens: number): Promise<void> {
+  async reportContextTokens(report: ContextReport): Promise<void> {
+    const { tenantId, sessionId, inputTokens } = report;
     const session = this.sessions.get(key(tenantId, sessionId));
     if (!session) return;
     session.reportedInputTokens = inputTokens;
     session.reportedTokenCount = countsOf(session).tokenCount;
+    this.measurePayback(report, session.compactionVersion);
+  }
+
+  /** As worker/postgres/payback.ts: the report counts once towards the current compaction's measurement. */
+  private measurePayback(report: ContextReport, version: number): void {
+    const { eventId } = report;
+    const row = this.ledger.findLast(
+      (r) =>
+        r.tenantId === report.tenantId &&
+        r.sessionId === report.sessionId &&
+        r.status === 'applied' &&
+        r.compactionVersion === version &&
+        r.paybackInputs !== null,
+    );
+    if (!row || eventId === null || row.eventId === eventId) return;
+    const counted = row.measuredEventIds ?? [];
+    if (counted.includes(eventId) || counted.length >= MAX_MEASURED_REQUESTS) return;
+    const measured = addMeasuredRequest(
+      row.measuredRequests === null
+        ? null
+        : {
+            requests: row.measuredRequests,
+            tokensSent: row.measuredTokensSent ?? 0,
+            tokensWithout: row.measuredTokensWithout ?? 0,
+            savingsUsd: row.measuredSavingsUsd ?? 0,
+            ratio: row.measuredRatio,
+          },
+      row.paybackInputs as PaybackInputs,
+      row.costUsd,
+      report,
+    );
+    Object.assign(row, {
+      measuredRequests: measured.requests,
+      measuredTokensSent: measured.tokensSent,
+      measuredTokensWithout: measured.tokensWithout,
+      measuredSavingsUsd: measured.savingsUsd,
+      measuredRatio: measured.ratio,
+      measuredEventIds: [...counted, eventId],
+    });
   }
 
   // What the writes share

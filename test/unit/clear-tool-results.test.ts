@@ -112,6 +112,24 @@ describe('clearToolResults', () => {
         /^clearing 1 tool use would free [\d,]+ tokens, less than clearAtLeast \(5,000\)/,
       ),
     });
+    // Results shorter than their placeholder: the reason says the context would grow, and by how much.
+    const tiny = session(['bash', 'bash']);
+    tiny.contents.set(2, [{ type: 'tool_result', tool_use_id: 't0', content: '12' }]);
+    const tinyMessages = tiny.messages.map((m) =>
+      m.seq === 2 ? metaOfContent(2, 'user', tiny.contents.get(2) as StoredContent, false) : m,
+    );
+    expect(
+      planCompaction(
+        { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq: 4, contents: tiny.contents },
+        tinyMessages,
+        parseStrategy(JSON.stringify({ type: 'clearToolResults', keep: 1, clearAtLeast: 0 })),
+      ),
+    ).toMatchObject({
+      action: 'skip',
+      reason: expect.stringMatching(
+        /^clearing 1 tool use would grow the context by [1-9][\d,]* tokens: the placeholders are longer/,
+      ),
+    });
     const { messages, contents } = session(['bash', 'bash']);
     const once = plan(['bash', 'bash'], { keep: 1, clearAtLeast: 0 }).plan as CompactPlan;
     for (const r of once.clearing?.rewrites ?? []) contents.set(r.seq, r.content);

@@ -65,28 +65,30 @@ describe('command help', () => {
 describe('compactor import --help and its options', () => {
   const importCommand = leaves.find((c) => c.name === 'import') as Command;
 
-  it('names each format, says the default is detected, and documents --sidechains', () => {
+  it('names each format, says the default is detected, and documents --sidechains and --pin-system', () => {
     const help = commandHelp(importCommand);
     for (const format of TRANSCRIPT_FORMATS) expect(help).toContain(format);
     expect(help).toMatch(
-      /^ {2}--format F +corpus, anthropic, claude-code or openai-chat: .*default: detected/m,
+      /^ {2}--format F +corpus, anthropic, claude-code, openai-chat or openai-responses: .*default: detected/m,
     );
     expect(help).toMatch(/^ {2}--sidechains +claude-code: .*subagent/m);
+    expect(help).toMatch(/^ {2}--pin-system P +leading \(default\) or none: /m);
     expect(usageLine(importCommand)).toBe(
-      'compactor import <file-or-dir>... [--tenant T] [--session S] [--format F] [--sidechains]',
+      'compactor import <file-or-dir>... [--tenant T] [--session S] [--format F] [--sidechains] [--pin-system P]',
     );
   });
 
   it.each([
     [
       ['x.jsonl', '--format', 'openai'],
-      '--format must be corpus, anthropic, claude-code or openai-chat, got "openai"',
+      '--format must be corpus, anthropic, claude-code, openai-chat or openai-responses, got "openai"',
     ],
     [
       ['x.jsonl', '--format', 'corpus', '--sidechains'],
       '--sidechains applies to --format claude-code, not corpus',
     ],
     [['x.jsonl', '--sidechains=yes'], '--sidechains takes no value'],
+    [['x.jsonl', '--pin-system', 'all'], '--pin-system must be leading or none, got "all"'],
   ])('refuses %j before reading a file or the database: exit 2, one line', async (args, line) => {
     let stderr = '';
     const sink = { write: () => true };

@@ -112,6 +112,27 @@ describe('system', () => {
     expect(ctx.messages).toEqual([{ role: 'user', content: 'hi' }]);
   });
 
+  it('restates each distinct archived system text once, in order of first appearance, none a leading row holds', () => {
+    const ctx = render([row(0, 'system', 'You are a coding agent.'), row(5, 'user', 'hi')], {
+      archivedSystem: [
+        'You are a coding agent.',
+        'Use British spelling.',
+        'You are a coding agent.',
+        'Be brief.',
+        'Use British spelling.',
+      ],
+    });
+    expect(ctx.system).toEqual([
+      text('You are a coding agent.'),
+      text('Use British spelling.'),
+      text('Be brief.'),
+    ]);
+    const once = render([row(0, 'system', 'You are a coding agent.'), row(5, 'user', 'hi')]);
+    expect(render([row(5, 'user', 'hi')], { archivedSystem: ['You are a coding agent.'] }).tokens).toBe(
+      once.tokens,
+    );
+  });
+
   it('has no system when there is none', () => {
     expect(render([row(0, 'user', 'hi')]).system).toBeUndefined();
   });

@@ -171,6 +171,20 @@ describe('the context of an openai-chat session', () => {
     expect(chatRequestError(context.messages)).toBeNull();
   });
 
+  it('restates identical archived system texts once, in order, and none the leading system message holds', () => {
+    const context = renderChatContext({
+      rows: rows([{ role: 'system', content: 'sys' }, user('go')]),
+      checkpoint: null,
+      archivedSystem: ['sys', 'rule A', 'sys', 'rule B', 'rule A', '  '],
+    });
+    expect(context.messages).toEqual([
+      { role: 'system', content: 'sys' },
+      { role: 'system', content: 'rule A' },
+      { role: 'system', content: 'rule B' },
+      user('go'),
+    ]);
+  });
+
   it('gives a context the strict check accepts whatever window of a history it is given', () => {
     const history: ChatMessage[] = [{ role: 'system', content: 's' }, user('u0')];
     for (let t = 0; t < 6; t++)

@@ -309,6 +309,52 @@ describe('strategies without a summary (under the row lock, no lease)', () => {
   });
 });
 
+describe('payback', () => {
+  it('a summary predicted not to pay back: skipped before any call, the prediction on its row', async () => {
+    const calls: string[] = [];
+    const policy = { strategy: SUMMARIZE, payback: { minRatio: 1, horizonRequests: 1 } };
+    const { deps, store, events } = setup({ primary: paid('anthropic', calls) }, work(5), { policy });
+    const before = store.view(T, 's');
+    const outcome = await runCompaction(deps, request('s', undefined, { trigger: 'event' }));
+    const row = rowOf(outcome);
+    expect(row.status).toBe('skipped');
+    expect(row.reason).toMatch(
+      /^payback: predicted ratio [0-9.]+ < minRatio 1: saves \d+ tokens × 1 requests \(policy\)/,
+    );
+    expect(row.paybackInputs).toMatchObject({ summaryModel: 'claude-sonnet-4-5', requests: 1 });
+    expect(calls).toEqual([]);
+    expect(events.some((e) => e.type === 'stage' && e.stage === 'summarize')).toBe(false);
+    expect(store.view(T, 's')).toEqual(before);
+  });
+
+  it('measured from the runs reported after the compaction, a redelivered event counted once', async () => {
+    const { deps, store } = setup({ primary: extractive }, work(5));
+    const applied = rowOf(await runCompaction(deps, request('s', { type: 'slidingWindow', maxMessages: 4 })));
+    const saved = (applied.tokensBefore ?? 0) - (applied.tokensAfter ?? 0);
+    const quiet = { type: 'none' };
+    const next = request('s', quiet, { trigger: 'event', eventId: 'e-2', inputTokens: 900 });
+    await runCompaction(deps, next);
+    await runCompaction(deps, next);
+    const row = store.ledger.find((r) => r.id === applied.id);
+    expect(row).toMatchObject({
+      measuredRequests: 1,
+      measuredTokensSent: 900,
+      measuredTokensWithout: 900 + saved,
+    });
+    expect(row?.measuredEventIds).toEqual(['e-2']);
+  });
+
+  it('the same summary asked for by hand: made, whatever it is predicted to earn', async () => {
+    const calls: string[] = [];
+    const policy = { strategy: SUMMARIZE, payback: { minRatio: 1, horizonRequests: 1 } };
+    const { deps } = setup({ primary: paid('anthropic', calls) }, work(5), { policy });
+    const row = rowOf(await runCompaction(deps, request('s')));
+    expect(row.status).toBe('applied');
+    expect(row.paybackRatio).toBeLessThan(1);
+    expect(calls).toEqual(['anthropic']);
+  });
+});
+
 describe('a summary', () => {
   it('is written at the cutoff, the leaving messages archived and the checkpoint set', async () => {
     const { deps, store, events } = setup({ primary: extractive }, work(5));
@@ -397,7 +443,9 @@ describe('a summary', () => {
     const { deps, store } = setup({ primary: wordy }, short, { policy });
     const outcome = await runCompaction(deps, request('s', undefined, { trigger: 'event' }));
     expect(rowOf(outcome)).toMatchObject({ status: 'skipped', summarizer: 'wordy' });
-    expect(rowOf(outcome).reason).toMatch(/^a summary of \d+ tokens would not make the session smaller/);
+    expect(rowOf(outcome).reason).toMatch(
+      /^a summary of \d+ tokens \(as the context sends it\).* would grow the context by \d+ tokens/,
+    );
     expect(store.view(T, 's')).toMatchObject({ version: 0, messageCount: 8, stormGuardSeq: 7 });
   });
 

@@ -70,6 +70,22 @@ describe('planCompaction', () => {
     expect(plan.keptCount).toBe(4);
   });
 
+  it('counts the leaving system messages as restated, and skips when only they would leave', () => {
+    const plan = compact('s u s a u a', { type: 'summarize', keepRecent: 2, maxSummaryTokens: 2000 });
+    expect(plan.leavingSeqs).toEqual([0, 1, 2, 3]);
+    expect(plan).toMatchObject({ leavingTokens: 40, restatedTokens: 20 });
+    for (const strategy of [
+      { type: 'slidingWindow', maxMessages: 2 },
+      { type: 'summarize', keepRecent: 2, maxSummaryTokens: 2000 },
+    ] as const) {
+      expect(planCompaction(snapshot, msgs('s s u! a! u a'), strategy)).toMatchObject({
+        action: 'skip',
+        reason:
+          'only system messages would leave (20 tokens), and the context restates their text: it would not get smaller',
+      });
+    }
+  });
+
   it('moves the cutoff below a tool call whose result would stay', () => {
     // window of 2 would keep only r1 and a: the call c1 (seq 2) must stay with its result.
     const spec = 'u a c1 r1 a';

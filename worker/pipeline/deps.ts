@@ -81,6 +81,8 @@ export interface CompactionRequest {
   note?: string | undefined;
   /** The context size the agent reported with the event, tokens; token triggers then use it. */
   inputTokens?: number | undefined;
+  /** Of `inputTokens`, how many the agent's request read from the prompt cache, when it said. */
+  cacheReadTokens?: number | undefined;
 }
 
 /**

@@ -82,7 +82,13 @@ type Admission =
 async function admission(deps: PipelineDeps, request: CompactionRequest): Promise<Admission> {
   const started = deps.clock.now();
   if (request.inputTokens !== undefined) {
-    await deps.writes.reportContextTokens(request.tenantId, request.sessionId, request.inputTokens);
+    await deps.writes.reportContextTokens({
+      tenantId: request.tenantId,
+      sessionId: request.sessionId,
+      eventId: request.trigger === 'event' ? request.eventId : null,
+      inputTokens: request.inputTokens,
+      cacheReadTokens: request.cacheReadTokens,
+    });
   }
   const gate = await timed(deps, 'admission', () => gateOf(deps.reads, request));
   if (gate === null || gate.keyUsed) {
@@ -117,6 +123,7 @@ async function admission(deps: PipelineDeps, request: CompactionRequest): Promis
     guard: guardOf(request, policy, state.contextWindow),
     limits: budgetLimits(gate.agentPolicy?.budget, gate.tenantPolicy?.budget, state.agentId ?? null),
     agentId: state.agentId ?? null,
+    contextWindow: state.contextWindow,
     started,
   };
   return { kind: 'admitted', run, seenVersion: state.compactionVersion, stages };

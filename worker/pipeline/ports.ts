@@ -18,6 +18,7 @@ import type { FidelityCheck } from '../../shared/fidelity/score.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
 import type { SessionSnapshot } from '../../shared/planning/types.ts';
 import type { BudgetAction, BudgetDecision, BudgetLimit, Spend } from '../../shared/policy/budget.ts';
+import type { PaybackPrediction } from '../../shared/policy/payback.ts';
 import type { GateState, Mode, Policy, Triggers } from '../../shared/policy/policy.ts';
 import type { SummarizerName } from '../../shared/strategies/index.ts';
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
@@ -75,6 +76,21 @@ export interface LedgerEntry {
    * of a summary that was scored, committed or not. Absent: no summary was scored.
    */
   fidelity?: FidelityCheck | undefined;
+  /**
+   * The compaction's predicted payback (ledger `payback_*`), made before it: set on every row of a
+   * compact plan, applied or skipped for not paying. Absent: no compaction was planned.
+   */
+  payback?: PaybackPrediction | undefined;
+}
+
+/** The prompt size an agent reported with an event (`session.run.completed`). */
+export interface ContextReport {
+  tenantId: string;
+  sessionId: string;
+  /** The event's id: the request counts once towards a measurement; null: not counted. */
+  eventId: string | null;
+  inputTokens: number;
+  cacheReadTokens?: number | undefined;
 }
 
 /** A compaction to write: effects, the fence they are valid under, and the ledger entry. */
@@ -214,9 +230,10 @@ export interface FencedWrites {
    * Records the context size the agent reported for the session (tokens, as the Messages API
    * counted its last request), with the session's estimate at this moment, for the token
    * triggers. Not fenced: a measurement, the latest wins; a compaction clears it. An unknown
-   * session is left alone (the gate reports it).
+   * session is left alone (the gate reports it). In the same transaction, the request counts once
+   * (by its event id) towards the measured payback of the session's last applied compaction.
    */
-  reportContextTokens(tenantId: string, sessionId: string, inputTokens: number): Promise<void>;
+  reportContextTokens(report: ContextReport): Promise<void>;
 }
 
 /** A summary to check against the budgets in force and reserve, before its LLM call. */

@@ -10,6 +10,7 @@ import { type Strategy, strategyUnit } from '../../shared/strategies/index.ts';
 import type { KeptThinkingVerdict } from '../../shared/summary/compaction-block.ts';
 import { changeOf, skipOf } from './change.ts';
 import type { CompactionRequest, PipelineDeps } from './deps.ts';
+import { assistantsIn, paybackSkipOf, predictionOf } from './payback.ts';
 import type {
   Change,
   Decision,
@@ -33,6 +34,8 @@ export interface Run {
   limits: BudgetLimit[];
   /** The session's agent, for agent budgets. */
   agentId: string | null;
+  /** The session's context window as the gate read it; null: unknown. */
+  contextWindow: number | null;
   /** When the request started, on the clock's `now`, ms. */
   started: number;
 }
@@ -46,7 +49,12 @@ export function decide(deps: PipelineDeps, run: Run, snapshot: Snapshot, plan: P
   const inPlaceOnly =
     plan.action === 'compact' && plan.clearing !== undefined && run.policy.mode === 'newSession';
   if (plan.action === 'compact' && !inPlaceOnly) {
-    return { change: changeFor(deps, run, plan, snapshot.compactionVersion, null) };
+    // No summary to pay for: the prediction's cost is the cache rewrite alone.
+    const payback = predictionOf(run, snapshot.tokenCount, assistantsIn(snapshot.messages), plan, null);
+    const skipped = paybackSkipOf(deps, run, payback, snapshot);
+    if (skipped) return { noChange: skipped };
+    const paid = { ...run, entry: { ...run.entry, payback } };
+    return { change: changeFor(deps, paid, plan, snapshot.compactionVersion, null) };
   }
   const reason =
     plan.action === 'skip'

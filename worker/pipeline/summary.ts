@@ -2,8 +2,10 @@
  * The summarize stage: the previous checkpoint and the messages now leaving go to the summarizer,
  * and its checkpoint comes back rendered as the summary message's text. No transaction is open.
  */
+import { type ContextRow, renderContext } from '../../shared/context/render.ts';
 import { type Block, estimateContentTokens } from '../../shared/contract/blocks.ts';
 import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
+import { renderChatContext } from '../../shared/formats/openai-chat/context.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
 import type { SummaryOptions } from '../../shared/strategies/index.ts';
 import { type Checkpoint, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
@@ -14,8 +16,13 @@ export interface SummaryToWrite {
   checkpoint: Checkpoint;
   /** Rendered text of the summary message. */
   text: string;
-  /** Estimated tokens of what the summary message sends (`blocks` when set, else `text`). */
+  /** Estimated tokens of the summary message as stored (`blocks` when set, else `text`). */
   tokenCount: number;
+  /**
+   * Estimated tokens the summary adds to the context an agent sends ({@link contextTokensOf}): the
+   * checkpoint as the renderers frame it, introduction included, or the compaction block as stored.
+   */
+  contextTokens: number;
   /** The summarizer's name, recorded in the ledger. */
   summarizer: string;
   usage: SummaryUsage;
@@ -56,17 +63,56 @@ export function summaryToWrite(
   const text = renderCheckpoint(checkpoint, plan.cutoffSeq);
   if (block) {
     const blocks = [block];
-    return { checkpoint, text, tokenCount: estimateContentTokens(blocks), summarizer, usage, blocks };
+    const tokenCount = estimateContentTokens(blocks);
+    return { checkpoint, text, tokenCount, contextTokens: tokenCount, summarizer, usage, blocks };
   }
-  return { checkpoint, text, tokenCount: estimateMessageTokens(text), summarizer, usage };
+  const tokenCount = estimateMessageTokens(text);
+  return {
+    checkpoint,
+    text,
+    tokenCount,
+    contextTokens: contextTokensOf(checkpoint, text),
+    summarizer,
+    usage,
+  };
 }
 
-/** Why a summary is not worth writing (it would not make the session smaller), or null. */
+/**
+ * Estimated tokens of a text summary in the context an agent sends: the larger of what the
+ * Messages API renderer (shared/context/render.ts) and the Chat Completions one
+ * (shared/formats/openai-chat/context.ts) make of it, each rendering the summary row alone, so what
+ * either adds (the introduction, the record's frame) counts, whichever format the session has.
+ */
+export function contextTokensOf(checkpoint: Checkpoint, text: string): number {
+  const row: ContextRow = { seq: 0, role: 'user', kind: 'summary', content: text, pinned: false };
+  const anthropic = renderContext({ rows: [row], checkpoint, compactedThroughSeq: null }).tokens;
+  const chat = renderChatContext({ rows: [row], checkpoint }).tokens;
+  return Math.max(anthropic, chat, estimateMessageTokens(text));
+}
+
+/**
+ * Why a summary is not worth writing, or null: the context an agent sends would not get smaller.
+ * What the context gains is the summary as rendered ({@link SummaryToWrite.contextTokens}) and the
+ * text of the leaving system messages, which it restates (the plan's `restatedTokens`); what it
+ * loses is the leaving messages (`leavingTokens`), an earlier summary among them with the framing
+ * it was sent with (the new summary's: the introduction and frame replace the stored header). The
+ * reason says by how much the context would grow.
+ */
 export function notSmaller(summary: SummaryToWrite, plan: CompactPlan): string | null {
-  if (summary.tokenCount < plan.leavingTokens) return null;
+  const restated = plan.restatedTokens ?? 0;
+  const gained = summary.contextTokens + restated;
+  const framing = Math.max(0, summary.contextTokens - summary.tokenCount);
+  const earlierSummaries = plan.leavingSeqs.length - plan.coverSeqs.length;
+  const leaving = plan.leavingTokens + earlierSummaries * framing;
+  if (gained < leaving) return null;
+  const effect =
+    gained > leaving
+      ? `would grow the context by ${gained - leaving} tokens`
+      : 'would not make the context smaller';
+  const system = restated > 0 ? `, with ${restated} tokens of system text restated,` : '';
   return (
-    `a summary of ${summary.tokenCount} tokens would not make the session smaller ` +
-    `(${plan.leavingTokens} tokens would leave)`
+    `a summary of ${summary.contextTokens} tokens (as the context sends it)${system} ${effect} ` +
+    `(${leaving} tokens would leave)`
   );
 }
 

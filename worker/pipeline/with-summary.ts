@@ -2,8 +2,8 @@
  * A strategy that summarizes, under the session's lease, as a chain of small steps, each answering
  * with a tagged outcome that either hands the next step what it needs or ends the run:
  *
- *     choose summarizer ─► snapshot and plan ─► batch or online ─► budget ─► summarize ─► fidelity
- *       ─► size ─► write
+ *     choose summarizer ─► snapshot and plan ─► batch or online ─► payback ─► budget ─► summarize
+ *       ─► fidelity ─► size ─► write
  *
  * The snapshot is read without a lock and the summary made with no transaction open; the write is
  * fenced by the version the snapshot carried. Every route that ends elsewhere than the summary
@@ -21,7 +21,8 @@ import { entryOf, skipOf } from './change.ts';
 import { conversationOf, keptFactsOf } from './conversation.ts';
 import type { CompactionOutcome, PipelineDeps } from './deps.ts';
 import { type BudgetRefusal, chooseSummarizer, type Fallback, fallbackFor } from './fallback.ts';
-import type { Snapshot } from './ports.ts';
+import { assistantsIn, paybackSkipOf, predictionOf } from './payback.ts';
+import type { NoChange, Snapshot } from './ports.ts';
 import { decide, elapsed, observe, type Run, timed, writeDecision } from './run.ts';
 import { summarizeInput } from './summary.ts';
 import { type SummaryWork, summarizeAndCommit } from './summary-steps.ts';
@@ -47,8 +48,24 @@ export async function compactWithSummary(
   }
   const routed = await batchOrOnline(deps, run, planned, chosen.summarizer, options, signal);
   if (routed.kind === 'batched') return routed.outcome;
+  const priced = paybackOf(deps, run, planned, chosen.summarizer, options, routed.input);
+  if (priced.kind === 'skip') return { ...(await deps.writes.record(priced.skipped)), plan: planned.plan };
+  return budgetedSummary(deps, priced.run, chosen, planned, { options, input: routed.input, signal });
+}
+
+/**
+ * The summary of a run whose compaction goes ahead, as the budgets allow: made and committed, or
+ * the free strategy or skip a budget's refusal leads to.
+ */
+async function budgetedSummary(
+  deps: PipelineDeps,
+  run: Run,
+  chosen: { summarizer: Summarizer; note: string | undefined },
+  planned: Extract<Planned, { kind: 'compact' }>,
+  { options, input, signal }: Pick<SummaryWork, 'options' | 'input' | 'signal'>,
+): Promise<CompactionOutcome> {
   const { plan, seen } = planned;
-  const budget = await checkBudget(deps, run, chosen, routed.input);
+  const budget = await checkBudget(deps, run, chosen, input);
   if (budget.kind === 'strategy') {
     // No summary: the free strategy runs as any strategy without one, under the row lock and the
     // version fence, its ledger row naming it with the budget's reason.
@@ -71,7 +88,7 @@ export async function compactWithSummary(
     planFacts,
     keptFacts,
     options,
-    input: routed.input,
+    input,
     summarizer: budget.summarizer,
     signal,
   };
@@ -86,6 +103,8 @@ type Planned =
   | { kind: 'nothingToDo'; plan: SkipPlan; seen: Seen }
   | ({ kind: 'compact' } & Pick<SummaryWork, 'plan' | 'seen' | 'planFacts' | 'keptFacts'> & {
         conversation: SummarizeInput['request'];
+        /** The live history's assistant messages (the payback's history), counted before its metadata is dropped. */
+        assistants: number;
       });
 
 /** Reads the snapshot (no lock) and plans; for a compaction, what the summary and its checks need. */
@@ -100,7 +119,10 @@ async function snapshotAndPlan(deps: PipelineDeps, run: Run, summarizer: Summari
   // A summarizer that sends the conversation itself reads it as the agent's context renders it.
   const conversation =
     summarizer.reads === 'request'
-      ? conversationOf(await deps.reads.loadConversation(tenantId, sessionId, plan.leavingSeqs))
+      ? conversationOf(
+          await deps.reads.loadConversation(tenantId, sessionId, plan.leavingSeqs),
+          summarizer.name,
+        )
       : undefined;
   return {
     kind: 'compact',
@@ -108,8 +130,10 @@ async function snapshotAndPlan(deps: PipelineDeps, run: Run, summarizer: Summari
     seen,
     // The check's facts of what stays, from the metadata, which is dropped after this step.
     planFacts: planFactsOf(messages, plan),
-    keptFacts: conversation ? keptFactsOf(conversation, plan, messages) : null,
+    // Anthropic's kept-thinking rules; a Responses conversation keeps no signed thinking.
+    keptFacts: conversation && !conversation.input ? keptFactsOf(conversation, plan, messages) : null,
     conversation,
+    assistants: assistantsIn(messages),
   };
 }
 
@@ -159,6 +183,31 @@ async function batchOrOnline(
     plan,
   });
   return { kind: 'batched', outcome: { status: 'batched', row: null, plan, queued } };
+}
+
+/**
+ * The plan's payback prediction, from the summary's size as its summarizer estimates it (a free
+ * summarizer's costs nothing): the run carrying it to its ledger row, or the skip of a compaction
+ * the policy's `payback` says would not pay for itself.
+ */
+function paybackOf(
+  deps: PipelineDeps,
+  run: Run,
+  planned: Extract<Planned, { kind: 'compact' }>,
+  summarizer: Summarizer,
+  options: SummaryOptions,
+  input: SummaryWork['input'],
+): { kind: 'go'; run: Run } | { kind: 'skip'; skipped: NoChange } {
+  const { leaving: _leaving, signal: _signal, ...sized } = input;
+  const estimate = summarizer.estimate ? summarizer.estimate(sized) : null;
+  const { plan, seen, assistants } = planned;
+  const prediction = predictionOf(run, seen.tokenCount, assistants, plan, {
+    estimate,
+    maxSummaryTokens: options.maxSummaryTokens,
+  });
+  const skipped = paybackSkipOf(deps, run, prediction, seen);
+  if (skipped) return { kind: 'skip', skipped };
+  return { kind: 'go', run: { ...run, entry: { ...run.entry, payback: prediction } } };
 }
 
 /**

@@ -56,6 +56,16 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerValues, string, string]> = [
   ['cacheWriteTokens', 'cache_write_tokens', 'integer'],
   ['costUsd', 'cost_usd', 'numeric'],
   ['llmMs', 'llm_ms', 'integer'],
+  ['paybackSavingsUsd', 'payback_savings_usd', 'numeric'],
+  ['paybackCostUsd', 'payback_cost_usd', 'numeric'],
+  ['paybackRatio', 'payback_ratio', 'numeric'],
+  ['paybackInputs', 'payback_inputs', 'jsonb'],
+  ['measuredRequests', 'measured_requests', 'integer'],
+  ['measuredTokensSent', 'measured_tokens_sent', 'bigint'],
+  ['measuredTokensWithout', 'measured_tokens_without', 'bigint'],
+  ['measuredSavingsUsd', 'measured_savings_usd', 'numeric'],
+  ['measuredRatio', 'measured_ratio', 'numeric'],
+  ['measuredEventIds', 'measured_event_ids', 'text[]'],
   ['durationMs', 'duration_ms', 'integer'],
   ['error', 'error', 'text'],
   ['restoredAt', 'restored_at', 'timestamptz'],
@@ -143,6 +153,14 @@ function entryColumns(entry: LedgerEntry) {
     fidelity: entry.fidelity?.score ?? null,
     fidelityParts: entry.fidelity?.parts ?? null,
     lost: entry.fidelity?.lost ?? null,
+    ...(entry.payback
+      ? {
+          paybackSavingsUsd: entry.payback.savingsUsd,
+          paybackCostUsd: entry.payback.costUsd,
+          paybackRatio: entry.payback.ratio,
+          paybackInputs: entry.payback.inputs,
+        }
+      : {}),
     ...(usage
       ? {
           model: usage.model,

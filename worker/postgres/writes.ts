@@ -14,6 +14,7 @@ import { overTrigger } from '../../shared/policy/policy.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type {
   Change,
+  ContextReport,
   Decision,
   FencedWrites,
   LockedRead,
@@ -25,6 +26,7 @@ import { releaseReservation } from './budgets.ts';
 import { executeEffects } from './effects.ts';
 import { appliedRow, insertLedgerRow, unchangedRow } from './ledger.ts';
 import { type LockedSession, lockSession } from './lock.ts';
+import { measurePayback } from './payback.ts';
 import { contentsOf, type PostgresReads } from './reads.ts';
 
 /** Fenced writes bound to one database. */
@@ -87,11 +89,16 @@ export class PostgresWrites implements FencedWrites {
     });
   }
 
-  async reportContextTokens(tenantId: string, sessionId: string, inputTokens: number): Promise<void> {
-    await this.db
-      .update(sessions)
-      .set({ reportedInputTokens: inputTokens, reportedTokenCount: sql`${sessions.tokenCount}` })
-      .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)));
+  async reportContextTokens(report: ContextReport): Promise<void> {
+    const { tenantId, sessionId, inputTokens } = report;
+    await this.db.transaction(async (tx) => {
+      const updated = await tx
+        .update(sessions)
+        .set({ reportedInputTokens: inputTokens, reportedTokenCount: sql`${sessions.tokenCount}` })
+        .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
+        .returning({ id: sessions.id });
+      if (updated.length > 0) await measurePayback(tx, report);
+    });
   }
 
   async record(noChange: NoChange): Promise<WriteResult> {

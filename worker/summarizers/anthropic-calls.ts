@@ -12,15 +12,20 @@ import {
 import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
 import type { LlmAnswer, LlmCall, LlmCallReport } from './llm-calls.ts';
 
-/** The call of one Messages API request of `summarizer` for `input`'s session. */
+/**
+ * The call of one Messages API request of `summarizer` for `input`'s session, to `provider`
+ * (`gen_ai.provider.name`: `anthropic`, or `aws.bedrock`, `gcp.vertex_ai` for Claude on a cloud
+ * platform; ./anthropic-platform.ts).
+ */
 export function messagesCall(
   summarizer: string,
   input: Pick<SummarizeInput, 'tenantId' | 'sessionId'>,
   params: { model: string; max_tokens: number },
   baseURL: string,
+  provider = 'anthropic',
 ): LlmCall {
   return {
-    provider: 'anthropic',
+    provider,
     operation: 'chat',
     model: params.model,
     maxTokens: params.max_tokens,

@@ -45,8 +45,8 @@ import {
 } from '../../shared/summary/summarizer.ts';
 import {
   type AnthropicSummarizerOptions,
-  anthropicClient,
   DEFAULT_MAX_INPUT_TOKENS,
+  messagesClientOf,
   usageOf,
 } from './anthropic.ts';
 import { MESSAGES_REPORT, messagesCall } from './anthropic-calls.ts';
@@ -66,9 +66,10 @@ type Turn = ConversationRequest['messages'][number];
  * @throws {SummarizerConfigError} when an option is invalid (empty key or model).
  */
 export function createAnthropicCompactionSummarizer(options: AnthropicSummarizerOptions): Summarizer {
-  if (!options.apiKey) throw new SummarizerConfigError('anthropic-compaction summarizer: apiKey is empty');
+  if (!options.apiKey && !options.client)
+    throw new SummarizerConfigError('anthropic-compaction summarizer: apiKey is empty');
   if (!options.model) throw new SummarizerConfigError('anthropic-compaction summarizer: model is empty');
-  const client = anthropicClient(options);
+  const client = messagesClientOf(options);
   const now = options.now ?? (() => performance.now());
   const calls = options.calls ?? directCalls;
   const maxInputTokens = options.maxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS;
@@ -93,7 +94,7 @@ export function createAnthropicCompactionSummarizer(options: AnthropicSummarizer
     let message: Anthropic.Message;
     try {
       message = await calls.send(
-        messagesCall('anthropic-compaction', input, params, client.baseURL),
+        messagesCall('anthropic-compaction', input, params, client.baseURL, options.provider),
         (headers) =>
           client.messages.create(params as unknown as Anthropic.MessageCreateParamsNonStreaming, {
             signal: input.signal,
@@ -108,7 +109,7 @@ export function createAnthropicCompactionSummarizer(options: AnthropicSummarizer
           `nothing to summarize: the leaving messages hold no user or assistant content (${error.requestID ?? 'no request-id'})`,
         );
       }
-      throw mapAnthropicError(error, { model, baseURL: client.baseURL });
+      throw mapAnthropicError(error, { model, baseURL: client.baseURL, provider: options.provider });
     }
     const llmMs = Math.max(0, Math.round(now() - started));
     const block = blockOf(message);

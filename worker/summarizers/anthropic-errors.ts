@@ -18,10 +18,12 @@ import {
   RateLimitedError,
   SummarizerConfigError,
 } from '../../shared/contract/errors.ts';
+import { parseRetryAfterMs } from './retry-after.ts';
 
 // The LLM error classes belong to the taxonomy in shared/contract/errors.ts; re-exported here
 // where the SDK's errors are mapped to them.
-export { AnthropicTransientError, RateLimitedError };
+// Shared with the `openai` summarizer's mapping; re-exported where it was first defined.
+export { AnthropicTransientError, parseRetryAfterMs, RateLimitedError };
 
 /** What the mapping may mention in its messages. */
 export interface AnthropicErrorContext {
@@ -31,6 +33,13 @@ export interface AnthropicErrorContext {
   baseURL?: string | undefined;
   /** Clock for an HTTP-date `retry-after`, ms since the epoch; default `Date.now()`. */
   nowMs?: number | undefined;
+  /**
+   * `gen_ai.provider.name` of the platform the request went to (./anthropic-platform.ts): on
+   * `aws.bedrock` and `gcp.vertex_ai` a refused request names the platform and its own settings
+   * to check (credentials, model access, region) instead of the Anthropic API key. Default
+   * `anthropic`.
+   */
+  provider?: string | undefined;
 }
 
 /** 429 error codes that no wait of seconds can fix: someone must raise a limit. */
@@ -90,11 +99,13 @@ export function mapAnthropicError(error: unknown, context: AnthropicErrorContext
       cause: error,
     });
   }
-  const fix = CONFIG_FIXES[status];
+  const platform = context.provider ? PLATFORM_FIXES[context.provider] : undefined;
+  const fix = platform?.fixes[status] ?? CONFIG_FIXES[status];
   if (fix)
-    return new SummarizerConfigError(`Anthropic rejected the request ${detail}: ${fix(model)}`, {
-      cause: error,
-    });
+    return new SummarizerConfigError(
+      `${platform?.name ?? 'Anthropic'} rejected the request ${detail}: ${fix(model)}`,
+      { cause: error },
+    );
   if (status === 408 || status === 409 || status >= 500) {
     const what = status === 529 ? 'overloaded' : status >= 500 ? 'server error' : 'request not completed';
     return new AnthropicTransientError(`Anthropic API ${what} ${detail}; retry later`, {
@@ -124,20 +135,40 @@ const CONFIG_FIXES: Readonly<Record<number, (model: string) => string>> = {
 };
 
 /**
- * The wait a 429 asks for, in ms: `retry-after-ms` (milliseconds, what the SDK itself honours first),
- * else `retry-after` as delay-seconds (decimals allowed) or an HTTP date. A date in the past gives 0.
- * @param nowMs the current time, ms since the epoch (for an HTTP date).
- * @returns null when neither header is present or parseable.
+ * What to fix on a cloud platform, where the statuses that name Anthropic's key, console or base
+ * URL above mean the platform's credentials, model access and region instead (Bedrock's and
+ * Vertex AI's Claude guides: model access is enabled per region on Bedrock, per project in Vertex
+ * AI's Model Garden). Statuses not listed keep {@link CONFIG_FIXES}' advice.
  */
-export function parseRetryAfterMs(headers: Headers | null | undefined, nowMs: number): number | null {
-  const ms = headers?.get('retry-after-ms')?.trim();
-  if (ms && /^\d+(?:\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
-  const value = headers?.get('retry-after')?.trim();
-  if (!value) return null;
-  if (/^\d+(?:\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
-}
+const PLATFORM_FIXES: Readonly<
+  Record<string, { name: string; fixes: Readonly<Record<number, (model: string) => string>> }>
+> = {
+  'aws.bedrock': {
+    name: 'Amazon Bedrock',
+    fixes: {
+      401: () =>
+        "the AWS credentials are not valid; check the AWS SDK's credential chain or AWS_BEARER_TOKEN_BEDROCK",
+      403: (model) =>
+        `the AWS credentials may not invoke ${model}; allow bedrock:InvokeModel in their IAM policy and ` +
+        'enable access to the model in AWS_REGION',
+      404: (model) =>
+        `${model} is not a model id or inference profile of Bedrock in AWS_REGION; check COMPACTOR_MODEL`,
+    },
+  },
+  'gcp.vertex_ai': {
+    name: 'Google Vertex AI',
+    fixes: {
+      401: () =>
+        'the Google credentials are not valid or have expired; check COMPACTOR_VERTEX_ACCESS_TOKEN or ' +
+        'Application Default Credentials',
+      403: (model) =>
+        `the Google credentials may not use ${model} in ANTHROPIC_VERTEX_PROJECT_ID; enable the model in ` +
+        "Vertex AI's Model Garden and give the credentials the Vertex AI User role (roles/aiplatform.user)",
+      404: (model) =>
+        `${model} is not served in CLOUD_ML_REGION for ANTHROPIC_VERTEX_PROJECT_ID; check COMPACTOR_MODEL and the region`,
+    },
+  },
+};
 
 /** `host:port` of a base URL (never its path or credentials), or undefined when there is none. */
 function hostOf(baseURL: string | undefined): string | undefined {

@@ -17,40 +17,43 @@
 import { performance } from 'node:perf_hooks';
 import Anthropic from '@anthropic-ai/sdk';
 import { Agent } from 'undici';
-import { z } from 'zod';
 import { SummarizerConfigError, SummaryRejectedError } from '../../shared/contract/errors.ts';
-import type { Message } from '../../shared/contract/message.ts';
-import { estimateMessageTokens, estimateTextTokens } from '../../shared/contract/tokens.ts';
+import { estimateTextTokens } from '../../shared/contract/tokens.ts';
+import {
+  CHECKPOINT_ANSWER_SCHEMA,
+  checkpointFromAnswer,
+  isEmptyCheckpoint,
+  withoutAnalysis,
+} from '../../shared/summary/answer.ts';
 import { summaryBudgetTokens, summaryMaxTokens } from '../../shared/summary/budget.ts';
 import { planCacheBreakpoints } from '../../shared/summary/cache.ts';
-import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
+import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import { chunkByBudget } from '../../shared/summary/chunks.ts';
 import { guardCheckpoint } from '../../shared/summary/guard.ts';
 import { lastUserRequestOf } from '../../shared/summary/last-request.ts';
-import { costUsd } from '../../shared/summary/pricing.ts';
 import {
-  ANALYSIS_DESCRIPTION,
-  ANALYSIS_FIELD,
-  buildSummaryPrompt,
-  renderTranscript,
-  SUMMARY_TOOL_DESCRIPTION,
-  SUMMARY_TOOL_NAME,
-} from '../../shared/summary/prompt.ts';
+  estimateSummary,
+  fixedInputTokens,
+  foldLeaving,
+  type RequestShape,
+  summaryPromptOf,
+  transcriptBudget,
+} from '../../shared/summary/plan.ts';
+import { costUsd } from '../../shared/summary/pricing.ts';
+import { SUMMARY_TOOL_DESCRIPTION, SUMMARY_TOOL_NAME } from '../../shared/summary/prompt.ts';
 import { pruneToolOutputs, SMALL_LEAVING_TOKENS } from '../../shared/summary/prune.ts';
 import {
-  addUsage,
   type EstimateInput,
   leavingArray,
-  pagesOf,
   type SummarizeInput,
   type Summarizer,
   type SummaryEstimate,
   type SummaryResult,
   type SummaryUsage,
 } from '../../shared/summary/summarizer.ts';
-import { sanitizePath } from '../../shared/working-set/working-set.ts';
 import { MESSAGES_REPORT, messagesCall, tokensOf } from './anthropic-calls.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
+import type { AnthropicMessagesClient } from './anthropic-platform.ts';
 import { directCalls, type LlmCalls } from './llm-calls.ts';
 
 /** Endpoint used when no `baseURL` is given. Passed explicitly so the SDK never reads ANTHROPIC_BASE_URL itself. */
@@ -62,19 +65,17 @@ export const DEFAULT_TIMEOUT_MS = 180_000;
 /** Default input budget of one request, tokens: half of a 200k context window, room to spare. */
 export const DEFAULT_MAX_INPUT_TOKENS = 100_000;
 
-/** A transcript budget below this is a configuration mistake, not something to chunk around. */
-const MIN_TRANSCRIPT_TOKENS = 1_000;
-
-/** Room for the prompt's working set: 20 paths of up to 300 characters, escaped. */
-const WORKING_SET_RESERVE_TOKENS = 2_000;
-
-/** Most working-set paths a checkpoint holds (the schema's bound). */
-const MAX_WORKING_SET = 10_000;
-
 /** Options of {@link createAnthropicSummarizer}. */
 export interface AnthropicSummarizerOptions {
-  /** Anthropic API key (config `ANTHROPIC_API_KEY`). */
+  /** Anthropic API key (config `ANTHROPIC_API_KEY`); unused, and may be empty, with {@link client}. */
   apiKey: string;
+  /**
+   * The Messages API client to send through instead of one made from `apiKey` and `baseURL`: a
+   * Bedrock or Vertex AI client (./anthropic-platform.ts). Default: Anthropic's API.
+   */
+  client?: AnthropicMessagesClient | undefined;
+  /** `gen_ai.provider.name` of the requests' spans (./anthropic-platform.ts); default `anthropic`. */
+  provider?: string | undefined;
   /** Messages API endpoint (config `ANTHROPIC_BASE_URL`); default {@link DEFAULT_ANTHROPIC_BASE_URL}. */
   baseURL?: string | undefined;
   /** Model id used when the strategy names none (config `COMPACTOR_MODEL`). */
@@ -121,21 +122,14 @@ export interface AnthropicSummarizerOptions {
  * fills first (JSON properties come in schema order). {@link checkpointFromMessage} drops it before
  * validation; it is never stored. `max_tokens` leaves room for it (shared/summary/budget.ts).
  */
-export const CHECKPOINT_TOOL: Anthropic.Tool = (() => {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(checkpointSchema) as Record<string, unknown>;
-  const properties = schema.properties as Record<string, unknown>;
-  const required = schema.required as string[];
-  return {
-    name: SUMMARY_TOOL_NAME,
-    description: SUMMARY_TOOL_DESCRIPTION,
-    input_schema: {
-      ...schema,
-      type: 'object',
-      properties: { [ANALYSIS_FIELD]: { type: 'string', description: ANALYSIS_DESCRIPTION }, ...properties },
-      required: [ANALYSIS_FIELD, ...required],
-    },
-  };
-})();
+export const CHECKPOINT_TOOL: Anthropic.Tool = {
+  name: SUMMARY_TOOL_NAME,
+  description: SUMMARY_TOOL_DESCRIPTION,
+  input_schema: CHECKPOINT_ANSWER_SCHEMA as Anthropic.Tool.InputSchema,
+};
+
+/** How the Messages API requests carry the answer's schema, for the shared plan (shared/summary/plan.ts). */
+const SHAPE: RequestShape = { schemaJson: JSON.stringify(CHECKPOINT_TOOL), answer: 'tool' };
 
 /**
  * Creates the `anthropic` summarizer. One SDK client per summarizer; `summarize` may run concurrently.
@@ -144,7 +138,8 @@ export const CHECKPOINT_TOOL: Anthropic.Tool = (() => {
 export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
   const maxRetries = options.maxRetries ?? 0;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!options.apiKey) throw new SummarizerConfigError('anthropic summarizer: apiKey is empty');
+  if (!options.apiKey && !options.client)
+    throw new SummarizerConfigError('anthropic summarizer: apiKey is empty');
   if (!options.model) throw new SummarizerConfigError('anthropic summarizer: model is empty');
   if (!Number.isInteger(maxRetries) || maxRetries < 0) {
     throw new SummarizerConfigError(
@@ -156,7 +151,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
       `anthropic summarizer: timeoutMs must be an integer > 0, got ${timeoutMs}`,
     );
   }
-  const client = anthropicClient(options);
+  const client = messagesClientOf(options);
   const now = options.now ?? (() => performance.now());
   const calls = options.calls ?? directCalls;
 
@@ -169,12 +164,12 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
     let message: Anthropic.Message;
     try {
       message = await calls.send(
-        messagesCall('anthropic', input, params, client.baseURL),
+        messagesCall('anthropic', input, params, client.baseURL, options.provider),
         (headers) => client.messages.create(params, { signal: input.signal, headers }),
         MESSAGES_REPORT,
       );
     } catch (error) {
-      throw mapAnthropicError(error, { model, baseURL: client.baseURL });
+      throw mapAnthropicError(error, { model, baseURL: client.baseURL, provider: options.provider });
     }
     const llmMs = Math.max(0, Math.round(now() - started));
     assertMessage(message);
@@ -190,72 +185,11 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
     },
     async summarize(input: SummarizeInput): Promise<SummaryResult> {
       const model = input.model || options.model;
-      const budget = maxInputTokens - fixedInputTokens(input);
-      if (budget < MIN_TRANSCRIPT_TOKENS) {
-        throw new SummarizerConfigError(
-          `anthropic summarizer: maxInputTokens ${maxInputTokens} leaves ${budget} tokens for the transcript ` +
-            `after the system prompt, tool, previous checkpoint and summary; raise it above ${maxInputTokens - budget + MIN_TRANSCRIPT_TOKENS}`,
-        );
-      }
-      // Fold the chunks in order: each call merges one chunk into the checkpoint of those before it.
-      let previous = input.previous;
-      let total: SummaryUsage | null = null;
-      let lastRequest: string | null = null;
-      const fold = async (chunk: Message[]) => {
-        const result = await summarizeOnce({ ...input, previous, leaving: chunk }, model);
-        previous = result.checkpoint;
-        total = total ? addUsage(total, result.usage) : result.usage;
-        lastRequest = lastUserRequestOf(chunk) ?? lastRequest;
-      };
-      // Pages arrive in order and gather until they hold about two chunks; then every chunk but the
-      // last, which may still grow, is folded. Chunking greedily from a chunk's start, the
-      // boundaries come out as they would over the whole list at once, with about two chunks and
-      // a page in memory.
-      let open: Message[] = [];
-      let openTokens = 0;
-      for await (const page of pagesOf(input.leaving)) {
-        for (const m of page) open.push(m);
-        openTokens += leavingTokensOf(page);
-        if (openTokens < 2 * budget) continue;
-        const chunks = chunkByBudget(open, budget);
-        open = chunks.pop() ?? [];
-        openTokens = leavingTokensOf(open);
-        for (const chunk of chunks) await fold(chunk);
-      }
-      for (const chunk of chunkByBudget(open, budget)) await fold(chunk);
-      if (!previous || !total) throw new SummaryRejectedError('nothing to summarize: no leaving messages');
-      const checkpoint: Checkpoint = previous;
-      return {
-        checkpoint: {
-          ...checkpoint,
-          lastUserRequest: lastRequest ?? input.previous?.lastUserRequest ?? checkpoint.lastUserRequest,
-        },
-        usage: total,
-      };
+      const budget = transcriptBudget(input, SHAPE, maxInputTokens, 'anthropic summarizer');
+      return foldLeaving(input, budget, (chunk) => summarizeOnce(chunk, model));
     },
   };
 }
-
-/**
- * Keep the request's input under this share of the leaving tokens: the estimate counts the text as
- * the request carries it, not the few blocks and fields around it.
- */
-const PRUNE_TARGET_RATIO = 0.95;
-
-/** Estimated tokens of leaving messages (their contents). */
-function leavingTokensOf(messages: Message[]): number {
-  return messages.reduce((n, m) => n + estimateMessageTokens(m.content), 0);
-}
-
-/**
- * Estimated tokens of a text as a request carries it: JSON-escaped (a newline is `\n`, a quote
- * `\"`), about 4 characters a token. A little over what the API counts, so the budget errs safe.
- */
-const requestTokens = (text: string) => estimateTextTokens(JSON.stringify(text));
-
-/** Estimated tokens of the tool definition and the system prompt: the prefix every request shares. */
-const PREFIX_TOKENS = (system: string) =>
-  estimateTextTokens(JSON.stringify(CHECKPOINT_TOOL)) + requestTokens(system);
 
 /**
  * The Messages API request of one summary call, and the prompt it was built from.
@@ -272,24 +206,7 @@ const PREFIX_TOKENS = (system: string) =>
  *   true.
  */
 export function summaryRequest(input: SummarizeInput, model: string, cacheUserTurn = false) {
-  const leaving = leavingArray(input.leaving);
-  const chunkTokens = leavingTokensOf(leaving);
-  const budget = summaryBudgetTokens(input.maxSummaryTokens, input.leavingTokens ?? chunkTokens);
-  const base = {
-    previous: input.previous,
-    leaving,
-    maxSummaryTokens: budget,
-    instructions: input.instructions,
-  };
-  let transcript = leaving;
-  if (chunkTokens >= SMALL_LEAVING_TOKENS) {
-    const shell = buildSummaryPrompt({ ...base, transcript: [] });
-    const overhead =
-      PREFIX_TOKENS(shell.system) + requestTokens(shell.user) - requestTokens(renderTranscript([]));
-    const target = Math.floor(chunkTokens * PRUNE_TARGET_RATIO) - overhead;
-    transcript = pruneToolOutputs(leaving, target, requestTokens).messages;
-  }
-  const prompt = buildSummaryPrompt({ ...base, transcript });
+  const { prompt, budget } = summaryPromptOf(input, SHAPE);
   // Counted unescaped, about 4 characters a token: under what the API counts (its tokens are
   // shorter on code), so a breakpoint is placed only where the prefix is surely long enough.
   const prefixTokens = estimateTextTokens(JSON.stringify(CHECKPOINT_TOOL) + prompt.system);
@@ -379,7 +296,7 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
   const modelOf = (input: SummarizeInput) => input.model || options.model;
   return {
     fits: (input) =>
-      chunkByBudget(leavingArray(input.leaving), maxInputTokens - fixedInputTokens(input)).length <= 1,
+      chunkByBudget(leavingArray(input.leaving), maxInputTokens - fixedInputTokens(input, SHAPE)).length <= 1,
     async submit(items) {
       const requests = items.map(({ customId, input }) => ({
         custom_id: customId,
@@ -428,36 +345,7 @@ export function createAnthropicBatches(options: AnthropicSummarizerOptions): Ant
  * usually makes the input smaller than the leaving tokens.
  */
 export function estimateOf(input: EstimateInput, model: string, maxInputTokens: number): SummaryEstimate {
-  const budget = summaryBudgetTokens(input.maxSummaryTokens, input.leavingTokens);
-  const fixed = fixedInputTokens(input);
-  const perChunk = maxInputTokens - fixed;
-  const calls = perChunk > 0 ? Math.max(1, Math.ceil(input.leavingTokens / perChunk)) : 1;
-  const shell = fixed - budget;
-  return {
-    model,
-    inputTokens: input.leavingTokens + calls * shell + (calls - 1) * budget,
-    maxOutputTokens: calls * summaryMaxTokens(budget),
-  };
-}
-
-/**
- * Input tokens of a request besides its transcript, estimated: system prompt, tool schema, the
- * instructions and working set (20 paths of at most 300 characters), and the carried checkpoint,
- * which may grow up to the summary budget between chunks.
- */
-function fixedInputTokens(input: Omit<SummarizeInput, 'leaving'>): number {
-  const budget = summaryBudgetTokens(input.maxSummaryTokens, input.leavingTokens ?? 0);
-  const shell = buildSummaryPrompt({
-    previous: input.previous,
-    leaving: [],
-    maxSummaryTokens: budget,
-    instructions: input.instructions,
-  });
-  return (
-    estimateTextTokens(shell.system + shell.user + JSON.stringify(CHECKPOINT_TOOL)) +
-    WORKING_SET_RESERVE_TOKENS +
-    budget
-  );
+  return estimateSummary(input, model, maxInputTokens, SHAPE);
 }
 
 /**
@@ -496,45 +384,11 @@ export function checkpointFromMessage(message: Anthropic.Message, workingSet: st
       `no ${SUMMARY_TOOL_NAME} call in the answer (stop_reason ${stop}; ${ref})${text ? `; it said: ${text}` : ''}`,
     );
   }
-  const parsed = checkpointSchema.safeParse(withoutAnalysis(call.input));
-  if (!parsed.success) {
-    const problems = parsed.error.issues.slice(0, 5).map((i) => {
-      const where = i.path.length > 0 ? i.path.join('.') : 'checkpoint';
-      return `${where}: ${i.message}`;
-    });
-    throw new SummaryRejectedError(`invalid checkpoint (${ref}): ${problems.join('; ')}`);
-  }
-  if (isEmptyCheckpoint(parsed.data)) {
-    throw new SummaryRejectedError(`empty checkpoint: every field but workingSet is blank (${ref})`);
-  }
-  const extras = parsed.data.workingSet.map(sanitizePath);
-  const merged = [...new Set([...workingSet, ...extras])].slice(0, MAX_WORKING_SET);
-  const final = checkpointSchema.safeParse({ ...parsed.data, workingSet: merged });
-  if (!final.success) {
-    throw new SummaryRejectedError(
-      `invalid working set (${ref}): ${final.error.issues[0]?.message ?? 'unknown'}`,
-    );
-  }
-  return final.data;
+  return checkpointFromAnswer(call.input, workingSet, ref);
 }
 
-/** A tool input without its `analysis` scratch field, which is never validated nor stored. */
-export function withoutAnalysis(input: unknown): unknown {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
-  const { [ANALYSIS_FIELD]: _discarded, ...checkpoint } = input as Record<string, unknown>;
-  return checkpoint;
-}
-
-/**
- * Whether a checkpoint says nothing: goal, last request and every list blank. The working set is not
- * counted: the model can copy it from the prompt without having summarized anything.
- */
-export function isEmptyCheckpoint(checkpoint: Checkpoint): boolean {
-  const { workingSet: _paths, ...rest } = checkpoint;
-  return Object.values(rest).every((v) =>
-    v === null ? true : Array.isArray(v) ? v.length === 0 : typeof v === 'string' ? v.trim() === '' : false,
-  );
-}
+// Moved to shared/summary/answer.ts, which the `openai` summarizer shares; re-exported for callers.
+export { isEmptyCheckpoint, withoutAnalysis };
 
 /** A 2xx body that is not a Message (e.g. a proxy's HTML page): transient, like a garbled body. */
 function assertMessage(message: unknown): asserts message is Anthropic.Message {
@@ -561,6 +415,9 @@ function assertMessage(message: unknown): asserts message is Anthropic.Message {
  */
 const sdkDispatcher = new Agent();
 
+/** The SDK clients' `fetchOptions`: the process's connection pool (the platform clients' too). */
+export const SDK_FETCH_OPTIONS = { dispatcher: sdkDispatcher };
+
 /**
  * The SDK client of a summarizer's options: no SDK retries unless asked (BullMQ retries), the
  * default timeout and endpoint, and the process's keep-alive connection pool. The SDK's own
@@ -572,12 +429,17 @@ const sdkDispatcher = new Agent();
 export function anthropicClient(options: AnthropicSummarizerOptions): Anthropic {
   return new Anthropic({
     openTelemetry: false,
-    fetchOptions: { dispatcher: sdkDispatcher },
+    fetchOptions: SDK_FETCH_OPTIONS,
     apiKey: options.apiKey,
     baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
     maxRetries: options.maxRetries ?? 0,
     timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
+}
+
+/** The client of a summarizer's options: the one given, else {@link anthropicClient}'s. */
+export function messagesClientOf(options: AnthropicSummarizerOptions): AnthropicMessagesClient {
+  return options.client ?? anthropicClient(options);
 }
 
 /**

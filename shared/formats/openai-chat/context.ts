@@ -16,7 +16,8 @@
  *   tool message whose call is not in the assistant message just before becomes a user message
  *   saying what it was. A system or developer message between a call and its answers moves after them.
  * - Leading system/developer messages stay first; system text a compaction archived is restated
- *   after them as `system` messages, so no instruction is lost.
+ *   after them as `system` messages, so no instruction is lost: each distinct text once, none that a
+ *   leading message already holds (shared/context/restated-system.ts says why that is safe).
  * - The summary of the compacted part is a `user` message ({@link SUMMARY_INTRO}, the body framed in
  *   `<session-record>`), where the archived messages were, then the pinned messages kept from before
  *   it. A user turn, not `system`/`developer`: OpenAI's Codex CLI does the same (codex-rs
@@ -28,6 +29,7 @@
  */
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
 import { NO_RESULT, SUMMARY_INTRO, summaryText } from '../../context/render.ts';
+import { restatedSystem } from '../../context/restated-system.ts';
 import { renderText } from '../../contract/blocks.ts';
 import { CHECKPOINT_HEADER, renderCheckpointBody } from '../../summary/checkpoint.ts';
 import { type ChatMessage, chatFacts, chatText, isChatMessage } from './message.ts';
@@ -48,9 +50,9 @@ export function renderChatContext(
   let lead = 0;
   while (lead < rows.length && rows[lead]?.role === 'system' && isChatMessage(rows[lead]?.content)) lead++;
   const leading = rows.slice(0, lead).map((r) => r.content as unknown as ChatMessage);
-  const restated = (input.archivedSystem ?? [])
-    .filter((t) => t.trim() !== '')
-    .map((content): ChatMessage => ({ role: 'system', content }));
+  const restated = restatedSystem(input.archivedSystem ?? [], leading.map(chatText)).map(
+    (content): ChatMessage => ({ role: 'system', content }),
+  );
   const body = summaryFirst(rows.slice(lead)).map((r) => messageOf(r, rows, input));
   const messages = [...leading, ...restated, ...pairToolCalls(body)];
   const tokens = messages.reduce((sum, m) => sum + chatFacts(m).tokenCount, 0);

@@ -34,7 +34,9 @@ export const contextCommand: Command = {
     'notices to act on, such as an open tool loop whose thinking needs "drop_block" to be sent,',
     'and betas: the anthropic-beta values the request needs (compact-2026-09-04 with a compaction block).',
     'A session of format openai-chat prints { format: "openai-chat", messages, tokens, sessionId, version,',
-    'notices }: messages to pass to Chat Completions (client.chat.completions.create) as they are.',
+    'notices }: messages to pass to Chat Completions (client.chat.completions.create) as they are;',
+    'one of format openai-responses prints { format: "openai-responses", input, tokens, sessionId,',
+    'version, notices }: input to pass to client.responses.create({ model, input, store: false }).',
   ],
   examples: [
     'compactor context --tenant acme --session run-42',

@@ -2,6 +2,8 @@
 import {
   type ImportedSession,
   importTranscript,
+  SYSTEM_PINS,
+  type SystemPin,
   TRANSCRIPT_FORMATS,
   type TranscriptFormat,
   transcriptFiles,
@@ -35,6 +37,12 @@ export const importCommand: Command = {
       type: 'boolean',
       description: 'claude-code: also import the subagent (sidechain) lines of a main session file',
     },
+    'pin-system': {
+      type: 'string',
+      value: 'P',
+      description:
+        'leading (default) or none: pin the system messages a native transcript begins with, so compactions keep them in place',
+    },
   },
   notes: [
     'Formats: corpus, one message per line (seq, role, kind, content, toolCallId, toolName, createdAt,',
@@ -44,7 +52,14 @@ export const importCommand: Command = {
     "subagent's own file is read whole). anthropic and claude-code messages get seqs 0, 1, ... and",
     'keep their content blocks exactly (thinking signatures and images included); openai-chat, one',
     'Chat Completions request per line ({model, messages}), as an agent or proxy logs them: the last',
-    "line's messages become a session of format openai-chat, each message stored exactly.",
+    "line's messages become a session of format openai-chat, each message stored exactly;",
+    "openai-responses, one Responses request per line ({model, input}: the last line's input becomes",
+    'the session; a request chained with previous_response_id is refused, its history being on',
+    "OpenAI's side), or a session's Responses items as the Agents SDK for Python's get_items() returns",
+    'them (a JSON array, or one item per line); each item stored exactly.',
+    'The system (or developer) messages a native transcript begins with are stored pinned unless',
+    '--pin-system none: no compaction archives them, so the context keeps them where they are instead',
+    'of restating them after every compaction (corpus lines say pinned themselves).',
     'Each file gets one line: imported, with its format ("detected" when not named), or refused.',
     'A malformed file is refused with its line and field named, and an existing session is refused,',
     'never duplicated; nothing of a refused file is written. The other files are still imported',
@@ -55,6 +70,7 @@ export const importCommand: Command = {
     'compactor import corpus/claude-code --tenant acme --sidechains',
     'compactor import messages.jsonl --format anthropic --session chat-7',
     'compactor import requests.jsonl --format openai-chat --session gpt-run-3',
+    'compactor import responses.jsonl --format openai-responses --session codex-run-9',
   ],
   async run(args, context) {
     if (args.positionals.length === 0) throw new UsageError('give at least one transcript file or directory');
@@ -62,6 +78,7 @@ export const importCommand: Command = {
     const sidechains = flag(args, 'sidechains');
     if (sidechains && format !== undefined && format !== 'claude-code')
       throw new UsageError(`--sidechains applies to --format claude-code, not ${format}`);
+    const pinSystem = pinSystemOption(args);
     const files = await transcriptFiles(args.positionals);
     const sessionId = optionalText(args, 'session');
     if (sessionId !== undefined && files.length !== 1)
@@ -78,7 +95,13 @@ export const importCommand: Command = {
       progress.start('importing', files.length, 'files');
       for (const file of files) {
         try {
-          const r = await importTranscript(database.db, file, { tenantId, sessionId, format, sidechains });
+          const r = await importTranscript(database.db, file, {
+            tenantId,
+            sessionId,
+            format,
+            sidechains,
+            pinSystem,
+          });
           progress.print(context.stdout, importedLine(r));
         } catch (error) {
           if (!(error instanceof InvalidInputError || error instanceof TranscriptError)) throw error;
@@ -99,6 +122,15 @@ export const importCommand: Command = {
 export function importedLine(r: ImportedSession): string {
   const how = r.detected ? `${r.format}, detected` : r.format;
   return `imported ${terminalText(r.sessionId)}: ${r.messageCount} messages, ${r.tokenCount} tokens (${how}; ${r.ms.toFixed(0)} ms)`;
+}
+
+/** `--pin-system`, or undefined when absent (the import's default). */
+function pinSystemOption(args: ParsedArgs): SystemPin | undefined {
+  const value = optionalText(args, 'pin-system');
+  if (value === undefined) return undefined;
+  const known = SYSTEM_PINS.find((p) => p === value);
+  if (!known) throw new UsageError(`--pin-system must be ${SYSTEM_PINS.join(' or ')}, got "${value}"`);
+  return known;
 }
 
 /** `--format`, or undefined when absent (detect each file's). */

@@ -337,7 +337,8 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
         const input: LoadContextInput = {
           tenantId,
           sessionId: id,
-          // The body is in the session's format: the Anthropic shape, or `format: 'openai-chat'`'s.
+          // The body is in the session's format: the Anthropic shape, or `format: 'openai-chat'`'s
+          // or `format: 'openai-responses'`'s.
           format: 'any',
           maxBytes: inForce.maxContextBytes,
           maxTokens: inForce.maxContextTokens,

@@ -132,7 +132,7 @@ export const API_ROUTES = {
     path: '/v1/sessions/{id}/context',
     summary: "Load the session's next request",
     description:
-      "The system and messages to pass to the Messages API next (an openai-chat session: format and the messages to pass to Chat Completions), from the session's live history (following its lineage to the live session), compacted or not. A context larger than the tenant's maxContextBytes or maxContextTokens is refused whole (422; a part of a request is no request an agent could send): compact the session. A tenant may have maxConcurrentContextReads under way at once per API process (429 beyond).",
+      "The system and messages to pass to the Messages API next (an openai-chat session: format and the messages to pass to Chat Completions; an openai-responses session: format and the input to pass to the Responses API), from the session's live history (following its lineage to the live session), compacted or not. A context larger than the tenant's maxContextBytes or maxContextTokens is refused whole (422; a part of a request is no request an agent could send): compact the session. A tenant may have maxConcurrentContextReads under way at once per API process (429 beyond).",
     tenantScoped: true,
     scope: 'context:read',
     params: sessionPathSchema,

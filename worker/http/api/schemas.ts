@@ -170,12 +170,36 @@ const chatContextSchema = z
     description: 'The context of a session of format "openai-chat".',
   });
 
+/** The context of an `openai-responses` session: `input` for `client.responses.create`. */
+const responsesContextSchema = z
+  .object({
+    format: z.literal('openai-responses'),
+    input: z
+      .array(z.looseObject({ type: z.string().optional() }))
+      .describe(
+        'Responses input items, as stored; the summary of compacted items is a user message. Every call is answered by its output (the newest calls may still be open); reasoning only directly before the item it produced, with its encrypted_content; nothing before the newest compaction item but the leading system/developer messages. For responses.create with store: false.',
+      ),
+    tokens: z.number().int().describe('Estimated input tokens of input.'),
+    sessionId: z.string().describe('The live session read: where to append next.'),
+    notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
+    version: z
+      .number()
+      .int()
+      .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
+  })
+  .meta({
+    title: 'ResponsesContext',
+    description: 'The context of a session of format "openai-responses".',
+  });
+
 /** The body of the context route, in the session's format. */
-export const loadedContextSchema = z.union([anthropicContextSchema, chatContextSchema]).meta({
-  title: 'Context',
-  description:
-    'The next request in the session\'s format: system and messages for the Messages API (anthropic), or format "openai-chat" and messages for Chat Completions.',
-});
+export const loadedContextSchema = z
+  .union([anthropicContextSchema, chatContextSchema, responsesContextSchema])
+  .meta({
+    title: 'Context',
+    description:
+      'The next request in the session\'s format: system and messages for the Messages API (anthropic), format "openai-chat" and messages for Chat Completions, or format "openai-responses" and input for the Responses API.',
+  });
 
 /** A compaction job's result (BullMQ's return value). */
 const jobResultSchema = z.object({

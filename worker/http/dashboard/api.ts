@@ -256,7 +256,7 @@ function restoreMessage(status: string, messages: number): string {
 }
 
 function withoutContent(row: CompactionRow) {
-  const { summary: _s, checkpointBefore: _c, ...rest } = row;
+  const { summary: _s, checkpointBefore: _c, measuredEventIds: _m, ...rest } = row;
   return rest;
 }
 

@@ -8,6 +8,7 @@ import type { ArchivedMessage, Page } from '../../postgres/queries/dashboard.ts'
 import { renderCheckpoint } from './checkpoint-view.ts';
 import { fidelityText, lostSection } from './fidelity-view.ts';
 import { escapeHtml, escapeId, href, layout, num, type PageContext, preview, time } from './html.ts';
+import { paybackFields } from './payback-view.ts';
 
 /** Characters of an archived message shown in its row. */
 export const PREVIEW_CHARS = 240;
@@ -77,6 +78,7 @@ function fields(ctx: PageContext, r: CompactionRow): string {
     ['LLM input / output tokens', `${num(r.inputTokens)} / ${num(r.outputTokens)}`],
     ['LLM cache read / write tokens', `${num(r.cacheReadTokens)} / ${num(r.cacheWriteTokens)}`],
     ['cost USD', r.costUsd !== null ? `$${r.costUsd.toFixed(6)}` : '—'],
+    ...paybackFields(r),
     ['LLM time', r.llmMs !== null ? `${num(r.llmMs)} ms` : '—'],
     ['total time', r.durationMs !== null ? `${num(r.durationMs)} ms` : '—'],
     ['cutoff seq / summary seq', `${num(r.cutoffSeq)} / ${num(r.summarySeq)}`],

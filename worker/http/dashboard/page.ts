@@ -13,6 +13,7 @@ import { renderCheckpoint } from './checkpoint-view.ts';
 import { renderContextPanel } from './context-panel.ts';
 import { fidelityCell } from './fidelity-view.ts';
 import { escapeHtml, escapeId, href, layout, num, type PageContext, time } from './html.ts';
+import { paybackCell } from './payback-view.ts';
 
 /** The session list, one page of it. */
 export function renderSessionList(ctx: PageContext, page: Page<SessionListItem>): string {
@@ -142,11 +143,12 @@ ${sizes}
 <td class="num">${num(r.durationMs)}</td>
 <td>${why.join('<br>')}</td>
 <td>${fidelityCell(r)}</td>
+<td class="num">${paybackCell(r)}</td>
 <td><a href="${href(ctx, `/sessions/${encodeURIComponent(session.id)}/compactions/${r.id}`)}">details</a>${restore}</td></tr>`;
   });
   return `<table class="ledger"><thead><tr><th>when</th><th>trigger</th><th>strategy</th><th>status</th>
 <th>messages</th><th>tokens</th><th>archived</th><th>summarizer / model</th><th>LLM in / out</th><th>cost</th>
-<th>ms</th><th>reason</th><th>fidelity</th><th></th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
+<th>ms</th><th>reason</th><th>fidelity</th><th>payback</th><th></th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
 }
 
 /**

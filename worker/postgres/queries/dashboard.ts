@@ -49,7 +49,7 @@ export type SessionListItem = Pick<
 > & { lastCompaction: LastCompaction | null };
 
 /** A ledger row without the summary text and the previous checkpoint (both session content). */
-export type LedgerEntry = Omit<CompactionRow, 'summary' | 'checkpointBefore'>;
+export type LedgerEntry = Omit<CompactionRow, 'summary' | 'checkpointBefore' | 'measuredEventIds'>;
 
 /** One archived message: metadata always, `content` only when asked for. */
 export interface ArchivedMessage {
@@ -178,9 +178,11 @@ export async function getSession(db: Db, tenantId: string, sessionId: string): P
   return row ?? null;
 }
 
+// The measured payback's list of counted event ids is bookkeeping (up to 200 ids a row), not news.
 const {
   summary: _summary,
   checkpointBefore: _checkpointBefore,
+  measuredEventIds: _measuredEventIds,
   ...ledgerColumns
 } = getTableColumns(compactions);
 

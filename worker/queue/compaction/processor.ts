@@ -275,6 +275,7 @@ function requestOf(job: Job, deps: ProcessorDeps): CompactionRequest & { eventId
     strategy: event.strategy ?? deps.defaultStrategy,
     trigger: event.trigger,
     inputTokens: event.inputTokens,
+    cacheReadTokens: event.cacheReadTokens,
     idempotencyKey: idempotencyKeyOf(event),
     eventId: event.eventId,
     signal: deps.signal,

@@ -6,6 +6,7 @@
  */
 import type { CompactionRow } from '../../../producer/postgres/schema.ts';
 import type { QueueBackend } from '../../../producer/queue/backend.ts';
+import type { PaybackInputs } from '../../../shared/policy/payback.ts';
 import {
   jobIdOf,
   SESSION_COMPACTED,
@@ -85,6 +86,21 @@ export function sessionCompactedOf(row: CompactionRow, checkpoint: unknown): Ses
     tokensBefore: row.tokensBefore,
     tokensAfter: row.tokensAfter,
     checkpoint: checkpoint ?? null,
+    payback: paybackOf(row),
     appliedAt: row.createdAt.toISOString(),
+  };
+}
+
+/** The predicted payback of a row, for the event; null when the row has none. */
+function paybackOf(row: CompactionRow): SessionCompactedEvent['payback'] {
+  const inputs = row.paybackInputs as PaybackInputs | null;
+  if (inputs === null || row.paybackSavingsUsd === null || row.paybackCostUsd === null) return null;
+  return {
+    savingsUsd: row.paybackSavingsUsd,
+    costUsd: row.paybackCostUsd,
+    ratio: row.paybackRatio,
+    requests: inputs.requests,
+    horizon: inputs.horizon,
+    tokensSavedPerRequest: inputs.tokensSavedPerRequest,
   };
 }

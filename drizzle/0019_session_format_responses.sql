@@ -1,0 +1,2 @@
+ALTER TABLE "sessions" DROP CONSTRAINT "sessions_format_check";--> statement-breakpoint
+ALTER TABLE "sessions" ADD CONSTRAINT "sessions_format_check" CHECK ("sessions"."format" in ('anthropic', 'openai-chat', 'openai-responses'));

@@ -1,0 +1,2 @@
+ALTER TABLE "archived_messages" ADD COLUMN "search_vector" "tsvector" GENERATED ALWAYS AS ((to_tsvector('simple'::regconfig, left("content", 100000)) || to_tsvector('simple'::regconfig, translate(left("content", 100000), '/._-:\', '      ')))) STORED NOT NULL;--> statement-breakpoint
+CREATE INDEX "archived_messages_search_idx" ON "archived_messages" USING gin ("search_vector");
