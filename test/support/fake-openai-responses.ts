@@ -50,18 +50,29 @@ export interface IssuedState {
   verify(kind: 'reasoning' | 'compaction', blob: string, id: string | undefined): boolean;
   /** Item id produced after a reasoning item -> that reasoning item's id. */
   reasoningOf: Map<string, string>;
+  /**
+   * Takes the blobs of recorded items (a real session's, which the real API issued) as this
+   * server's own, each bound to its item's id (or to no id, when the item had none), so a test can
+   * send a real transcript's reasoning back; a blob altered by one byte is still refused. An item
+   * after a recorded reasoning item, both with ids, is noted as produced by it.
+   */
+  admit(items: readonly unknown[]): void;
 }
 
 /** A new signer with a random key. */
 export function issuedState(): IssuedState {
   const key = randomBytes(16);
   const mac = (text: string) => createHmac('sha256', key).update(text).digest('base64url');
+  const admitted = new Map<string, { kind: string; id: string | undefined }>();
+  const reasoningOf = new Map<string, string>();
   return {
     sign: (kind, id) => {
       const payload = Buffer.from(JSON.stringify({ kind, id })).toString('base64url');
       return `${payload}.${mac(payload)}`;
     },
     verify: (kind, blob, id) => {
+      const recorded = admitted.get(blob);
+      if (recorded) return recorded.kind === kind && recorded.id === id;
       const [payload, sig] = blob.split('.');
       if (!payload || !sig || mac(payload) !== sig) return false;
       const body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
@@ -70,7 +81,21 @@ export function issuedState(): IssuedState {
       };
       return body.kind === kind && (id === undefined || body.id === id);
     },
-    reasoningOf: new Map(),
+    reasoningOf,
+    admit: (items) => {
+      const all = items as Item[];
+      all.forEach((item, n) => {
+        const type = typeOf(item);
+        const id = typeof item.id === 'string' ? item.id : undefined;
+        if ((type === 'reasoning' || type === 'compaction') && typeof item.encrypted_content === 'string') {
+          admitted.set(item.encrypted_content, { kind: type, id });
+        }
+        const next = all[n + 1];
+        if (type === 'reasoning' && id !== undefined && typeof next?.id === 'string') {
+          reasoningOf.set(next.id, id);
+        }
+      });
+    },
   };
 }
 

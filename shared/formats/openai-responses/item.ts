@@ -17,7 +17,8 @@
  *   `call_id`, not `id`. `custom_tool_call`/`custom_tool_call_output`, `computer_call`/
  *   `computer_call_output`, `shell_call`/`shell_call_output` and `apply_patch_call`/
  *   `apply_patch_call_output` pair the same way.
- * - `reasoning` `{id, summary[] (required), content?, encrypted_content?}`: kept whole.
+ * - `reasoning` `{id?, summary[] (required), content? (null taken as none), encrypted_content?}`:
+ *   kept whole.
  * - `compaction` `{encrypted_content, id?}`: opaque ("not intended to be human-interpretable",
  *   OpenAI's compaction guide, https://developers.openai.com/api/docs/guides/compaction).
  * - the hosted tools' items (`web_search_call`, `file_search_call`, `code_interpreter_call`,
@@ -145,7 +146,12 @@ const reasoning = z.looseObject({
     error: 'expected a list of summary_text parts (required, may be empty)',
   }),
   encrypted_content: z.string().nullable().optional(),
-  content: z.array(z.looseObject({ type: z.string(), text: z.string() })).optional(),
+  // The SDK types `content` as optional; OpenAI's Codex CLI replays its reasoning items with
+  // `content: null`, which the API takes as none.
+  content: z
+    .array(z.looseObject({ type: z.string(), text: z.string() }))
+    .nullable()
+    .optional(),
 });
 const compaction = z.looseObject({
   type: z.literal('compaction'),
