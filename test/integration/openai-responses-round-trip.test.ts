@@ -25,6 +25,7 @@ import {
   isCallItem,
   isOutputItem,
   itemType,
+  pairId,
   type ResponsesItem,
   responsesText,
 } from '../../shared/formats/openai-responses/item.ts';
@@ -100,8 +101,8 @@ async function compact(tenantId: string, sessionId: string, strategy: Strategy) 
 function finish(input: readonly ResponsesItem[]): ResponsesItem[] {
   const last = input[input.length - 1];
   if (last !== undefined && isOutputItem(last)) return [...input];
-  const answered = new Set(input.filter(isOutputItem).map((o) => o.call_id));
-  const open = input.filter((i) => isCallItem(i) && !answered.has(i.call_id));
+  const answered = new Set(input.filter(isOutputItem).map(pairId));
+  const open = input.filter((i) => isCallItem(i) && !answered.has(pairId(i)));
   if (open.length > 0) {
     return [
       ...input,
@@ -124,12 +125,12 @@ function expectRules(original: readonly ResponsesItem[], input: readonly Respons
     const type = itemType(item);
     if (isCallItem(item)) {
       const answer = input.findIndex(
-        (o) => itemType(o) === CALL_OUTPUT_TYPES[type] && o.call_id === item.call_id,
+        (o) => itemType(o) === CALL_OUTPUT_TYPES[type] && pairId(o) === pairId(item),
       );
       expect(answer, `${type} ${String(item.call_id)} answered`).toBeGreaterThan(n);
     }
     if (isOutputItem(item)) {
-      const call = input.findIndex((c) => isCallItem(c) && c.call_id === item.call_id);
+      const call = input.findIndex((c) => isCallItem(c) && pairId(c) === pairId(item));
       expect(call, `${type} ${String(item.call_id)} has its call before it`).toBeGreaterThanOrEqual(0);
       expect(call).toBeLessThan(n);
     }
@@ -196,8 +197,8 @@ function leadingInstructions(
 }
 
 /** The ids of the newest `keep` client tool calls of a history (the ones clearToolResults leaves alone). */
-function newestCalls(items: readonly ResponsesItem[], keep: number): Set<unknown> {
-  const ids = items.filter(isCallItem).map((c) => c.call_id);
+function newestCalls(items: readonly ResponsesItem[], keep: number): Set<string | null> {
+  const ids = items.filter(isCallItem).map(pairId);
   return new Set(ids.slice(Math.max(0, ids.length - keep)));
 }
 
@@ -245,7 +246,7 @@ const STRATEGIES: Array<{
     expect: (original, archived, context) => {
       const kept = newestCalls(original, 1);
       const names = new Map(original.filter(isCallItem).map((c) => [c.call_id, String(c.name)]));
-      const cleared = seqsOf(original, (m) => isOutputItem(m) && !kept.has(m.call_id));
+      const cleared = seqsOf(original, (m) => isOutputItem(m) && !kept.has(pairId(m)));
       expect(cleared.length).toBeGreaterThan(0);
       expect(archived).toEqual(cleared);
       expect(context).toStrictEqual(

@@ -37,6 +37,7 @@ const CALLS: Record<string, string> = {
   function_call: 'function_call_output',
   custom_tool_call: 'custom_tool_call_output',
   computer_call: 'computer_call_output',
+  local_shell_call: 'local_shell_call_output',
   shell_call: 'shell_call_output',
   apply_patch_call: 'apply_patch_call_output',
 };
@@ -101,6 +102,10 @@ export function issuedState(): IssuedState {
 
 const typeOf = (item: Item): string => (typeof item.type === 'string' ? item.type : 'message');
 
+/** The call id an output answers: its `call_id`, or a `local_shell_call_output`'s `id` (the SDK's types). */
+const answers = (item: Item): unknown =>
+  typeOf(item) === 'local_shell_call_output' ? item.id : item.call_id;
+
 /** Whether the item is one the model produces (what a reasoning item must be followed by). */
 function produced(item: Item | undefined): boolean {
   if (item === undefined) return false;
@@ -145,8 +150,8 @@ export function responsesInputError(
     if (type in CALLS) calls.add(String(item.call_id));
     // An output with no call before it: the API's text as quoted in a bug report against the
     // Continue coding agent (2026-02).
-    if (OUTPUTS.has(type) && !calls.has(String(item.call_id))) {
-      return fail(`No tool call found for function call output with call_id ${String(item.call_id)}.`);
+    if (OUTPUTS.has(type) && !calls.has(String(answers(item)))) {
+      return fail(`No tool call found for function call output with call_id ${String(answers(item))}.`);
     }
     if (type === 'reasoning') {
       // Under store:false an item is resolved from its encrypted content only: the API's text as
@@ -199,7 +204,7 @@ export function responsesInputError(
     const type = typeOf(item);
     if (!(type in CALLS)) continue;
     const id = String(item.call_id);
-    if (!items.some((o) => typeOf(o) === CALLS[type] && o.call_id === id)) {
+    if (!items.some((o) => typeOf(o) === CALLS[type] && answers(o) === id)) {
       return fail(`No tool output found for function call ${id}.`);
     }
   }
