@@ -21,10 +21,10 @@ import { importTranscript } from '../../producer/import.ts';
 import { loadContext } from '../../producer/index.ts';
 import { SUMMARY_INTRO } from '../../shared/context/render.ts';
 import {
-  CALL_OUTPUT_TYPES,
   isCallItem,
   isOutputItem,
   itemType,
+  outputTypeOf,
   pairId,
   type ResponsesItem,
   responsesText,
@@ -106,7 +106,7 @@ function finish(input: readonly ResponsesItem[]): ResponsesItem[] {
   if (open.length > 0) {
     return [
       ...input,
-      ...open.map((c) => ({ type: CALL_OUTPUT_TYPES[itemType(c)], call_id: c.call_id, output: 'ok' })),
+      ...open.map((c) => ({ type: String(outputTypeOf(c)), call_id: c.call_id, output: 'ok' })),
     ];
   }
   return [...input, { role: 'user', content: 'Please continue.' }];
@@ -125,7 +125,7 @@ function expectRules(original: readonly ResponsesItem[], input: readonly Respons
     const type = itemType(item);
     if (isCallItem(item)) {
       const answer = input.findIndex(
-        (o) => itemType(o) === CALL_OUTPUT_TYPES[type] && pairId(o) === pairId(item),
+        (o) => itemType(o) === outputTypeOf(item) && isOutputItem(o) && pairId(o) === pairId(item),
       );
       expect(answer, `${type} ${String(item.call_id)} answered`).toBeGreaterThan(n);
     }

@@ -106,13 +106,28 @@ const typeOf = (item: Item): string => (typeof item.type === 'string' ? item.typ
 const answers = (item: Item): unknown =>
   typeOf(item) === 'local_shell_call_output' ? item.id : item.call_id;
 
+/**
+ * The output type answering a client tool's call, or undefined: a tool search the client runs
+ * (`execution: "client"`) is answered by its `tool_search_output`; one the server ran needs nothing.
+ */
+const answeredBy = (item: Item): string | undefined =>
+  typeOf(item) === 'tool_search_call'
+    ? item.execution === 'client'
+      ? 'tool_search_output'
+      : undefined
+    : CALLS[typeOf(item)];
+
+/** Whether the item is a client tool's output. */
+const isOutput = (item: Item): boolean =>
+  OUTPUTS.has(typeOf(item)) || (typeOf(item) === 'tool_search_output' && item.execution === 'client');
+
 /** Whether the item is one the model produces (what a reasoning item must be followed by). */
 function produced(item: Item | undefined): boolean {
   if (item === undefined) return false;
   const type = typeOf(item);
   if (type === 'message') return item.role === 'assistant';
   return (
-    !['reasoning', 'compaction', 'compaction_trigger', 'item_reference'].includes(type) && !OUTPUTS.has(type)
+    !['reasoning', 'compaction', 'compaction_trigger', 'item_reference'].includes(type) && !isOutput(item)
   );
 }
 
@@ -147,10 +162,10 @@ export function responsesInputError(
     if (type === 'compaction_trigger' && n !== items.length - 1) {
       return fail(`Invalid 'input[${n}]': a compaction_trigger item must be the final input item.`);
     }
-    if (type in CALLS) calls.add(String(item.call_id));
+    if (answeredBy(item) !== undefined) calls.add(String(item.call_id));
     // An output with no call before it: the API's text as quoted in a bug report against the
     // Continue coding agent (2026-02).
-    if (OUTPUTS.has(type) && !calls.has(String(answers(item)))) {
+    if (isOutput(item) && !calls.has(String(answers(item)))) {
       return fail(`No tool call found for function call output with call_id ${String(answers(item))}.`);
     }
     if (type === 'reasoning') {
@@ -201,10 +216,10 @@ export function responsesInputError(
   // A call with no output: the API's text as quoted in a bug report against OpenAI's support agent
   // demo (2026-09).
   for (const item of items) {
-    const type = typeOf(item);
-    if (!(type in CALLS)) continue;
+    const output = answeredBy(item);
+    if (output === undefined) continue;
     const id = String(item.call_id);
-    if (!items.some((o) => typeOf(o) === CALLS[type] && answers(o) === id)) {
+    if (!items.some((o) => typeOf(o) === output && isOutput(o) && answers(o) === id)) {
       return fail(`No tool output found for function call ${id}.`);
     }
   }

@@ -190,6 +190,13 @@ describe('responsesItemProblem', () => {
     ]) {
       expect(responsesFacts(hosted)).toMatchObject({ kind: 'message', toolUseIds: [], toolResultIds: [] });
     }
+    // A tool search the agent runs itself is its call to answer.
+    const search = { type: 'tool_search_call', call_id: 'c6', execution: 'client', arguments: {} };
+    expect(responsesFacts(search)).toMatchObject({ kind: 'tool_call', toolUseIds: ['c6'] });
+    expect(
+      responsesFacts({ type: 'tool_search_output', call_id: 'c6', execution: 'client', tools: [] }),
+    ).toMatchObject({ kind: 'tool_result', toolResultIds: ['c6'] });
+    expect(responsesItemProblem({ ...search, call_id: null }, 'm')?.field).toBe('m.call_id');
   });
 });
 
@@ -278,9 +285,10 @@ describe('renderResponsesContext', () => {
       { type: 'local_shell_call', id: 'lsh_1', call_id: 'c2', status: 'completed', action: {} },
       { type: 'shell_call', call_id: 'c3', action: { commands: ['ls'] } },
       { type: 'apply_patch_call', call_id: 'c4', operation: { type: 'delete_file', path: 'a' } },
+      { type: 'tool_search_call', call_id: 'c5', execution: 'client', arguments: { q: 'x' } },
     ];
     const input = render([user('a'), ...calls, user('b')]);
-    expect(input.slice(5, 9)).toEqual([
+    expect(input.slice(6, 11)).toEqual([
       { type: 'custom_tool_call_output', call_id: 'c1', output: NO_RESULT },
       { type: 'local_shell_call_output', id: 'c2', output: NO_RESULT },
       {
@@ -289,6 +297,7 @@ describe('renderResponsesContext', () => {
         output: [{ stdout: '', stderr: NO_RESULT, outcome: { type: 'exit', exit_code: 1 } }],
       },
       { type: 'apply_patch_call_output', call_id: 'c4', status: 'failed', output: NO_RESULT },
+      { type: 'tool_search_output', call_id: 'c5', execution: 'client', status: 'completed', tools: [] },
     ]);
     expect(responsesInputError(input, state, false)).toBeNull();
     // A local shell output answers its call by `id`: one naming no call before it is an orphan.
@@ -373,6 +382,14 @@ describe('the strict fake Responses API', () => {
       /could not be verified/,
     ],
     [[user('a'), { type: 'compaction_trigger' }, user('b')], /must be the final input item/],
+    [
+      [user('a'), { type: 'tool_search_call', call_id: 's1', execution: 'client', arguments: {} }, user('b')],
+      /^No tool output found for function call s1\.$/,
+    ],
+    [
+      [user('a'), { type: 'local_shell_call_output', id: 'l1', output: 'x' }],
+      /^No tool call found for function call output with call_id l1\.$/,
+    ],
   ])('refuses %j', (input, error) => {
     expect(responsesInputError(input, state, false)?.message).toMatch(error);
   });

@@ -186,8 +186,9 @@ export function pairCalls(items: readonly ResponsesItem[]): ResponsesItem[] {
 /**
  * The output that answers a call nobody answered, in the shape the SDK gives that call's output
  * type: {@link NO_RESULT} as the output text (a shell call's as its stderr, exit code 1; an
- * apply_patch call's with `status: "failed"`). A computer call's output is a screenshot, which
- * cannot be made up: it is answered as a function call would be.
+ * apply_patch call's with `status: "failed"`; a client tool search's as no tools found). A
+ * computer call's output is a screenshot, which cannot be made up: it is answered as a function
+ * call would be.
  */
 function syntheticOutput(call: ResponsesItem): ResponsesItem {
   const { call_id } = call;
@@ -204,6 +205,8 @@ function syntheticOutput(call: ResponsesItem): ResponsesItem {
       };
     case 'apply_patch_call':
       return { type: 'apply_patch_call_output', call_id, status: 'failed', output: NO_RESULT };
+    case 'tool_search_call':
+      return { type: 'tool_search_output', call_id, execution: 'client', status: 'completed', tools: [] };
     default:
       return { type: 'function_call_output', call_id, output: NO_RESULT };
   }

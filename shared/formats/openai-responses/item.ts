@@ -24,9 +24,10 @@
  * - `compaction` `{encrypted_content, id?}`: opaque ("not intended to be human-interpretable",
  *   OpenAI's compaction guide, https://developers.openai.com/api/docs/guides/compaction).
  * - the hosted tools' items (`web_search_call`, `file_search_call`, `code_interpreter_call`,
- *   `image_generation_call`, `mcp_*`, `tool_search_call`/`tool_search_output`, …) and
- *   `additional_tools` are kept as given, checked only for an object with a known `type`: OpenAI
- *   runs those tools, so no output of the agent's answers them and they pair with nothing.
+ *   `image_generation_call`, `mcp_*`, a server-run `tool_search_call`/`tool_search_output`, …)
+ *   and `additional_tools` are kept as given, checked only for an object with a known `type`:
+ *   OpenAI runs those tools, so no output of the agent's answers them and they pair with nothing.
+ *   A tool search with `execution: "client"` is the agent's: its call and output pair by `call_id`.
  * `item_reference` and `compaction_trigger` are refused: the one points at an item stored by OpenAI
  * (a stateless replay cannot resolve it), the other is a one-shot command ("Must be the final input
  * item"), not history.
@@ -192,6 +193,10 @@ function schemaOf(item: Record<string, unknown>): z.ZodType | null {
       return customToolCallOutput;
     case 'local_shell_call_output':
       return localShellCallOutput;
+    case 'tool_search_call':
+    case 'tool_search_output':
+      // Reached for a search the agent runs only (`execution: "client"`): paired by call_id.
+      return otherCall(String(type));
     case 'reasoning':
       return reasoning;
     case 'compaction':
@@ -241,7 +246,7 @@ export function responsesItemProblem(value: unknown, where: string): ItemProblem
       message: `expected one of ${RESPONSES_ROLES.map((r) => `"${r}"`).join(', ')}, got ${JSON.stringify(item.role) ?? 'nothing'}`,
     };
   }
-  if (typeof type === 'string' && OPAQUE_TYPES.has(type)) return null;
+  if (typeof type === 'string' && OPAQUE_TYPES.has(type) && !isClientSearch(item)) return null;
   const schema = schemaOf(item);
   if (schema === null) return null;
   const parsed = schema.safeParse(value);
@@ -271,14 +276,34 @@ export function isTypedResponsesItem(value: unknown): value is ResponsesItem {
   return typeof type === 'string' && ITEM_TYPES.has(type);
 }
 
-/** Whether an item is a call (opens a `call_id` an output answers). */
-export function isCallItem(item: ResponsesItem): boolean {
-  return itemType(item) in CALL_OUTPUT_TYPES;
+/**
+ * Whether a `tool_search_call`/`tool_search_output` is of a search the agent runs itself
+ * (`execution: "client"`): the model's call is answered by the agent's output with its `call_id`,
+ * "retaining `execution: \"client\"`" (OpenAI's OpenAPI spec, `RequiredToolSearchOutput`). A search
+ * OpenAI runs (`execution: "server"`, its `call_id` null) is a hosted tool's, paired with nothing.
+ */
+function isClientSearch(item: ResponsesItem): boolean {
+  const type = itemType(item);
+  return (type === 'tool_search_call' || type === 'tool_search_output') && item.execution === 'client';
 }
 
-/** Whether an item is a call's output (answers a `call_id`). */
+/** The type of the output that answers a client tool's call item; null for any other item. */
+export function outputTypeOf(item: ResponsesItem): string | null {
+  const type = itemType(item);
+  if (type === 'tool_search_call') return isClientSearch(item) ? 'tool_search_output' : null;
+  return CALL_OUTPUT_TYPES[type] ?? null;
+}
+
+/** Whether an item is a client tool's call (opens a `call_id` an output answers). */
+export function isCallItem(item: ResponsesItem): boolean {
+  return outputTypeOf(item) !== null;
+}
+
+/** Whether an item is a client tool's output (answers a `call_id`). */
 export function isOutputItem(item: ResponsesItem): boolean {
-  return OUTPUT_TYPES.has(itemType(item));
+  return (
+    OUTPUT_TYPES.has(itemType(item)) || (itemType(item) === 'tool_search_output' && isClientSearch(item))
+  );
 }
 
 /**
@@ -286,9 +311,8 @@ export function isOutputItem(item: ResponsesItem): boolean {
  * `id`); null for any other item.
  */
 export function pairId(item: ResponsesItem): string | null {
-  const type = itemType(item);
-  if (!(type in CALL_OUTPUT_TYPES) && !OUTPUT_TYPES.has(type)) return null;
-  const id = type === 'local_shell_call_output' ? item.id : item.call_id;
+  if (!isCallItem(item) && !isOutputItem(item)) return null;
+  const id = itemType(item) === 'local_shell_call_output' ? item.id : item.call_id;
   return typeof id === 'string' ? id : null;
 }
 
@@ -315,8 +339,8 @@ export function responsesFacts(item: ResponsesItem): ResponsesFacts {
   const text = responsesText(item);
   const images = partsOf(item).filter((p) => p.type === 'input_image').length;
   const call = pairId(item);
-  const isCall = type in CALL_OUTPUT_TYPES && call !== null;
-  const isOutput = OUTPUT_TYPES.has(type) && call !== null;
+  const isCall = isCallItem(item) && call !== null;
+  const isOutput = isOutputItem(item) && call !== null;
   const role =
     type === 'message'
       ? item.role === 'developer'
