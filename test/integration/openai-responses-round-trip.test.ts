@@ -315,6 +315,9 @@ describe.each(FILES)('%s', (name) => {
     expect(rows.map((r) => r.blocks)).toEqual(original.map((m) => JSON.stringify(m)));
     const context = await load('loaded', sessionId);
     expect(JSON.stringify(context.input)).toBe(JSON.stringify(original));
+    // The bytes of the last line's `input` as the file holds them (written as compact JSON).
+    const lastLine = readFileSync(path.join(DIR, name), 'utf8').trimEnd().split('\n').at(-1);
+    expect(lastLine).toContain(`"input":${JSON.stringify(context.input)}`);
     expect(context).toMatchObject({ format: 'openai-responses', sessionId, notices: [] });
     expectRules(original, context.input);
     await expectAccepted(context.input);
