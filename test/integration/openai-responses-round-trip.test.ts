@@ -118,9 +118,6 @@ function finish(input: readonly ResponsesItem[]): ResponsesItem[] {
  * an item the model produced, carrying a recorded `encrypted_content` unchanged.
  */
 function expectRules(original: readonly ResponsesItem[], input: readonly ResponsesItem[]) {
-  const blobs = new Set<unknown>(
-    original.map((i) => i.encrypted_content).filter((b) => typeof b === 'string'),
-  );
   input.forEach((item, n) => {
     const type = itemType(item);
     if (isCallItem(item)) {
@@ -135,9 +132,12 @@ function expectRules(original: readonly ResponsesItem[], input: readonly Respons
       expect(call).toBeLessThan(n);
     }
     if (type === 'reasoning') {
-      expect(blobs.has(item.encrypted_content), `reasoning at ${n} carries a recorded blob`).toBe(true);
+      // The recorded item, byte for byte, and the item it stood before in the session after it.
+      const at = original.findIndex((o) => o.encrypted_content === item.encrypted_content);
+      expect(at, `reasoning at ${n} carries a recorded blob`).toBeGreaterThanOrEqual(0);
+      expect(JSON.stringify(item)).toBe(JSON.stringify(original[at]));
       const next = input[n + 1];
-      expect(next, `reasoning at ${n} is followed by what it produced`).toBeDefined();
+      expect(next, `reasoning at ${n} is followed by what it produced`).toStrictEqual(original[at + 1]);
       const produced = next === undefined ? '' : itemType(next);
       expect(
         produced === 'message'
@@ -283,6 +283,9 @@ const STRATEGIES: Array<{
   {
     label: 'summarize:4 (extractive)',
     strategy: { type: 'summarize', keepRecent: 4, maxSummaryTokens: 2000 },
+    // It applies to pydantic-ai's run too, though the summary, framed as the context sends it, is
+    // larger than the six short items it replaces: the check that a summary makes the session
+    // smaller counts the summary's text without its framing.
     skips: {},
     // The instructions (restated if they left), the summary as a user message framed as a record
     // quoting the last user request, then the newest items from the cut on, untouched.
