@@ -37,6 +37,7 @@ const CALLS: Record<string, string> = {
   function_call: 'function_call_output',
   custom_tool_call: 'custom_tool_call_output',
   computer_call: 'computer_call_output',
+  local_shell_call: 'local_shell_call_output',
   shell_call: 'shell_call_output',
   apply_patch_call: 'apply_patch_call_output',
 };
@@ -50,18 +51,29 @@ export interface IssuedState {
   verify(kind: 'reasoning' | 'compaction', blob: string, id: string | undefined): boolean;
   /** Item id produced after a reasoning item -> that reasoning item's id. */
   reasoningOf: Map<string, string>;
+  /**
+   * Takes the blobs of recorded items (a real session's, which the real API issued) as this
+   * server's own, each bound to its item's id (or to no id, when the item had none), so a test can
+   * send a real transcript's reasoning back; a blob altered by one byte is still refused. An item
+   * after a recorded reasoning item, both with ids, is noted as produced by it.
+   */
+  admit(items: readonly unknown[]): void;
 }
 
 /** A new signer with a random key. */
 export function issuedState(): IssuedState {
   const key = randomBytes(16);
   const mac = (text: string) => createHmac('sha256', key).update(text).digest('base64url');
+  const admitted = new Map<string, { kind: string; id: string | undefined }>();
+  const reasoningOf = new Map<string, string>();
   return {
     sign: (kind, id) => {
       const payload = Buffer.from(JSON.stringify({ kind, id })).toString('base64url');
       return `${payload}.${mac(payload)}`;
     },
     verify: (kind, blob, id) => {
+      const recorded = admitted.get(blob);
+      if (recorded) return recorded.kind === kind && recorded.id === id;
       const [payload, sig] = blob.split('.');
       if (!payload || !sig || mac(payload) !== sig) return false;
       const body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
@@ -70,11 +82,44 @@ export function issuedState(): IssuedState {
       };
       return body.kind === kind && (id === undefined || body.id === id);
     },
-    reasoningOf: new Map(),
+    reasoningOf,
+    admit: (items) => {
+      const all = items as Item[];
+      all.forEach((item, n) => {
+        const type = typeOf(item);
+        const id = typeof item.id === 'string' ? item.id : undefined;
+        if ((type === 'reasoning' || type === 'compaction') && typeof item.encrypted_content === 'string') {
+          admitted.set(item.encrypted_content, { kind: type, id });
+        }
+        const next = all[n + 1];
+        if (type === 'reasoning' && id !== undefined && typeof next?.id === 'string') {
+          reasoningOf.set(next.id, id);
+        }
+      });
+    },
   };
 }
 
 const typeOf = (item: Item): string => (typeof item.type === 'string' ? item.type : 'message');
+
+/** The call id an output answers: its `call_id`, or a `local_shell_call_output`'s `id` (the SDK's types). */
+const answers = (item: Item): unknown =>
+  typeOf(item) === 'local_shell_call_output' ? item.id : item.call_id;
+
+/**
+ * The output type answering a client tool's call, or undefined: a tool search the client runs
+ * (`execution: "client"`) is answered by its `tool_search_output`; one the server ran needs nothing.
+ */
+const answeredBy = (item: Item): string | undefined =>
+  typeOf(item) === 'tool_search_call'
+    ? item.execution === 'client'
+      ? 'tool_search_output'
+      : undefined
+    : CALLS[typeOf(item)];
+
+/** Whether the item is a client tool's output. */
+const isOutput = (item: Item): boolean =>
+  OUTPUTS.has(typeOf(item)) || (typeOf(item) === 'tool_search_output' && item.execution === 'client');
 
 /** Whether the item is one the model produces (what a reasoning item must be followed by). */
 function produced(item: Item | undefined): boolean {
@@ -82,7 +127,7 @@ function produced(item: Item | undefined): boolean {
   const type = typeOf(item);
   if (type === 'message') return item.role === 'assistant';
   return (
-    !['reasoning', 'compaction', 'compaction_trigger', 'item_reference'].includes(type) && !OUTPUTS.has(type)
+    !['reasoning', 'compaction', 'compaction_trigger', 'item_reference'].includes(type) && !isOutput(item)
   );
 }
 
@@ -117,11 +162,11 @@ export function responsesInputError(
     if (type === 'compaction_trigger' && n !== items.length - 1) {
       return fail(`Invalid 'input[${n}]': a compaction_trigger item must be the final input item.`);
     }
-    if (type in CALLS) calls.add(String(item.call_id));
+    if (answeredBy(item) !== undefined) calls.add(String(item.call_id));
     // An output with no call before it: the API's text as quoted in a bug report against the
     // Continue coding agent (2026-02).
-    if (OUTPUTS.has(type) && !calls.has(String(item.call_id))) {
-      return fail(`No tool call found for function call output with call_id ${String(item.call_id)}.`);
+    if (isOutput(item) && !calls.has(String(answers(item)))) {
+      return fail(`No tool call found for function call output with call_id ${String(answers(item))}.`);
     }
     if (type === 'reasoning') {
       // Under store:false an item is resolved from its encrypted content only: the API's text as
@@ -171,10 +216,10 @@ export function responsesInputError(
   // A call with no output: the API's text as quoted in a bug report against OpenAI's support agent
   // demo (2026-09).
   for (const item of items) {
-    const type = typeOf(item);
-    if (!(type in CALLS)) continue;
+    const output = answeredBy(item);
+    if (output === undefined) continue;
     const id = String(item.call_id);
-    if (!items.some((o) => typeOf(o) === CALLS[type] && o.call_id === id)) {
+    if (!items.some((o) => typeOf(o) === output && isOutput(o) && answers(o) === id)) {
       return fail(`No tool output found for function call ${id}.`);
     }
   }

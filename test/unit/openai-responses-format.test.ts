@@ -86,6 +86,9 @@ describe('responsesItemProblem', () => {
     [{ type: 'item_reference', id: 'msg_1' }, 'm.type', /points at an item OpenAI stored/],
     [{ type: 'compaction_trigger' }, 'm.type', /final input item/],
     [{ type: 'frobnicate' }, 'm.type', /expected a Responses input item type/],
+    [{ type: 'reasoning', summary: [], content: 'x' }, 'm.content', /./],
+    [{ type: 'local_shell_call', id: 'lsh_1', action: {} }, 'm.call_id', /call_id string/],
+    [{ type: 'local_shell_call_output', output: 'x' }, 'm.id', /the local shell call's call_id/],
     ['hello', 'm', /expected a Responses input item object/],
   ])('refuses %j at %s', (item, field, error) => {
     const problem = responsesItemProblem(item, 'm');
@@ -105,6 +108,43 @@ describe('responsesItemProblem', () => {
     compactionItem('cmp_1'),
     { type: 'custom_tool_call', call_id: 'c2', name: 'patch', input: '*** Begin' },
     { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'x' } },
+    // As OpenAI's Codex CLI replays its items: reasoning without an id and with `content: null`, a
+    // web search without an id and with `action.queries`, an assistant message with a `phase`.
+    { type: 'reasoning', summary: [], content: null, encrypted_content: 'gAAAA' },
+    { type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'x', queries: ['x'] } },
+    {
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'x' }],
+      phase: 'commentary',
+    },
+    { type: 'custom_tool_call', status: 'completed', call_id: 'c3', name: 'apply_patch', input: '*** Begin' },
+    // As the API returns a server-side tool search: `arguments` an object, `call_id` null.
+    {
+      type: 'tool_search_call',
+      id: 'tsc_1',
+      call_id: null,
+      execution: 'server',
+      status: 'completed',
+      arguments: { queries: ['w'] },
+    },
+    {
+      type: 'tool_search_output',
+      id: 'tso_1',
+      call_id: null,
+      execution: 'server',
+      status: 'completed',
+      tools: [],
+    },
+    { type: 'additional_tools', role: 'developer', tools: [{ type: 'function', name: 'f', parameters: {} }] },
+    {
+      type: 'local_shell_call',
+      id: 'lsh_1',
+      call_id: 'c4',
+      status: 'completed',
+      action: { type: 'exec', command: ['ls'], env: {} },
+    },
+    { type: 'local_shell_call_output', id: 'c4', output: '{"stdout":"a"}' },
   ])('accepts %j', (item) => {
     expect(responsesItemProblem(item, 'm')).toBeNull();
   });
@@ -129,6 +169,34 @@ describe('responsesItemProblem', () => {
       text: '[reasoning] thinking rs_1',
     });
     expect(responsesFacts({ type: 'message', role: 'developer', content: 'x' }).role).toBe('system');
+  });
+
+  it("pairs the client tools' calls with their outputs, and hosted tools' items with nothing", () => {
+    const shell = { type: 'local_shell_call', id: 'lsh_1', call_id: 'c4', status: 'completed', action: {} };
+    expect(responsesFacts(shell)).toMatchObject({ kind: 'tool_call', toolUseIds: ['c4'] });
+    expect(responsesFacts({ type: 'local_shell_call_output', id: 'c4', output: 'a' })).toMatchObject({
+      role: 'tool',
+      kind: 'tool_result',
+      toolResultIds: ['c4'],
+    });
+    expect(responsesFacts({ type: 'apply_patch_call', call_id: 'c5', operation: {} })).toMatchObject({
+      kind: 'tool_call',
+      toolUseIds: ['c5'],
+    });
+    for (const hosted of [
+      { type: 'tool_search_call', id: 'tsc_1', call_id: null, execution: 'server', arguments: {} },
+      { type: 'tool_search_output', id: 'tso_1', call_id: null, execution: 'server', tools: [] },
+      { type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'x' } },
+    ]) {
+      expect(responsesFacts(hosted)).toMatchObject({ kind: 'message', toolUseIds: [], toolResultIds: [] });
+    }
+    // A tool search the agent runs itself is its call to answer.
+    const search = { type: 'tool_search_call', call_id: 'c6', execution: 'client', arguments: {} };
+    expect(responsesFacts(search)).toMatchObject({ kind: 'tool_call', toolUseIds: ['c6'] });
+    expect(
+      responsesFacts({ type: 'tool_search_output', call_id: 'c6', execution: 'client', tools: [] }),
+    ).toMatchObject({ kind: 'tool_result', toolResultIds: ['c6'] });
+    expect(responsesItemProblem({ ...search, call_id: null }, 'm')?.field).toBe('m.call_id');
   });
 });
 
@@ -194,6 +262,49 @@ describe('renderResponsesContext', () => {
       },
     ]);
     expect(responsesInputError(input, state, false)).toBeNull();
+  });
+
+  it("sends hosted tools' items as they are, answering none of them", () => {
+    const items = [
+      user('find the weather tool'),
+      reasoning('rs_1'),
+      { type: 'tool_search_call', id: 'tsc_1', call_id: null, execution: 'server', arguments: { q: 'w' } },
+      { type: 'tool_search_output', id: 'tso_1', call_id: null, execution: 'server', tools: [] },
+      { type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'w' } },
+      { type: 'additional_tools', role: 'developer', tools: [] },
+      said('done', 'msg_1'),
+    ];
+    const input = render(items);
+    expect(input).toEqual(items);
+    expect(responsesInputError(input, state, false)).toBeNull();
+  });
+
+  it('answers each client tool the session moved on from with its own output type', () => {
+    const calls: ResponsesItem[] = [
+      { type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: '*** Begin' },
+      { type: 'local_shell_call', id: 'lsh_1', call_id: 'c2', status: 'completed', action: {} },
+      { type: 'shell_call', call_id: 'c3', action: { commands: ['ls'] } },
+      { type: 'apply_patch_call', call_id: 'c4', operation: { type: 'delete_file', path: 'a' } },
+      { type: 'tool_search_call', call_id: 'c5', execution: 'client', arguments: { q: 'x' } },
+    ];
+    const input = render([user('a'), ...calls, user('b')]);
+    expect(input.slice(6, 11)).toEqual([
+      { type: 'custom_tool_call_output', call_id: 'c1', output: NO_RESULT },
+      { type: 'local_shell_call_output', id: 'c2', output: NO_RESULT },
+      {
+        type: 'shell_call_output',
+        call_id: 'c3',
+        output: [{ stdout: '', stderr: NO_RESULT, outcome: { type: 'exit', exit_code: 1 } }],
+      },
+      { type: 'apply_patch_call_output', call_id: 'c4', status: 'failed', output: NO_RESULT },
+      { type: 'tool_search_output', call_id: 'c5', execution: 'client', status: 'completed', tools: [] },
+    ]);
+    expect(responsesInputError(input, state, false)).toBeNull();
+    // A local shell output answers its call by `id`: one naming no call before it is an orphan.
+    expect(render([user('a'), { type: 'local_shell_call_output', id: 'c9', output: 'x' }])[1]).toMatchObject({
+      role: 'user',
+      content: expect.stringContaining('(call_id c9)'),
+    });
   });
 
   it('leaves the newest calls open for the agent to answer', () => {
@@ -271,6 +382,14 @@ describe('the strict fake Responses API', () => {
       /could not be verified/,
     ],
     [[user('a'), { type: 'compaction_trigger' }, user('b')], /must be the final input item/],
+    [
+      [user('a'), { type: 'tool_search_call', call_id: 's1', execution: 'client', arguments: {} }, user('b')],
+      /^No tool output found for function call s1\.$/,
+    ],
+    [
+      [user('a'), { type: 'local_shell_call_output', id: 'l1', output: 'x' }],
+      /^No tool call found for function call output with call_id l1\.$/,
+    ],
   ])('refuses %j', (input, error) => {
     expect(responsesInputError(input, state, false)?.message).toMatch(error);
   });

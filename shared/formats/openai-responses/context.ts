@@ -47,6 +47,7 @@ import {
   isOutputItem,
   isTypedResponsesItem,
   itemType,
+  pairId,
   type ResponsesItem,
   responsesFacts,
   responsesText,
@@ -154,14 +155,14 @@ function inRun(item: ResponsesItem): boolean {
  */
 export function pairCalls(items: readonly ResponsesItem[]): ResponsesItem[] {
   const answered = new Set<string>();
-  for (const item of items) if (isOutputItem(item)) answered.add(String(item.call_id));
+  for (const item of items) if (isOutputItem(item)) answered.add(String(pairId(item)));
   const called = new Set<string>();
   const used = new Set<string>();
   const out: ResponsesItem[] = [];
   let pending: ResponsesItem[] = [];
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as ResponsesItem;
-    const id = String(item.call_id);
+    const id = String(pairId(item));
     if (isCallItem(item)) {
       called.add(id);
       if (!answered.has(id)) pending.push(item);
@@ -182,9 +183,33 @@ export function pairCalls(items: readonly ResponsesItem[]): ResponsesItem[] {
   return out;
 }
 
+/**
+ * The output that answers a call nobody answered, in the shape the SDK gives that call's output
+ * type: {@link NO_RESULT} as the output text (a shell call's as its stderr, exit code 1; an
+ * apply_patch call's with `status: "failed"`; a client tool search's as no tools found). A
+ * computer call's output is a screenshot, which cannot be made up: it is answered as a function
+ * call would be.
+ */
 function syntheticOutput(call: ResponsesItem): ResponsesItem {
-  const type = itemType(call) === 'custom_tool_call' ? 'custom_tool_call_output' : 'function_call_output';
-  return { type, call_id: call.call_id, output: NO_RESULT };
+  const { call_id } = call;
+  switch (itemType(call)) {
+    case 'custom_tool_call':
+      return { type: 'custom_tool_call_output', call_id, output: NO_RESULT };
+    case 'local_shell_call':
+      return { type: 'local_shell_call_output', id: call_id, output: NO_RESULT };
+    case 'shell_call':
+      return {
+        type: 'shell_call_output',
+        call_id,
+        output: [{ stdout: '', stderr: NO_RESULT, outcome: { type: 'exit', exit_code: 1 } }],
+      };
+    case 'apply_patch_call':
+      return { type: 'apply_patch_call_output', call_id, status: 'failed', output: NO_RESULT };
+    case 'tool_search_call':
+      return { type: 'tool_search_output', call_id, execution: 'client', status: 'completed', tools: [] };
+    default:
+      return { type: 'function_call_output', call_id, output: NO_RESULT };
+  }
 }
 
 function orphan(item: ResponsesItem): ResponsesItem {
@@ -193,7 +218,7 @@ function orphan(item: ResponsesItem): ResponsesItem {
     type: 'message',
     role: 'user',
     content:
-      `[A tool output whose call is not in this conversation (call_id ${String(item.call_id)})]` +
+      `[A tool output whose call is not in this conversation (call_id ${String(pairId(item))})]` +
       (body.trim() === '' ? '' : `\n${body}`),
   };
 }
