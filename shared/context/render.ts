@@ -176,11 +176,7 @@ export const SUMMARY_INTRO =
  * @param throughSeq the summary's seq: the messages it replaced are at or below it.
  */
 export function recallNote(throughSeq: number): string {
-  return (
-    `The messages it replaced, up to seq ${throughSeq}, are kept whole in the session's archive: with the ` +
-    'recall_search and recall_read tools, search it for an exact path, command or output the summary ' +
-    'leaves out, and read a message back by its seq.'
-  );
+  return `Its originals up to seq ${throughSeq} are archived: recall_search and recall_read find and read them.`;
 }
 
 /** A summary's text as the model reads it: the intro, the recall note, the framed body. */

@@ -299,7 +299,7 @@ const STRATEGIES: Array<{
         role: 'user',
         content: expect.stringMatching(/<session-record>\n.+\n<\/session-record>$/s),
       });
-      expect(String(record?.content).startsWith(`${SUMMARY_INTRO}\n\n`)).toBe(true);
+      expect(String(record?.content).startsWith(`${SUMMARY_INTRO} Its originals up to seq `)).toBe(true);
       const asked = original.slice(0, cut).findLast((m) => itemType(m) === 'message' && m.role === 'user');
       expect(String(record?.content)).toContain(
         `Last user request (verbatim):\n${responsesText(asked as ResponsesItem)}`,

@@ -107,8 +107,8 @@ describe('recall', () => {
     const db = ctx.tdb.database.db;
     const context = await loadContext(db, { tenantId, sessionId: 'code' });
     const summary = JSON.stringify(context.messages[0]?.content);
-    expect(summary).toContain(`The messages it replaced, up to seq ${row.summarySeq}, are kept whole`);
-    expect(summary).toContain('recall_search and recall_read');
+    expect(summary).toContain(`Its originals up to seq ${row.summarySeq} are archived`);
+    expect(summary).toContain('recall_search and recall_read find and read them');
 
     const byPath = await searchRecall(db, {
       tenantId,

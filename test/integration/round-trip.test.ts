@@ -247,7 +247,7 @@ describe.each(FILES)('%s', (name) => {
     expect(first?.role).toBe('user');
     const summary = (Array.isArray(first?.content) ? first.content[0] : undefined) as Block | undefined;
     expect(summary).toMatchObject({ type: 'text', cache_control: { type: 'ephemeral' } });
-    expect(String(summary?.text).startsWith(`${SUMMARY_INTRO}\n\n`)).toBe(true);
+    expect(String(summary?.text).startsWith(`${SUMMARY_INTRO} Its originals up to seq `)).toBe(true);
 
     const stripped = kept.map(withoutThinking).filter((m) => !isEmpty(m));
     const summaryTurn: Message = { role: 'user', content: [summary as Block] };
