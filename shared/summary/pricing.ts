@@ -23,8 +23,10 @@
  * lists them. The GPT-5.5 and 5.4 rates are the page's "under 270K" context rates; longer prompts are
  * billed 2x input and 1.5x output, cached input assumed at 2x too. A model served by another
  * provider (Azure deployments, vLLM, Ollama, OpenRouter) under an id not listed here costs 0 and
- * says so (`known: false`), as any unknown model: the table is extended here, in code.
+ * says so (`known: false`), as any unknown model, until the operator prices it: `COMPACTOR_MODEL_PRICES`
+ * adds rows to the table, or replaces built-in ones ({@link extendModelPrices}).
  */
+import { z } from 'zod';
 
 /** Prices in USD per million tokens (MTok). */
 export interface TokenRates {
@@ -136,10 +138,50 @@ export interface TokenUsage {
 export interface CostEstimate {
   /** USD, rounded to 1e-9. 0 when the model is unknown. */
   usd: number;
-  /** False when the model has no price in {@link MODEL_PRICES}: `usd` is then 0, not the real cost. */
+  /** False when the model has no price (built-in or the operator's): `usd` is then 0, not the real cost. */
   known: boolean;
   /** The {@link MODEL_PRICES} key the model was priced as, or null. */
   pricedAs: string | null;
+}
+
+const ratePerMTok = z.number().finite().min(0).max(10_000);
+
+/**
+ * An operator's price rows (`COMPACTOR_MODEL_PRICES`): model id → USD per million tokens. `input` and
+ * `output` are required; `cacheRead` and `cacheWrite` default to `input` (no cache discount or
+ * premium assumed for a server that does not say). A model id is matched as {@link priceOf} matches
+ * built-in ones (any case, dated snapshots, platform spellings).
+ */
+export const modelPricesSchema = z.record(
+  z.string().trim().min(1).max(200),
+  z
+    .object({
+      input: ratePerMTok,
+      output: ratePerMTok,
+      cacheRead: ratePerMTok.optional(),
+      cacheWrite: ratePerMTok.optional(),
+    })
+    .strict(),
+);
+
+/** Operator price rows, as {@link modelPricesSchema} reads them. */
+export type OperatorModelPrices = z.output<typeof modelPricesSchema>;
+
+/** The operator's rows, by normalized model id: read before {@link MODEL_PRICES}. */
+let operatorPrices: ReadonlyMap<string, ModelPrice> = new Map();
+
+/**
+ * Sets the operator's price rows for this process (the worker calls it once at start-up with
+ * `COMPACTOR_MODEL_PRICES`): a row prices its model for the ledger's cost, budgets and payback, in
+ * place of the built-in row of the same model if there is one. Replaces the rows set before.
+ */
+export function extendModelPrices(rows: OperatorModelPrices): void {
+  operatorPrices = new Map(
+    Object.entries(rows).map(([model, r]) => [
+      normalizeModelId(model),
+      rates(r.input, r.output, r.cacheWrite ?? r.input, r.cacheRead ?? r.input),
+    ]),
+  );
 }
 
 /**
@@ -151,7 +193,7 @@ export interface CostEstimate {
  */
 export function priceOf(model: string): { key: string; price: ModelPrice } | undefined {
   const key = normalizeModelId(model);
-  const price = Object.hasOwn(MODEL_PRICES, key) ? MODEL_PRICES[key] : undefined;
+  const price = operatorPrices.get(key) ?? (Object.hasOwn(MODEL_PRICES, key) ? MODEL_PRICES[key] : undefined);
   return price ? { key, price } : undefined;
 }
 

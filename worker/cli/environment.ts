@@ -104,6 +104,11 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_OPENAI_PROVIDER_NAME: {
     description: 'gen_ai.provider.name of the openai summarizer spans (azure.ai.openai for Azure)',
   },
+  COMPACTOR_MODEL_PRICES: {
+    description:
+      'JSON of model id to { input, output, cacheRead?, cacheWrite? } in USD per million tokens: prices the table lacks',
+    unset: 'unset: the built-in prices only (a model without one costs 0, known: false)',
+  },
   COMPACTOR_MAX_INPUT_TOKENS: {
     description: 'input tokens of one LLM request; longer transcripts are summarized in chunks',
   },

@@ -19,6 +19,7 @@ import {
   QUEUE_BACKENDS,
   type QueueBackendKind,
 } from '../../shared/protocol/queue-backend.ts';
+import { modelPricesSchema, type OperatorModelPrices } from '../../shared/summary/pricing.ts';
 import { DEFAULT_HISTORY_PARTITIONS, MAX_HISTORY_PARTITIONS } from './partitions.ts';
 
 const url = (protocols: string[]) =>
@@ -299,6 +300,15 @@ export const envSchema = z.object({
       'must be lower-case words joined by dots, as the GenAI conventions name providers (openai, azure.ai.openai)',
     )
     .default('openai'),
+  COMPACTOR_MODEL_PRICES: z
+    .string()
+    .transform((text, ctx) => {
+      const rows = readModelPrices(text);
+      if (typeof rows !== 'string') return rows;
+      ctx.addIssue({ code: 'custom', message: rows });
+      return z.NEVER;
+    })
+    .optional(),
   COMPACTOR_MAX_INPUT_TOKENS: z.coerce
     .number({ message: 'must be a number of tokens' })
     .int('must be a whole number of tokens')
@@ -444,6 +454,11 @@ export interface Config {
    * `summarizer: 'openai'`. Optional so that a config built in code may leave it out.
    */
   openai?: OpenAIConfig | undefined;
+  /**
+   * The operator's model prices (`COMPACTOR_MODEL_PRICES`), USD per million tokens, added to the
+   * built-in table for the ledger's cost, budgets and payback (shared/summary/pricing.ts).
+   */
+  modelPrices?: OperatorModelPrices | undefined;
   /** Model id for LLM summaries (on Bedrock and Vertex, the platform's id of the model). */
   model: string;
   /** Most input tokens of one LLM summary request; longer transcripts are summarized in chunks. */
@@ -715,6 +730,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : undefined,
     model: e.COMPACTOR_MODEL,
     maxInputTokens: e.COMPACTOR_MAX_INPUT_TOKENS,
+    modelPrices: e.COMPACTOR_MODEL_PRICES,
     sweepEveryMs: e.COMPACTOR_SWEEP_EVERY_MS,
     batchPollMs: e.COMPACTOR_BATCH_POLL_MS,
     leaseTtlMs: e.COMPACTOR_LEASE_TTL_MS,
@@ -758,4 +774,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       },
     },
   };
+}
+
+/**
+ * `COMPACTOR_MODEL_PRICES` read: a JSON object of model id → `{ input, output, cacheRead?,
+ * cacheWrite? }` in USD per million tokens, e.g. `{"my-vllm-model": {"input": 0.2, "output": 0.6}}`.
+ * @returns the rows, or a sentence naming what is wrong (the field, for a bad row).
+ */
+function readModelPrices(text: string): OperatorModelPrices | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return 'must be a JSON object of model id to { input, output, cacheRead?, cacheWrite? } (USD per million tokens)';
+  }
+  const parsed = modelPricesSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.map(String).join('.') ?? '';
+  return `${where ? `${where}: ` : ''}${issue?.message ?? 'invalid'} (USD per million tokens)`;
 }

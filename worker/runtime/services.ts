@@ -2,6 +2,7 @@
  * Opens what a compactor process talks to (Postgres, Redis, the summarizer) from a typed config,
  * and closes it all in one idempotent call that runs every step even if one fails.
  */
+
 import type { Logger } from 'pino';
 import { type Database, openDatabase } from '../../producer/postgres/db.ts';
 import {
@@ -23,6 +24,7 @@ import {
   type RedisTarget,
 } from '../../producer/redis/redis.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import { extendModelPrices } from '../../shared/summary/pricing.ts';
 import { type Config, queueBackendOfConfig, redisTargetOf } from '../config/config.ts';
 import { tracedLlmCalls } from '../observability/tracing.ts';
 import type { Budgets, Leases, Summarizers } from '../pipeline/ports.ts';
@@ -127,6 +129,8 @@ export function poolSizeFor(config: Pick<Config, 'dbPoolSize'>, concurrency: num
 
 /** Opens the services lazily: nothing connects until first use. */
 export function openServices(config: Config, logger: Logger, overrides: ServiceOverrides = {}): Services {
+  // The operator's prices, for every cost this process computes (ledger, budgets, payback).
+  extendModelPrices(config.modelPrices ?? {});
   const database = openDatabase(config.databaseUrl, {
     max: overrides.poolSize ?? config.dbPoolSize ?? DEFAULT_POOL_SIZE,
     schema: config.databaseSchema,
