@@ -212,10 +212,36 @@ function pinLeadingSystem(
  */
 function chooseFormat(text: string, file: string): { format: TranscriptFormat; detected: boolean } {
   const first = text.split('\n').find((l) => l.trim() !== '');
-  // A JSON array is a session's items (the Agents SDK's), the one format not written a line each.
-  if (text.trimStart().startsWith('[')) return { format: 'openai-responses', detected: true };
+  // A JSON array of Responses items is a session's items (the Agents SDK's), the one format not
+  // written a line each; any other array (a line of corpus rows, say) is the corpus parser's to refuse.
+  if (text.trimStart().startsWith('[') && isResponsesItemArray(text)) {
+    return { format: 'openai-responses', detected: true };
+  }
   if (first !== undefined && !isJsonObject(first)) return { format: 'corpus', detected: false };
   return { format: detectFormat(text, file), detected: true };
+}
+
+/**
+ * Whether `text` is a JSON array of what could be Responses items: objects with a `type`, or
+ * messages (`role` and `content`) without the corpus format's `kind`.
+ */
+function isResponsesItemArray(text: string): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  return (
+    Array.isArray(value) &&
+    value.every((item: unknown) => {
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
+      const fields = item as Record<string, unknown>;
+      return (
+        typeof fields.type === 'string' || ('role' in fields && 'content' in fields && !('kind' in fields))
+      );
+    })
+  );
 }
 
 function isJsonObject(line: string): boolean {

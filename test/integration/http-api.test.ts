@@ -427,6 +427,8 @@ describe('HTTP API: OpenAPI document', () => {
         'POST /v1/sessions/{id}/compact',
         'DELETE /v1/sessions/{id}',
         'PUT /v1/sessions/{id}/tools',
+        'POST /v1/sessions/{id}/recall/search',
+        'POST /v1/sessions/{id}/recall/read',
         'GET /v1/openapi.json',
         'POST /v1/admin/keys',
         'GET /v1/admin/keys',

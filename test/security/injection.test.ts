@@ -13,7 +13,7 @@
  * - the user's own ordinary instructions stay.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RECORD_TAG, renderContext, SUMMARY_INTRO } from '../../shared/context/render.ts';
+import { RECORD_TAG, recallNote, renderContext, SUMMARY_INTRO } from '../../shared/context/render.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import {
@@ -92,9 +92,11 @@ function expectContained(checkpoint: Checkpoint, c: InjectionCase, seq: number):
   ).toContain(seq);
 
   const summary = renderedSummary(checkpoint);
-  expect(summary.startsWith(`${SUMMARY_INTRO}\n\n<${RECORD_TAG}>\n`)).toBe(true);
+  // The intro and the note on recall (the summary row is seq 100), then the record.
+  const intro = `${SUMMARY_INTRO} ${recallNote(100)}`;
+  expect(summary.startsWith(`${intro}\n\n<${RECORD_TAG}>\n`)).toBe(true);
   // The record opens once, after the intro that names it, and only its own end closes it.
-  const record = summary.slice(SUMMARY_INTRO.length);
+  const record = summary.slice(intro.length);
   expect(occurrences(record, `<${RECORD_TAG}>`), c.name).toBe(1);
   expect(occurrences(record, `</${RECORD_TAG}>`), c.name).toBe(1);
   expect(record.endsWith(`\n</${RECORD_TAG}>`)).toBe(true);
