@@ -15,8 +15,8 @@ import {
   TransientError,
 } from '../../shared/contract/errors.ts';
 import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
-import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { estimatedCostUsd } from '../../shared/policy/budget.ts';
+import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { leavingTokensOf } from '../../shared/summary/plan.ts';
 import { costUsd, priceOf } from '../../shared/summary/pricing.ts';
 import { JSON_SYSTEM_PROMPT, SUMMARY_TOOL_NAME, SYSTEM_PROMPT } from '../../shared/summary/prompt.ts';

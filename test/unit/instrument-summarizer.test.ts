@@ -10,7 +10,13 @@ describe('instrumentSummarizer', () => {
     expect(timed.name).toBe('openai-compaction');
     // Without `reads`, the pipeline would not hand it the Responses items and every summary failed.
     expect(timed.reads).toBe('request');
-    const sized = { tenantId: 't', sessionId: 's', previous: null, maxSummaryTokens: 2_000, leavingTokens: 9_000 };
+    const sized = {
+      tenantId: 't',
+      sessionId: 's',
+      previous: null,
+      maxSummaryTokens: 2_000,
+      leavingTokens: 9_000,
+    };
     expect(timed.estimate?.(sized)).toEqual(compaction.estimate?.(sized));
     const plain = instrumentSummarizer(createExtractiveSummarizer(), createWorkerMetrics());
     expect(plain.reads).toBeUndefined();
