@@ -90,7 +90,8 @@ export async function startChatSession(
  * One run: appends the user's prompt, then calls the model until it stops calling tools, every
  * request's `messages` built by `loadContext` and every reply appended as received, with the
  * context version it was made from; then enqueues `session.run.completed` with the size of the
- * last request (`inputTokens`: its `prompt_tokens`).
+ * last request (`inputTokens`: its `prompt_tokens`; `cacheReadTokens`: of those, the ones read from
+ * the prompt cache, `prompt_tokens_details.cached_tokens`, when the server reports them).
  * @throws the SDK's errors (a 400 here means the context broke a rule of Chat Completions).
  */
 export async function runChatAgent(options: ChatAgentOptions, prompt: string): Promise<ChatRunResult> {
@@ -100,6 +101,7 @@ export async function runChatAgent(options: ChatAgentOptions, prompt: string): P
     { role: 'user', content: prompt },
   ]);
   let promptTokens: number | null = null;
+  let cachedTokens: number | null = null;
   let text = '';
   let requests = 0;
   for (let step = 0; step < (options.maxSteps ?? 20); step++) {
@@ -112,7 +114,10 @@ export async function runChatAgent(options: ChatAgentOptions, prompt: string): P
       tools: options.tools.map((t) => t.definition),
     });
     requests++;
-    promptTokens = completion.usage?.prompt_tokens ?? promptTokens;
+    if (completion.usage) {
+      promptTokens = completion.usage.prompt_tokens;
+      cachedTokens = completion.usage.prompt_tokens_details?.cached_tokens ?? null;
+    }
     const choice = completion.choices[0];
     if (!choice) throw new Error(`completion ${completion.id} has no choice`);
     // The reply as received: its tool calls' ids are what the tool messages answer.
@@ -134,6 +139,7 @@ export async function runChatAgent(options: ChatAgentOptions, prompt: string): P
     sessionId,
     eventId,
     ...(promptTokens !== null ? { inputTokens: promptTokens } : {}),
+    ...(promptTokens !== null && cachedTokens !== null ? { cacheReadTokens: cachedTokens } : {}),
   });
   return { sessionId, requests, text, eventId };
 }

@@ -37,6 +37,10 @@ export const REFERENCE_HORIZON_REQUESTS = 20;
  * - `horizonRequests`: the requests the session is expected to make after the compaction; absent:
  *   estimated from the session's own history ({@link expectedRequests}).
  * - `model`: the model the agent's requests run on, for their prices; default {@link DEFAULT_AGENT_MODEL}.
+ *   A Claude or an OpenAI model of the pricing table (`gpt-5.5`, a dated snapshot, `openai/…`):
+ *   an OpenAI model's cache reads cost its "cached input" rate and its cache writes its input rate
+ *   (no write premium before GPT-5.6; OpenAI's prompt-caching guide), so its rewrite costs
+ *   input − cached input a token. GPT-5.6 and later, which are not in the table, are refused.
  * - `promptCaching`: whether the agent's requests read their prefix from the prompt cache (default true).
  */
 export const paybackSchema = z
@@ -48,7 +52,7 @@ export const paybackSchema = z
       .min(1)
       .max(200)
       .refine((m) => priceOf(m) !== undefined, {
-        message: 'has no price in the pricing table: name a priced model (e.g. claude-sonnet-4-6)',
+        message: 'has no price in the pricing table: name a priced model (e.g. claude-sonnet-4-6, gpt-5.5)',
       })
       .optional(),
     promptCaching: z.boolean().default(true),

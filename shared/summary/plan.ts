@@ -187,8 +187,9 @@ export async function foldLeaving(
  * The token ceiling of a summary: one call per chunk of the transcript; each call carries the
  * prompt, the answer schema and the previous checkpoint (the calls after the first, the checkpoint
  * of the chunks before, up to the summary budget), and may answer up to its `max_tokens` (the budget
- * and the analysis allowance). An upper bound: pruning usually makes the input smaller than the
- * leaving tokens.
+ * and the analysis allowance). An upper bound for one request: pruning usually makes the input
+ * smaller than the leaving tokens. Chunks end at message boundaries, so an input budget only a few
+ * messages long can take more calls than counted here, each carrying the prompt again.
  */
 export function estimateSummary(
   input: EstimateInput,

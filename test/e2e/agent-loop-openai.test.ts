@@ -69,6 +69,7 @@ describe('the example agent on Chat Completions', () => {
     let requests = 0;
     let appended = 1; // the system prompt
     let continuedAfterCompaction = 0;
+    let cacheReads = 0;
     for (let run = 0; run < RUNS; run++) {
       const [a, b] = [FILES[run % FILES.length] as string, FILES[(run + 3) % FILES.length] as string];
       fake.script(
@@ -110,9 +111,15 @@ describe('the example agent on Chat Completions', () => {
         return state === 'completed' || state === 'failed' ? state : undefined;
       }, 30_000);
       expect(await ctx.producer.queue.getJobState(jobIdOf(tenantId, result.eventId))).toBe('completed');
+      // The event carried the last request's prompt tokens and, of those, the cached ones.
+      const event = (await ctx.producer.queue.getJob(jobIdOf(tenantId, result.eventId)))?.data;
+      expect(event).toMatchObject({ inputTokens: expect.any(Number), cacheReadTokens: expect.any(Number) });
+      expect(event?.cacheReadTokens).toBeLessThanOrEqual(event?.inputTokens ?? 0);
+      cacheReads += event?.cacheReadTokens ?? 0;
     }
 
     expect(requests).toBeGreaterThanOrEqual(40);
+    expect(cacheReads).toBeGreaterThan(0);
     expect(await appliedCompactions()).toBeGreaterThanOrEqual(3);
     expect(continuedAfterCompaction).toBeGreaterThanOrEqual(3);
     // Every request the agent sent was valid and answered 200: runChatAgent throws on a 400 (no

@@ -22,6 +22,7 @@ import {
   loadContext,
   type ResponsesInputItem,
 } from '../../producer/index.ts';
+import type { PaybackInputs } from '../../shared/policy/payback.ts';
 import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
 import type { Listening } from '../../worker/http/ops.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
@@ -453,6 +454,14 @@ describe('an openai-responses session', () => {
       { summarizers: { named: { 'openai-compaction': compaction } } },
     );
     expect(outcome.row).toMatchObject({ status: 'applied', summarizer: 'openai-compaction' });
+    // Its payback priced the compact call from the items it sends: above what the call then cost.
+    const predicted = outcome.row?.paybackInputs as PaybackInputs;
+    const sentTokens = (outcome.row?.inputTokens ?? 0) + (outcome.row?.cacheReadTokens ?? 0);
+    expect(predicted).toMatchObject({ summaryModel: MODEL, summaryMaxOutputTokens: 4_096 });
+    expect(predicted.summaryInputTokens).toBeGreaterThanOrEqual(sentTokens);
+    expect(predicted.summaryInputTokens).toBeLessThan(sentTokens + 1_500);
+    expect(outcome.row?.costUsd).toBeGreaterThan(0);
+    expect(predicted.summaryUsd).toBeGreaterThanOrEqual(outcome.row?.costUsd ?? Infinity);
     // The endpoint got the leaving items as the context renders them: the fake checked its rules.
     const compactRequest = fake.requests.filter((r) => r.path === '/v1/responses/compact').at(-1);
     expect(compactRequest?.body).toMatchObject({

@@ -15,7 +15,9 @@ import {
   TransientError,
 } from '../../shared/contract/errors.ts';
 import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
+import { estimatedCostUsd } from '../../shared/policy/budget.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
+import { leavingTokensOf } from '../../shared/summary/plan.ts';
 import { costUsd, priceOf } from '../../shared/summary/pricing.ts';
 import { JSON_SYSTEM_PROMPT, SUMMARY_TOOL_NAME, SYSTEM_PROMPT } from '../../shared/summary/prompt.ts';
 import type { SummarizeInput, Summarizer } from '../../shared/summary/summarizer.ts';
@@ -411,6 +413,54 @@ describe('openai summarizer: input budget', () => {
     expect(estimate?.model).toBe(MODEL);
     expect(estimate?.inputTokens).toBeGreaterThan(20_000);
     expect(estimate?.maxOutputTokens).toBeGreaterThan(2_000);
+  });
+
+  it('estimates a cost the summary then stays under, one request or several', async () => {
+    // An agent's turns: a short request, a tool call, its long output, a reply.
+    const leaving = Array.from({ length: 15 }, (_, i) => {
+      const id = `call_est_${i}`;
+      return [
+        msg('user', `Step ${i}: make the test of src/module_${i}.py pass.`),
+        msg('assistant', JSON.stringify({ name: 'bash', arguments: { cmd: `pytest tests/test_${i}.py` } }), {
+          kind: 'tool_call',
+          toolCallId: id,
+          toolName: 'bash',
+        }),
+        msg('tool', `tests/test_${i}.py::case FAILED\n${'E   assert total == 42\n'.repeat(150)}`, {
+          kind: 'tool_result',
+          toolCallId: id,
+          toolName: 'bash',
+        }),
+        msg('assistant', `Fixed the rounding in src/module_${i}.py; the test passes.`),
+      ];
+    }).flat();
+    for (const maxInputTokens of [100_000, 8_500]) {
+      fake.requests.length = 0;
+      const made = summarizer({ maxInputTokens });
+      const sized = { ...input({ leaving }), leavingTokens: leavingTokensOf(leaving) };
+      const { leaving: _leaving, ...rest } = sized;
+      const estimate = made.estimate?.(rest);
+      if (!estimate) throw new Error('the openai summarizer estimates its summaries');
+      const { usage } = await made.summarize(sized);
+      const calls = fake.requests.length;
+      const ceiling = estimatedCostUsd(estimate);
+      expect(estimate.model).toBe(MODEL);
+      expect(usage.costUsd).toBeGreaterThan(0);
+      // Every answer shorter than its max_completion_tokens: the cost stays under the estimate,
+      // which is no more than the output allowance above it.
+      expect(usage.outputTokens).toBeLessThan(estimate.maxOutputTokens);
+      expect(usage.costUsd).toBeLessThanOrEqual(ceiling);
+      expect(ceiling).toBeLessThan(2.5 * usage.costUsd);
+      // One request: its input as estimated, a little over what was sent. Several: each request's
+      // transcript stops at a message boundary, so they may be more than the estimate counts.
+      if (maxInputTokens === 100_000) {
+        expect(calls).toBe(1);
+        const sent = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+        expect(estimate.inputTokens).toBeGreaterThanOrEqual(sent);
+        expect(estimate.inputTokens).toBeLessThan(1.5 * sent);
+      }
+    }
+    expect(fake.requests.length).toBeGreaterThan(1); // the second, chunked summary
   });
 
   it('refuses a budget too small for the prompt itself, as a configuration error', async () => {

@@ -18,6 +18,8 @@ import { systemClock } from '../../worker/pipeline/clock.ts';
 import { type CompactionRequest, runCompaction } from '../../worker/pipeline/pipeline.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
+import { createOpenAISummarizer } from '../../worker/summarizers/openai.ts';
+import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { loadCorpusSession, silentLogger } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -111,6 +113,40 @@ describe('predicted payback', () => {
     expect(inputs.rewriteUsd).toBeGreaterThan(0);
     expect(row.paybackCostUsd).toBeCloseTo(inputs.rewriteUsd, 6);
     expect(inputs.tokensSavedPerRequest).toBe((row.tokensBefore ?? 0) - (row.tokensAfter ?? 0));
+  });
+});
+
+describe('predicted payback on OpenAI', () => {
+  it('prices an agent on gpt-5.5 at cached input, its rewrite with no write premium, and the openai summary as estimated', async () => {
+    const tenantId = 'pay-openai';
+    const fake = new FakeOpenAIChatServer();
+    const url = await fake.start();
+    try {
+      await setPolicy(db(), tenantId, null, {
+        strategy: { type: 'summarize', keepRecent: 4, maxSummaryTokens: 1_000 } as Strategy,
+        payback: { minRatio: 0, model: 'gpt-5.5' },
+      });
+      await newSession(tenantId, 's');
+      const summarizer = createOpenAISummarizer({ apiKey: 'sk-test', baseURL: url, model: 'gpt-5.4-mini' });
+      const { row } = await event(tenantId, 's', randomUUID(), {}, summarizer);
+      expect(row).toMatchObject({ status: 'applied', summarizer: 'openai' });
+      const inputs = row.paybackInputs as PaybackInputs;
+      expect(inputs).toMatchObject({
+        agentModel: 'gpt-5.5',
+        pricedAs: 'gpt-5.5',
+        summaryModel: 'gpt-5.4-mini',
+      });
+      // gpt-5.5: cached input $0.50, input $5 per MTok, and no cache write premium.
+      expect(inputs.savedTokenUsd).toBeCloseTo(0.5 / 1_000_000, 12);
+      expect(inputs.rewriteUsd).toBeCloseTo((inputs.tokensAfter * 4.5) / 1_000_000, 9);
+      // The summary call as the openai summarizer sized it: over what it then cost, not far over.
+      const recorded = row.costUsd ?? 0;
+      expect(recorded).toBeGreaterThan(0);
+      expect(inputs.summaryUsd).toBeGreaterThanOrEqual(recorded);
+      expect(inputs.summaryUsd).toBeLessThan(3 * recorded);
+    } finally {
+      await fake.close();
+    }
   });
 });
 

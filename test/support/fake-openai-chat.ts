@@ -13,7 +13,9 @@
  * gets a `chat.completion` whose message is `{ role: 'assistant', content: 'ok' }`, or the next
  * reply scripted with {@link FakeOpenAIChatServer.script} (text and tool calls, first in first
  * out; a request refused as invalid consumes none). A scripted call of a function the request's
- * `tools` do not declare is a bug of the test: answered 500, never played. Requests are recorded in
+ * `tools` do not declare is a bug of the test: answered 500, never played. Its usage counts about 4
+ * characters a token and reads from the prompt cache what the previous such request shares with it
+ * ({@link cachedPrefixTokens}). Requests are recorded in
  * {@link FakeOpenAIChatServer.requests}, parsed, whatever the answer, and their headers in
  * {@link FakeOpenAIChatServer.headers}.
  *
@@ -167,6 +169,8 @@ export class FakeOpenAIChatServer {
 
   #queue: FakeChatBehaviour[] = [];
   readonly #cache = new PromptCache();
+  /** The previous agent request's prompt (tools and messages), for its cached prefix. */
+  #lastPrompt = '';
 
   constructor(options: FakeOpenAIChatOptions = {}) {
     this.structuredOutputs = options.structuredOutputs ?? true;
@@ -263,7 +267,10 @@ export class FakeOpenAIChatServer {
       });
     }
     this.#script.shift();
+    const promptText = JSON.stringify([body.tools ?? null, body.messages]);
     const prompt = JSON.stringify(body.messages).length;
+    const cached = cachedPrefixTokens(this.#lastPrompt, promptText, Math.ceil(prompt / 4));
+    this.#lastPrompt = promptText;
     const message = scripted
       ? this.#messageOf(scripted)
       : { role: 'assistant', content: 'ok', refusal: null };
@@ -285,9 +292,23 @@ export class FakeOpenAIChatServer {
         prompt_tokens: Math.ceil(prompt / 4),
         completion_tokens: 1,
         total_tokens: Math.ceil(prompt / 4) + 1,
+        prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
       },
     });
   }
+}
+
+/**
+ * Tokens of `current` read from the prompt cache after `previous`, as the prompt-caching guide
+ * describes it: the exact prefix they share (about 4 characters a token), 0 under 1,024 tokens,
+ * else in steps of 128; never more than `promptTokens`.
+ */
+function cachedPrefixTokens(previous: string, current: string, promptTokens: number): number {
+  let shared = 0;
+  const end = Math.min(previous.length, current.length);
+  while (shared < end && previous.charCodeAt(shared) === current.charCodeAt(shared)) shared++;
+  const tokens = Math.min(promptTokens, Math.floor(shared / 4));
+  return tokens < 1_024 ? 0 : Math.floor(tokens / 128) * 128;
 }
 
 /** Whether a request's `tools` declare the function `name`. */

@@ -53,6 +53,39 @@ describe('predictPayback', () => {
     expect(uncached.ratio).toBeNull(); // free: it pays whatever it saves
   });
 
+  it('prices an agent on gpt-5.5 at its cached input rate, its rewrite without a write premium', () => {
+    // gpt-5.5: input $5, cached input $0.50, output $30 per MTok; OpenAI charges no cache write
+    // before GPT-5.6, so a rewritten prefix costs the input rate instead of the cached one.
+    // gpt-5.4-mini (the summary): input $0.75, output $4.50 per MTok.
+    const p = predictPayback({
+      tokensBefore: 150_000,
+      tokensAfter: 20_000,
+      requests: 20,
+      horizon: 'policy',
+      agentModel: 'gpt-5.5',
+      promptCaching: true,
+      summary: { model: 'gpt-5.4-mini', inputTokens: 130_000, maxOutputTokens: 4_000 },
+    });
+    expect(p.inputs).toMatchObject({ pricedAs: 'gpt-5.5', savedTokenUsd: 0.5 / 1_000_000 });
+    expect(p.savingsUsd).toBeCloseTo(1.3, 9); // 130,000 × 20 × $0.50/MTok
+    expect(p.inputs.summaryUsd).toBeCloseTo(0.1155, 9); // 130,000 × $0.75 + 4,000 × $4.50
+    expect(p.inputs.rewriteUsd).toBeCloseTo(0.09, 9); // 20,000 × ($5 − $0.50)
+    expect(p.costUsd).toBeCloseTo(0.2055, 9);
+    expect(p.ratio).toBeCloseTo(6.326, 3);
+    const uncached = predictPayback({
+      tokensBefore: 150_000,
+      tokensAfter: 20_000,
+      requests: 20,
+      horizon: 'policy',
+      agentModel: 'openai/gpt-5.5-2026-04-23',
+      promptCaching: false,
+      summary: null,
+    });
+    expect(uncached.inputs.pricedAs).toBe('gpt-5.5');
+    expect(uncached.savingsUsd).toBeCloseTo(13, 9); // at the $5 input rate
+    expect(uncached.costUsd).toBe(0);
+  });
+
   it('prices an unknown agent model at 0 and says so', () => {
     const p = predictPayback({
       tokensBefore: 10_000,
@@ -142,10 +175,24 @@ describe('the policy option', () => {
     });
     expect(unpriced.success).toBe(false);
     expect(unpriced.error && describeZodError(unpriced.error, 'policy')).toBe(
-      'policy.payback.model: has no price in the pricing table: name a priced model (e.g. claude-sonnet-4-6)',
+      'policy.payback.model: has no price in the pricing table: name a priced model (e.g. claude-sonnet-4-6, gpt-5.5)',
     );
     expect(paybackSchema.parse({ minRatio: 1, model: 'claude-opus-4-6-20260101' }).model).toBe(
       'claude-opus-4-6-20260101',
+    );
+  });
+
+  it('takes an OpenAI model the table prices, and refuses one it does not (GPT-5.6 writes cost extra)', () => {
+    expect(paybackSchema.parse({ minRatio: 1, model: 'gpt-5.5' }).model).toBe('gpt-5.5');
+    expect(paybackSchema.parse({ minRatio: 1, model: 'gpt-5.4-mini-2026-03-17' }).model).toBe(
+      'gpt-5.4-mini-2026-03-17',
+    );
+    const unpriced = policySchema.safeParse({
+      strategy: { type: 'none' },
+      payback: { minRatio: 1, model: 'gpt-5.6' },
+    });
+    expect(unpriced.error && describeZodError(unpriced.error, 'policy')).toBe(
+      'policy.payback.model: has no price in the pricing table: name a priced model (e.g. claude-sonnet-4-6, gpt-5.5)',
     );
   });
 });

@@ -242,11 +242,16 @@ export function createDashboardMetrics(): DashboardMetrics {
   return { ...base, authFailed: (reason) => authFailures.inc({ reason }) };
 }
 
-/** The summarizer, timed: each call's latency, tokens and cost go to `metrics`. */
+/**
+ * The summarizer, timed: each call's latency, tokens and cost go to `metrics`. Its name, `reads`
+ * (a compaction summarizer is handed the conversation only when it says it reads it) and
+ * `estimate` are kept.
+ */
 export function instrumentSummarizer(summarizer: Summarizer, metrics: WorkerMetrics): Summarizer {
-  const { estimate } = summarizer;
+  const { estimate, reads } = summarizer;
   return {
     name: summarizer.name,
+    ...(reads ? { reads } : {}),
     ...(estimate ? { estimate: (input) => estimate.call(summarizer, input) } : {}),
     async summarize(input) {
       const started = performance.now();

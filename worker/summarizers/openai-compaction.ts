@@ -23,6 +23,7 @@
 import { performance } from 'node:perf_hooks';
 import type OpenAI from 'openai';
 import { SummarizerConfigError, SummaryRejectedError } from '../../shared/contract/errors.ts';
+import { estimateTextTokens } from '../../shared/contract/tokens.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { costUsd } from '../../shared/summary/pricing.ts';
 import type {
@@ -49,7 +50,30 @@ export interface OpenAICompactionSummarizerOptions {
 }
 
 /** Output tokens a compaction is budgeted at in {@link Summarizer.estimate} (the API sets no cap). */
-const ESTIMATED_OUTPUT_TOKENS = 4_096;
+export const ESTIMATED_OUTPUT_TOKENS = 4_096;
+
+/** Input tokens besides the items: the model's framing of the request, as the estimate allows for it. */
+const REQUEST_OVERHEAD_TOKENS = 1_000;
+
+/**
+ * The request a summary of `input` would send to /responses/compact, sized: one request (it is not
+ * chunked), its input the Responses items as they are sent (JSON, about 4 characters a token, the
+ * encrypted reasoning included, which the API counts as the reasoning's tokens) and the
+ * instructions, plus {@link REQUEST_OVERHEAD_TOKENS}; without the items (a caller that has not
+ * rendered them), the leaving tokens stand in for them. The output is budgeted at
+ * {@link ESTIMATED_OUTPUT_TOKENS}: the endpoint takes no output cap, so this is a typical ceiling,
+ * not a bound. Cached input is priced as uncached, so the estimate errs high.
+ */
+export function estimateCompaction(input: EstimateInput, model: string): SummaryEstimate {
+  const items = input.request?.input;
+  const itemTokens = items ? estimateTextTokens(JSON.stringify(items)) : input.leavingTokens;
+  const instructionTokens = input.instructions ? estimateTextTokens(input.instructions) : 0;
+  return {
+    model,
+    inputTokens: itemTokens + instructionTokens + REQUEST_OVERHEAD_TOKENS,
+    maxOutputTokens: ESTIMATED_OUTPUT_TOKENS,
+  };
+}
 
 /**
  * Creates the `openai-compaction` summarizer.
@@ -78,11 +102,7 @@ export function createOpenAICompactionSummarizer(options: OpenAICompactionSummar
     name: 'openai-compaction',
     reads: 'request',
     estimate(input: EstimateInput): SummaryEstimate {
-      return {
-        model: input.model || options.model,
-        inputTokens: input.leavingTokens + 1_000,
-        maxOutputTokens: ESTIMATED_OUTPUT_TOKENS,
-      };
+      return estimateCompaction(input, input.model || options.model);
     },
     async summarize(input: SummarizeInput): Promise<SummaryResult> {
       const items = input.request?.input;
