@@ -259,9 +259,10 @@ async function main(): Promise<void> {
   });
   const tenantId = process.env.COMPACTOR_TENANT ?? 'example';
   const { COMPACTOR_API_URL: apiUrl, COMPACTOR_API_KEY: apiKey } = process.env;
-  const recall =
-    apiUrl && apiKey ? await connectRecallMcp({ apiUrl, apiKey }) : localRecall(database.db, tenantId);
+  let recall: RecallTools | undefined;
   try {
+    recall =
+      apiUrl && apiKey ? await connectRecallMcp({ apiUrl, apiKey }) : localRecall(database.db, tenantId);
     const sessionId = `agent-${randomUUID()}`;
     await startSession(database.db, { tenantId, sessionId, system: 'You are a careful coding assistant.' });
     const result = await runAgent(
@@ -280,7 +281,7 @@ async function main(): Promise<void> {
     );
     console.log(JSON.stringify(result, null, 2));
   } finally {
-    await recall.close();
+    await recall?.close();
     await producer.close();
     await database.close();
   }
