@@ -13,7 +13,10 @@
  *
  *     DATABASE_URL=… REDIS_URL=… OPENAI_API_KEY=… npx tsx examples/agent-loop-openai.ts "Summarise README.md"
  *
- * Its one tool reads files under the current directory.
+ * Its tools read files under the current directory, and search and read back what compactions took
+ * out of its context (`recall_search`, `recall_read`: see examples/recall-tools.ts). With
+ * `COMPACTOR_API_URL` and `COMPACTOR_API_KEY` (a key of tenant `COMPACTOR_TENANT`, scope
+ * `context:read`) it calls the MCP server of `compactor api`; without them, the client library.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -34,12 +37,16 @@ import {
 } from '../producer/index.ts';
 import type { Db } from '../producer/postgres/db.ts';
 import { openDatabase } from '../producer/postgres/db.ts';
+import { connectRecallMcp, localRecall, type RecallTools } from './recall-tools.ts';
 
 /** A function tool the agent can call: its definition for the API and what running it returns. */
 export interface ChatAgentTool {
   definition: ChatCompletionFunctionTool;
-  /** Runs the tool on its parsed arguments. A thrown error becomes the tool message's text. */
-  run(input: Record<string, unknown>): Promise<string>;
+  /**
+   * Runs the tool on its parsed arguments, in the agent's live session. A thrown error becomes the
+   * tool message's text.
+   */
+  run(input: Record<string, unknown>, context: { sessionId: string }): Promise<string>;
 }
 
 /** What {@link runChatAgent} works with. */
@@ -130,7 +137,7 @@ export async function runChatAgent(options: ChatAgentOptions, prompt: string): P
     );
     if (choice.finish_reason !== 'tool_calls' || calls.length === 0) break;
     const results: ChatCompletionToolMessageParam[] = [];
-    for (const call of calls) results.push(await runTool(tools.get(call.function.name), call));
+    for (const call of calls) results.push(await runTool(tools.get(call.function.name), call, sessionId));
     ({ sessionId } = await appendToLiveSession(db, tenantId, sessionId, results));
   }
   const eventId = randomUUID();
@@ -148,12 +155,13 @@ export async function runChatAgent(options: ChatAgentOptions, prompt: string): P
 async function runTool(
   tool: ChatAgentTool | undefined,
   call: ChatCompletionMessageFunctionToolCall,
+  sessionId: string,
 ): Promise<ChatCompletionToolMessageParam> {
   const answer = (content: string) => ({ role: 'tool' as const, tool_call_id: call.id, content });
   if (!tool) return answer(`error: no tool named ${call.function.name}`);
   try {
     const input = JSON.parse(call.function.arguments || '{}') as Record<string, unknown>;
-    return answer(await tool.run(input));
+    return answer(await tool.run(input, { sessionId }));
   } catch (error) {
     return answer(`error: ${String(error)}`);
   }
@@ -179,6 +187,26 @@ export function readFileChatTool(root: string): ChatAgentTool {
   };
 }
 
+/**
+ * `recall_search` and `recall_read` as function tools: declared with the schemas `recall` gives (the
+ * MCP server's own, from `listTools()`, or recall's zod schemas), called in the agent's live
+ * session. A tool message holds text only (Chat Completions), so a read's images come as they are
+ * stored, base64 in the JSON. A refused call becomes the tool message's error text.
+ */
+export function recallChatTools(recall: RecallTools): ChatAgentTool[] {
+  return recall.specs.map((spec) => ({
+    definition: {
+      type: 'function',
+      function: { name: spec.name, description: spec.description, parameters: spec.inputSchema },
+    },
+    async run(input, { sessionId }) {
+      const output = await recall.call(spec.name, input, sessionId);
+      if (output.isError) throw new Error(output.text);
+      return output.text;
+    },
+  }));
+}
+
 async function main(): Promise<void> {
   const prompt = process.argv.slice(2).join(' ') || 'Read README.md and say what this project does.';
   const database = openDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
@@ -186,8 +214,12 @@ async function main(): Promise<void> {
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     prefix: process.env.COMPACTOR_QUEUE_PREFIX ?? 'compactor',
   });
+  const tenantId = process.env.COMPACTOR_TENANT ?? 'example';
+  const { COMPACTOR_API_URL: apiUrl, COMPACTOR_API_KEY: apiKey } = process.env;
+  let recall: RecallTools | undefined;
   try {
-    const tenantId = 'example';
+    recall =
+      apiUrl && apiKey ? await connectRecallMcp({ apiUrl, apiKey }) : localRecall(database.db, tenantId);
     const sessionId = `chat-agent-${randomUUID()}`;
     await startChatSession(database.db, {
       tenantId,
@@ -203,12 +235,13 @@ async function main(): Promise<void> {
         sessionId,
         model: process.env.OPENAI_MODEL ?? 'gpt-5.4-mini',
         maxTokens: 4_096,
-        tools: [readFileChatTool(process.cwd())],
+        tools: [readFileChatTool(process.cwd()), ...recallChatTools(recall)],
       },
       prompt,
     );
     console.log(JSON.stringify(result, null, 2));
   } finally {
+    await recall?.close();
     await producer.close();
     await database.close();
   }

@@ -10,7 +10,10 @@
  *
  *     DATABASE_URL=… REDIS_URL=… ANTHROPIC_API_KEY=… npx tsx examples/agent-loop.ts "Summarise README.md"
  *
- * Its one tool reads files under the current directory.
+ * Its tools read files under the current directory, and search and read back what compactions took
+ * out of its context (`recall_search`, `recall_read`: see examples/recall-tools.ts). With
+ * `COMPACTOR_API_URL` and `COMPACTOR_API_KEY` (a key of tenant `COMPACTOR_TENANT`, scope
+ * `context:read`) it calls the MCP server of `compactor api`; without them, the client library.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -33,12 +36,19 @@ import {
 } from '../producer/index.ts';
 import type { Db } from '../producer/postgres/db.ts';
 import { openDatabase } from '../producer/postgres/db.ts';
+import { connectRecallMcp, localRecall, type RecallTools } from './recall-tools.ts';
 
 /** A tool the agent can call: its definition for the API and what running it returns. */
 export interface AgentTool {
   definition: Tool;
-  /** Runs the tool. A thrown error becomes a `tool_result` with `is_error: true`. */
-  run(input: Record<string, unknown>): Promise<string>;
+  /**
+   * Runs the tool in the agent's live session; what it returns is the `tool_result`'s content (text,
+   * or blocks: text and images). A thrown error becomes a `tool_result` with `is_error: true`.
+   */
+  run(
+    input: Record<string, unknown>,
+    context: { sessionId: string },
+  ): Promise<ToolResultBlockParam['content']>;
 }
 
 /** What {@link runAgent} works with. */
@@ -146,7 +156,7 @@ export async function runAgent(options: AgentOptions, prompt: string): Promise<R
     const results: ToolResultBlockParam[] = [];
     for (const block of response.content) {
       if (block.type !== 'tool_use') continue;
-      results.push(await runTool(tools.get(block.name), block.id, block.input));
+      results.push(await runTool(tools.get(block.name), block.id, block.input, sessionId));
     }
     ({ sessionId } = await appendToLiveSession(db, tenantId, sessionId, [
       { role: 'user', content: results },
@@ -174,10 +184,11 @@ async function runTool(
   tool: AgentTool | undefined,
   id: string,
   input: unknown,
+  sessionId: string,
 ): Promise<ToolResultBlockParam> {
   if (!tool) return { type: 'tool_result', tool_use_id: id, is_error: true, content: 'no such tool' };
   try {
-    const content = await tool.run((input ?? {}) as Record<string, unknown>);
+    const content = await tool.run((input ?? {}) as Record<string, unknown>, { sessionId });
     return { type: 'tool_result', tool_use_id: id, content };
   } catch (error) {
     return { type: 'tool_result', tool_use_id: id, is_error: true, content: String(error) };
@@ -211,6 +222,34 @@ export function readFileTool(root: string): AgentTool {
   };
 }
 
+/**
+ * `recall_search` and `recall_read` as the agent's tools: declared with the schemas `recall` gives
+ * (the MCP server's own, from `listTools()`, or recall's zod schemas), called in the agent's live
+ * session. A read's images come back as image blocks of the `tool_result`, so the model sees them.
+ * A refused call (a bad range, an empty query) becomes a `tool_result` with `is_error: true`.
+ */
+export function recallAgentTools(recall: RecallTools): AgentTool[] {
+  return recall.specs.map((spec) => ({
+    definition: { name: spec.name, description: spec.description, input_schema: spec.inputSchema },
+    async run(input, { sessionId }) {
+      const output = await recall.call(spec.name, input, sessionId);
+      if (output.isError) throw new Error(output.text);
+      if (output.images.length === 0) return output.text;
+      return [
+        { type: 'text', text: output.text },
+        ...output.images.map((image) => ({
+          type: 'image' as const,
+          source: {
+            type: 'base64' as const,
+            media_type: image.mimeType as 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp',
+            data: image.data,
+          },
+        })),
+      ];
+    },
+  }));
+}
+
 async function main(): Promise<void> {
   const prompt = process.argv.slice(2).join(' ') || 'Read README.md and say what this project does.';
   const database = openDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
@@ -218,8 +257,12 @@ async function main(): Promise<void> {
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     prefix: process.env.COMPACTOR_QUEUE_PREFIX ?? 'compactor',
   });
+  const tenantId = process.env.COMPACTOR_TENANT ?? 'example';
+  const { COMPACTOR_API_URL: apiUrl, COMPACTOR_API_KEY: apiKey } = process.env;
+  let recall: RecallTools | undefined;
   try {
-    const tenantId = 'example';
+    recall =
+      apiUrl && apiKey ? await connectRecallMcp({ apiUrl, apiKey }) : localRecall(database.db, tenantId);
     const sessionId = `agent-${randomUUID()}`;
     await startSession(database.db, { tenantId, sessionId, system: 'You are a careful coding assistant.' });
     const result = await runAgent(
@@ -232,12 +275,13 @@ async function main(): Promise<void> {
         model: process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-5',
         maxTokens: 4_096,
         thinking: { type: 'adaptive' },
-        tools: [readFileTool(process.cwd())],
+        tools: [readFileTool(process.cwd()), ...recallAgentTools(recall)],
       },
       prompt,
     );
     console.log(JSON.stringify(result, null, 2));
   } finally {
+    await recall?.close();
     await producer.close();
     await database.close();
   }

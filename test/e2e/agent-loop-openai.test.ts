@@ -7,9 +7,17 @@
  * call, `tool_calls: []` and a null content, accepts all of them. Nothing is lost: live + archived
  * = appended.
  */
+import { readFile } from 'node:fs/promises';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileChatTool, runChatAgent, startChatSession } from '../../examples/agent-loop-openai.ts';
+import {
+  type ChatAgentTool,
+  readFileChatTool,
+  recallChatTools,
+  runChatAgent,
+  startChatSession,
+} from '../../examples/agent-loop-openai.ts';
+import { localRecall } from '../../examples/recall-tools.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { jobIdOf } from '../../shared/protocol/events.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
@@ -131,6 +139,88 @@ describe('the example agent on Chat Completions', () => {
     const report = await audit(db, tenantId, sessionId);
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(appended);
+  });
+});
+
+describe('the example agent on Chat Completions, with recall', () => {
+  it('searches the client library for a file that left its context and reads its call and answer back exactly', async () => {
+    const db = ctx.tdb.database.db;
+    const tenant = 'chat-recall';
+    const sessionId = 'chat-recall';
+    const file = 'shared/planning/window.ts';
+    await startChatSession(db, {
+      tenantId: tenant,
+      sessionId,
+      system: 'You are a careful coding assistant.',
+    });
+    const recall = localRecall(db, tenant);
+    const tools = [readFileChatTool(process.cwd()), ...recallChatTools(recall)];
+    // Declared from recall's own schemas, without the session id the agent fills in.
+    const search = tools.find((t) => t.definition.function.name === 'recall_search') as ChatAgentTool;
+    expect(search.definition.function.parameters).toMatchObject({
+      type: 'object',
+      required: ['query'],
+      properties: { query: { type: 'string', maxLength: 500 } },
+    });
+    expect(JSON.stringify(tools.map((t) => t.definition))).not.toContain('sessionId');
+    const options = {
+      db,
+      producer: ctx.producer,
+      client: new OpenAI({ apiKey: 'sk-test', baseURL, maxRetries: 0 }),
+      tenantId: tenant,
+      sessionId,
+      model: 'gpt-5.4-mini',
+      maxTokens: 2_048,
+      tools,
+    };
+    fake.script({ toolCalls: [{ name: 'read_file', arguments: { path: file } }] }, { content: 'Read it.' });
+    await runChatAgent(options, 'Read the window planner.');
+    const sent = sentMessages(fake.requests.at(-1)); // system, prompt, call (seq 2), answer (seq 3)
+    fake.script({ content: 'Done.' });
+    await runChatAgent(options, 'Anything else?');
+    const outcome = await ctx.compactInProcess({
+      tenantId: tenant,
+      sessionId,
+      strategy: { type: 'summarize', keepRecent: 2, maxSummaryTokens: 500 },
+    });
+    expect(outcome.row?.status).toBe('applied');
+
+    fake.script({ toolCalls: [{ name: 'recall_search', arguments: { query: file } }] });
+    const scripted: ChatAgentTool = {
+      ...search,
+      // The scripted model reads from the call it found, then answers.
+      async run(input, context) {
+        const text = await search.run(input, context);
+        const hit = (JSON.parse(text).hits as Array<{ seq: number; kind: string }>).find(
+          (h) => h.kind === 'tool_call',
+        );
+        fake.script(
+          {
+            toolCalls: [
+              { name: 'recall_read', arguments: { fromSeq: hit?.seq ?? 0, toSeq: (hit?.seq ?? 0) + 1 } },
+            ],
+          },
+          { content: 'It plans the context window.' },
+        );
+        return text;
+      },
+    };
+    const result = await runChatAgent(
+      { ...options, tools: tools.map((t) => (t === search ? scripted : t)) },
+      'What did that file do, again?',
+    );
+    expect(result).toMatchObject({ requests: 3, text: 'It plans the context window.' });
+    const last = sentMessages(fake.requests.at(-1)).at(-1) as { role: string; content: string };
+    expect(last.role).toBe('tool');
+    const read = JSON.parse(last.content) as {
+      format: string;
+      messages: Array<{ seq: number; content: unknown }>;
+    };
+    expect(read.format).toBe('openai-chat');
+    expect(read.messages.map((m) => m.seq)).toEqual([2, 3]);
+    expect(JSON.stringify(read.messages.map((m) => m.content))).toBe(JSON.stringify(sent.slice(2, 4)));
+    expect(read.messages[1]?.content).toMatchObject({ role: 'tool', content: await readFile(file, 'utf8') });
+    expect(chatRequestError(sentMessages(fake.requests.at(-1)))).toBeNull();
   });
 });
 

@@ -117,18 +117,20 @@ async function answer(logger: Logger, run: () => Promise<CallToolResult>): Promi
 
 /**
  * The base64 images of the messages read, also as MCP image content, so that a model reading the
- * tool's result sees them (the structured result keeps them in their blocks as well).
+ * tool's result sees them (the structured result keeps them in their blocks as well): images of a
+ * message's content and images a tool returned inside a `tool_result` block.
  */
 function imagesOf(result: RecallReadResult): CallToolResult['content'] {
   const images: CallToolResult['content'] = [];
-  for (const message of result.messages) {
-    if (!Array.isArray(message.content)) continue;
-    for (const block of message.content as Array<Record<string, unknown>>) {
-      const source = block.source as { type?: unknown; media_type?: unknown; data?: unknown } | undefined;
-      if (block.type === 'image' && source?.type === 'base64' && typeof source.data === 'string') {
+  const visit = (blocks: unknown) => {
+    if (!Array.isArray(blocks)) return;
+    for (const block of blocks as Array<Record<string, unknown>>) {
+      const source = block?.source as { type?: unknown; media_type?: unknown; data?: unknown } | undefined;
+      if (block?.type === 'image' && source?.type === 'base64' && typeof source.data === 'string') {
         images.push({ type: 'image', data: source.data, mimeType: String(source.media_type) });
-      }
+      } else if (block?.type === 'tool_result') visit(block.content);
     }
-  }
+  };
+  for (const message of result.messages) visit(message.content);
   return images;
 }
