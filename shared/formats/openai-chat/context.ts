@@ -18,7 +18,7 @@
  * - Leading system/developer messages stay first; system text a compaction archived is restated
  *   after them as `system` messages, so no instruction is lost: each distinct text once, none that a
  *   leading message already holds (shared/context/restated-system.ts says why that is safe).
- * - The summary of the compacted part is a `user` message ({@link SUMMARY_INTRO}, the body framed in
+ * - The summary of the compacted part is a `user` message ({@link summaryText}, the body framed in
  *   `<session-record>`), where the archived messages were, then the pinned messages kept from before
  *   it. A user turn, not `system`/`developer`: OpenAI's Codex CLI does the same (codex-rs
  *   `core/src/compact.rs` rebuilds the history with the summary as a user message under its
@@ -28,7 +28,7 @@
  *   is about thinking.
  */
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
-import { NO_RESULT, SUMMARY_INTRO, summaryText } from '../../context/render.ts';
+import { NO_RESULT, summaryText } from '../../context/render.ts';
 import { restatedSystem } from '../../context/restated-system.ts';
 import { renderText } from '../../contract/blocks.ts';
 import { CHECKPOINT_HEADER, renderCheckpointBody } from '../../summary/checkpoint.ts';

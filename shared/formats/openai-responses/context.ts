@@ -30,7 +30,7 @@
  *   "all user messages, followed by a single compaction item", openai-python
  *   `compacted_response.py`, and the guide says to pass that output on as-is); they stay stored,
  *   for a restore and for compactor's own strategies.
- * - The summary of what compactor compacted is a `user` message ({@link SUMMARY_INTRO}, the body
+ * - The summary of what compactor compacted is a `user` message ({@link summaryText}, the body
  *   framed in `<session-record>`), where the archived items were, as for Chat Completions sessions
  *   (shared/formats/openai-chat/context.ts): OpenAI's Codex CLI rebuilds a compacted history with
  *   the summary as a user message (codex-rs `core/src/compact.rs`), and a user turn never gains the
@@ -39,7 +39,7 @@
  *   messages (what OpenAI's models from o1 on take in place of `system`) after the leading ones.
  */
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
-import { NO_RESULT, SUMMARY_INTRO, summaryText } from '../../context/render.ts';
+import { NO_RESULT, summaryText } from '../../context/render.ts';
 import { renderText } from '../../contract/blocks.ts';
 import { CHECKPOINT_HEADER, renderCheckpointBody } from '../../summary/checkpoint.ts';
 import {
