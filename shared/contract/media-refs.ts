@@ -65,7 +65,11 @@ type Rec = Record<string, unknown>;
  * else a file's name, else the text parts of the same message (or tool result) joined, clipped to
  * {@link CAPTION_CHARS}. `pdfPages` counts a base64 PDF's pages for its tokens.
  */
-export function mediaRefsOf(seq: number, stored: unknown, pdfPages: PdfPageCounter = pdfPageCount): MediaRef[] {
+export function mediaRefsOf(
+  seq: number,
+  stored: unknown,
+  pdfPages: PdfPageCounter = pdfPageCount,
+): MediaRef[] {
   try {
     const found = Array.isArray(stored) ? fromParts(stored, pdfPages) : fromItem(asRecord(stored), pdfPages);
     return found.map((f, index) => ({ ...f, seq, index }));
@@ -83,7 +87,12 @@ function fromItem(item: Rec | null, pdfPages: PdfPageCounter): Found[] {
 /** The media of a list of blocks or parts, captioned with the list's text. */
 function fromParts(parts: unknown[], pdfPages: PdfPageCounter): Found[] {
   const records = parts.map(asRecord).filter((p): p is Rec => p !== null);
-  const text = captionOf(records.map(textOf).filter((t) => t !== '').join(' '));
+  const text = captionOf(
+    records
+      .map(textOf)
+      .filter((t) => t !== '')
+      .join(' '),
+  );
   const out: Found[] = [];
   for (const part of records) {
     if (part.type === 'tool_result' && Array.isArray(part.content)) {
@@ -124,7 +133,14 @@ function anthropicImage(source: Rec | null): Found {
   const tokens = imageTokens(source);
   if (source?.type === 'base64' && typeof source.data === 'string') {
     const mediaType = safeMediaType(source.media_type);
-    return { kind: 'image', mediaType, source: 'base64', bytes: decodedByteLength(source.data), tokens, caption: null };
+    return {
+      kind: 'image',
+      mediaType,
+      source: 'base64',
+      bytes: decodedByteLength(source.data),
+      tokens,
+      caption: null,
+    };
   }
   return { kind: 'image', mediaType: null, source: remote(source), bytes: null, tokens, caption: null };
 }
@@ -184,7 +200,8 @@ function dataUrl(url: string): { mediaType: string | null; bytes: number } | nul
     const bytes = base64 ? decodedByteLength(payload) : new TextEncoder().encode(payload).length;
     return { mediaType: safeMediaType(header[1]), bytes };
   }
-  if (/^[A-Za-z0-9+/=\s]+$/.test(url) && !/^\w+:/.test(url)) return { mediaType: null, bytes: decodedByteLength(url) };
+  if (/^[A-Za-z0-9+/=\s]+$/.test(url) && !/^\w+:/.test(url))
+    return { mediaType: null, bytes: decodedByteLength(url) };
   return null;
 }
 

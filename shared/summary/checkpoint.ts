@@ -213,7 +213,13 @@ export function renderQuoted(entry: CheckpointEntry): string {
 export function renderMedia(m: CheckpointMedia): string {
   const what = m.mediaType ?? m.kind;
   const size =
-    m.bytes !== null ? formatBytes(m.bytes) : m.source === 'url' ? 'by URL' : m.source === 'file' ? 'provider file' : 'nested';
+    m.bytes !== null
+      ? formatBytes(m.bytes)
+      : m.source === 'url'
+        ? 'by URL'
+        : m.source === 'file'
+          ? 'provider file'
+          : 'nested';
   const tokens = `~${m.tokens.toLocaleString('en-US')} tokens`;
   const caption = m.caption ? ` — ${renderQuoted({ text: m.caption, seq: null })}` : '';
   return `seq ${m.seq}: ${what}, ${size}, ${tokens}${caption}`;

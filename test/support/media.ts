@@ -28,7 +28,10 @@ export function pngOf(width: number, height: number, trailing = 0): Buffer {
 
 /** A PDF of `pages` page objects (uncompressed), as a page counter reads it. */
 export function pdfOf(pages: number): Buffer {
-  const objects = Array.from({ length: pages }, (_, i) => `${i + 3} 0 obj\n<< /Type /Page /Parent 2 0 R >>\nendobj\n`);
+  const objects = Array.from(
+    { length: pages },
+    (_, i) => `${i + 3} 0 obj\n<< /Type /Page /Parent 2 0 R >>\nendobj\n`,
+  );
   return Buffer.from(
     `%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Count ${pages} >>\nendobj\n${objects.join('')}%%EOF\n`,
     'latin1',

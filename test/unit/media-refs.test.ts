@@ -5,7 +5,12 @@
  * captions as quoted data.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { CAPTION_CHARS, type MediaRef, mediaRefsOf, OPENAI_IMAGE_TOKENS } from '../../shared/contract/media-refs.ts';
+import {
+  CAPTION_CHARS,
+  type MediaRef,
+  mediaRefsOf,
+  OPENAI_IMAGE_TOKENS,
+} from '../../shared/contract/media-refs.ts';
 import { documentTokens, imageTokens, pdfPageTokens } from '../../shared/contract/media-tokens.ts';
 import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
 import {
@@ -75,7 +80,14 @@ describe('mediaRefsOf: Anthropic content blocks', () => {
   it('media inside a tool result is listed, captioned by the result text', () => {
     const source = { type: 'base64', media_type: 'image/jpeg', data: b64(pngOf(10, 10)) };
     const refs = mediaRefsOf(3, [
-      { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'screenshot taken' }, { type: 'image', source }] },
+      {
+        type: 'tool_result',
+        tool_use_id: 't1',
+        content: [
+          { type: 'text', text: 'screenshot taken' },
+          { type: 'image', source },
+        ],
+      },
     ]);
     expect(refs).toMatchObject([{ seq: 3, index: 0, mediaType: 'image/jpeg', caption: 'screenshot taken' }]);
   });
@@ -136,12 +148,33 @@ describe('mediaRefsOf: OpenAI formats', () => {
         { type: 'text', text: 'What is wrong here?' },
         { type: 'image_url', image_url: { url: `data:image/png;base64,${b64(image)}` } },
         { type: 'image_url', image_url: { url: 'https://example.com/x.png' } },
-        { type: 'file', file: { filename: 'spec.pdf', file_data: `data:application/pdf;base64,${b64(pdf)}` } },
+        {
+          type: 'file',
+          file: { filename: 'spec.pdf', file_data: `data:application/pdf;base64,${b64(pdf)}` },
+        },
       ],
     });
     expect(refs).toEqual([
-      { seq: 5, index: 0, kind: 'image', mediaType: 'image/png', source: 'base64', bytes: image.length, tokens: OPENAI_IMAGE_TOKENS, caption: 'What is wrong here?' },
-      { seq: 5, index: 1, kind: 'image', mediaType: null, source: 'url', bytes: null, tokens: OPENAI_IMAGE_TOKENS, caption: 'What is wrong here?' },
+      {
+        seq: 5,
+        index: 0,
+        kind: 'image',
+        mediaType: 'image/png',
+        source: 'base64',
+        bytes: image.length,
+        tokens: OPENAI_IMAGE_TOKENS,
+        caption: 'What is wrong here?',
+      },
+      {
+        seq: 5,
+        index: 1,
+        kind: 'image',
+        mediaType: null,
+        source: 'url',
+        bytes: null,
+        tokens: OPENAI_IMAGE_TOKENS,
+        caption: 'What is wrong here?',
+      },
       {
         seq: 5,
         index: 2,
@@ -169,7 +202,14 @@ describe('mediaRefsOf: OpenAI formats', () => {
       }),
     ).toMatchObject([
       { index: 0, mediaType: 'image/webp', bytes: image.length, caption: 'the chart' },
-      { index: 1, kind: 'document', mediaType: 'application/pdf', source: 'file', bytes: null, caption: 'notes.pdf' },
+      {
+        index: 1,
+        kind: 'document',
+        mediaType: 'application/pdf',
+        source: 'file',
+        bytes: null,
+        caption: 'notes.pdf',
+      },
     ]);
     expect(
       mediaRefsOf(10, {
