@@ -12,6 +12,7 @@ import { imageTokens, pdfPageTokens } from '../../shared/contract/media-tokens.t
 import type { Strategy } from '../../shared/strategies/index.ts';
 import { type Checkpoint, MEDIA_TITLE, renderMedia } from '../../shared/summary/checkpoint.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
+import { createAnthropicCompactionSummarizer } from '../../worker/summarizers/anthropic-compaction.ts';
 import { useIntegration } from '../support/integration.ts';
 import { pdfOf, pngOf } from '../support/media.ts';
 
@@ -171,6 +172,30 @@ describe('media by reference', () => {
     expect(request).not.toContain('"media"');
     expect(request).not.toContain(IMAGE_SOURCE.data.slice(0, 200));
     await expectListedAndReadable('llm', messages);
+  });
+
+  it('anthropic-compaction: the opaque block is the summary, the readable checkpoint beside it lists the media', async () => {
+    const messages = anthropicSession();
+    await createSession(db(), { tenantId, sessionId: 'block', messages: numbered(messages) });
+    const named = {
+      'anthropic-compaction': createAnthropicCompactionSummarizer({
+        apiKey: 'test',
+        baseURL: ctx.llm.url,
+        model: 'claude-sonnet-4-6',
+      }),
+    };
+    const strategy: Strategy = {
+      ...summarize,
+      cutAtUserTurn: true,
+      summarizer: 'anthropic-compaction',
+    } as Strategy;
+    const outcome = await ctx.compactInProcess(
+      { tenantId, sessionId: 'block', strategy },
+      { summarizers: { named } },
+    );
+    expect(outcome.row).toMatchObject({ status: 'applied', summarizer: 'anthropic-compaction' });
+    expect(ctx.fake.compactions.length).toBeGreaterThan(0);
+    expect((await checkpointOf('block')).media).toEqual([EXPECTED_IMAGE, EXPECTED_PDF]);
   });
 
   it('an openai-chat image_url part is listed with its caption and read back exactly', async () => {
