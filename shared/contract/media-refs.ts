@@ -20,6 +20,7 @@ import {
   pdfPageTokens,
   safeMediaType,
 } from './media-tokens.ts';
+import { isHighSurrogate } from './unicode.ts';
 
 /** Where a media item's data is: in the message (base64 or text), at a URL, or a provider file. */
 export const MEDIA_SOURCES = ['base64', 'text', 'content', 'url', 'file'] as const;
@@ -213,7 +214,10 @@ function remote(source: Rec | null): MediaSource {
 function captionOf(text: string): string | null {
   const line = text.replace(/\s+/g, ' ').trim();
   if (line === '') return null;
-  return line.length <= CAPTION_CHARS ? line : `${line.slice(0, CAPTION_CHARS - 1)}…`;
+  if (line.length <= CAPTION_CHARS) return line;
+  // Never half a surrogate pair: the checkpoint is stored as JSON text.
+  const end = isHighSurrogate(line.charCodeAt(CAPTION_CHARS - 2)) ? CAPTION_CHARS - 2 : CAPTION_CHARS - 1;
+  return `${line.slice(0, end)}…`;
 }
 
 function stringOr(value: unknown): string | null {

@@ -128,6 +128,12 @@ describe('mediaRefsOf: Anthropic content blocks', () => {
     expect(only?.caption).toHaveLength(CAPTION_CHARS);
     expect(only?.caption?.endsWith('…')).toBe(true);
     expect(only?.caption).not.toContain('\n');
+    const emoji = `${'a'.repeat(CAPTION_CHARS - 2)}😀 and more`;
+    const [clipped] = mediaRefsOf(1, [
+      { type: 'text', text: emoji },
+      { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } },
+    ]);
+    expect(clipped?.caption).toBe(`${'a'.repeat(CAPTION_CHARS - 2)}…`);
   });
 
   it('a message without media, a plain string or garbage gives nothing', () => {
