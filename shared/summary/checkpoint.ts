@@ -166,7 +166,8 @@ export const NOTE_MIN_ITEMS = 4;
 
 /**
  * Renders a checkpoint as the text of the summary message the agent reads on its next run. The
- * working set shows its 20 most recent paths and how many more the checkpoint holds.
+ * working set shows its 20 most recent paths and how many more the checkpoint holds; the media
+ * list, likewise, its newest {@link RENDERED_MEDIA} items and a count of the rest.
  * @param coveredThroughSeq the highest seq the summary covers.
  */
 export function renderCheckpoint(checkpoint: Checkpoint, coveredThroughSeq: number): string {
