@@ -555,14 +555,15 @@ function roundHalfEven(x: number): number {
   return floor % 2 === 0 ? floor : floor + 1;
 }
 
-function formatBytes(bytes: number): string {
+/** Bytes for people: `512 B`, `48 KB`, `1.5 MB` (1 KB = 1,024 bytes). */
+export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** A media type if it looks like one (`type/subtype`), else null: never free text in a marker. */
-function safeMediaType(value: unknown): string | null {
+export function safeMediaType(value: unknown): string | null {
   return typeof value === 'string' && /^[\w.+-]{1,40}\/[\w.+-]{1,60}$/.test(value) ? value : null;
 }
 

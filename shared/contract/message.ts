@@ -2,6 +2,7 @@
  * Message shapes the pure code works on. `MessageMeta` is what planning needs (no content, so a
  * 100,000-message session plans in little memory); `Message` adds the text for summarizing.
  */
+import type { MediaRef } from './media-refs.ts';
 
 /** Message roles, as agent frameworks and the corpus name them. */
 export const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
@@ -35,6 +36,11 @@ export interface MessageMeta {
 /** A message with its text. */
 export interface Message extends MessageMeta {
   content: string;
+  /**
+   * The images and documents of the stored message this comes from (shared/contract/media-refs.ts),
+   * on the first message read for its seq; absent when it holds none or the reader did not look.
+   */
+  media?: MediaRef[] | undefined;
 }
 
 /**

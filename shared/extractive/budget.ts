@@ -123,5 +123,7 @@ function assemble(fixed: Fixed, lists: Record<ListKey, Item[]>): Checkpoint {
     // Filled after the budget by the guard (shared/summary/guard.ts), a few short quoted items.
     suspectedInjections: [],
     workingSet: fixed.workingSet,
+    // compactor's list, set by the guard too (shared/summary/media.ts); at most 20 short lines rendered.
+    media: [],
   };
 }

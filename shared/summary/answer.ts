@@ -21,12 +21,13 @@ export type JsonSchema = Record<string, unknown>;
  * The JSON schema of {@link checkpointSchema} (zod 4's `toJSONSchema`, output types, without
  * `$schema`, which no API needs) opened by a required string property `analysis`: the model
  * reasons there before it writes the checkpoint (JSON properties come out in schema order), and
- * {@link checkpointFromAnswer} drops it before validation.
+ * {@link checkpointFromAnswer} drops it before validation. `media` is left out: compactor fills it.
  */
 export const CHECKPOINT_ANSWER_SCHEMA: JsonSchema = (() => {
   const { $schema: _dialect, ...schema } = z.toJSONSchema(checkpointSchema) as JsonSchema;
-  const properties = schema.properties as JsonSchema;
-  const required = schema.required as string[];
+  // `media` is compactor's list (shared/summary/media.ts), never the model's: not asked for.
+  const { media: _media, ...properties } = schema.properties as JsonSchema;
+  const required = (schema.required as string[]).filter((key) => key !== 'media');
   return {
     ...schema,
     type: 'object',
@@ -93,11 +94,11 @@ export function withoutAnalysis(input: unknown): unknown {
 }
 
 /**
- * Whether a checkpoint says nothing: goal, last request and every list blank. The working set is not
- * counted: the model can copy it from the prompt without having summarized anything.
+ * Whether a checkpoint says nothing: goal, last request and every list blank. The working set and
+ * the media list are not counted: the model can copy the paths from the prompt without having summarized anything.
  */
 export function isEmptyCheckpoint(checkpoint: Checkpoint): boolean {
-  const { workingSet: _paths, ...rest } = checkpoint;
+  const { workingSet: _paths, media: _media, ...rest } = checkpoint;
   return Object.values(rest).every((v) =>
     v === null ? true : Array.isArray(v) ? v.length === 0 : typeof v === 'string' ? v.trim() === '' : false,
   );

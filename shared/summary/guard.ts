@@ -13,6 +13,8 @@
  *   injection;
  * - nothing is silently lost: every dropped text is kept in `suspectedInjections`, quoted with its
  *   seq, which the rendered summary shows as a record, never as orders;
+ * - `media` is compactor's: the previous checkpoint's list merged with the leaving messages' media
+ *   (shared/summary/media.ts), whatever the summarizer wrote;
  * - secret-looking paths enter the working set only as `shared/trust/secrets.ts` allows (the agent
  *   acted on them and the user asked); paths of the previous checkpoint passed that rule already.
  *
@@ -31,6 +33,7 @@ import {
   checkpointSchema,
   renderErrorFix,
 } from './checkpoint.ts';
+import { mediaOfLeaving, mergeMedia } from './media.ts';
 
 /** Most entries `suspectedInjections` keeps, the newest ones. */
 export const MAX_SUSPECTED = 8;
@@ -106,6 +109,8 @@ export function guardCheckpoint(checkpoint: Checkpoint, input: GuardInput): Chec
     [...(input.previous?.suspectedInjections ?? []), ...checkpoint.suspectedInjections],
     [...found, ...moved].sort((a, b) => (a.seq ?? -1) - (b.seq ?? -1)),
   );
+  // compactor's own list, whatever the summarizer wrote: no summarizer can drop or forge it.
+  out.media = mergeMedia(input.previous?.media ?? [], mediaOfLeaving(leaving));
   const parsed = checkpointSchema.safeParse(out);
   return parsed.success ? parsed.data : { ...out, suspectedInjections: [] };
 }

@@ -301,7 +301,8 @@ export function clipContent(text: string, maxChars = MAX_MESSAGE_CHARS): string 
 function renderPrevious(previous: Checkpoint | null): string {
   if (!previous) return 'There is no previous checkpoint: this is the first compaction of the session.';
   // The working set travels in its own block, capped; the full list can hold thousands of paths.
-  const { workingSet: _omitted, ...rest } = previous;
+  // compactor keeps the media list itself (shared/summary/media.ts): the model is not shown it.
+  const { workingSet: _omitted, media: _media, ...rest } = previous;
   return `<previous_checkpoint>\n${escapeText(JSON.stringify(rest, null, 2))}\n</previous_checkpoint>`;
 }
 

@@ -172,11 +172,13 @@ describe('anthropic summarizer: happy path', () => {
     const [tool] = body.tools;
     expect(tool?.name).toBe(SUMMARY_TOOL_NAME);
     expect(tool?.input_schema).toMatchObject({ type: 'object', additionalProperties: false });
+    // Every checkpoint field but `media`, which compactor lists itself (shared/summary/media.ts).
     expect(Object.keys(tool?.input_schema.properties ?? {})).toEqual([
       'analysis',
-      ...Object.keys(checkpointSchema.shape),
+      ...Object.keys(checkpointSchema.shape).filter((field) => field !== 'media'),
     ]);
     expect(tool?.input_schema.required).toContain('analysis');
+    expect(tool?.input_schema.required).not.toContain('media');
     expect(tool?.input_schema).not.toHaveProperty('$schema');
     expect(body.tool_choice).toEqual({
       type: 'tool',

@@ -17,6 +17,7 @@ import {
 } from '../../producer/postgres/schema.ts';
 import { type StoredContent, summaryParts } from '../../shared/contract/blocks.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
+import { mediaRefsOf } from '../../shared/contract/media-refs.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { policySchema } from '../../shared/policy/policy.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
@@ -150,7 +151,7 @@ export class PostgresReads implements SessionReads {
     });
     // Some live rows may stand for originals in the archive: read the page again, with them.
     if (rows[0]?.rewrites) rows = await executePrepared(this.db, { sql: LEAVING_MESSAGES, params });
-    return rows.flatMap(({ parts, ...row }) => {
+    return rows.flatMap(({ parts, media_blocks, ...row }) => {
       const message: Message = {
         seq: Number(row.seq),
         role: row.role,
@@ -164,7 +165,8 @@ export class PostgresReads implements SessionReads {
         thinking: row.has_thinking,
         content: row.content,
       };
-      return parts === null ? [message] : summaryParts({ ...message, blocks: parts }, countPdfPages);
+      const read = parts === null ? [message] : summaryParts({ ...message, blocks: parts }, countPdfPages);
+      return withMedia(read, media_blocks);
     });
   }
 
@@ -284,6 +286,28 @@ interface LeavingRow {
   tool_result_ids: string[];
   has_thinking: boolean;
   parts: StoredContent | null;
+  /** The stored content of a row whose text shows media ({@link mediaOf}); else null. */
+  media_blocks: unknown;
+}
+
+/**
+ * The SQL of a row's stored content when its text rendering shows an image, document or file
+ * marker (`[image: …]`, `[document …]`, `[file: …]`, shared/contract/blocks.ts and the formats'
+ * renderings), else null: only such rows bring their content (base64 included) back to be read
+ * for media (`mediaRefsOf`).
+ */
+const mediaOf = (content: string, blocks: string) =>
+  `case when ${content} ~ '[[](image|document|file)[]:]' then ${blocks} end`;
+
+/**
+ * `read` (the messages of one stored row) with the row's media on the first of them: each media
+ * item is listed once per seq, however many parts the row was split into.
+ */
+function withMedia(read: Message[], stored: unknown): Message[] {
+  const [first, ...rest] = read;
+  if (stored === null || stored === undefined || !first) return read;
+  const media = mediaRefsOf(first.seq, stored, countPdfPages);
+  return media.length === 0 ? read : [{ ...first, media }, ...rest];
 }
 
 /**
@@ -342,7 +366,7 @@ const LEAVING_MESSAGES = `
       and m.seq between $3::bigint and $4::bigint and m.seq = any($5::bigint[])
   )
   select seq, pinned, ${LEAVING_COLUMNS.join(', ')},
-    ${partsOf('blocks')} as parts
+    ${partsOf('blocks')} as parts, ${mediaOf('content', 'blocks')} as media_blocks
   from page
   order by seq`;
 
@@ -356,7 +380,7 @@ const LEAVING_MESSAGES = `
  */
 const LIVE_MESSAGES = `
   select m.seq, m.pinned, ${LEAVING_COLUMNS.map((c) => `m.${c}`).join(', ')},
-    ${partsOf('m.content_blocks')} as parts,
+    ${partsOf('m.content_blocks')} as parts, ${mediaOf('m.content', 'm.content_blocks')} as media_blocks,
     (select exists (select 1 from compactions c
       where c.tenant_id = $1::text and c.session_id = $2::text and c.status = 'applied'
         and c.blocks_cleared is not null)) as rewrites
