@@ -13,7 +13,7 @@
 import { sql } from 'drizzle-orm';
 import type { RecallReadQuery, RecallSearchQuery } from '../../shared/recall/schemas.ts';
 import { type Db, executePrepared } from './db.ts';
-import { ARCHIVE_SEARCH_CHARS } from './schema.ts';
+import { ARCHIVE_SEARCH_CHARS, archiveSearchVector } from './schema.ts';
 
 /** One hit as the search reads it. */
 export interface SearchRow {
@@ -63,6 +63,32 @@ function scopeCte(tenantId: string, sessionId: string, scope: RecallSearchQuery[
 }
 
 /**
+ * What a `newSession` compaction left behind, as rows `m` with their compaction `p`: the live
+ * messages of a session that continued in a child, but those it copied into the child (still live
+ * there). Such a compaction archives nothing (the parent stays whole), so these are the messages
+ * that left the agent's context; they count as archived by that compaction, at its time. Not
+ * indexed (a parent is read as it was left): parsed when searched.
+ */
+function leftInParent(tenantId: string) {
+  return sql`(
+    select m.session_id, m.seq, m.role, m.kind, m.content, m.content_blocks, p.compaction_id, p.archived_at
+    from messages m
+    join sessions ps on ps.tenant_id = m.tenant_id and ps.id = m.session_id and ps.child_session_id is not null
+    join lateral (
+      select c.id as compaction_id, c.created_at as archived_at from compactions c
+      where c.tenant_id = m.tenant_id and c.session_id = ps.id and c.child_session_id = ps.child_session_id
+        and c.status = 'applied'
+      order by c.created_at limit 1
+    ) p on true
+    where m.tenant_id = ${tenantId} and m.kind <> 'summary'
+      and not exists (
+        select 1 from messages k
+        where k.tenant_id = ${tenantId} and k.session_id = ps.child_session_id and k.seq = m.seq
+      )
+  )`;
+}
+
+/**
  * Matches a search ranks at most: past this many, the best-placed are ranked (those holding the
  * query's words in its order first, then the newest). Bounds the work of a query whose words every
  * message holds (a 100,000-message archive: 40 ms instead of 300).
@@ -81,6 +107,7 @@ export const RANKED_MATCHES = 2_000;
  */
 export function searchArchive(db: Db, tenantId: string, sessionId: string, query: RecallSearchQuery) {
   const head = sql`left(m.content, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))})`;
+  const liveVector = archiveSearchVector(sql.raw('m.content'));
   return executePrepared<SearchRow>(
     db,
     sql`with recursive ${scopeCte(tenantId, sessionId, query.scope)},
@@ -92,11 +119,17 @@ export function searchArchive(db: Db, tenantId: string, sessionId: string, query
         lower(${query.query})
     ),
     matched as (
-      select a.session_id, a.seq, a.role, a.kind, a.compaction_id, a.archived_at, a.content, a.search_vector
-      from archived_messages a, q
-      where a.tenant_id = ${tenantId} and a.session_id in (select id from scope)
-        and a.kind <> 'summary' and a.search_vector @@ q.query
-      order by a.search_vector @@ q.phrase desc, a.seq desc
+      select u.* from (
+        select a.session_id, a.seq, a.role, a.kind, a.compaction_id, a.archived_at, a.content, a.search_vector
+        from archived_messages a, q
+        where a.tenant_id = ${tenantId} and a.session_id in (select id from scope)
+          and a.kind <> 'summary' and a.search_vector @@ q.query
+        union all
+        select m.session_id, m.seq, m.role, m.kind, m.compaction_id, m.archived_at, m.content, ${liveVector}
+        from ${leftInParent(tenantId)} m, q
+        where m.session_id in (select id from scope) and ${liveVector} @@ q.query
+      ) u, q
+      order by u.search_vector @@ q.phrase desc, u.seq desc
       limit ${sql.raw(String(RANKED_MATCHES))}
     ),
     scored as (
@@ -126,21 +159,31 @@ export function readArchive(db: Db, tenantId: string, sessionId: string, range: 
   return executePrepared<ReadRow>(
     db,
     sql`with originals as (
-      select distinct on (seq) seq, role, kind, compaction_id, archived_at,
-        octet_length(content_blocks::text) as bytes
-      from archived_messages
-      where tenant_id = ${tenantId} and session_id = ${sessionId}
-        and seq between ${range.fromSeq} and ${range.toSeq} and kind <> 'summary'
+      select distinct on (seq) seq, role, kind, compaction_id, archived_at, bytes, live
+      from (
+        select seq, role, kind, compaction_id, archived_at, octet_length(content_blocks::text) as bytes,
+          false as live
+        from archived_messages
+        where tenant_id = ${tenantId} and session_id = ${sessionId}
+          and seq between ${range.fromSeq} and ${range.toSeq} and kind <> 'summary'
+        union all
+        select seq, role, kind, compaction_id, archived_at, octet_length(content_blocks::text), true
+        from ${leftInParent(tenantId)} m
+        where session_id = ${sessionId} and seq between ${range.fromSeq} and ${range.toSeq}
+      ) o
       order by seq, archived_at, compaction_id
     ),
     sized as (select *, sum(bytes) over (order by seq) as running, row_number() over (order by seq) as n
       from originals),
     kept as (select * from sized where running <= ${range.maxBytes} or n = 1),
     next as (select * from sized where n = (select count(*) from kept) + 1)
-    select k.seq, k.role, k.kind, k.compaction_id, k.archived_at, k.bytes::int as bytes, a.content_blocks as content,
-      false as cut
-    from kept k join archived_messages a
-      on a.tenant_id = ${tenantId} and a.compaction_id = k.compaction_id and a.seq = k.seq
+    select k.seq, k.role, k.kind, k.compaction_id, k.archived_at, k.bytes::int as bytes,
+      coalesce(a.content_blocks, l.content_blocks) as content, false as cut
+    from kept k
+    left join archived_messages a
+      on not k.live and a.tenant_id = ${tenantId} and a.compaction_id = k.compaction_id and a.seq = k.seq
+    left join messages l
+      on k.live and l.tenant_id = ${tenantId} and l.session_id = ${sessionId} and l.seq = k.seq
     union all
     select seq, role, kind, compaction_id, archived_at, bytes::int, null, true from next
     order by seq`,

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createSession, loadContext, readRecall, searchRecall } from '../../producer/index.ts';
 import { InvalidInputError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { Strategy } from '../../shared/strategies/index.ts';
+import { setPolicy } from '../../worker/postgres/policies.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -246,6 +247,45 @@ describe('recall', () => {
       query: 'build 8812 failed',
     });
     expect(found.hits[0]?.seq).toBe(2);
+  });
+
+  it('finds what a newSession compaction left in the parent, from the child, and reads it back', async () => {
+    const db = ctx.tdb.database.db;
+    const tenant = 'lineage';
+    await setPolicy(db, tenant, null, { strategy: summarize, mode: 'newSession' });
+    const messages = codingSession();
+    await createSession(db, { tenantId: tenant, sessionId: 'root', messages: numbered(messages) });
+    const row = await compact('root', summarize, tenant);
+    expect(row.childSessionId).toBe('root.v1');
+
+    const found = await searchRecall(db, {
+      tenantId: tenant,
+      sessionId: 'root.v1',
+      query: 'src/auth/refresh_token.ts',
+    });
+    expect(found.hits[0]).toMatchObject({ sessionId: 'root', seq: 1, compactionId: row.id });
+    // The child's own archive is empty: only the lineage holds what left.
+    const own = await searchRecall(db, {
+      tenantId: tenant,
+      sessionId: 'root.v1',
+      query: 'refresh_token',
+      scope: 'session',
+    });
+    expect(own.hits).toEqual([]);
+    // What the child still holds did not leave: not found in the parent.
+    const kept = await searchRecall(db, { tenantId: tenant, sessionId: 'root.v1', query: 'turn 29' });
+    expect(kept.hits).toEqual([]);
+
+    const read = await readRecall(db, { tenantId: tenant, sessionId: 'root', fromSeq: 1, toSeq: 5 });
+    expect(read.messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);
+    for (const m of read.messages)
+      expect(JSON.stringify(m.content)).toBe(JSON.stringify(messages[m.seq]?.content));
+    const none = await searchRecall(db, {
+      tenantId: 'other',
+      sessionId: 'root.v1',
+      query: 'refresh_token',
+    }).catch((error: unknown) => error);
+    expect(none).toBeInstanceOf(SessionNotFoundError);
   });
 
   it('refuses a bad query or range, naming the field', async () => {
