@@ -286,14 +286,31 @@ export function renderContext(input: RenderContextInput): RenderedContext {
   return { system, messages, tokens, notices, betas: native ? [COMPACTION_BETA] : [] };
 }
 
-/** The rows with the newest summary moved before the rows kept from before it (pinned ones). */
-function summaryFirst(rows: readonly ContextRow[]): ContextRow[] {
-  let at = -1;
-  rows.forEach((r, i) => {
-    if (r.kind === 'summary') at = i;
-  });
+/**
+ * The rows with the newest summary moved before the rows kept from before it (pinned ones): every
+ * format sends the summary first. Returns a new list.
+ */
+export function summaryFirst(rows: readonly ContextRow[]): ContextRow[] {
+  const at = rows.findLastIndex((r) => r.kind === 'summary');
   if (at <= 0) return [...rows];
   return [rows[at] as ContextRow, ...rows.slice(0, at), ...rows.slice(at + 1)];
+}
+
+/**
+ * A summary row's text as the model reads it ({@link summaryText}): the checkpoint's body for the
+ * newest summary when the session has a checkpoint, else the row's own text without its seq header.
+ */
+export function summaryRowText(
+  row: ContextRow,
+  all: readonly ContextRow[],
+  checkpoint: Checkpoint | null | undefined,
+): string {
+  const newest = all.findLast((r) => r.kind === 'summary') === row;
+  const body =
+    newest && checkpoint
+      ? renderCheckpointBody(checkpoint)
+      : renderText(row.content).replace(CHECKPOINT_HEADER, '').trim();
+  return summaryText(body, row.seq);
 }
 
 function pieceOf(
@@ -308,11 +325,7 @@ function pieceOf(
     if (newest && block) {
       return { role: 'assistant', seq: row.seq, content: [block], contextVersion: null, sealed: true };
     }
-    const body =
-      newest && checkpoint
-        ? renderCheckpointBody(checkpoint)
-        : renderText(row.content).replace(CHECKPOINT_HEADER, '').trim();
-    const text = summaryText(body, row.seq);
+    const text = summaryRowText(row, all, checkpoint);
     return {
       role: 'user',
       seq: row.seq,

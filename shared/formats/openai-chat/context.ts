@@ -18,7 +18,7 @@
  * - Leading system/developer messages stay first; system text a compaction archived is restated
  *   after them as `system` messages, so no instruction is lost: each distinct text once, none that a
  *   leading message already holds (shared/context/restated-system.ts says why that is safe).
- * - The summary of the compacted part is a `user` message ({@link summaryText}, the body framed in
+ * - The summary of the compacted part is a `user` message ({@link summaryRowText}, the body framed in
  *   `<session-record>`), where the archived messages were, then the pinned messages kept from before
  *   it. A user turn, not `system`/`developer`: OpenAI's Codex CLI does the same (codex-rs
  *   `core/src/compact.rs` rebuilds the history with the summary as a user message under its
@@ -28,10 +28,9 @@
  *   is about thinking.
  */
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
-import { NO_RESULT, summaryText } from '../../context/render.ts';
+import { NO_RESULT, summaryFirst, summaryRowText } from '../../context/render.ts';
 import { restatedSystem } from '../../context/restated-system.ts';
 import { renderText } from '../../contract/blocks.ts';
-import { CHECKPOINT_HEADER, renderCheckpointBody } from '../../summary/checkpoint.ts';
 import { type ChatMessage, chatFacts, chatText, isChatMessage } from './message.ts';
 
 /** The next request's `messages` for `client.chat.completions.create`, with their estimated size. */
@@ -59,27 +58,15 @@ export function renderChatContext(
   return { messages, tokens, notices: [] };
 }
 
-/** The rows with the newest summary moved before the rows kept from before it (pinned ones). */
-function summaryFirst(rows: readonly ContextRow[]): ContextRow[] {
-  const at = rows.findLastIndex((r) => r.kind === 'summary');
-  if (at <= 0) return [...rows];
-  return [rows[at] as ContextRow, ...rows.slice(0, at), ...rows.slice(at + 1)];
-}
-
 function messageOf(
   row: ContextRow,
   all: readonly ContextRow[],
   input: Pick<RenderContextInput, 'checkpoint'>,
 ): ChatMessage {
   if (row.kind === 'summary') {
-    const newest = all.findLast((r) => r.kind === 'summary') === row;
-    const body =
-      newest && input.checkpoint
-        ? renderCheckpointBody(input.checkpoint)
-        : renderText(row.content).replace(CHECKPOINT_HEADER, '').trim();
     return {
       role: 'user',
-      content: summaryText(body, row.seq),
+      content: summaryRowText(row, all, input.checkpoint),
     };
   }
   if (isChatMessage(row.content)) return row.content;

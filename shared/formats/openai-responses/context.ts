@@ -30,7 +30,7 @@
  *   "all user messages, followed by a single compaction item", openai-python
  *   `compacted_response.py`, and the guide says to pass that output on as-is); they stay stored,
  *   for a restore and for compactor's own strategies.
- * - The summary of what compactor compacted is a `user` message ({@link summaryText}, the body
+ * - The summary of what compactor compacted is a `user` message ({@link summaryRowText}, the body
  *   framed in `<session-record>`), where the archived items were, as for Chat Completions sessions
  *   (shared/formats/openai-chat/context.ts): OpenAI's Codex CLI rebuilds a compacted history with
  *   the summary as a user message (codex-rs `core/src/compact.rs`), and a user turn never gains the
@@ -39,9 +39,8 @@
  *   messages (what OpenAI's models from o1 on take in place of `system`) after the leading ones.
  */
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
-import { NO_RESULT, summaryText } from '../../context/render.ts';
+import { NO_RESULT, summaryFirst, summaryRowText } from '../../context/render.ts';
 import { renderText } from '../../contract/blocks.ts';
-import { CHECKPOINT_HEADER, renderCheckpointBody } from '../../summary/checkpoint.ts';
 import {
   isCallItem,
   isOutputItem,
@@ -105,13 +104,6 @@ function isUserMessage(content: unknown): boolean {
   return itemType(item) === 'message' && item.role === 'user';
 }
 
-/** The rows with the newest summary moved before the rows kept from before it (pinned ones). */
-function summaryFirst(rows: readonly ContextRow[]): ContextRow[] {
-  const at = rows.findLastIndex((r) => r.kind === 'summary');
-  if (at <= 0) return [...rows];
-  return [rows[at] as ContextRow, ...rows.slice(0, at), ...rows.slice(at + 1)];
-}
-
 function itemOf(
   row: ContextRow,
   all: readonly ContextRow[],
@@ -123,15 +115,10 @@ function itemOf(
       ? (row.content as unknown[]).find((b) => isTypedResponsesItem(b) && b.type === 'compaction')
       : undefined;
     if (compaction) return compaction as ResponsesItem;
-    const newest = all.findLast((r) => r.kind === 'summary') === row;
-    const body =
-      newest && input.checkpoint
-        ? renderCheckpointBody(input.checkpoint)
-        : renderText(row.content).replace(CHECKPOINT_HEADER, '').trim();
     return {
       type: 'message',
       role: 'user',
-      content: summaryText(body, row.seq),
+      content: summaryRowText(row, all, input.checkpoint),
     };
   }
   const content = row.content as unknown;
