@@ -10,6 +10,7 @@ import { storableText } from '../shared/contract/unicode.ts';
 import { type ChatMessage, chatFacts, chatMessageProblem } from '../shared/formats/openai-chat/message.ts';
 import { responsesMarker } from '../shared/formats/openai-responses/item.ts';
 import type { SessionFormat } from '../shared/formats/session-format.ts';
+import type { MessageRow, RowOptions } from './message-row.ts';
 
 /**
  * A Chat Completions request message as the `openai` SDK types it (`ChatCompletionMessageParam`):
@@ -27,31 +28,8 @@ export type ChatCompletionsMessage =
     }
   | { role: 'tool'; content: unknown; tool_call_id: string };
 
-/** A Chat Completions message's row, everything but the seq (see `Normalized` in producer/sessions.ts). */
-export interface ChatRow {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  kind: 'message' | 'tool_call' | 'tool_result';
-  content: string;
-  contentBlocks: StoredContent;
-  toolCallId: string | null;
-  toolName: string | null;
-  toolUseIds: string[];
-  toolResultIds: string[];
-  hasThinking: false;
-  tokenCount: number;
-  pinned: boolean;
-  createdAt: Date | null;
-  toolUseIdsAt: ToolUseIdAt[];
-}
-
-/** Options given beside a message (`{ message, pinned, createdAt, tokenCount }`). */
-interface RowOptions {
-  /** The message was given inside `{ message, … }`. */
-  wrapped?: boolean;
-  pinned?: boolean;
-  createdAt?: Date | null;
-  tokenCount?: number;
-}
+/** A row this format derives: its `toolUseIdsAt` always set. */
+export type ChatRow = MessageRow & { toolUseIdsAt: ToolUseIdAt[] };
 
 /**
  * Validates a Chat Completions message and derives its row.

@@ -13,6 +13,7 @@ import {
   responsesItemProblem,
 } from '../shared/formats/openai-responses/item.ts';
 import { formatMismatch } from './chat-messages.ts';
+import type { MessageRow, RowOptions } from './message-row.ts';
 
 /**
  * A Responses API input item as the `openai` SDK types it (`ResponseInputItem`, openai-node
@@ -25,30 +26,8 @@ export type ResponsesInputItem =
   // The SDK's own item interfaces (a response's `output` items), which have no index signature.
   | { readonly type: string };
 
-/** A Responses item's row, everything but the seq (see `Normalized` in producer/sessions.ts). */
-export interface ResponsesRow {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  kind: 'message' | 'tool_call' | 'tool_result';
-  content: string;
-  contentBlocks: StoredContent;
-  toolCallId: string | null;
-  toolName: string | null;
-  toolUseIds: string[];
-  toolResultIds: string[];
-  hasThinking: boolean;
-  tokenCount: number;
-  pinned: boolean;
-  createdAt: Date | null;
-  toolUseIdsAt: ToolUseIdAt[];
-}
-
-/** Options given beside an item (`{ message, pinned, createdAt, tokenCount }`). */
-interface RowOptions {
-  wrapped?: boolean;
-  pinned?: boolean;
-  createdAt?: Date | null;
-  tokenCount?: number;
-}
+/** A row this format derives: its `toolUseIdsAt` always set. */
+export type ResponsesRow = MessageRow & { toolUseIdsAt: ToolUseIdAt[] };
 
 /**
  * Validates a Responses input item and derives its row.

@@ -2,6 +2,7 @@
  * Writing sessions and messages, as agent services do: create a session with its transcript, or
  * append messages to a live one. Every write is scoped by tenant.
  */
+
 import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { contentFacts, legacyContent, type StoredContent } from '../shared/contract/blocks.ts';
 import {
@@ -39,6 +40,7 @@ import {
 } from './idempotency.ts';
 import { limitPassed } from './limits.ts';
 import { countPdfPages } from './media/pdf-pages.ts';
+import type { MessageRow } from './message-row.ts';
 import type { Db, Tx } from './postgres/db.ts';
 import {
   INSERT_BATCH_ROWS,
@@ -425,23 +427,7 @@ export async function appendToLiveSession(
 }
 
 /** A message ready for its row: everything but the seq. */
-interface Normalized {
-  role: Role;
-  kind: Exclude<Kind, 'summary'>;
-  content: string;
-  contentBlocks: StoredContent;
-  toolCallId: string | null;
-  toolName: string | null;
-  toolUseIds: string[];
-  toolResultIds: string[];
-  hasThinking: boolean;
-  tokenCount: number;
-  pinned: boolean;
-  createdAt: Date | null;
-  contextVersion?: number | null;
-  /** Where each `tool_use` id of a native message is in the request (not stored). */
-  toolUseIdsAt?: ToolUseIdAt[];
-}
+type Normalized = MessageRow;
 
 const NATIVE_ROLES = new Set(['user', 'assistant', 'system']);
 
