@@ -1,7 +1,7 @@
 # compactor image, built as a user installs the package: the sources are built and packed, and the
 # tarball is installed with the worker's peer dependencies (the LLM SDK, the web server, logging,
 # metrics) at the versions of the lockfile. The image runs the built JavaScript; tsx stays a dev tool.
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -13,7 +13,7 @@ COPY drizzle ./drizzle
 RUN npm pack --pack-destination /tmp \
  && node -e 'const p=require("./package.json"), l=require("./package-lock.json"); console.log(Object.keys(p.peerDependencies).map(n=>n+"@"+l.packages["node_modules/"+n].version).join(" "))' > /tmp/peers
 
-FROM node:20-slim
+FROM node:24-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /tmp/*.tgz /tmp/peers /tmp/
