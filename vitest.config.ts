@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { IDLE_HOOK_TIMEOUT_MS, IDLE_TEST_TIMEOUT_MS } from './test/support/idle-machine.ts';
 
 /**
  * The test files that touch the queue, run a second time on BullMQ's PostgreSQL backend (the
@@ -31,8 +32,11 @@ const POSTGRES_ONLY = ['test/integration/postgres-coordination.test.ts'];
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // The idle machine's timeouts; each file gets them times the slowdown measured in this run
+    // (test/support/patient-timeouts.ts, patience.ts), so only a hang fails on a loaded machine.
+    setupFiles: ['test/support/patient-timeouts.ts'],
+    testTimeout: IDLE_TEST_TIMEOUT_MS,
+    hookTimeout: IDLE_HOOK_TIMEOUT_MS,
     pool: 'forks',
     // Test files wait on Redis, Postgres, child processes and timers far more than they compute, so
     // three run side by side even on two cores (vitest's default is cores - 1: one file at a time

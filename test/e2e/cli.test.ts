@@ -24,6 +24,7 @@ import {
   testPrefix,
   waitFor,
 } from '../support/fixtures.ts';
+import { patient } from '../support/patience.ts';
 import { killAllChildren, runCompactor, startCompactor } from '../support/processes.ts';
 
 const SESSIONS = ['sweagent__ctf-rev-rock', 'openhands__runtime-basic_gui_mode', 'minisweagent__pvlib-1854'];
@@ -266,35 +267,39 @@ describe('compactor help and usage errors', () => {
 });
 
 describe('compactor history, restore, sessions and policy for people', () => {
-  it('fits the ledger to the width, restores by the short id it shows, and keeps --json whole', async () => {
-    const file = path.join(dir, 'sweagent__ctf-rev-rock.jsonl');
-    expect((await run(['import', file, '--tenant', 'people', '--session', 'rock'])).code).toBe(0);
-    const session = ['--tenant', 'people', '--session', 'rock'];
-    expect((await run(['compact', ...session, '--strategy', 'slidingWindow:10'])).code).toBe(0);
-    expect((await run(['compact', ...session, '--strategy', 'slidingWindow:50'])).code).toBe(0); // skipped
+  it(
+    'fits the ledger to the width, restores by the short id it shows, and keeps --json whole',
+    async () => {
+      const file = path.join(dir, 'sweagent__ctf-rev-rock.jsonl');
+      expect((await run(['import', file, '--tenant', 'people', '--session', 'rock'])).code).toBe(0);
+      const session = ['--tenant', 'people', '--session', 'rock'];
+      expect((await run(['compact', ...session, '--strategy', 'slidingWindow:10'])).code).toBe(0);
+      expect((await run(['compact', ...session, '--strategy', 'slidingWindow:50'])).code).toBe(0); // skipped
 
-    const rows = await new PostgresReads(tdb.database.db).history('people', 'rock');
-    const json = await run(['history', ...session, '--json']);
-    expect(json.stdout).toBe(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      const rows = await new PostgresReads(tdb.database.db).history('people', 'rock');
+      const json = await run(['history', ...session, '--json']);
+      expect(json.stdout).toBe(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
 
-    const wide = await run(['history', ...session]);
-    expect(wide.stdout).toContain('11 messages, not more than the 50 kept'); // a pipe: nothing cut
-    const narrow = await run(['history', ...session], { COLUMNS: '110' });
-    const lines = narrow.stdout.trimEnd().split('\n');
-    for (const line of lines) expect([...line].length).toBeLessThanOrEqual(110);
-    expect(lines[3]).toMatch(/ skipped .*11 messages, not.*…$/);
+      const wide = await run(['history', ...session]);
+      expect(wide.stdout).toContain('11 messages, not more than the 50 kept'); // a pipe: nothing cut
+      const narrow = await run(['history', ...session], { COLUMNS: '110' });
+      const lines = narrow.stdout.trimEnd().split('\n');
+      for (const line of lines) expect([...line].length).toBeLessThanOrEqual(110);
+      expect(lines[3]).toMatch(/ skipped .*11 messages, not.*…$/);
 
-    const shortId = (lines[2] as string).split(/\s+/)[2] as string;
-    expect(shortId).toBe(rows[0]?.id.slice(0, 8));
-    const restored = await run(['restore', ...session, '--compaction', shortId]);
-    expect(restored.code, restored.stderr).toBe(0);
-    expect(JSON.parse(restored.stdout)).toMatchObject({ status: 'restored', row: { id: rows[0]?.id } });
-    const unknown = await run(['restore', ...session, '--compaction', '00000000']);
-    expect(unknown).toMatchObject({ code: 1, stdout: '' });
-    expect(unknown.stderr).toBe(
-      'compactor restore: no compaction of session "rock" has an id starting with "00000000"\n',
-    );
-  }, 60_000); // a dozen commands, each opening its own connections: slow on a loaded machine
+      const shortId = (lines[2] as string).split(/\s+/)[2] as string;
+      expect(shortId).toBe(rows[0]?.id.slice(0, 8));
+      const restored = await run(['restore', ...session, '--compaction', shortId]);
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(JSON.parse(restored.stdout)).toMatchObject({ status: 'restored', row: { id: rows[0]?.id } });
+      const unknown = await run(['restore', ...session, '--compaction', '00000000']);
+      expect(unknown).toMatchObject({ code: 1, stdout: '' });
+      expect(unknown.stderr).toBe(
+        'compactor restore: no compaction of session "rock" has an id starting with "00000000"\n',
+      );
+    },
+    patient(60_000),
+  ); // a dozen commands, each opening its own connections: slow on a loaded machine
 
   it("lists a tenant's sessions as a table, and as JSON lines", async () => {
     const imported = await run(['import', dir, '--tenant', 'listing']);

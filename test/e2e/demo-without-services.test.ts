@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asOrdinaryUser, openFolder, postgresProcessesOf, removeFolder } from '../support/embedded.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
+import { patient } from '../support/patience.ts';
 import { BIN, killAllChildren, runCompactor } from '../support/processes.ts';
 
 const SESSIONS = ['sweagent__ctf-rev-rock', 'openhands__runtime-basic_gui_mode', 'minisweagent__pvlib-1854'];
@@ -31,41 +32,49 @@ afterAll(async () => {
 });
 
 describe('compactor demo with no services at all', () => {
-  it('runs on the embedded PostgreSQL alone, loses nothing, exits 0 and leaves nothing running', async () => {
-    const cluster = path.join(base, 'postgres');
-    const run = await runCompactorInEmptyNetwork(['demo', transcripts], {
-      COMPACTOR_EMBEDDED_DIR: cluster,
-      COMPACTOR_LOG_LEVEL: 'warn',
-    });
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.stderr).toMatch(
-      /^compactor demo: no DATABASE_URL and nothing answers on 127\.0\.0\.1:5432: initialised and started the embedded PostgreSQL in .+ on 127\.0\.0\.1:\d+ as user postgres; queue backend postgres$/m,
-    );
-    expect(run.stdout).toMatch(/^sessions: 3 {3}compacted: \d+ {3}skipped: \d+/m);
-    expect(run.stdout).toMatch(
-      /nothing lost: \d+ live \+ \d+ archived = (\d+) of \1 imported messages; all invariants hold/,
-    );
-    expect(run.stdout).not.toContain('CHECK FAILED');
-    expect(postgresProcessesOf(cluster)).toEqual([]);
-  }, 60_000);
+  it(
+    'runs on the embedded PostgreSQL alone, loses nothing, exits 0 and leaves nothing running',
+    async () => {
+      const cluster = path.join(base, 'postgres');
+      const run = await runCompactorInEmptyNetwork(['demo', transcripts], {
+        COMPACTOR_EMBEDDED_DIR: cluster,
+        COMPACTOR_LOG_LEVEL: 'warn',
+      });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stderr).toMatch(
+        /^compactor demo: no DATABASE_URL and nothing answers on 127\.0\.0\.1:5432: initialised and started the embedded PostgreSQL in .+ on 127\.0\.0\.1:\d+ as user postgres; queue backend postgres$/m,
+      );
+      expect(run.stdout).toMatch(/^sessions: 3 {3}compacted: \d+ {3}skipped: \d+/m);
+      expect(run.stdout).toMatch(
+        /nothing lost: \d+ live \+ \d+ archived = (\d+) of \1 imported messages; all invariants hold/,
+      );
+      expect(run.stdout).not.toContain('CHECK FAILED');
+      expect(postgresProcessesOf(cluster)).toEqual([]);
+    },
+    patient(60_000),
+  );
 
-  it('does the same as an ordinary user, PostgreSQL running as that user', async () => {
-    const cluster = path.join(base, 'postgres-ordinary');
-    const run = await runCompactorInEmptyNetwork(
-      ['demo', transcripts],
-      { COMPACTOR_EMBEDDED_DIR: cluster, COMPACTOR_LOG_LEVEL: 'warn' },
-      true,
-    );
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.stderr).toMatch(
-      /started the embedded PostgreSQL in .+ on 127\.0\.0\.1:\d+; queue backend postgres$/m,
-    );
-    expect(run.stderr).not.toContain(' as user ');
-    expect(run.stdout).toMatch(
-      /nothing lost: \d+ live \+ \d+ archived = (\d+) of \1 imported messages; all invariants hold/,
-    );
-    expect(postgresProcessesOf(cluster)).toEqual([]);
-  }, 60_000);
+  it(
+    'does the same as an ordinary user, PostgreSQL running as that user',
+    async () => {
+      const cluster = path.join(base, 'postgres-ordinary');
+      const run = await runCompactorInEmptyNetwork(
+        ['demo', transcripts],
+        { COMPACTOR_EMBEDDED_DIR: cluster, COMPACTOR_LOG_LEVEL: 'warn' },
+        true,
+      );
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stderr).toMatch(
+        /started the embedded PostgreSQL in .+ on 127\.0\.0\.1:\d+; queue backend postgres$/m,
+      );
+      expect(run.stderr).not.toContain(' as user ');
+      expect(run.stdout).toMatch(
+        /nothing lost: \d+ live \+ \d+ archived = (\d+) of \1 imported messages; all invariants hold/,
+      );
+      expect(postgresProcessesOf(cluster)).toEqual([]);
+    },
+    patient(60_000),
+  );
 });
 
 /**

@@ -16,6 +16,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { cleanRedis, testPrefix } from '../support/fixtures.ts';
+import { patient } from '../support/patience.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -84,7 +85,7 @@ beforeAll(async () => {
   await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   await npm(['install', ...NPM_FLAGS, tarball], project);
   await admin.unsafe(`create database "${database}"`);
-}, 300_000);
+}, patient(300_000));
 
 afterAll(async () => {
   await rm(work, { recursive: true, force: true });
@@ -179,34 +180,36 @@ console.log(typeof compactor.createProducer, typeof compactor.loadContext, event
     expect(out.stdout.trim()).toBe('function function event');
   });
 
-  it('type-checks a consumer with tsc, and its types catch a wrong call', async () => {
-    await npm(
-      [
-        'install',
-        ...NPM_FLAGS,
-        `@types/node@${await installedVersion('@types/node')}`,
-        `@anthropic-ai/sdk@${await installedVersion('@anthropic-ai/sdk')}`,
-      ],
-      project,
-    );
-    await writeFile(
-      path.join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          skipLibCheck: true,
-          noEmit: true,
-          types: ['node'],
-        },
-        include: ['*.ts'],
-      }),
-    );
-    await writeFile(
-      path.join(project, 'agent.ts'),
-      `import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
+  it(
+    'type-checks a consumer with tsc, and its types catch a wrong call',
+    async () => {
+      await npm(
+        [
+          'install',
+          ...NPM_FLAGS,
+          `@types/node@${await installedVersion('@types/node')}`,
+          `@anthropic-ai/sdk@${await installedVersion('@anthropic-ai/sdk')}`,
+        ],
+        project,
+      );
+      await writeFile(
+        path.join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            skipLibCheck: true,
+            noEmit: true,
+            types: ['node'],
+          },
+          include: ['*.ts'],
+        }),
+      );
+      await writeFile(
+        path.join(project, 'agent.ts'),
+        `import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { appendMessages, createProducer, type LoadedContext, loadContext, openDatabase } from '${pkg.name}';
 
 export async function turn(url: string, redisUrl: string, reply: MessageParam): Promise<LoadedContext> {
@@ -220,37 +223,45 @@ export async function turn(url: string, redisUrl: string, reply: MessageParam): 
   return loadContext(db, { tenantId: 't', sessionId: 's' });
 }
 `,
-    );
-    const checked = await run(process.execPath, [TSC, '-p', project]).then(
-      () => '',
-      (e: { stdout: string }) => e.stdout,
-    );
-    expect(checked).toBe('');
-  }, 120_000);
+      );
+      const checked = await run(process.execPath, [TSC, '-p', project]).then(
+        () => '',
+        (e: { stdout: string }) => e.stdout,
+      );
+      expect(checked).toBe('');
+    },
+    patient(120_000),
+  );
 });
 
 describe('the worker, with its peer dependencies', () => {
-  it('the built binary says what to install, then migrates a database once they are there', async () => {
-    const bin = path.join(project, 'node_modules', '.bin', 'compactor');
-    const env = { ...process.env, DATABASE_URL: databaseUrlFor(database), COMPACTOR_SCHEMA: 'agent_memory' };
-    const before = await run(bin, ['migrate'], { cwd: project, env }).then(
-      () => '',
-      (e: { stderr: string }) => e.stderr,
-    );
-    expect(before).toContain('npm install @anthropic-ai/sdk');
+  it(
+    'the built binary says what to install, then migrates a database once they are there',
+    async () => {
+      const bin = path.join(project, 'node_modules', '.bin', 'compactor');
+      const env = {
+        ...process.env,
+        DATABASE_URL: databaseUrlFor(database),
+        COMPACTOR_SCHEMA: 'agent_memory',
+      };
+      const before = await run(bin, ['migrate'], { cwd: project, env }).then(
+        () => '',
+        (e: { stderr: string }) => e.stderr,
+      );
+      expect(before).toContain('npm install @anthropic-ai/sdk');
 
-    const peers = await Promise.all(
-      Object.keys(pkg.peerDependencies).map(async (p) => `${p}@${await installedVersion(p)}`),
-    );
-    await npm(['install', ...NPM_FLAGS, ...peers], project);
-    const version = await run(bin, ['--version'], { cwd: project, env });
-    expect(version.stdout.trim()).toBe(pkg.version);
-    const migrated = await run(bin, ['migrate'], { cwd: project, env });
-    expect(migrated.stdout).toMatch(/^applied \d+ migrations to schema "agent_memory"/);
+      const peers = await Promise.all(
+        Object.keys(pkg.peerDependencies).map(async (p) => `${p}@${await installedVersion(p)}`),
+      );
+      await npm(['install', ...NPM_FLAGS, ...peers], project);
+      const version = await run(bin, ['--version'], { cwd: project, env });
+      expect(version.stdout.trim()).toBe(pkg.version);
+      const migrated = await run(bin, ['migrate'], { cwd: project, env });
+      expect(migrated.stdout).toMatch(/^applied \d+ migrations to schema "agent_memory"/);
 
-    await writeFile(
-      path.join(project, 'worker.mjs'),
-      `import { migrateDatabase, startWorker } from '${pkg.name}/worker';
+      await writeFile(
+        path.join(project, 'worker.mjs'),
+        `import { migrateDatabase, startWorker } from '${pkg.name}/worker';
 import { createDashboardApp } from '${pkg.name}/dashboard';
 import { createApiApp } from '${pkg.name}/api';
 import { createRequire } from 'node:module';
@@ -258,8 +269,10 @@ const eventSchema = createRequire(import.meta.url)('${pkg.name}/schemas/run-comp
 const report = await migrateDatabase(process.env.DATABASE_URL, { schema: 'agent_memory' });
 console.log(typeof startWorker, typeof createDashboardApp, typeof createApiApp, eventSchema.required.includes('eventId'), report.applied);
 `,
-    );
-    const out = await node('worker.mjs', { DATABASE_URL: databaseUrlFor(database) });
-    expect(out.stdout.trim()).toBe('function function function true 0');
-  }, 180_000);
+      );
+      const out = await node('worker.mjs', { DATABASE_URL: databaseUrlFor(database) });
+      expect(out.stdout.trim()).toBe('function function function true 0');
+    },
+    patient(180_000),
+  );
 });

@@ -15,6 +15,7 @@ import { newWebhookSecret, webhookMessageId } from '../../shared/contract/webhoo
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { patient } from '../support/patience.ts';
 import { killAllChildren, startCompactor } from '../support/processes.ts';
 
 const run = promisify(execFile);
@@ -47,52 +48,56 @@ async function freePort(): Promise<number> {
 }
 
 describe('the Python client', () => {
-  it('drives a session through a live compactor api with python3', async () => {
-    const port = await freePort();
-    const token = randomBytes(24).toString('hex');
-    const api = startCompactor(['api', '--port', String(port)], {
-      ...ctx.cliEnv,
-      COMPACTOR_DASHBOARD_TOKENS: `acme:${token}`,
-    });
-    const url = `http://127.0.0.1:${port}`;
-    await waitFor(async () => {
-      if (api.exitCode !== null) throw new Error(`compactor api exited: ${api.output().stderr}`);
-      return fetch(`${url}/v1/openapi.json`).then(
-        (r) => r.ok || undefined,
-        () => undefined,
-      );
-    });
-    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
+  it(
+    'drives a session through a live compactor api with python3',
+    async () => {
+      const port = await freePort();
+      const token = randomBytes(24).toString('hex');
+      const api = startCompactor(['api', '--port', String(port)], {
+        ...ctx.cliEnv,
+        COMPACTOR_DASHBOARD_TOKENS: `acme:${token}`,
+      });
+      const url = `http://127.0.0.1:${port}`;
+      await waitFor(async () => {
+        if (api.exitCode !== null) throw new Error(`compactor api exited: ${api.output().stderr}`);
+        return fetch(`${url}/v1/openapi.json`).then(
+          (r) => r.ok || undefined,
+          () => undefined,
+        );
+      });
+      ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
 
-    const { stdout, stderr } = await run('python3', [EXAMPLE], {
-      env: { ...process.env, COMPACTOR_API_URL: url, COMPACTOR_API_TOKEN: token, COMPACTOR_TENANT: 'acme' },
-    });
-    expect(stderr).toBe('');
-    const seen = JSON.parse(stdout) as Record<string, unknown>;
-    expect(seen).toMatchObject({
-      created: 1,
-      tools_declared: true,
-      appended: 32,
-      resend_same_answer: true,
-      messages_before: 32,
-      enqueued: true,
-      compact_state: 'settled',
-      compact_status: 'applied',
-      alternates: true,
-      refused: { status: 400, type: 'invalid_request_error', field: 'messages[0].content[0].tool_use_id' },
-      deleted: [seen.session],
-      after_delete: 404,
-    });
-    // The pinned system prompt stays out of `messages` (it is `system`); the window kept the tail.
-    expect(seen.messages_after).toBeLessThan(seen.messages_before as number);
-    expect(seen.version_after).toBeGreaterThan(0);
-    // Nothing of the session is left behind.
-    const [left] = await ctx.tdb.database.sql<{ n: number }[]>`
+      const { stdout, stderr } = await run('python3', [EXAMPLE], {
+        env: { ...process.env, COMPACTOR_API_URL: url, COMPACTOR_API_TOKEN: token, COMPACTOR_TENANT: 'acme' },
+      });
+      expect(stderr).toBe('');
+      const seen = JSON.parse(stdout) as Record<string, unknown>;
+      expect(seen).toMatchObject({
+        created: 1,
+        tools_declared: true,
+        appended: 32,
+        resend_same_answer: true,
+        messages_before: 32,
+        enqueued: true,
+        compact_state: 'settled',
+        compact_status: 'applied',
+        alternates: true,
+        refused: { status: 400, type: 'invalid_request_error', field: 'messages[0].content[0].tool_use_id' },
+        deleted: [seen.session],
+        after_delete: 404,
+      });
+      // The pinned system prompt stays out of `messages` (it is `system`); the window kept the tail.
+      expect(seen.messages_after).toBeLessThan(seen.messages_before as number);
+      expect(seen.version_after).toBeGreaterThan(0);
+      // Nothing of the session is left behind.
+      const [left] = await ctx.tdb.database.sql<{ n: number }[]>`
       select (select count(*) from messages where tenant_id = 'acme')
            + (select count(*) from archived_messages where tenant_id = 'acme')
            + (select count(*) from append_requests where tenant_id = 'acme') as n`;
-    expect(Number(left?.n)).toBe(0);
-  }, 90_000);
+      expect(Number(left?.n)).toBe(0);
+    },
+    patient(90_000),
+  );
 
   it('verifies a delivery signed as Standard Webhooks, and refuses a changed id or body', async () => {
     const secret = newWebhookSecret();

@@ -834,15 +834,27 @@ export function withAppName(databaseUrl: string, appName: string): string {
   return url.toString();
 }
 
-/** Waits until the worker logged a line with message `msg` (and matching `where`, if given). */
+/**
+ * Waits until the worker logged a line with message `msg` (and matching `where`, if given); fails
+ * as soon as the worker has ended without it. `timeoutMs` is the idle machine's deadline, scaled by
+ * the measured slowdown (`waitFor`).
+ */
 export async function logged(
   worker: WorkerProcess,
   msg: string,
   where: (line: LogLine) => boolean = () => true,
   timeoutMs = 20_000,
 ): Promise<LogLine> {
+  const find = () => worker.logs().find((l) => l.msg === msg && where(l));
   try {
-    return await waitFor(async () => worker.logs().find((l) => l.msg === msg && where(l)), timeoutMs);
+    return await waitFor(async () => {
+      const line = find();
+      if (line || (worker.exitCode === null && worker.signalCode === null)) return line;
+      await worker.done; // all of its output read
+      const last = find();
+      if (last) return last;
+      throw new Error(`it ended (${worker.exitCode ?? worker.signalCode}) without logging it`);
+    }, timeoutMs);
   } catch (error) {
     throw new Error(`${worker.appName} did not log "${msg}":\n${worker.output().stderr.slice(-3_000)}`, {
       cause: error,

@@ -26,6 +26,7 @@ import { describe, expect, it } from 'vitest';
 import { setPolicy } from '../../worker/postgres/policies.ts';
 import { SWEEP_SCHEDULER_ID } from '../../worker/queue/sweeps/sweep.ts';
 import { runCli } from '../support/cli.ts';
+import { describeDeadline, patient } from '../support/patience.ts';
 import { type Child, startCompactor } from '../support/processes.ts';
 import { RedisCluster } from '../support/redis-cluster.ts';
 import { FAST_TIMINGS, faultSuite, freePort, logged, type Scenario, SUMMARIZE, until } from './harness.ts';
@@ -51,7 +52,9 @@ const SESSIONS = 48;
 const HELD = 4;
 
 describe('a Redis Cluster primary killed mid-run', () => {
-  it('its replica takes over; nothing lost, nothing applied twice', { timeout: 90_000 }, async () => {
+  it('its replica takes over; nothing lost, nothing applied twice', {
+    timeout: patient(90_000),
+  }, async () => {
     const started = Date.now();
     const lap = (what: string) => console.info(`cluster test: ${what} at ${Date.now() - started} ms`);
     const { cluster, s } = await clusterScenario({ nodeTimeoutMs: 1_500 });
@@ -94,7 +97,7 @@ describe('a Redis Cluster primary killed mid-run', () => {
     const send = async (sessionId: string) => {
       const eventId = randomUUID();
       eventOf.set(sessionId, eventId);
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + patient(20_000);
       for (;;) {
         try {
           await s.producer.runCompleted({ eventId, tenantId: s.tenantId, sessionId, strategy: SUMMARIZE });
@@ -368,17 +371,21 @@ async function waitApplied(s: Scenario, n: number): Promise<void> {
   );
 }
 
-/** Polls `check` every 100 ms until it returns a value; the error carries `context()`. */
+/**
+ * Polls `check` every 100 ms until it returns a value; `timeoutMs` is the idle machine's deadline,
+ * scaled by the measured slowdown (patience.ts). The error carries `context()`.
+ */
 async function waitFor<T>(
   check: () => Promise<T | undefined | false>,
   timeoutMs: number,
   context?: () => string,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const began = Date.now();
   for (;;) {
     const value = await check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`not met within ${timeoutMs} ms\n${context?.() ?? ''}`);
+    if (Date.now() - began > patient(timeoutMs))
+      throw new Error(`not met within ${describeDeadline(timeoutMs)}\n${context?.() ?? ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -22,6 +22,7 @@ import {
   removeFolder,
   uidInItsNamespace,
 } from '../support/embedded.ts';
+import { patient } from '../support/patience.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD = fileURLToPath(new URL('../support/embedded-postgres-child.ts', import.meta.url));
@@ -198,25 +199,29 @@ describe('as root', () => {
 });
 
 describe('as an ordinary user', () => {
-  it('runs PostgreSQL as that user in a folder of its own, and stops it on SIGTERM', async () => {
-    const home = path.join(base, 'ordinary');
-    await mkdir(home);
-    const dir = path.join(home, 'postgres');
+  it(
+    'runs PostgreSQL as that user in a folder of its own, and stops it on SIGTERM',
+    async () => {
+      const home = path.join(base, 'ordinary');
+      await mkdir(home);
+      const dir = path.join(home, 'postgres');
 
-    const { child, info } = await startChild(dir, true);
-    expect(info).toMatchObject({ dir, runAs: null, initialised: true });
-    const [pid] = postgresProcessesOf(dir);
-    expect(await uidInItsNamespace(pid as number)).toBe(ORDINARY_UID);
-    expect(await query(info.url, 'select current_database() as db')).toEqual([{ db: 'compactor' }]);
+      const { child, info } = await startChild(dir, true);
+      expect(info).toMatchObject({ dir, runAs: null, initialised: true });
+      const [pid] = postgresProcessesOf(dir);
+      expect(await uidInItsNamespace(pid as number)).toBe(ORDINARY_UID);
+      expect(await query(info.url, 'select current_database() as db')).toEqual([{ db: 'compactor' }]);
 
-    child.kill('SIGTERM');
-    expect(await exitOf(child)).toBe(0);
-    expect(postgresProcessesOf(dir)).toEqual([]);
+      child.kill('SIGTERM');
+      expect(await exitOf(child)).toBe(0);
+      expect(postgresProcessesOf(dir)).toEqual([]);
 
-    const again = await startChild(dir, true);
-    expect(again.info.initialised).toBe(false);
-    again.child.kill('SIGTERM');
-    expect(await exitOf(again.child)).toBe(0);
-    expect(postgresProcessesOf(dir)).toEqual([]);
-  }, 60_000); // two child processes, each starting node and tsx
+      const again = await startChild(dir, true);
+      expect(again.info.initialised).toBe(false);
+      again.child.kill('SIGTERM');
+      expect(await exitOf(again.child)).toBe(0);
+      expect(postgresProcessesOf(dir)).toEqual([]);
+    },
+    patient(60_000),
+  ); // two child processes, each starting node and tsx
 });

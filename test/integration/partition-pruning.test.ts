@@ -26,6 +26,7 @@ import { restoreCompaction } from '../../worker/postgres/restore.ts';
 import { PostgresWrites } from '../../worker/postgres/writes.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { patient } from '../support/patience.ts';
 
 const ctx = useIntegration();
 
@@ -194,7 +195,7 @@ beforeAll(async () => {
   for (const s of recording.sent)
     if (TOUCHES_HISTORY.test(s.query) && !seen.has(s.query)) seen.set(s.query, s);
   statements = [...seen.values()];
-}, 60_000);
+}, patient(60_000));
 
 /** The partitions holding the tenant's rows, by table (`messages` → `['messages_p3']`). */
 async function tenantPartitions(): Promise<Record<string, string[]>> {

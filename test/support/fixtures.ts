@@ -17,6 +17,7 @@ import { parseTranscript, type TranscriptMessage } from '../../shared/contract/t
 import { DEFAULT_QUEUE_SCHEMA } from '../../shared/protocol/queue-backend.ts';
 import type { Config } from '../../worker/config/config.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL, testQueueBackend } from './env.ts';
+import { describeDeadline, patient } from './patience.ts';
 
 /** The corpus of real transcripts shipped with the repository (`corpus/sessions`). */
 export const CORPUS_DIR = fileURLToPath(new URL('../../corpus/sessions', import.meta.url));
@@ -135,16 +136,22 @@ export async function loadCorpusSession(name: string): Promise<TranscriptMessage
   return parseTranscript(await readFile(file), file);
 }
 
-/** Polls `check` every 25 ms until it returns a truthy value or `timeoutMs` passes. */
+/**
+ * Polls `check` every 25 ms until it returns a truthy value. `timeoutMs` is what the wait needs on
+ * an idle machine: the deadline is that times the slowdown measured in this run (`patient`,
+ * patience.ts), worked out again at every poll, so a machine that gets slower during the wait
+ * gives it longer. Rejects naming the deadline and what it was made of.
+ */
 export async function waitFor<T>(
   check: () => Promise<T | undefined | null | false>,
   timeoutMs = 15_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const began = Date.now();
   for (;;) {
     const value = await check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`waitFor: condition not met within ${timeoutMs} ms`);
+    if (Date.now() - began > patient(timeoutMs))
+      throw new Error(`waitFor: condition not met within ${describeDeadline(timeoutMs)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }

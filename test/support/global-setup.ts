@@ -1,11 +1,13 @@
 /**
  * Runs once per `vitest run`: checks that Postgres and Redis answer, finds (or installs) Chromium
- * for the browser tests, and builds a migrated template database (compactor's schema and BullMQ's
+ * for the browser tests, times one `compactor` start (the base of every test's patience:
+ * patience.ts), and builds a migrated template database (compactor's schema and BullMQ's
  * queue schema) that each test file clones
  * (CREATE DATABASE ... TEMPLATE is far faster than migrating per file). The template is dropped at
  * the end.
  */
 
+import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
@@ -13,6 +15,7 @@ import { migrateQueueSchema } from '../../producer/queue/backend.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from './env.ts';
 import { CHROMIUM_HINT, findChromium, installChromium } from './find-chromium.ts';
+import { BIN } from './processes.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,6 +24,8 @@ declare module 'vitest' {
     queueBackend: 'redis' | 'postgres';
     /** The Chromium binary for the browser tests; empty when none could be had. */
     chromium: string;
+    /** How long `compactor --version` took as a child process at the start of the run, ms. */
+    cliStartMs: number;
   }
 }
 
@@ -34,6 +39,8 @@ export default async function setup(project: TestProject) {
   } finally {
     redis.disconnect();
   }
+  const started = timeCliStart();
+  started.catch(() => {}); // awaited below; a set-up that fails first must not leave it unhandled
   const chromium = findChromium() ?? installChromium();
   if (!chromium) {
     // CI must run every test: a missing browser fails the run there instead of skipping.
@@ -53,8 +60,34 @@ export default async function setup(project: TestProject) {
   // BullMQ's tables too, for the files on the postgres queue backend: each file's clone has them.
   await migrateQueueSchema({ connection: databaseUrlFor(template) });
   project.provide('templateDatabase', template);
+  const cliStartMs = await started;
+  project.provide('cliStartMs', cliStartMs);
+  console.info(`a compactor start took ${cliStartMs} ms here now: the tests' deadlines scale from it`);
   return async () => {
     await admin.unsafe(`drop database if exists "${template}" with (force)`);
     await admin.end();
   };
+}
+
+/**
+ * Runs `compactor --version` as the tests' children run (node, the bin script through tsx) and
+ * resolves with how long it took from spawn to exit, ms; rejects with its output when it fails.
+ */
+function timeCliStart(): Promise<number> {
+  const began = performance.now();
+  const child = spawn(process.execPath, [BIN, '--version'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => {
+    output += d;
+  });
+  child.stderr.on('data', (d) => {
+    output += d;
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve(Math.round(performance.now() - began));
+      else reject(new Error(`compactor --version exited ${code}: ${output}`));
+    });
+  });
 }

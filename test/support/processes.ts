@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { recordStart } from './patience.ts';
 
 /** The `compactor` bin script. */
 export const BIN = fileURLToPath(new URL('../../worker/bin/compactor-dev.js', import.meta.url));
@@ -33,7 +34,8 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 /**
  * Starts `compactor <args>` with `childEnv(env)`. `command` is what runs the bin script (default
- * `node BIN`): another program may come first, such as one that execs node in a namespace.
+ * `node BIN`): another program may come first, such as one that execs node in a namespace. The
+ * time from spawn to the child's first output is recorded as a start (patience.ts).
  */
 export function startCompactor(
   args: string[],
@@ -48,10 +50,19 @@ export function startCompactor(
   children.add(child);
   let stdout = '';
   let stderr = '';
+  const began = performance.now();
+  let spoke = false;
+  const first = () => {
+    if (spoke) return;
+    spoke = true;
+    recordStart(performance.now() - began);
+  };
   child.stdout?.on('data', (d) => {
+    first();
     stdout += d;
   });
   child.stderr?.on('data', (d) => {
+    first();
     stderr += d;
   });
   const done = new Promise<Run>((resolve) => {

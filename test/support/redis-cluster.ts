@@ -15,6 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { waitFor } from './fixtures.ts';
+import { patient } from './patience.ts';
 
 const run = promisify(execFile);
 
@@ -97,7 +98,7 @@ export class RedisCluster {
           String(replicas),
           '--cluster-yes',
         ],
-        { timeout: 30_000 },
+        { timeout: patient(30_000) },
       );
       await cluster.waitHealthy(count, 30_000);
       return cluster;
