@@ -15,6 +15,9 @@
  *   in favour of `tool_calls`.
  * - a tool call is `{id, type: "function", function: {name, arguments}}` (`arguments` a JSON
  *   *string*) or `{id, type: "custom", custom: {name, input}}`.
+ * - an `image_url` part's URL is an http(s) URL or a data URL of an image type the API takes
+ *   (../openai-media.ts, after OpenAI's images-vision guide); a `file` part names its file
+ *   (`file_id`) or carries it (`file_data`).
  * - the API's own refusals, worded as it words them (OpenAI publishes no list of its error messages;
  *   these are its texts as quoted in bug reports against LiteLLM, the openai-node SDK and
  *   llama_index): `tool_calls: []` is "empty array. Expected an array with minimum

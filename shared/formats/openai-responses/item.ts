@@ -13,7 +13,9 @@
  *   `input_text`/`input_image`/`input_file` parts) or `assistant` (a string, or `output_text`/
  *   `refusal` parts); an assistant message may carry `phase`, which the SDK says to preserve.
  * - `function_call` `{call_id, name, arguments}` (`arguments` a JSON *string*) answered by a
- *   `function_call_output` `{call_id, output}` (`output` a string or a list of parts); paired by
+ *   `function_call_output` `{call_id, output}` (`output` a string or a list of input parts, held to
+ *   the rules of a message's parts: an `input_image` URL an http(s) URL or an image data URL,
+ *   ../openai-media.ts; an `input_file` naming or carrying its file); paired by
  *   `call_id`, not `id`. `custom_tool_call`/`custom_tool_call_output`, `computer_call`/
  *   `computer_call_output`, `shell_call`/`shell_call_output` and `apply_patch_call`/
  *   `apply_patch_call_output` pair the same way; `local_shell_call`/`local_shell_call_output` too,
