@@ -23,6 +23,7 @@ import {
 import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
 import { storableText } from '../shared/contract/unicode.ts';
+import { anthropicContentProblem } from '../shared/formats/anthropic/content-rules.ts';
 import { chatMarker } from '../shared/formats/openai-chat/message.ts';
 import { responsesMarker } from '../shared/formats/openai-responses/item.ts';
 import {
@@ -524,7 +525,7 @@ function normalize(
     });
   }
   // Before anything walks the content (the rendering recurses, the driver serializes it).
-  const problem = contentProblem(content, where);
+  const problem = contentProblem(content, where) ?? anthropicContentProblem(message.role, content, where);
   if (problem) throw invalid(problem);
   const facts = contentFacts(content as StoredContent, countPdfPages);
   return {

@@ -5,6 +5,7 @@
  * take and give exactly these shapes, so their descriptions, limits and errors cannot drift apart.
  */
 import { z } from 'zod';
+import { unstorableAt } from '../contract/unicode.ts';
 import { SESSION_FORMATS } from '../formats/session-format.ts';
 
 /** Longest search query, characters. */
@@ -22,6 +23,21 @@ export const MAX_RECALL_READ_BYTES = 8_388_608;
 
 const seqSchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
+/**
+ * Refuses text Postgres cannot compare with what it stores: a NUL character (Postgres `text` holds
+ * none, and the statement would fail) or an unpaired surrogate (no UTF-8 form: the driver would send
+ * U+FFFD instead, and the search would look for another text than the one asked).
+ */
+function refuseUnstorable(text: string, ctx: z.RefinementCtx): void {
+  const bad = unstorableAt(text);
+  if (bad) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `contains ${bad.what} (${bad.code}) at character ${bad.index}, which no stored message holds: remove it`,
+    });
+  }
+}
+
 /** What a search asks: a query (plain words, a path, a command; no operators) and how wide to look. */
 export const recallSearchQuerySchema = z
   .object({
@@ -30,6 +46,7 @@ export const recallSearchQuerySchema = z
       .trim()
       .min(1, 'must not be empty')
       .max(MAX_RECALL_QUERY_CHARS)
+      .superRefine(refuseUnstorable)
       .describe(
         'Words, a file path, a command or an identifier, as they appeared. Every word must occur in a message (a path also matches by its parts); an exact occurrence ranks first.',
       ),

@@ -19,7 +19,7 @@ export async function serverCredentials(
   const { config, logger, database } = services;
   const environment = config.dashboard;
   const keys = keyStore(database.db, (error) =>
-    logger.warn({ err: error.message }, 'recording the last use of a key failed'),
+    logger.warn({ err: error }, 'recording the last use of a key failed'),
   );
   const withKeys =
     hasCredentials(environment) || (await hasUsableKeys(database.db))

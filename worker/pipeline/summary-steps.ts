@@ -235,7 +235,7 @@ async function release(deps: PipelineDeps, run: Run, reservationId: string | nul
     ?.release(tenantId, reservationId)
     .catch((error: unknown) =>
       deps.logger.warn(
-        { tenantId, err: error instanceof Error ? error.message : String(error) },
+        { tenantId, err: error },
         'could not release a budget reservation (it expires on its own)',
       ),
     );

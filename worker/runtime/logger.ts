@@ -1,8 +1,9 @@
 /**
  * Structured JSON logs (pino) on stderr, so stdout stays free for command output. Message content
- * and secrets are never logged: log ids, counts and reasons.
+ * and secrets are never logged: log ids, counts and reasons, and errors as their cause (./log-errors.ts).
  */
 import { type Logger, pino } from 'pino';
+import { errorForLog } from './log-errors.ts';
 
 /**
  * Fields never written, wherever a careless caller puts them: secrets (API keys, dashboard
@@ -22,12 +23,21 @@ const REDACT = [
 
 /**
  * A logger at `level` writing JSON lines to `destination` (default: stderr, through pino's
- * synchronous file-descriptor destination).
+ * synchronous file-descriptor destination). Its `err` and `error` fields go through
+ * {@link errorForLog}: a database error is logged as its cause, never its statement or parameters.
  */
 export function createLogger(
   level: string,
   name = 'compactor',
   destination: { write(line: string): unknown } = pino.destination(2),
 ): Logger {
-  return pino({ name, level, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
+  return pino(
+    {
+      name,
+      level,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      serializers: { err: errorForLog, error: errorForLog },
+    },
+    destination,
+  );
 }

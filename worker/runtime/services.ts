@@ -146,10 +146,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
       : {
           listen: database.sql,
           onListenError: (error) =>
-            logger.warn(
-              { err: (error as Error).message },
-              'cannot LISTEN for policy changes; reading policies per job',
-            ),
+            logger.warn({ err: error }, 'cannot LISTEN for policy changes; reading policies per job'),
         },
   );
   const reads = new PostgresReads(database.db, policies);
@@ -267,7 +264,7 @@ export async function runAll(logger: Logger, steps: Array<() => Promise<unknown>
     try {
       await step();
     } catch (error) {
-      logger.warn({ err: (error as Error).message }, 'shutdown step failed');
+      logger.warn({ err: error }, 'shutdown step failed');
     }
   }
 }

@@ -15,6 +15,9 @@
  *   in favour of `tool_calls`.
  * - a tool call is `{id, type: "function", function: {name, arguments}}` (`arguments` a JSON
  *   *string*) or `{id, type: "custom", custom: {name, input}}`.
+ * - an `image_url` part's URL is an http(s) URL or a data URL of an image type the API takes
+ *   (../openai-media.ts, after OpenAI's images-vision guide); a `file` part names its file
+ *   (`file_id`) or carries it (`file_data`).
  * - the API's own refusals, worded as it words them (OpenAI publishes no list of its error messages;
  *   these are its texts as quoted in bug reports against LiteLLM, the openai-node SDK and
  *   llama_index): `tool_calls: []` is "empty array. Expected an array with minimum
@@ -23,6 +26,7 @@
  */
 import { z } from 'zod';
 import { estimateTextTokens, MESSAGE_OVERHEAD_TOKENS } from '../../contract/tokens.ts';
+import { imageUrlSchema } from '../openai-media.ts';
 
 /** Roles a Chat Completions message may have in compactor (the SDK's union less legacy `function`). */
 export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
@@ -37,19 +41,25 @@ export const CHAT_IMAGE_TOKENS = 765;
 const text = z.looseObject({ type: z.literal('text'), text: z.string() });
 const imageUrl = z.looseObject({
   type: z.literal('image_url'),
-  image_url: z.looseObject({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
+  image_url: z.looseObject({ url: imageUrlSchema, detail: z.enum(['auto', 'low', 'high']).optional() }),
 });
 const inputAudio = z.looseObject({
   type: z.literal('input_audio'),
   input_audio: z.looseObject({ data: z.string(), format: z.enum(['wav', 'mp3']) }),
 });
+// A file part names an uploaded file or carries its data ("file_id" or "file_data", OpenAI's PDF
+// files guide, https://developers.openai.com/api/docs/guides/pdf-files): with neither it is no file.
 const file = z.looseObject({
   type: z.literal('file'),
-  file: z.looseObject({
-    file_id: z.string().optional(),
-    file_data: z.string().optional(),
-    filename: z.string().optional(),
-  }),
+  file: z
+    .looseObject({
+      file_id: z.string().min(1).optional(),
+      file_data: z.string().min(1).optional(),
+      filename: z.string().optional(),
+    })
+    .refine((f) => f.file_id !== undefined || f.file_data !== undefined, {
+      error: 'a file part needs file_id (an uploaded file) or file_data (its base64 data)',
+    }),
 });
 const refusal = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
 

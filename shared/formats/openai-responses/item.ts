@@ -13,7 +13,9 @@
  *   `input_text`/`input_image`/`input_file` parts) or `assistant` (a string, or `output_text`/
  *   `refusal` parts); an assistant message may carry `phase`, which the SDK says to preserve.
  * - `function_call` `{call_id, name, arguments}` (`arguments` a JSON *string*) answered by a
- *   `function_call_output` `{call_id, output}` (`output` a string or a list of parts); paired by
+ *   `function_call_output` `{call_id, output}` (`output` a string or a list of input parts, held to
+ *   the rules of a message's parts: an `input_image` URL an http(s) URL or an image data URL,
+ *   ../openai-media.ts; an `input_file` naming or carrying its file); paired by
  *   `call_id`, not `id`. `custom_tool_call`/`custom_tool_call_output`, `computer_call`/
  *   `computer_call_output`, `shell_call`/`shell_call_output` and `apply_patch_call`/
  *   `apply_patch_call_output` pair the same way; `local_shell_call`/`local_shell_call_output` too,
@@ -34,6 +36,7 @@
  */
 import { z } from 'zod';
 import { estimateTextTokens, MESSAGE_OVERHEAD_TOKENS } from '../../contract/tokens.ts';
+import { imageUrlSchema } from '../openai-media.ts';
 
 /** Roles a Responses `message` item may have. */
 export const RESPONSES_ROLES = ['user', 'system', 'developer', 'assistant'] as const;
@@ -92,19 +95,25 @@ const inputImage = z
   .looseObject({
     type: z.literal('input_image'),
     detail: z.enum(['low', 'high', 'auto', 'original']).optional(),
-    image_url: z.string().min(1).nullable().optional(),
+    image_url: imageUrlSchema.nullable().optional(),
     file_id: z.string().min(1).nullable().optional(),
   })
   .refine((p) => typeof p.image_url === 'string' || typeof p.file_id === 'string', {
     error: 'an input_image needs image_url (a URL or data URL) or file_id',
   });
-const inputFile = z.looseObject({
-  type: z.literal('input_file'),
-  file_id: z.string().nullable().optional(),
-  file_url: z.string().optional(),
-  file_data: z.string().optional(),
-  filename: z.string().optional(),
-});
+// An input file names an uploaded file, a URL or carries its data (OpenAI's PDF files guide,
+// https://developers.openai.com/api/docs/guides/pdf-files): with none of them it is no file.
+const inputFile = z
+  .looseObject({
+    type: z.literal('input_file'),
+    file_id: z.string().nullable().optional(),
+    file_url: z.string().optional(),
+    file_data: z.string().optional(),
+    filename: z.string().optional(),
+  })
+  .refine((p) => [p.file_id, p.file_url, p.file_data].some((v) => typeof v === 'string' && v !== ''), {
+    error: 'an input_file needs file_id (an uploaded file), file_url or file_data (its base64 data)',
+  });
 const outputText = z.looseObject({ type: z.literal('output_text'), text: z.string() });
 const refusal = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
 const inputPart = z.discriminatedUnion('type', [inputText, inputImage, inputFile]);
@@ -124,7 +133,9 @@ const assistantMessage = z.looseObject({
 
 const callId = z.string({ error: 'expected the call_id string that pairs a call with its output' }).min(1);
 const args = z.string({ error: "expected a string (the call's arguments as JSON text, not an object)" });
-const outputParts = z.array(z.looseObject({ type: z.enum(['input_text', 'input_image', 'input_file']) }));
+// A call's output as parts: the input parts a message takes, held to the same rules (the SDK's
+// `ResponseFunctionCallOutputItemList`: input_text, input_image, input_file).
+const outputParts = z.array(z.discriminatedUnion('type', [inputText, inputImage, inputFile]));
 
 const functionCall = z.looseObject({
   type: z.literal('function_call'),

@@ -297,7 +297,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
       if (key !== undefined && !appended.replayed && Date.now() - lastPrune > PRUNE_EVERY_MS) {
         lastPrune = Date.now();
         pruneAppendRequests(db).catch((error: unknown) =>
-          logger.warn({ err: (error as Error).message }, 'pruning idempotency keys failed'),
+          logger.warn({ err: error }, 'pruning idempotency keys failed'),
         );
       }
       if (appended.replayed) c.header(REPLAYED_HEADER, 'true');
@@ -440,7 +440,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
   app.onError((thrown, c) => {
     const error = toApiError(thrown, c.req.param('id') ?? '');
     if (error.type === 'api_error') {
-      logger.error({ err: thrown.message, method: c.req.method, path: c.req.path }, 'api request failed');
+      logger.error({ err: thrown, method: c.req.method, path: c.req.path }, 'api request failed');
     }
     return c.json(error.body(), error.status);
   });

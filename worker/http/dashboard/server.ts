@@ -269,10 +269,7 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
   app.notFound((c) => respondError(c, new ApiError('not_found_error', 'not found')));
   app.onError((error, c) => {
     if (error instanceof ApiError) return respondError(c, error);
-    deps.logger.error(
-      { err: error.message, method: c.req.method, path: c.req.path },
-      'dashboard request failed',
-    );
+    deps.logger.error({ err: error, method: c.req.method, path: c.req.path }, 'dashboard request failed');
     return respondError(c, new ApiError('api_error', 'internal error'));
   });
   return app;

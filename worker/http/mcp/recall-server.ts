@@ -110,7 +110,7 @@ async function answer(logger: Logger, run: () => Promise<CallToolResult>): Promi
     if (error instanceof InvalidInputError) {
       return { isError: true, content: [{ type: 'text', text: error.message }] };
     }
-    logger.error({ err: (error as Error).message }, 'recall tool failed');
+    logger.error({ err: error }, 'recall tool failed');
     return { isError: true, content: [{ type: 'text', text: 'internal error' }] };
   }
 }

@@ -281,7 +281,5 @@ async function recordFailed(deps: PollDeps, row: Row, why: string, scored?: Scor
   await finish(deps, row, 'failed', why);
   await deps.writes
     .record(failureOf({ ...entryOfRow(row), ...scored }, why, 'batch summary failed'))
-    .catch((error: unknown) =>
-      deps.logger.warn({ err: (error as Error).message }, 'could not record a failed batch'),
-    );
+    .catch((error: unknown) => deps.logger.warn({ err: error }, 'could not record a failed batch'));
 }

@@ -85,7 +85,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     services.backlog
       .release(tenantId)
       .catch((error: unknown) =>
-        services.logger.warn({ err: (error as Error).message, tenantId }, 'tenant backlog count failed'),
+        services.logger.warn({ err: error, tenantId }, 'tenant backlog count failed'),
       );
   };
   worker.on('completed', (job) => countOut(job));
@@ -96,7 +96,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     metrics?.jobFailed(final, triggerOf(job), job?.processedOn ? (Date.now() - job.processedOn) / 1000 : 0);
     if (final) countOut(job);
     services.logger.warn(
-      { jobId: job?.id, ...idsOf(job?.data), attemptsMade: job?.attemptsMade, final, err: error.message },
+      { jobId: job?.id, ...idsOf(job?.data), attemptsMade: job?.attemptsMade, final, err: error },
       'job failed',
     );
   });

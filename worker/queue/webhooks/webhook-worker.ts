@@ -79,10 +79,7 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
       await recordDelivery(db, { tenantId, eventId, attempt, url: webhook.url, ...outcome });
     } catch (error) {
       // A delivered event is not sent again because its log row could not be written.
-      logger.warn(
-        { tenantId, eventId, attempt, err: (error as Error).message },
-        'webhook delivery not recorded',
-      );
+      logger.warn({ tenantId, eventId, attempt, err: error }, 'webhook delivery not recorded');
     }
     if (!outcome.delivered) {
       throw new Error(
@@ -107,7 +104,7 @@ export function startWebhookWorker(services: Services, options: WebhookWorkerOpt
     const final = !job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
     const { tenantId, eventId } = (job?.data ?? {}) as { tenantId?: string; eventId?: string };
     logger.warn(
-      { tenantId, eventId, attemptsMade: job?.attemptsMade, final, err: error.message },
+      { tenantId, eventId, attemptsMade: job?.attemptsMade, final, err: error },
       'webhook delivery failed',
     );
   });
