@@ -109,12 +109,21 @@ export const chatApiMessageSchema = z
  * (`ResponseInputItem`: a `message`, `function_call`, `function_call_output`, `reasoning`,
  * `compaction`, …), stored whole as given; optionally `pinned`. Told apart by a `type` only
  * Responses items have, or a Responses content part (`input_text`, `output_text`, …); a typeless
- * `{ role: "user", content: "…" }` reads alike in every format. The session's format decides, and
- * the append checks it against shared/formats/openai-responses/item.ts.
+ * `{ role: "user", content: "…" }` reads alike in every format. An item of any other `type` but
+ * `message` (`item_reference`, a misspelt one) passes too: no message of the other formats has a
+ * `type`, and the append's check names what is wrong with it (`messages[0].type: "item_reference"
+ * points at an item OpenAI stored`) where this union could only say that its role is missing. The
+ * session's format decides, and the append checks it against shared/formats/openai-responses/item.ts.
  */
 export const responsesApiItemSchema = z
   .looseObject({ type: z.string().optional(), pinned: z.boolean().optional() })
-  .refine((m) => responsesMarker(m, '', true) !== null, { error: 'not a Responses input item', abort: true })
+  .refine(
+    (m) => (typeof m.type === 'string' && m.type !== 'message') || responsesMarker(m, '', true) !== null,
+    {
+      error: 'not a Responses input item',
+      abort: true,
+    },
+  )
   .meta({
     title: 'ResponsesInputItem',
     description:

@@ -375,7 +375,9 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     async compactSession(c) {
       const { id } = parseInput(sessionPathSchema, c.req.param(), 'path');
       const { wait = 0 } = parseInput(compactQuerySchema, c.req.query(), 'query');
-      const body = parseInput(compactBodySchema, (await readJson(c, false)) ?? {}, 'body');
+      // No body asks for nothing; a body of JSON `null` is a body, and not the object it must be.
+      const sent = await readJson(c, false);
+      const body = parseInput(compactBodySchema, sent === undefined ? {} : sent, 'body');
       const tenantId = c.get('tenantId');
       if (!(await sessionExists(db, tenantId, id))) throw sessionNotFound(id);
       const target = { tenantId, sessionId: id, ...(body.strategy ? { strategy: body.strategy } : {}) };

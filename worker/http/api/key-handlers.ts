@@ -53,7 +53,9 @@ export function keyHandlers<C extends Context>(
 
     async rotateKey(c) {
       const { keyId } = parseInput(keyPathSchema, c.req.param(), 'path');
-      const body = parseInput(rotateKeyBodySchema, (await readJson(c, false)) ?? {}, 'body');
+      // No body asks for nothing; a body of JSON `null` is a body, and not the object it must be.
+      const sent = await readJson(c, false);
+      const body = parseInput(rotateKeyBodySchema, sent === undefined ? {} : sent, 'body');
       const rotated = await rotateKey(db, keyId, { graceMs: (body.graceSeconds ?? 0) * 1000 });
       if (!rotated) throw noUsableKey(keyId);
       return c.json({ ...rotated.issued, old: rotated.old }, 201);
