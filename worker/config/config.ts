@@ -55,11 +55,9 @@ const port = () =>
  * A process-wide default of one field of a tenant's limits (shared/policy/limits.ts), from its
  * decimal text, within the bounds a policy's value has.
  */
-const limit = (field: keyof Limits, unit: string) =>
-  z.coerce
-    .number({ message: `must be a number of ${unit}` })
-    .pipe(limitsSchema.shape[field].unwrap())
-    .default(DEFAULT_LIMITS[field]);
+const limitValue = (field: keyof Limits, unit: string) =>
+  z.coerce.number({ message: `must be a number of ${unit}` }).pipe(limitsSchema.shape[field].unwrap());
+const limit = (field: keyof Limits, unit: string) => limitValue(field, unit).default(DEFAULT_LIMITS[field]);
 
 /** A secret: long enough not to be guessed, printable ASCII without spaces. */
 const secret = () =>
@@ -378,7 +376,8 @@ export const envSchema = z.object({
   COMPACTOR_LIMIT_REQUESTS_PER_SECOND: limit('requestsPerSecond', 'requests per second'),
   COMPACTOR_LIMIT_BURST: limit('burst', 'requests'),
   COMPACTOR_LIMIT_SESSION_MESSAGES: limit('maxSessionMessages', 'messages'),
-  COMPACTOR_LIMIT_SESSION_TOKENS: limit('maxSessionTokens', 'tokens'),
+  // Unset: COMPACTOR_LIMIT_CONTEXT_TOKENS's value (sessionTokensOf).
+  COMPACTOR_LIMIT_SESSION_TOKENS: limitValue('maxSessionTokens', 'tokens').optional(),
   COMPACTOR_LIMIT_CONTEXT_BYTES: limit('maxContextBytes', 'bytes'),
   COMPACTOR_LIMIT_CONTEXT_TOKENS: limit('maxContextTokens', 'tokens'),
   COMPACTOR_LIMIT_CONTEXT_READS: limit('maxConcurrentContextReads', 'reads'),
@@ -767,13 +766,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         requestsPerSecond: e.COMPACTOR_LIMIT_REQUESTS_PER_SECOND,
         burst: e.COMPACTOR_LIMIT_BURST,
         maxSessionMessages: e.COMPACTOR_LIMIT_SESSION_MESSAGES,
-        maxSessionTokens: e.COMPACTOR_LIMIT_SESSION_TOKENS,
+        maxSessionTokens: sessionTokensOf(e),
         maxContextBytes: e.COMPACTOR_LIMIT_CONTEXT_BYTES,
         maxContextTokens: e.COMPACTOR_LIMIT_CONTEXT_TOKENS,
         maxConcurrentContextReads: e.COMPACTOR_LIMIT_CONTEXT_READS,
       },
     },
   };
+}
+
+/**
+ * The default `maxSessionTokens`: `COMPACTOR_LIMIT_SESSION_TOKENS`, else the read limit
+ * `COMPACTOR_LIMIT_CONTEXT_TOKENS` (a session may hold what a read returns, no more:
+ * shared/policy/limits.ts).
+ * @throws {ConfigError} naming both when the session limit is above the read limit.
+ */
+function sessionTokensOf(e: {
+  COMPACTOR_LIMIT_SESSION_TOKENS?: number | undefined;
+  COMPACTOR_LIMIT_CONTEXT_TOKENS: number;
+}): number {
+  const session = e.COMPACTOR_LIMIT_SESSION_TOKENS;
+  const context = e.COMPACTOR_LIMIT_CONTEXT_TOKENS;
+  if (session === undefined) return context;
+  if (session > context) {
+    throw new ConfigError(
+      `invalid environment: COMPACTOR_LIMIT_SESSION_TOKENS (${session}) is above COMPACTOR_LIMIT_CONTEXT_TOKENS ` +
+        `(${context}): a session larger than the largest context a read returns could never be read; ` +
+        'lower the first, raise the second, or unset the first (it then follows the second)',
+    );
+  }
+  return session;
 }
 
 /**
