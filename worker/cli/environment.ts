@@ -169,6 +169,10 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_API_PORT: { description: 'port of compactor api (--port overrides)' },
   COMPACTOR_API_HOST: { description: 'address of compactor api (--host overrides)' },
   COMPACTOR_API_MAX_BODY_BYTES: { description: 'largest request body compactor api reads; larger: 413' },
+  COMPACTOR_API_MAX_HEAP_MB: {
+    description:
+      "V8 heap bound (--max-old-space-size) of the process serving compactor api, MB; 0: node's own",
+  },
   COMPACTOR_LIMIT_REQUESTS_PER_SECOND: {
     description: "a tenant's API requests per second, unless its policy's limits say otherwise; more: 429",
   },

@@ -214,6 +214,13 @@ export interface OpenAIConfig {
 /** Largest request body `compactor api` reads by default, bytes (10 MiB: messages may carry base64 images). */
 export const DEFAULT_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+/**
+ * The V8 old-space bound `compactor api` serves under by default, MB: the API's heap is mostly
+ * garbage of large requests, which V8 collects lazily up to its bound (about a quarter of the
+ * machine's memory without one). With it, `npm run bench:noisy`'s flood kept the API at 380-414 MB.
+ */
+export const DEFAULT_API_MAX_HEAP_MB = 256;
+
 /** The environment variables compactor reads, with their rules and defaults (`compactor --help` lists them). */
 export const envSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/compactor'),
@@ -373,6 +380,14 @@ export const envSchema = z.object({
     .min(1_024, 'must be at least 1,024 bytes')
     .max(1_073_741_824, 'must be at most 1,073,741,824 bytes (1 GiB)')
     .default(DEFAULT_API_MAX_BODY_BYTES),
+  COMPACTOR_API_MAX_HEAP_MB: z.coerce
+    .number({ message: 'must be a number of megabytes' })
+    .int('must be a whole number of megabytes')
+    .refine(
+      (mb) => mb === 0 || (mb >= 64 && mb <= 65_536),
+      'must be 0 (no bound of its own) or 64 to 65,536 MB',
+    )
+    .default(DEFAULT_API_MAX_HEAP_MB),
   COMPACTOR_LIMIT_REQUESTS_PER_SECOND: limit('requestsPerSecond', 'requests per second'),
   COMPACTOR_LIMIT_BURST: limit('burst', 'requests'),
   COMPACTOR_LIMIT_SESSION_MESSAGES: limit('maxSessionMessages', 'messages'),
@@ -527,6 +542,12 @@ export interface ApiConfig {
   host: string;
   /** Largest request body, bytes; a larger one is answered 413. */
   maxBodyBytes: number;
+  /**
+   * V8's old-space bound of the process serving `compactor api`, MB (`COMPACTOR_API_MAX_HEAP_MB`;
+   * worker/cli/heap.ts starts that process); 0: none of compactor's own. Optional so that a config
+   * built in code may leave it out (then {@link DEFAULT_API_MAX_HEAP_MB}).
+   */
+  maxHeapMb?: number;
   /**
    * The limits of a tenant whose policy sets none (`COMPACTOR_LIMIT_*`; each field a tenant policy's
    * `limits` sets wins). Optional so that a config built in code may leave it out
@@ -762,6 +783,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: e.COMPACTOR_API_PORT,
       host: e.COMPACTOR_API_HOST,
       maxBodyBytes: e.COMPACTOR_API_MAX_BODY_BYTES,
+      maxHeapMb: e.COMPACTOR_API_MAX_HEAP_MB,
       limits: {
         requestsPerSecond: e.COMPACTOR_LIMIT_REQUESTS_PER_SECOND,
         burst: e.COMPACTOR_LIMIT_BURST,
