@@ -9,7 +9,9 @@ import type { SessionLimits } from '../shared/policy/limits.ts';
 
 /**
  * The limit a session holding `current` would pass by taking `adding`, or null when it fits.
- * Messages are checked first.
+ * Messages are checked first, then tokens against the lower of `maxSessionTokens` and
+ * `maxContextTokens` (a session may not grow past what a read returns: shared/policy/limits.ts),
+ * named as the one that binds (`maxSessionTokens` when they are equal).
  */
 export function limitPassed(
   sessionId: string,
@@ -17,9 +19,11 @@ export function limitPassed(
   current: { messages: number; tokens: number },
   adding: { messages: number; tokens: number },
 ): SessionLimitError | null {
+  const tokenLimit =
+    limits.maxContextTokens < limits.maxSessionTokens ? 'maxContextTokens' : 'maxSessionTokens';
   const counts = [
     ['maxSessionMessages', current.messages, adding.messages],
-    ['maxSessionTokens', current.tokens, adding.tokens],
+    [tokenLimit, current.tokens, adding.tokens],
   ] as const;
   for (const [limit, now, more] of counts) {
     if (now + more > limits[limit]) return new SessionLimitError(sessionId, limit, limits[limit], now, more);

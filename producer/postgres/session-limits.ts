@@ -15,18 +15,20 @@ export function limitSql(tenantId: string, field: keyof SessionLimits, fallback:
     where p.tenant_id = ${tenantId} and p.agent_id is null), ${fallback}::bigint)`;
 }
 
-/** The tenant's session limits now: its policy's, each field over `defaults`. */
+/** The tenant's limits an append checks, now: its policy's, each field over `defaults`. */
 export async function sessionLimitsOf(
   tx: Pick<Tx, 'execute'>,
   tenantId: string,
   defaults: SessionLimits = DEFAULT_LIMITS,
 ): Promise<SessionLimits> {
-  const rows = await tx.execute<{ messages: string; tokens: string }>(sql`
+  const rows = await tx.execute<{ messages: string; tokens: string; context: string }>(sql`
     select ${limitSql(tenantId, 'maxSessionMessages', defaults.maxSessionMessages)} as messages,
-      ${limitSql(tenantId, 'maxSessionTokens', defaults.maxSessionTokens)} as tokens`);
+      ${limitSql(tenantId, 'maxSessionTokens', defaults.maxSessionTokens)} as tokens,
+      ${limitSql(tenantId, 'maxContextTokens', defaults.maxContextTokens)} as context`);
   const row = rows[0];
   return {
     maxSessionMessages: Number(row?.messages ?? defaults.maxSessionMessages),
     maxSessionTokens: Number(row?.tokens ?? defaults.maxSessionTokens),
+    maxContextTokens: Number(row?.context ?? defaults.maxContextTokens),
   };
 }

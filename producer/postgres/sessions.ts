@@ -25,8 +25,8 @@ export async function insertSession(tx: Tx, session: typeof sessions.$inferInser
 
 /**
  * Counts an append into the session row (its `last_seq`, message and token counters, `updated_at`)
- * if the session is live and stays within its tenant's size limits (`defaults` where its policy
- * sets none), in one statement: the row lock it takes orders concurrent appends, and each checks
+ * if the session is live and stays within its tenant's size limits and its read limit
+ * `maxContextTokens` (`defaults` where its policy sets none), in one statement: the row lock it takes orders concurrent appends, and each checks
  * the limits on the counts the one before it left.
  * @returns the session's new `last_seq` and its format; undefined when no row changed (no such session, a session
  *   continued in a child, or a limit it would pass).
@@ -53,6 +53,8 @@ export async function countAppendIn(
         isNull(sessions.childSessionId),
         sql`${sessions.messageCount} + ${adding.messages} <= ${limitSql(tenantId, 'maxSessionMessages', defaults.maxSessionMessages)}`,
         sql`${sessions.tokenCount} + ${adding.tokens} <= ${limitSql(tenantId, 'maxSessionTokens', defaults.maxSessionTokens)}`,
+        // Never past what a read returns (shared/policy/limits.ts).
+        sql`${sessions.tokenCount} + ${adding.tokens} <= ${limitSql(tenantId, 'maxContextTokens', defaults.maxContextTokens)}`,
       ),
     )
     .returning({ lastSeq: sessions.lastSeq, format: sessions.format });

@@ -88,16 +88,19 @@ export class IdempotencyKeyReusedError extends InvalidInputError {
 }
 
 /**
- * An append (or a new session) would take a session past its tenant's size limit
- * (shared/policy/limits.ts); nothing was written. The message names the limit, its value, what the
+ * An append (or a new session) would take a session past its tenant's size limit, or past the
+ * largest context a read returns (shared/policy/limits.ts); nothing was written. The message names the limit, its value, what the
  * session holds and what the append would add.
  */
 export class SessionLimitError extends InvalidInputError {
   override name = 'SessionLimitError';
   constructor(
     sessionId: string,
-    /** The limit passed: `maxSessionMessages` or `maxSessionTokens`. */
-    readonly limit: 'maxSessionMessages' | 'maxSessionTokens',
+    /**
+     * The limit passed: `maxSessionMessages`, `maxSessionTokens`, or `maxContextTokens` (the
+     * largest context a read returns, which a session may not pass either).
+     */
+    readonly limit: 'maxSessionMessages' | 'maxSessionTokens' | 'maxContextTokens',
     /** Its value, in messages or estimated tokens. */
     readonly value: number,
     /** What the session holds now (live), in the limit's unit. */
@@ -106,8 +109,9 @@ export class SessionLimitError extends InvalidInputError {
     readonly adding: number,
   ) {
     const unit = limit === 'maxSessionMessages' ? 'messages' : 'estimated tokens';
+    const what = limit === 'maxContextTokens' ? ' (the largest context a read returns)' : '';
     super(
-      `session "${sessionId}" would exceed its limit ${limit} of ${value} ${unit} ` +
+      `session "${sessionId}" would exceed its limit ${limit} of ${value} ${unit}${what} ` +
         `(it holds ${current}, the write adds ${adding}); nothing was written. ` +
         "Compact the session, or raise the limit in the tenant's policy (limits)",
     );

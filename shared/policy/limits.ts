@@ -6,6 +6,12 @@
  * Precedence, most specific first: the tenant policy's `limits` (each field on its own) > the
  * process's defaults (`COMPACTOR_LIMIT_*`, worker/config/config.ts) > {@link DEFAULT_LIMITS}.
  * Limits are per tenant: only the tenant's own policy carries them (an agent's policy cannot).
+ *
+ * A session never holds more than a read returns: an append is held to `maxContextTokens` as well
+ * as to `maxSessionTokens` (producer/limits.ts, and the statement that counts it in), whatever the
+ * two are set to, so no write can make a session whose context every read refuses. A policy that
+ * sets both must set `maxSessionTokens` at most `maxContextTokens` (refused otherwise, naming both);
+ * the process's defaults are held to the same rule (worker/config/config.ts).
  */
 import { z } from 'zod';
 
@@ -21,7 +27,10 @@ export const limitsSchema = z
     burst: z.number().int().min(0).max(10_000_000).optional(),
     /** Live messages a session may hold: an append that would pass it is refused (413). */
     maxSessionMessages: z.number().int().min(1).max(100_000_000).optional(),
-    /** Live estimated tokens a session may hold: an append that would pass it is refused (413). */
+    /**
+     * Live estimated tokens a session may hold: an append that would pass it, or pass
+     * `maxContextTokens`, is refused (413). At most `maxContextTokens` when both are set.
+     */
     maxSessionTokens: z.number().int().min(1).max(10_000_000_000).optional(),
     /**
      * Largest context a read returns, bytes of the stored message content it renders: past it, the
@@ -45,7 +54,18 @@ export const limitsSchema = z
      */
     maxActiveJobs: z.number().int().min(1).max(100_000).optional(),
   })
-  .strict();
+  .strict()
+  .refine(
+    (limits) =>
+      limits.maxSessionTokens === undefined ||
+      limits.maxContextTokens === undefined ||
+      limits.maxSessionTokens <= limits.maxContextTokens,
+    {
+      path: ['maxSessionTokens'],
+      message:
+        'must be at most maxContextTokens: a session larger than the largest context a read returns could never be read',
+    },
+  );
 
 /** The API's limits in force for one tenant: every field set. */
 export type Limits = Required<Omit<z.infer<typeof limitsSchema>, 'maxActiveJobs'>>;
@@ -58,21 +78,24 @@ export const BURST_WINDOW_S = 10;
 
 /**
  * The built-in defaults: generous for an agent service (100 requests/s sustained, each of its
- * sessions far above any model's context window), tight enough that no tenant can fill an API
- * process: 4 context reads at once of at most 32 MB each.
+ * sessions as large as the largest context window of a Claude model, the most a read returns),
+ * tight enough that no tenant can fill an API process: 4 context reads at once of at most 32 MB each.
  */
 export const DEFAULT_LIMITS: Limits = {
   requestsPerSecond: 100,
   burst: 200,
   maxSessionMessages: 100_000,
-  maxSessionTokens: 4_000_000,
+  maxSessionTokens: 1_000_000,
   maxContextBytes: 32_000_000,
   maxContextTokens: 1_000_000,
   maxConcurrentContextReads: 4,
 };
 
-/** The session-size part of {@link Limits}, what an append checks. */
-export type SessionLimits = Pick<Limits, 'maxSessionMessages' | 'maxSessionTokens'>;
+/**
+ * The part of {@link Limits} an append checks: the session's size, and the largest context a read
+ * returns, which the session may not pass either.
+ */
+export type SessionLimits = Pick<Limits, 'maxSessionMessages' | 'maxSessionTokens' | 'maxContextTokens'>;
 
 /**
  * The limits in force: each field of the tenant policy's `limits` over `defaults`.

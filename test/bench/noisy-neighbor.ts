@@ -353,7 +353,8 @@ async function startApiProcess(
     if (i > 300 || child.exitCode !== null) throw new Error('compactor api did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
-  const rss = rssSampler(child.pid ?? 0);
+  // `compactor api` serves from a child of its own under its heap bound (worker/cli/heap.ts): sample that one.
+  const rss = rssSampler(await servingPid(child.pid ?? 0));
   return {
     url: base,
     rss,
@@ -362,6 +363,13 @@ async function startApiProcess(
       child.kill('SIGTERM');
     },
   };
+}
+
+/** The process serving for `pid`: its child when it started one (Linux's /proc children list), else itself. */
+async function servingPid(pid: number): Promise<number> {
+  const children = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  const first = Number(children.trim().split(/\s+/)[0]);
+  return Number.isInteger(first) && first > 0 ? first : pid;
 }
 
 /** Samples a process's RSS (kB) every 50 ms; `reset` returns the peak since the last reset. */

@@ -429,6 +429,7 @@ describe('HTTP API: OpenAPI document', () => {
         'PUT /v1/sessions/{id}/tools',
         'POST /v1/sessions/{id}/recall/search',
         'POST /v1/sessions/{id}/recall/read',
+        'GET /v1',
         'GET /v1/openapi.json',
         'POST /v1/admin/keys',
         'GET /v1/admin/keys',
@@ -519,6 +520,9 @@ describe('HTTP API: OpenAPI document', () => {
         servers: Array<{ url: string }>;
       };
       expect(doc.servers).toEqual([{ url: '/compactor' }]);
+      // The index names paths that resolve where it was read.
+      const index = (await (await fetch(`${mounted.url}/compactor/v1`)).json()) as Record<string, unknown>;
+      expect(index).toMatchObject({ openapi: '/compactor/v1/openapi.json', mcp: '/compactor/v1/mcp' });
     } finally {
       await mounted.close();
     }

@@ -2,8 +2,8 @@
  * Limits that keep tenants apart, over real HTTP on the file's own database and Redis prefix: a
  * noisy tenant over its request rate gets 429 with retry-after while a quiet one is served; an
  * append past the session size is refused naming the limit and writes nothing, also when appends
- * race and when a library caller appends; a context over its size cap is refused whole before it
- * is read, a tenant's context reads at once are capped, and a context under the cap streams back
+ * race and when a library caller appends, and past what a read returns (no session is stored that
+ * no read could serve); a context over its size cap is refused whole before it is read, a tenant's context reads at once are capped, and a context under the cap streams back
  * exactly; limits set by a tenant's policy win over the defaults.
  */
 import { randomUUID } from 'node:crypto';
@@ -39,7 +39,13 @@ beforeAll(async () => {
   // short contexts.
   await setPolicy(db, 'noisy', null, {
     strategy,
-    limits: { requestsPerSecond: 1, burst: 0, maxConcurrentContextReads: 1, maxContextTokens: 10_000_000 },
+    limits: {
+      requestsPerSecond: 1,
+      burst: 0,
+      maxConcurrentContextReads: 1,
+      maxContextTokens: 10_000_000,
+      maxSessionTokens: 10_000_000,
+    },
   });
   await setPolicy(db, 'small', null, {
     strategy,
@@ -242,11 +248,41 @@ describe('context reads', () => {
     expect(over.body.error.message).toContain('maxContextBytes of 2048');
   });
 
-  it('refuses a context over maxContextTokens naming it', async () => {
+  it('refuses a context over maxContextTokens naming it: a session that grew before the limit was lowered', async () => {
+    await setPolicy(ctx.tdb.database.db, 'brief', null, {
+      strategy: { type: 'slidingWindow', maxMessages: 10 },
+      limits: { maxContextTokens: 10_000 },
+    });
     await seedSession('brief', 'long', [{ role: 'user', content: 'c'.repeat(4_400) }]);
+    await setPolicy(ctx.tdb.database.db, 'brief', null, {
+      strategy: { type: 'slidingWindow', maxMessages: 10 },
+      limits: { maxContextTokens: 1_000 },
+    });
     const over = await call('brief', 'GET', '/v1/sessions/long/context');
     expect(over.status).toBe(422);
     expect(over.body.error.message).toContain('maxContextTokens of 1000');
+    // It cannot grow further either: every append names the read limit.
+    const append = await call('brief', 'POST', '/v1/sessions/long/messages', {
+      messages: [{ role: 'assistant', content: 'ok' }],
+    });
+    expect(append.status).toBe(413);
+    expect(append.body.error.message).toContain('maxContextTokens of 1000');
+  });
+
+  it('never stores a session past what a read returns: the append is refused, what was stored reads', async () => {
+    // brief's policy sets only maxContextTokens: its session limit, the default, is far higher.
+    await seedSession('brief', 'readable', [{ role: 'user', content: 'd'.repeat(2_000) }]);
+    const over = await call('brief', 'POST', '/v1/sessions/readable/messages', {
+      messages: [{ role: 'assistant', content: 'e'.repeat(2_400) }],
+    });
+    expect(over.status).toBe(413);
+    expect(over.body.error.type).toBe('session_limit_error');
+    expect(over.body.error.message).toContain(
+      'maxContextTokens of 1000 estimated tokens (the largest context a read returns)',
+    );
+    const read = await call('brief', 'GET', '/v1/sessions/readable/context');
+    expect(read.status).toBe(200);
+    expect(read.body.messages).toHaveLength(1);
   });
 
   it('streams a context under the cap back exactly as loadContext renders it', async () => {
@@ -308,6 +344,14 @@ describe('context reads, abandoned', () => {
 });
 
 describe('limits in policies', () => {
+  it('refuses a session limit above the read limit, naming both', async () => {
+    const refused = await setPolicy(ctx.tdb.database.db, 'quiet', null, {
+      strategy: { type: 'none' },
+      limits: { maxSessionTokens: 2_000_000, maxContextTokens: 1_000_000 },
+    }).catch((e) => e);
+    expect(refused.message).toContain('policy.limits.maxSessionTokens: must be at most maxContextTokens');
+  });
+
   it('refuses limits on an agent policy, naming the field', async () => {
     const refused = await setPolicy(ctx.tdb.database.db, 'quiet', 'bot', {
       strategy: { type: 'none' },

@@ -169,6 +169,10 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_API_PORT: { description: 'port of compactor api (--port overrides)' },
   COMPACTOR_API_HOST: { description: 'address of compactor api (--host overrides)' },
   COMPACTOR_API_MAX_BODY_BYTES: { description: 'largest request body compactor api reads; larger: 413' },
+  COMPACTOR_API_MAX_HEAP_MB: {
+    description:
+      "V8 heap bound (--max-old-space-size) of the process serving compactor api, MB; 0: node's own",
+  },
   COMPACTOR_LIMIT_REQUESTS_PER_SECOND: {
     description: "a tenant's API requests per second, unless its policy's limits say otherwise; more: 429",
   },
@@ -176,12 +180,17 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_LIMIT_SESSION_MESSAGES: {
     description: 'live messages a session may hold; an API append past it: 413',
   },
-  COMPACTOR_LIMIT_SESSION_TOKENS: { description: 'live estimated tokens a session may hold; past it: 413' },
+  COMPACTOR_LIMIT_SESSION_TOKENS: {
+    description:
+      'live estimated tokens a session may hold, at most COMPACTOR_LIMIT_CONTEXT_TOKENS; past it: 413',
+    unset: 'unset: COMPACTOR_LIMIT_CONTEXT_TOKENS',
+  },
   COMPACTOR_LIMIT_CONTEXT_BYTES: {
     description: 'largest context a read returns (stored content bytes); larger: 422',
   },
   COMPACTOR_LIMIT_CONTEXT_TOKENS: {
-    description: 'largest context a read returns (estimated tokens); larger: 422',
+    description:
+      'largest context a read returns (estimated tokens), and so the most a session may hold; larger: 422',
   },
   COMPACTOR_LIMIT_CONTEXT_READS: {
     description: "a tenant's context reads served at once by one API process; more: 429",

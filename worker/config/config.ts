@@ -55,11 +55,9 @@ const port = () =>
  * A process-wide default of one field of a tenant's limits (shared/policy/limits.ts), from its
  * decimal text, within the bounds a policy's value has.
  */
-const limit = (field: keyof Limits, unit: string) =>
-  z.coerce
-    .number({ message: `must be a number of ${unit}` })
-    .pipe(limitsSchema.shape[field].unwrap())
-    .default(DEFAULT_LIMITS[field]);
+const limitValue = (field: keyof Limits, unit: string) =>
+  z.coerce.number({ message: `must be a number of ${unit}` }).pipe(limitsSchema.shape[field].unwrap());
+const limit = (field: keyof Limits, unit: string) => limitValue(field, unit).default(DEFAULT_LIMITS[field]);
 
 /** A secret: long enough not to be guessed, printable ASCII without spaces. */
 const secret = () =>
@@ -215,6 +213,13 @@ export interface OpenAIConfig {
 
 /** Largest request body `compactor api` reads by default, bytes (10 MiB: messages may carry base64 images). */
 export const DEFAULT_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/**
+ * The V8 old-space bound `compactor api` serves under by default, MB: the API's heap is mostly
+ * garbage of large requests, which V8 collects lazily up to its bound (about a quarter of the
+ * machine's memory without one). With it, `npm run bench:noisy`'s flood kept the API at 380-414 MB.
+ */
+export const DEFAULT_API_MAX_HEAP_MB = 256;
 
 /** The environment variables compactor reads, with their rules and defaults (`compactor --help` lists them). */
 export const envSchema = z.object({
@@ -375,10 +380,19 @@ export const envSchema = z.object({
     .min(1_024, 'must be at least 1,024 bytes')
     .max(1_073_741_824, 'must be at most 1,073,741,824 bytes (1 GiB)')
     .default(DEFAULT_API_MAX_BODY_BYTES),
+  COMPACTOR_API_MAX_HEAP_MB: z.coerce
+    .number({ message: 'must be a number of megabytes' })
+    .int('must be a whole number of megabytes')
+    .refine(
+      (mb) => mb === 0 || (mb >= 64 && mb <= 65_536),
+      'must be 0 (no bound of its own) or 64 to 65,536 MB',
+    )
+    .default(DEFAULT_API_MAX_HEAP_MB),
   COMPACTOR_LIMIT_REQUESTS_PER_SECOND: limit('requestsPerSecond', 'requests per second'),
   COMPACTOR_LIMIT_BURST: limit('burst', 'requests'),
   COMPACTOR_LIMIT_SESSION_MESSAGES: limit('maxSessionMessages', 'messages'),
-  COMPACTOR_LIMIT_SESSION_TOKENS: limit('maxSessionTokens', 'tokens'),
+  // Unset: COMPACTOR_LIMIT_CONTEXT_TOKENS's value (sessionTokensOf).
+  COMPACTOR_LIMIT_SESSION_TOKENS: limitValue('maxSessionTokens', 'tokens').optional(),
   COMPACTOR_LIMIT_CONTEXT_BYTES: limit('maxContextBytes', 'bytes'),
   COMPACTOR_LIMIT_CONTEXT_TOKENS: limit('maxContextTokens', 'tokens'),
   COMPACTOR_LIMIT_CONTEXT_READS: limit('maxConcurrentContextReads', 'reads'),
@@ -528,6 +542,12 @@ export interface ApiConfig {
   host: string;
   /** Largest request body, bytes; a larger one is answered 413. */
   maxBodyBytes: number;
+  /**
+   * V8's old-space bound of the process serving `compactor api`, MB (`COMPACTOR_API_MAX_HEAP_MB`;
+   * worker/cli/heap.ts starts that process); 0: none of compactor's own. Optional so that a config
+   * built in code may leave it out (then {@link DEFAULT_API_MAX_HEAP_MB}).
+   */
+  maxHeapMb?: number;
   /**
    * The limits of a tenant whose policy sets none (`COMPACTOR_LIMIT_*`; each field a tenant policy's
    * `limits` sets wins). Optional so that a config built in code may leave it out
@@ -763,17 +783,41 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: e.COMPACTOR_API_PORT,
       host: e.COMPACTOR_API_HOST,
       maxBodyBytes: e.COMPACTOR_API_MAX_BODY_BYTES,
+      maxHeapMb: e.COMPACTOR_API_MAX_HEAP_MB,
       limits: {
         requestsPerSecond: e.COMPACTOR_LIMIT_REQUESTS_PER_SECOND,
         burst: e.COMPACTOR_LIMIT_BURST,
         maxSessionMessages: e.COMPACTOR_LIMIT_SESSION_MESSAGES,
-        maxSessionTokens: e.COMPACTOR_LIMIT_SESSION_TOKENS,
+        maxSessionTokens: sessionTokensOf(e),
         maxContextBytes: e.COMPACTOR_LIMIT_CONTEXT_BYTES,
         maxContextTokens: e.COMPACTOR_LIMIT_CONTEXT_TOKENS,
         maxConcurrentContextReads: e.COMPACTOR_LIMIT_CONTEXT_READS,
       },
     },
   };
+}
+
+/**
+ * The default `maxSessionTokens`: `COMPACTOR_LIMIT_SESSION_TOKENS`, else the read limit
+ * `COMPACTOR_LIMIT_CONTEXT_TOKENS` (a session may hold what a read returns, no more:
+ * shared/policy/limits.ts).
+ * @throws {ConfigError} naming both when the session limit is above the read limit.
+ */
+function sessionTokensOf(e: {
+  COMPACTOR_LIMIT_SESSION_TOKENS?: number | undefined;
+  COMPACTOR_LIMIT_CONTEXT_TOKENS: number;
+}): number {
+  const session = e.COMPACTOR_LIMIT_SESSION_TOKENS;
+  const context = e.COMPACTOR_LIMIT_CONTEXT_TOKENS;
+  if (session === undefined) return context;
+  if (session > context) {
+    throw new ConfigError(
+      `invalid environment: COMPACTOR_LIMIT_SESSION_TOKENS (${session}) is above COMPACTOR_LIMIT_CONTEXT_TOKENS ` +
+        `(${context}): a session larger than the largest context a read returns could never be read; ` +
+        'lower the first, raise the second, or unset the first (it then follows the second)',
+    );
+  }
+  return session;
 }
 
 /**

@@ -32,7 +32,7 @@ export const ERROR_TYPES = {
   session_limit_error: {
     status: 413,
     description:
-      "The append would take the session past its tenant's maxSessionMessages or maxSessionTokens (named in the message, with its value); nothing was written. Compact the session, or raise the limit.",
+      "The append would take the session past its tenant's maxSessionMessages, maxSessionTokens or maxContextTokens (a session may not hold more than a read returns; the limit is named in the message, with its value); nothing was written. Compact the session, or raise the limit.",
   },
   unsupported_media_type_error: { status: 415, description: 'A body that is not application/json.' },
   idempotency_error: {

@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { type Config, loadConfig } from '../../config/config.ts';
 import type { ApiServer } from '../../http/api/index.ts';
 import type { Dashboard } from '../../http/dashboard/index.ts';
+import { ensureDatabase } from '../../postgres/create-database.ts';
+import { describeDatabaseError } from '../../postgres/errors.ts';
 import { redactUrl } from '../../runtime/services.ts';
 import { type Command, flag, positiveInt } from '../command.ts';
 import { EMBEDDED_NOTES, EMBEDDED_OPTION, type LocalDatabase, openLocalDatabase } from '../local-database.ts';
@@ -62,6 +64,21 @@ function devLines(shown: {
 }
 
 /**
+ * Creates the configured database when the server has none of that name, as `compactor demo`
+ * does, and says so in one line on stderr (the embedded cluster makes its own when it starts).
+ * @throws {DatabaseError} one line, the cause and what to do, when the server cannot be reached or
+ *   the role may not create databases: `dev` fails at once rather than waiting for a database.
+ */
+async function ensureDevDatabase(c: Config, say: (line: string) => void): Promise<void> {
+  try {
+    if (await ensureDatabase(c.databaseUrl))
+      say(`compactor dev: created database ${new URL(c.databaseUrl).pathname.slice(1)}`);
+  } catch (error) {
+    throw describeDatabaseError(error, { url: c.databaseUrl }) ?? error;
+  }
+}
+
+/**
  * Starts the worker (it migrates), then the API, then the dashboard, each pushing its close onto
  * `closers` as soon as it runs, so a failure of a later one leaves the earlier ones to be closed.
  */
@@ -100,7 +117,10 @@ export const devCommand: Command = {
     'For trying compactor on one machine: what `compactor worker`, `compactor api` and `compactor',
     'dashboard` do as three processes, in one (ports: COMPACTOR_API_PORT, COMPACTOR_DASHBOARD_PORT). It',
     'prints their URLs on stdout, with admin credentials made for this run unless COMPACTOR_DASHBOARD_*',
-    'sets some. Ctrl-C (or SIGTERM) closes the servers, lets active jobs finish, stops the embedded',
+    "sets some; each of those URLs answers 200 with them (the API's, /v1, names its OpenAPI document,",
+    'its MCP server and its docs). A configured database that does not exist yet is created, as demo',
+    'does; a server that cannot be reached, or a role that may not create it, fails at once in one line.',
+    'Ctrl-C (or SIGTERM) closes the servers, lets active jobs finish, stops the embedded',
     'database and exits 0; a second one exits at once.',
     ...EMBEDDED_NOTES,
   ],
@@ -124,6 +144,7 @@ export const devCommand: Command = {
           })
         : database.config;
       const logger = context.logger(c.logLevel);
+      if (!database.embedded) await ensureDevDatabase(c, (line) => context.stderr.write(`${line}\n`));
       const { api, dashboard } = await serveAll(c, logger, { concurrency, insecure }, closers);
 
       // Signals are ours before the lines that say Ctrl-C stops everything.

@@ -7,7 +7,7 @@
  * ```
  *
  * The routes are those of routes.ts (one handler per operationId), all under `/v1`. Every route
- * but `GET /v1/openapi.json` needs credentials (issued keys or the environment's, dashboard/auth.ts)
+ * but `GET /v1` (the index, api-index.ts) and `GET /v1/openapi.json` needs credentials (issued keys or the environment's, dashboard/auth.ts)
  * holding the route's scope (403 naming it otherwise); a client whose credentials failed 10 times
  * in a minute gets 429 (auth-throttle.ts). Session routes act on one tenant: a tenant credential's
  * own, or the one an admin credential names in the `Compactor-Tenant` header; the key routes
@@ -57,11 +57,12 @@ import { ApiError, parseInput, sessionNotFound } from '../errors.ts';
 import { loopbackOnly } from '../loopback-guard.ts';
 import { handleRecallMcp } from '../mcp/recall-server.ts';
 import { toApiError } from './api-errors.ts';
+import { apiIndex, INDEX_PATH } from './api-index.ts';
 import { appendBody, nativeMessage } from './append.ts';
 import { bodyValue } from './json-text.ts';
 import { keyHandlers } from './key-handlers.ts';
 import { type ApiOffload, apiOffload, OFF_THREAD_BYTES, OFF_THREAD_CONTEXT_BYTES } from './offload.ts';
-import { openApiDocument } from './openapi.ts';
+import { API_VERSION, openApiDocument } from './openapi.ts';
 import { API_ROUTES, type ApiRoute, honoPath, MCP_PATH, OPENAPI_PATH, type OperationId } from './routes.ts';
 import {
   appendHeaderSchema,
@@ -179,6 +180,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     );
   }
 
+  app.get(INDEX_PATH, (c) => c.json(apiIndex(API_VERSION, options.basePath)));
   app.get(OPENAPI_PATH, (c) => {
     document ??= openApiDocument(options.basePath ? { basePath: options.basePath } : {});
     return c.json(document);

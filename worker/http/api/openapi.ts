@@ -13,6 +13,7 @@ import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import type { z } from 'zod';
 import { JSON_SCHEMA_DIALECT, toJsonSchema } from '../../../shared/protocol/json-schemas.ts';
 import { type ApiErrorType, apiErrorSchema, ERROR_STATUS, ERROR_TYPES } from '../errors.ts';
+import { apiIndexSchema, INDEX_PATH } from './api-index.ts';
 import { API_ROUTES, type ApiRoute, OPENAPI_PATH } from './routes.ts';
 
 /** What every route of the table may answer: a bad request, no or wrong credentials, too many failures. */
@@ -101,6 +102,18 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
         'The OpenAPI 3.1 document of the API, generated from its zod schemas. No credentials needed.',
       security: [],
       responses: { 200: { description: 'The document.', content: json({}) } },
+    }),
+  );
+  registry.registerPath(
+    createRoute({
+      method: 'get',
+      path: INDEX_PATH,
+      operationId: 'getApiIndex',
+      summary: 'Where the documents are',
+      description:
+        "The paths of this document and of recall's MCP server, and where the documentation is: what the URL that `compactor api` and `compactor dev` print answers. No credentials needed.",
+      security: [],
+      responses: { 200: { description: 'The index.', content: json(schemaOf(apiIndexSchema, 'output')) } },
     }),
   );
   registry.registerComponent('securitySchemes', 'bearer', {
