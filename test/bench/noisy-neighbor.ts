@@ -25,7 +25,7 @@
  * probe), and `BENCH_CHILD_STDOUT=1` lets their stdout through.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { setPriority } from 'node:os';
@@ -264,18 +264,20 @@ function report(
 
 /**
  * Compiles the sources as the package's build does (JavaScript only) into node_modules/.cache, so
- * the API runs as it is installed, without tsx's transpiler in its memory.
+ * the API runs as it is installed, without tsx's transpiler in its memory. The directory is named
+ * after the checkout, so that checkouts sharing one node_modules never run each other's build.
  * @returns the path of the built `compactor` command.
  */
-async function buildCli(): Promise<string> {
+export async function buildCli(): Promise<string> {
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  const out = path.join(root, 'node_modules/.cache/compactor-bench');
+  const checkout = createHash('sha256').update(root).digest('hex').slice(0, 8);
+  const out = path.join(root, `node_modules/.cache/compactor-bench-${checkout}`);
   const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
   const args = [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out, '--declaration', 'false'];
   const code = await new Promise<number | null>((resolve) =>
     spawn(process.execPath, args, { stdio: 'inherit' }).once('exit', resolve),
   );
-  if (code !== 0) throw new Error(`building the API for part 10 failed (tsc exited ${code})`);
+  if (code !== 0) throw new Error(`building the API for the bench failed (tsc exited ${code})`);
   return path.join(out, 'worker/bin/compactor.js');
 }
 
@@ -328,8 +330,11 @@ function floodProcess(url: string, key: string, prefix: string, session: string,
   return { started, answered };
 }
 
-/** `compactor api` as a child process: its URL, its RSS, and how to stop it. */
-async function startApiProcess(
+/**
+ * `compactor api` as a child process (`tokens`: each tenant's bearer token): its URL, its RSS, and
+ * how to stop it.
+ */
+export async function startApiProcess(
   cli: string,
   env: Record<string, string>,
   tokens: Record<string, string>,
@@ -358,6 +363,9 @@ async function startApiProcess(
   return {
     url: base,
     rss,
+    /** How the process ended (its exit code or signal), null while it runs. */
+    exited: (): string | null =>
+      child.exitCode !== null ? `exit ${child.exitCode}` : (child.signalCode ?? null),
     stop: () => {
       rss.stop();
       child.kill('SIGTERM');

@@ -11,7 +11,8 @@ import { describeIssue } from '../../shared/protocol/api.ts';
 export const ERROR_TYPES = {
   invalid_request_error: {
     status: 400,
-    description: 'The request is malformed: bad JSON, a bad field, no tenant named.',
+    description:
+      'The request is malformed: a body that is not UTF-8 (the offset of its first malformed byte named), not JSON, nested deeper than 128 levels, or not valid data of its Content-Encoding; a bad field; no tenant named.',
   },
   authentication_error: { status: 401, description: 'No credentials, or wrong ones.' },
   permission_error: {
@@ -28,13 +29,21 @@ export const ERROR_TYPES = {
     status: 409,
     description: 'The session id is taken, or an appended tool_use id is already in the session.',
   },
-  request_too_large: { status: 413, description: 'The body is larger than the limit.' },
+  request_too_large: {
+    status: 413,
+    description:
+      'The body is larger than the limit (COMPACTOR_API_MAX_BODY_BYTES), as sent or as decoded of its Content-Encoding: a compressed body is refused as soon as what it decodes to passes the limit.',
+  },
   session_limit_error: {
     status: 413,
     description:
       "The append would take the session past its tenant's maxSessionMessages, maxSessionTokens or maxContextTokens (a session may not hold more than a read returns; the limit is named in the message, with its value); nothing was written. Compact the session, or raise the limit.",
   },
-  unsupported_media_type_error: { status: 415, description: 'A body that is not application/json.' },
+  unsupported_media_type_error: {
+    status: 415,
+    description:
+      'A body that is not application/json in UTF-8 (another charset), or sent with a Content-Encoding other than gzip, deflate or br (or more than one).',
+  },
   idempotency_error: {
     status: 422,
     description:

@@ -11,14 +11,14 @@
  * holding the route's scope (403 naming it otherwise); a client whose credentials failed 10 times
  * in a minute gets 429 (auth-throttle.ts). Session routes act on one tenant: a tenant credential's
  * own, or the one an admin credential names in the `Compactor-Tenant` header; the key routes
- * (`/v1/admin/keys`) on none. Bodies are JSON, at most `maxBodyBytes` (413 beyond). Each tenant is
+ * (`/v1/admin/keys`) on none. Bodies are JSON in UTF-8, at most `maxBodyBytes` decoded (413 beyond),
+read by one reader on every route that takes one, `/v1/mcp` included (body-reader.ts). Each tenant is
  * held to its limits (shared/policy/limits.ts, tenant-limits.ts): its request rate (429 with
  * `retry-after`), its sessions' size (413 naming the limit), its context size (422) and context
  * reads at once (429). Errors are `{ error: { type, message, field? } }` (errors.ts).
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { type Logger, pino } from 'pino';
 import {
   createSession,
@@ -55,11 +55,13 @@ import {
 } from '../dashboard/auth.ts';
 import { ApiError, parseInput, sessionNotFound } from '../errors.ts';
 import { loopbackOnly } from '../loopback-guard.ts';
+import { assertJsonRpcMessages, jsonRpcError } from '../mcp/json-rpc.ts';
 import { handleRecallMcp } from '../mcp/recall-server.ts';
 import { toApiError } from './api-errors.ts';
 import { apiIndex, INDEX_PATH } from './api-index.ts';
 import { appendBody, nativeMessage } from './append.ts';
-import { bodyValue } from './json-text.ts';
+import { bodyLeftUnread } from './body-bytes.ts';
+import { bodyReader } from './body-reader.ts';
 import { keyHandlers } from './key-handlers.ts';
 import { type ApiOffload, apiOffload, OFF_THREAD_BYTES, OFF_THREAD_CONTEXT_BYTES } from './offload.ts';
 import { API_VERSION, openApiDocument } from './openapi.ts';
@@ -111,7 +113,7 @@ export interface ApiOptions {
   credentials: Credentials;
   /** How failed authentication is throttled per client (default: 10 per minute). */
   authThrottle?: AuthThrottleOptions;
-  /** Largest request body, bytes (default 10 MiB); larger: 413. */
+  /** Largest request body, bytes, as decoded of its Content-Encoding (default 10 MiB); larger: 413. */
   maxBodyBytes?: number;
   /**
    * Started as `--insecure` (no credentials, on loopback): only a loopback `Host`, and writes only
@@ -127,8 +129,13 @@ export interface ApiOptions {
   basePath?: string;
 }
 
-/** Hono's environment of the API: who is asking, and for which tenant. */
-export type ApiEnv = { Variables: { principal: Principal; tenantId: string; limits: Limits } };
+/**
+ * Hono's environment of the API: who is asking, and for which tenant; `jsonRpc` on `/v1/mcp`,
+ * whose errors are answered as JSON-RPC error responses.
+ */
+export type ApiEnv = {
+  Variables: { principal: Principal; tenantId: string; limits: Limits; jsonRpc: boolean };
+};
 
 /** How often an API process deletes expired idempotency keys at most, ms. */
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
@@ -146,8 +153,8 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
   const open = !hasCredentials(options.credentials);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_API_MAX_BODY_BYTES;
   const offload = deps.offload ?? apiOffload({ maxBodyBytes });
-  const readJson = async (c: Context<ApiEnv>, required: boolean) =>
-    bodyValue(await offload.readJson(await bodyBytes(c)), c.req.header('content-type'), required);
+  const reader = bodyReader({ maxBodyBytes, setting: 'COMPACTOR_API_MAX_BODY_BYTES', offload });
+  const readJson = (c: Context<ApiEnv>, required: boolean) => reader.json(c.req.raw, required);
   const limits = deps.limits ?? new TenantLimits({ policies: new PolicyCache(db) });
   let lastPrune = 0;
   let document: Record<string, unknown> | undefined;
@@ -168,6 +175,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     else logger.debug(entry, 'api request');
     c.header('x-content-type-options', 'nosniff');
     c.header('cache-control', 'no-store');
+    if (bodyLeftUnread(c.req.raw)) c.header('connection', 'close');
   });
 
   // Open (--insecure): this machine's Host and Origin only, against DNS rebinding (loopback-guard.ts).
@@ -181,6 +189,13 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
   }
 
   app.get(INDEX_PATH, (c) => c.json(apiIndex(API_VERSION, options.basePath)));
+
+  // Before authentication, so that its refusals are JSON-RPC errors too.
+  app.use(MCP_PATH, async (c, next) => {
+    c.set('jsonRpc', true);
+    await next();
+  });
+
   app.get(OPENAPI_PATH, (c) => {
     document ??= openApiDocument(options.basePath ? { basePath: options.basePath } : {});
     return c.json(document);
@@ -226,20 +241,6 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
       );
     }
   };
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: (c) =>
-        c.json(
-          new ApiError(
-            'request_too_large',
-            `request body larger than ${maxBodyBytes} bytes (COMPACTOR_API_MAX_BODY_BYTES)`,
-          ).body(),
-          413,
-        ),
-    }),
-  );
 
   /**
    * A context read's response body. A context over {@link OFF_THREAD_CONTEXT_BYTES} of stored
@@ -290,12 +291,11 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
         idempotencyKey: key,
         defaultLimits: limits.defaults,
       };
-      const bytes = await bodyBytes(c);
-      const contentType = c.req.header('content-type');
+      const bytes = await reader.bytes(c.req.raw);
       const appended =
         offload.append && bytes.byteLength >= OFF_THREAD_BYTES
-          ? await offload.append(bytes, contentType, target)
-          : await appendBody(db, bodyValue(await offload.readJson(bytes), contentType, true), target);
+          ? await offload.append(bytes, c.req.header('content-type'), target)
+          : await appendBody(db, await reader.value(bytes, c.req.raw, true), target);
       if (key !== undefined && !appended.replayed && Date.now() - lastPrune > PRUNE_EVERY_MS) {
         lastPrune = Date.now();
         pruneAppendRequests(db).catch((error: unknown) =>
@@ -429,12 +429,30 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     });
   }
 
+  /**
+   * A POST's JSON-RPC message(s), read as every body is; the refusal otherwise, as a JSON-RPC error
+   * (a parse error when the body is not JSON, an invalid request when it is not a message).
+   */
+  const mcpBody = async (c: Context<ApiEnv>): Promise<{ body: unknown } | Response> => {
+    let body: unknown;
+    try {
+      body = await reader.json(c.req.raw, true);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      return c.json(jsonRpcError(error, true), error.status);
+    }
+    assertJsonRpcMessages(body);
+    return { body };
+  };
+
   // Recall's MCP server (streamable HTTP, stateless): the tenant's archive, as the recall routes.
   app.all(MCP_PATH, async (c) => {
     requireScope(c, 'context:read');
     c.set('tenantId', tenantOf(c));
     await limitTenant(c);
-    return handleRecallMcp(c.req.raw, db, c.get('tenantId'), logger);
+    const read = c.req.method === 'POST' ? await mcpBody(c) : { body: undefined };
+    if (read instanceof Response) return read;
+    return handleRecallMcp(c.req.raw, read.body, db, c.get('tenantId'), logger);
   });
 
   app.notFound((c) => {
@@ -446,6 +464,7 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     if (error.type === 'api_error') {
       logger.error({ err: thrown, method: c.req.method, path: c.req.path }, 'api request failed');
     }
+    if (c.get('jsonRpc')) return c.json(jsonRpcError(error, false), error.status);
     return c.json(error.body(), error.status);
   });
   return app;
@@ -501,11 +520,6 @@ function headersOf(c: Context<ApiEnv>): Record<string, string | undefined> {
     [TENANT_HEADER]: c.req.header(TENANT_HEADER),
     [IDEMPOTENCY_HEADER]: c.req.header(IDEMPOTENCY_HEADER),
   };
-}
-
-/** The request's body, as sent. */
-async function bodyBytes(c: Context<ApiEnv>): Promise<Uint8Array> {
-  return new Uint8Array(await c.req.arrayBuffer());
 }
 
 /** A producer call that failed for another reason than its input: Redis is out of reach. */

@@ -15,7 +15,7 @@ import { type Database, openDatabase } from '../../../producer/postgres/db.ts';
 import type { ApiErrorBody } from '../errors.ts';
 import { toApiError } from './api-errors.ts';
 import { type AppendTarget, appendBody } from './append.ts';
-import { bodyValue, type JsonText, readJsonText } from './json-text.ts';
+import { bodyValue, type JsonText, readJsonBytes } from './json-text.ts';
 import { jsonPieces } from './stream-json.ts';
 
 /** Where a thread's connections go: given to every thread of the pool as its `workerData`. */
@@ -69,9 +69,9 @@ function db() {
   return database.db;
 }
 
-/** Decodes `bytes` (UTF-8, a malformed sequence becoming U+FFFD as `Request.text()` does) and reads it. */
+/** Reads a body's bytes as the event loop would (json-text.ts: a malformed UTF-8 byte is refused). */
 export function parse(bytes: Uint8Array): JsonText {
-  return readJsonText(new TextDecoder().decode(bytes));
+  return readJsonBytes(bytes);
 }
 
 /** A large append, from its body's bytes to the rows written (append.ts). */

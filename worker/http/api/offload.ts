@@ -27,7 +27,7 @@ import type { LoadContextInput } from '../../../producer/context.ts';
 import type { AppendResult } from '../../../producer/index.ts';
 import { ApiError, type ApiErrorBody } from '../errors.ts';
 import type { AppendTarget } from './append.ts';
-import { type JsonText, readJsonText } from './json-text.ts';
+import { type JsonText, readJsonBytes } from './json-text.ts';
 import type { OffloadThreadData, Outcome } from './offload-task.ts';
 
 /** Bodies from this size (bytes) up are handled in a worker thread: about 1 ms of parsing. */
@@ -42,11 +42,12 @@ const IDLE_TIMEOUT_MS = 10_000;
 /** Tasks one thread runs at once: they spend much of their time waiting on Postgres. */
 const TASKS_PER_THREAD = 4;
 
-const utf8 = new TextDecoder();
-
 /** Where the API's large requests are handled; see the module's comment. */
 export interface ApiOffload {
-  /** Reads a request body's JSON, in a thread from {@link OFF_THREAD_BYTES} up. */
+  /**
+   * Reads a request body's JSON (json-text.ts: UTF-8, nesting, JSON), in a thread from
+   * {@link OFF_THREAD_BYTES} up.
+   */
   readJson(bytes: Uint8Array): Promise<JsonText>;
   /**
    * Appends a large body's messages in a thread; null without a database (the caller appends on
@@ -103,7 +104,7 @@ export function apiOffload(options: {
   const withDatabase = options.database !== undefined;
   return {
     async readJson(bytes) {
-      if (bytes.byteLength < OFF_THREAD_BYTES) return readJsonText(utf8.decode(bytes));
+      if (bytes.byteLength < OFF_THREAD_BYTES) return readJsonBytes(bytes);
       const own = movable(bytes);
       return threads().run(own, { name: 'parse', transferList: [own.buffer as ArrayBuffer] });
     },

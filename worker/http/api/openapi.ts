@@ -136,7 +136,7 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
       title: 'compactor API',
       version: API_VERSION,
       description:
-        'Create sessions, append Anthropic or OpenAI Chat Completions messages, enqueue session.run.completed, load the next context, compact now and delete sessions, tenant by tenant; issue, list, rotate and revoke keys. A tenant credential acts on its own tenant; an admin credential names one in the Compactor-Tenant header. Each operation needs one scope (x-required-scope, and the scopes of its security requirement): a credential without it gets 403 naming it. After 10 failed authentications in a minute a client gets 429 with retry-after. Errors are { "error": { "type", "message", "field"? } }.',
+        'Create sessions, append Anthropic or OpenAI Chat Completions messages, enqueue session.run.completed, load the next context, compact now and delete sessions, tenant by tenant; issue, list, rotate and revoke keys. A tenant credential acts on its own tenant; an admin credential names one in the Compactor-Tenant header. Each operation needs one scope (x-required-scope, and the scopes of its security requirement): a credential without it gets 403 naming it. After 10 failed authentications in a minute a client gets 429 with retry-after. Request bodies are JSON in UTF-8, sent as they are or with Content-Encoding gzip, deflate or br, at most COMPACTOR_API_MAX_BODY_BYTES once decoded. Errors are { "error": { "type", "message", "field"? } }.',
     },
     servers: [{ url: options.basePath || '/' }],
     security: [{ bearer: [] }, { basic: [] }] as Array<Record<string, string[]>>,

@@ -82,9 +82,12 @@ export function recallMcpServer(db: Db, tenantId: string, logger: Logger): McpSe
 /**
  * Answers one MCP request (POST of a JSON-RPC message; GET and DELETE are refused in stateless mode
  * by the transport, as the protocol says) with a fresh server and transport.
+ * @param body a POST's body, already read and parsed by the API's body reader (its size, coding,
+ *   UTF-8, nesting and JSON-RPC shape checked): the transport never reads the request's bytes.
  */
 export async function handleRecallMcp(
   request: Request,
+  body: unknown,
   db: Db,
   tenantId: string,
   logger: Logger,
@@ -96,7 +99,7 @@ export async function handleRecallMcp(
   });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(request);
+    return await transport.handleRequest(request, body === undefined ? {} : { parsedBody: body });
   } finally {
     await server.close();
   }

@@ -1,0 +1,205 @@
+/**
+ * Part 12 of `npm run bench` (alone: `npm run bench -- --parts 12`): what hostile MCP bodies do to
+ * another tenant. `compactor api` runs built, in a process of its own (so its RSS is its own); a
+ * quiet tenant reads the context of its session of 60 messages (about 10 ms), one read at a time,
+ * alone, then while a hostile tenant keeps three requests in flight to `/v1/mcp`, each a 3.9 MB
+ * JSON-RPC body nested 1,950,000 arrays deep (a `tools/call` whose argument is the nesting). Such a
+ * body once went to the MCP SDK, which parsed it on the event loop, 2 to 5 s each; the API's body
+ * reader now refuses it (400, a JSON-RPC parse error) after counting its nesting in a worker thread.
+ *
+ * It reports the quiet reads' p50/p99 alone and under the hostile bodies (target: p99 within 2x
+ * alone), what the hostile tenant was answered and how fast, and the API process's peak RSS in each
+ * phase and its high-water mark (VmHWM). The hostile client runs in this process: its bodies are
+ * encoded once, so each send is a write of bytes already made.
+ */
+import { randomUUID } from 'node:crypto';
+import type postgres from 'postgres';
+import { REDIS_URL } from '../support/env.ts';
+import { buildCli, startApiProcess } from './noisy-neighbor.ts';
+import { addSessions, fmt } from './report.ts';
+
+/** Quiet context reads per phase (after a warm-up of {@link WARM_UP}). */
+const READS = 300;
+const WARM_UP = 20;
+/**
+ * A quiet read starts at most every this many ms, so the quiet tenant stays under its own default
+ * request rate (100 per second) however fast it is answered.
+ */
+const READ_EVERY_MS = 15;
+/** Hostile requests kept in flight at once. */
+const HOSTILE_IN_FLIGHT = 3;
+/** The nesting of the hostile body: 1,950,000 `[` and as many `]`, about 3.9 MB. */
+const HOSTILE_DEPTH = 1_950_000;
+const MCP_ACCEPT = 'application/json, text/event-stream';
+
+/** A section writer, as `Report.section`. */
+type Section = (title: string, header: string[], rows: string[][], notes?: string[]) => void;
+
+/**
+ * Runs part 12 on database `url` (migrated), under the queue prefix `prefix()` gives.
+ * @param apiNodeOptions the API process's `NODE_OPTIONS`; '' for none.
+ */
+export async function hostileMcp(
+  url: string,
+  sql: postgres.Sql,
+  prefix: () => string,
+  section: Section,
+  apiNodeOptions: string,
+): Promise<void> {
+  await addSessions(sql, 'calm', 1, 60, 'c');
+  await sql`vacuum analyze`;
+  const tokens = { calm: `bench-calm-${randomUUID()}`, hostile: `bench-hostile-${randomUUID()}` };
+  const cli = await buildCli();
+  const env = { DATABASE_URL: url, REDIS_URL, COMPACTOR_QUEUE_PREFIX: prefix(), COMPACTOR_LOG_LEVEL: 'warn' };
+  const api = await startApiProcess(cli, env, tokens, apiNodeOptions);
+  try {
+    const read = async () => {
+      const started = performance.now();
+      const response = await fetch(`${api.url}/v1/sessions/c1/context`, {
+        headers: { authorization: `Bearer ${tokens.calm}` },
+      }).catch((error: Error) => {
+        throw new Error(`quiet read failed: ${error.message}; the API process: ${api.exited() ?? 'running'}`);
+      });
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`quiet read: ${response.status} ${text.slice(0, 300)}`);
+      return performance.now() - started;
+    };
+    await quietReads(read, WARM_UP);
+    api.rss.reset();
+    const alone = await quietReads(read, READS);
+    const aloneRss = api.rss.reset();
+    const hostile = hostileSenders(api.url, tokens.hostile);
+    await hostile.firstAnswered;
+    // A read that fails ends the phase: what was measured until then is reported, with why.
+    const under: number[] = [];
+    const failure = await quietReads(read, READS, under).then(
+      () => null,
+      (error: Error) => error.message,
+    );
+    const answered = await hostile.stop();
+    const underRss = api.rss.reset();
+    const hwm = await api.rss.highWater();
+    report(section, { alone, under, failure, answered, aloneRss, underRss, hwm }, apiNodeOptions);
+  } finally {
+    api.stop();
+  }
+}
+
+/** `n` quiet reads, one at a time, paced by {@link READ_EVERY_MS}: their latencies (ms) into `samples`. */
+async function quietReads(read: () => Promise<number>, n: number, samples: number[] = []): Promise<number[]> {
+  for (let i = 0; i < n; i++) {
+    const paced = new Promise((resolve) => setTimeout(resolve, READ_EVERY_MS));
+    samples.push(await read());
+    await paced;
+  }
+  return samples;
+}
+
+/** What the hostile tenant was answered: count by status and its latencies, ms. */
+interface HostileAnswers {
+  statuses: Record<string, number>;
+  ms: number[];
+  /** The first answer's body, cut short: what the refusal says. */
+  sample: string;
+}
+
+/**
+ * {@link HOSTILE_IN_FLIGHT} loops each sending the hostile body again as soon as it is answered.
+ * @returns `firstAnswered` once one is answered (the API has warmed its threads); `stop()` ends
+ *   the loops and resolves, once the requests in flight are answered, to what they were answered.
+ */
+function hostileSenders(url: string, key: string) {
+  const body = new TextEncoder().encode(
+    `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall_search","arguments":{"sessionId":"c1","query":${'['.repeat(HOSTILE_DEPTH)}${']'.repeat(HOSTILE_DEPTH)}}}}`,
+  );
+  const answers: HostileAnswers = { statuses: {}, ms: [], sample: '' };
+  let stopped = false;
+  let first: () => void = () => {};
+  const firstAnswered = new Promise<void>((resolve) => (first = resolve));
+  const loop = async () => {
+    while (!stopped) {
+      const started = performance.now();
+      const answer = await fetch(`${url}/v1/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: MCP_ACCEPT },
+        body,
+      }).then(
+        async (response) => ({ status: String(response.status), text: await response.text() }),
+        (error: Error) => ({ status: 'no answer', text: error.message }),
+      );
+      answers.ms.push(performance.now() - started);
+      answers.statuses[answer.status] = (answers.statuses[answer.status] ?? 0) + 1;
+      answers.sample ||= answer.text.slice(0, 200);
+      first();
+      if (answer.status === '429' || answer.status === 'no answer')
+        await new Promise((r) => setTimeout(r, 1000));
+    }
+  };
+  const loops = Array.from({ length: HOSTILE_IN_FLIGHT }, loop);
+  return {
+    firstAnswered,
+    stop: async () => {
+      stopped = true;
+      await Promise.all(loops);
+      return answers;
+    },
+  };
+}
+
+/** The value at quantile `q` of `xs`. */
+function quantile(xs: number[], q: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+}
+
+/** Prints part 12's table and notes. */
+function report(
+  section: Section,
+  run: {
+    alone: number[];
+    under: number[];
+    /** Why the reads under the hostile bodies stopped early, if they did. */
+    failure: string | null;
+    answered: HostileAnswers;
+    aloneRss: number;
+    underRss: number;
+    hwm: number;
+  },
+  nodeOptions: string,
+) {
+  const mb = (kb: number) => `${fmt(kb / 1024, 0)} MB`;
+  const ratio = quantile(run.under, 0.99) / quantile(run.alone, 0.99);
+  const row = (phase: string, xs: number[], rss: number, versus: string) => [
+    phase,
+    String(xs.length),
+    fmt(quantile(xs, 0.5), 1),
+    fmt(quantile(xs, 0.99), 1),
+    versus,
+    mb(rss),
+  ];
+  const statuses = Object.entries(run.answered.statuses)
+    .map(([status, n]) => `${n}× ${status}`)
+    .join(', ');
+  section(
+    `12. Hostile MCP bodies: a quiet tenant's context reads while ${HOSTILE_IN_FLIGHT} bodies of ${fmt(
+      (2 * HOSTILE_DEPTH) / 1e6,
+      1,
+    )} MB nested ${HOSTILE_DEPTH.toLocaleString('en')} deep are in flight (compactor api in its own process${nodeOptions ? `, ${nodeOptions}` : ''})`,
+    ['phase', 'quiet reads', 'p50 ms', 'p99 ms', 'p99 / alone (target ≤ 2)', 'API peak RSS'],
+    [
+      row('alone', run.alone, run.aloneRss, ''),
+      row(
+        `${HOSTILE_IN_FLIGHT} hostile MCP bodies in flight`,
+        run.under,
+        run.underRss,
+        `**${fmt(ratio, 2)}** (${ratio <= 2 ? 'met' : 'missed'})`,
+      ),
+    ],
+    [
+      ...(run.failure ? [`**The quiet reads stopped after ${run.under.length}: ${run.failure}.**`] : []),
+      `The hostile tenant was answered ${statuses} (p50 ${fmt(quantile(run.answered.ms, 0.5), 0)} ms, p99 ${fmt(quantile(run.answered.ms, 0.99), 0)} ms from send to answer), e.g. \`${run.answered.sample.replaceAll('`', "'")}\`.`,
+      `API high-water mark (VmHWM) through the part: ${mb(run.hwm)}. RSS is sampled every 50 ms from /proc; the API runs built (tsc, as the package), ${nodeOptions ? `with NODE_OPTIONS=${nodeOptions}` : "with Node's default heap settings"}.`,
+      `The quiet tenant reads the context of its session of 60 messages, one read at a time, at most one every ${READ_EVERY_MS} ms, ${READS} reads alone and ${READS} while the hostile tenant keeps ${HOSTILE_IN_FLIGHT} requests in flight (each sent again as soon as it is answered; a 429 waits 1 s). The hostile body is a tools/call of recall_search whose query is the nesting; the API's body reader counts the nesting in a worker thread (bodies from 256 KiB up) and answers 400 with a JSON-RPC parse error before anything parses it. Default limits throughout.`,
+    ],
+  );
+}

@@ -1,0 +1,157 @@
+/**
+ * A request body's bytes, as every body-taking route of the API reads them: decoded of its
+ * `Content-Encoding` (gzip, deflate or br; RFC 9110 §8.4) and held to the body limit, counted on the
+ * bytes received and again on the bytes decoded. Decoding streams through Node's zlib, whose work
+ * runs on libuv's thread pool rather than the event loop, and stops as soon as the decoded bytes
+ * pass the limit: a decompression bomb is inflated by at most one chunk past it, then refused.
+ */
+import { pipeline, Readable, type Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { ApiError } from '../errors.ts';
+
+/** The content codings the API decodes, by their names in `Content-Encoding` (lower case). */
+const DECODERS: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/** How a body is limited, and how the limit is named in a refusal. */
+export interface BodyLimit {
+  /** The most bytes a body may have, received and decoded. */
+  maxBytes: number;
+  /** Where the limit is set, named in the 413 (`COMPACTOR_API_MAX_BODY_BYTES`). */
+  setting: string;
+}
+
+/** Requests whose body was refused before it was read to its end. */
+const unread = new WeakSet<Request>();
+
+/**
+ * Whether `request`'s body was refused before it was read to its end: its connection cannot carry
+ * another request (the rest of the body is still on it, or the stream was cancelled), so the answer
+ * should say `connection: close`, or a client reusing the connection would find it closed.
+ */
+export function bodyLeftUnread(request: Request): boolean {
+  return unread.has(request);
+}
+
+/**
+ * The content coding of a request, from its `Content-Encoding` header: null for none (or only
+ * `identity`).
+ * @throws {ApiError} 415 for a coding the API does not decode, or for more than one.
+ */
+export function contentCoding(header: string | null): string | null {
+  const codings = (header ?? '')
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  if (codings.length === 0) return null;
+  const unknown = codings.find((coding) => !Object.hasOwn(DECODERS, coding));
+  if (unknown !== undefined) {
+    throw new ApiError(
+      'unsupported_media_type_error',
+      `Content-Encoding: "${unknown.slice(0, 40)}" is not supported; send the body as is, or with gzip, deflate or br`,
+      'Content-Encoding',
+    );
+  }
+  if (codings.length > 1) {
+    throw new ApiError(
+      'unsupported_media_type_error',
+      `Content-Encoding: one coding at most (got "${codings.join(', ').slice(0, 80)}")`,
+      'Content-Encoding',
+    );
+  }
+  return codings[0] as string;
+}
+
+/**
+ * Reads `request`'s body: its bytes as sent, or decoded of its content coding.
+ * @throws {ApiError} 415 for a content coding the API does not decode ({@link contentCoding});
+ *   413 when the body, as received or decoded, passes `limit.maxBytes` (a `Content-Length` over it
+ *   is refused before a byte is read); 400 when the coded body is not valid data of its coding.
+ */
+export async function readBodyBytes(request: Request, limit: BodyLimit): Promise<Uint8Array> {
+  try {
+    return await readToEnd(request, limit);
+  } catch (error) {
+    if (request.body !== null) unread.add(request);
+    throw error;
+  }
+}
+
+async function readToEnd(request: Request, limit: BodyLimit): Promise<Uint8Array> {
+  const coding = contentCoding(request.headers.get('content-encoding'));
+  const declared = request.headers.get('content-length');
+  if (declared !== null && !request.headers.has('transfer-encoding') && Number(declared) > limit.maxBytes) {
+    throw tooLarge(limit, coding);
+  }
+  if (request.body === null) return new Uint8Array(0);
+  const received = capped(request.body, limit.maxBytes, () => tooLarge(limit, coding));
+  if (coding === null) return collect(received, limit.maxBytes, () => tooLarge(limit, coding));
+  const decoder = (DECODERS[coding] as () => Transform)();
+  let decodeError: unknown;
+  decoder.once('error', (error) => (decodeError = error));
+  const decoded = pipeline(Readable.from(received, { objectMode: false }), decoder, () => {});
+  try {
+    return await collect(decoded, limit.maxBytes, () => tooLarge(limit, coding));
+  } catch (error) {
+    if (error !== decodeError || error instanceof ApiError) throw error;
+    throw new ApiError(
+      'invalid_request_error',
+      `body: not valid ${coding} data (Content-Encoding: ${coding}): ${(error as Error).message}`,
+      'body',
+    );
+  } finally {
+    decoded.destroy();
+  }
+}
+
+/** The chunks of `body`, refused with `refuse()` once they pass `maxBytes`. */
+async function* capped(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  refuse: () => ApiError,
+): AsyncGenerator<Uint8Array> {
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw refuse();
+    yield chunk;
+  }
+}
+
+/**
+ * The chunks of `source` as one buffer of their own (movable to a worker thread as it is).
+ * @throws {ApiError} `refuse()` once they pass `maxBytes`; whatever `source` throws.
+ */
+async function collect(
+  source: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  refuse: () => ApiError,
+): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of source) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw refuse();
+    chunks.push(chunk);
+  }
+  if (size === 0) return new Uint8Array(0);
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+function tooLarge(limit: BodyLimit, coding: string | null): ApiError {
+  const decoded = coding === null ? '' : ` decoded (Content-Encoding: ${coding})`;
+  return new ApiError(
+    'request_too_large',
+    `request body larger than ${limit.maxBytes} bytes${decoded} (${limit.setting})`,
+  );
+}

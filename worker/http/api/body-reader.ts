@@ -1,0 +1,61 @@
+/**
+ * The one reader of request bodies of the API: every route that takes a body, `/v1/mcp` included,
+ * reads it here, under the same rules:
+ *
+ * 1. its content coding decoded and its size held to the body limit, received and decoded
+ *    (body-bytes.ts: 415 for a coding not decoded, 413 past the limit, 400 for corrupt data);
+ * 2. a non-empty body sent as `application/json` in UTF-8, checked before it is parsed (415);
+ * 3. its bytes read as JSON (json-text.ts: 400 at the first malformed UTF-8 byte, named by its
+ *    offset; 400 past the nesting limit, counted before the parser runs; 400 when not JSON), on the
+ *    event loop when small, in a worker thread from `OFF_THREAD_BYTES` up (offload.ts).
+ *
+ * Errors are `ApiError`s in the documented shape; `/v1/mcp` answers them as JSON-RPC errors.
+ */
+import { readBodyBytes } from './body-bytes.ts';
+import { assertJsonContentType, bodyValue } from './json-text.ts';
+import type { ApiOffload } from './offload.ts';
+
+/** Reads request bodies; see the module's comment. */
+export interface BodyReader {
+  /**
+   * The body's bytes, decoded and within the limit; when there are any, the content type is
+   * checked to be JSON. For a route that hands the bytes on (a large append goes to a thread whole).
+   * @throws {ApiError} 413, 415 or 400 as steps 1 and 2 of the module's comment.
+   */
+  bytes(request: Request): Promise<Uint8Array>;
+  /**
+   * The JSON value of bytes read by {@link bytes}.
+   * @returns undefined for an empty body when not `required`.
+   * @throws {ApiError} 400 as step 3, or for an empty body when `required`.
+   */
+  value(bytes: Uint8Array, request: Request, required: boolean): Promise<unknown>;
+  /** {@link value} of {@link bytes}: the body's JSON value, by every rule. */
+  json(request: Request, required: boolean): Promise<unknown>;
+}
+
+/**
+ * The reader of an API whose bodies are at most `maxBodyBytes` (named `setting` in a 413), whose
+ * large bodies are read by `offload`.
+ */
+export function bodyReader(options: {
+  maxBodyBytes: number;
+  setting: string;
+  offload: ApiOffload;
+}): BodyReader {
+  const limit = { maxBytes: options.maxBodyBytes, setting: options.setting };
+  const reader: BodyReader = {
+    async bytes(request) {
+      const bytes = await readBodyBytes(request, limit);
+      if (bytes.byteLength > 0) assertJsonContentType(request.headers.get('content-type') ?? undefined);
+      return bytes;
+    },
+    async value(bytes, request, required) {
+      const read = await options.offload.readJson(bytes);
+      return bodyValue(read, request.headers.get('content-type') ?? undefined, required);
+    },
+    async json(request, required) {
+      return reader.value(await reader.bytes(request), request, required);
+    },
+  };
+  return reader;
+}
