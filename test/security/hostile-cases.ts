@@ -489,7 +489,9 @@ function anthropicBad(t: Target): BadMessage[] {
   });
   return [
     ['a tool_result whose content is a number', result(5), 'messages[0].content[0].content'],
-    ['a tool_result whose content is an empty list', result([]), 'messages[0].content[0].content'],
+    // An empty list is not here: the Messages API documents a tool_result's `content` as optional,
+    // a string or a list, with no minimum length, so `[]` is valid and stored.
+    ['a tool_result whose content is null', result(null), 'messages[0].content[0].content'],
     ['a tool_result whose content is an object', result({ text: 'x' }), 'messages[0].content[0].content'],
     [
       'an image of media_type text/html',
