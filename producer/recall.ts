@@ -18,6 +18,7 @@ import {
   recallReadQuerySchema,
   recallSearchQuerySchema,
 } from '../shared/recall/schemas.ts';
+import { recallSnippet } from '../shared/recall/snippet.ts';
 import type { Db } from './postgres/db.ts';
 import { readArchive, searchArchive, sessionFormat } from './postgres/recall-query.ts';
 
@@ -58,7 +59,10 @@ export async function searchRecall(
       compactionId: r.compaction_id,
       archivedAt: new Date(r.archived_at).toISOString(),
       score: Number(r.score),
-      snippet: r.snippet,
+      snippet: recallSnippet(
+        { text: r.around, cutBefore: r.cut_before, cutAfter: r.cut_after },
+        parsed.data.query,
+      ),
     })),
   };
 }

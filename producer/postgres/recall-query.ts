@@ -12,6 +12,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { RecallReadQuery, RecallSearchQuery } from '../../shared/recall/schemas.ts';
+import { anchorPattern, SNIPPET_WINDOW_CHARS } from '../../shared/recall/snippet.ts';
 import { type Db, executePrepared } from './db.ts';
 import { ARCHIVE_SEARCH_CHARS, archiveSearchVector } from './schema.ts';
 
@@ -24,7 +25,15 @@ export interface SearchRow {
   compaction_id: string;
   archived_at: Date;
   score: number;
-  snippet: string;
+  /**
+   * The text around where the query matched (the query as written, else its longest word, else the
+   * start): {@link SNIPPET_WINDOW_CHARS} characters each side, for `recallSnippet` to mark.
+   */
+  around: string;
+  /** The message's text goes on before `around`. */
+  cut_before: boolean;
+  /** The message's text goes on after `around`. */
+  cut_after: boolean;
 }
 
 /** One archived original as the read finds it. */
@@ -100,13 +109,17 @@ export const RANKED_MATCHES = 2_000;
  * with path and identifier separators as spaces), every word required in either reading. Of the
  * matches, the {@link RANKED_MATCHES} holding the words in the query's order first, then the
  * newest, are ranked by cover density (`ts_rank_cd`: words close together rank higher), plus 1 when
- * the message holds the query exactly (case-insensitive); ties go to the newer seq. A snippet only
- * for the hits returned.
+ * the message holds the query exactly (case-insensitive); ties go to the newer seq. For the hits
+ * returned, the text around where the query matched (`around`), which `recallSnippet`
+ * (shared/recall/snippet.ts) makes the snippet of.
  * @returns the hits, best first; an empty list also when the session is not the tenant's (the caller
  *   tells the two apart with {@link sessionFormat}).
  */
 export function searchArchive(db: Db, tenantId: string, sessionId: string, query: RecallSearchQuery) {
   const head = sql`left(m.content, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))})`;
+  const topHead = sql`left(top.content, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))})`;
+  const window = sql.raw(String(SNIPPET_WINDOW_CHARS));
+  const anchor = sql`${anchorPattern(query.query)}::text`;
   const liveVector = archiveSearchVector(sql.raw('m.content'));
   return executePrepared<SearchRow>(
     db,
@@ -140,13 +153,22 @@ export function searchArchive(db: Db, tenantId: string, sessionId: string, query
       from matched m, q
       order by m.session_id, m.seq, m.archived_at
     ),
-    top as (select * from scored order by score desc, seq desc limit ${query.limit})
-    select top.session_id, top.seq, top.role, top.kind, top.compaction_id, top.archived_at,
-      top.score::float8 as score,
-      ts_headline('simple', left(top.content, ${sql.raw(String(ARCHIVE_SEARCH_CHARS))}), q.query,
-        'StartSel=«, StopSel=», MaxWords=24, MinWords=8, MaxFragments=2, FragmentDelimiter=" … "') as snippet
-    from top, q
-    order by top.score desc, top.seq desc`,
+    top as (select * from scored order by score desc, seq desc limit ${query.limit}),
+    placed as (
+      select top.*, ${topHead} as head,
+        coalesce(
+          nullif(strpos(lower(${topHead}), q.exact), 0),
+          nullif(case when ${anchor} = '' then 0 else regexp_instr(lower(${topHead}), ${anchor}, 1, 1, 0, '', 2) end, 0),
+          1
+        ) as pos
+      from top cross join q
+    )
+    select p.session_id, p.seq, p.role, p.kind, p.compaction_id, p.archived_at, p.score::float8 as score,
+      substr(p.head, greatest(1, p.pos - ${window}), 2 * ${window} + length(q.exact)) as around,
+      p.pos - ${window} > 1 as cut_before,
+      greatest(1, p.pos - ${window}) + 2 * ${window} + length(q.exact) <= length(p.content) as cut_after
+    from placed p, q
+    order by p.score desc, p.seq desc`,
   );
 }
 

@@ -7,7 +7,17 @@ import { STRATEGIES } from '../../shared/strategies/index.ts';
 import { COMMANDS } from '../../worker/cli/cli.ts';
 import type { Command, CommandGroup } from '../../worker/cli/command.ts';
 import { usageLine } from '../../worker/cli/help.ts';
-import { cell, code, fence, generatedNotice, page, prose, table } from './markdown.ts';
+import {
+  cell,
+  code,
+  fence,
+  generatedNotice,
+  page,
+  prose,
+  sentence,
+  table,
+  wrappedProse,
+} from './markdown.ts';
 
 /** The commands as the help lists them, groups opened into their actions. */
 function leaves(): Command[] {
@@ -22,7 +32,10 @@ export function commandAnchor(command: Pick<Command, 'name'>): string {
   return `compactor-${command.name.replaceAll(' ', '-')}`;
 }
 
-/** One command's section: summary, usage, options, notes, examples. */
+/**
+ * One command's section: summary, usage, options, notes (wrapped for the terminal, joined here into
+ * paragraphs and lists), examples.
+ */
 function commandSection(command: Command): string {
   const options = Object.entries(command.options).map(([name, option]) => [
     code(option.type === 'string' ? `--${name} ${option.value ?? 'VALUE'}` : `--${name}`),
@@ -31,10 +44,10 @@ function commandSection(command: Command): string {
   ]);
   return page([
     `## compactor ${command.name}`,
-    prose(command.summary.charAt(0).toUpperCase() + command.summary.slice(1)),
+    prose(sentence(command.summary)),
     fence('text', `usage: ${usageLine(command)}`),
     options.length > 0 ? table(['option', 'required', 'meaning'], options) : 'No options.',
-    ...(command.notes ?? []).map(prose),
+    ...wrappedProse(command.notes ?? []),
     fence('sh', command.examples.join('\n')),
   ]).trimEnd();
 }

@@ -92,7 +92,7 @@ function operationSection(method: string, path: string, operation: Json): string
   const responses = isObject(operation.responses) ? operation.responses : {};
   return page([
     `## ${code(`${method.toUpperCase()} ${path}`)}`,
-    `**${prose(text(operation.summary))}** (${code(text(operation.operationId))})`,
+    `**${prose(text(operation.summary))}** (${code(text(operation.operationId))}).`,
     prose(text(operation.description)),
     scope === undefined
       ? 'Credentials: as the document says for every operation.'
@@ -110,7 +110,7 @@ function operationSection(method: string, path: string, operation: Json): string
           cell(text(p.description)),
         ]),
       ),
-    body && `Request body (${body.required === true ? 'required' : 'optional'}): ${typeOf(jsonBody(body))}`,
+    body && `Request body (${body.required === true ? 'required' : 'optional'}): ${typeOf(jsonBody(body))}.`,
     table(
       ['status', 'meaning', 'body'],
       Object.entries(responses).map(([status, response]) => [

@@ -12,10 +12,19 @@ export function generatedNotice(source: string): string {
 }
 
 /**
- * Text from the code as Markdown prose: HTML-significant characters and Vue's `{{` escaped, and
- * `*` and `_` so that a glob (`*.jsonl`) or a variable's tail (`_PASSWORD`) never opens emphasis.
+ * Text from the code as Markdown prose: outside its code spans, HTML-significant characters and
+ * Vue's `{{` escaped, and `*` and `_` so that a glob (`*.jsonl`) or a variable's tail (`_PASSWORD`)
+ * never opens emphasis. A code span (`` `Authorization: Bearer <key>` ``) is kept as written, but
+ * for `{{`: markdown-it escapes its `<` itself, and shows any escape of ours as typed.
  */
 export function prose(text: string): string {
+  return codeSpans(text)
+    .map(({ code, text: part }) => (code ? part.replaceAll('{{', '{\u200b{') : escapeProse(part)))
+    .join('');
+}
+
+/** {@link prose}'s escaping of text outside code spans. */
+function escapeProse(text: string): string {
   return text
     .replaceAll('\\', '\\\\')
     .replaceAll('*', '\\*')
@@ -24,6 +33,87 @@ export function prose(text: string): string {
     .replaceAll('<', '&lt;')
     .replaceAll('>', '&gt;')
     .replaceAll('{{', '&#123;&#123;');
+}
+
+/**
+ * `text` cut into its code spans and the text between them, in order, as CommonMark reads them: a
+ * run of backticks opens a span that the next run of the same length closes; a run that nothing
+ * closes is plain text.
+ */
+export function codeSpans(text: string): Array<{ code: boolean; text: string }> {
+  const parts: Array<{ code: boolean; text: string }> = [];
+  let plainFrom = 0;
+  let at = 0;
+  while (at < text.length) {
+    const open = /`+/g;
+    open.lastIndex = at;
+    const opening = open.exec(text);
+    if (!opening) break;
+    const ticks = opening[0];
+    const close = new RegExp(`(?<!\`)${ticks}(?!\`)`, 'g');
+    close.lastIndex = opening.index + ticks.length;
+    const closing = close.exec(text);
+    if (!closing) {
+      at = opening.index + ticks.length;
+      continue;
+    }
+    if (opening.index > plainFrom) parts.push({ code: false, text: text.slice(plainFrom, opening.index) });
+    at = closing.index + ticks.length;
+    parts.push({ code: true, text: text.slice(opening.index, at) });
+    plainFrom = at;
+  }
+  if (plainFrom < text.length) parts.push({ code: false, text: text.slice(plainFrom) });
+  return parts;
+}
+
+/**
+ * Lines wrapped for a terminal (a command's notes, as `--help` prints them) as Markdown blocks: a
+ * line that goes on from the one before joins its paragraph; a paragraph ends at an empty line, at
+ * an indented line, and where a line ends a sentence (`.`, `!`, `?`, maybe followed by a closing
+ * bracket or quote) and the next begins like one (a capital, a digit, a quote, a backtick or `-`).
+ * Indented lines are a list, one item each: `  term   what it is` (two spaces or more after the
+ * term) becomes `- \`term\`: what it is`. Text goes through {@link prose}.
+ */
+export function wrappedProse(lines: readonly string[]): string[] {
+  const blocks: string[] = [];
+  let paragraph: string[] = [];
+  let list: string[] = [];
+  const flush = () => {
+    if (paragraph.length > 0) blocks.push(prose(paragraph.join(' ')));
+    if (list.length > 0) blocks.push(list.join('\n'));
+    paragraph = [];
+    list = [];
+  };
+  for (const line of lines) {
+    if (line.trim() === '') {
+      flush();
+    } else if (/^\s/.test(line)) {
+      if (paragraph.length > 0) flush();
+      const item = /^\s+(\S+)\s{2,}(\S.*)$/.exec(line);
+      list.push(
+        item ? `- ${code(item[1] as string)}: ${prose(item[2] as string)}` : `- ${prose(line.trim())}`,
+      );
+    } else {
+      const previous = paragraph.at(-1);
+      if (list.length > 0 || (previous !== undefined && endsSentence(previous) && /^[A-Z0-9"'`-]/.test(line)))
+        flush();
+      paragraph.push(line.trim());
+    }
+  }
+  flush();
+  return blocks;
+}
+
+/** Whether a line ends a sentence: `.`, `!` or `?`, maybe followed by closing brackets or quotes. */
+function endsSentence(line: string): boolean {
+  return /[.!?]["')\]]*$/.test(line.trimEnd());
+}
+
+/** Text as a sentence: its first letter a capital, and a full stop at its end unless it has one. */
+export function sentence(text: string): string {
+  const trimmed = text.trim();
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+  return /[.!?:]["')\]]*$/.test(capital) ? capital : `${capital}.`;
 }
 
 /** Text for a table cell: {@link prose}, on one line, with `|` escaped. */

@@ -18,7 +18,7 @@ import { z } from 'zod';
  * `/metrics` and the key routes, and only an admin key may hold it.
  */
 export const SCOPES = {
-  'context:read': "read a session's context, ledger and pages",
+  'context:read': "read a session's context, ledger and pages; recall its archive, also over /v1/mcp",
   'messages:write': 'create sessions, append messages, declare tools',
   'events:write': 'enqueue session.run.completed',
   'sessions:compact': 'compact now (and restore, on the dashboard)',

@@ -51,7 +51,7 @@ export const THINKING_TYPES: ReadonlySet<string> = new Set(['thinking', 'redacte
  * @param content a string or a list of blocks, as the Messages API takes it.
  * @param pdfPages counts a PDF's pages for its token estimate and marker; default the pure core's
  *   `pdfPageCount`, which does not see pages packed in compressed object streams (the edges pass
- *   `countPdfPages` of shared/runtime/pdf-pages.ts, which does).
+ *   `countPdfPages` of producer/media/pdf-pages.ts, which does).
  */
 export function contentFacts(content: StoredContent, pdfPages: PdfPageCounter = pdfPageCount): ContentFacts {
   const toolUseIds: string[] = [];

@@ -6,7 +6,7 @@
  * cannot read is priced at the documented maximum (images) or one page (documents), as each
  * function says. The pure core has no decompressor, so the pages a PDF packs in compressed object
  * streams are counted only by a {@link PdfPageCounter} that brings one: the edges pass
- * shared/runtime/pdf-pages.ts (`countPdfPages`, node:zlib) to the functions that take a counter.
+ * producer/media/pdf-pages.ts (`countPdfPages`, node:zlib) to the functions that take a counter.
  *
  * Sources, as read on 2026-11-23 (platform.claude.com/docs/en/build-with-claude/...):
  * - "Images and vision" (`vision`), section "Resolution and token cost": Claude sees an image as

@@ -75,7 +75,11 @@ export const recallHitSchema = z.object({
   compactionId: z.string().describe('The compaction that archived it (the ledger row).'),
   archivedAt: z.string().describe('When it was archived, ISO 8601.'),
   score: z.number().describe('Rank, higher first: 1 more when the query occurs in it exactly.'),
-  snippet: z.string().describe('The best-matching fragments of its text, the matched words between « and ».'),
+  snippet: z
+    .string()
+    .describe(
+      "Its text where the query matched (as written, else its words, a path's parts too), about 240 characters on one line, each match between « and », … where the text goes on.",
+    ),
 });
 
 /** What a search finds, best first. */

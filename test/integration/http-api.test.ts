@@ -431,6 +431,7 @@ describe('HTTP API: OpenAPI document', () => {
         'POST /v1/sessions/{id}/recall/read',
         'GET /v1',
         'GET /v1/openapi.json',
+        'POST /v1/mcp',
         'POST /v1/admin/keys',
         'GET /v1/admin/keys',
         'DELETE /v1/admin/keys/{keyId}',

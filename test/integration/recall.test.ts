@@ -120,6 +120,8 @@ describe('recall', () => {
     expect(byPath.hits[0]?.snippet).toContain('«src/auth/refresh_token.ts»');
     const byPart = await searchRecall(db, { tenantId, sessionId: 'code', query: 'refresh_token' });
     expect(byPart.hits.map((h) => h.seq)).toContain(1);
+    // The snippet shows where a part of a path matched, not the message's first words.
+    expect(byPart.hits.find((h) => h.seq === 1)?.snippet).toContain('src/auth/«refresh_token».ts');
     const byCommand = await searchRecall(db, {
       tenantId,
       sessionId: 'code',

@@ -1,5 +1,5 @@
 /**
- * The PDF page counter the edges hand to the token estimate (shared/runtime/pdf-pages.ts): the
+ * The PDF page counter the edges hand to the token estimate (producer/media/pdf-pages.ts): the
  * core's page scan with node:zlib reading the compressed object streams. Whatever zlib writes, at
  * any level, is read; a damaged stream or one that decompresses past the limit adds no page and
  * never throws; and the estimate the producer stores counts the pages it reads.

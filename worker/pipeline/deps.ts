@@ -17,7 +17,7 @@ import type {
   WriteResult,
 } from './ports.ts';
 
-/** A summary queued for the next message batch instead of an online call (see worker/queue/batches.ts). */
+/** A summary queued for the next message batch instead of an online call (see worker/queue/batches/batches.ts). */
 export interface QueuedSummary {
   tenantId: string;
   sessionId: string;

@@ -14,7 +14,8 @@ import type { z } from 'zod';
 import { JSON_SCHEMA_DIALECT, toJsonSchema } from '../../../shared/protocol/json-schemas.ts';
 import { type ApiErrorType, apiErrorSchema, ERROR_STATUS, ERROR_TYPES } from '../errors.ts';
 import { apiIndexSchema, INDEX_PATH } from './api-index.ts';
-import { API_ROUTES, type ApiRoute, OPENAPI_PATH } from './routes.ts';
+import { API_ROUTES, type ApiRoute, MCP_PATH, OPENAPI_PATH } from './routes.ts';
+import { tenantHeaderSchema } from './schemas.ts';
 
 /** What every route of the table may answer: a bad request, no or wrong credentials, too many failures. */
 const COMMON_ERRORS = [
@@ -116,6 +117,7 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
       responses: { 200: { description: 'The index.', content: json(schemaOf(apiIndexSchema, 'output')) } },
     }),
   );
+  registry.registerPath(createRoute(recallMcpOperation(errorResponse) as RouteConfig));
   registry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
@@ -136,7 +138,7 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
       title: 'compactor API',
       version: API_VERSION,
       description:
-        'Create sessions, append Anthropic or OpenAI Chat Completions messages, enqueue session.run.completed, load the next context, compact now and delete sessions, tenant by tenant; issue, list, rotate and revoke keys. A tenant credential acts on its own tenant; an admin credential names one in the Compactor-Tenant header. Each operation needs one scope (x-required-scope, and the scopes of its security requirement): a credential without it gets 403 naming it. After 10 failed authentications in a minute a client gets 429 with retry-after. Request bodies are JSON in UTF-8, sent as they are or with Content-Encoding gzip, deflate or br, at most COMPACTOR_API_MAX_BODY_BYTES once decoded. Errors are { "error": { "type", "message", "field"? } }.',
+        'Create sessions, append Anthropic or OpenAI Chat Completions messages, enqueue session.run.completed, load the next context, search and read what compactions archived (recall, also as an MCP server at /v1/mcp), compact now and delete sessions, tenant by tenant; issue, list, rotate and revoke keys. A tenant credential acts on its own tenant; an admin credential names one in the Compactor-Tenant header. Each operation needs one scope (x-required-scope, and the scopes of its security requirement): a credential without it gets 403 naming it. After 10 failed authentications in a minute a client gets 429 with retry-after. Request bodies are JSON in UTF-8, sent as they are or with Content-Encoding gzip, deflate or br, at most COMPACTOR_API_MAX_BODY_BYTES once decoded. Errors are { "error": { "type", "message", "field"? } } (but for the JSON-RPC errors of /v1/mcp).',
     },
     servers: [{ url: options.basePath || '/' }],
     security: [{ bearer: [] }, { basic: [] }] as Array<Record<string, string[]>>,
@@ -147,8 +149,51 @@ export function openApiDocument(options: { basePath?: string } = {}): Json {
   return { ...document, components: used };
 }
 
+/**
+ * The operation of recall's MCP server (`MCP_PATH`, worker/http/mcp/recall-server.ts): one POST of a
+ * JSON-RPC message, its answer JSON. Its 200 and 406 bodies are the MCP SDK's JSON-RPC objects, not
+ * the API's error shape; authentication, scope and rate limits answer as every route does.
+ */
+function recallMcpOperation(errorResponse: (types: ApiErrorType[]) => Json): Json {
+  const json = (schema: Json) => ({ 'application/json': { schema } });
+  return {
+    method: 'post',
+    path: MCP_PATH,
+    operationId: 'recallMcp',
+    summary: "Recall's MCP server",
+    description:
+      'Recall as a Model Context Protocol server, over the streamable HTTP transport in stateless mode: each request stands alone (no MCP session), and the answer is JSON. The body is a JSON-RPC 2.0 message as an MCP client sends it (initialize, tools/list, tools/call); the request must accept both application/json and text/event-stream. Two tools: recall_search and recall_read, whose arguments are the bodies of the recall routes plus the sessionId to look in, and whose results are theirs. A refused argument or a session the tenant does not have is a tool error naming what is wrong. Needs the scope context:read.',
+    'x-required-scope': 'context:read',
+    parameters: parametersOf(tenantHeaderSchema, 'header'),
+    request: {
+      body: {
+        required: true,
+        content: json({ type: 'object', description: 'A JSON-RPC 2.0 request or notification of MCP.' }),
+      },
+    },
+    responses: {
+      200: {
+        description: 'The JSON-RPC answer: the result, or a JSON-RPC error.',
+        content: json({ type: 'object' }),
+      },
+      202: { description: 'A notification, taken: no body.' },
+      406: {
+        description:
+          'The Accept header does not list both application/json and text/event-stream (a JSON-RPC error).',
+        content: json({ type: 'object' }),
+      },
+      ...Object.fromEntries(
+        errorsByStatus({ errors: [] })
+          .filter(([status]) => status !== 400)
+          .map(([status, types]) => [String(status), errorResponse(types)]),
+      ),
+    },
+    security: [{ bearer: ['context:read'] }, { basic: ['context:read'] }],
+  };
+}
+
 /** The error types a route may answer (its own and every route's), grouped by status, ascending. */
-function errorsByStatus(route: ApiRoute): Array<[number, ApiErrorType[]]> {
+function errorsByStatus(route: Pick<ApiRoute, 'errors'>): Array<[number, ApiErrorType[]]> {
   const byStatus = new Map<number, ApiErrorType[]>();
   for (const type of new Set([...route.errors, ...COMMON_ERRORS]))
     byStatus.set(ERROR_STATUS[type], [...(byStatus.get(ERROR_STATUS[type]) ?? []), type]);

@@ -15,7 +15,7 @@
  *   (`message` says what it did)
  *
  * `limit` is 1-200 (default 50); `cursor` is the `nextCursor` of the previous page. Errors are the
- * HTTP API's, `{ error: { type, message, field? } }` (../api/errors.ts): 400 bad input (the field
+ * HTTP API's, `{ error: { type, message, field? } }` (../errors.ts): 400 bad input (the field
  * named), 401, 403 (another tenant named, or a write to a read-only dashboard), 404 unknown or
  * foreign session (the same answer), 409 a restore that must wait or cannot apply now.
  */

@@ -1,7 +1,7 @@
 /**
  * What the dashboard's routes share: the request context (who is asking, for which tenant), and
  * input parsing with zod that names the bad field. Its errors are the HTTP API's `ApiError`s
- * (../api/errors.ts), answered in the API's shape `{ error: { type, message, field? } }`.
+ * (../errors.ts), answered in the API's shape `{ error: { type, message, field? } }`.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';

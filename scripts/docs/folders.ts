@@ -1,0 +1,148 @@
+/**
+ * The "Where things are" table of docs/architecture.md, generated: each folder of the code with its
+ * layer and what it holds. The layers are read from the rules that enforce them (the
+ * `core-layer-N-…` rules of .dependency-cruiser.cjs, built from its `CORE_LAYERS`), so the table
+ * cannot give a folder another layer than the import check does; what each folder holds is
+ * {@link FOLDERS}, which test/unit/docs-reference.test.ts holds to the folders on disk (every
+ * folder of `shared/`, `producer/` and `worker/` has a row, or is named in its parent's row).
+ */
+import { createRequire } from 'node:module';
+import { code, table } from './markdown.ts';
+
+/**
+ * What each folder holds, one line, in the table's order after the pure core's (which is sorted by
+ * layer). A subfolder without a row of its own is named in its parent's as `` `name/` ``.
+ */
+export const FOLDERS: Readonly<Record<string, string>> = {
+  'shared/contract/':
+    'the shapes everything shares: messages and content blocks, token estimates, the error taxonomy, transcript parsing, content checks, the formats of API keys and webhook secrets; the published JSON Schema files (`schemas/`, written by `npm run contract`)',
+  'shared/text/':
+    'reading transcript text: cleaning and clipping, shell commands, error lines, what a user-role message is',
+  'shared/trust/':
+    'what a summary trusts: the prompt-injection detector, secret-looking paths and when one enters the working set',
+  'shared/working-set/': 'working-set extraction: the file paths a session worked with',
+  'shared/summary/':
+    'the checkpoint, prompt, chunking, pricing, the `Summarizer` interface, and the guard every checkpoint passes before it is stored (`guard.ts`)',
+  'shared/extractive/': 'the offline summarizer, one heuristic per file',
+  'shared/fidelity/':
+    'the fidelity check: a summary scored against the messages it replaces, and what it lost',
+  'shared/context/': "context out: a session's live rows rendered as the agent's next Messages API request",
+  'shared/planning/': 'the window rule every strategy plans with, plan types, and the effects a plan becomes',
+  'shared/formats/':
+    "the session formats besides Anthropic's (`session-format.ts`), one folder per wire format: `openai-chat/` (Chat Completions messages) and `openai-responses/` (Responses items), each with its validation, transcript reading, rendered context and clearing",
+  'shared/strategies/':
+    "one file per strategy (schema, shorthand, whether it summarizes, planning rule), the registry, and `plan.ts`, which hands a session to its strategy's rule",
+  'shared/policy/': 'policies, triggers, admission, the storm guard, spend budgets, tenant limits',
+  'shared/protocol/':
+    "what producer, worker and agent services send each other: queue and job names, the event schemas, job ids and idempotency keys, the HTTP API's request schemas, and their JSON Schema (`json-schemas.ts`, which `npm run contract` writes to `shared/contract/schemas/`)",
+  'shared/recall/':
+    "recall's requests and answers (the archive's search and read), as the zod schemas the client library, the HTTP routes and the MCP tools all take and give",
+  'producer/':
+    "what agent services call (the package's main entry): enqueue events, create sessions, append, import, load the next request's context, search and read the archive (recall), verify webhook signatures",
+  'producer/postgres/':
+    "the client's Postgres adapter, which the worker's adapters build on: the drizzle schema, the database client, the context read, recall's search and read, and the client's statements (sessions, messages, append idempotency keys, session limits, a ledger row)",
+  'producer/redis/':
+    "the Redis connection, one server or a cluster (docs/guide/scale-out.md), and the tenants' backlogs that set job priorities",
+  'producer/queue/':
+    "the queue backend (BullMQ on Redis or on Postgres) and the tenants' backlog counts on either",
+  'producer/media/':
+    'the PDF page counter the edges hand to the token estimate (node:zlib for compressed object streams; the pure core only scans)',
+  'worker/config/':
+    "the worker's settings: environment config, the history partition count, the package's own files",
+  'worker/pipeline/':
+    'the pipeline (`pipeline.ts`; the summary path as steps, `with-summary.ts`; the fallback policy, `fallback.ts`), its ports (`ports.ts`), the pure builders of changes and summaries',
+  'worker/postgres/':
+    'the Postgres adapter: reads, fenced writes, row lock, effects executor, ledger, budget reservations, restore, retention, audit, policies and their `LISTEN` cache, webhooks, API keys, migrations, database errors told as cause and fix; `queries/`: the named reads of the dashboard, the API and the CLI',
+  'worker/redis/': "the per-session lease, the tenants' worker slots",
+  'worker/summarizers/':
+    'the Anthropic and OpenAI summarizers and batches, SDK error mapping, the summarizer choice, the port its LLM requests go through (`llm-calls.ts`)',
+  'worker/queue/':
+    'one folder per background job: `compaction/` (the BullMQ worker, its processor, the error-to-action table), `sweeps/` (the sweep and its retention pass), `batches/` (batch polling), `session-events/` (what follows an applied compaction), `webhooks/` (enqueueing, the webhook worker, one delivery)',
+  'worker/http/':
+    'what every HTTP surface shares: the API errors (`errors.ts`), credentials, the failed-authentication throttle, the metrics/health server, the `--insecure` loopback guard',
+  'worker/http/api/':
+    'the HTTP API (`compactor api`): the route table, the OpenAPI document made from it, the handlers',
+  'worker/http/mcp/': "recall's MCP server at `/v1/mcp`: the `recall_search` and `recall_read` tools",
+  'worker/http/dashboard/': 'the dashboard: Bull Board, the ledger API, the session pages',
+  'worker/outbound/':
+    "where requests to tenants' URLs may go: the webhook address policy and the agents that enforce it at connect time",
+  'worker/observability/':
+    'Prometheus metrics, readiness checks, OpenTelemetry traces (`tracing.ts`: job spans, GenAI LLM-call spans)',
+  'worker/runtime/':
+    'building the adapters from config (`services.ts`, `store.ts`), the logger, Redis state, start-up retries, the embedded PostgreSQL',
+  'worker/cli/': 'the `compactor` command: the command table, help, and one module per command (`commands/`)',
+  'worker/bin/': 'the `compactor` executable, and its development entry through tsx (`compactor-dev.js`)',
+  'test/': '`unit/`, `integration/`, `e2e/`, `faults/`, `browser/`, with set-up in `test/support/`',
+};
+
+/** A forbidden rule of the dependency-cruiser config, as far as the layers need it. */
+interface Rule {
+  name: string;
+  from?: { path?: string | string[] };
+}
+
+/**
+ * The pure core's layers, lowest first, each the folders of `shared/` in it, read from the rules
+ * that enforce them: `core-layer-N-imports-only-lower-layers`, whose `from.path` is
+ * `^shared/(a|b)/`.
+ * @throws {Error} when the config has no layer rule, or one whose shape is not that.
+ */
+export function coreLayers(config: { forbidden: Rule[] } = dependencyCruiserConfig()): string[][] {
+  const layers: string[][] = [];
+  for (const rule of config.forbidden) {
+    const layer = /^core-layer-(\d+)-/.exec(rule.name);
+    if (!layer) continue;
+    const folders = /^\^shared\/\(([^)]+)\)\/$/.exec(String(rule.from?.path ?? ''));
+    if (!folders) throw new Error(`${rule.name}: from.path is not ^shared/(a|b)/`);
+    layers[Number(layer[1])] = (folders[1] as string).split('|');
+  }
+  if (layers.length === 0 || layers.some((l) => l === undefined))
+    throw new Error('.dependency-cruiser.cjs: no core-layer-N rules, or a layer missing');
+  return layers;
+}
+
+/** The repository's .dependency-cruiser.cjs. */
+function dependencyCruiserConfig(): { forbidden: Rule[] } {
+  return createRequire(import.meta.url)('../../.dependency-cruiser.cjs') as { forbidden: Rule[] };
+}
+
+/** The table: the pure core's folders by layer, then the others in {@link FOLDERS}'s order. */
+export function foldersTable(layers: string[][] = coreLayers()): string {
+  const layerOf = new Map<string, number>(
+    layers.flatMap((folders, n) => folders.map((f) => [`shared/${f}/`, n] as const)),
+  );
+  const described = (folder: string) => {
+    const text = FOLDERS[folder];
+    if (text === undefined) throw new Error(`${folder} is in a layer but has no row in FOLDERS`);
+    return text;
+  };
+  const core = layers.flatMap((folders, n) =>
+    folders.map((f) => [code(`shared/${f}/`), String(n), described(`shared/${f}/`)]),
+  );
+  const rest = Object.entries(FOLDERS)
+    .filter(([folder]) => !layerOf.has(folder))
+    .map(([folder, text]) => {
+      if (folder.startsWith('shared/')) throw new Error(`${folder} has a row but no layer in CORE_LAYERS`);
+      return [code(folder), '', text];
+    });
+  return table(['folder', 'layer', 'what it holds'], [...core, ...rest]);
+}
+
+/** The markers between which docs/architecture.md holds the generated table. */
+export const FOLDERS_MARKERS = {
+  start:
+    '<!-- folders: generated by `npm run docs:generate` from .dependency-cruiser.cjs and scripts/docs/folders.ts. Do not edit. -->',
+  end: '<!-- /folders -->',
+} as const;
+
+/**
+ * `page` with the text between the markers replaced by `body`.
+ * @throws {Error} when the page lacks a marker or has them out of order.
+ */
+export function replaceBetween(page: string, markers: { start: string; end: string }, body: string): string {
+  const start = page.indexOf(markers.start);
+  const end = page.indexOf(markers.end);
+  if (start < 0 || end < start)
+    throw new Error(`markers ${markers.start} … ${markers.end} not found in order`);
+  return `${page.slice(0, start + markers.start.length)}\n\n${body}\n\n${page.slice(end)}`;
+}
