@@ -7,7 +7,7 @@
  * folder of `shared/`, `producer/` and `worker/` has a row, or is named in its parent's row).
  */
 import { createRequire } from 'node:module';
-import { code, table } from './markdown.ts';
+import { alignedTable, code } from './markdown.ts';
 
 /**
  * What each folder holds, one line, in the table's order after the pure core's (which is sorted by
@@ -125,7 +125,7 @@ export function foldersTable(layers: string[][] = coreLayers()): string {
       if (folder.startsWith('shared/')) throw new Error(`${folder} has a row but no layer in CORE_LAYERS`);
       return [code(folder), '', text];
     });
-  return table(['folder', 'layer', 'what it holds'], [...core, ...rest]);
+  return alignedTable(['folder', 'layer', 'what it holds'], [...core, ...rest]);
 }
 
 /** The markers between which docs/architecture.md holds the generated table. */

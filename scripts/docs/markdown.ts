@@ -149,6 +149,16 @@ export function table(header: string[], rows: string[][]): string {
   ].join('\n');
 }
 
+/**
+ * A Markdown table with its columns padded to their widest cell, as the formatter writes tables
+ * in hand-written pages (a generated table inside such a page must pass `biome check`).
+ */
+export function alignedTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(3, h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
 /** Joins blocks with blank lines and ends the page with one newline. */
 export function page(blocks: Array<string | false | undefined>): string {
   return `${blocks.filter((b): b is string => typeof b === 'string' && b !== '').join('\n\n')}\n`;
