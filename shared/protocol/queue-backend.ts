@@ -36,6 +36,8 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
  * Unset and empty count the same.
  */
 export interface QueueEnvironment {
+  /** Any other variable (`process.env` as it is): not read. */
+  readonly [name: string]: string | undefined;
   readonly DATABASE_URL?: string | undefined;
   readonly COMPACTOR_SCHEMA?: string | undefined;
   readonly COMPACTOR_QUEUE_BACKEND?: string | undefined;
