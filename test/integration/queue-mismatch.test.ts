@@ -4,7 +4,14 @@
  * their own queue. Run on both backends: the mismatched side is always the other one.
  */
 import { describe, expect, it } from 'vitest';
-import { connectionOf, createProducer, describePlace, type ProducerOptions } from '../../producer/index.ts';
+import {
+  connectionOf,
+  createProducer,
+  describePlace,
+  liveQueueWorkers,
+  type ProducerOptions,
+  WORKER_STALE_AFTER_MS,
+} from '../../producer/index.ts';
 import { createSession } from '../../producer/sessions.ts';
 import { main } from '../../worker/cli/cli.ts';
 import { REDIS_URL } from '../support/env.ts';
@@ -51,6 +58,9 @@ describe('a queue no worker listens on', () => {
     await createSession(ctx.tdb.database.db, { tenantId, sessionId: 's-1', messages: [] });
     const worker = ctx.startWorker();
     const workerPlace = describePlace(ctx.services().queues.place);
+    // The worker writes its registry row in the background as it starts: wait for it.
+    while ((await liveQueueWorkers(ctx.tdb.database.db, WORKER_STALE_AFTER_MS)).length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 100));
 
     // The worker's own queue: no warning, and doctor finds the worker there.
     const same = await enqueueTwice({
