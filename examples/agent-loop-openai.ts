@@ -209,11 +209,9 @@ export function recallChatTools(recall: RecallTools): ChatAgentTool[] {
 
 async function main(): Promise<void> {
   const prompt = process.argv.slice(2).join(' ') || 'Read README.md and say what this project does.';
-  const database = openDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  const producer = createProducer({
-    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    prefix: process.env.COMPACTOR_QUEUE_PREFIX ?? 'compactor',
-  });
+  const database = openDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor');
+  // No queue options: the queue the workers' environment names (the same rule as theirs).
+  const producer = createProducer({ db: database.db });
   const tenantId = process.env.COMPACTOR_TENANT ?? 'example';
   const { COMPACTOR_API_URL: apiUrl, COMPACTOR_API_KEY: apiKey } = process.env;
   let recall: RecallTools | undefined;

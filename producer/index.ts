@@ -19,6 +19,8 @@ import {
   type RunCompletedInput,
   runCompletedEventSchema,
 } from '../shared/protocol/events.ts';
+import { type QueueEnvironment, queueSettingsOf } from '../shared/protocol/queue-backend.ts';
+import { WORKER_STALE_AFTER_MS } from '../shared/protocol/queue-workers.ts';
 import { ledgerRow } from './postgres/compactions.ts';
 import { type Database, type Db, DEFAULT_SCHEMA, openDatabase } from './postgres/db.ts';
 import type { CompactionRow } from './postgres/schema.ts';
@@ -39,6 +41,7 @@ import {
   type RedisConnection,
   type RedisTarget,
 } from './redis/redis.ts';
+import { watchWorkers } from './worker-watch.ts';
 
 export {
   CompactionFailedError,
@@ -67,6 +70,21 @@ export {
   type SessionCompactedEvent,
   sessionCompactedEventSchema,
 } from '../shared/protocol/events.ts';
+export {
+  DEFAULT_DATABASE_URL,
+  DEFAULT_REDIS_URL,
+  type QueueEnvironment,
+  type QueueSettings,
+  queueSettingsOf,
+} from '../shared/protocol/queue-backend.ts';
+export {
+  describePlace,
+  type LiveWorker,
+  mismatchOf,
+  type QueuePlace,
+  WORKER_HEARTBEAT_MS,
+  WORKER_STALE_AFTER_MS,
+} from '../shared/protocol/queue-workers.ts';
 export type {
   RecalledMessage,
   RecallHit,
@@ -98,6 +116,7 @@ export {
   DEFAULT_SCHEMA,
   openDatabase,
 } from './postgres/db.ts';
+export { liveQueueWorkers } from './postgres/queue-workers.ts';
 export {
   DEFAULT_QUEUE_POOL_SIZE,
   DEFAULT_QUEUE_SCHEMA,
@@ -157,7 +176,13 @@ export {
  *   counts live in compactor's schema (`schema`, default `compactor`), reached through `db` when
  *   given, else through a small pool of the producer's own on the same URL. BullMQ loads the `pg`
  *   driver for it.
- * Exactly one of `redisUrl`, `redisCluster` and `postgres` is needed.
+ * - None of them: the queue the environment names, by the rule the workers follow
+ *   ({@link queueSettingsOf}: `COMPACTOR_QUEUE_BACKEND`, else Redis when `REDIS_URL` or
+ *   `COMPACTOR_REDIS_CLUSTER_NODES` is set, else Postgres at `DATABASE_URL` in
+ *   `COMPACTOR_QUEUE_SCHEMA`; the prefix `COMPACTOR_QUEUE_PREFIX`). A producer started with the
+ *   workers' environment enqueues where they listen. This is the one case where the client reads
+ *   `process.env` (or `environment`, when given), once, in `createProducer`.
+ * At most one of `redisUrl`, `redisCluster` and `postgres` is given.
  */
 export type ProducerConnection =
   | { redisUrl: string; redisCluster?: undefined; postgres?: undefined }
@@ -170,14 +195,37 @@ export type ProducerConnection =
       schema?: string | undefined;
       redisUrl?: undefined;
       redisCluster?: undefined;
+    }
+  | {
+      redisUrl?: undefined;
+      redisCluster?: undefined;
+      postgres?: undefined;
+      queueSchema?: undefined;
+      schema?: undefined;
     };
 
 export type ProducerOptions = ProducerConnection & {
   /**
    * BullMQ key prefix on Redis; must match the workers' (`compactor`, the default, or `{compactor}`
-   * on a cluster). Not used on Postgres, where `queueSchema` is the namespace.
+   * on a cluster). Not used on Postgres, where `queueSchema` is the namespace. Unset with no
+   * connection option: `COMPACTOR_QUEUE_PREFIX`, as the workers read it.
    */
   prefix?: string;
+  /**
+   * The environment the queue rule reads when no connection option is given; default
+   * `process.env`. Ignored when a connection is given.
+   */
+  environment?: QueueEnvironment;
+  /**
+   * ms a queue may go without a live worker (one whose row in the worker registry was renewed)
+   * before an enqueue on it is reported by {@link onWarning}, once per producer; 0 turns the check
+   * off. Default 60,000. The registry is read through `db`, the producer's own pool on Postgres,
+   * or, with no connection option, a one-connection pool on `DATABASE_URL`: a producer given only
+   * `redisUrl` or `redisCluster` and no `db` does not check.
+   */
+  noWorkerWarningAfterMs?: number;
+  /** Receives that warning, one line (default `console.warn`). */
+  onWarning?: (line: string) => void;
   /**
    * compactor's database (`openDatabase`). When given, `compactNow` reads the ledger row of a
    * settled compaction and returns it as `compaction`.
@@ -305,10 +353,47 @@ export function producerTarget(options: {
   return { url: redisUrl };
 }
 
+/**
+ * The options with their connection made explicit: as given, or by the shared queue rule from
+ * the environment ({@link queueSettingsOf}), with the rule's database as `registryUrl` (where the
+ * worker registry is read when the options give no `db`).
+ * @throws {ConfigError} when the environment's `COMPACTOR_QUEUE_BACKEND` is not a backend.
+ */
+export function resolveProducerOptions(options: ProducerOptions): {
+  options: ProducerOptions;
+  registryUrl?: string;
+  registrySchema?: string | undefined;
+} {
+  if (options.redisUrl !== undefined || options.redisCluster !== undefined || options.postgres !== undefined)
+    return { options };
+  const rule = queueSettingsOf(options.environment ?? process.env);
+  const prefix = options.prefix ?? rule.prefix;
+  const registry = { registryUrl: rule.databaseUrl, registrySchema: rule.databaseSchema };
+  if (rule.backend === 'postgres') {
+    return {
+      options: {
+        ...options,
+        postgres: rule.databaseUrl,
+        queueSchema: rule.queueSchema,
+        schema: rule.databaseSchema,
+        prefix,
+      },
+      ...registry,
+    };
+  }
+  const redis =
+    rule.redisClusterNodes !== undefined
+      ? { redisCluster: rule.redisClusterNodes }
+      : { redisUrl: rule.redisUrl };
+  return { options: { ...options, ...redis, prefix }, ...registry };
+}
+
 /** What a producer enqueues through, on either backend. */
 interface Wiring {
   queues: QueueBackend;
   backlog: TenantBacklog;
+  /** compactor's database, when the wiring opened one (Postgres without `db`). */
+  db?: Db;
   /** Resolves once the queue's store can take a job; rejects naming it when it cannot. */
   ready(): Promise<void>;
   /** Closes what the wiring opened itself (after the queue and the events are closed). */
@@ -391,6 +476,7 @@ function postgresWiring(options: ProducerOptions & { postgres: string | Postgres
   return {
     queues,
     backlog: postgresTenantBacklog(db),
+    db,
     // Nothing to wait for: a statement fails at once while Postgres is down, naming it.
     ready: async () => {},
     close: async () => {
@@ -400,17 +486,41 @@ function postgresWiring(options: ProducerOptions & { postgres: string | Postgres
 }
 
 /**
- * Opens a producer on Redis (`redisUrl`, `redisCluster`) or Postgres (`postgres`). Nothing
- * connects until the first call.
+ * Opens a producer on Redis (`redisUrl`, `redisCluster`), Postgres (`postgres`), or, given none,
+ * the queue the environment names by the workers' rule ({@link resolveProducerOptions}). Nothing
+ * connects until the first call. After an enqueue it checks the worker registry and warns once
+ * when no worker listens on its queue ({@link ProducerOptions.noWorkerWarningAfterMs}).
  * @throws {ConfigError} as {@link producerTarget}, or for a `postgres` pool config without a
- *   `connectionString` and without `db`.
+ *   `connectionString` and without `db`, or a bad `COMPACTOR_QUEUE_BACKEND` in the environment.
  */
-export function createProducer(options: ProducerOptions): Producer {
+export function createProducer(given: ProducerOptions = {}): Producer {
+  const resolved = resolveProducerOptions(given);
+  const { options } = resolved;
   const wiring =
     options.postgres !== undefined
       ? postgresWiring({ ...options, postgres: options.postgres })
       : redisWiring(options);
   const { queues, backlog } = wiring;
+  // The worker registry: through the caller's db, the wiring's, or one connection of our own.
+  let registry: Database | undefined;
+  const registryDb = options.db ?? wiring.db;
+  const registryUrl = resolved.registryUrl;
+  const watch =
+    registryDb || registryUrl
+      ? watchWorkers({
+          place: queues.place,
+          db: () => {
+            if (registryDb) return registryDb;
+            registry ??= openDatabase(registryUrl as string, {
+              max: 1,
+              schema: resolved.registrySchema ?? DEFAULT_SCHEMA,
+            });
+            return registry.db;
+          },
+          staleAfterMs: options.noWorkerWarningAfterMs ?? WORKER_STALE_AFTER_MS,
+          warn: options.onWarning ?? ((line) => console.warn(line)),
+        })
+      : undefined;
   const link = queues.link({ shared: true });
   const queue = new queues.Queue(COMPACTION_QUEUE, {
     ...link.options,
@@ -452,7 +562,9 @@ export function createProducer(options: ProducerOptions): Producer {
       const timeoutMs = waitOptions.timeoutMs ?? 60_000;
       await wiring.ready();
       if (timeoutMs <= 0) {
-        return { state: 'running', jobId: (await addJob(event, false)).jobId };
+        const { jobId } = await addJob(event, false);
+        watch?.afterEnqueue();
+        return { state: 'running', jobId };
       }
       if (!events) {
         eventsLink.current = queues.link({ poolSize: 1 });
@@ -461,6 +573,7 @@ export function createProducer(options: ProducerOptions): Producer {
       }
       await events.waitUntilReady();
       const { job, jobId } = await addJob(event, false);
+      watch?.afterEnqueue();
       try {
         const result = (await job.waitUntilFinished(events, timeoutMs)) as CompactionJobResult;
         const compaction =
@@ -482,10 +595,14 @@ export function createProducer(options: ProducerOptions): Producer {
       const event = parseRunCompleted(input);
       await wiring.ready();
       const { jobId, coalesced } = await addJob(event, true);
+      watch?.afterEnqueue();
       return { jobId, coalesced };
     },
     close: () => {
-      closing ??= Promise.resolve(events?.close())
+      closing ??= Promise.resolve(watch?.settled())
+        .then(() => registry?.close())
+        .catch(() => {})
+        .then(() => events?.close())
         .catch(() => {})
         .then(() => eventsLink.current?.close())
         .then(() => queue.close())

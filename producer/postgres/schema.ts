@@ -638,3 +638,26 @@ export const rateLimits = pgTable('rate_limits', {
   points: integer('points').notNull().default(0),
   expire: timestamp('expire', { withTimezone: true }),
 });
+
+/**
+ * The queue workers alive now, and where each listens (producer/postgres/queue-workers.ts reads
+ * them; worker/postgres/queue-workers.ts writes them): a running `compactor worker` inserts its row
+ * at start, renews `last_seen_at` every `WORKER_HEARTBEAT_MS` and deletes it when it closes
+ * gracefully; a crashed worker's row stops counting once older than the staleness window
+ * (shared/protocol/queue-workers.ts). Producers and `compactor doctor` compare their own queue
+ * with these rows. Process bookkeeping, not tenant data: no `tenant_id`.
+ */
+export const queueWorkers = pgTable('queue_workers', {
+  /** `<host>:<pid>:<random>`, one per worker process. */
+  id: text('id').primaryKey(),
+  /** `redis` or `postgres`. */
+  backend: text('backend').notNull(),
+  /** The queue's namespace: the BullMQ prefix on Redis, BullMQ's schema on Postgres. */
+  namespace: text('namespace').notNull(),
+  /** The Redis or database, for people (no password). */
+  target: text('target').notNull(),
+  /** The queues the worker takes jobs from. */
+  queues: text('queues').array().notNull(),
+  startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
+  lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).notNull().defaultNow(),
+});

@@ -26,6 +26,7 @@ import {
   withBackend,
 } from 'bullmq';
 import { DEFAULT_QUEUE_SCHEMA, type QueueBackendKind } from '../../shared/protocol/queue-backend.ts';
+import type { QueuePlace } from '../../shared/protocol/queue-workers.ts';
 import type { RedisConnection } from '../redis/redis.ts';
 
 export { DEFAULT_QUEUE_SCHEMA, type QueueBackendKind };
@@ -54,6 +55,11 @@ export interface QueueBackend {
   readonly kind: QueueBackendKind;
   /** Where the queues are, for logs (no password). */
   readonly where: string;
+  /**
+   * The queues' namespace (the prefix on Redis, BullMQ's schema on Postgres) and server: what the
+   * worker registry records and producers compare (shared/protocol/queue-workers.ts).
+   */
+  readonly place: QueuePlace;
   readonly Queue: typeof Queue;
   readonly Worker: typeof Worker;
   readonly QueueEvents: typeof QueueEvents;
@@ -83,6 +89,7 @@ export function redisQueueBackend(options: {
   return {
     kind: 'redis',
     where: options.where,
+    place: { backend: 'redis', namespace: options.prefix, target: options.where },
     Queue,
     Worker,
     QueueEvents,
@@ -119,6 +126,7 @@ export function postgresQueueBackend(target: PostgresQueueTarget): QueueBackend 
   return {
     kind: 'postgres',
     where: `${describePostgres(base.connectionString)} schema ${base.schema}`,
+    place: { backend: 'postgres', namespace: base.schema, target: describePostgres(base.connectionString) },
     Queue: bound.Queue as unknown as typeof Queue,
     Worker: bound.Worker as unknown as typeof Worker,
     QueueEvents: bound.QueueEvents as unknown as typeof QueueEvents,

@@ -43,10 +43,8 @@ export type RedisTarget =
 /** A connection to either: both take BullMQ's `connection` and the same commands. */
 export type RedisConnection = Redis | Cluster;
 
-/** The queue prefix of a single Redis when none is configured (unchanged, so queues are kept). */
-export const DEFAULT_QUEUE_PREFIX = 'compactor';
-/** The queue prefix of a Redis Cluster when none is configured: hash-tagged. */
-export const DEFAULT_CLUSTER_QUEUE_PREFIX = '{compactor}';
+// The default prefixes belong to the queue rule both sides share (shared/protocol/queue-backend.ts).
+export { DEFAULT_CLUSTER_QUEUE_PREFIX, DEFAULT_QUEUE_PREFIX } from '../../shared/protocol/queue-backend.ts';
 
 /**
  * The hash tag of a key as Redis Cluster reads it: the text between the first `{` and the first

@@ -15,7 +15,7 @@
  * would for a user. Python runs with python3, shell with bash (`set -euo pipefail`). An example
  * passes when it exits 0 by itself: one that leaves a connection open never exits and times out.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -152,8 +152,16 @@ const COMMANDS: Record<Runner, { file: string; command: (file: string) => [strin
   shell: { file: 'example.sh', command: (file) => ['bash', ['-euo', 'pipefail', file]] },
 };
 
-/** Runs one example in `sandbox` with `env`; resolves with its exit code and output. */
-function run(block: DocBlock, sandbox: string, env: Record<string, string>) {
+/**
+ * Runs one example in `sandbox` with `env` over `base` (default: this process's environment);
+ * resolves with its exit code and output.
+ */
+function run(
+  block: DocBlock,
+  sandbox: string,
+  env: Record<string, string>,
+  base: NodeJS.ProcessEnv = process.env,
+) {
   const runner = runnerOf(block) as Runner;
   const dir = mkdtempSync(path.join(sandbox, 'run-'));
   // The run folder sits beside the sandbox's tsconfig and node_modules, which it finds by walking up.
@@ -166,7 +174,7 @@ function run(block: DocBlock, sandbox: string, env: Record<string, string>) {
       args,
       {
         cwd: sandbox,
-        env: { ...process.env, ...env, PATH: `${path.join(sandbox, 'bin')}:${process.env.PATH ?? ''}` },
+        env: { ...base, ...env, PATH: `${path.join(sandbox, 'bin')}:${process.env.PATH ?? ''}` },
         timeout: EXAMPLE_TIMEOUT_MS,
         killSignal: 'SIGKILL',
         maxBuffer: 16 * 1024 * 1024,
@@ -259,5 +267,74 @@ describe('each example', { concurrent: true }, () => {
     },
     // Waiting for a slot counts too: at most every other example ahead of this one.
     (EXAMPLE_TIMEOUT_MS + 30_000) * Math.ceil(examples.length / SLOTS),
+  );
+});
+
+/**
+ * This process's environment without what names a queue or compactor's settings: what a shell
+ * that never set them has (no `REDIS_URL`, no `COMPACTOR_*`).
+ */
+function defaultEnvironment(): NodeJS.ProcessEnv {
+  const names = /^(REDIS_URL|DATABASE_URL|COMPACTOR_|TEST_|ANTHROPIC_|OPENAI_)/;
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !names.test(name)));
+}
+
+/** Starts `compactor worker` with `env`; resolves once it logged that it started. */
+async function startCliWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; log: () => string }> {
+  const child = spawn(process.execPath, [COMPACTOR_BIN, 'worker', '--concurrency', '1'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
+      if (log.includes('"worker started"')) resolve();
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`compactor worker exited ${code} before starting:\n${log}`)),
+    );
+  });
+  return { child, log: () => log };
+}
+
+describe('the README turn, beside `compactor worker` started with the default environment', () => {
+  it(
+    'enqueues where that worker listens, and the worker records its event in the ledger',
+    async () => {
+      const readme = examples.find((b) => b.file === 'README.md' && runnerOf(b) === 'typescript') as DocBlock;
+      const tdb = await createTestDatabase();
+      const base = defaultEnvironment();
+      // The worker gets the database and nothing that names a queue: it listens on Postgres.
+      const worker = await startCliWorker({ ...base, DATABASE_URL: tdb.url, COMPACTOR_LOG_LEVEL: 'info' });
+      try {
+        expect(worker.log()).toMatch(/"queueBackend":"postgres"/);
+        const { code, output } = await run(
+          readme,
+          sandbox,
+          { DATABASE_URL: tdb.url, ANTHROPIC_API_KEY: 'sk-ant-example', ANTHROPIC_BASE_URL: llmUrl },
+          base,
+        );
+        expect(code, output).toBe(0);
+        expect(output).not.toMatch(/queue mismatch/);
+        const sessionId = /session (\S+): /.exec(output)?.[1] as string;
+        expect(sessionId, output).toBeDefined();
+        // The worker takes the job from the Postgres queue and writes the event's ledger row.
+        let rows: Array<{ trigger: string; status: string }> = [];
+        while (rows.length === 0 && worker.child.exitCode === null) {
+          rows = await tdb.database.sql<{ trigger: string; status: string }[]>`
+          select trigger, status from compactions where tenant_id = 'acme' and session_id = ${sessionId}`;
+          if (rows.length === 0) await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+        expect(rows, worker.log()).toEqual([{ trigger: 'event', status: expect.any(String) }]);
+      } finally {
+        const exited = new Promise((resolve) => worker.child.once('exit', resolve));
+        worker.child.kill('SIGTERM');
+        await exited;
+        await tdb.drop();
+      }
+    },
+    EXAMPLE_TIMEOUT_MS * 2,
   );
 });

@@ -49,6 +49,7 @@ const COMPACTOR_TABLES = [
   'compaction_policies',
   'compactions',
   'messages',
+  'queue_workers',
   'rate_limits',
   'session_leases',
   'sessions',
@@ -67,6 +68,7 @@ const LEGACY_TABLES = COMPACTOR_TABLES.filter(
     t !== 'append_requests' &&
     t !== 'budget_reservations' &&
     t !== 'api_keys' &&
+    t !== 'queue_workers' &&
     !COORDINATION_TABLES.includes(t),
 );
 

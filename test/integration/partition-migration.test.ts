@@ -170,6 +170,7 @@ describe('migration 0015 on an install of the previous release', () => {
         'compactions: CREATE UNIQUE INDEX compactions_tenant_id_id_pk (tenant_id, id)',
         'compactions: CREATE UNIQUE INDEX compactions_tenant_idempotency_key_key (tenant_id, idempotency_key)',
         'messages: CREATE UNIQUE INDEX messages_tenant_id_session_id_seq_pk (tenant_id, session_id, seq)',
+        'queue_workers: CREATE UNIQUE INDEX queue_workers_pkey (id)',
         'rate_limits: CREATE UNIQUE INDEX rate_limits_pkey (key)',
         'session_leases: CREATE UNIQUE INDEX session_leases_tenant_id_session_id_pk (tenant_id, session_id)',
         'sessions: CREATE UNIQUE INDEX sessions_tenant_id_id_pk (tenant_id, id)',

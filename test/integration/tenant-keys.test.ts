@@ -21,6 +21,8 @@ const EXCEPTIONS: Record<string, string> = {
   // RateLimiterDrizzle writes these columns and keys a row by its `key`, which holds the tenant id.
   // Short-lived counters, not tenant data; on Citus a reference or local table.
   rate_limits: "rate-limiter-flexible's request counters",
+  // The worker registry: one row per running worker process (where it listens), not tenant data.
+  queue_workers: 'the worker registry',
 };
 
 /**

@@ -25,6 +25,7 @@ import { contextCommand } from './commands/context.ts';
 import { dashboardCommand } from './commands/dashboard.ts';
 import { demoCommand } from './commands/demo.ts';
 import { devCommand } from './commands/dev.ts';
+import { doctorCommand } from './commands/doctor.ts';
 import { enqueueCommand } from './commands/enqueue.ts';
 import { historyCommand } from './commands/history.ts';
 import { importCommand } from './commands/import.ts';
@@ -48,6 +49,7 @@ export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
   importCommand,
   enqueueCommand,
   workerCommand,
+  doctorCommand,
   dashboardCommand,
   apiCommand,
   compactCommand,

@@ -5,6 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { assertSchema } from '../../producer/postgres/db.ts';
+import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
+import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
 import type { Config } from '../config/config.ts';
 import { type ApiServer, startApi } from '../http/api/index.ts';
 import { type Dashboard, startDashboard } from '../http/dashboard/index.ts';
@@ -12,7 +14,7 @@ import { assertMetricsExposure, startMetricsServer } from '../http/metrics-serve
 import { createWorkerMetrics } from '../observability/metrics.ts';
 import { describeDatabaseError } from '../postgres/errors.ts';
 import { startWorker } from '../queue/compaction/worker.ts';
-import { startSweepService } from '../queue/sweeps/sweep.ts';
+import { SWEEP_QUEUE, startSweepService } from '../queue/sweeps/sweep.ts';
 import { startWebhookWorker } from '../queue/webhooks/webhook-worker.ts';
 import { migrateInstall } from '../runtime/migrate-install.ts';
 import { openServices, poolSizeFor, redactUrl, type Services } from '../runtime/services.ts';
@@ -54,7 +56,11 @@ export async function serveWorker(c: Config, logger: Logger, concurrency: number
   const poolSize = poolSizeFor(c, concurrency);
   const services = openServices(c, logger, { poolSize });
   const metrics = createWorkerMetrics();
-  const running = startWorker(services, { concurrency, metrics });
+  const running = startWorker(services, {
+    concurrency,
+    metrics,
+    listensOn: [COMPACTION_QUEUE, WEBHOOKS_QUEUE, SWEEP_QUEUE],
+  });
   const webhooks = startWebhookWorker(services);
   const sweeps = await startSweepService(services, { metrics });
   const { port: metricsPort, host: metricsHost } = c.metrics;

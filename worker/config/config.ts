@@ -6,8 +6,6 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import {
   assertClusterPrefix,
-  DEFAULT_CLUSTER_QUEUE_PREFIX,
-  DEFAULT_QUEUE_PREFIX,
   type RedisClusterSeed,
   type RedisTarget,
   readClusterNodes,
@@ -15,9 +13,12 @@ import {
 import { ConfigError } from '../../shared/contract/errors.ts';
 import { DEFAULT_LIMITS, type Limits, limitsSchema } from '../../shared/policy/limits.ts';
 import {
+  DEFAULT_DATABASE_URL,
   DEFAULT_QUEUE_SCHEMA,
+  DEFAULT_REDIS_URL,
   QUEUE_BACKENDS,
   type QueueBackendKind,
+  queueSettingsOf,
 } from '../../shared/protocol/queue-backend.ts';
 import { modelPricesSchema, type OperatorModelPrices } from '../../shared/summary/pricing.ts';
 import { DEFAULT_HISTORY_PARTITIONS, MAX_HISTORY_PARTITIONS } from './partitions.ts';
@@ -223,7 +224,7 @@ export const DEFAULT_API_MAX_HEAP_MB = 256;
 
 /** The environment variables compactor reads, with their rules and defaults (`compactor --help` lists them). */
 export const envSchema = z.object({
-  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/compactor'),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default(DEFAULT_DATABASE_URL),
   COMPACTOR_SCHEMA: z
     .string()
     .regex(
@@ -252,7 +253,7 @@ export const envSchema = z.object({
       'must be 1-63 lower-case letters, digits and _, not starting with a digit or pg_',
     )
     .default(DEFAULT_QUEUE_SCHEMA),
-  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  REDIS_URL: url(['redis:', 'rediss:']).default(DEFAULT_REDIS_URL),
   COMPACTOR_REDIS_CLUSTER_NODES: z
     .string()
     .transform((text, ctx) => {
@@ -578,21 +579,18 @@ export interface DashboardConfig {
 export { ConfigError };
 
 /**
- * The queue backend of an environment: `COMPACTOR_QUEUE_BACKEND` when set; else `redis` when the
- * environment names a Redis (`REDIS_URL` or `COMPACTOR_REDIS_CLUSTER_NODES`), else `postgres`. The
- * rule keeps every deployment that names its Redis on it, and lets one that has only Postgres run
- * without a Redis; a deployment that relied on the implicit `redis://127.0.0.1:6379` must now say
- * so (CHANGELOG, upgrade note).
+ * The queue backend of an environment: the rule both sides of a queue share
+ * ({@link queueSettingsOf}, shared/protocol/queue-backend.ts): `COMPACTOR_QUEUE_BACKEND` when set;
+ * else `redis` when the environment names a Redis (`REDIS_URL` or `COMPACTOR_REDIS_CLUSTER_NODES`),
+ * else `postgres`. A deployment that relied on the implicit `redis://127.0.0.1:6379` must say so
+ * (CHANGELOG, upgrade note).
  */
 export function queueBackendOf(env: {
   COMPACTOR_QUEUE_BACKEND?: QueueBackendKind | undefined;
   REDIS_URL?: string | undefined;
-  COMPACTOR_REDIS_CLUSTER_NODES?: unknown;
+  COMPACTOR_REDIS_CLUSTER_NODES?: string | undefined;
 }): QueueBackendKind {
-  if (env.COMPACTOR_QUEUE_BACKEND) return env.COMPACTOR_QUEUE_BACKEND;
-  return env.REDIS_URL !== undefined || env.COMPACTOR_REDIS_CLUSTER_NODES !== undefined
-    ? 'redis'
-    : 'postgres';
+  return queueSettingsOf(env).backend;
 }
 
 /** The queue backend of a config: `redis` unless it says `postgres`. */
@@ -692,8 +690,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         'reached through its seed nodes alone: unset REDIS_URL (credentials go in the nodes, as redis://user:password@host:port)',
     );
   }
-  const queuePrefix =
-    e.COMPACTOR_QUEUE_PREFIX ?? (redisCluster ? DEFAULT_CLUSTER_QUEUE_PREFIX : DEFAULT_QUEUE_PREFIX);
+  // The queue's place by the rule a producer without queue options follows too, on the values
+  // checked above (the environment as given: unset and empty alike).
+  const queue = queueSettingsOf(present);
+  const queuePrefix = queue.prefix;
   if (redisCluster) {
     try {
       assertClusterPrefix(queuePrefix, 'COMPACTOR_QUEUE_PREFIX');
@@ -703,11 +703,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       );
     }
   }
-  const queueBackend = queueBackendOf({
-    COMPACTOR_QUEUE_BACKEND: e.COMPACTOR_QUEUE_BACKEND,
-    REDIS_URL: present.REDIS_URL,
-    COMPACTOR_REDIS_CLUSTER_NODES: present.COMPACTOR_REDIS_CLUSTER_NODES,
-  });
+  const queueBackend = queue.backend;
   if (queueBackend === 'postgres' && e.COMPACTOR_QUEUE_SCHEMA === e.COMPACTOR_SCHEMA) {
     throw new ConfigError(
       `invalid environment: COMPACTOR_QUEUE_SCHEMA and COMPACTOR_SCHEMA are both "${e.COMPACTOR_SCHEMA}"; ` +

@@ -213,3 +213,23 @@ function migrationTimestamps(folder: string): string[] {
   };
   return journal.entries.map((e) => String(e.when));
 }
+
+/** How far a schema's migrations are: recorded in its journal, and shipped with this release. */
+export interface MigrationStatus {
+  /** Migrations the schema's journal records (0: never migrated). */
+  applied: number;
+  /** Migrations in the folder ({@link MIGRATIONS_FOLDER} by default). */
+  shipped: number;
+}
+
+/**
+ * Reads the schema's journal (no lock, no write), for `compactor doctor`.
+ * @throws the connection error when Postgres cannot be reached.
+ */
+export async function migrationStatus(
+  sql: postgres.Sql,
+  schema: string = DEFAULT_SCHEMA,
+  folder: string = MIGRATIONS_FOLDER,
+): Promise<MigrationStatus> {
+  return { applied: await journalCount(sql, schema), shipped: migrationTimestamps(folder).length };
+}

@@ -11,6 +11,7 @@ import { tracingObserver } from '../../observability/tracing.ts';
 import { systemClock } from '../../pipeline/clock.ts';
 import type { PipelineObserver, Stage, Summarizers } from '../../pipeline/ports.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
+import { registerQueueWorker } from '../../runtime/worker-registry.ts';
 import { type QueuedSummary, queueBatchedSummary } from '../batches/batches.ts';
 import { createAppliedHooks } from '../session-events/applied-hooks.ts';
 import { createProcessor, type JobResult } from './processor.ts';
@@ -23,6 +24,11 @@ export interface WorkerOptions {
   onStage?: (stage: Stage, ms: number) => void;
   /** Counts jobs, LLM calls, lease conflicts and fence rejections (worker/observability/metrics.ts). */
   metrics?: WorkerMetrics;
+  /**
+   * The queues this process takes jobs from, as the worker registry records them (default:
+   * `compaction`; `compactor worker` adds its webhook and sweep queues).
+   */
+  listensOn?: string[];
 }
 
 export interface CompactionWorker {
@@ -89,6 +95,8 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
       );
   };
   worker.on('completed', (job) => countOut(job));
+  // Where this worker listens, for producers and `compactor doctor` to compare with theirs.
+  const registered = registerQueueWorker(services, options.listensOn ?? [COMPACTION_QUEUE]);
   services.queueState.watch(worker, 'worker');
   worker.on('failed', (job, error) => {
     // attemptsMade already counts this attempt; an UnrecoverableError is never retried.
@@ -108,6 +116,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
       if (force) abort.abort(new Error('worker forced to stop'));
       closing ??= runAll(services.logger, [
         () => w.close(force),
+        () => registered.close(),
         () => applied.close(),
         () => link.close(),
         () => services.close(),

@@ -1,0 +1,90 @@
+/**
+ * `compactor doctor`: where this environment's queue is, and whether a worker listens there. One
+ * line each for the database, its migrations and the queue backend, one per queue (waiting,
+ * active, failed, live workers), and one that names a mismatch when the live workers listen on
+ * another queue than this environment's (the producer's rule reads the same environment).
+ */
+import { WEBHOOKS_QUEUE } from '../../../shared/contract/webhooks.ts';
+import { COMPACTION_QUEUE, SESSION_EVENTS_QUEUE } from '../../../shared/protocol/events.ts';
+import {
+  describePlace,
+  type LiveWorker,
+  mismatchOf,
+  samePlace,
+  WORKER_STALE_AFTER_MS,
+} from '../../../shared/protocol/queue-workers.ts';
+import { SWEEP_QUEUE } from '../../queue/sweeps/sweep.ts';
+import { type InstallReport, inspectInstall } from '../../runtime/doctor.ts';
+import type { Command } from '../command.ts';
+import { terminalText } from '../format.ts';
+
+/** The queues the doctor counts, in the order it prints them. */
+const QUEUES = [COMPACTION_QUEUE, WEBHOOKS_QUEUE, SWEEP_QUEUE, SESSION_EVENTS_QUEUE];
+
+export const doctorCommand: Command = {
+  name: 'doctor',
+  summary:
+    "check the database, its migrations, the queue backend, each queue's jobs and live workers, and name a mismatch",
+  options: {},
+  notes: [
+    'Reads the same environment as `compactor worker` and a producer created without queue options,',
+    "so run it with your service's environment. A worker is live when it renewed its row of the",
+    `worker registry in the last ${WORKER_STALE_AFTER_MS / 1000} s. Exit 1 when the database cannot be`,
+    "reached, or when workers are live but none on this environment's queue (the mismatch line says",
+    'where they are); exit 0 otherwise, also with no worker live. Each probe gives up after 5 s.',
+  ],
+  examples: ['compactor doctor', 'REDIS_URL=redis://127.0.0.1:6379 compactor doctor'],
+  async run(_args, context) {
+    const report = await inspectInstall(context.config(), QUEUES, WORKER_STALE_AFTER_MS);
+    const { lines, ok } = doctorLines(report, WORKER_STALE_AFTER_MS);
+    context.stdout.write(`${lines.map((line) => terminalText(line)).join('\n')}\n`);
+    return ok ? 0 : 1;
+  },
+};
+
+/**
+ * The doctor's lines for `report`, and whether all is well: the database answered and no
+ * mismatch (live workers, none at this environment's queue).
+ */
+export function doctorLines(report: InstallReport, staleAfterMs: number): { lines: string[]; ok: boolean } {
+  const lines: string[] = [];
+  const { migrations, workers } = report;
+  const reachable = !('error' in migrations);
+  lines.push(
+    `database: ${report.database.url} schema "${report.database.schema}": ${reachable ? 'reachable' : `unreachable (${migrations.error})`}`,
+  );
+  if (reachable) {
+    const pending = migrations.shipped - migrations.applied;
+    lines.push(
+      `migrations: ${migrations.applied} of ${migrations.shipped} applied${pending > 0 ? ` (${pending} pending: run \`compactor migrate\`, or start \`compactor worker\`, which applies them)` : ''}`,
+    );
+  }
+  lines.push(`queue backend: ${describePlace(report.queues)}`);
+  const live = 'error' in workers ? [] : workers;
+  for (const counts of report.counts) {
+    const here = live.filter((w) => w.queues.includes(counts.name) && samePlace(w, report.queues));
+    const jobs =
+      'error' in counts
+        ? `unreachable (${counts.error})`
+        : `waiting ${counts.waiting}, active ${counts.active}, failed ${counts.failed}`;
+    lines.push(`queue ${counts.name}: ${jobs}; live workers: ${describeIds(here, counts.name)}`);
+  }
+  if ('error' in workers) lines.push(`workers: the registry could not be read (${workers.error})`);
+  const mismatch =
+    live.length > 0
+      ? mismatchOf(report.queues, COMPACTION_QUEUE, live, { who: 'this environment', staleAfterMs })
+      : null;
+  if (mismatch) lines.push(mismatch);
+  else if (live.length === 0 && !('error' in workers))
+    lines.push(
+      `workers: none live in the last ${Math.round(staleAfterMs / 1000)} s (start \`compactor worker\`)`,
+    );
+  else if (!('error' in workers)) lines.push('match: the live workers take compaction jobs from this queue');
+  return { lines, ok: reachable && mismatch === null };
+}
+
+/** The workers' ids, or what consumes the queue when none of compactor's does. */
+function describeIds(workers: LiveWorker[], queue: string): string {
+  if (workers.length > 0) return `${workers.length} (${workers.map((w) => w.id).join(', ')})`;
+  return queue === SESSION_EVENTS_QUEUE ? "none (your service's subscriber reads it)" : 'none';
+}
