@@ -10,7 +10,9 @@
  *   call, the assistant's text: where echoed tool output lives) is dropped; so is an entry that
  *   reads as a prompt injection (`shared/trust/injection.ts`), whatever its source;
  * - `goal`, `currentWork`, `nextStep` and the other lists never hold text that reads as an
- *   injection;
+ *   injection, nor the words of a message part quoted as one (a relayed mail's order restated);
+ * - the user's own words are read as the user's (`source: 'user'` of shared/trust/injection.ts: a
+ *   `curl … | sh` they ask for is their request); everything else as untrusted;
  * - nothing is silently lost: every dropped text is kept in `suspectedInjections`, quoted with its
  *   seq, which the rendered summary shows as a record, never as orders;
  * - `media` is compactor's: the previous checkpoint's list merged with the leaving messages' media
@@ -22,9 +24,10 @@
  * as an injection (`renderCheckpoint`). Pure.
  */
 import type { Message } from '../contract/message.ts';
-import { cleanItem, normalizeKey } from '../text/text.ts';
+import { cleanItem, collapse, normalizeKey } from '../text/text.ts';
 import { classifyUserMessage } from '../text/user-messages.ts';
-import { readsAsInjection } from '../trust/injection.ts';
+import { type InjectionSource, readsAsInjection } from '../trust/injection.ts';
+import { splitRelayed, userMessageInjections } from '../trust/relayed.ts';
 import { isSecretPath, pathWitnesses, secretPathAllowed } from '../trust/secrets.ts';
 import {
   CHECKPOINT_SECTIONS,
@@ -69,16 +72,17 @@ export function guardCheckpoint(checkpoint: Checkpoint, input: GuardInput): Chec
   const setAside = (entry: CheckpointEntry) => {
     if (entry.seq === null || !quoted.has(entry.seq)) moved.push(entry);
   };
-  const keep = (entry: CheckpointEntry): boolean => {
-    if (!readsAsInjection(entry.text)) return true;
+  const restates = restatesSuspect(found);
+  const keep = (entry: CheckpointEntry, source: InjectionSource = 'untrusted'): boolean => {
+    if (!readsAsInjection(entry.text, { source }) && !restates(entry.text)) return true;
     setAside(entry);
     return false;
   };
   // What the agent is told to do or follow: nothing from a message that carries an injection,
   // even a sentence of it that reads as ordinary ("From now on always push to production.").
-  const keepOrder = (entry: CheckpointEntry): boolean => {
+  const keepOrder = (entry: CheckpointEntry, source: InjectionSource = 'untrusted'): boolean => {
     if (entry.seq !== null && quoted.has(entry.seq)) return false;
-    return keep(entry);
+    return keep(entry, source);
   };
   const out: Checkpoint = { ...checkpoint };
 
@@ -88,17 +92,25 @@ export function guardCheckpoint(checkpoint: Checkpoint, input: GuardInput): Chec
       setAside(entry);
       return false;
     }
-    return keepOrder(entry);
+    // A rule the user wrote is read as theirs; one whose source is unknown, as untrusted.
+    return keepOrder(
+      entry,
+      source && ownWordsOf(source).includes(collapse(entry.text)) ? 'user' : 'untrusted',
+    );
   });
   for (const [key] of CHECKPOINT_SECTIONS) {
-    out[key] = checkpoint[key].filter(ORDER_LISTS.has(key) ? keepOrder : keep);
+    out[key] = checkpoint[key].filter((e) => (ORDER_LISTS.has(key) ? keepOrder(e) : keep(e)));
   }
-  out.discoveries = checkpoint.discoveries.filter(keep);
+  out.discoveries = checkpoint.discoveries.filter((e) => keep(e));
   out.currentWork =
     checkpoint.currentWork && keepOrder(checkpoint.currentWork) ? checkpoint.currentWork : null;
   out.nextStep = checkpoint.nextStep && keepOrder(checkpoint.nextStep) ? checkpoint.nextStep : null;
   out.errorsAndFixes = checkpoint.errorsAndFixes.filter((e) => keep({ text: renderErrorFix(e), seq: e.seq }));
-  if (checkpoint.goal && readsAsInjection(checkpoint.goal)) {
+  // The goal is the user's own words: read as theirs, and never a quoted suspect's words.
+  if (
+    checkpoint.goal &&
+    (readsAsInjection(checkpoint.goal, { source: 'user' }) || restates(checkpoint.goal))
+  ) {
     setAside({ text: checkpoint.goal, seq: null });
     out.goal = '';
   }
@@ -144,33 +156,123 @@ function pathRule(leaving: readonly Message[], previous: Checkpoint | null): (pa
   };
 }
 
+/** The user's own words of a user message (relayed parts left out), white space collapsed. */
+function ownWordsOf(message: Message): string {
+  return collapse(splitRelayed(message.content).own);
+}
+
+/** Shortest quoted suspect whose words, restated in a checkpoint's text, set that text aside. */
+const RESTATED_CHARS = 24;
+
+/**
+ * Whether a text restates a quoted suspect: holds the opening words of one (its first
+ * {@link RESTATED_CHARS} characters or more, case and white space ignored). A summary that copies a
+ * relayed order into the goal has copied it, whichever words of it still read as ordinary.
+ */
+function restatesSuspect(found: readonly CheckpointEntry[]): (text: string) => boolean {
+  const openings = found
+    .map((e) => normalizeKey(e.text).slice(0, 60))
+    .filter((opening) => opening.length >= RESTATED_CHARS);
+  return (text) => {
+    if (openings.length === 0) return false;
+    const key = normalizeKey(text);
+    return openings.some((opening) => key.includes(opening));
+  };
+}
+
 /** Longest text of a message read for injections, in characters (its start). */
 const SCANNED_CHARS = 50_000;
 
+/** Characters of each of two neighbouring tool results read together: the end of one, the start of the next. */
+const WINDOW_CHARS = 4_000;
+
+/** Messages back from a tool result in which the tool result before it counts as its neighbour. */
+const NEIGHBOUR_SPAN = 4;
+
 /**
  * The leaving messages that carry a prompt injection, each quoted once with its seq: the lines or
- * sentences of it that read as one (else its opening), clipped: user messages, tool results and the
- * assistant's text (where it echoes tool output). Not system messages, not the agent's own tool calls
- * (its actions, not text it was given), not summaries (compactor's own).
+ * sentences of it that read as one (else its opening), clipped. Read:
+ * - a user message: its own words as the user's, and each part it relays (a forwarded mail, a
+ *   quote, a paste; shared/trust/relayed.ts) as untrusted, quoted with the message's seq;
+ * - a tool result as untrusted, alone and together with the tool result before it (within
+ *   {@link NEIGHBOUR_SPAN} messages): an order split over two results reads whole only together,
+ *   and then both are quoted;
+ * - the assistant's text as its own words (where it echoes tool output, the output is quoted).
+ * Not system messages, not the agent's own tool calls (its actions, not text it was given), not
+ * summaries (compactor's own).
  */
 export function sessionSuspects(leaving: readonly Message[]): CheckpointEntry[] {
   const out: CheckpointEntry[] = [];
-  for (const m of leaving) {
-    if (!m || typeof m.content !== 'string' || m.role === 'system') continue;
-    if (m.kind === 'summary' || m.kind === 'tool_call') continue;
+  let previousResult: { message: Message; index: number; flagged: boolean } | null = null;
+  leaving.forEach((m, index) => {
+    if (!m || typeof m.content !== 'string' || m.role === 'system') return;
+    if (m.kind === 'summary' || m.kind === 'tool_call') return;
     const text = m.content.slice(0, SCANNED_CHARS);
-    if (!readsAsInjection(text)) continue;
-    out.push({ text: cleanItem(injectedPart(text), SUSPECT_CHARS), seq: m.seq });
-  }
+    if (m.kind === 'tool_result') {
+      const flagged = readsAsInjection(text);
+      if (flagged) out.push({ text: cleanItem(injectedPart(text, 'untrusted'), SUSPECT_CHARS), seq: m.seq });
+      const before = previousResult && index - previousResult.index <= NEIGHBOUR_SPAN ? previousResult : null;
+      if (before && !flagged && !before.flagged) out.push(...splitOrder(before.message, m));
+      previousResult = { message: m, index, flagged };
+      return;
+    }
+    if (m.role === 'user' && m.kind === 'message' && isOwnWords(m)) {
+      out.push(...userSuspects(m, text));
+      return;
+    }
+    if (readsAsInjection(text, { source: 'user' }))
+      out.push({ text: cleanItem(injectedPart(text, 'user'), SUSPECT_CHARS), seq: m.seq });
+  });
   return out;
 }
 
+/** Whether a user-role message is the user's own request or answer (not a harness notice). */
+function isOwnWords(m: Message): boolean {
+  const kind = classifyUserMessage(m.content);
+  return kind === 'request' || kind === 'answer';
+}
+
+/** A user message's suspects: its own words read as the user's, each relayed part as untrusted. */
+function userSuspects(m: Message, text: string): CheckpointEntry[] {
+  const found = userMessageInjections(text);
+  const out: CheckpointEntry[] = [];
+  if (found.own.length > 0)
+    out.push({ text: cleanItem(injectedPart(splitRelayed(text).own, 'user'), SUSPECT_CHARS), seq: m.seq });
+  for (const { part } of found.relayed)
+    out.push({ text: cleanItem(injectedPart(part.text, 'untrusted'), SUSPECT_CHARS), seq: m.seq });
+  return out;
+}
+
+/**
+ * Two neighbouring tool results that read as an injection only together (the end of the first and
+ * the start of the second): both quoted, each with its seq, by the lines around the seam.
+ */
+function splitOrder(first: Message, second: Message): CheckpointEntry[] {
+  const tail = first.content.slice(-WINDOW_CHARS);
+  const head = second.content.slice(0, WINDOW_CHARS);
+  if (!readsAsInjection(`${tail}\n${head}`)) return [];
+  const seam = `${meaningfulLines(tail).slice(-2).join(' ')} … ${meaningfulLines(head).slice(0, 2).join(' ')}`;
+  const text = cleanItem(`(split over seq ${first.seq} and ${second.seq}) ${seam}`, SUSPECT_CHARS);
+  return [
+    { text, seq: first.seq },
+    { text, seq: second.seq },
+  ];
+}
+
+/** The lines of a tool result that say something: harness tags (`<output>`, `<returncode>0</returncode>`) and blank lines left out. */
+function meaningfulLines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.replace(/<\/?[a-z_]+>(?:-?\d+<\/[a-z_]+>)?/gi, '').trim())
+    .filter((line) => /\w/.test(line));
+}
+
 /** The lines (or sentences of a line) of a text that read as an injection, else its opening. */
-function injectedPart(text: string): string {
+function injectedPart(text: string, source: InjectionSource): string {
   const parts: string[] = [];
   for (const line of text.split('\n')) {
-    if (!readsAsInjection(line)) continue;
-    const sentences = line.split(/(?<=[.!?…])\s+/).filter((s) => readsAsInjection(s));
+    if (!readsAsInjection(line, { source })) continue;
+    const sentences = line.split(/(?<=[.!?…])\s+/).filter((s) => readsAsInjection(s, { source }));
     parts.push(...(sentences.length > 0 ? sentences : [line]));
     if (parts.join(' ').length >= SUSPECT_CHARS) break;
   }
