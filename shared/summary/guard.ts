@@ -26,7 +26,7 @@
 import type { Message } from '../contract/message.ts';
 import { cleanItem, collapse, normalizeKey } from '../text/text.ts';
 import { classifyUserMessage } from '../text/user-messages.ts';
-import { type InjectionSource, readsAsInjection } from '../trust/injection.ts';
+import { detectInjection, type InjectionSource, readsAsInjection } from '../trust/injection.ts';
 import { splitRelayed, userMessageInjections } from '../trust/relayed.ts';
 import { isSecretPath, pathWitnesses, secretPathAllowed } from '../trust/secrets.ts';
 import {
@@ -98,14 +98,19 @@ export function guardCheckpoint(checkpoint: Checkpoint, input: GuardInput): Chec
       source && ownWordsOf(source).includes(collapse(entry.text)) ? 'user' : 'untrusted',
     );
   });
+  const sourceOf = entrySource(leaving, bySeq);
   for (const [key] of CHECKPOINT_SECTIONS) {
-    out[key] = checkpoint[key].filter((e) => (ORDER_LISTS.has(key) ? keepOrder(e) : keep(e)));
+    out[key] = checkpoint[key].filter((e) => (ORDER_LISTS.has(key) ? keepOrder : keep)(e, sourceOf(e)));
   }
-  out.discoveries = checkpoint.discoveries.filter((e) => keep(e));
-  out.currentWork =
-    checkpoint.currentWork && keepOrder(checkpoint.currentWork) ? checkpoint.currentWork : null;
-  out.nextStep = checkpoint.nextStep && keepOrder(checkpoint.nextStep) ? checkpoint.nextStep : null;
-  out.errorsAndFixes = checkpoint.errorsAndFixes.filter((e) => keep({ text: renderErrorFix(e), seq: e.seq }));
+  out.discoveries = checkpoint.discoveries.filter((e) => keep(e, sourceOf(e)));
+  const current = checkpoint.currentWork;
+  out.currentWork = current && keepOrder(current, sourceOf(current)) ? current : null;
+  const next = checkpoint.nextStep;
+  out.nextStep = next && keepOrder(next, sourceOf(next)) ? next : null;
+  out.errorsAndFixes = checkpoint.errorsAndFixes.filter((e) => {
+    const entry = { text: renderErrorFix(e), seq: e.seq };
+    return keep(entry, sourceOf(entry));
+  });
   // The goal is the user's own words: read as theirs, and never a quoted suspect's words.
   if (
     checkpoint.goal &&
@@ -125,6 +130,34 @@ export function guardCheckpoint(checkpoint: Checkpoint, input: GuardInput): Chec
   out.media = mergeMedia(input.previous?.media ?? [], mediaOfLeaving(leaving));
   const parsed = checkpointSchema.safeParse(out);
   return parsed.success ? parsed.data : { ...out, suspectedInjections: [] };
+}
+
+/**
+ * Who wrote a checkpoint entry, by the message its seq names: the agent's own prose and calls read
+ * as its words (`user`: a `curl … | sh` it ran is its action, not an injection), and so does an
+ * entry that names a tool result but states the call that produced it (`ran: <command>`); any other
+ * tool result's text, or an unknown source, is `untrusted`.
+ */
+function entrySource(
+  leaving: readonly Message[],
+  bySeq: ReadonlyMap<number, Message>,
+): (entry: { text?: string; seq: number | null }) => InjectionSource {
+  const calls = new Map<string, string>();
+  for (const m of leaving)
+    if (m?.kind === 'tool_call' && m.toolCallId && typeof m.content === 'string')
+      calls.set(m.toolCallId, m.content);
+  return (entry) => {
+    const m = entry.seq === null ? undefined : bySeq.get(entry.seq);
+    if (m?.role === 'assistant' && (m.kind === 'message' || m.kind === 'tool_call')) return 'user';
+    if (m?.kind !== 'tool_result' || !m.toolCallId || typeof entry.text !== 'string') return 'untrusted';
+    const call = calls.get(m.toolCallId);
+    // The entry's words after its label ("ran: ", "last call: ran: "), as the call states them.
+    const stated = entry.text
+      .replace(/^(?:[\w ]{1,20}:\s+)+/, '')
+      .replace(/\s+\([^)]{0,40}\)$/, '')
+      .slice(0, 60);
+    return call && stated.length >= 8 && call.includes(stated) ? 'user' : 'untrusted';
+  };
 }
 
 /**
@@ -161,22 +194,34 @@ function ownWordsOf(message: Message): string {
   return collapse(splitRelayed(message.content).own);
 }
 
-/** Shortest quoted suspect whose words, restated in a checkpoint's text, set that text aside. */
+/**
+ * Characters in a row a checkpoint's text must share with a quoted suspect to restate it; fewer for
+ * a suspect in a script written without spaces (Chinese, Japanese), whose words are denser.
+ */
 const RESTATED_CHARS = 24;
+const RESTATED_DENSE_CHARS = 8;
+
+/** Most starting points read in one suspect's text. */
+const RESTATED_STARTS = 400;
 
 /**
- * Whether a text restates a quoted suspect: holds the opening words of one (its first
- * {@link RESTATED_CHARS} characters or more, case and white space ignored). A summary that copies a
- * relayed order into the goal has copied it, whichever words of it still read as ordinary.
+ * Whether a text restates a quoted suspect: shares {@link RESTATED_CHARS} characters in a row with
+ * one (case and white space ignored). An agent that repeats an injected order in its plan ("Next I
+ * will do what it asks: delete the migrations folder") restates it, whichever of its words still
+ * read as ordinary; so does a summary that copies a relayed order into the goal.
  */
 function restatesSuspect(found: readonly CheckpointEntry[]): (text: string) => boolean {
-  const openings = found
-    .map((e) => normalizeKey(e.text).slice(0, 60))
-    .filter((opening) => opening.length >= RESTATED_CHARS);
+  const suspects = found.map((e) => normalizeKey(e.text)).filter((t) => t.length > 0);
   return (text) => {
-    if (openings.length === 0) return false;
+    if (suspects.length === 0) return false;
     const key = normalizeKey(text);
-    return openings.some((opening) => key.includes(opening));
+    return suspects.some((suspect) => {
+      const dense = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u.test(suspect);
+      const size = dense ? RESTATED_DENSE_CHARS : RESTATED_CHARS;
+      const starts = Math.min(suspect.length - size, RESTATED_STARTS);
+      for (let i = 0; i <= starts; i++) if (key.includes(suspect.slice(i, i + size))) return true;
+      return false;
+    });
   };
 }
 
@@ -203,17 +248,18 @@ const NEIGHBOUR_SPAN = 4;
  */
 export function sessionSuspects(leaving: readonly Message[]): CheckpointEntry[] {
   const out: CheckpointEntry[] = [];
-  let previousResult: { message: Message; index: number; flagged: boolean } | null = null;
+  let previousResult: { message: Message; index: number; families: Set<string> } | null = null;
   leaving.forEach((m, index) => {
     if (!m || typeof m.content !== 'string' || m.role === 'system') return;
     if (m.kind === 'summary' || m.kind === 'tool_call') return;
     const text = m.content.slice(0, SCANNED_CHARS);
     if (m.kind === 'tool_result') {
-      const flagged = readsAsInjection(text);
-      if (flagged) out.push({ text: cleanItem(injectedPart(text, 'untrusted'), SUSPECT_CHARS), seq: m.seq });
+      const families = new Set(detectInjection(text).map((f) => f.family));
+      if (families.size > 0)
+        out.push({ text: cleanItem(injectedPart(text, 'untrusted'), SUSPECT_CHARS), seq: m.seq });
       const before = previousResult && index - previousResult.index <= NEIGHBOUR_SPAN ? previousResult : null;
-      if (before && !flagged && !before.flagged) out.push(...splitOrder(before.message, m));
-      previousResult = { message: m, index, flagged };
+      if (before) out.push(...splitOrder(before.message, m, new Set([...before.families, ...families])));
+      previousResult = { message: m, index, families };
       return;
     }
     if (m.role === 'user' && m.kind === 'message' && isOwnWords(m)) {
@@ -244,13 +290,15 @@ function userSuspects(m: Message, text: string): CheckpointEntry[] {
 }
 
 /**
- * Two neighbouring tool results that read as an injection only together (the end of the first and
- * the start of the second): both quoted, each with its seq, by the lines around the seam.
+ * Two neighbouring tool results whose seam (the end of the first and the start of the second) reads
+ * as an injection of a family neither reads as alone (`alone`): an order split over both. Both
+ * quoted, each with its seq, by the lines around the seam. An innocent result beside an injected
+ * one adds no family, so it is not quoted.
  */
-function splitOrder(first: Message, second: Message): CheckpointEntry[] {
+function splitOrder(first: Message, second: Message, alone: ReadonlySet<string>): CheckpointEntry[] {
   const tail = first.content.slice(-WINDOW_CHARS);
   const head = second.content.slice(0, WINDOW_CHARS);
-  if (!readsAsInjection(`${tail}\n${head}`)) return [];
+  if (!detectInjection(`${tail}\n${head}`).some((f) => !alone.has(f.family))) return [];
   const seam = `${meaningfulLines(tail).slice(-2).join(' ')} … ${meaningfulLines(head).slice(0, 2).join(' ')}`;
   const text = cleanItem(`(split over seq ${first.seq} and ${second.seq}) ${seam}`, SUSPECT_CHARS);
   return [
@@ -270,10 +318,16 @@ function meaningfulLines(text: string): string[] {
 /** The lines (or sentences of a line) of a text that read as an injection, else its opening. */
 function injectedPart(text: string, source: InjectionSource): string {
   const parts: string[] = [];
-  for (const line of text.split('\n')) {
+  const lines = text.split('\n');
+  for (const [i, line] of lines.entries()) {
     if (!readsAsInjection(line, { source })) continue;
     const sentences = line.split(/(?<=[.!?…])\s+/).filter((s) => readsAsInjection(s, { source }));
     parts.push(...(sentences.length > 0 ? sentences : [line]));
+    // A marker line that introduces what follows (`### Instruction:`, `SYSTEM:`) carries it.
+    if (/[:：]\s*$/.test(line)) {
+      const next = lines.slice(i + 1).find((l) => l.trim());
+      if (next) parts.push(next.trim());
+    }
     if (parts.join(' ').length >= SUSPECT_CHARS) break;
   }
   return parts.length > 0 ? parts.join(' ') : text;

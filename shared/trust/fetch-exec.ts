@@ -61,10 +61,11 @@ const RUNS_BEFORE =
   /(?:\b(?:(?:ba|z|k|da|fi|a)?sh|source|python[23]?(?:\.\d+)?|py|perl|ruby|node|bun|deno|php|lua|pwsh|powershell(?:\.exe)?|start-process|invoke-item|chmod|exec|nohup|sudo|cmd(?:\.exe)?\s+\/c|run|execute|launch|start|voer|draai|start|führe|starte|exécute[rz]?|lance[rz]?|ejecuta[r]?|executa[r]?|esegui|запусти|выполни)\b[^\n;|]{0,60}|(?:^|[\n;&|`(]|\bthen|\bdo|&&)\s*|(?:^|\s)\.\s+)$/;
 
 /**
- * The words that show a download reaching an interpreter in `view` (lower case), or null. See the
- * file's comment for the forms.
+ * The words that show a download reaching an interpreter in `view` (lower case, look-alike letters
+ * as Latin ones), or null; `native` is the same text with its scripts kept, where the words of
+ * other languages are read. See the file's comment for the forms.
  */
-export function fetchThenExecute(view: string): string | null {
+export function fetchThenExecute(view: string, native: string = view): string | null {
   const piped = PIPED.exec(view);
   if (piped) return piped[0];
   for (const pattern of FETCH_EVAL) {
@@ -73,9 +74,9 @@ export function fetchThenExecute(view: string): string | null {
   }
   const saved = savedThenRun(view);
   if (saved) return saved;
-  if (/\bhttps?:\/\/|\bftp:\/\//.test(view)) {
+  if (/\bhttps?:\/\/|\bftp:\/\//.test(native)) {
     for (const pattern of DOWNLOAD_THEN_RUN) {
-      const match = pattern.exec(view);
+      const match = pattern.exec(native);
       if (match) return match[0];
     }
   }

@@ -437,7 +437,7 @@ function findIn(text: string, encoded: boolean, untrusted: boolean): InjectionFi
   for (const [family, pattern] of MULTILINGUAL) take(family, pattern, views.native);
   for (const pattern of OVERRIDE) take('override', pattern, views.native);
   if (!seen.has('remote-exec')) {
-    const match = fetchThenExecute(views.latin);
+    const match = fetchThenExecute(views.latin, views.native);
     if (match) take('remote-exec', /[\s\S]+/, match);
   }
   if (untrusted) structuralSignals(views, take);
