@@ -130,7 +130,7 @@ export const ADDRESSED_TO_AGENT: readonly RegExp[] = [
   /\b(?:note|attention|message|instructions?|reminder|notice|important|psa)\s*(?:to|for)\s+(?:all\s+|any\s+|the\s+)?(?:ai|llms?|agents?|assistants?|models?|bots?|copilot|claude|chatgpt|gpt|coding\s+agents?)\b/,
   /\b(?:ai|llm|coding|language|autonomous)\s*(?:agents?|assistants?|models?)\s+(?:reading|processing|parsing|seeing|that\s+reads?|who\s+reads?)\b/,
   /\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|agent|bot|claude|chatgpt)\b/,
-  /(?:^|\n)\s*(?:dear|hey|hi|hello|attention)\s+(?:ai|assistant|agent|claude|chatgpt|model|llm)\b/,
+  /(?:^|\n)[ \t]*(?:dear|hey|hi|hello|attention)\s+(?:ai|assistant|agent|claude|chatgpt|model|llm)\b/,
   // Dutch.
   /\b(?:aan|voor)\s+(?:de\s+|alle\s+)?(?:ai|ai-assistent(?:en)?|assistent(?:en)?|agent(?:en)?|taalmodel(?:len)?)\b/,
   /\bals\s+(?:je|jij|u)\s+een\s+(?:ai|taalmodel|assistent|agent)\s+(?:bent|is)\b/,
