@@ -15,6 +15,7 @@ import {
   type UserMessageKind,
 } from '../text/user-messages.ts';
 import { readsAsInjection } from '../trust/injection.ts';
+import { userWordsOf } from '../trust/relayed.ts';
 import { condenseOverflow, type Item, previousItems } from './items.ts';
 import { GOAL_CHARS, ITEM_CHARS, LIST_CAPS } from './limits.ts';
 
@@ -50,18 +51,23 @@ const CORRECTION =
   /^(?:no[,.!:]|nope\b|actually\b|wait\b|instead\b|sorry\b|I meant\b|that's (?:not|wrong)\b|that is (?:not|wrong)\b|not (?:that|this|what)\b|scratch that\b|change of plans?\b|forget (?:it|that|about)\b|stop\b|don't\b|do not\b)/i;
 
 /**
- * The user-role messages of `messages` with their kind. A message that reads as a prompt injection
- * (shared/trust/injection.ts) is kind `injection`: none of its sentences is the user's rule, goal or
+ * The user-role messages of `messages` with their kind. A user's message is read for what the user
+ * says: a text it relays (a forwarded mail, a quote, a pasted text that reads as an injection;
+ * shared/trust/relayed.ts) is data, replaced by a note naming it, so its wording becomes no goal,
+ * rule or correction. A message whose own words read as a prompt injection (shared/trust/injection.ts,
+ * as the user's words) is kind `injection`: none of its sentences is the user's rule, goal or
  * correction, however ordinary some look (shared/summary/guard.ts quotes it as a suspected injection).
  */
 function userMessages(messages: Message[]): UserWords[] {
   const out: UserWords[] = [];
   messages.forEach((message, index) => {
     if (message.role !== 'user' || message.kind !== 'message' || typeof message.content !== 'string') return;
-    const text = stripMarkupPrefix(message.content).trim();
     const kind = classifyUserMessage(message.content);
     const own = kind === 'request' || kind === 'answer';
-    out.push({ message, index, text, kind: own && readsAsInjection(text) ? 'injection' : kind });
+    const raw = stripMarkupPrefix(message.content).trim();
+    const text = own ? userWordsOf(raw, message.seq).trim() : raw;
+    const injected = own && readsAsInjection(text, { source: 'user' });
+    out.push({ message, index, text, kind: injected ? 'injection' : kind });
   });
   return out;
 }

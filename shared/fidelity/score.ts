@@ -32,7 +32,7 @@ import type { Message, MessageMeta } from '../contract/message.ts';
 import { storableText } from '../contract/unicode.ts';
 import { keepsRequest } from '../summary/last-request.ts';
 import { isUserWords } from '../text/user-messages.ts';
-import { readsAsInjection } from '../trust/injection.ts';
+import { userMessageReadsAsInjection } from '../trust/relayed.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
 
 /** Weights of the parts; they sum to 1. */
@@ -134,7 +134,9 @@ export class LeavingFacts {
         if (message.content.trim()) this.lastRequest = { seq: message.seq, content: message.content };
         // A message that reads as a prompt injection states no rule a summary may keep
         // (shared/summary/guard.ts): expecting its sentences would fail the summaries that are right.
-        const rules = readsAsInjection(message.content) ? [] : instructionSentences(message.content);
+        const rules = userMessageReadsAsInjection(message.content)
+          ? []
+          : instructionSentences(message.content);
         for (const sentence of rules)
           remember(this.instructions, normalize(sentence), sentence, MAX_INSTRUCTIONS);
       }

@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { formatBytes } from '../contract/media-tokens.ts';
-import { readsAsInjection } from '../trust/injection.ts';
+import { userMessageReadsAsInjection } from '../trust/relayed.ts';
 import { formatWorkingSetForPrompt } from '../working-set/working-set.ts';
 import { MAX_MEDIA, mediaRefSchema, RENDERED_MEDIA } from './media.ts';
 
@@ -260,7 +260,7 @@ function checkpointSections(checkpoint: Checkpoint): string[] {
   if (c.userInstructions.length > 0)
     out.push(`User instructions (verbatim, oldest first):\n${bullets(c.userInstructions.map(renderEntry))}`);
   if (c.lastUserRequest) {
-    const title = readsAsInjection(c.lastUserRequest)
+    const title = userMessageReadsAsInjection(c.lastUserRequest)
       ? SUSPECT_REQUEST_TITLE
       : 'Last user request (verbatim)';
     out.push(`${title}:\n${c.lastUserRequest}`);

@@ -26,8 +26,48 @@
  * `concealment` families are known in Spanish, French, German, Portuguese, Italian, Russian,
  * Chinese, Japanese and Korean too.
  *
+ * Beyond wordings, the detector reads what an injection does, in any language:
+ * - a download that reaches an interpreter in any shell form, piped or saved to a file that is
+ *   run anywhere in the text (shared/trust/fetch-exec.ts), as `remote-exec`;
+ * - secrecy toward the user with no object named ("no need to bring it up", "niet melden"), from the
+ *   multilingual lexicon kept as data (shared/trust/injection-lexicon.ts), as `concealment`;
+ * - a role marker opening a line (`User:`, `Assistant:`, `Gebruiker:`, `### Instruction:`) or a
+ *   claimed authority ("the administrator has authorized", "de beheerder zegt dat je"), as
+ *   `impersonation`;
+ * - text addressed to the agent ("note to AI agents", "aan de AI-assistent") that orders it to act
+ *   on a URL or an address, as `agent-directive`.
+ *
+ * Who wrote a text matters ({@link InjectionSource}): the user may ask for `curl … | sh`, say "don't
+ * mention it" or quote a chat with `User:` lines, so in the user's own words those structural
+ * signals do not count, only the wordings that turn against the user or the agent's rules (and a
+ * download run through an obfuscation). A tool result, a text the user relays (a forwarded mail)
+ * and an echo of either have no say over the agent: every signal counts.
+ *
  * Every pattern is linear in the text: no nested quantifiers, gaps bounded by a fixed count.
  */
+
+import { fetchThenExecute } from './fetch-exec.ts';
+import {
+  ACT_VERB,
+  ADDRESSED_TO_AGENT,
+  AUTHORITY,
+  BARE_SECRECY,
+  OVERRIDE,
+  ROLE_WORDS,
+} from './injection-lexicon.ts';
+
+/**
+ * Who wrote a text: `user` for the user's own words (a request, an answer, a rule; the agent's own
+ * prose reads the same), `untrusted` for anything else: a tool result, a text the user relays, a
+ * summary's item whose source is unknown. The default is `untrusted`.
+ */
+export type InjectionSource = 'user' | 'untrusted';
+
+/** Options of {@link detectInjection}. */
+export interface DetectOptions {
+  /** Who wrote the text (default `untrusted`). */
+  source?: InjectionSource;
+}
 
 /** The families of prompt injection the detector knows (see the file's comment). */
 export const INJECTION_FAMILIES = [
@@ -37,6 +77,7 @@ export const INJECTION_FAMILIES = [
   'exfiltration',
   'secret-path',
   'impersonation',
+  'agent-directive',
 ] as const;
 
 export type InjectionFamily = (typeof INJECTION_FAMILIES)[number];
@@ -117,7 +158,7 @@ const PATTERNS: ReadonlyArray<readonly [InjectionFamily, RegExp]> = [
   ],
   [
     'remote-exec',
-    /\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|lwp-download|aria2c)\b[^\n|;]{0,300}\|\s*(?:sudo\s+(?:-\S+\s+){0,3})?(?:(?:ba|z|k|da|fi|c|tc)?sh|python[23]?|perl|ruby|node|php|iex|invoke-expression|powershell|pwsh|source)\b/,
+    /\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|lwp-download|aria2c)\b[^\n|;]{0,300}\|\s*(?:sudo\s+(?:-\S+\s+){0,3})?(?:(?:ba|z|k|da|fi|c|tc)?sh|python[23]?|perl|ruby|node|php|iex|invoke-expression|powershell|pwsh|source)\b(?!\s+-m\s+json\.tool)/,
   ],
   ['remote-exec', /\b(?:ba|z)?sh\s+(?:-c\s+)?["']?(?:<\(|\$\(|`)\s*(?:curl|wget|fetch)\b/],
   ['remote-exec', /\b(?:source|\.)\s+<\(\s*(?:curl|wget)\b/],
@@ -334,32 +375,46 @@ export function detectionViews(text: string): {
 
 /**
  * The injection families a text reads as, each once (the first match), those found in a decoded
- * base64 payload marked `encoded`. Empty for ordinary text. Never throws.
+ * base64 payload marked `encoded`. Empty for ordinary text. `options.source` says who wrote it
+ * ({@link InjectionSource}): in the user's own words, a plain download-and-run, bare secrecy, role
+ * lines, claimed authority and text addressed to the agent do not count. Never throws.
  */
-export function detectInjection(text: string): InjectionFinding[] {
+export function detectInjection(text: string, options: DetectOptions = {}): InjectionFinding[] {
   if (typeof text !== 'string' || text.length === 0) return [];
+  const untrusted = options?.source !== 'user';
   const scanned =
     text.length > MAX_SCANNED_CHARS
       ? `${text.slice(0, MAX_SCANNED_CHARS / 2)}\n${text.slice(-MAX_SCANNED_CHARS / 2)}`
       : text;
-  const found = findIn(scanned, false);
+  let found = findIn(scanned, false, untrusted);
   const seen = new Set(found.map((f) => f.family));
   for (const payload of decodedPayloads(scanned)) {
-    for (const finding of findIn(payload, true)) {
+    for (const finding of findIn(payload, true, untrusted)) {
       if (seen.has(finding.family)) continue;
       seen.add(finding.family);
       found.push(finding);
     }
   }
+  // The user may ask for `curl … | sh`; not for one hidden by invisible characters or an encoding.
+  if (!untrusted && !hasInvisible(scanned))
+    found = found.filter((f) => f.family !== 'remote-exec' || f.encoded || /base64|frombase64/.test(f.match));
   return found;
 }
 
-/** Whether a text reads as a prompt injection of any known family ({@link detectInjection}). */
-export function readsAsInjection(text: string): boolean {
-  return detectInjection(text).length > 0;
+/**
+ * Whether a text reads as a prompt injection of any known family ({@link detectInjection}), as
+ * written by `options.source` (default `untrusted`).
+ */
+export function readsAsInjection(text: string, options: DetectOptions = {}): boolean {
+  return detectInjection(text, options).length > 0;
 }
 
-function findIn(text: string, encoded: boolean): InjectionFinding[] {
+function hasInvisible(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (isInvisible(text.charCodeAt(i))) return true;
+  return false;
+}
+
+function findIn(text: string, encoded: boolean, untrusted: boolean): InjectionFinding[] {
   const views = detectionViews(text);
   const found: InjectionFinding[] = [];
   const seen = new Set<InjectionFamily>();
@@ -380,7 +435,73 @@ function findIn(text: string, encoded: boolean): InjectionFinding[] {
     for (const view of views2) if (take(family, pattern, view)) break;
   }
   for (const [family, pattern] of MULTILINGUAL) take(family, pattern, views.native);
+  for (const pattern of OVERRIDE) take('override', pattern, views.native);
+  if (!seen.has('remote-exec')) {
+    const match = fetchThenExecute(views.latin, views.native);
+    if (match) take('remote-exec', /[\s\S]+/, match);
+  }
+  if (untrusted) structuralSignals(views, take);
   return found;
+}
+
+/**
+ * A line that opens with a chat role and a colon and then says something (four words or more, or a
+ * phrase in a script without spaces): a turn of the conversation posed inside a text that is not
+ * one. `User: alice` (a field of a record) is not. Decorations around the role (`**User:**`,
+ * `[Assistant]:`, `### Gebruiker:`) are read through.
+ */
+const ROLE_LINE = new RegExp(
+  `(?:^|\\n)[ \\t]*(?:[*_#>\\[(<|]{1,4}[ \\t]*)?${ROLE_WORDS}(?:[ \\t]*(?:turn|message|prompt|bericht|nachricht))?[ \\t]*(?:[\\])>*_|]{1,4}[ \\t]*)?[:：][ \\t]*[*_]{0,2}[ \\t]*([^\\n]{1,300})`,
+  'g',
+);
+
+/** A prompt-format heading posing as a role: `### Instruction:`, `## System prompt:`, `### Response:`. */
+const FORMAT_HEADING = /(?:^|\n)[ \t]*#{2,4}[ \t]*(?:instruction|system(?:[ \t]+prompt)?|response)s?[ \t]*:/;
+
+/** A URL, an IP address or a mail address: something an order sends to or fetches from. */
+const TARGET = /\bhttps?:\/\/|\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b|[\w.+-]+@[\w-]+\.[a-z]/;
+
+/** Characters after the words that address the agent in which its order is read. */
+const DIRECTIVE_WINDOW = 400;
+
+/**
+ * The signals that count only outside the user's own words: bare secrecy, a role line, a
+ * prompt-format heading, a claimed authority, and an order to act on a URL or address in text
+ * addressed to the agent.
+ */
+function structuralSignals(
+  views: ReturnType<typeof detectionViews>,
+  take: (family: InjectionFamily, pattern: RegExp, view: string) => boolean,
+): void {
+  for (const pattern of BARE_SECRECY) if (take('concealment', pattern, views.native)) break;
+  const role = roleLine(views.native);
+  if (role) take('impersonation', /[\s\S]+/, role);
+  take('impersonation', FORMAT_HEADING, views.native);
+  for (const pattern of AUTHORITY) if (take('impersonation', pattern, views.native)) break;
+  for (const pattern of ADDRESSED_TO_AGENT) {
+    const match = pattern.exec(views.native);
+    if (!match) continue;
+    const window = views.native.slice(match.index, match.index + DIRECTIVE_WINDOW);
+    if (ACT_VERB.test(window) && TARGET.test(window)) {
+      take('agent-directive', /[\s\S]+/, window.slice(0, 80));
+      break;
+    }
+  }
+}
+
+/** The first role line of a text ({@link ROLE_LINE}) whose content is a sentence, or null. */
+function roleLine(view: string): string | null {
+  ROLE_LINE.lastIndex = 0;
+  let n = 0;
+  for (let m = ROLE_LINE.exec(view); m !== null && n < 64; m = ROLE_LINE.exec(view), n++) {
+    const said = (m[1] ?? '').trim();
+    const words = said.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
+    const unspaced = (
+      said.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu) ?? []
+    ).length;
+    if (words >= 4 || unspaced >= 6) return m[0].trim();
+  }
+  return null;
 }
 
 /**

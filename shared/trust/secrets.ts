@@ -17,7 +17,7 @@
  */
 import type { Message } from '../contract/message.ts';
 import { isUserWords } from '../text/user-messages.ts';
-import { readsAsInjection } from './injection.ts';
+import { userMessageReadsAsInjection } from './relayed.ts';
 
 /** Folders whose every file is a secret, by their name (lower case). */
 const SECRET_DIRS = new Set(['.ssh', '.aws', '.gnupg', '.kube', '.azure', '.password-store', '.docker']);
@@ -128,7 +128,7 @@ export function pathWitnesses(
   for (const m of messages) {
     if (typeof m?.content !== 'string') continue;
     if (m.role === 'assistant' && m.kind !== 'summary') agent.push(m.content.toLowerCase());
-    else if (isUserWords(m) && !readsAsInjection(m.content)) user.push(m.content.toLowerCase());
+    else if (isUserWords(m) && !userMessageReadsAsInjection(m.content)) user.push(m.content.toLowerCase());
   }
   return { agent, user };
 }

@@ -65,7 +65,9 @@ import {
   questionBefore,
   stripMarkupPrefix,
 } from '../../shared/text/user-messages.ts';
+import { fetchThenExecute } from '../../shared/trust/fetch-exec.ts';
 import { detectInjection } from '../../shared/trust/injection.ts';
+import { splitRelayed, userMessageInjections } from '../../shared/trust/relayed.ts';
 import { extractPaths, extractWorkingSet } from '../../shared/working-set/working-set.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -350,7 +352,13 @@ const FUNCTIONS: Record<string, (s: string) => unknown> = {
     extractPaths(JSON.stringify({ name: 'bash', arguments: { command: s } })),
   // shared/trust/
   detectInjection: (s) => detectInjection(s),
+  'detectInjection (user)': (s) => detectInjection(s, { source: 'user' }),
+  fetchThenExecute: (s) => fetchThenExecute(s.toLowerCase()),
   sessionSuspects: (s) => sessionSuspects([...user(s), ...assistant(s)]),
+  'sessionSuspects (neighbouring results)': (s) =>
+    sessionSuspects([...shellRun('cat a', s), ...shellRun('cat b', s)]),
+  splitRelayed: (s) => splitRelayed(`Can you handle this:\n${s}\nFrom: a@b.example\nSubject: x\n${s}`),
+  userMessageInjections: (s) => userMessageInjections(`Please read this:\n> ${s}\n\`\`\`\n${s}\n\`\`\``),
   frameRecord: (s) => frameRecord(s),
   // shared/text/user-messages.ts
   classifyUserMessage: (s) => classifyUserMessage(s),
