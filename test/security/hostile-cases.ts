@@ -126,6 +126,9 @@ export function takesInput(op: Operation): boolean {
  * they change is the only thing wrong. A route with a body and no entry here fails the test.
  */
 export const VALID_BODIES: Record<string, (t: Target) => Record<string, unknown>> = {
+  // The MCP route's own JSON-RPC cases are in mcpCases; this body carries its credential, header and
+  // body-transport cases.
+  recallMcp: () => ({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
   createSession: () => ({
     id: 'hostile-new',
     format: 'anthropic',

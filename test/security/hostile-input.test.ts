@@ -15,6 +15,7 @@ import { DEFAULT_LIMITS } from '../../shared/policy/limits.ts';
 import { createApiApp } from '../../worker/http/api/index.ts';
 import { apiOffload } from '../../worker/http/api/offload.ts';
 import { openApiDocument } from '../../worker/http/api/openapi.ts';
+import { MCP_PATH } from '../../worker/http/api/routes.ts';
 import { TenantLimits } from '../../worker/http/api/tenant-limits.ts';
 import { apiErrorSchema, ERROR_STATUS } from '../../worker/http/errors.ts';
 import { type Listening, listen } from '../../worker/http/ops.ts';
@@ -208,6 +209,7 @@ async function written(): Promise<string> {
 function restProblems(c: HostileCase, answer: Answer): string[] {
   const problems: string[] = [];
   if (answer.status < 400) return [`accepted with ${answer.status}`];
+  if (c.path === MCP_PATH) answer = { ...answer, body: apiErrorOfJsonRpc(answer.body) };
   const shape = apiErrorSchema.safeParse(answer.body);
   if (!shape.success) problems.push('not the documented error shape');
   else if (ERROR_STATUS[shape.data.error.type] !== answer.status)
@@ -223,6 +225,19 @@ function restProblems(c: HostileCase, answer: Answer): string[] {
   if (!fits)
     problems.push(`not ${JSON.stringify(c.expect, (_k, v) => (v instanceof RegExp ? String(v) : v))}`);
   return problems;
+}
+
+/**
+ * `/v1/mcp` answers the API's refusals (credentials, tenant header, body) as a JSON-RPC error whose
+ * `data` carries the API error's `type` and `field`: read it back as the API's error shape, so the
+ * route's generated cases are judged like every other route's. Anything else is left as it is.
+ */
+function apiErrorOfJsonRpc(body: Answer['body']): Answer['body'] {
+  const error = body?.error;
+  if (body?.jsonrpc !== '2.0' || typeof error?.message !== 'string' || typeof error.data?.type !== 'string')
+    return body;
+  const field = typeof error.data.field === 'string' ? { field: error.data.field } : {};
+  return { error: { type: error.data.type, message: error.message, ...field } };
 }
 
 /** The text of a JSON-RPC answer's error or tool error, or null when it is neither. */
