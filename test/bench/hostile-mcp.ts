@@ -9,12 +9,21 @@
  *
  * It reports the quiet reads' p50/p99 alone and under the hostile bodies (target: p99 within 2x
  * alone), what the hostile tenant was answered and how fast, and the API process's peak RSS in each
- * phase and its high-water mark (VmHWM). The hostile client runs in this process: its bodies are
- * encoded once, so each send is a write of bytes already made.
+ * phase and its high-water mark (VmHWM). The hostile client runs in a process of its own at a lower
+ * CPU priority (hostile-mcp-senders.ts), as a tenant's clients run on machines of their own.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
 import { REDIS_URL } from '../support/env.ts';
+import {
+  FIRST_ANSWERED,
+  HOSTILE_DEPTH,
+  HOSTILE_IN_FLIGHT,
+  type HostileAnswers,
+} from './hostile-mcp-senders.ts';
 import { buildCli, startApiProcess } from './noisy-neighbor.ts';
 import { addSessions, fmt } from './report.ts';
 
@@ -26,11 +35,8 @@ const WARM_UP = 20;
  * request rate (100 per second) however fast it is answered.
  */
 const READ_EVERY_MS = 15;
-/** Hostile requests kept in flight at once. */
-const HOSTILE_IN_FLIGHT = 3;
-/** The nesting of the hostile body: 1,950,000 `[` and as many `]`, about 3.9 MB. */
-const HOSTILE_DEPTH = 1_950_000;
-const MCP_ACCEPT = 'application/json, text/event-stream';
+/** The hostile client's CPU priority (nice; see hostileSenders). */
+const HOSTILE_NICE = 10;
 
 /** A section writer, as `Report.section`. */
 type Section = (title: string, header: string[], rows: string[][], notes?: string[]) => void;
@@ -95,53 +101,39 @@ async function quietReads(read: () => Promise<number>, n: number, samples: numbe
   return samples;
 }
 
-/** What the hostile tenant was answered: count by status and its latencies, ms. */
-interface HostileAnswers {
-  statuses: Record<string, number>;
-  ms: number[];
-  /** The first answer's body, cut short: what the refusal says. */
-  sample: string;
-}
-
 /**
- * {@link HOSTILE_IN_FLIGHT} loops each sending the hostile body again as soon as it is answered.
- * @returns `firstAnswered` once one is answered (the API has warmed its threads); `stop()` ends
- *   the loops and resolves, once the requests in flight are answered, to what they were answered.
+ * The hostile tenant (hostile-mcp-senders.ts) as a process of its own, at nice {@link HOSTILE_NICE}.
+ * @returns `firstAnswered` once one request is answered; `stop()` ends the sending and resolves,
+ *   once the requests in flight are answered, to what they were answered.
  */
 function hostileSenders(url: string, key: string) {
-  const body = new TextEncoder().encode(
-    `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall_search","arguments":{"sessionId":"c1","query":${'['.repeat(HOSTILE_DEPTH)}${']'.repeat(HOSTILE_DEPTH)}}}}`,
-  );
-  const answers: HostileAnswers = { statuses: {}, ms: [], sample: '' };
-  let stopped = false;
+  const script = fileURLToPath(new URL('./hostile-mcp-senders.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, url, key], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  // In a deployment the hostile tenant's client runs on its own machines; here it shares two cores
+  // with the service, so it runs at a lower CPU priority, and what is measured is the service's
+  // isolation rather than the bench host's.
+  if (child.pid !== undefined) setPriority(child.pid, HOSTILE_NICE);
+  let out = '';
   let first: () => void = () => {};
   const firstAnswered = new Promise<void>((resolve) => (first = resolve));
-  const loop = async () => {
-    while (!stopped) {
-      const started = performance.now();
-      const answer = await fetch(`${url}/v1/mcp`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: MCP_ACCEPT },
-        body,
-      }).then(
-        async (response) => ({ status: String(response.status), text: await response.text() }),
-        (error: Error) => ({ status: 'no answer', text: error.message }),
-      );
-      answers.ms.push(performance.now() - started);
-      answers.statuses[answer.status] = (answers.statuses[answer.status] ?? 0) + 1;
-      answers.sample ||= answer.text.slice(0, 200);
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+    if (out.startsWith(`${FIRST_ANSWERED}\n`)) first();
+  });
+  const exited = new Promise<HostileAnswers>((resolve, reject) =>
+    child.once('exit', (code) => {
       first();
-      if (answer.status === '429' || answer.status === 'no answer')
-        await new Promise((r) => setTimeout(r, 1000));
-    }
-  };
-  const loops = Array.from({ length: HOSTILE_IN_FLIGHT }, loop);
+      if (code !== 0) reject(new Error(`the hostile tenant's process exited ${code}`));
+      else resolve(JSON.parse(out.slice(FIRST_ANSWERED.length + 1)) as HostileAnswers);
+    }),
+  );
   return {
     firstAnswered,
-    stop: async () => {
-      stopped = true;
-      await Promise.all(loops);
-      return answers;
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
     },
   };
 }
@@ -199,7 +191,7 @@ function report(
       ...(run.failure ? [`**The quiet reads stopped after ${run.under.length}: ${run.failure}.**`] : []),
       `The hostile tenant was answered ${statuses} (p50 ${fmt(quantile(run.answered.ms, 0.5), 0)} ms, p99 ${fmt(quantile(run.answered.ms, 0.99), 0)} ms from send to answer), e.g. \`${run.answered.sample.replaceAll('`', "'")}\`.`,
       `API high-water mark (VmHWM) through the part: ${mb(run.hwm)}. RSS is sampled every 50 ms from /proc; the API runs built (tsc, as the package), ${nodeOptions ? `with NODE_OPTIONS=${nodeOptions}` : "with Node's default heap settings"}.`,
-      `The quiet tenant reads the context of its session of 60 messages, one read at a time, at most one every ${READ_EVERY_MS} ms, ${READS} reads alone and ${READS} while the hostile tenant keeps ${HOSTILE_IN_FLIGHT} requests in flight (each sent again as soon as it is answered; a 429 waits 1 s). The hostile body is a tools/call of recall_search whose query is the nesting; the API's body reader counts the nesting in a worker thread (bodies from 256 KiB up) and answers 400 with a JSON-RPC parse error before anything parses it. Default limits throughout.`,
+      `The quiet tenant reads the context of its session of 60 messages, one read at a time, at most one every ${READ_EVERY_MS} ms, ${READS} reads alone and ${READS} while the hostile tenant keeps ${HOSTILE_IN_FLIGHT} requests in flight (each sent again as soon as it is answered; a 429 waits 1 s), from a process of its own at nice ${HOSTILE_NICE}. The hostile body is a tools/call of recall_search whose query is the nesting; the API's body reader counts the nesting in a worker thread (bodies from 256 KiB up) and answers 400 with a JSON-RPC parse error before anything parses it. Default limits throughout.`,
     ],
   );
 }
