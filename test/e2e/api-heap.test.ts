@@ -67,7 +67,8 @@ describe('compactor api and its heap', () => {
     expect(commandLine(served.pid)).toContain('--max-old-space-size=160');
     // V8's bound is the old space's plus the young generation's.
     expect(served.heapLimitMb).toBeGreaterThanOrEqual(160);
-    expect(served.heapLimitMb).toBeLessThan(260);
+    // The young generation's share depends on the Node line (about 50 MB on 22, 96 MB on 24).
+    expect(served.heapLimitMb).toBeLessThan(256 + 128);
     expect((await fetch(`${served.url}/v1`)).status).toBe(200);
 
     parent.kill('SIGTERM');

@@ -196,7 +196,8 @@ describe('compactor dev --embedded', () => {
         stderr += d;
       });
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      for (let i = 0; i < 600 && !stdout.includes('Ctrl-C stops everything.') && child.exitCode === null; i++)
+      const deadline = Date.now() + patient(30_000);
+      while (Date.now() < deadline && !stdout.includes('Ctrl-C stops everything.') && child.exitCode === null)
         await new Promise((r) => setTimeout(r, 50));
       expect(stdout, stderr).toContain('Ctrl-C stops everything.');
       expect(stderr).toContain(

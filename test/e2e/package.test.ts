@@ -218,8 +218,8 @@ export async function turn(url: string, redisUrl: string, reply: MessageParam): 
   const producer = createProducer({ redisUrl, prefix: 'compactor' });
   const outcome = await producer.compactNow({ tenantId: 't', sessionId: 's' }, { timeoutMs: 5_000 });
   if (outcome.state === 'settled') console.log(outcome.result);
-  // @ts-expect-error a producer needs its Redis URL: the types say so.
-  createProducer({ prefix: 'compactor' });
+  // @ts-expect-error a Redis URL is a string: the types say so.
+  createProducer({ redisUrl: 6379, prefix: 'compactor' });
   return loadContext(db, { tenantId: 't', sessionId: 's' });
 }
 `,

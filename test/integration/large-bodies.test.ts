@@ -10,6 +10,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OFF_THREAD_BYTES, OFF_THREAD_CONTEXT_BYTES } from '../../worker/http/api/offload.ts';
 import type { Listening } from '../../worker/http/ops.ts';
+import { setPolicy } from '../../worker/postgres/policies.ts';
 import { serveApi } from '../support/api-server.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -23,6 +24,12 @@ beforeAll(async () => {
   const sql = ctx.tdb.database.sql;
   await sql`insert into sessions (tenant_id, id)
     values ('big', 'loop'), ('small', 'loop'), ('big', 'threads'), ('small', 'threads')`;
+  // The big tenant's session takes appends of megabytes, case after case: past the default 1M
+  // tokens a session may hold (and a read may return), which this file is not about.
+  await setPolicy(ctx.tdb.database.db, 'big', null, {
+    strategy: { type: 'none' },
+    limits: { maxContextTokens: 20_000_000, maxSessionTokens: 20_000_000 },
+  });
 });
 
 /** Text of at least `bytes` UTF-8 bytes, with characters of every UTF-8 length. */
