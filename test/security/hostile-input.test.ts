@@ -21,6 +21,7 @@ import { apiErrorSchema, ERROR_STATUS } from '../../worker/http/errors.ts';
 import { type Listening, listen } from '../../worker/http/ops.ts';
 import { createKey, keyStore } from '../../worker/postgres/api-keys.ts';
 import { PolicyCache } from '../../worker/postgres/policy-cache.ts';
+import { answerOf } from '../support/answers.ts';
 import { useIntegration } from '../support/integration.ts';
 import {
   type Caller,
@@ -164,21 +165,9 @@ async function send(c: HostileCase): Promise<Answer> {
       headers,
       ...(body !== undefined ? { body } : {}),
     });
-  // After a 413 the server closes the connection without reading the rest of the body; a request
-  // sent on that kept-alive connection meanwhile never reached it, and is sent again.
-  const response = await request().catch((error: Error & { cause?: { code?: string } }) => {
-    if (error.cause?.code === 'UND_ERR_SOCKET') return request();
-    throw error;
-  });
-  const raw = await response.text();
-  let parsed: unknown = null;
-  try {
-    parsed = raw === '' ? null : JSON.parse(raw);
-  } catch {
-    parsed = { unparsed: raw.slice(0, 200) };
-  }
-  sent.set(response.status, (sent.get(response.status) ?? 0) + 1);
-  return { status: response.status, body: parsed };
+  const answer = await answerOf(request);
+  sent.set(answer.status, (sent.get(answer.status) ?? 0) + 1);
+  return answer;
 }
 
 let tables: string[] | undefined;

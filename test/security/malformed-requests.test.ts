@@ -10,6 +10,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Listening } from '../../worker/http/ops.ts';
+import { answerOf } from '../support/answers.ts';
 import { serveApi } from '../support/api-server.ts';
 import { useIntegration } from '../support/integration.ts';
 
@@ -712,20 +713,7 @@ async function send(c: Case): Promise<Answer> {
   }
   Object.assign(headers, c.headers);
   const request = () => fetch(`${server.url}${c.path}`, { method: c.method, headers, body });
-  // After a 413 the server closes the connection without reading the rest of the body; a request
-  // sent on that kept-alive connection meanwhile never reached it, and is sent again.
-  const response = await request().catch((error: Error & { cause?: { code?: string } }) => {
-    if (error.cause?.code === 'UND_ERR_SOCKET') return request();
-    throw error;
-  });
-  const raw = await response.text();
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    parsed = { unparsed: raw.slice(0, 200) };
-  }
-  return { status: response.status, body: parsed };
+  return answerOf(request);
 }
 
 /** Everything a request could write: rows per table, and the compaction queue's jobs. */
