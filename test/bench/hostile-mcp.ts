@@ -5,7 +5,8 @@
  * alone, then while a hostile tenant keeps three requests in flight to `/v1/mcp`, each a 3.9 MB
  * JSON-RPC body nested 1,950,000 arrays deep (a `tools/call` whose argument is the nesting). Such a
  * body once went to the MCP SDK, which parsed it on the event loop, 2 to 5 s each; the API's body
- * reader now refuses it (400, a JSON-RPC parse error) after counting its nesting in a worker thread.
+ * reader now counts its nesting as its bytes arrive and refuses it (400, a JSON-RPC parse error)
+ * at the first level past the limit, without receiving the rest.
  *
  * It reports the quiet reads' p50/p99 alone and under the hostile bodies (target: p99 within 2x
  * alone), what the hostile tenant was answered and how fast, and the API process's peak RSS in each
@@ -23,6 +24,7 @@ import {
   HOSTILE_DEPTH,
   HOSTILE_IN_FLIGHT,
   type HostileAnswers,
+  type SentKind,
 } from './hostile-mcp-senders.ts';
 import { buildCli, startApiProcess } from './noisy-neighbor.ts';
 import { addSessions, fmt } from './report.ts';
@@ -74,21 +76,46 @@ export async function hostileMcp(
     api.rss.reset();
     const alone = await quietReads(read, READS);
     const aloneRss = api.rss.reset();
-    const hostile = hostileSenders(api.url, tokens.hostile);
-    await hostile.firstAnswered;
-    // A read that fails ends the phase: what was measured until then is reported, with why.
-    const under: number[] = [];
-    const failure = await quietReads(read, READS, under).then(
-      () => null,
-      (error: Error) => error.message,
-    );
-    const answered = await hostile.stop();
-    const underRss = api.rss.reset();
+    const deep = await underSender(api, tokens.hostile, 'deep', read);
+    const small = await underSender(api, tokens.hostile, 'small', read);
     const hwm = await api.rss.highWater();
-    report(section, { alone, under, failure, answered, aloneRss, underRss, hwm }, apiNodeOptions);
+    report(section, { alone, aloneRss, deep, small, hwm }, apiNodeOptions);
   } finally {
     api.stop();
   }
+}
+
+/** The quiet reads while the other tenant sends `kind` (hostile-mcp-senders.ts), and what it was answered. */
+interface Phase {
+  under: number[];
+  /** Why the reads stopped early, if they did. */
+  failure: string | null;
+  answered: HostileAnswers;
+  rss: number;
+  /** How long the phase lasted, ms. */
+  ms: number;
+}
+
+/** {@link READS} quiet reads while the hostile tenant sends requests of `kind`. */
+async function underSender(
+  api: { url: string; rss: { reset(): number } },
+  key: string,
+  kind: SentKind,
+  read: () => Promise<number>,
+): Promise<Phase> {
+  const sender = hostileSenders(api.url, key, kind);
+  await sender.firstAnswered;
+  api.rss.reset();
+  const started = performance.now();
+  // A read that fails ends the phase: what was measured until then is reported, with why.
+  const under: number[] = [];
+  const failure = await quietReads(read, READS, under).then(
+    () => null,
+    (error: Error) => error.message,
+  );
+  const ms = performance.now() - started;
+  const answered = await sender.stop();
+  return { under, failure, answered, rss: api.rss.reset(), ms };
 }
 
 /** `n` quiet reads, one at a time, paced by {@link READ_EVERY_MS}: their latencies (ms) into `samples`. */
@@ -106,9 +133,9 @@ async function quietReads(read: () => Promise<number>, n: number, samples: numbe
  * @returns `firstAnswered` once one request is answered; `stop()` ends the sending and resolves,
  *   once the requests in flight are answered, to what they were answered.
  */
-function hostileSenders(url: string, key: string) {
+function hostileSenders(url: string, key: string, kind: SentKind) {
   const script = fileURLToPath(new URL('./hostile-mcp-senders.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, url, key], {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, url, key, kind], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // In a deployment the hostile tenant's client runs on its own machines; here it shares two cores
@@ -147,20 +174,11 @@ function quantile(xs: number[], q: number): number {
 /** Prints part 12's table and notes. */
 function report(
   section: Section,
-  run: {
-    alone: number[];
-    under: number[];
-    /** Why the reads under the hostile bodies stopped early, if they did. */
-    failure: string | null;
-    answered: HostileAnswers;
-    aloneRss: number;
-    underRss: number;
-    hwm: number;
-  },
+  run: { alone: number[]; aloneRss: number; deep: Phase; small: Phase; hwm: number },
   nodeOptions: string,
 ) {
   const mb = (kb: number) => `${fmt(kb / 1024, 0)} MB`;
-  const ratio = quantile(run.under, 0.99) / quantile(run.alone, 0.99);
+  const aloneP99 = quantile(run.alone, 0.99);
   const row = (phase: string, xs: number[], rss: number, versus: string) => [
     phase,
     String(xs.length),
@@ -169,29 +187,49 @@ function report(
     versus,
     mb(rss),
   ];
-  const statuses = Object.entries(run.answered.statuses)
-    .map(([status, n]) => `${n}× ${status}`)
-    .join(', ');
+  const ratio = (p: Phase) => quantile(p.under, 0.99) / aloneP99;
+  const sent = (p: Phase) => {
+    const statuses = Object.entries(p.answered.statuses)
+      .map(([status, n]) => `${n}× ${status}`)
+      .join(', ');
+    return `${statuses}, ${fmt((p.answered.ms.length * 1000) / p.ms, 0)} per s (p50 ${fmt(quantile(p.answered.ms, 0.5), 0)} ms, p99 ${fmt(quantile(p.answered.ms, 0.99), 0)} ms from send to answer)`;
+  };
+  const deepRatio = ratio(run.deep);
   section(
     `12. Hostile MCP bodies: a quiet tenant's context reads while ${HOSTILE_IN_FLIGHT} bodies of ${fmt(
       (2 * HOSTILE_DEPTH) / 1e6,
       1,
     )} MB nested ${HOSTILE_DEPTH.toLocaleString('en')} deep are in flight (compactor api in its own process${nodeOptions ? `, ${nodeOptions}` : ''})`,
-    ['phase', 'quiet reads', 'p50 ms', 'p99 ms', 'p99 / alone (target ≤ 2)', 'API peak RSS'],
+    [
+      'phase',
+      'quiet reads',
+      'p50 ms',
+      'p99 ms',
+      'p99 / alone (target ≤ 2)',
+      'API peak RSS (target < 512 MB)',
+    ],
     [
       row('alone', run.alone, run.aloneRss, ''),
       row(
         `${HOSTILE_IN_FLIGHT} hostile MCP bodies in flight`,
-        run.under,
-        run.underRss,
-        `**${fmt(ratio, 2)}** (${ratio <= 2 ? 'met' : 'missed'})`,
+        run.deep.under,
+        run.deep.rss,
+        `**${fmt(deepRatio, 2)}** (${deepRatio <= 2 ? 'met' : 'missed'})`,
+      ),
+      row(
+        `control: ${HOSTILE_IN_FLIGHT} small valid MCP requests in flight`,
+        run.small.under,
+        run.small.rss,
+        fmt(ratio(run.small), 2),
       ),
     ],
     [
-      ...(run.failure ? [`**The quiet reads stopped after ${run.under.length}: ${run.failure}.**`] : []),
-      `The hostile tenant was answered ${statuses} (p50 ${fmt(quantile(run.answered.ms, 0.5), 0)} ms, p99 ${fmt(quantile(run.answered.ms, 0.99), 0)} ms from send to answer), e.g. \`${run.answered.sample.replaceAll('`', "'")}\`.`,
-      `API high-water mark (VmHWM) through the part: ${mb(run.hwm)}. RSS is sampled every 50 ms from /proc; the API runs built (tsc, as the package), ${nodeOptions ? `with NODE_OPTIONS=${nodeOptions}` : "with Node's default heap settings"}.`,
-      `The quiet tenant reads the context of its session of 60 messages, one read at a time, at most one every ${READ_EVERY_MS} ms, ${READS} reads alone and ${READS} while the hostile tenant keeps ${HOSTILE_IN_FLIGHT} requests in flight (each sent again as soon as it is answered; a 429 waits 1 s), from a process of its own at nice ${HOSTILE_NICE}. The hostile body is a tools/call of recall_search whose query is the nesting; the API's body reader counts the nesting in a worker thread (bodies from 256 KiB up) and answers 400 with a JSON-RPC parse error before anything parses it. Default limits throughout.`,
+      ...[run.deep, run.small].flatMap((p) =>
+        p.failure ? [`**The quiet reads stopped after ${p.under.length}: ${p.failure}.**`] : [],
+      ),
+      `The hostile tenant was answered ${sent(run.deep)}, e.g. \`${run.deep.answered.sample.replaceAll('`', "'")}\`. In the control it sent a \`tools/list\` (a valid request, answered in full) the same way, and was answered ${sent(run.small)}: what any tenant sending at its request rate costs the others, without a hostile body.`,
+      `API high-water mark (VmHWM) through the part: ${mb(run.hwm)}. RSS is sampled every 50 ms from /proc; the API runs built (tsc, as the package), ${nodeOptions ? `with NODE_OPTIONS=${nodeOptions}` : 'as `compactor api` starts by default (its heap bounded)'}.`,
+      `The quiet tenant reads the context of its session of 60 messages, one read at a time, at most one every ${READ_EVERY_MS} ms, ${READS} reads alone and ${READS} while the other tenant keeps ${HOSTILE_IN_FLIGHT} requests in flight (each sent again as soon as it is answered or its connection closed; a 429 waits 1 s), from a process of its own at nice ${HOSTILE_NICE}. The hostile body is a tools/call of recall_search whose query is the nesting; the API's body reader counts the nesting on the bytes as they arrive and answers 400 with a JSON-RPC parse error at the first level past the limit, without receiving the rest (the connection is then closed). Default limits throughout.`,
     ],
   );
 }

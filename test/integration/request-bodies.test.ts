@@ -6,6 +6,7 @@
  * as JSON-RPC errors, with the status the REST routes give. Refused requests write nothing. The
  * large cases run on the event loop's API and on one whose large requests go to worker threads.
  */
+import { request as httpRequest } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OFF_THREAD_BYTES } from '../../worker/http/api/offload.ts';
@@ -240,6 +241,44 @@ describe('/v1/mcp', () => {
       }
     },
   );
+
+  it('answers a body nested too deep at its first level past the limit, before the sender has sent the rest', async () => {
+    // The first 64 KiB of a body nested 1,950,000 deep, sent, and the rest never: the answer
+    // comes all the same, and the connection is closed after it (the rest would still be on it).
+    const head = deepCall(1_950_000).slice(0, 64 * 1024);
+    const answer = await new Promise<{ status: number; connection: string | undefined; text: string }>(
+      (resolve, reject) => {
+        const url = new URL('/v1/mcp', (servers.loop as Listening).url);
+        const sending = httpRequest(url, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${TOKENS.acme}`,
+            'content-type': 'application/json',
+            accept: MCP_ACCEPT,
+            'content-length': String(4 * 1024 * 1024),
+          },
+        });
+        sending.on('error', reject);
+        sending.on('response', (response) => {
+          let text = '';
+          response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => {
+            resolve({ status: response.statusCode ?? 0, connection: response.headers.connection, text });
+            sending.destroy();
+          });
+        });
+        sending.write(head);
+      },
+    );
+    expect(answer.status).toBe(400);
+    expect(answer.connection).toBe('close');
+    expect(JSON.parse(answer.text).error).toMatchObject({
+      code: -32700,
+      message: expect.stringMatching(
+        /^body: nests deeper than 128 levels of objects and arrays \(the limit\) at byte offset \d+$/,
+      ),
+    });
+  });
 
   it('answers each refusal of a body as a JSON-RPC error with the REST status', async () => {
     const notJson = await send(servers.loop, '/v1/mcp', '{"jsonrpc":"2.0","id":1,');

@@ -25,6 +25,12 @@ export interface BodyLimit {
   setting: string;
 }
 
+/**
+ * A check of a body's decoded bytes as they arrive, in order, each chunk once: it throws (an
+ * `ApiError`) to refuse the body there, before the rest of it is received.
+ */
+export type ChunkCheck = (chunk: Uint8Array) => void;
+
 /** Requests whose body was refused before it was read to its end. */
 const unread = new WeakSet<Request>();
 
@@ -67,21 +73,27 @@ export function contentCoding(header: string | null): string | null {
 }
 
 /**
- * Reads `request`'s body: its bytes as sent, or decoded of its content coding.
+ * Reads `request`'s body: its bytes as sent, or decoded of its content coding, each decoded chunk
+ * passed to `check` as it arrives.
  * @throws {ApiError} 415 for a content coding the API does not decode ({@link contentCoding});
  *   413 when the body, as received or decoded, passes `limit.maxBytes` (a `Content-Length` over it
- *   is refused before a byte is read); 400 when the coded body is not valid data of its coding.
+ *   is refused before a byte is read); 400 when the coded body is not valid data of its coding;
+ *   whatever `check` throws. A body refused before its end is left unread ({@link bodyLeftUnread}).
  */
-export async function readBodyBytes(request: Request, limit: BodyLimit): Promise<Uint8Array> {
+export async function readBodyBytes(
+  request: Request,
+  limit: BodyLimit,
+  check?: ChunkCheck,
+): Promise<Uint8Array> {
   try {
-    return await readToEnd(request, limit);
+    return await readToEnd(request, limit, check);
   } catch (error) {
     if (request.body !== null) unread.add(request);
     throw error;
   }
 }
 
-async function readToEnd(request: Request, limit: BodyLimit): Promise<Uint8Array> {
+async function readToEnd(request: Request, limit: BodyLimit, check?: ChunkCheck): Promise<Uint8Array> {
   const coding = contentCoding(request.headers.get('content-encoding'));
   const declared = request.headers.get('content-length');
   if (declared !== null && !request.headers.has('transfer-encoding') && Number(declared) > limit.maxBytes) {
@@ -89,13 +101,13 @@ async function readToEnd(request: Request, limit: BodyLimit): Promise<Uint8Array
   }
   if (request.body === null) return new Uint8Array(0);
   const received = capped(request.body, limit.maxBytes, () => tooLarge(limit, coding));
-  if (coding === null) return collect(received, limit.maxBytes, () => tooLarge(limit, coding));
+  if (coding === null) return collect(received, limit.maxBytes, () => tooLarge(limit, coding), check);
   const decoder = (DECODERS[coding] as () => Transform)();
   let decodeError: unknown;
   decoder.once('error', (error) => (decodeError = error));
   const decoded = pipeline(Readable.from(received, { objectMode: false }), decoder, () => {});
   try {
-    return await collect(decoded, limit.maxBytes, () => tooLarge(limit, coding));
+    return await collect(decoded, limit.maxBytes, () => tooLarge(limit, coding), check);
   } catch (error) {
     if (error !== decodeError || error instanceof ApiError) throw error;
     throw new ApiError(
@@ -123,19 +135,22 @@ async function* capped(
 }
 
 /**
- * The chunks of `source` as one buffer of their own (movable to a worker thread as it is).
- * @throws {ApiError} `refuse()` once they pass `maxBytes`; whatever `source` throws.
+ * The chunks of `source` as one buffer of their own (movable to a worker thread as it is), each
+ * passed to `check` first.
+ * @throws {ApiError} `refuse()` once they pass `maxBytes`; whatever `source` or `check` throws.
  */
 async function collect(
   source: AsyncIterable<Uint8Array>,
   maxBytes: number,
   refuse: () => ApiError,
+  check: ChunkCheck | undefined,
 ): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of source) {
     size += chunk.byteLength;
     if (size > maxBytes) throw refuse();
+    check?.(chunk);
     chunks.push(chunk);
   }
   if (size === 0) return new Uint8Array(0);

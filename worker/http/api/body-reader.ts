@@ -5,13 +5,19 @@
  * 1. its content coding decoded and its size held to the body limit, received and decoded
  *    (body-bytes.ts: 415 for a coding not decoded, 413 past the limit, 400 for corrupt data);
  * 2. a non-empty body sent as `application/json` in UTF-8, checked before it is parsed (415);
+ *    the nesting of a JSON body counted on its bytes as they arrive (json-nesting.ts): 400 at the
+ *    first level past the limit, before the rest is received, so that a body of megabytes nested
+ *    millions deep costs the event loop one chunk rather than its whole size (its connection is
+ *    closed after the answer: the rest of the body is still on it);
  * 3. its bytes read as JSON (json-text.ts: 400 at the first malformed UTF-8 byte, named by its
  *    offset; 400 past the nesting limit, counted before the parser runs; 400 when not JSON), on the
  *    event loop when small, in a worker thread from `OFF_THREAD_BYTES` up (offload.ts).
  *
  * Errors are `ApiError`s in the documented shape; `/v1/mcp` answers them as JSON-RPC errors.
  */
-import { readBodyBytes } from './body-bytes.ts';
+import { JsonNestingScanner, nestingProblemAt } from '../../../shared/contract/json-nesting.ts';
+import { ApiError } from '../errors.ts';
+import { type ChunkCheck, readBodyBytes } from './body-bytes.ts';
 import { assertJsonContentType, bodyValue } from './json-text.ts';
 import type { ApiOffload } from './offload.ts';
 
@@ -45,8 +51,9 @@ export function bodyReader(options: {
   const limit = { maxBytes: options.maxBodyBytes, setting: options.setting };
   const reader: BodyReader = {
     async bytes(request) {
-      const bytes = await readBodyBytes(request, limit);
-      if (bytes.byteLength > 0) assertJsonContentType(request.headers.get('content-type') ?? undefined);
+      const contentType = request.headers.get('content-type') ?? undefined;
+      const bytes = await readBodyBytes(request, limit, isJson(contentType) ? nestingCheck() : undefined);
+      if (bytes.byteLength > 0) assertJsonContentType(contentType);
       return bytes;
     },
     async value(bytes, request, required) {
@@ -58,4 +65,23 @@ export function bodyReader(options: {
     },
   };
   return reader;
+}
+
+/** Whether a body sent with `contentType` is read as JSON (assertJsonContentType passes it). */
+function isJson(contentType: string | undefined): boolean {
+  try {
+    assertJsonContentType(contentType);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A check refusing a JSON body at its first level of nesting past the limit (400, field `body`). */
+function nestingCheck(): ChunkCheck {
+  const scanner = new JsonNestingScanner();
+  return (chunk) => {
+    const at = scanner.push(chunk);
+    if (at !== null) throw new ApiError('invalid_request_error', `body: ${nestingProblemAt(at)}`, 'body');
+  };
 }
