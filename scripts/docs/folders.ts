@@ -63,6 +63,8 @@ export const FOLDERS: Readonly<Record<string, string>> = {
   'worker/http/api/':
     'the HTTP API (`compactor api`): the route table, the OpenAPI document made from it, the handlers',
   'worker/http/mcp/': "recall's MCP server at `/v1/mcp`: the `recall_search` and `recall_read` tools",
+  'worker/http/body/':
+    'the one reader of request bodies, for the API, `/v1/mcp` and the dashboard: content coding, size, UTF-8, nesting counted as the bytes arrive, JSON',
   'worker/http/dashboard/': 'the dashboard: Bull Board, the ledger API, the session pages',
   'worker/outbound/':
     "where requests to tenants' URLs may go: the webhook address policy and the agents that enforce it at connect time",

@@ -225,6 +225,40 @@ describe('ledger API', () => {
     expect(notJson.status).toBe(415);
   });
 
+  it('reads a POST body by the rules of the API: size, UTF-8, nesting, encoding; nothing is enqueued when refused', async () => {
+    const waitingBefore = await f.producer.queue.getJobCountByTypes(
+      'waiting',
+      'active',
+      'completed',
+      'failed',
+    );
+    const send = async (body: string | Uint8Array, headers: Record<string, string> = {}) =>
+      json(
+        await f.request('acme', '/api/sessions/a-3/compact', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body,
+        }),
+      );
+    const large = await send(
+      JSON.stringify({ strategy: { type: 'slidingWindow' }, pad: 'x'.repeat(100_000) }),
+    );
+    expect(large.status).toBe(413);
+    const invalid = await send(
+      Uint8Array.from([...new TextEncoder().encode('{"waitMs":'), 0xff, 0x30, 0x7d]),
+    );
+    expect(invalid).toMatchObject({ status: 400, body: { error: { field: 'body' } } });
+    expect(invalid.body.error.message).toMatch(/^body: not valid UTF-8 at byte offset 10 \(0xff\)/);
+    const deep = await send(`{"strategy":${'['.repeat(10_000)}${']'.repeat(10_000)}}`);
+    expect(deep.status).toBe(400);
+    expect(deep.body.error.message).toMatch(/^body: nests deeper than 128 levels/);
+    const coded = await send('{}', { 'content-encoding': 'compress' });
+    expect(coded.status).toBe(415);
+    expect(await f.producer.queue.getJobCountByTypes('waiting', 'active', 'completed', 'failed')).toBe(
+      waitingBefore,
+    );
+  });
+
   it('answers an unknown and a foreign session alike (404)', async () => {
     const foreign = await json(await f.request('acme', '/api/sessions/g-1'));
     const unknown = await json(await f.request('acme', '/api/sessions/g-2'));

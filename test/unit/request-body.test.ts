@@ -4,8 +4,8 @@
  * JSON-RPC shape `/v1/mcp` requires before the MCP SDK sees a body.
  */
 import { describe, expect, it } from 'vitest';
-import { readJsonBytes } from '../../worker/http/api/json-text.ts';
-import { firstInvalidUtf8 } from '../../worker/http/api/utf8.ts';
+import { readJsonBytes } from '../../worker/http/body/json-text.ts';
+import { firstInvalidUtf8 } from '../../worker/http/body/utf8.ts';
 import { ApiError } from '../../worker/http/errors.ts';
 import { assertJsonRpcMessages, JSON_RPC_CODES, jsonRpcError } from '../../worker/http/mcp/json-rpc.ts';
 

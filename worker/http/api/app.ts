@@ -46,6 +46,8 @@ import { PolicyCache } from '../../postgres/policy-cache.ts';
 import { purgeSessions } from '../../postgres/purge.ts';
 import { sessionExists } from '../../postgres/queries/sessions.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
+import { bodyLeftUnread } from '../body/body-bytes.ts';
+import { bodyReader } from '../body/body-reader.ts';
 import {
   type AuthResult,
   BOOTSTRAP_ADMIN,
@@ -60,8 +62,6 @@ import { handleRecallMcp } from '../mcp/recall-server.ts';
 import { toApiError } from './api-errors.ts';
 import { apiIndex, INDEX_PATH } from './api-index.ts';
 import { appendBody, nativeMessage } from './append.ts';
-import { bodyLeftUnread } from './body-bytes.ts';
-import { bodyReader } from './body-reader.ts';
 import { keyHandlers } from './key-handlers.ts';
 import { type ApiOffload, apiOffload, OFF_THREAD_BYTES, OFF_THREAD_CONTEXT_BYTES } from './offload.ts';
 import { API_VERSION, openApiDocument } from './openapi.ts';

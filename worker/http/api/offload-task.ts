@@ -12,10 +12,10 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { type LoadContextInput, loadContext } from '../../../producer/context.ts';
 import type { AppendResult } from '../../../producer/index.ts';
 import { type Database, openDatabase } from '../../../producer/postgres/db.ts';
+import { bodyValue, type JsonText, readJsonBytes } from '../body/json-text.ts';
 import type { ApiErrorBody } from '../errors.ts';
 import { toApiError } from './api-errors.ts';
 import { type AppendTarget, appendBody } from './append.ts';
-import { bodyValue, type JsonText, readJsonBytes } from './json-text.ts';
 import { jsonPieces } from './stream-json.ts';
 
 /** Where a thread's connections go: given to every thread of the pool as its `workerData`. */

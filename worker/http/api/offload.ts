@@ -25,9 +25,9 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { LoadContextInput } from '../../../producer/context.ts';
 import type { AppendResult } from '../../../producer/index.ts';
+import { type JsonText, readJsonBytes } from '../body/json-text.ts';
 import { ApiError, type ApiErrorBody } from '../errors.ts';
 import type { AppendTarget } from './append.ts';
-import { type JsonText, readJsonBytes } from './json-text.ts';
 import type { OffloadThreadData, Outcome } from './offload-task.ts';
 
 /** Bodies from this size (bytes) up are handled in a worker thread: about 1 ms of parsing. */

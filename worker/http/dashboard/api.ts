@@ -39,6 +39,7 @@ import {
 } from '../../postgres/queries/dashboard.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';
 import type { Lease } from '../../redis/lease.ts';
+import { bodyReader } from '../body/body-reader.ts';
 import { ApiError, sessionNotFound } from '../errors.ts';
 import { type DashboardEnv, parseInput, scopeTenant } from './context.ts';
 import type { JobWaiter } from './jobs.ts';
@@ -270,13 +271,22 @@ async function paged<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The request's JSON body; an empty body is `{}`. @throws {ApiError} 400 when it is not JSON. */
+/**
+ * The most bytes a dashboard request body may have: its bodies are a strategy and a flag or two.
+ * Larger is refused 413 before it is read to its end.
+ */
+export const DASHBOARD_MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Reads the dashboard's request bodies by the API's rules (worker/http/api/body-reader.ts): size,
+ * content coding, UTF-8, nesting, JSON; all on the event loop, the limit being small.
+ */
+const reader = bodyReader({ maxBodyBytes: DASHBOARD_MAX_BODY_BYTES, setting: "the dashboard's body limit" });
+
+/**
+ * A request's JSON body by the API's rules, `{}` when it has none.
+ * @throws {ApiError} 413, 415 or 400 as the body reader refuses it.
+ */
 async function jsonBody(request: Request): Promise<unknown> {
-  const text = await request.text();
-  if (text.trim() === '') return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ApiError('invalid_request_error', 'body: not valid JSON');
-  }
+  return (await reader.json(request, false)) ?? {};
 }

@@ -39,6 +39,7 @@ import {
 import { SWEEP_QUEUE } from '../../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
+import { bodyLeftUnread } from '../body/body-bytes.ts';
 import { serverCredentials } from '../credentials.ts';
 import { ApiError, type ApiErrorType } from '../errors.ts';
 import { loopbackOnly } from '../loopback-guard.ts';
@@ -117,6 +118,8 @@ export function createDashboardApp(deps: DashboardDeps, options: DashboardOption
     c.header('x-content-type-options', 'nosniff');
     c.header('referrer-policy', 'same-origin');
     c.header('x-frame-options', 'DENY');
+    // A body refused before its end leaves the rest on the connection: it cannot carry another request.
+    if (bodyLeftUnread(c.req.raw)) c.header('connection', 'close');
   });
 
   const admit = requestAuthenticator(credentials, deps.logger, options.authThrottle);

@@ -11,15 +11,20 @@
  *    closed after the answer: the rest of the body is still on it);
  * 3. its bytes read as JSON (json-text.ts: 400 at the first malformed UTF-8 byte, named by its
  *    offset; 400 past the nesting limit, counted before the parser runs; 400 when not JSON), on the
- *    event loop when small, in a worker thread from `OFF_THREAD_BYTES` up (offload.ts).
+ *    event loop when small, in a worker thread from `OFF_THREAD_BYTES` up (api/offload.ts).
  *
  * Errors are `ApiError`s in the documented shape; `/v1/mcp` answers them as JSON-RPC errors.
  */
 import { JsonNestingScanner, nestingProblemAt } from '../../../shared/contract/json-nesting.ts';
 import { ApiError } from '../errors.ts';
 import { type ChunkCheck, readBodyBytes } from './body-bytes.ts';
-import { assertJsonContentType, bodyValue } from './json-text.ts';
-import type { ApiOffload } from './offload.ts';
+import { assertJsonContentType, bodyValue, type JsonText, readJsonBytes } from './json-text.ts';
+
+/** Where large bodies' JSON is read (the API's worker threads, worker/http/api/offload.ts). */
+export interface JsonOffload {
+  /** Reads bytes as {@link readJsonBytes} does, wherever it chooses to. */
+  readJson(bytes: Uint8Array): Promise<JsonText>;
+}
 
 /** Reads request bodies; see the module's comment. */
 export interface BodyReader {
@@ -41,12 +46,13 @@ export interface BodyReader {
 
 /**
  * The reader of an API whose bodies are at most `maxBodyBytes` (named `setting` in a 413), whose
- * large bodies are read by `offload`.
+ * large bodies are read by `offload`. The dashboard's routes read theirs with it too.
  */
 export function bodyReader(options: {
   maxBodyBytes: number;
   setting: string;
-  offload: ApiOffload;
+  /** Where large bodies are read; absent: every body is read on the event loop (keep the limit small). */
+  offload?: JsonOffload;
 }): BodyReader {
   const limit = { maxBytes: options.maxBodyBytes, setting: options.setting };
   const reader: BodyReader = {
@@ -57,7 +63,7 @@ export function bodyReader(options: {
       return bytes;
     },
     async value(bytes, request, required) {
-      const read = await options.offload.readJson(bytes);
+      const read = options.offload ? await options.offload.readJson(bytes) : readJsonBytes(bytes);
       return bodyValue(read, request.headers.get('content-type') ?? undefined, required);
     },
     async json(request, required) {
