@@ -48,19 +48,28 @@ import {
   testPrefix,
   waitFor,
 } from '../support/fixtures.ts';
+import { patient } from '../support/patience.ts';
 import { type Child, killAllChildren, startCompactor } from '../support/processes.ts';
 import type { RedisCluster } from '../support/redis-cluster.ts';
 
 /**
  * Short BullMQ lock / stalled-check / lease timings, so a dead worker's job is recovered in seconds;
  * scheduled sweeps off, so every job of a scenario is one the test enqueued.
+ *
+ * The durations are an idle machine's, times the slowdown measured in this run (patience.ts): a
+ * live worker renews its job's lock every half lock duration from a timer on its event loop, and a
+ * loop starved past that on a loaded machine loses the lock, so the stalled check hands the job to
+ * a second run, which finds the event applied and answers `duplicate`. Exactly-once holds either
+ * way; but a test about one fault would then see another it did not inject.
  */
-export const FAST_TIMINGS = {
-  COMPACTOR_LOCK_DURATION_MS: '2000',
-  COMPACTOR_STALLED_INTERVAL_MS: '1000',
-  COMPACTOR_LEASE_TTL_MS: '2000',
-  COMPACTOR_SWEEP_EVERY_MS: '0',
-} as const;
+export function fastTimings() {
+  return {
+    COMPACTOR_LOCK_DURATION_MS: String(patient(2000)),
+    COMPACTOR_STALLED_INTERVAL_MS: String(patient(1000)),
+    COMPACTOR_LEASE_TTL_MS: String(patient(2000)),
+    COMPACTOR_SWEEP_EVERY_MS: '0',
+  };
+}
 
 /** The corpus session most scenarios compact: 163 messages, tool pairs, a pinned system prompt. */
 export const CORPUS = 'minisweagent__pvlib-1854';
@@ -286,7 +295,7 @@ export class Scenario {
       COMPACTOR_LOG_LEVEL: 'info',
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: this.gate.url,
-      ...FAST_TIMINGS,
+      ...fastTimings(),
       ...options.env,
     };
     const child = startCompactor(['worker', '--concurrency', String(options.concurrency ?? 1)], env);

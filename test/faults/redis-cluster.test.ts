@@ -29,7 +29,7 @@ import { runCli } from '../support/cli.ts';
 import { describeDeadline, patient } from '../support/patience.ts';
 import { type Child, startCompactor } from '../support/processes.ts';
 import { RedisCluster } from '../support/redis-cluster.ts';
-import { FAST_TIMINGS, faultSuite, freePort, logged, type Scenario, SUMMARIZE, until } from './harness.ts';
+import { fastTimings, faultSuite, freePort, logged, type Scenario, SUMMARIZE, until } from './harness.ts';
 
 const suite = faultSuite();
 
@@ -72,7 +72,7 @@ describe('a Redis Cluster primary killed mid-run', () => {
     // Sweeps on, at a cadence that never comes round during the test: the scheduler is upserted
     // on the cluster, and its first (immediate) sweep runs before there are sessions.
     const metricsPort = await freePort();
-    const env = { ...FAST_TIMINGS, COMPACTOR_SWEEP_EVERY_MS: '600000', COMPACTOR_BATCH_POLL_MS: '600000' };
+    const env = { ...fastTimings(), COMPACTOR_SWEEP_EVERY_MS: '600000', COMPACTOR_BATCH_POLL_MS: '600000' };
     const workers = [
       s.startWorker({
         concurrency: 4,
