@@ -3,7 +3,6 @@
  * (shared/formats/openai-chat/message.ts) and turned into its row, the whole message object kept as
  * the agent wrote it; and the checks that keep one session in one format.
  */
-import type { StoredContent } from '../shared/contract/blocks.ts';
 import { jsonValueProblem, type ToolUseIdAt } from '../shared/contract/content-checks.ts';
 import { InvalidInputError, printable } from '../shared/contract/errors.ts';
 import { storableText } from '../shared/contract/unicode.ts';
@@ -60,7 +59,7 @@ export function chatRow(
     role: facts.role,
     kind: facts.kind,
     content: storableText(facts.text),
-    contentBlocks: m as unknown as StoredContent,
+    contentBlocks: m,
     toolCallId: facts.toolResultIds[0] ?? facts.toolUseIds[0] ?? null,
     toolName: facts.toolName,
     toolUseIds: facts.toolUseIds,

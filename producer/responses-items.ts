@@ -3,7 +3,6 @@
  * (shared/formats/openai-responses/item.ts) and turned into its row, one item per row, the whole
  * item object kept as the agent wrote it; and what shows an item belongs to another format.
  */
-import type { StoredContent } from '../shared/contract/blocks.ts';
 import { jsonValueProblem, type ToolUseIdAt } from '../shared/contract/content-checks.ts';
 import { InvalidInputError } from '../shared/contract/errors.ts';
 import { storableText } from '../shared/contract/unicode.ts';
@@ -52,12 +51,13 @@ export function responsesRow(
   }
   const problem = responsesItemProblem(item, where) ?? jsonValueProblem(item, where, 3);
   if (problem) throw new InvalidInputError(`${problem.field}: ${problem.message}`);
-  const facts = responsesFacts(item as ResponsesItem);
+  const valid = item as ResponsesItem;
+  const facts = responsesFacts(valid);
   return {
     role: facts.role,
     kind: facts.kind,
     content: storableText(facts.text),
-    contentBlocks: item as unknown as StoredContent,
+    contentBlocks: valid,
     toolCallId: facts.toolResultIds[0] ?? facts.toolUseIds[0] ?? null,
     toolName: facts.toolName,
     toolUseIds: facts.toolUseIds,

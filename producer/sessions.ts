@@ -4,7 +4,12 @@
  */
 
 import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
-import { contentFacts, legacyContent, type StoredContent } from '../shared/contract/blocks.ts';
+import {
+  type AnthropicContent,
+  contentFacts,
+  legacyContent,
+  type StoredContent,
+} from '../shared/contract/blocks.ts';
 import {
   contentProblem,
   duplicateToolUseId,
@@ -527,7 +532,7 @@ function normalize(
   // Before anything walks the content (the rendering recurses, the driver serializes it).
   const problem = contentProblem(content, where) ?? anthropicContentProblem(message.role, content, where);
   if (problem) throw invalid(problem);
-  const facts = contentFacts(content as StoredContent, countPdfPages);
+  const facts = contentFacts(content as AnthropicContent, countPdfPages);
   return {
     role: message.role as Role,
     kind: facts.kind,

@@ -52,6 +52,8 @@
  */
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import {
+  type AnthropicContent,
+  asAnthropicContent,
   type Block,
   estimateContentTokens,
   renderText,
@@ -211,7 +213,7 @@ type TurnRole = 'user' | 'assistant' | 'system';
 /** One row on its way to a turn. */
 interface Piece {
   role: TurnRole;
-  content: StoredContent;
+  content: AnthropicContent;
   seq: number;
   contextVersion: number | null;
   /** A compaction block: a message of its own, sent as stored. */
@@ -240,7 +242,9 @@ export function renderContext(input: RenderContextInput): RenderedContext {
 
   let lead = 0;
   while (lead < rows.length && rows[lead]?.role === 'system') lead++;
-  const leadingBlocks = rows.slice(0, lead).flatMap((r) => asTextBlocks(r.content, input.pdfPages));
+  const leadingBlocks = rows
+    .slice(0, lead)
+    .flatMap((r) => asTextBlocks(asAnthropicContent(r.content), input.pdfPages));
   const leadingTexts = leadingBlocks.map((b) => (typeof b.text === 'string' ? b.text : ''));
   const systemBlocks = [
     ...leadingBlocks,
@@ -282,7 +286,10 @@ export function renderContext(input: RenderContextInput): RenderedContext {
   const system = systemBlocks.length > 0 ? (systemBlocks as unknown as TextBlockParam[]) : undefined;
   const tokens =
     (system ? estimateContentTokens(systemBlocks, input.pdfPages) : 0) +
-    messages.reduce((sum, m) => sum + estimateContentTokens(m.content as StoredContent, input.pdfPages), 0);
+    messages.reduce(
+      (sum, m) => sum + estimateContentTokens(m.content as AnthropicContent, input.pdfPages),
+      0,
+    );
   return { system, messages, tokens, notices, betas: native ? [COMPACTION_BETA] : [] };
 }
 
@@ -309,7 +316,7 @@ export function summaryRowText(
   const body =
     newest && checkpoint
       ? renderCheckpointBody(checkpoint)
-      : renderText(row.content).replace(CHECKPOINT_HEADER, '').trim();
+      : renderText(asAnthropicContent(row.content)).replace(CHECKPOINT_HEADER, '').trim();
   return summaryText(body, row.seq);
 }
 
@@ -335,7 +342,7 @@ function pieceOf(
   }
   return {
     role: row.role === 'tool' ? 'user' : row.role,
-    content: row.content,
+    content: asAnthropicContent(row.content),
     seq: row.seq,
     contextVersion: row.contextVersion ?? null,
   };
@@ -504,25 +511,25 @@ function textOf(block: Block, pdfPages: PdfPageCounter | undefined): Block {
 }
 
 /** System content as text blocks: a string is one; a non-text block becomes its text rendering. */
-function asTextBlocks(content: StoredContent, pdfPages: PdfPageCounter | undefined): Block[] {
+function asTextBlocks(content: AnthropicContent, pdfPages: PdfPageCounter | undefined): Block[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((b) => (b.type === 'text' ? b : textOf(b, pdfPages)));
 }
 
-function blocksOf(content: StoredContent): Block[] {
+function blocksOf(content: AnthropicContent): Block[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : [...content];
 }
 
-function toolUseIds(content: StoredContent): string[] {
+function toolUseIds(content: AnthropicContent): string[] {
   if (typeof content === 'string') return [];
   return content.filter((b) => b.type === 'tool_use').map((b) => String(b.id));
 }
 
-function hasThinking(content: StoredContent): boolean {
+function hasThinking(content: AnthropicContent): boolean {
   return typeof content !== 'string' && content.some((b) => THINKING_TYPES.has(b.type));
 }
 
-function withoutThinking(content: StoredContent): StoredContent {
+function withoutThinking(content: AnthropicContent): AnthropicContent {
   if (typeof content === 'string' || !hasThinking(content)) return content;
   return content.filter((b) => !THINKING_TYPES.has(b.type));
 }
@@ -531,11 +538,11 @@ function isBlankText(block: Block): boolean {
   return block.type === 'text' && (typeof block.text !== 'string' || block.text.trim() === '');
 }
 
-function withoutBlankText(content: StoredContent): StoredContent {
+function withoutBlankText(content: AnthropicContent): AnthropicContent {
   if (typeof content === 'string' || !content.some(isBlankText)) return content;
   return content.filter((b) => !isBlankText(b));
 }
 
-function isEmptyContent(content: StoredContent): boolean {
+function isEmptyContent(content: AnthropicContent): boolean {
   return typeof content === 'string' ? content.trim() === '' : content.length === 0;
 }

@@ -22,8 +22,36 @@ import { estimateTextTokens, MESSAGE_OVERHEAD_TOKENS } from './tokens.ts';
 /** One content block: a `type` and whatever fields that type has, all kept. */
 export type Block = { type: string } & Record<string, unknown>;
 
-/** A message's content as stored: the Messages API's `string | ContentBlockParam[]`, verbatim. */
-export type StoredContent = string | Block[];
+/** An Anthropic message's content as stored: the Messages API's `string | ContentBlockParam[]`, verbatim. */
+export type AnthropicContent = string | Block[];
+
+/**
+ * A whole message object as stored by the formats that keep the message itself rather than its
+ * content: a Chat Completions message (`openai-chat`), a Responses API input item
+ * (`openai-responses`). A JSON object; its format's module (shared/formats/) reads it.
+ */
+export type StoredObject = { readonly [field: string]: unknown };
+
+/**
+ * What a message row holds (`content_blocks`), in its session's format: an {@link AnthropicContent}
+ * (a string or an array) or a {@link StoredObject} (an object). The two never overlap, so
+ * {@link isAnthropicContent} tells them apart.
+ */
+export type StoredContent = AnthropicContent | StoredObject;
+
+/** Whether stored content is an Anthropic message's (a string or a list of blocks), not a whole message object. */
+export function isAnthropicContent(content: StoredContent): content is AnthropicContent {
+  return typeof content === 'string' || Array.isArray(content);
+}
+
+/**
+ * Stored content read as Anthropic content: itself, or, for a whole message object (which an
+ * `anthropic` session never holds: its appends refuse one), its JSON as one string, so that a
+ * renderer shows what is there rather than failing on it.
+ */
+export function asAnthropicContent(content: StoredContent): AnthropicContent {
+  return isAnthropicContent(content) ? content : JSON.stringify(content);
+}
 
 /** What compactor reads off a message's content. */
 export interface ContentFacts {
@@ -53,7 +81,10 @@ export const THINKING_TYPES: ReadonlySet<string> = new Set(['thinking', 'redacte
  *   `pdfPageCount`, which does not see pages packed in compressed object streams (the edges pass
  *   `countPdfPages` of producer/media/pdf-pages.ts, which does).
  */
-export function contentFacts(content: StoredContent, pdfPages: PdfPageCounter = pdfPageCount): ContentFacts {
+export function contentFacts(
+  content: AnthropicContent,
+  pdfPages: PdfPageCounter = pdfPageCount,
+): ContentFacts {
   const toolUseIds: string[] = [];
   const toolResultIds: string[] = [];
   let toolName: string | null = null;
@@ -90,7 +121,7 @@ export function contentFacts(content: StoredContent, pdfPages: PdfPageCounter = 
  * result, and any block type not known here, as `[type]` and its JSON without long base64 fields.
  * `pdfPages` counts a PDF's pages for its marker (see {@link contentFacts}).
  */
-export function renderText(content: StoredContent, pdfPages: PdfPageCounter = pdfPageCount): string {
+export function renderText(content: AnthropicContent, pdfPages: PdfPageCounter = pdfPageCount): string {
   if (typeof content === 'string') return content;
   return content.map((block) => renderBlock(block, pdfPages)).join('\n');
 }
@@ -162,7 +193,7 @@ function isBlock(value: unknown): value is Block {
  * {@link contentFacts} says), plus the per-message framing.
  */
 export function estimateContentTokens(
-  content: StoredContent,
+  content: AnthropicContent,
   pdfPages: PdfPageCounter = pdfPageCount,
 ): number {
   if (typeof content === 'string') return estimateTextTokens(content) + MESSAGE_OVERHEAD_TOKENS;
@@ -199,7 +230,7 @@ export interface LegacyRow {
  * anything else the text itself. The migration that added native content runs the same conversion
  * in SQL (`compactor_legacy_content`), and a test holds the two equal on the corpus.
  */
-export function legacyContent(row: LegacyRow): StoredContent {
+export function legacyContent(row: LegacyRow): AnthropicContent {
   if (row.kind === 'tool_call' && row.toolCallId !== null) {
     const parsed = parseJson(row.content);
     if (!isRecord(parsed)) {
@@ -236,7 +267,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** A stored row as the summarizers read it: its metadata, its text rendering and its blocks. */
 export interface StoredMessage extends Message {
-  blocks: StoredContent;
+  blocks: AnthropicContent;
 }
 
 /**

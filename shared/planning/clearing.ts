@@ -4,7 +4,7 @@
  * when it frees fewer tokens than the strategy's `clearAtLeast` (the prompt cache it breaks would
  * cost more than it saves). Pure: no I/O, no clock.
  */
-import { contentFacts, type StoredContent } from '../contract/blocks.ts';
+import { type AnthropicContent, contentFacts, type StoredContent } from '../contract/blocks.ts';
 import type { MessageMeta } from '../contract/message.ts';
 import type { Plan, Rewrite } from './types.ts';
 import { skip } from './window.ts';
@@ -14,8 +14,8 @@ export function fmt(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-/** The rewrite of `meta` into `content`: its rendering, token estimate and thinking flag recomputed. */
-export function rewriteOf(meta: MessageMeta, content: StoredContent): Rewrite {
+/** The rewrite of `meta` into Anthropic `content`: its rendering, token estimate and thinking flag recomputed. */
+export function rewriteOf(meta: MessageMeta, content: AnthropicContent): Rewrite {
   const facts = contentFacts(content);
   return {
     seq: meta.seq,

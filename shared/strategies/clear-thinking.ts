@@ -157,7 +157,8 @@ export const clearThinking: StrategyUnit<ClearThinkingStrategy> = {
         rewrites.push(responsesRewriteOf(m, cleared));
         continue;
       }
-      if (typeof content === 'string') continue;
+      // A string holds no thinking; a Chat Completions message carries none to clear.
+      if (!Array.isArray(content)) continue;
       const next: Block[] = content.filter((b) => !THINKING_TYPES.has(b.type));
       if (next.length === content.length) continue;
       if (next.length === 0) {

@@ -17,7 +17,12 @@
  * Pure: planning only.
  */
 import { z } from 'zod';
-import { type Block, estimateContentTokens, type StoredContent } from '../contract/blocks.ts';
+import {
+  type Block,
+  estimateContentTokens,
+  isAnthropicContent,
+  type StoredContent,
+} from '../contract/blocks.ts';
 import type { MessageMeta } from '../contract/message.ts';
 import { MESSAGE_OVERHEAD_TOKENS } from '../contract/tokens.ts';
 import {
@@ -211,7 +216,7 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
         );
         if (cleared === null) continue;
         touched.add(id);
-        rewritten.set(m.seq, cleared as unknown as StoredContent);
+        rewritten.set(m.seq, cleared);
         continue;
       }
       if (isChatMessage(content)) {
@@ -228,10 +233,10 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
         );
         if (cleared === null) continue;
         touched.add(id);
-        rewritten.set(m.seq, cleared as unknown as StoredContent);
+        rewritten.set(m.seq, cleared);
         continue;
       }
-      if (typeof content === 'string') continue;
+      if (!Array.isArray(content)) continue;
       let changed = false;
       const next = content.map((block) => {
         if (block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') return block;
@@ -254,17 +259,17 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
           const cleared = clearedResponsesInput(content, answered);
           if (cleared === null) continue;
           touched.add(String(content.call_id));
-          rewritten.set(m.seq, cleared as unknown as StoredContent);
+          rewritten.set(m.seq, cleared);
           continue;
         }
         if (isChatMessage(content)) {
           const cleared = clearedChatInputs(content, answered);
           if (cleared === null) continue;
           for (const id of m.toolUseIds) if (answered.has(id)) touched.add(id);
-          rewritten.set(m.seq, cleared as unknown as StoredContent);
+          rewritten.set(m.seq, cleared);
           continue;
         }
-        if (typeof content === 'string') continue;
+        if (!Array.isArray(content)) continue;
         let changed = false;
         const next = content.map((block) => {
           if (block.type !== 'tool_use' || typeof block.id !== 'string' || !answered.has(block.id))
@@ -284,8 +289,10 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
       .filter((m) => rewritten.has(m.seq))
       .map((m) => {
         const content = rewritten.get(m.seq) as StoredContent;
+        if (isAnthropicContent(content)) return rewriteOf(m, content);
         if (isTypedResponsesItem(content)) return responsesRewriteOf(m, content);
-        return isChatMessage(content) ? chatRewriteOf(m, content) : rewriteOf(m, content);
+        if (isChatMessage(content)) return chatRewriteOf(m, content);
+        throw new Error(`plan: seq ${m.seq} was rewritten into content of no session format`);
       });
     return clearingPlan(
       {

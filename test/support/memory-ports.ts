@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ContextRead } from '../../producer/postgres/context-query.ts';
 import type { CompactionRow } from '../../producer/postgres/schema.ts';
-import { contentFacts, type StoredContent } from '../../shared/contract/blocks.ts';
+import { asAnthropicContent, contentFacts, type StoredContent } from '../../shared/contract/blocks.ts';
 import { FenceError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { Message, MessageMeta, Role } from '../../shared/contract/message.ts';
 import type { Effect } from '../../shared/planning/effects.ts';
@@ -784,7 +784,7 @@ function rowOf(seq: number, role: Role, content: StoredContent, pinned: boolean)
   return {
     ...metaOfContent(seq, role, content, pinned),
     content,
-    text: contentFacts(content).text,
+    text: contentFacts(asAnthropicContent(content)).text,
     contextVersion: null,
   };
 }

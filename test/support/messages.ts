@@ -1,7 +1,7 @@
 /**
  * Messages built by hand for tests of prompts and summarizers.
  */
-import { contentFacts, type StoredContent } from '../../shared/contract/blocks.ts';
+import { asAnthropicContent, contentFacts, type StoredContent } from '../../shared/contract/blocks.ts';
 import { legacyToolIds, type Message, type MessageMeta, type Role } from '../../shared/contract/message.ts';
 import { estimateTextTokens } from '../../shared/contract/tokens.ts';
 
@@ -28,7 +28,7 @@ export function textMessage(seq: number, role: Message['role'], content: string)
  * from its native `content` (`contentFacts`, as an append stores them).
  */
 export function metaOfContent(seq: number, role: Role, content: StoredContent, pinned = false): MessageMeta {
-  const facts = contentFacts(content);
+  const facts = contentFacts(asAnthropicContent(content));
   return {
     seq,
     role,

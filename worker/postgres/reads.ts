@@ -15,7 +15,7 @@ import {
   messages,
   sessions,
 } from '../../producer/postgres/schema.ts';
-import { type StoredContent, summaryParts } from '../../shared/contract/blocks.ts';
+import { type Block, type StoredContent, summaryParts } from '../../shared/contract/blocks.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import { mediaRefsOf } from '../../shared/contract/media-refs.ts';
 import type { Message } from '../../shared/contract/message.ts';
@@ -285,7 +285,8 @@ interface LeavingRow {
   tool_use_ids: string[];
   tool_result_ids: string[];
   has_thinking: boolean;
-  parts: StoredContent | null;
+  /** The blocks of a row of several ({@link partsOf}: an array), else null. */
+  parts: Block[] | null;
   /** The stored content of a row whose text shows media ({@link mediaOf}); else null. */
   media_blocks: unknown;
 }

@@ -4,7 +4,6 @@
  * answer, not its text), and with `clearToolInputs` a cleared call's `function.arguments` becomes
  * `"{}"` (a custom call's `input`, `""`). Every other field is kept. Pure.
  */
-import type { StoredContent } from '../../contract/blocks.ts';
 import type { MessageMeta } from '../../contract/message.ts';
 import type { Rewrite } from '../../planning/types.ts';
 import { type ChatMessage, chatFacts, isChatMessage, toolNameOf } from './message.ts';
@@ -54,7 +53,7 @@ export function chatRewriteOf(meta: MessageMeta, m: ChatMessage): Rewrite {
   const facts = chatFacts(m);
   return {
     seq: meta.seq,
-    content: m as unknown as StoredContent,
+    content: m,
     text: facts.text,
     tokenCount: facts.tokenCount,
     tokensBefore: meta.tokenCount,

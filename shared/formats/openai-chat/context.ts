@@ -30,7 +30,7 @@
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
 import { NO_RESULT, summaryFirst, summaryRowText } from '../../context/render.ts';
 import { restatedSystem } from '../../context/restated-system.ts';
-import { renderText } from '../../contract/blocks.ts';
+import { asAnthropicContent, renderText } from '../../contract/blocks.ts';
 import { type ChatMessage, chatFacts, chatText, isChatMessage } from './message.ts';
 
 /** The next request's `messages` for `client.chat.completions.create`, with their estimated size. */
@@ -48,7 +48,7 @@ export function renderChatContext(
   const { rows } = input;
   let lead = 0;
   while (lead < rows.length && rows[lead]?.role === 'system' && isChatMessage(rows[lead]?.content)) lead++;
-  const leading = rows.slice(0, lead).map((r) => r.content as unknown as ChatMessage);
+  const leading = rows.slice(0, lead).flatMap((r) => (isChatMessage(r.content) ? [r.content] : []));
   const restated = restatedSystem(input.archivedSystem ?? [], leading.map(chatText)).map(
     (content): ChatMessage => ({ role: 'system', content }),
   );
@@ -71,7 +71,7 @@ function messageOf(
   }
   if (isChatMessage(row.content)) return row.content;
   // Not written by an openai-chat agent (never expected): its text, as the role it was stored with.
-  const text = renderText(row.content);
+  const text = renderText(asAnthropicContent(row.content));
   return row.role === 'tool'
     ? { role: 'user', content: text }
     : ({ role: row.role, content: text } as ChatMessage);

@@ -11,7 +11,6 @@
  *   (https://developers.openai.com/api/docs/guides/reasoning) lets reasoning from earlier turns go.
  * Pure.
  */
-import type { StoredContent } from '../../contract/blocks.ts';
 import type { MessageMeta } from '../../contract/message.ts';
 import type { Rewrite } from '../../planning/types.ts';
 import {
@@ -69,7 +68,7 @@ export function responsesRewriteOf(meta: MessageMeta, item: ResponsesItem): Rewr
   const cleared = item.type === 'reasoning' && !('encrypted_content' in item) && !('content' in item);
   return {
     seq: meta.seq,
-    content: item as unknown as StoredContent,
+    content: item,
     text: facts.text,
     tokenCount: facts.tokenCount,
     tokensBefore: meta.tokenCount,

@@ -40,7 +40,7 @@
  */
 import type { ContextNotice, ContextRow, RenderContextInput } from '../../context/render.ts';
 import { NO_RESULT, summaryFirst, summaryRowText } from '../../context/render.ts';
-import { renderText } from '../../contract/blocks.ts';
+import { asAnthropicContent, renderText } from '../../contract/blocks.ts';
 import {
   isCallItem,
   isOutputItem,
@@ -67,7 +67,7 @@ export function renderResponsesContext(
   const { rows } = input;
   let lead = 0;
   while (lead < rows.length && isInstruction(rows[lead]?.content)) lead++;
-  const leading = rows.slice(0, lead).map((r) => r.content as unknown as ResponsesItem);
+  const leading = rows.slice(0, lead).flatMap((r) => (isInstruction(r.content) ? [r.content] : []));
   const restated = (input.archivedSystem ?? [])
     .filter((t) => t.trim() !== '')
     .map((content): ResponsesItem => ({ role: 'developer', content }));
@@ -78,7 +78,7 @@ export function renderResponsesContext(
   return { input: out, tokens, notices: [] };
 }
 
-function isInstruction(content: unknown): boolean {
+function isInstruction(content: unknown): content is ResponsesItem {
   if (typeof content !== 'object' || content === null || Array.isArray(content)) return false;
   const item = content as ResponsesItem;
   return itemType(item) === 'message' && (item.role === 'system' || item.role === 'developer');
@@ -127,7 +127,7 @@ function itemOf(
   }
   // Not written by a Responses agent (never expected): its text, as a message of its role.
   const role = row.role === 'assistant' ? 'assistant' : row.role === 'system' ? 'system' : 'user';
-  return { type: 'message', role, content: renderText(row.content) };
+  return { type: 'message', role, content: renderText(asAnthropicContent(row.content)) };
 }
 
 /** Items a call's run is made of: calls, their outputs, reasoning. */
