@@ -9,8 +9,9 @@
  * - `openai-responses`: OpenAI Responses API input items (`message`, `function_call`,
  *   `function_call_output`, `reasoning`, `compaction`, …), one item per message row.
  *
- * A new format is one more name here and one more module beside `openai-chat/` and
- * `openai-responses/`.
+ * A new format is one more name here, one more folder beside `anthropic/`, `openai-chat/` and
+ * `openai-responses/` with its row rules (`format.ts`, the interface of ../format.ts), and one
+ * more line in the registry (registry.ts).
  */
 
 /** Every session format, the default first. */

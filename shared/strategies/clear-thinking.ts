@@ -32,11 +32,9 @@
  * outputs, is the open tool loop's and stays).
  */
 import { z } from 'zod';
-import { type Block, THINKING_TYPES } from '../contract/blocks.ts';
 import type { MessageMeta } from '../contract/message.ts';
-import { clearedReasoning, responsesRewriteOf } from '../formats/openai-responses/clearing.ts';
-import { isTypedResponsesItem } from '../formats/openai-responses/item.ts';
-import { clearingPlan, contentOf, fmt, rewriteOf } from '../planning/clearing.ts';
+import { formatOfContent } from '../formats/registry.ts';
+import { clearingPlan, contentOf, fmt } from '../planning/clearing.ts';
 import type { Rewrite } from '../planning/types.ts';
 import { skip } from '../planning/window.ts';
 import type { StrategyUnit } from './unit.ts';
@@ -150,23 +148,15 @@ export const clearThinking: StrategyUnit<ClearThinkingStrategy> = {
     let thinkingOnly = 0;
     for (const m of found.rows) {
       const content = contentOf(snapshot.contents, m.seq);
-      if (isTypedResponsesItem(content)) {
-        const cleared = clearedReasoning(content);
-        if (cleared === null) continue;
-        dropped++;
-        rewrites.push(responsesRewriteOf(m, cleared));
-        continue;
-      }
-      // A string holds no thinking; a Chat Completions message carries none to clear.
-      if (!Array.isArray(content)) continue;
-      const next: Block[] = content.filter((b) => !THINKING_TYPES.has(b.type));
-      if (next.length === content.length) continue;
-      if (next.length === 0) {
+      const format = formatOfContent(content);
+      const result = format?.clearThinking(content) ?? null;
+      if (format === null || result === null) continue;
+      if (result === 'thinking only') {
         thinkingOnly++;
         continue;
       }
-      dropped += content.length - next.length;
-      rewrites.push(rewriteOf(m, next));
+      dropped += result.dropped;
+      rewrites.push(format.rewriteOf(m, result.content));
     }
     if (thinkingOnly > 0) {
       notes.push(`${fmt(thinkingOnly)} row(s) holding nothing but thinking keep it (no empty message)`);

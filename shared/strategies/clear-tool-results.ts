@@ -17,30 +17,10 @@
  * Pure: planning only.
  */
 import { z } from 'zod';
-import {
-  type Block,
-  estimateContentTokens,
-  isAnthropicContent,
-  type StoredContent,
-} from '../contract/blocks.ts';
+import type { StoredContent } from '../contract/blocks.ts';
 import type { MessageMeta } from '../contract/message.ts';
-import { MESSAGE_OVERHEAD_TOKENS } from '../contract/tokens.ts';
-import {
-  chatRewriteOf,
-  chatToolNames,
-  clearedChatInputs,
-  clearedChatResult,
-} from '../formats/openai-chat/clearing.ts';
-import { chatFacts, isChatMessage } from '../formats/openai-chat/message.ts';
-import {
-  clearedResponsesInput,
-  clearedResponsesOutput,
-  responsesOutputStartsWith,
-  responsesRewriteOf,
-  responsesToolNames,
-} from '../formats/openai-responses/clearing.ts';
-import { isTypedResponsesItem, responsesFacts } from '../formats/openai-responses/item.ts';
-import { clearingPlan, contentOf, fmt, rewriteOf } from '../planning/clearing.ts';
+import { formatOfContent } from '../formats/registry.ts';
+import { clearingPlan, contentOf, fmt } from '../planning/clearing.ts';
 import type { Rewrite } from '../planning/types.ts';
 import { skip } from '../planning/window.ts';
 import type { StrategyUnit } from './unit.ts';
@@ -107,19 +87,6 @@ function olderCalls(messages: MessageMeta[], keep: number): Array<{ id: string; 
   return calls.slice(0, Math.max(0, calls.length - keep));
 }
 
-/** Whether a tool result's content is a placeholder already. */
-function isCleared(block: Block): boolean {
-  return typeof block.content === 'string' && block.content.startsWith(CLEARED_RESULT_PREFIX);
-}
-
-/** Whether a `tool_use` input is `{}` (or absent) already. */
-function isEmptyInput(input: unknown): boolean {
-  return (
-    input === undefined ||
-    (typeof input === 'object' && input !== null && !Array.isArray(input) && Object.keys(input).length === 0)
-  );
-}
-
 /** The tool name of each call, from the calls' stored blocks, else the row's first tool name. */
 function toolNames(
   messages: MessageMeta[],
@@ -130,15 +97,7 @@ function toolNames(
   for (const m of messages) {
     if (!m.toolUseIds.some((id) => ids.has(id))) continue;
     const content = contentOf(contents, m.seq);
-    for (const [id, name] of chatToolNames(content)) names.set(id, name);
-    for (const [id, name] of responsesToolNames(content)) names.set(id, name);
-    if (Array.isArray(content)) {
-      for (const block of content) {
-        if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
-          names.set(block.id, block.name);
-        }
-      }
-    }
+    for (const [id, name] of formatOfContent(content)?.toolNames(content) ?? []) names.set(id, name);
     for (const id of m.toolUseIds) if (!names.has(id) && m.toolName !== null) names.set(id, m.toolName);
   }
   return names;
@@ -200,86 +159,29 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
     const answered = new Set<string>();
     // Tool uses whose result or input this plan clears: what the ledger counts.
     const touched = new Set<string>();
+    const clearing = {
+      clearable,
+      placeholder: (id: string, tokens: number) =>
+        clearedResultText(names.get(id) ?? 'tool', tokens, snapshot.compactionId),
+      clearedPrefix: CLEARED_RESULT_PREFIX,
+    };
     for (const m of messages) {
       if (m.pinned || !m.toolResultIds.some((id) => clearable.has(id))) continue;
       const content = contentOf(snapshot.contents, m.seq);
-      if (isTypedResponsesItem(content)) {
-        // A Responses call output answers one call (its `call_id`).
-        const id = String(content.call_id);
-        if (!clearable.has(id)) continue;
-        answered.add(id);
-        if (responsesOutputStartsWith(content, CLEARED_RESULT_PREFIX)) continue;
-        const tokens = responsesFacts(content).tokenCount - MESSAGE_OVERHEAD_TOKENS;
-        const cleared = clearedResponsesOutput(
-          content,
-          clearedResultText(names.get(id) ?? 'tool', tokens, snapshot.compactionId),
-        );
-        if (cleared === null) continue;
-        touched.add(id);
-        rewritten.set(m.seq, cleared);
-        continue;
-      }
-      if (isChatMessage(content)) {
-        // A Chat Completions tool message answers one call (its `tool_call_id`).
-        const id = content.role === 'tool' ? content.tool_call_id : '';
-        if (!clearable.has(id)) continue;
-        answered.add(id);
-        if (typeof content.content === 'string' && content.content.startsWith(CLEARED_RESULT_PREFIX))
-          continue;
-        const tokens = chatFacts(content).tokenCount - MESSAGE_OVERHEAD_TOKENS;
-        const cleared = clearedChatResult(
-          content,
-          clearedResultText(names.get(id) ?? 'tool', tokens, snapshot.compactionId),
-        );
-        if (cleared === null) continue;
-        touched.add(id);
-        rewritten.set(m.seq, cleared);
-        continue;
-      }
-      if (!Array.isArray(content)) continue;
-      let changed = false;
-      const next = content.map((block) => {
-        if (block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') return block;
-        if (!clearable.has(block.tool_use_id)) return block;
-        answered.add(block.tool_use_id);
-        if (isCleared(block)) return block;
-        const tokens = estimateContentTokens([block]) - MESSAGE_OVERHEAD_TOKENS;
-        const tool = names.get(block.tool_use_id) ?? 'tool';
-        changed = true;
-        touched.add(block.tool_use_id);
-        return { ...block, content: clearedResultText(tool, tokens, snapshot.compactionId) };
-      });
-      if (changed) rewritten.set(m.seq, next);
+      const result = formatOfContent(content)?.clearToolResults(content, clearing);
+      if (!result) continue;
+      for (const id of result.answered) answered.add(id);
+      for (const id of result.cleared) touched.add(id);
+      if (result.content !== null) rewritten.set(m.seq, result.content);
     }
     if (strategy.clearToolInputs) {
       for (const m of messages) {
         if (m.pinned || !m.toolUseIds.some((id) => answered.has(id))) continue;
         const content = rewritten.get(m.seq) ?? contentOf(snapshot.contents, m.seq);
-        if (isTypedResponsesItem(content)) {
-          const cleared = clearedResponsesInput(content, answered);
-          if (cleared === null) continue;
-          touched.add(String(content.call_id));
-          rewritten.set(m.seq, cleared);
-          continue;
-        }
-        if (isChatMessage(content)) {
-          const cleared = clearedChatInputs(content, answered);
-          if (cleared === null) continue;
-          for (const id of m.toolUseIds) if (answered.has(id)) touched.add(id);
-          rewritten.set(m.seq, cleared);
-          continue;
-        }
-        if (!Array.isArray(content)) continue;
-        let changed = false;
-        const next = content.map((block) => {
-          if (block.type !== 'tool_use' || typeof block.id !== 'string' || !answered.has(block.id))
-            return block;
-          if (isEmptyInput(block.input)) return block;
-          changed = true;
-          touched.add(block.id);
-          return { ...block, input: {} };
-        });
-        if (changed) rewritten.set(m.seq, next);
+        const result = formatOfContent(content)?.clearToolInputs(content, answered);
+        if (!result) continue;
+        for (const id of result.cleared) touched.add(id);
+        rewritten.set(m.seq, result.content);
       }
     }
     if (rewritten.size === 0) {
@@ -289,10 +191,10 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
       .filter((m) => rewritten.has(m.seq))
       .map((m) => {
         const content = rewritten.get(m.seq) as StoredContent;
-        if (isAnthropicContent(content)) return rewriteOf(m, content);
-        if (isTypedResponsesItem(content)) return responsesRewriteOf(m, content);
-        if (isChatMessage(content)) return chatRewriteOf(m, content);
-        throw new Error(`plan: seq ${m.seq} was rewritten into content of no session format`);
+        const format = formatOfContent(content);
+        if (format === null)
+          throw new Error(`plan: seq ${m.seq} was rewritten into content of no session format`);
+        return format.rewriteOf(m, content);
       });
     return clearingPlan(
       {

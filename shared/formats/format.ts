@@ -1,0 +1,60 @@
+/**
+ * What a session format is to the strategies that rewrite messages in place: how a row of that
+ * format names its tool calls, clears a tool result or a tool input, drops thinking, and what a
+ * rewritten row then counts. One object per format, in the format's own folder
+ * (`anthropic/format.ts`, `openai-chat/format.ts`, `openai-responses/format.ts`); the registry
+ * (registry.ts) tells which format a stored row is in. A strategy asks the format, never a block
+ * type. Pure: no I/O.
+ */
+import type { StoredContent } from '../contract/blocks.ts';
+import type { MessageMeta } from '../contract/message.ts';
+import type { Rewrite } from '../planning/types.ts';
+import type { SessionFormat as SessionFormatName } from './session-format.ts';
+
+/** A tool result clearing asks of one row. */
+export interface ResultClearing {
+  /** The tool call ids whose results may be cleared. */
+  clearable: ReadonlySet<string>;
+  /** The text a cleared result reads, from its call id and the result's estimated tokens. */
+  placeholder: (callId: string, tokens: number) => string;
+  /** How every placeholder begins: a result that already does is cleared. */
+  clearedPrefix: string;
+}
+
+/** What clearing one row's tool results did. */
+export interface ClearedResults {
+  /** The row's new content; null when nothing in it changed. */
+  content: StoredContent | null;
+  /** Clearable call ids the row answers (cleared now or before). */
+  answered: string[];
+  /** Call ids whose results were cleared now. */
+  cleared: string[];
+}
+
+/** The row-level rules of one session format (see the module's comment). */
+export interface SessionFormat {
+  /** The format's name, as `sessions.format` records it. */
+  readonly name: SessionFormatName;
+  /** Whether stored content is a row of this format. */
+  owns(content: StoredContent): boolean;
+  /** `[call id, tool name]` of each tool call the row makes; empty when it makes none. */
+  toolNames(content: StoredContent): Array<[string, string]>;
+  /** The row with its clearable tool results replaced by their placeholders. */
+  clearToolResults(content: StoredContent, clearing: ResultClearing): ClearedResults;
+  /**
+   * The row with the inputs of the calls in `ids` emptied, and the ids emptied now; null when
+   * nothing changed.
+   */
+  clearToolInputs(
+    content: StoredContent,
+    ids: ReadonlySet<string>,
+  ): { content: StoredContent; cleared: string[] } | null;
+  /**
+   * The row without its thinking (reasoning), and how many blocks or items of it were dropped;
+   * `thinking only` when the row holds nothing else (it keeps it: no empty message); null when it
+   * holds none to drop.
+   */
+  clearThinking(content: StoredContent): { content: StoredContent; dropped: number } | 'thinking only' | null;
+  /** The rewrite of `meta` into the row's new `content`: its rendering and token estimate recomputed. */
+  rewriteOf(meta: MessageMeta, content: StoredContent): Rewrite;
+}
