@@ -8,7 +8,7 @@ import { InvalidInputError, printable } from '../shared/contract/errors.ts';
 import { storableText } from '../shared/contract/unicode.ts';
 import { type ChatMessage, chatFacts, chatMessageProblem } from '../shared/formats/openai-chat/message.ts';
 import { responsesMarker } from '../shared/formats/openai-responses/item.ts';
-import type { SessionFormat } from '../shared/formats/session-format.ts';
+import type { SessionFormat } from '../shared/contract/session-format.ts';
 import type { MessageRow, RowOptions } from './message-row.ts';
 
 /**

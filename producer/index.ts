@@ -52,7 +52,7 @@ export {
   InvalidInputError,
   SessionLimitError,
 } from '../shared/contract/errors.ts';
-export { SESSION_FORMATS, type SessionFormat } from '../shared/formats/session-format.ts';
+export { SESSION_FORMATS, type SessionFormat } from '../shared/contract/session-format.ts';
 export {
   DEFAULT_LIMITS,
   type Limits,

@@ -8,7 +8,7 @@
  */
 
 import { InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
-import type { SessionFormat } from '../shared/formats/session-format.ts';
+import type { SessionFormat } from '../shared/contract/session-format.ts';
 import { describeZodError } from '../shared/protocol/events.ts';
 import {
   type RecallReadInput,

@@ -35,7 +35,7 @@ import {
   DEFAULT_SESSION_FORMAT,
   isSessionFormat,
   type SessionFormat,
-} from '../shared/formats/session-format.ts';
+} from '../shared/contract/session-format.ts';
 import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
 import { type ChatCompletionsMessage, chatRow, formatMismatch } from './chat-messages.ts';
 import {

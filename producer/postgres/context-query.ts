@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import type { RenderContextInput } from '../../shared/context/render.ts';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import type { Kind, Role } from '../../shared/contract/message.ts';
-import type { SessionFormat } from '../../shared/formats/session-format.ts';
+import type { SessionFormat } from '../../shared/contract/session-format.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { type Db, executePrepared } from './db.ts';
 

@@ -33,7 +33,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import { MESSAGE_KINDS, MESSAGE_ROLES } from '../../shared/contract/message.ts';
-import { SESSION_FORMATS } from '../../shared/formats/session-format.ts';
+import { SESSION_FORMATS } from '../../shared/contract/session-format.ts';
 
 export { MESSAGE_KINDS, MESSAGE_ROLES };
 

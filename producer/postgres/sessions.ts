@@ -4,7 +4,7 @@
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { SessionFormat } from '../../shared/formats/session-format.ts';
+import type { SessionFormat } from '../../shared/contract/session-format.ts';
 import type { SessionLimits } from '../../shared/policy/limits.ts';
 import type { Db, Tx } from './db.ts';
 import { sessions } from './schema.ts';

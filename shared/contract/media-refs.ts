@@ -4,7 +4,7 @@
  * message says about them (a caption). A `summarize` compaction lists them in the checkpoint, so an
  * agent still knows what media left and can read it back (recall) by seq.
  *
- * Reads the three stored shapes (the session formats of shared/formats/session-format.ts): Anthropic content blocks (`image`,
+ * Reads the three stored shapes (the session formats of session-format.ts): Anthropic content blocks (`image`,
  * `document`, also inside a `tool_result`), a Chat Completions message object (`image_url` and
  * `file` parts) and a Responses item (`input_image`, `input_file` parts of a message's `content` or
  * a call output's `output`). Session text is data: a URL is counted, never fetched. Pure; never

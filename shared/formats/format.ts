@@ -2,14 +2,15 @@
  * What a session format is to the strategies that rewrite messages in place: how a row of that
  * format names its tool calls, clears a tool result or a tool input, drops thinking, and what a
  * rewritten row then counts. One object per format, in the format's own folder
- * (`anthropic/format.ts`, `openai-chat/format.ts`, `openai-responses/format.ts`); the registry
- * (registry.ts) tells which format a stored row is in. A strategy asks the format, never a block
- * type. Pure: no I/O.
+ * (`anthropic/format.ts`, `openai-chat/format.ts`, `openai-responses/format.ts`), found by the
+ * session's format in the registry (registry.ts). A strategy asks the format, never a block type.
+ * Each method takes a row of any shape and leaves alone what is not its format's (a summary row's
+ * text in a Chat Completions session, say). Pure: no I/O.
  */
 import type { StoredContent } from '../contract/blocks.ts';
 import type { MessageMeta } from '../contract/message.ts';
+import type { SessionFormat as SessionFormatName } from '../contract/session-format.ts';
 import type { Rewrite } from '../planning/types.ts';
-import type { SessionFormat as SessionFormatName } from './session-format.ts';
 
 /** A tool result clearing asks of one row. */
 export interface ResultClearing {
@@ -35,8 +36,6 @@ export interface ClearedResults {
 export interface SessionFormat {
   /** The format's name, as `sessions.format` records it. */
   readonly name: SessionFormatName;
-  /** Whether stored content is a row of this format. */
-  owns(content: StoredContent): boolean;
   /** `[call id, tool name]` of each tool call the row makes; empty when it makes none. */
   toolNames(content: StoredContent): Array<[string, string]>;
   /** The row with its clearable tool results replaced by their placeholders. */

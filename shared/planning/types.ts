@@ -4,6 +4,7 @@
  * never an action.
  */
 import type { StoredContent } from '../contract/blocks.ts';
+import type { SessionFormat } from '../contract/session-format.ts';
 
 /** The part of a session the planner reads. */
 export interface SessionSnapshot {
@@ -13,6 +14,8 @@ export interface SessionSnapshot {
   compactionVersion: number;
   /** Highest seq in the snapshot; later appends are not seen and never touched. */
   snapshotSeq: number;
+  /** The session's format (`sessions.format`): what its rows hold, and which rules rewrite them. */
+  format: SessionFormat;
   /**
    * The stored content (`content_blocks`) of the messages the strategy asked to read (its unit's
    * `reads`), by seq, read in the same snapshot; absent for strategies that read none.

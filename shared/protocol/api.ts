@@ -6,9 +6,9 @@
  * document.
  */
 import { z } from 'zod';
+import { SESSION_FORMATS } from '../contract/session-format.ts';
 import { CHAT_ROLES, chatMarker } from '../formats/openai-chat/message.ts';
 import { responsesMarker } from '../formats/openai-responses/item.ts';
-import { SESSION_FORMATS } from '../formats/session-format.ts';
 import { idSchema } from './events.ts';
 
 /** Longest idempotency key of an append, in characters. */

@@ -5,8 +5,8 @@
  * take and give exactly these shapes, so their descriptions, limits and errors cannot drift apart.
  */
 import { z } from 'zod';
+import { SESSION_FORMATS } from '../contract/session-format.ts';
 import { unstorableAt } from '../contract/unicode.ts';
-import { SESSION_FORMATS } from '../formats/session-format.ts';
 
 /** Longest search query, characters. */
 export const MAX_RECALL_QUERY_CHARS = 500;

@@ -33,7 +33,7 @@
  */
 import { z } from 'zod';
 import type { MessageMeta } from '../contract/message.ts';
-import { formatOfContent } from '../formats/registry.ts';
+import { SESSION_FORMAT_RULES } from '../formats/registry.ts';
 import { clearingPlan, contentOf, fmt } from '../planning/clearing.ts';
 import type { Rewrite } from '../planning/types.ts';
 import { skip } from '../planning/window.ts';
@@ -143,14 +143,13 @@ export const clearThinking: StrategyUnit<ClearThinkingStrategy> = {
     }
     if (found.pinned > 0) notes.push(`${fmt(found.pinned)} pinned row(s) with thinking stay`);
 
+    const format = SESSION_FORMAT_RULES[snapshot.format];
     const rewrites: Rewrite[] = [];
     let dropped = 0;
     let thinkingOnly = 0;
     for (const m of found.rows) {
-      const content = contentOf(snapshot.contents, m.seq);
-      const format = formatOfContent(content);
-      const result = format?.clearThinking(content) ?? null;
-      if (format === null || result === null) continue;
+      const result = format.clearThinking(contentOf(snapshot.contents, m.seq));
+      if (result === null) continue;
       if (result === 'thinking only') {
         thinkingOnly++;
         continue;

@@ -19,7 +19,8 @@
 import { z } from 'zod';
 import type { StoredContent } from '../contract/blocks.ts';
 import type { MessageMeta } from '../contract/message.ts';
-import { formatOfContent } from '../formats/registry.ts';
+import type { SessionFormat } from '../formats/format.ts';
+import { SESSION_FORMAT_RULES } from '../formats/registry.ts';
 import { clearingPlan, contentOf, fmt } from '../planning/clearing.ts';
 import type { Rewrite } from '../planning/types.ts';
 import { skip } from '../planning/window.ts';
@@ -92,12 +93,13 @@ function toolNames(
   messages: MessageMeta[],
   ids: ReadonlySet<string>,
   contents: ReadonlyMap<number, StoredContent> | undefined,
+  format: SessionFormat,
 ): Map<string, string> {
   const names = new Map<string, string>();
   for (const m of messages) {
     if (!m.toolUseIds.some((id) => ids.has(id))) continue;
     const content = contentOf(contents, m.seq);
-    for (const [id, name] of formatOfContent(content)?.toolNames(content) ?? []) names.set(id, name);
+    for (const [id, name] of format.toolNames(content)) names.set(id, name);
     for (const id of m.toolUseIds) if (!names.has(id) && m.toolName !== null) names.set(id, m.toolName);
   }
   return names;
@@ -137,7 +139,9 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
     }
     const older = olderCalls(messages, strategy.keep);
     const olderIds = new Set(older.map((c) => c.id));
-    const names = toolNames(messages, olderIds, snapshot.contents);
+    // The session's format rewrites its rows: a strategy never reads a block type itself.
+    const format = SESSION_FORMAT_RULES[snapshot.format];
+    const names = toolNames(messages, olderIds, snapshot.contents, format);
     const excluded = new Set(strategy.excludeTools);
     const pinnedCalls = new Set(messages.filter((m) => m.pinned).flatMap((m) => m.toolUseIds));
     const clearable = new Set(
@@ -168,8 +172,7 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
     for (const m of messages) {
       if (m.pinned || !m.toolResultIds.some((id) => clearable.has(id))) continue;
       const content = contentOf(snapshot.contents, m.seq);
-      const result = formatOfContent(content)?.clearToolResults(content, clearing);
-      if (!result) continue;
+      const result = format.clearToolResults(content, clearing);
       for (const id of result.answered) answered.add(id);
       for (const id of result.cleared) touched.add(id);
       if (result.content !== null) rewritten.set(m.seq, result.content);
@@ -178,7 +181,7 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
       for (const m of messages) {
         if (m.pinned || !m.toolUseIds.some((id) => answered.has(id))) continue;
         const content = rewritten.get(m.seq) ?? contentOf(snapshot.contents, m.seq);
-        const result = formatOfContent(content)?.clearToolInputs(content, answered);
+        const result = format.clearToolInputs(content, answered);
         if (!result) continue;
         for (const id of result.cleared) touched.add(id);
         rewritten.set(m.seq, result.content);
@@ -189,13 +192,7 @@ export const clearToolResults: StrategyUnit<ClearToolResultsStrategy> = {
     }
     const rewrites: Rewrite[] = messages
       .filter((m) => rewritten.has(m.seq))
-      .map((m) => {
-        const content = rewritten.get(m.seq) as StoredContent;
-        const format = formatOfContent(content);
-        if (format === null)
-          throw new Error(`plan: seq ${m.seq} was rewritten into content of no session format`);
-        return format.rewriteOf(m, content);
-      });
+      .map((m) => format.rewriteOf(m, rewritten.get(m.seq) as StoredContent));
     return clearingPlan(
       {
         strategy: name,

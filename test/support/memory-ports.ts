@@ -452,6 +452,8 @@ export class MemoryStore implements SessionReads, FencedWrites {
       sessionId: session.sessionId,
       compactionVersion: session.compactionVersion,
       snapshotSeq: session.lastSeq,
+      // The in-memory store holds Anthropic content only (its seeds are content blocks).
+      format: 'anthropic',
       messageCount: live.length,
       tokenCount: sum(live.map((m) => m.tokenCount)),
       checkpoint: session.checkpoint,
@@ -821,6 +823,7 @@ function lockedOf(session: StoredSession): LockedSession {
   const counts = countsOf(session);
   return {
     ...counts,
+    format: 'anthropic',
     compactionVersion: session.compactionVersion,
     checkpoint: session.checkpoint,
     lastSeq: session.lastSeq,

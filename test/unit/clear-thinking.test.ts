@@ -49,6 +49,7 @@ function plan(list: Array<[Role, StoredContent]>, keep: number | undefined, pinn
     sessionId: 's',
     compactionVersion: 0,
     snapshotSeq: messages.length - 1,
+    format: 'anthropic',
     compactionId: '00000000-0000-4000-8000-000000000001',
     // Only what the strategy asked to read.
     contents: new Map([...contents].filter(([seq]) => read.has(seq))),

@@ -48,6 +48,7 @@ function plan(
     sessionId: 's',
     compactionVersion: 0,
     snapshotSeq: messages.length - 1,
+    format: 'anthropic',
     compactionId: '00000000-0000-4000-8000-000000000001',
     // Only what the strategy asked to read.
     contents: new Map([...contents].filter(([seq]) => read.has(seq))),
@@ -120,7 +121,14 @@ describe('clearToolResults', () => {
     );
     expect(
       planCompaction(
-        { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq: 4, contents: tiny.contents },
+        {
+          tenantId: 't',
+          sessionId: 's',
+          compactionVersion: 0,
+          snapshotSeq: 4,
+          format: 'anthropic',
+          contents: tiny.contents,
+        },
         tinyMessages,
         parseStrategy(JSON.stringify({ type: 'clearToolResults', keep: 1, clearAtLeast: 0 })),
       ),
@@ -134,7 +142,7 @@ describe('clearToolResults', () => {
     const once = plan(['bash', 'bash'], { keep: 1, clearAtLeast: 0 }).plan as CompactPlan;
     for (const r of once.clearing?.rewrites ?? []) contents.set(r.seq, r.content);
     const again = planCompaction(
-      { tenantId: 't', sessionId: 's', compactionVersion: 1, snapshotSeq: 4, contents },
+      { tenantId: 't', sessionId: 's', compactionVersion: 1, snapshotSeq: 4, format: 'anthropic', contents },
       messages,
       parseStrategy('{"type":"clearToolResults","keep":1,"clearAtLeast":0}'),
     );

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { legacyToolIds, type MessageMeta } from '../../shared/contract/message.ts';
 import { type CompactPlan, planCompaction, type SessionSnapshot } from '../../shared/strategies/plan.ts';
 
-const snapshot: SessionSnapshot = { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq: 1_000 };
+const snapshot: SessionSnapshot = {
+  tenantId: 't',
+  sessionId: 's',
+  compactionVersion: 0,
+  snapshotSeq: 1_000,
+  format: 'anthropic',
+};
 
 /** Builds messages from a compact notation: `u` user, `a` assistant, `s` system, `S` summary,
  *  `c1`/`r1` tool call/result with id 1; a trailing `!` pins the message. */

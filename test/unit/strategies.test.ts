@@ -10,7 +10,13 @@ import { parseStrategy, STRATEGIES, strategySchema, strategyUnit } from '../../s
 import { planCompaction } from '../../shared/strategies/plan.ts';
 import { emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
 
-const snapshot = { tenantId: 't', sessionId: 's', compactionVersion: 3, snapshotSeq: 19 };
+const snapshot = {
+  tenantId: 't',
+  sessionId: 's',
+  compactionVersion: 3,
+  snapshotSeq: 19,
+  format: 'anthropic' as const,
+};
 const messages: MessageMeta[] = Array.from({ length: 20 }, (_, seq) => ({
   seq,
   role: seq % 2 === 0 ? 'user' : 'assistant',

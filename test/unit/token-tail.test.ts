@@ -20,7 +20,7 @@ async function load(name: string): Promise<MessageMeta[]> {
 function plan(messages: MessageMeta[], strategy: Strategy): Plan {
   const snapshotSeq = messages[messages.length - 1]?.seq ?? 0;
   return planCompaction(
-    { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq },
+    { tenantId: 't', sessionId: 's', compactionVersion: 0, snapshotSeq, format: 'anthropic' },
     messages,
     strategy,
   );

@@ -7,6 +7,7 @@
 import { executePrepared, type Tx } from '../../producer/postgres/db.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
+import { type SessionFormat, sessionFormatOf } from '../../shared/contract/session-format.ts';
 
 /**
  * The live messages' metadata up to the session row's `last_seq`, as one JSON array of
@@ -55,6 +56,8 @@ export function metaOf([
 
 /** The locked session row, as {@link lockSession} returns it. */
 export interface LockedSession {
+  /** The session's format (`sessions.format`). */
+  format: SessionFormat;
   messageCount: number;
   tokenCount: number;
   compactionVersion: number;
@@ -71,7 +74,7 @@ export interface LockedSession {
 
 // Fixed texts, prepared once per connection (built by hand: drizzle's builder cost more per call
 // than the statement itself, `npm run bench` part 1).
-const LOCK_COLUMNS = `message_count, token_count, compaction_version, checkpoint, last_seq, agent_id, context_window,
+const LOCK_COLUMNS = `format, message_count, token_count, compaction_version, checkpoint, last_seq, agent_id, context_window,
     exists (select 1 from compactions c where c.tenant_id = $1::text and c.idempotency_key = $3::text) as key_used`;
 const LOCK_SESSION = `select ${LOCK_COLUMNS}
   from sessions where tenant_id = $1::text and id = $2::text for update`;
@@ -80,6 +83,7 @@ const LOCK_SESSION_WITH_MESSAGES = `select ${LOCK_COLUMNS}, ${metasOf('s', '$1::
 
 /** The row the locking statements return, as postgres.js parses it (int8 as text). */
 interface LockedRow {
+  format: string;
   message_count: number;
   token_count: string;
   compaction_version: number;
@@ -109,6 +113,7 @@ export async function lockSession(
   });
   if (!row) throw new SessionNotFoundError(tenantId, sessionId);
   return {
+    format: sessionFormatOf(row.format),
     messageCount: row.message_count,
     tokenCount: Number(row.token_count),
     compactionVersion: row.compaction_version,

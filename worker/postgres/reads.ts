@@ -19,6 +19,7 @@ import { type Block, type StoredContent, summaryParts } from '../../shared/contr
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
 import { mediaRefsOf } from '../../shared/contract/media-refs.ts';
 import type { Message } from '../../shared/contract/message.ts';
+import { sessionFormatOf } from '../../shared/contract/session-format.ts';
 import { policySchema } from '../../shared/policy/policy.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { Gate, SessionReads, Snapshot } from '../pipeline/ports.ts';
@@ -88,6 +89,7 @@ export class PostgresReads implements SessionReads {
       sessionId,
       compactionVersion: session.compaction_version,
       snapshotSeq: Number(session.last_seq),
+      format: sessionFormatOf(session.format),
       messageCount: session.message_count,
       tokenCount: Number(session.token_count),
       checkpoint: session.checkpoint === null ? null : checkpointSchema.parse(session.checkpoint),
@@ -239,12 +241,13 @@ export class PostgresReads implements SessionReads {
  * The snapshot: the session row and its live messages' metadata, `$1` tenant, `$2` session. Built
  * by hand so the messages subquery names the tenant as a parameter (see {@link metasOf}).
  */
-const SNAPSHOT = `select s.compaction_version, s.last_seq, s.message_count, s.token_count, s.checkpoint,
+const SNAPSHOT = `select s.format, s.compaction_version, s.last_seq, s.message_count, s.token_count, s.checkpoint,
     ${metasOf('s', '$1::text', '$2::text')} as metas
   from sessions s where s.tenant_id = $1::text and s.id = $2::text`;
 
 /** A row of {@link SNAPSHOT} as postgres.js parses it (int8 as text). */
 interface SnapshotRow {
+  format: string;
   compaction_version: number;
   last_seq: string;
   message_count: number;

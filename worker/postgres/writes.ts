@@ -75,6 +75,7 @@ export class PostgresWrites implements FencedWrites {
         sessionId,
         compactionVersion: locked.compactionVersion,
         snapshotSeq: locked.lastSeq,
+        format: locked.format,
         messageCount: locked.messageCount,
         tokenCount: locked.tokenCount,
         checkpoint: locked.checkpoint === null ? null : checkpointSchema.parse(locked.checkpoint),

@@ -34,7 +34,6 @@ function isEmptyInput(input: unknown): boolean {
 
 export const anthropicFormat: SessionFormat = {
   name: 'anthropic',
-  owns: isAnthropicContent,
   toolNames(content) {
     return (blocksOf(content) ?? []).flatMap(
       (block): Array<[string, string]> =>

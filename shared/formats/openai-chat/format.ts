@@ -16,7 +16,6 @@ import { chatFacts, isChatMessage } from './message.ts';
 
 export const openaiChatFormat: SessionFormat = {
   name: 'openai-chat',
-  owns: isChatMessage,
   toolNames: chatToolNames,
   clearToolResults(content, clearing) {
     // A tool message answers one call (its `tool_call_id`).

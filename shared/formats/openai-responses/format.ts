@@ -16,7 +16,6 @@ import { isOutputItem, isTypedResponsesItem, responsesFacts } from './item.ts';
 
 export const openaiResponsesFormat: SessionFormat = {
   name: 'openai-responses',
-  owns: isTypedResponsesItem,
   toolNames: responsesToolNames,
   clearToolResults(content, clearing) {
     // A call output answers one call (its `call_id`).

@@ -9,9 +9,10 @@
  * - `openai-responses`: OpenAI Responses API input items (`message`, `function_call`,
  *   `function_call_output`, `reasoning`, `compaction`, …), one item per message row.
  *
- * A new format is one more name here, one more folder beside `anthropic/`, `openai-chat/` and
- * `openai-responses/` with its row rules (`format.ts`, the interface of ../format.ts), and one
- * more line in the registry (registry.ts).
+ * The names live here, at the bottom of the core, so that a session snapshot can carry its format;
+ * what each format is lives in shared/formats/. A new format is one more name here, one more folder
+ * beside `anthropic/`, `openai-chat/` and `openai-responses/` with its row rules (its `format.ts`,
+ * the interface of shared/formats/format.ts), and one more line in shared/formats/registry.ts.
  */
 
 /** Every session format, the default first. */
@@ -26,4 +27,16 @@ export const DEFAULT_SESSION_FORMAT: SessionFormat = 'anthropic';
 /** Whether `value` names a session format. */
 export function isSessionFormat(value: unknown): value is SessionFormat {
   return typeof value === 'string' && (SESSION_FORMATS as readonly string[]).includes(value);
+}
+
+/**
+ * The format `value` names, as a session row records it.
+ * @throws {Error} when it names none: `sessions.format` is checked by the database, so this is a
+ *   row written past the schema (a bug or a hand edit), never input.
+ */
+export function sessionFormatOf(value: unknown): SessionFormat {
+  if (isSessionFormat(value)) return value;
+  throw new Error(
+    `sessions.format: "${String(value).slice(0, 40)}" is not a session format (${SESSION_FORMATS.join(', ')})`,
+  );
 }
