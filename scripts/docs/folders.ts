@@ -29,7 +29,7 @@ export const FOLDERS: Readonly<Record<string, string>> = {
   'shared/context/': "context out: a session's live rows rendered as the agent's next Messages API request",
   'shared/planning/': 'the window rule every strategy plans with, plan types, and the effects a plan becomes',
   'shared/formats/':
-    'one folder per session format (their names: `shared/contract/session-format.ts`): `anthropic/` (Messages API content), `openai-chat/` (Chat Completions messages) and `openai-responses/` (Responses items), each with its validation or content rules, transcript reading, rendered context, and its row rules for the strategies (`format.ts`: tool names, clearing, thinking); `registry.ts` knows which format a stored row is in',
+    'one folder per session format (their names: `shared/contract/session-format.ts`): `anthropic/` (Messages API content), `openai-chat/` (Chat Completions messages) and `openai-responses/` (Responses items), each with its validation or content rules, transcript reading, rendered context, and its row rules for the strategies (`format.ts`: tool names, clearing, thinking); `registry.ts` gives each session format (its snapshot carries it) its rules',
   'shared/strategies/':
     "one file per strategy (schema, shorthand, whether it summarizes, planning rule), the registry, and `plan.ts`, which hands a session to its strategy's rule",
   'shared/policy/': 'policies, triggers, admission, the storm guard, spend budgets, tenant limits',
