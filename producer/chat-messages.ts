@@ -5,10 +5,10 @@
  */
 import { jsonValueProblem, type ToolUseIdAt } from '../shared/contract/content-checks.ts';
 import { InvalidInputError, printable } from '../shared/contract/errors.ts';
+import type { SessionFormat } from '../shared/contract/session-format.ts';
 import { storableText } from '../shared/contract/unicode.ts';
 import { type ChatMessage, chatFacts, chatMessageProblem } from '../shared/formats/openai-chat/message.ts';
 import { responsesMarker } from '../shared/formats/openai-responses/item.ts';
-import type { SessionFormat } from '../shared/contract/session-format.ts';
 import type { MessageRow, RowOptions } from './message-row.ts';
 
 /**

@@ -13,11 +13,11 @@
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { type ContextNotice, renderContext } from '../shared/context/render.ts';
 import { ContextLimitError, InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
+import type { SessionFormat } from '../shared/contract/session-format.ts';
 import { renderChatContext } from '../shared/formats/openai-chat/context.ts';
 import type { ChatMessage } from '../shared/formats/openai-chat/message.ts';
 import { renderResponsesContext } from '../shared/formats/openai-responses/context.ts';
 import type { ResponsesItem } from '../shared/formats/openai-responses/item.ts';
-import type { SessionFormat } from '../shared/contract/session-format.ts';
 import { countPdfPages } from './media/pdf-pages.ts';
 import { readContext } from './postgres/context-query.ts';
 import type { Db } from './postgres/db.ts';

@@ -26,16 +26,16 @@ import {
   ToolUseIdTakenError,
 } from '../shared/contract/errors.ts';
 import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.ts';
-import { estimateMessageTokens } from '../shared/contract/tokens.ts';
-import { storableText } from '../shared/contract/unicode.ts';
-import { anthropicContentProblem } from '../shared/formats/anthropic/content-rules.ts';
-import { chatMarker } from '../shared/formats/openai-chat/message.ts';
-import { responsesMarker } from '../shared/formats/openai-responses/item.ts';
 import {
   DEFAULT_SESSION_FORMAT,
   isSessionFormat,
   type SessionFormat,
 } from '../shared/contract/session-format.ts';
+import { estimateMessageTokens } from '../shared/contract/tokens.ts';
+import { storableText } from '../shared/contract/unicode.ts';
+import { anthropicContentProblem } from '../shared/formats/anthropic/content-rules.ts';
+import { chatMarker } from '../shared/formats/openai-chat/message.ts';
+import { responsesMarker } from '../shared/formats/openai-responses/item.ts';
 import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
 import { type ChatCompletionsMessage, chatRow, formatMismatch } from './chat-messages.ts';
 import {
