@@ -57,3 +57,30 @@ export interface SessionFormat {
   /** The rewrite of `meta` into the row's new `content`: its rendering and token estimate recomputed. */
   rewriteOf(meta: MessageMeta, content: StoredContent): Rewrite;
 }
+
+/** Nothing cleared, nothing answered. */
+const UNTOUCHED: ClearedResults = { content: null, answered: [], cleared: [] };
+
+/**
+ * {@link SessionFormat.clearToolResults} for a format whose tool result is a row of its own that
+ * answers one call (a Chat Completions tool message, a Responses call output).
+ * @param result the row's call id, whether its text begins with the placeholder's prefix, its
+ *   result's estimated tokens, and the row with its result replaced; null when the row is no result.
+ */
+export function clearOneResult(
+  clearing: ResultClearing,
+  result: {
+    callId: string;
+    cleared: (prefix: string) => boolean;
+    tokens: () => number;
+    replaced: (placeholder: string) => StoredContent | null;
+  } | null,
+): ClearedResults {
+  if (result === null || !clearing.clearable.has(result.callId)) return UNTOUCHED;
+  const answered = [result.callId];
+  if (result.cleared(clearing.clearedPrefix)) return { content: null, answered, cleared: [] };
+  const content = result.replaced(clearing.placeholder(result.callId, result.tokens()));
+  return content === null
+    ? { content: null, answered, cleared: [] }
+    : { content, answered, cleared: answered };
+}

@@ -15,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import type postgres from 'postgres';
 import { Agent, fetch } from 'undici';
-import { appendMessages, createSession } from '../../producer/index.ts';
 import { openDatabase } from '../../producer/postgres/db.ts';
 import { DEFAULT_API_MAX_BODY_BYTES } from '../../worker/config/config.ts';
 import { openApiDocument } from '../../worker/http/api/openapi.ts';
@@ -30,6 +29,7 @@ import {
   type Target,
   takesInput,
 } from '../security/hostile-cases.ts';
+import { HOSTILE_TARGET, hostileRequest, seedHostileSessions } from '../security/hostile-setup.ts';
 import { answerOf } from '../support/answers.ts';
 import { REDIS_URL } from '../support/env.ts';
 import { buildCli, startApiProcess } from './noisy-neighbor.ts';
@@ -37,8 +37,6 @@ import { fmt } from './report.ts';
 
 /** A section writer, as `Report.section`. */
 type Section = (title: string, header: string[], rows: string[][], notes?: string[]) => void;
-
-const OPEN_TOOL_USE = 'toolu_open_1';
 
 /**
  * Runs part 13 on database `url` (migrated), under the queue prefix `prefix()` gives.
@@ -52,18 +50,12 @@ export async function hostileSuite(
   apiNodeOptions: string,
 ): Promise<void> {
   const database = openDatabase(url, { max: 2 });
-  const target: Target = {
-    maxBodyBytes: DEFAULT_API_MAX_BODY_BYTES,
-    sessions: { anthropic: 'hs-anth', 'openai-chat': 'hs-chat', 'openai-responses': 'hs-resp' },
-    openToolUseId: OPEN_TOOL_USE,
-    otherTenantSession: 'hs-globex',
-    keyId: '',
-  };
+  const target: Target = { maxBodyBytes: DEFAULT_API_MAX_BODY_BYTES, ...HOSTILE_TARGET, keyId: '' };
   const tokens = { acme: `bench-acme-${randomUUID()}`, globex: `bench-globex-${randomUUID()}` };
   const admin = `bench-admin-${randomUUID()}`;
   let reader = '';
   try {
-    await seed(database.db, target);
+    await seedHostileSessions(database.db);
     reader = (await createKey(database.db, { tenantId: 'acme', name: 'reader', scopes: ['context:read'] }))
       .secret;
     target.keyId = (await createKey(database.db, { tenantId: 'acme', name: 'rotation target' })).key.id;
@@ -130,40 +122,6 @@ export async function hostileSuite(
   }
 }
 
-/** acme's sessions, one per format (the anthropic one with an open tool call), and globex's. */
-async function seed(db: ReturnType<typeof openDatabase>['db'], target: Target): Promise<void> {
-  const turns = Array.from({ length: 8 }, (_, i) => ({
-    seq: i,
-    message: {
-      role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
-      content: `step ${i}: checking the rollout of the canary`,
-    },
-  }));
-  await createSession(db, { tenantId: 'acme', sessionId: target.sessions.anthropic, messages: turns });
-  await appendMessages(db, 'acme', target.sessions.anthropic, [
-    {
-      role: 'assistant',
-      content: [{ type: 'tool_use', id: OPEN_TOOL_USE, name: 'read_file', input: { path: 'a.ts' } }],
-    },
-  ]);
-  await createSession(db, {
-    tenantId: 'acme',
-    sessionId: target.sessions['openai-chat'],
-    format: 'openai-chat',
-    messages: [
-      { seq: 0, message: { role: 'system', content: 'Be brief.' } },
-      { seq: 1, message: { role: 'user', content: 'hello' } },
-    ] as never,
-  });
-  await createSession(db, {
-    tenantId: 'acme',
-    sessionId: target.sessions['openai-responses'],
-    format: 'openai-responses',
-    messages: [{ seq: 0, message: { role: 'user', content: 'hello' } }] as never,
-  });
-  await createSession(db, { tenantId: 'globex', sessionId: target.otherTenantSession, messages: [] });
-}
-
 /**
  * Client addresses the cases are sent from, in turn: the API throttles a client after 10 refused
  * credentials a minute (auth-throttle.ts), and the cases refuse many; from one address every case
@@ -190,20 +148,9 @@ async function send(
   auth: string | undefined,
   n: number,
 ): Promise<string> {
-  const headers: Record<string, string> = {};
-  if (auth) headers.authorization = auth;
-  if (c.route === 'mcp') headers.accept = 'application/json, text/event-stream';
-  if (c.body !== undefined && c.contentType !== null)
-    headers['content-type'] = c.contentType ?? 'application/json';
-  Object.assign(headers, c.headers);
-  const body = typeof c.body === 'string' ? Buffer.from(c.body, 'utf8') : c.body;
+  const { url, init } = hostileRequest(base, c, target, auth);
   const request = () =>
-    fetch(`${base}${c.path.replace('{keyId}', target.keyId)}`, {
-      method: c.method,
-      headers,
-      dispatcher: CLIENTS[n % CLIENTS.length],
-      ...(body !== undefined ? { body } : {}),
-    }) as unknown as Promise<Response>;
+    fetch(url, { ...init, dispatcher: CLIENTS[n % CLIENTS.length] }) as unknown as Promise<Response>;
   return answerOf(request).then(
     (answer) => String(answer.status),
     () => 'no answer',

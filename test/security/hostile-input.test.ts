@@ -10,7 +10,6 @@
  * queue's jobs are the same after it as before.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { appendMessages, createSession } from '../../producer/index.ts';
 import { DEFAULT_LIMITS } from '../../shared/policy/limits.ts';
 import { createApiApp } from '../../worker/http/api/index.ts';
 import { apiOffload } from '../../worker/http/api/offload.ts';
@@ -34,6 +33,7 @@ import {
   takesInput,
   VALID_BODIES,
 } from './hostile-cases.ts';
+import { HOSTILE_TARGET, hostileRequest, seedHostileSessions } from './hostile-setup.ts';
 
 const ctx = useIntegration();
 
@@ -41,20 +41,13 @@ const TOKENS = { acme: 'hostile-acme-token-3f9c1d', globex: 'hostile-globex-toke
 const ADMIN_TOKEN = 'hostile-admin-token-5e8d2c';
 /** The body limit: above the 3.9 MB MCP body, so that its nesting is what is refused. */
 const MAX_BODY = 4 * 2 ** 20;
-const OPEN_TOOL_USE = 'toolu_open_1';
 
 const operations = operationsOf(openApiDocument());
 const inputOperations = operations.filter(takesInput);
 
 let server: Listening;
 let readerKey = '';
-const target: Target = {
-  maxBodyBytes: MAX_BODY,
-  sessions: { anthropic: 'anth', 'openai-chat': 'chat', 'openai-responses': 'resp' },
-  openToolUseId: OPEN_TOOL_USE,
-  otherTenantSession: 'globex-own',
-  keyId: '',
-};
+const target: Target = { maxBodyBytes: MAX_BODY, ...HOSTILE_TARGET, keyId: '' };
 /** Requests sent, and their statuses. */
 const sent = new Map<number, number>();
 
@@ -90,49 +83,16 @@ beforeAll(async () => {
 
   readerKey = (await createKey(db, { tenantId: 'acme', name: 'reader', scopes: ['context:read'] })).secret;
   target.keyId = (await createKey(db, { tenantId: 'acme', name: 'rotation target' })).key.id;
-  await seedSessions();
+  await seedHostileSessions(db, async () => {
+    // The anthropic session compacted, so that it has an archive.
+    const outcome = await ctx.compactInProcess({
+      tenantId: 'acme',
+      sessionId: HOSTILE_TARGET.sessions.anthropic,
+      strategy: { type: 'slidingWindow', maxMessages: 3 },
+    });
+    expect(outcome.row?.status).toBe('applied');
+  });
 });
-
-/** acme's sessions, one per format (the anthropic one compacted, with an open tool call), and globex's. */
-async function seedSessions() {
-  const db = ctx.tdb.database.db;
-  const turns = Array.from({ length: 8 }, (_, i) => ({
-    seq: i,
-    message: {
-      role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
-      content: `step ${i}: checking the rollout of the canary`,
-    },
-  }));
-  await createSession(db, { tenantId: 'acme', sessionId: 'anth', messages: turns });
-  const outcome = await ctx.compactInProcess({
-    tenantId: 'acme',
-    sessionId: 'anth',
-    strategy: { type: 'slidingWindow', maxMessages: 3 },
-  });
-  expect(outcome.row?.status).toBe('applied');
-  await appendMessages(db, 'acme', 'anth', [
-    {
-      role: 'assistant',
-      content: [{ type: 'tool_use', id: OPEN_TOOL_USE, name: 'read_file', input: { path: 'a.ts' } }],
-    },
-  ]);
-  await createSession(db, {
-    tenantId: 'acme',
-    sessionId: 'chat',
-    format: 'openai-chat',
-    messages: [
-      { seq: 0, message: { role: 'system', content: 'Be brief.' } },
-      { seq: 1, message: { role: 'user', content: 'hello' } },
-    ] as never,
-  });
-  await createSession(db, {
-    tenantId: 'acme',
-    sessionId: 'resp',
-    format: 'openai-responses',
-    messages: [{ seq: 0, message: { role: 'user', content: 'hello' } }] as never,
-  });
-  await createSession(db, { tenantId: 'globex', sessionId: 'globex-own', messages: [] });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Sending and judging
@@ -151,21 +111,8 @@ function authorization(as: Caller): string | undefined {
 }
 
 async function send(c: HostileCase): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  const auth = authorization(c.as);
-  if (auth) headers.authorization = auth;
-  if (c.route === 'mcp') headers.accept = 'application/json, text/event-stream';
-  if (c.body !== undefined && c.contentType !== null)
-    headers['content-type'] = c.contentType ?? 'application/json';
-  Object.assign(headers, c.headers);
-  const body = typeof c.body === 'string' ? Buffer.from(c.body, 'utf8') : c.body;
-  const request = () =>
-    fetch(`${server.url}${c.path.replace('{keyId}', target.keyId)}`, {
-      method: c.method,
-      headers,
-      ...(body !== undefined ? { body } : {}),
-    });
-  const answer = await answerOf(request);
+  const { url, init } = hostileRequest(server.url, c, target, authorization(c.as));
+  const answer = await answerOf(() => fetch(url, init));
   sent.set(answer.status, (sent.get(answer.status) ?? 0) + 1);
   return answer;
 }

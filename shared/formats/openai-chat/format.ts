@@ -4,7 +4,7 @@
  * Pure.
  */
 import { MESSAGE_OVERHEAD_TOKENS } from '../../contract/tokens.ts';
-import type { SessionFormat } from '../format.ts';
+import { clearOneResult, type SessionFormat } from '../format.ts';
 import {
   chatResultStartsWith,
   chatRewriteOf,
@@ -19,17 +19,16 @@ export const openaiChatFormat: SessionFormat = {
   toolNames: chatToolNames,
   clearToolResults(content, clearing) {
     // A tool message answers one call (its `tool_call_id`).
-    if (!isChatMessage(content) || content.role !== 'tool')
-      return { content: null, answered: [], cleared: [] };
-    const id = content.tool_call_id;
-    if (!clearing.clearable.has(id)) return { content: null, answered: [], cleared: [] };
-    if (chatResultStartsWith(content, clearing.clearedPrefix))
-      return { content: null, answered: [id], cleared: [] };
-    const tokens = chatFacts(content).tokenCount - MESSAGE_OVERHEAD_TOKENS;
-    const cleared = clearedChatResult(content, clearing.placeholder(id, tokens));
-    return cleared === null
-      ? { content: null, answered: [id], cleared: [] }
-      : { content: cleared, answered: [id], cleared: [id] };
+    const tool = isChatMessage(content) && content.role === 'tool' ? content : null;
+    return clearOneResult(
+      clearing,
+      tool && {
+        callId: tool.tool_call_id,
+        cleared: (prefix) => chatResultStartsWith(tool, prefix),
+        tokens: () => chatFacts(tool).tokenCount - MESSAGE_OVERHEAD_TOKENS,
+        replaced: (placeholder) => clearedChatResult(tool, placeholder),
+      },
+    );
   },
   clearToolInputs(content, ids) {
     const cleared = clearedChatInputs(content, ids);

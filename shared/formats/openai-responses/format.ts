@@ -3,7 +3,7 @@
  * input item; clearing as clearing.ts says. Pure.
  */
 import { MESSAGE_OVERHEAD_TOKENS } from '../../contract/tokens.ts';
-import type { SessionFormat } from '../format.ts';
+import { clearOneResult, type SessionFormat } from '../format.ts';
 import {
   clearedReasoning,
   clearedResponsesInput,
@@ -19,17 +19,16 @@ export const openaiResponsesFormat: SessionFormat = {
   toolNames: responsesToolNames,
   clearToolResults(content, clearing) {
     // A call output answers one call (its `call_id`).
-    if (!isTypedResponsesItem(content) || !isOutputItem(content))
-      return { content: null, answered: [], cleared: [] };
-    const id = String(content.call_id);
-    if (!clearing.clearable.has(id)) return { content: null, answered: [], cleared: [] };
-    if (responsesOutputStartsWith(content, clearing.clearedPrefix))
-      return { content: null, answered: [id], cleared: [] };
-    const tokens = responsesFacts(content).tokenCount - MESSAGE_OVERHEAD_TOKENS;
-    const cleared = clearedResponsesOutput(content, clearing.placeholder(id, tokens));
-    return cleared === null
-      ? { content: null, answered: [id], cleared: [] }
-      : { content: cleared, answered: [id], cleared: [id] };
+    const output = isTypedResponsesItem(content) && isOutputItem(content) ? content : null;
+    return clearOneResult(
+      clearing,
+      output && {
+        callId: String(output.call_id),
+        cleared: (prefix) => responsesOutputStartsWith(output, prefix),
+        tokens: () => responsesFacts(output).tokenCount - MESSAGE_OVERHEAD_TOKENS,
+        replaced: (placeholder) => clearedResponsesOutput(output, placeholder),
+      },
+    );
   },
   clearToolInputs(content, ids) {
     const cleared = clearedResponsesInput(content, ids);
