@@ -32,6 +32,7 @@ function isEmptyInput(input: unknown): boolean {
   );
 }
 
+/** The `anthropic` format's row rules, for the registry. */
 export const anthropicFormat: SessionFormat = {
   name: 'anthropic',
   toolNames(content) {

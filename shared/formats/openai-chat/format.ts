@@ -14,6 +14,7 @@ import {
 } from './clearing.ts';
 import { chatFacts, isChatMessage } from './message.ts';
 
+/** The `openai-chat` format's row rules, for the registry. */
 export const openaiChatFormat: SessionFormat = {
   name: 'openai-chat',
   toolNames: chatToolNames,

@@ -14,6 +14,7 @@ import {
 } from './clearing.ts';
 import { isOutputItem, isTypedResponsesItem, responsesFacts } from './item.ts';
 
+/** The `openai-responses` format's row rules, for the registry. */
 export const openaiResponsesFormat: SessionFormat = {
   name: 'openai-responses',
   toolNames: responsesToolNames,
