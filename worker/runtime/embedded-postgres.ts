@@ -181,18 +181,69 @@ function stopping(
   let done = false;
   return {
     stop: () => {
-      stopped ??= runAsync(runAs, binaries.pg_ctl, stopArgs(layout)).then((result) => {
+      const postmaster = postmasterPid(layout);
+      stopped ??= runAsync(runAs, binaries.pg_ctl, stopArgs(layout)).then(async (result) => {
         done = true;
         afterStop(layout, result);
+        await exited(postmaster);
       });
       return stopped;
     },
     stopSync: () => {
       if (done) return;
       done = true;
+      const postmaster = postmasterPid(layout);
       stopCluster(layout, binaries, runner(runAs));
+      exitedSync(postmaster);
     },
   };
+}
+
+/** How long a stop waits for the server process to be gone once pg_ctl says it stopped, ms. */
+const EXIT_WAIT_MS = 10_000;
+
+/** The server's pid, the first line of `postmaster.pid`; null when there is none. */
+function postmasterPid(layout: EmbeddedLayout): number | null {
+  try {
+    const pid = Number(readFileSync(path.join(layout.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether process `pid` still runs (a zombie waiting for its parent to reap it does not). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM: it exists, as another user (the cluster's, when this process is not root).
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return !existsSync('/proc/self/stat');
+  }
+}
+
+/**
+ * Waits until the server process `pid` is gone: pg_ctl's `--wait` returns once `postmaster.pid`
+ * is removed, which the server does just before it exits, so that a caller counting processes
+ * right after a stop could still see it. At most {@link EXIT_WAIT_MS}.
+ */
+async function exited(pid: number | null): Promise<void> {
+  const until = Date.now() + EXIT_WAIT_MS;
+  while (pid !== null && running(pid) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** {@link exited}, blocking: for `stopSync` in an `exit` handler, where nothing asynchronous runs. */
+function exitedSync(pid: number | null): void {
+  const until = Date.now() + EXIT_WAIT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (pid !== null && running(pid) && Date.now() < until) Atomics.wait(pause, 0, 0, 20);
 }
 
 /** Runs a PostgreSQL program as the cluster's user, with C messages; waits for it. */
