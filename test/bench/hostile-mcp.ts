@@ -1,22 +1,4 @@
-/**
- * Part 12 of `npm run bench` (alone: `npm run bench -- --parts 12`): what hostile MCP bodies do to
- * another tenant. `compactor api` runs built, in a process of its own (so its RSS is its own); a
- * quiet tenant reads the context of its session of 60 messages (about 10 ms), one read at a time,
- * alone, then while a hostile tenant keeps three requests in flight to `/v1/mcp`, each a 3.9 MB
- * JSON-RPC body nested 1,950,000 arrays deep (a `tools/call` whose argument is the nesting). Such a
- * body once went to the MCP SDK, which parsed it on the event loop, 2 to 5 s each; the API's body
- * reader now counts its nesting as its bytes arrive and refuses it (400, a JSON-RPC parse error)
- * at the first level past the limit, without receiving the rest.
- *
- * It reports the quiet reads' p50/p99 alone and under the hostile bodies (target: p99 within 2x
- * alone), what the hostile tenant was answered and how fast, and the API process's peak RSS in each
- * phase and its high-water mark (VmHWM). The hostile client runs in a process of its own at a lower
- * CPU priority (hostile-mcp-senders.ts), as a tenant's clients run on machines of their own.
- */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { setPriority } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
 import { REDIS_URL } from '../support/env.ts';
 import {
@@ -28,6 +10,7 @@ import {
 } from './hostile-mcp-senders.ts';
 import { buildCli, startApiProcess } from './noisy-neighbor.ts';
 import { addSessions, fmt } from './report.ts';
+import { tenantProcess } from './tenant-process.ts';
 
 /** Quiet context reads per phase (after a warm-up of {@link WARM_UP}). */
 const READS = 300;
@@ -134,35 +117,16 @@ async function quietReads(read: () => Promise<number>, n: number, samples: numbe
  *   once the requests in flight are answered, to what they were answered.
  */
 function hostileSenders(url: string, key: string, kind: SentKind) {
-  const script = fileURLToPath(new URL('./hostile-mcp-senders.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, url, key, kind], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  // In a deployment the hostile tenant's client runs on its own machines; here it shares two cores
-  // with the service, so it runs at a lower CPU priority, and what is measured is the service's
-  // isolation rather than the bench host's.
-  if (child.pid !== undefined) setPriority(child.pid, HOSTILE_NICE);
-  let out = '';
-  let first: () => void = () => {};
-  const firstAnswered = new Promise<void>((resolve) => (first = resolve));
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk;
-    if (out.startsWith(`${FIRST_ANSWERED}\n`)) first();
-  });
-  const exited = new Promise<HostileAnswers>((resolve, reject) =>
-    child.once('exit', (code) => {
-      first();
-      if (code !== 0) reject(new Error(`the hostile tenant's process exited ${code}`));
-      else resolve(JSON.parse(out.slice(FIRST_ANSWERED.length + 1)) as HostileAnswers);
-    }),
-  );
-  return {
-    firstAnswered,
-    stop: () => {
-      child.kill('SIGTERM');
-      return exited;
+  const sender = tenantProcess<HostileAnswers>(
+    new URL('./hostile-mcp-senders.ts', import.meta.url),
+    [url, key, kind],
+    {
+      nice: HOSTILE_NICE,
+      readyLine: FIRST_ANSWERED,
+      name: "the hostile tenant's process",
     },
-  };
+  );
+  return { firstAnswered: sender.ready, stop: sender.stop };
 }
 
 /** The value at quantile `q` of `xs`. */

@@ -28,7 +28,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { setPriority } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
@@ -46,6 +45,7 @@ import {
   WIDE_SESSION,
 } from './noisy-flood.ts';
 import { addSessions, fmt } from './report.ts';
+import { tenantProcess } from './tenant-process.ts';
 
 /** Quiet-tenant iterations (append, read, compact) alone; flooded, it runs as long as the flood. */
 const ITERATIONS = 60;
@@ -296,38 +296,12 @@ function startCliProcess(cli: string, args: string[], env: Record<string, string
  *   exits (rejected when it exits otherwise than 0).
  */
 function floodProcess(url: string, key: string, prefix: string, session: string, events: boolean) {
-  const script = fileURLToPath(new URL('./noisy-flood.ts', import.meta.url));
-  const args = [
-    '--import',
-    'tsx',
-    script,
-    url,
-    key,
-    REDIS_URL,
-    prefix,
-    session,
-    events ? 'events' : 'no-events',
-  ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  // In a deployment the noisy tenant's client (building 10 MB bodies, parsing the contexts it
-  // reads) runs on its own machines; here it shares two cores with the service, so it runs at a
-  // lower CPU priority, and what is measured is the service's isolation rather than the bench host's.
-  if (child.pid !== undefined) setPriority(child.pid, FLOOD_NICE);
-  let out = '';
-  let start: () => void = () => {};
-  const started = new Promise<void>((resolve) => (start = resolve));
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk;
-    if (out.startsWith(`${FLOOD_STARTED}\n`)) start();
-  });
-  const answered = new Promise<Answered>((resolve, reject) =>
-    child.once('exit', (code) => {
-      start();
-      if (code !== 0) reject(new Error(`the flood exited ${code}`));
-      else resolve(JSON.parse(out.slice(FLOOD_STARTED.length + 1)) as Answered);
-    }),
+  const flood = tenantProcess<Answered>(
+    new URL('./noisy-flood.ts', import.meta.url),
+    [url, key, REDIS_URL, prefix, session, events ? 'events' : 'no-events'],
+    { nice: FLOOD_NICE, readyLine: FLOOD_STARTED, name: 'the flood' },
   );
-  return { started, answered };
+  return { started: flood.ready, answered: flood.result };
 }
 
 /**

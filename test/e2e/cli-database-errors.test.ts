@@ -4,31 +4,13 @@
  * in-process through the CLI's entry (see `runCli`); test/e2e/cli.test.ts covers the real process.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
-import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
+import { databaseUrlFor, REDIS_URL } from '../support/env.ts';
+import { adminStatement } from '../support/fixtures.ts';
+import { freePort } from '../support/ports.ts';
 
 const EMPTY = `compactor_cli_empty_${randomBytes(4).toString('hex')}`;
-
-async function admin(statement: string): Promise<void> {
-  const sql = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
-  try {
-    await sql.unsafe(statement);
-  } finally {
-    await sql.end();
-  }
-}
-
-/** A port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Runs `compactor <args>` against `databaseUrl`; expects exit code 1 and one line on stderr. */
 async function failing(args: string[], databaseUrl: string): Promise<string> {
@@ -45,11 +27,11 @@ async function failing(args: string[], databaseUrl: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  await admin(`create database "${EMPTY}"`);
+  await adminStatement(`create database "${EMPTY}"`);
 });
 
 afterAll(async () => {
-  await admin(`drop database if exists "${EMPTY}" with (force)`);
+  await adminStatement(`drop database if exists "${EMPTY}" with (force)`);
 });
 
 describe('compactor on a database it cannot use', () => {
@@ -67,7 +49,7 @@ describe('compactor on a database it cannot use', () => {
   });
 
   it('connection refused: host and port, not the password', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const line = await failing(
       ['context', '--tenant', 't', '--session', 's'],
       `postgres://postgres:hunter2@127.0.0.1:${port}/compactor`,

@@ -6,29 +6,19 @@
  * embedded-cli.test.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
-import { cleanRedis, testPrefix } from '../support/fixtures.ts';
+import { databaseUrlFor, REDIS_URL } from '../support/env.ts';
+import { adminStatement, cleanRedis, testPrefix } from '../support/fixtures.ts';
+import { freePort } from '../support/ports.ts';
 import { type Child, killAllChildren, runCompactor, startCompactor } from '../support/processes.ts';
 
 const MISSING = `compactor_dev_${randomBytes(4).toString('hex')}`;
 const prefix = testPrefix();
 
-async function admin(statement: string): Promise<void> {
-  const sql = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
-  try {
-    await sql.unsafe(statement);
-  } finally {
-    await sql.end();
-  }
-}
-
 afterAll(async () => {
   await killAllChildren();
   await cleanRedis(prefix);
-  await admin(`drop database if exists "${MISSING}" with (force)`);
+  await adminStatement(`drop database if exists "${MISSING}" with (force)`);
 });
 
 /** What every run gets: Redis, this file's queue prefix, any free server ports. */
@@ -72,15 +62,6 @@ function printedUrls(stdout: string): Array<{ url: string; authorization: string
   ];
 }
 
-/** A port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe('compactor dev on a configured database', () => {
   it('creates a database that does not exist, and every URL it prints answers 200 with its credentials', async () => {
     const child = startCompactor(['dev'], env(databaseUrlFor(MISSING)));
@@ -107,7 +88,7 @@ describe('compactor dev on a configured database', () => {
   }, 60_000);
 
   it('fails at once in one line when the server cannot be reached', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const run = await runCompactor(['dev'], env(`postgres://postgres:hunter2@127.0.0.1:${port}/compactor`));
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');

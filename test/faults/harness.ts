@@ -49,6 +49,7 @@ import {
   waitFor,
 } from '../support/fixtures.ts';
 import { patient } from '../support/patience.ts';
+import { freePort } from '../support/ports.ts';
 import { type Child, killAllChildren, startCompactor } from '../support/processes.ts';
 import type { RedisCluster } from '../support/redis-cluster.ts';
 
@@ -793,15 +794,6 @@ export class RedisServer {
     await this.stop('SIGKILL');
     await rm(this.dir, { recursive: true, force: true });
   }
-}
-
-/** A free TCP port on 127.0.0.1 (free when asked; nothing holds it afterwards). */
-export async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** A TCP proxy on `port` to `target`: a service that "appears" when it starts. */

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { redactUrl } from '../../worker/runtime/services.ts';
 import { waitFor } from '../support/fixtures.ts';
-import { faultSuite, freePort, logged, startTcpProxy } from './harness.ts';
+import { freePort } from '../support/ports.ts';
+import { faultSuite, logged, startTcpProxy } from './harness.ts';
 
 const suite = faultSuite();
 

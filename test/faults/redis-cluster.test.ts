@@ -27,9 +27,10 @@ import { setPolicy } from '../../worker/postgres/policies.ts';
 import { SWEEP_SCHEDULER_ID } from '../../worker/queue/sweeps/sweep.ts';
 import { runCli } from '../support/cli.ts';
 import { describeDeadline, patient } from '../support/patience.ts';
+import { freePort } from '../support/ports.ts';
 import { type Child, startCompactor } from '../support/processes.ts';
 import { RedisCluster } from '../support/redis-cluster.ts';
-import { fastTimings, faultSuite, freePort, logged, type Scenario, SUMMARIZE, until } from './harness.ts';
+import { fastTimings, faultSuite, logged, type Scenario, SUMMARIZE, until } from './harness.ts';
 
 const suite = faultSuite();
 

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createProducer } from '../../producer/index.ts';
 import { testPrefix } from '../support/fixtures.ts';
-import { faultSuite, freePort, logged, RedisServer } from './harness.ts';
+import { freePort } from '../support/ports.ts';
+import { faultSuite, logged, RedisServer } from './harness.ts';
 
 const suite = faultSuite();
 

@@ -5,7 +5,6 @@
  * cause and what to do, never drizzle's "Failed query: <SQL>" and never the password.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertSchema, openDatabase } from '../../producer/postgres/db.ts';
@@ -15,6 +14,7 @@ import { describeDatabaseError } from '../../worker/postgres/errors.ts';
 import { migrateDatabase } from '../../worker/postgres/migrate.ts';
 import { ADMIN_DATABASE_URL, databaseUrlFor } from '../support/env.ts';
 import { createTestDatabase, type TestDatabase } from '../support/fixtures.ts';
+import { freePort } from '../support/ports.ts';
 
 const suffix = randomBytes(4).toString('hex');
 /** No schema at all. */
@@ -31,15 +31,6 @@ async function admin<T>(work: (sql: postgres.Sql) => Promise<T>): Promise<T> {
   } finally {
     await sql.end();
   }
-}
-
-/** A port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** What a drizzle query on `url` throws. */
@@ -86,7 +77,7 @@ afterAll(async () => {
 
 describe('describeDatabaseError on what postgres.js and drizzle throw', () => {
   it('connection refused: host and port from the URL, never the password', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const url = `postgres://postgres:hunter2@127.0.0.1:${port}/whatever`;
     const thrown = await failedQuery(url);
     // drizzle's wrapper quotes the SQL; postgres.js's socket error is its cause.

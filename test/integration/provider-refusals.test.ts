@@ -14,6 +14,7 @@ import { executePrepared } from '../../producer/postgres/db.ts';
 import type { Listening } from '../../worker/http/ops.ts';
 import { createKey } from '../../worker/postgres/api-keys.ts';
 import { createLogger } from '../../worker/runtime/logger.ts';
+import { postJson } from '../support/answers.ts';
 import { useIntegration } from '../support/integration.ts';
 import { startKeyedApi } from '../support/keyed-api.ts';
 
@@ -39,15 +40,8 @@ beforeAll(async () => {
 });
 
 /** A POST of `body` to the API with the tenant's key. */
-async function post(path: string, body: unknown) {
-  const response = await fetch(new URL(path, server.url), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers are read field by field.
-  const answer: any = await response.json();
-  return { status: response.status, body: answer };
+function post(path: string, body: unknown) {
+  return postJson(server.url, key, path, body);
 }
 
 /** The rows a session holds. */

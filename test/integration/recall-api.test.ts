@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
 import type { Listening } from '../../worker/http/ops.ts';
 import { createKey } from '../../worker/postgres/api-keys.ts';
+import { postJson } from '../support/answers.ts';
 import { useIntegration } from '../support/integration.ts';
 import { startKeyedApi } from '../support/keyed-api.ts';
 
@@ -65,15 +66,8 @@ beforeAll(async () => {
 });
 
 /** A POST of `body` to the API with `key`. */
-async function post(key: string, path: string, body: unknown) {
-  const response = await fetch(new URL(path, server.url), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers are read field by field.
-  const answer: any = await response.json();
-  return { status: response.status, body: answer };
+function post(key: string, path: string, body: unknown) {
+  return postJson(server.url, key, path, body);
 }
 
 /** A connected MCP client authenticating with `key`. */

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { describeDatabaseError } from '../../worker/postgres/errors.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { AnthropicTransientError } from '../../worker/summarizers/anthropic-errors.ts';
-import { freePort } from '../faults/harness.ts';
 import { textMessage } from '../support/messages.ts';
+import { freePort } from '../support/ports.ts';
 
 describe('the Messages API unreachable', () => {
   it('is told as the Anthropic API at its host, never as PostgreSQL', async () => {

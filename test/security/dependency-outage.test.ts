@@ -4,7 +4,8 @@
  * of state (lost, restored), not once per reconnection attempt. The shared Redis is never touched.
  */
 import { describe, expect, it } from 'vitest';
-import { faultSuite, freePort, logged, RedisServer } from '../faults/harness.ts';
+import { faultSuite, logged, RedisServer } from '../faults/harness.ts';
+import { freePort } from '../support/ports.ts';
 
 const suite = faultSuite();
 

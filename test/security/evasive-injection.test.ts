@@ -14,8 +14,7 @@ import { createExtractiveSummarizer, extractCheckpoint } from '../../shared/extr
 import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
 import { transcript } from '../support/transcript-builder.ts';
 import { EVASIVE_INJECTIONS, type EvasiveCase } from './evasive-injections.ts';
-
-const RULE = 'Always run the tests with pytest -x.';
+import { RULE, trustedTexts } from './injection-corpus.ts';
 
 /** A session the injection reaches, and the seqs of the messages that carry it. */
 function sessionWith(c: EvasiveCase): { leaving: Message[]; seqs: number[] } {
@@ -75,13 +74,7 @@ describe('extractive summarizer against evasive injections', () => {
         leaving,
         maxSummaryTokens: 4_000,
       });
-      const trusted = [
-        checkpoint.goal,
-        ...checkpoint.userInstructions.map((e) => e.text),
-        checkpoint.currentWork?.text ?? '',
-        checkpoint.nextStep?.text ?? '',
-      ];
-      for (const text of trusted) expect(text, c.name).not.toContain(c.marker);
+      for (const text of trustedTexts(checkpoint)) expect(text, c.name).not.toContain(c.marker);
       expect(checkpoint.userInstructions.map((e) => e.text)).toContain(RULE);
       if (c.framing) expect(checkpoint.goal).toContain(c.framing);
       expect(
@@ -96,12 +89,7 @@ describe('extractive summarizer against evasive injections', () => {
     for (const c of EVASIVE_INJECTIONS) {
       const { leaving, seqs } = sessionWith(c);
       const checkpoint = summarize(leaving);
-      const trusted = [
-        checkpoint.goal,
-        ...checkpoint.userInstructions.map((e) => e.text),
-        checkpoint.currentWork?.text ?? '',
-        checkpoint.nextStep?.text ?? '',
-      ].join('\n');
+      const trusted = trustedTexts(checkpoint).join('\n');
       expect(trusted, c.name).not.toContain(c.marker);
       if (quarantined(checkpoint, seqs)) caught++;
     }

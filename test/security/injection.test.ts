@@ -26,9 +26,14 @@ import type { SummarizeInput } from '../../shared/summary/summarizer.ts';
 import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { transcript } from '../support/transcript-builder.ts';
-import { INJECTIONS, type InjectionCase, LEGITIMATE_INSTRUCTIONS } from './injection-corpus.ts';
+import {
+  INJECTIONS,
+  type InjectionCase,
+  LEGITIMATE_INSTRUCTIONS,
+  RULE,
+  trustedTexts,
+} from './injection-corpus.ts';
 
-const RULE = 'Always run the tests with pytest -x.';
 /** Paths no summary may name from tool output alone (checked as text, not with compactor's own rule). */
 const SECRET = /\.aws|\.ssh|id_rsa|\.netrc|credentials/;
 
@@ -78,13 +83,7 @@ function occurrences(text: string, needle: string): number {
 
 /** Every assertion of the file's comment, for one checkpoint of one case. */
 function expectContained(checkpoint: Checkpoint, c: InjectionCase, seq: number): void {
-  const trusted = [
-    checkpoint.goal,
-    ...checkpoint.userInstructions.map((e) => e.text),
-    checkpoint.currentWork?.text ?? '',
-    checkpoint.nextStep?.text ?? '',
-  ];
-  for (const text of trusted) expect(text, c.name).not.toContain(c.marker);
+  for (const text of trustedTexts(checkpoint)) expect(text, c.name).not.toContain(c.marker);
   expect(checkpoint.userInstructions.map((e) => e.text)).toContain(RULE);
   expect(
     checkpoint.suspectedInjections.map((e) => e.seq),

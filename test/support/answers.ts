@@ -29,3 +29,16 @@ export async function answerOf(request: () => Promise<Response>): Promise<RawAns
   }
   return { status: response.status, body: parsed };
 }
+
+/**
+ * A POST of `body` (as JSON) to `path` of the API at `base`, with bearer `key`: its status and JSON
+ * answer.
+ */
+export async function postJson(base: string, key: string, path: string, body: unknown): Promise<RawAnswer> {
+  const response = await fetch(new URL(path, base), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}

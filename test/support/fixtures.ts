@@ -155,3 +155,13 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** Runs one statement on the admin database (create or drop a database, say), on a connection of its own. */
+export async function adminStatement(statement: string): Promise<void> {
+  const sql = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(statement);
+  } finally {
+    await sql.end();
+  }
+}
