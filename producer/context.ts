@@ -11,13 +11,12 @@
  * ```
  */
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import { type ContextNotice, renderContext } from '../shared/context/render.ts';
+import type { ContextNotice } from '../shared/context/render.ts';
 import { ContextLimitError, InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
 import type { SessionFormat } from '../shared/contract/session-format.ts';
-import { renderChatContext } from '../shared/formats/openai-chat/context.ts';
 import type { ChatMessage } from '../shared/formats/openai-chat/message.ts';
-import { renderResponsesContext } from '../shared/formats/openai-responses/context.ts';
 import type { ResponsesItem } from '../shared/formats/openai-responses/item.ts';
+import { SESSION_FORMAT_RULES } from '../shared/formats/registry.ts';
 import { countPdfPages } from './media/pdf-pages.ts';
 import { readContext } from './postgres/context-query.ts';
 import type { Db } from './postgres/db.ts';
@@ -184,19 +183,15 @@ export async function loadContext(
       `format: session "${read.liveId}" has format "${read.format}", not "${expected}"; pass format: "${read.format}" (or "any")`,
     );
   }
-  if (read.format === 'openai-chat') {
-    const chat = renderChatContext(read.render);
-    return { format: 'openai-chat', ...chat, sessionId: read.liveId, version: read.version };
-  }
-  if (read.format === 'openai-responses') {
-    const responses = renderResponsesContext(read.render);
-    return { format: 'openai-responses', ...responses, sessionId: read.liveId, version: read.version };
-  }
-  const rendered = renderContext({
+  const rendered = SESSION_FORMAT_RULES[read.format].renderContext({
     ...read.render,
     thinking: input.thinking ?? 'keep',
     compactionBlock: input.compactionBlock ?? 'native',
     pdfPages: countPdfPages,
   });
-  return { ...rendered, sessionId: read.liveId, version: read.version };
+  // The format's own shape (see the overloads): its request's fields, `format` but for the default's.
+  return { ...rendered, sessionId: read.liveId, version: read.version } as
+    | LoadedContext
+    | LoadedChatContext
+    | LoadedResponsesContext;
 }

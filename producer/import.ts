@@ -12,19 +12,18 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError, printable } from '../shared/contract/errors.ts';
-import {
-  detectFormat,
-  parseAnthropicJsonl,
-  parseClaudeCode,
-  TRANSCRIPT_FORMATS,
-  type TranscriptFormat,
-} from '../shared/contract/native-transcripts.ts';
+import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../shared/contract/native-transcripts.ts';
+import { DEFAULT_SESSION_FORMAT } from '../shared/contract/session-format.ts';
 import { decodeTranscript, parseTranscript, TranscriptError } from '../shared/contract/transcript.ts';
-import { parseChatRequestsJsonl } from '../shared/formats/openai-chat/transcript.ts';
-import { parseResponsesLog } from '../shared/formats/openai-responses/transcript.ts';
+import { detectArrayFormat, detectFormat, transcriptKind } from '../shared/formats/registry.ts';
 import { idSchema } from '../shared/protocol/events.ts';
 import type { Db } from './postgres/db.ts';
-import { type CreateSessionInput, createSession, SessionExistsError } from './sessions.ts';
+import {
+  type CreateSessionInput,
+  createSession,
+  type NativeMessage,
+  SessionExistsError,
+} from './sessions.ts';
 
 export { TRANSCRIPT_FORMATS, type TranscriptFormat };
 
@@ -134,7 +133,7 @@ export async function importTranscript(
     tenantId: options.tenantId,
     sessionId,
     messages,
-    format: format === 'openai-chat' || format === 'openai-responses' ? format : 'anthropic',
+    format: transcriptKind(format)?.format ?? DEFAULT_SESSION_FORMAT,
   }).catch((error: unknown) => {
     // A message the input rules refuse (shared/contract/content-checks.ts): say which file.
     if (error instanceof InvalidInputError && !(error instanceof SessionExistsError)) {
@@ -175,16 +174,11 @@ function parseAs(
   file: string,
   sidechains: boolean,
 ): CreateSessionInput['messages'] {
-  if (format === 'corpus') return parseTranscript(text, file);
-  if (format === 'openai-chat') {
-    return parseChatRequestsJsonl(text, file).map((message, seq) => ({ seq, message, createdAt: null }));
-  }
-  if (format === 'openai-responses') {
-    return parseResponsesLog(text, file).map((message, seq) => ({ seq, message, createdAt: null }));
-  }
-  const parsed =
-    format === 'anthropic' ? parseAnthropicJsonl(text, file) : parseClaudeCode(text, file, { sidechains });
-  return parsed.map((m, seq) => ({ seq, message: m.message, createdAt: m.createdAt }));
+  const kind = transcriptKind(format);
+  if (kind === undefined) return parseTranscript(text, file);
+  return kind.reader
+    .parse(text, file, { sidechains })
+    .map((m, seq) => ({ seq, message: m.message as NativeMessage['message'], createdAt: m.createdAt }));
 }
 
 /**
@@ -206,42 +200,16 @@ function pinLeadingSystem(
 }
 
 /**
- * The format read off the file's first line. A first line that is not a JSON object shows no
- * format and is wrong in every one: the corpus parser, the format that came first, names what is
- * wrong with it as it always has.
+ * The format read off the file (shared/formats/registry.ts, `detectFormat`). A first line that is
+ * not a JSON object shows no format and is wrong in every one: the corpus parser, the format that
+ * came first, names what is wrong with it as it always has.
  */
 function chooseFormat(text: string, file: string): { format: TranscriptFormat; detected: boolean } {
+  const array = detectArrayFormat(text);
+  if (array) return { format: array, detected: true };
   const first = text.split('\n').find((l) => l.trim() !== '');
-  // A JSON array of Responses items is a session's items (the Agents SDK's), the one format not
-  // written a line each; any other array (a line of corpus rows, say) is the corpus parser's to refuse.
-  if (text.trimStart().startsWith('[') && isResponsesItemArray(text)) {
-    return { format: 'openai-responses', detected: true };
-  }
   if (first !== undefined && !isJsonObject(first)) return { format: 'corpus', detected: false };
   return { format: detectFormat(text, file), detected: true };
-}
-
-/**
- * Whether `text` is a JSON array of what could be Responses items: objects with a `type`, or
- * messages (`role` and `content`) without the corpus format's `kind`.
- */
-function isResponsesItemArray(text: string): boolean {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return false;
-  }
-  return (
-    Array.isArray(value) &&
-    value.every((item: unknown) => {
-      if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
-      const fields = item as Record<string, unknown>;
-      return (
-        typeof fields.type === 'string' || ('role' in fields && 'content' in fields && !('kind' in fields))
-      );
-    })
-  );
 }
 
 function isJsonObject(line: string): boolean {

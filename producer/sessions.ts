@@ -4,18 +4,12 @@
  */
 
 import type { MessageParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
-import {
-  type AnthropicContent,
-  contentFacts,
-  legacyContent,
-  type StoredContent,
-} from '../shared/contract/blocks.ts';
+import { legacyContent } from '../shared/contract/blocks.ts';
 import {
   contentProblem,
   duplicateToolUseId,
   type InputProblem,
   type ToolUseIdAt,
-  toolUseIdsAt,
 } from '../shared/contract/content-checks.ts';
 import {
   InvalidInputError,
@@ -32,12 +26,16 @@ import {
   type SessionFormat,
 } from '../shared/contract/session-format.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
-import { storableText } from '../shared/contract/unicode.ts';
-import { anthropicContentProblem } from '../shared/formats/anthropic/content-rules.ts';
-import { chatMarker } from '../shared/formats/openai-chat/message.ts';
-import { responsesMarker } from '../shared/formats/openai-responses/item.ts';
+import type { MessageRow } from '../shared/formats/format.ts';
+import type { ChatCompletionsMessage } from '../shared/formats/openai-chat/row.ts';
+import type { ResponsesInputItem } from '../shared/formats/openai-responses/row.ts';
+import {
+  foreignWord,
+  formatMismatch,
+  likelyFormat,
+  SESSION_FORMAT_RULES,
+} from '../shared/formats/registry.ts';
 import { DEFAULT_LIMITS, type SessionLimits } from '../shared/policy/limits.ts';
-import { type ChatCompletionsMessage, chatRow, formatMismatch } from './chat-messages.ts';
 import {
   type AppendIdempotency,
   checkIdempotency,
@@ -46,7 +44,6 @@ import {
 } from './idempotency.ts';
 import { limitPassed } from './limits.ts';
 import { countPdfPages } from './media/pdf-pages.ts';
-import type { MessageRow } from './message-row.ts';
 import type { Db, Tx } from './postgres/db.ts';
 import {
   INSERT_BATCH_ROWS,
@@ -62,7 +59,6 @@ import {
   sessionCounts,
   sessionFormatOf,
 } from './postgres/sessions.ts';
-import { type ResponsesInputItem, responsesRow } from './responses-items.ts';
 import { assertTools } from './tools.ts';
 
 /**
@@ -82,8 +78,8 @@ export interface NewMessage {
   createdAt?: Date | null;
 }
 
-export type { ChatCompletionsMessage } from './chat-messages.ts';
-export type { ResponsesInputItem } from './responses-items.ts';
+export type { ChatCompletionsMessage } from '../shared/formats/openai-chat/row.ts';
+export type { ResponsesInputItem } from '../shared/formats/openai-responses/row.ts';
 
 /**
  * A native message to store, kept exactly as given, with options: in an `anthropic` session an
@@ -281,13 +277,7 @@ async function appendOnce(
   // fails (the error then speaks of the session's format), and by the update that counts the
   // messages in: when it differs, that transaction is rolled back (nothing written) and the append
   // validated again in the session's format.
-  const guessed: SessionFormat = newMessages.some(
-    (m, i) => responsesMarker(nativeOf(m), `messages[${i}]`, true) !== null,
-  )
-    ? 'openai-responses'
-    : newMessages.some((m, i) => chatMarker(nativeOf(m), `messages[${i}]`, true) !== null)
-      ? 'openai-chat'
-      : 'anthropic';
+  const guessed = likelyFormat(newMessages.map(nativeOf));
   let format = guessed;
   let normalized: Normalized[];
   try {
@@ -435,11 +425,11 @@ export async function appendToLiveSession(
 /** A message ready for its row: everything but the seq. */
 type Normalized = MessageRow;
 
-const NATIVE_ROLES = new Set(['user', 'assistant', 'system']);
-
 /**
- * Validates one message and derives its row.
- * @throws {InvalidInputError} naming `where` and the field.
+ * Validates one message as `format` (the session's) and derives its row: a corpus-format row in an
+ * `anthropic` session, else a message of the format, bare or inside `{ message, pinned, … }`.
+ * @throws {InvalidInputError} naming `where` and the field: a message of another format (the
+ *   registry's words), or one its format refuses.
  */
 function normalize(
   m: AppendMessage | NewMessage | (NativeMessage & { seq: number }),
@@ -448,106 +438,63 @@ function normalize(
   sessionId: string,
 ): Normalized {
   if (typeof m !== 'object' || m === null) throw new InvalidInputError(`${where}: expected a message object`);
-  if (format === 'openai-responses') {
-    if ('kind' in m && !('type' in m)) {
-      throw formatMismatch(`${where}.kind: a corpus-format message`, sessionId, 'openai-responses');
-    }
-    const wrapped = 'message' in m && !('role' in m) && !('type' in m);
-    return responsesRow(wrapped ? m.message : m, where, sessionId, wrapped ? { ...m, wrapped } : {});
-  }
-  if (format === 'openai-chat') {
-    if ('kind' in m) {
-      throw formatMismatch(`${where}.kind: a corpus-format message`, sessionId, 'openai-chat');
-    }
-    const wrapped = 'message' in m && !('role' in m);
-    // Named as the Anthropic path names them: `messages[0].role`, with or without the wrapper.
-    return chatRow(wrapped ? m.message : m, where, sessionId, wrapped ? { ...m, wrapped } : {});
-  }
-  // A corpus-format row (with `kind`) has role `tool` too: it is no Chat Completions message.
-  const marker =
-    'kind' in m
-      ? null
-      : (responsesMarker(nativeOf(m as AppendMessage), where) ??
-        chatMarker(nativeOf(m as AppendMessage), where, true));
-  if (marker) throw formatMismatch(marker, sessionId, 'anthropic');
   if ('kind' in m) {
-    // A corpus-format row (see NewMessage).
-    const c = m as Omit<NewMessage, 'seq'>;
-    const problem =
-      contentProblem(c.content, where) ??
-      ([c.toolCallId, c.toolName].some((v) => v !== undefined && v !== null && typeof v !== 'string')
-        ? { field: `${where}.toolCallId`, message: 'expected a string' }
-        : (contentProblem(c.toolCallId ?? '', `${where}.toolCallId`) ??
-          contentProblem(c.toolName ?? '', `${where}.toolName`)));
-    if (problem) throw invalid(problem);
-    const contentBlocks = legacyContent({
-      role: c.role,
-      kind: c.kind,
-      content: c.content,
-      toolCallId: c.toolCallId ?? null,
-      toolName: c.toolName ?? null,
-    });
-    const id = c.toolCallId ?? null;
-    const { toolUseIds, toolResultIds } = legacyToolIds(c.kind, id);
-    return {
-      role: c.role,
-      kind: c.kind,
-      content: c.content,
-      contentBlocks,
-      toolCallId: id,
-      toolName: c.toolName ?? null,
-      toolUseIds,
-      toolResultIds,
-      hasThinking: false,
-      tokenCount: c.tokenCount ?? estimateMessageTokens(c.content),
-      pinned: c.pinned ?? false,
-      createdAt: c.createdAt ?? null,
-    };
-  }
-  const options: NativeMessage = 'message' in m ? (m as NativeMessage) : { message: m as MessageParam };
-  const message = options.message as { role?: unknown; content?: unknown };
-  if (typeof message !== 'object' || message === null) {
-    throw new InvalidInputError(`${where}.message: expected a MessageParam ({ role, content })`);
-  }
-  if (typeof message.role !== 'string' || !NATIVE_ROLES.has(message.role)) {
-    throw new InvalidInputError(
-      `${where}.role: expected "user", "assistant" or "system", got ${JSON.stringify(message.role) ?? 'nothing'}`,
-    );
-  }
-  const content = message.content;
-  if (typeof content !== 'string') {
-    if (!Array.isArray(content)) {
-      throw new InvalidInputError(`${where}.content: expected a string or a list of content blocks`);
+    // A corpus-format row is read into the default format's content (see NewMessage).
+    if (format !== DEFAULT_SESSION_FORMAT) {
+      throw formatMismatch(`${where}.kind: a corpus-format message`, sessionId, format);
     }
-    content.forEach((block, j) => {
-      if (typeof block !== 'object' || block === null || Array.isArray(block)) {
-        throw new InvalidInputError(`${where}.content[${j}]: expected a content block object`);
-      }
-      const type = (block as { type?: unknown }).type;
-      if (typeof type !== 'string' || type === '') {
-        throw new InvalidInputError(`${where}.content[${j}].type: expected a block type`);
-      }
-    });
+    return corpusRow(m as Omit<NewMessage, 'seq'>, where);
   }
-  // Before anything walks the content (the rendering recurses, the driver serializes it).
-  const problem = contentProblem(content, where) ?? anthropicContentProblem(message.role, content, where);
+  const wrapper = isWrapper(m) ? m : null;
+  const message = wrapper ? wrapper.message : m;
+  // Named as a bare message's are, `messages[0].role`, with or without the wrapper.
+  const foreign = foreignWord(format, message, where);
+  if (foreign) throw formatMismatch(foreign, sessionId, format);
+  const options = wrapper
+    ? { wrapped: true, pinned: wrapper.pinned, createdAt: wrapper.createdAt, tokenCount: wrapper.tokenCount }
+    : {};
+  return SESSION_FORMAT_RULES[format].rowOf(message, where, { ...options, pdfPages: countPdfPages });
+}
+
+/** Whether an entry is a {@link NativeMessage} (`{ message, … }`), not a message itself. */
+function isWrapper(m: object): m is NativeMessage {
+  return 'message' in m && !('role' in m) && !('type' in m);
+}
+
+/**
+ * Validates a corpus-format row and derives its row, its content read into Anthropic blocks.
+ * @throws {InvalidInputError} naming the field.
+ */
+function corpusRow(c: Omit<NewMessage, 'seq'>, where: string): Normalized {
+  const problem =
+    contentProblem(c.content, where) ??
+    ([c.toolCallId, c.toolName].some((v) => v !== undefined && v !== null && typeof v !== 'string')
+      ? { field: `${where}.toolCallId`, message: 'expected a string' }
+      : (contentProblem(c.toolCallId ?? '', `${where}.toolCallId`) ??
+        contentProblem(c.toolName ?? '', `${where}.toolName`)));
   if (problem) throw invalid(problem);
-  const facts = contentFacts(content as AnthropicContent, countPdfPages);
+  const contentBlocks = legacyContent({
+    role: c.role,
+    kind: c.kind,
+    content: c.content,
+    toolCallId: c.toolCallId ?? null,
+    toolName: c.toolName ?? null,
+  });
+  const id = c.toolCallId ?? null;
+  const { toolUseIds, toolResultIds } = legacyToolIds(c.kind, id);
   return {
-    role: message.role as Role,
-    kind: facts.kind,
-    // The rendering as Postgres `text` can hold it; the native content keeps every character.
-    content: storableText(facts.text),
-    contentBlocks: content as StoredContent,
-    toolCallId: facts.toolResultIds[0] ?? facts.toolUseIds[0] ?? null,
-    toolName: facts.toolName,
-    toolUseIds: facts.toolUseIds,
-    toolResultIds: facts.toolResultIds,
-    hasThinking: facts.thinking,
-    tokenCount: options.tokenCount ?? facts.tokenCount,
-    pinned: options.pinned ?? false,
-    createdAt: options.createdAt ?? null,
-    toolUseIdsAt: toolUseIdsAt(content, where),
+    role: c.role,
+    kind: c.kind,
+    content: c.content,
+    contentBlocks,
+    toolCallId: id,
+    toolName: c.toolName ?? null,
+    toolUseIds,
+    toolResultIds,
+    hasThinking: false,
+    tokenCount: c.tokenCount ?? estimateMessageTokens(c.content),
+    pinned: c.pinned ?? false,
+    createdAt: c.createdAt ?? null,
   };
 }
 

@@ -43,25 +43,6 @@ export interface ClaudeCodeOptions {
   sidechains?: boolean;
 }
 
-/**
- * Item types a line of Responses items may begin with; a `message` is one only over Responses
- * content parts (an Anthropic `Message` is `type: "message"` too), and a typeless one reads as a
- * MessageParam.
- */
-const RESPONSES_LINE_TYPES = new Set(['function_call', 'function_call_output', 'reasoning', 'compaction']);
-const RESPONSES_PARTS = new Set(['input_text', 'output_text', 'input_image', 'input_file']);
-
-/** Whether a transcript's first line is a Responses request or item. */
-function isResponsesLine(value: Record<string, unknown>): boolean {
-  if ('input' in value) return true;
-  if (typeof value.type === 'string' && RESPONSES_LINE_TYPES.has(value.type)) return true;
-  const content = value.content;
-  return (
-    Array.isArray(content) &&
-    content.some((p) => RESPONSES_PARTS.has(String((p as { type?: unknown } | null)?.type)))
-  );
-}
-
 const CLAUDE_CODE_TYPES = new Set([
   'user',
   'assistant',
@@ -72,33 +53,13 @@ const CLAUDE_CODE_TYPES = new Set([
 ]);
 
 /**
- * The format of a transcript, from its first JSON line: a Claude Code session line has a `type`
- * that Claude Code writes, or a `type` with a `uuid` or `sessionId`; a corpus line has `seq` or
- * `kind` (both belong to a corpus line, neither to the others: a line with one of them is a corpus
- * line, and its parser names the field missing); a Chat Completions request (the `openai-chat`
- * format) has a `messages` list; a Responses request has `input`, and a Responses item (the
- * `openai-responses` format) a `type` only Responses items have or Responses content parts; a
- * `MessageParam` has `role` and `content`.
- * @throws {TranscriptError} when the first line is not JSON or looks like none of them.
+ * Whether a transcript's first JSON line is a Claude Code session line: a `type` that Claude Code
+ * writes, or a `type` with a `uuid` or `sessionId`.
  */
-export function detectFormat(text: string, source: string): TranscriptFormat {
-  const lines = text.split('\n');
-  const index = lines.findIndex((l) => l.trim() !== '');
-  if (index < 0) throw new TranscriptError(`${source}: no messages`);
-  const value = parseLine(lines[index] as string, source, index + 1);
-  if (
+export function isClaudeCodeLine(value: Record<string, unknown>): boolean {
+  return (
     typeof value.type === 'string' &&
     (CLAUDE_CODE_TYPES.has(value.type) || 'uuid' in value || 'sessionId' in value)
-  ) {
-    return 'claude-code';
-  }
-  if ('seq' in value || 'kind' in value) return 'corpus';
-  if (Array.isArray(value.messages)) return 'openai-chat';
-  if (isResponsesLine(value)) return 'openai-responses';
-  if ('role' in value && 'content' in value) return 'anthropic';
-  throw new TranscriptError(
-    `${source}:${index + 1}: cannot tell the format: expected a corpus line (seq, kind), a MessageParam ` +
-      '(role, content), a Claude Code session line (type, uuid), a Chat Completions request (messages) or a Responses request (input) or item (type); name it with --format',
   );
 }
 
@@ -111,7 +72,7 @@ export function parseAnthropicJsonl(text: string, source: string): NativeMessage
   text.split('\n').forEach((raw, i) => {
     if (raw.trim() === '') return;
     const line = i + 1;
-    const value = parseLine(raw, source, line);
+    const value = parseJsonLine(raw, source, line);
     out.push({ message: messageParamOf(value, `${source}:${line}`), createdAt: null, line });
   });
   if (out.length === 0) throw new TranscriptError(`${source}: no messages`);
@@ -130,7 +91,7 @@ export function parseClaudeCode(
 ): NativeMessage[] {
   const lines: Array<{ value: Record<string, unknown>; line: number }> = [];
   text.split('\n').forEach((raw, i) => {
-    if (raw.trim() !== '') lines.push({ value: parseLine(raw, source, i + 1), line: i + 1 });
+    if (raw.trim() !== '') lines.push({ value: parseJsonLine(raw, source, i + 1), line: i + 1 });
   });
   const turns = lines.filter(({ value }) => value.type === 'user' || value.type === 'assistant');
   // A subagent's own file: every turn is a sidechain, and the file is that subagent's session.
@@ -264,7 +225,12 @@ function timestampOf(value: unknown, where: string): Date | null {
   return date;
 }
 
-function parseLine(raw: string, source: string, line: number): Record<string, unknown> {
+/**
+ * One line of a JSONL transcript, which must be a JSON object.
+ * @param line its 1-based number, for the error.
+ * @throws {TranscriptError} naming the file and line when it is not valid JSON or no object.
+ */
+export function parseJsonLine(raw: string, source: string, line: number): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(raw);

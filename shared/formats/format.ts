@@ -1,16 +1,121 @@
 /**
- * What a session format is to the strategies that rewrite messages in place: how a row of that
- * format names its tool calls, clears a tool result or a tool input, drops thinking, and what a
- * rewritten row then counts. One object per format, in the format's own folder
- * (`anthropic/format.ts`, `openai-chat/format.ts`, `openai-responses/format.ts`), found by the
- * session's format in the registry (registry.ts). A strategy asks the format, never a block type.
- * Each method takes a row of any shape and leaves alone what is not its format's (a summary row's
- * text in a Chat Completions session, say). Pure: no I/O.
+ * What a session format is, to everything that reads or writes a session's rows: the words that
+ * mark its messages (for the error that names a message of another format), validating a message
+ * and deriving its row, rendering a context under its provider's pairing rules, the transcripts it
+ * imports, and the row rules of the strategies that rewrite messages in place (its tool calls,
+ * clearing a tool result or a tool input, dropping thinking, what a rewritten row then counts).
+ * One object per format, in the format's own folder (`anthropic/format.ts`,
+ * `openai-chat/format.ts`, `openai-responses/format.ts`), found by the session's format in the
+ * registry (registry.ts). Callers ask the format, never a block type. Each row method takes a row
+ * of any shape and leaves alone what is not its format's (a summary row's text in a Chat
+ * Completions session, say). Pure: no I/O.
  */
+import type { z } from 'zod';
+import type { ContextNotice, RenderContextInput } from '../context/render.ts';
 import type { StoredContent } from '../contract/blocks.ts';
-import type { MessageMeta } from '../contract/message.ts';
+import type { ToolUseIdAt } from '../contract/content-checks.ts';
+import type { PdfPageCounter } from '../contract/media-tokens.ts';
+import type { Kind, MessageMeta, Role } from '../contract/message.ts';
 import type { SessionFormat as SessionFormatName } from '../contract/session-format.ts';
 import type { Rewrite } from '../planning/types.ts';
+
+/**
+ * The words a format's messages are made of, as the registry compares them: a message holding a
+ * word its session's format lacks and another format has is that format's, and the append's error
+ * says so (registry.ts, `foreignWord`). Only the top level of a message is read: its `type`, its
+ * `role`, its field names, its `content` part types, and whether its `content` is null.
+ */
+export interface FormatVocabulary {
+  /** What the format's messages are, in an error: `Anthropic Messages API MessageParams`. */
+  messages: string;
+  /** Values of a message's `type` (items of a typed format; an Anthropic `Message` is `message`). */
+  itemTypes: ReadonlySet<string>;
+  roles: ReadonlySet<string>;
+  /** Top-level field names a message of the format may have. */
+  fields: ReadonlySet<string>;
+  /** `type`s of the parts or blocks of a `content` list. */
+  partTypes: ReadonlySet<string>;
+  /** Whether a message's `content` may be null. */
+  nullContent: boolean;
+  /**
+   * Whether every message of the format is an item named by its `type`, so that a `type` no
+   * format knows is still one of its items (refused by its own check, which names the type).
+   */
+  openItemTypes: boolean;
+  /**
+   * How each kind of word is named in an error, with its article: `{ role: 'a Chat Completions
+   * role', field: 'a Chat Completions field', part: 'a Chat Completions content part', item: …,
+   * nullContent: "a Chat Completions message's" }` (read after "a null content is").
+   */
+  names: { item: string; role: string; field: string; part: string; nullContent: string };
+}
+
+/** A message's row, everything but the seq. `tokenCount` in estimated tokens. */
+export interface MessageRow {
+  role: Role;
+  kind: Exclude<Kind, 'summary'>;
+  /** The plain-text rendering (shared/contract/blocks.ts): for summaries, search, tokens. */
+  content: string;
+  /** The message as the agent wrote it. */
+  contentBlocks: StoredContent;
+  toolCallId: string | null;
+  toolName: string | null;
+  toolUseIds: string[];
+  toolResultIds: string[];
+  hasThinking: boolean;
+  tokenCount: number;
+  pinned: boolean;
+  createdAt: Date | null;
+  contextVersion?: number | null;
+  /** Where each tool call id of the message is in the request (not stored). */
+  toolUseIdsAt?: ToolUseIdAt[];
+}
+
+/** Options given beside a message (`{ message, pinned, createdAt, tokenCount }`). */
+export interface RowOptions {
+  /** The message was given inside `{ message, … }`. */
+  wrapped?: boolean;
+  pinned?: boolean;
+  createdAt?: Date | null;
+  tokenCount?: number;
+  /** Counts a PDF's pages for the token estimate (the producer passes one that inflates streams). */
+  pdfPages?: PdfPageCounter;
+}
+
+/**
+ * A rendered context: the fields of the format's request (`system` and `messages`, `messages`,
+ * `input`), as `loadContext` returns them but for `sessionId` and `version`, with its estimated
+ * input tokens and what the caller must act on.
+ */
+export type RenderedFormatContext = { tokens: number; notices: ContextNotice[] } & Record<string, unknown>;
+
+/** One message a transcript held, for `createSession` (`{ seq, message, createdAt }`). */
+export interface TranscriptMessage {
+  message: unknown;
+  createdAt: Date | null;
+}
+
+/** A kind of transcript file a format imports (`compactor import --format <name>`). */
+export interface TranscriptReader {
+  /**
+   * Whether a file whose first non-empty line is the JSON object `first` is of this kind: `yes`
+   * when the line has what only this kind has, `maybe` when it is plain enough to be (a bare
+   * `{ role, content }`). The registry takes the first `yes` in its order, else the first `maybe`.
+   */
+  detects(first: Record<string, unknown>): 'yes' | 'maybe' | 'no';
+  /** What its first line looks like, for the error when no kind detects a file: `a MessageParam (role, content)`. */
+  looksLike: string;
+  /**
+   * For a kind also written as one JSON array (not a line each): whether the file, parsed whole,
+   * is one of it. Asked before the first line is.
+   */
+  detectsArray?(value: readonly unknown[]): boolean;
+  /**
+   * The file's messages, in order.
+   * @throws {TranscriptError} naming the file and line of what is wrong.
+   */
+  parse(text: string, file: string, options: { sidechains: boolean }): TranscriptMessage[];
+}
 
 /** A tool result clearing asks of one row. */
 export interface ResultClearing {
@@ -32,10 +137,36 @@ export interface ClearedResults {
   cleared: string[];
 }
 
-/** The row-level rules of one session format (see the module's comment). */
+/** What one session format is (see the module's comment). */
 export interface SessionFormat {
   /** The format's name, as `sessions.format` records it. */
   readonly name: SessionFormatName;
+  /** The words its messages are made of. */
+  readonly vocabulary: FormatVocabulary;
+  /**
+   * Validates one message of the format and derives its row; the message is stored as given (this
+   * object, not a parsed copy), options beside it (`pinned`) apart.
+   * @param where the message's field, for errors (`messages[3]`).
+   * @throws {InvalidInputError} naming the field and what is wrong, by the provider's rules.
+   */
+  rowOf(message: unknown, where: string, options: RowOptions): MessageRow;
+  /** Renders a session's live rows as the next request of the format's API (the rules in its folder). */
+  renderContext(input: RenderContextInput): RenderedFormatContext;
+  /**
+   * Estimated tokens of a text summary as the format's context sends it (its introduction and
+   * frame included), the summary row rendered alone.
+   */
+  summaryTokens(input: Pick<RenderContextInput, 'rows' | 'checkpoint'>): number;
+  /** The kinds of transcript file the format imports, by the name `--format` takes. */
+  readonly transcripts: Readonly<Record<string, TranscriptReader>>;
+  /**
+   * The format in the HTTP API's OpenAPI document and JSON Schemas: a message as a request body
+   * takes it (`pinned` beside its fields), and the context route's answer.
+   */
+  readonly apiSchemas: {
+    message: z.ZodType<Record<string, unknown> & { pinned?: boolean }>;
+    context: z.ZodType;
+  };
   /** `[call id, tool name]` of each tool call the row makes; empty when it makes none. */
   toolNames(content: StoredContent): Array<[string, string]>;
   /** The row with its clearable tool results replaced by their placeholders. */

@@ -6,9 +6,9 @@
  * document.
  */
 import { z } from 'zod';
-import { SESSION_FORMATS } from '../contract/session-format.ts';
-import { CHAT_ROLES, chatMarker } from '../formats/openai-chat/message.ts';
-import { responsesMarker } from '../formats/openai-responses/item.ts';
+import { DEFAULT_SESSION_FORMAT, SESSION_FORMATS } from '../contract/session-format.ts';
+import { contentBlockSchema } from '../formats/anthropic/api-schema.ts';
+import { readsAs, SESSION_FORMAT_RULES } from '../formats/registry.ts';
 import { idSchema } from './events.ts';
 
 /** Longest idempotency key of an append, in characters. */
@@ -17,129 +17,32 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** Most messages one request may carry (the body size limit applies as well). */
 export const MAX_MESSAGES_PER_REQUEST = 10_000;
 
-/** Fields the Messages API requires of the block types compactor reads; others pass as they are. */
-const REQUIRED_BLOCK_FIELDS: Record<string, Array<{ field: string; type: 'string' | 'object' }>> = {
-  text: [{ field: 'text', type: 'string' }],
-  thinking: [{ field: 'thinking', type: 'string' }],
-  tool_use: [
-    { field: 'id', type: 'string' },
-    { field: 'name', type: 'string' },
-    { field: 'input', type: 'object' },
-  ],
-  tool_result: [{ field: 'tool_use_id', type: 'string' }],
-  image: [{ field: 'source', type: 'object' }],
-  document: [{ field: 'source', type: 'object' }],
-};
+/** The content blocks of an `anthropic` message (the context route's `system` is made of them). */
+export { contentBlockSchema };
 
 /**
- * One content block: an object with a `type`, kept exactly as given (any block type, every field,
- * in order). For `text`, `thinking`, `tool_use`, `tool_result`, `image` and `document` blocks the
- * fields the Messages API requires are checked, naming the one missing.
+ * Each format's message schema, the default's first; another format's takes only a message that
+ * reads as its own (shared/formats/registry.ts, `readsAs`), aborting, so that a message of no
+ * format is explained by the default format's issues.
  */
-export const contentBlockSchema = z
-  .looseObject({ type: z.string().min(1, 'expected a block type') })
-  .superRefine((block, ctx) => {
-    for (const { field, type } of REQUIRED_BLOCK_FIELDS[block.type] ?? []) {
-      const value = (block as Record<string, unknown>)[field];
-      const ok =
-        type === 'string'
-          ? typeof value === 'string'
-          : typeof value === 'object' && value !== null && !Array.isArray(value);
-      if (!ok) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [field],
-          message: `a ${block.type} block needs ${type === 'string' ? 'a string' : 'an object'} "${field}"`,
-        });
-      }
-    }
-  })
-  .meta({
-    title: 'ContentBlock',
-    description:
-      'An Anthropic content block (text, image, document, thinking, tool_use, tool_result, or any other type), stored exactly as given.',
+const formatMessageSchemas = SESSION_FORMATS.map((name) => {
+  const { apiSchemas, vocabulary } = SESSION_FORMAT_RULES[name];
+  if (name === DEFAULT_SESSION_FORMAT) return apiSchemas.message;
+  return apiSchemas.message.refine((m) => readsAs(name, m), {
+    error: `not one of ${vocabulary.messages}`,
+    abort: true,
   });
-
-/**
- * A message of an `anthropic` session: an Anthropic `MessageParam` (`role` and `content`, a string
- * or a list of content blocks; role `system` for a system prompt kept in the session), optionally
- * `pinned` (a pinned message never leaves in a compaction: pin system prompts and decisions).
- */
-export const anthropicApiMessageSchema = z
-  .object({
-    role: z.enum(['user', 'assistant', 'system']),
-    content: z.union([z.string(), z.array(contentBlockSchema)], {
-      error: 'expected a string or a list of content blocks',
-    }),
-    pinned: z.boolean().optional(),
-  })
-  .strict()
-  .meta({
-    title: 'AnthropicMessage',
-    description:
-      'An Anthropic MessageParam ({ role, content }); role "system" holds a system prompt. Optional "pinned": never compacted away.',
-  });
-
-/**
- * A message of an `openai-chat` session: a Chat Completions message as the `openai` SDK types it
- * (`role` system, developer, user, assistant or tool, and that role's fields), stored whole as
- * given; optionally `pinned`. Told apart from an Anthropic message by a field only Chat Completions
- * has (a `tool`/`developer` role, `tool_calls`, `tool_call_id`, `refusal`, `name`, a null
- * `content`); one that has none (`{ role: "user", content: "…" }`) reads alike in both formats. The
- * session's format decides, and the append checks it against shared/formats/openai-chat/message.ts.
- */
-export const chatApiMessageSchema = z
-  .looseObject({
-    role: z.enum(CHAT_ROLES),
-    content: z.unknown().optional(),
-    tool_calls: z.array(z.looseObject({ id: z.string(), type: z.string() })).optional(),
-    tool_call_id: z.string().optional(),
-    pinned: z.boolean().optional(),
-  })
-  // Aborting, so that a message of neither format is explained by the Anthropic option's issues.
-  .refine((m) => chatMarker(m, '', true) !== null, { error: 'not a Chat Completions message', abort: true })
-  .meta({
-    title: 'ChatCompletionsMessage',
-    description:
-      'An OpenAI Chat Completions message ({ role, content, tool_calls?, tool_call_id?, … }), for a session of format "openai-chat", stored whole as given. Optional "pinned": never compacted away.',
-  });
-
-/**
- * An item of an `openai-responses` session: a Responses API input item as the `openai` SDK types it
- * (`ResponseInputItem`: a `message`, `function_call`, `function_call_output`, `reasoning`,
- * `compaction`, …), stored whole as given; optionally `pinned`. Told apart by a `type` only
- * Responses items have, or a Responses content part (`input_text`, `output_text`, …); a typeless
- * `{ role: "user", content: "…" }` reads alike in every format. An item of any other `type` but
- * `message` (`item_reference`, a misspelt one) passes too: no message of the other formats has a
- * `type`, and the append's check names what is wrong with it (`messages[0].type: "item_reference"
- * points at an item OpenAI stored`) where this union could only say that its role is missing. The
- * session's format decides, and the append checks it against shared/formats/openai-responses/item.ts.
- */
-export const responsesApiItemSchema = z
-  .looseObject({ type: z.string().optional(), pinned: z.boolean().optional() })
-  .refine(
-    (m) => (typeof m.type === 'string' && m.type !== 'message') || responsesMarker(m, '', true) !== null,
-    {
-      error: 'not a Responses input item',
-      abort: true,
-    },
-  )
-  .meta({
-    title: 'ResponsesInputItem',
-    description:
-      'An OpenAI Responses API input item ({ type: "message" | "function_call" | "function_call_output" | "reasoning" | "compaction" | …, … }), for a session of format "openai-responses", stored whole as given. Optional "pinned": never compacted away.',
-  });
+});
 
 /** A message of any format; the session's format decides which it must be. */
-export const apiMessageSchema = z
-  .union([anthropicApiMessageSchema, chatApiMessageSchema, responsesApiItemSchema])
-  .meta({
-    title: 'Message',
-    description:
-      'A message in the session\'s format: an Anthropic MessageParam (format "anthropic"), an OpenAI Chat Completions message (format "openai-chat") or an OpenAI Responses input item (format "openai-responses"). Optional "pinned": never compacted away.',
-  });
+export const apiMessageSchema = z.union(formatMessageSchemas).meta({
+  title: 'Message',
+  description:
+    'A message in the session\'s format: an Anthropic MessageParam (format "anthropic"), an OpenAI Chat Completions message (format "openai-chat") or an OpenAI Responses input item (format "openai-responses"). Optional "pinned": never compacted away.',
+});
 
-export type ApiMessage = z.infer<typeof apiMessageSchema>;
+/** A message as the API takes it, in any format: its fields, `pinned` among them. */
+export type ApiMessage = Record<string, unknown> & { pinned?: boolean };
 
 /** `POST /v1/sessions/{id}/messages`: messages to append, in order. */
 export const appendRequestSchema = z

@@ -7,11 +7,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TranscriptError } from '../../shared/contract/errors.ts';
-import {
-  detectFormat,
-  parseAnthropicJsonl,
-  parseClaudeCode,
-} from '../../shared/contract/native-transcripts.ts';
+import { parseAnthropicJsonl, parseClaudeCode } from '../../shared/contract/native-transcripts.ts';
+import { detectFormat } from '../../shared/formats/registry.ts';
 
 const DIR = fileURLToPath(new URL('../../corpus/claude-code/', import.meta.url));
 const read = (name: string) => readFileSync(`${DIR}${name}`, 'utf8');

@@ -10,7 +10,6 @@ import type { ContextRow } from '../../shared/context/render.ts';
 import { NO_RESULT, SUMMARY_INTRO } from '../../shared/context/render.ts';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import { TranscriptError } from '../../shared/contract/errors.ts';
-import { detectFormat } from '../../shared/contract/native-transcripts.ts';
 import {
   clearedReasoning,
   clearedResponsesInput,
@@ -21,9 +20,9 @@ import {
   type ResponsesItem,
   responsesFacts,
   responsesItemProblem,
-  responsesMarker,
 } from '../../shared/formats/openai-responses/item.ts';
 import { parseResponsesLog } from '../../shared/formats/openai-responses/transcript.ts';
+import { detectFormat, foreignWord, readsAs } from '../../shared/formats/registry.ts';
 import { issuedState, responsesInputError } from '../support/fake-openai-responses.ts';
 
 const state = issuedState();
@@ -211,16 +210,18 @@ describe('what shows a Responses item', () => {
     stop_reason: 'end_turn',
   };
 
-  it('a Responses-only type or part, and with broad a message over Responses content; never an Anthropic Message', () => {
-    expect(responsesMarker(call('c1'), 'm')).toBe(
+  it('a Responses-only type or part marks an item in another session; an Anthropic Message is no Responses item', () => {
+    expect(foreignWord('anthropic', call('c1'), 'm')).toBe(
       'm.type: "function_call" is an OpenAI Responses input item',
     );
-    expect(responsesMarker(said('x'), 'm')).toBe(
+    expect(foreignWord('openai-chat', said('x'), 'm')).toMatch(/^m\.type: "message" is /);
+    expect(foreignWord('anthropic', said('x'), 'm')).toBe(
       'm.content[0].type: "output_text" is an OpenAI Responses content part',
     );
-    expect(responsesMarker({ type: 'message', role: 'user', content: 'hi' }, 'm')).toBeNull();
-    expect(responsesMarker({ type: 'message', role: 'user', content: 'hi' }, 'm', true)).not.toBeNull();
-    expect(responsesMarker(anthropicReply, 'm', true)).toBeNull();
+    expect(foreignWord('anthropic', { type: 'message', role: 'user', content: 'hi' }, 'm')).toBeNull();
+    expect(foreignWord('anthropic', anthropicReply, 'm')).toBeNull();
+    expect(readsAs('openai-responses', call('c1'))).toBe(true);
+    expect(readsAs('openai-responses', anthropicReply)).toBe(false);
   });
 
   it('detects a log of items or requests, and still reads a logged Anthropic Message as anthropic', () => {

@@ -8,7 +8,7 @@ import { renderContext } from '../../shared/context/render.ts';
 import type { Block } from '../../shared/contract/blocks.ts';
 import { SummarizerConfigError } from '../../shared/contract/errors.ts';
 import type { MessageMeta } from '../../shared/contract/message.ts';
-import { renderResponsesContext } from '../../shared/formats/openai-responses/context.ts';
+import { SESSION_FORMAT_RULES } from '../../shared/formats/registry.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
 import type { KeptThinkingFacts } from '../../shared/summary/compaction-block.ts';
 import type { ConversationRequest } from '../../shared/summary/summarizer.ts';
@@ -35,8 +35,14 @@ export function conversationOf(read: ContextRead, summarizer = 'anthropic-compac
         `the openai-compaction summarizer sends the conversation to the Responses API's /responses/compact, and session "${read.liveId}" has format "${read.format}": summarize it with another summarizer`,
       );
     }
-    const { input } = renderResponsesContext(read.render);
-    return { system: undefined, messages: [], tools: [], toolsDeclared: false, input };
+    const { input } = SESSION_FORMAT_RULES[read.format].renderContext(read.render);
+    return {
+      system: undefined,
+      messages: [],
+      tools: [],
+      toolsDeclared: false,
+      input: input as NonNullable<ConversationRequest['input']>,
+    };
   }
   if (read.format !== 'anthropic') {
     // Its request is the Messages API's, and its block is sent back to that API only.
@@ -45,6 +51,7 @@ export function conversationOf(read: ContextRead, summarizer = 'anthropic-compac
     );
   }
   const rendered = renderContext({ ...read.render, thinking: 'keep', compactionBlock: 'native' });
+  // The Messages API's request, as the `anthropic` format renders it.
   const messages = rendered.messages as unknown as ConversationRequest['messages'];
   if (read.tools !== null) {
     return {

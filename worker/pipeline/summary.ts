@@ -2,10 +2,10 @@
  * The summarize stage: the previous checkpoint and the messages now leaving go to the summarizer,
  * and its checkpoint comes back rendered as the summary message's text. No transaction is open.
  */
-import { type ContextRow, renderContext } from '../../shared/context/render.ts';
+import type { ContextRow } from '../../shared/context/render.ts';
 import { type Block, estimateContentTokens } from '../../shared/contract/blocks.ts';
 import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
-import { renderChatContext } from '../../shared/formats/openai-chat/context.ts';
+import { SESSION_FORMAT_RULES } from '../../shared/formats/registry.ts';
 import type { CompactPlan } from '../../shared/planning/types.ts';
 import type { SummaryOptions } from '../../shared/strategies/index.ts';
 import { type Checkpoint, renderCheckpoint } from '../../shared/summary/checkpoint.ts';
@@ -78,16 +78,16 @@ export function summaryToWrite(
 }
 
 /**
- * Estimated tokens of a text summary in the context an agent sends: the larger of what the
- * Messages API renderer (shared/context/render.ts) and the Chat Completions one
- * (shared/formats/openai-chat/context.ts) make of it, each rendering the summary row alone, so what
- * either adds (the introduction, the record's frame) counts, whichever format the session has.
+ * Estimated tokens of a text summary in the context an agent sends: the largest of what each
+ * session format's context makes of it (`summaryTokens`, the summary row rendered alone), so what
+ * any adds (the introduction, the record's frame) counts, whichever format the session has.
  */
 export function contextTokensOf(checkpoint: Checkpoint, text: string): number {
   const row: ContextRow = { seq: 0, role: 'user', kind: 'summary', content: text, pinned: false };
-  const anthropic = renderContext({ rows: [row], checkpoint, compactedThroughSeq: null }).tokens;
-  const chat = renderChatContext({ rows: [row], checkpoint }).tokens;
-  return Math.max(anthropic, chat, estimateMessageTokens(text));
+  const rendered = Object.values(SESSION_FORMAT_RULES).map((f) =>
+    f.summaryTokens({ rows: [row], checkpoint }),
+  );
+  return Math.max(...rendered, estimateMessageTokens(text));
 }
 
 /**

@@ -73,6 +73,12 @@ const MESSAGE_LEVEL_BLOCKS = new Set([
   'compaction',
 ]);
 
+/** Every block type of the Messages API's content lists this module knows. */
+export const ANTHROPIC_BLOCK_TYPES: ReadonlySet<string> = new Set([
+  ...TOOL_RESULT_BLOCKS,
+  ...MESSAGE_LEVEL_BLOCKS,
+]);
+
 type Block = Record<string, unknown> & { type: string };
 
 /**

@@ -1,6 +1,9 @@
 /**
- * The `anthropic` session format's row rules (format.ts): a row holds a Messages API message's
- * content, a string or a list of content blocks.
+ * The `anthropic` session format (format.ts): a row holds a Messages API message's content, a
+ * string or a list of content blocks; appended as ./row.ts checks it; its context rendered by
+ * shared/context/render.ts (the core renders Anthropic content, into which corpus rows are also
+ * read); its transcripts a JSONL of `MessageParam`s and Claude Code session files
+ * (shared/contract/native-transcripts.ts). Row rules:
  * - `clearToolResults`: a `tool_result` block's `content` becomes the placeholder; the block stays
  *   (its `tool_use_id`, and `is_error` if present), so every tool pair stays whole.
  * - `clearToolInputs`: a `tool_use` block's `input` becomes `{}`.
@@ -8,6 +11,8 @@
  *   thinking keeps it (the API refuses an empty message).
  * Pure.
  */
+
+import { renderContext } from '../../context/render.ts';
 import {
   type Block,
   estimateContentTokens,
@@ -15,9 +20,47 @@ import {
   type StoredContent,
   THINKING_TYPES,
 } from '../../contract/blocks.ts';
+import { isClaudeCodeLine, parseAnthropicJsonl, parseClaudeCode } from '../../contract/native-transcripts.ts';
 import { MESSAGE_OVERHEAD_TOKENS } from '../../contract/tokens.ts';
 import { rewriteOf } from '../../planning/clearing.ts';
-import type { SessionFormat } from '../format.ts';
+import type { FormatVocabulary, SessionFormat } from '../format.ts';
+import { anthropicApiMessageSchema, anthropicContextSchema } from './api-schema.ts';
+import { ANTHROPIC_BLOCK_TYPES } from './content-rules.ts';
+import { anthropicRow } from './row.ts';
+
+/**
+ * The Messages API's words: a `MessageParam` (`role`, `content`), and an Anthropic `Message` as the
+ * API returns it (`id`, `type: "message"`, `model`, `stop_reason`, …), which an agent may append as
+ * it came (only its role and content are stored).
+ */
+const VOCABULARY: FormatVocabulary = {
+  messages: 'Anthropic Messages API MessageParams',
+  itemTypes: new Set(['message']),
+  roles: new Set(['user', 'assistant', 'system']),
+  fields: new Set([
+    'role',
+    'content',
+    'id',
+    'type',
+    'model',
+    'stop_reason',
+    'stop_sequence',
+    'stop_details',
+    'usage',
+    'container',
+    'context_management',
+  ]),
+  partTypes: ANTHROPIC_BLOCK_TYPES,
+  nullContent: false,
+  openItemTypes: false,
+  names: {
+    item: 'an Anthropic Message',
+    role: 'an Anthropic Messages API role',
+    field: 'an Anthropic Messages API field',
+    part: 'an Anthropic Messages API content block',
+    nullContent: "no Anthropic Messages API message's",
+  },
+};
 
 /** The blocks of a row, or null for a string (which holds no tool call, result or thinking). */
 function blocksOf(content: StoredContent): Block[] | null {
@@ -32,9 +75,31 @@ function isEmptyInput(input: unknown): boolean {
   );
 }
 
-/** The `anthropic` format's row rules, for the registry. */
+/** The `anthropic` format, for the registry. */
 export const anthropicFormat: SessionFormat = {
   name: 'anthropic',
+  vocabulary: VOCABULARY,
+  apiSchemas: { message: anthropicApiMessageSchema, context: anthropicContextSchema },
+  rowOf: anthropicRow,
+  renderContext: (input) => ({ ...renderContext(input) }),
+  summaryTokens: (input) => renderContext({ ...input, compactedThroughSeq: null }).tokens,
+  transcripts: {
+    'claude-code': {
+      detects: (first) => (isClaudeCodeLine(first) ? 'yes' : 'no'),
+      looksLike: 'a Claude Code session line (type, uuid)',
+      parse: (text, file, { sidechains }) =>
+        parseClaudeCode(text, file, { sidechains }).map((m) => ({
+          message: m.message,
+          createdAt: m.createdAt,
+        })),
+    },
+    anthropic: {
+      detects: (first) => ('role' in first && 'content' in first ? 'maybe' : 'no'),
+      looksLike: 'a MessageParam (role, content)',
+      parse: (text, file) =>
+        parseAnthropicJsonl(text, file).map((m) => ({ message: m.message, createdAt: m.createdAt })),
+    },
+  },
   toolNames(content) {
     return (blocksOf(content) ?? []).flatMap(
       (block): Array<[string, string]> =>

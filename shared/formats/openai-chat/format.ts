@@ -1,10 +1,12 @@
 /**
- * The `openai-chat` session format's row rules (format.ts): a row holds a whole Chat Completions
- * message; clearing as clearing.ts says. A Chat Completions message carries no thinking to drop.
- * Pure.
+ * The `openai-chat` session format (format.ts): a row holds a whole Chat Completions message,
+ * appended as row.ts checks it, rendered as context.ts says, imported from a JSONL of requests
+ * (transcript.ts); clearing as clearing.ts says. A Chat Completions message carries no thinking to
+ * drop. Pure.
  */
 import { MESSAGE_OVERHEAD_TOKENS } from '../../contract/tokens.ts';
-import { clearOneResult, type SessionFormat } from '../format.ts';
+import { clearOneResult, type FormatVocabulary, type SessionFormat } from '../format.ts';
+import { chatApiMessageSchema, chatContextSchema } from './api-schema.ts';
 import {
   chatResultStartsWith,
   chatRewriteOf,
@@ -12,11 +14,58 @@ import {
   clearedChatInputs,
   clearedChatResult,
 } from './clearing.ts';
-import { chatFacts, isChatMessage } from './message.ts';
+import { renderChatContext } from './context.ts';
+import { CHAT_ROLES, chatFacts, isChatMessage } from './message.ts';
+import { chatRow } from './row.ts';
+import { parseChatRequestsJsonl } from './transcript.ts';
 
-/** The `openai-chat` format's row rules, for the registry. */
+/**
+ * A Chat Completions request message's words (`ChatCompletionMessageParam`, and the assistant
+ * message a completion returns: `refusal`, `annotations`, `audio`, `function_call`).
+ */
+const VOCABULARY: FormatVocabulary = {
+  messages: 'OpenAI Chat Completions messages',
+  itemTypes: new Set(),
+  roles: new Set(CHAT_ROLES),
+  fields: new Set([
+    'role',
+    'content',
+    'name',
+    'tool_calls',
+    'tool_call_id',
+    'refusal',
+    'annotations',
+    'audio',
+    'function_call',
+  ]),
+  partTypes: new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']),
+  nullContent: true,
+  openItemTypes: false,
+  names: {
+    item: 'a Chat Completions item',
+    role: 'a Chat Completions role',
+    field: 'a Chat Completions field',
+    part: 'a Chat Completions content part',
+    nullContent: "a Chat Completions message's",
+  },
+};
+
+/** The `openai-chat` format, for the registry. */
 export const openaiChatFormat: SessionFormat = {
   name: 'openai-chat',
+  vocabulary: VOCABULARY,
+  apiSchemas: { message: chatApiMessageSchema, context: chatContextSchema },
+  rowOf: chatRow,
+  renderContext: (input) => ({ format: 'openai-chat', ...renderChatContext(input) }),
+  summaryTokens: (input) => renderChatContext(input).tokens,
+  transcripts: {
+    'openai-chat': {
+      detects: (first) => (Array.isArray(first.messages) ? 'yes' : 'no'),
+      looksLike: 'a Chat Completions request (messages)',
+      parse: (text, file) =>
+        parseChatRequestsJsonl(text, file).map((message) => ({ message, createdAt: null })),
+    },
+  },
   toolNames: chatToolNames,
   clearToolResults(content, clearing) {
     // A tool message answers one call (its `tool_call_id`).

@@ -282,32 +282,3 @@ function parsedOrText(args: string): unknown {
     return args;
   }
 }
-
-/** Fields of a Chat Completions message (request or response) that an Anthropic `MessageParam` never has. */
-const CHAT_ONLY_FIELDS = [
-  'tool_calls',
-  'tool_call_id',
-  'refusal',
-  'annotations',
-  'audio',
-  'function_call',
-  'name',
-];
-
-/**
- * What shows a message is in the Chat Completions format, as `<field>: <why>`, or null: a `tool` or
- * `developer` role, `tool_calls` or `tool_call_id`, and with `broad` also a field only Chat
- * Completions messages have (`refusal`, `name`, …) or a null `content`.
- * @param where the message's field name, for the answer (`messages[2]`).
- */
-export function chatMarker(message: unknown, where: string, broad = false): string | null {
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
-  const m = message as Record<string, unknown>;
-  if (m.role === 'tool' || m.role === 'developer')
-    return `${where}.role: "${m.role}" is a Chat Completions role`;
-  for (const field of broad ? CHAT_ONLY_FIELDS : CHAT_ONLY_FIELDS.slice(0, 2)) {
-    if (field in m) return `${where}.${field}: ${field} is a Chat Completions field`;
-  }
-  if (broad && m.content === null) return `${where}.content: a null content is a Chat Completions message's`;
-  return null;
-}

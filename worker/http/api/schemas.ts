@@ -4,7 +4,9 @@
  * shared/protocol/api.ts). Pure: no I/O.
  */
 import { z } from 'zod';
-import { contentBlockSchema, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../../shared/protocol/api.ts';
+import { SESSION_FORMATS } from '../../../shared/contract/session-format.ts';
+import { SESSION_FORMAT_RULES } from '../../../shared/formats/registry.ts';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../../shared/protocol/api.ts';
 import { idSchema } from '../../../shared/protocol/events.ts';
 import { strategySchema } from '../../../shared/strategies/index.ts';
 
@@ -123,78 +125,9 @@ export const enqueuedSchema = z
   })
   .meta({ title: 'Enqueued' });
 
-/** 200 of the context route: the next request's `system` and `messages`. */
-const anthropicContextSchema = z
-  .object({
-    system: z
-      .array(contentBlockSchema)
-      .optional()
-      .describe(
-        "The Messages API's system parameter (text blocks); absent when the session has no system text.",
-      ),
-    messages: z
-      .array(z.object({ role: z.enum(['user', 'assistant', 'system']), content: z.unknown() }))
-      .describe("The Messages API's messages parameter, as it is."),
-    tokens: z.number().int().describe('Estimated input tokens of system and messages.'),
-    sessionId: z.string().describe('The live session read: where to append next.'),
-    notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
-    betas: z
-      .array(z.string())
-      .describe('anthropic-beta values the request needs (compact-2026-09-04 with a compaction block).'),
-    version: z
-      .number()
-      .int()
-      .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
-  })
-  .meta({ title: 'AnthropicContext', description: 'The context of a session of format "anthropic".' });
-
-/** The context of an `openai-chat` session: `messages` for `client.chat.completions.create`. */
-const chatContextSchema = z
-  .object({
-    format: z.literal('openai-chat'),
-    messages: z
-      .array(z.looseObject({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']) }))
-      .describe(
-        "Chat Completions messages, as stored; the summary of compacted messages is a user message. Every assistant message with tool_calls is directly followed by a tool message per call (the newest one's calls may still be open).",
-      ),
-    tokens: z.number().int().describe('Estimated input tokens of messages.'),
-    sessionId: z.string().describe('The live session read: where to append next.'),
-    notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
-    version: z
-      .number()
-      .int()
-      .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
-  })
-  .meta({
-    title: 'ChatCompletionsContext',
-    description: 'The context of a session of format "openai-chat".',
-  });
-
-/** The context of an `openai-responses` session: `input` for `client.responses.create`. */
-const responsesContextSchema = z
-  .object({
-    format: z.literal('openai-responses'),
-    input: z
-      .array(z.looseObject({ type: z.string().optional() }))
-      .describe(
-        'Responses input items, as stored; the summary of compacted items is a user message. Every call is answered by its output (the newest calls may still be open); reasoning only directly before the item it produced, with its encrypted_content; nothing before the newest compaction item but the leading system/developer messages. For responses.create with store: false.',
-      ),
-    tokens: z.number().int().describe('Estimated input tokens of input.'),
-    sessionId: z.string().describe('The live session read: where to append next.'),
-    notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
-    version: z
-      .number()
-      .int()
-      .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
-  })
-  .meta({
-    title: 'ResponsesContext',
-    description: 'The context of a session of format "openai-responses".',
-  });
-
 /** The body of the context route, in the session's format. */
 export const loadedContextSchema = z
-  .union([anthropicContextSchema, chatContextSchema, responsesContextSchema])
+  .union(SESSION_FORMATS.map((name) => SESSION_FORMAT_RULES[name].apiSchemas.context))
   .meta({
     title: 'Context',
     description:
