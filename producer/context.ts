@@ -14,6 +14,7 @@ import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/m
 import type { ContextNotice } from '../shared/context/render.ts';
 import { ContextLimitError, InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
 import type { SessionFormat } from '../shared/contract/session-format.ts';
+import type { RenderedFormatContext } from '../shared/formats/format.ts';
 import type { ChatMessage } from '../shared/formats/openai-chat/message.ts';
 import type { ResponsesItem } from '../shared/formats/openai-responses/item.ts';
 import { SESSION_FORMAT_RULES } from '../shared/formats/registry.ts';
@@ -89,6 +90,17 @@ export interface LoadedContext {
  * const completion = await openai.chat.completions.create({ model, messages: [...context.messages, next] });
  * ```
  */
+/**
+ * The context of a session whose format has no shape of its own here: the request fields its
+ * folder's `renderContext` gives (shared/formats/<format>/format.ts), with `format`, `sessionId`
+ * and `version` as every shape has them.
+ */
+export type LoadedFormatContext = RenderedFormatContext & {
+  format: SessionFormat;
+  sessionId: string;
+  version: number;
+};
+
 export interface LoadedChatContext {
   format: 'openai-chat';
   /** The request's `messages`: every stored message exactly as the agent wrote it, the summary a user message. */
@@ -150,6 +162,13 @@ export async function loadContext(
   db: Db,
   input: LoadContextInput & { format: 'openai-responses' },
 ): Promise<LoadedResponsesContext>;
+/** A session of a format added after these: the fields its folder's `renderContext` gives. */
+export async function loadContext(
+  db: Db,
+  input: LoadContextInput & {
+    format: Exclude<SessionFormat, 'anthropic' | 'openai-chat' | 'openai-responses'>;
+  },
+): Promise<LoadedFormatContext>;
 export async function loadContext(
   db: Db,
   input: LoadContextInput & { format: 'any' },
@@ -165,7 +184,7 @@ export async function loadContext(
 export async function loadContext(
   db: Db,
   input: LoadContextInput,
-): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext> {
+): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext | LoadedFormatContext> {
   const { tenantId, sessionId } = input;
   const caps = {
     ...(input.maxBytes === undefined ? {} : { maxBytes: input.maxBytes }),
@@ -193,5 +212,6 @@ export async function loadContext(
   return { ...rendered, sessionId: read.liveId, version: read.version } as
     | LoadedContext
     | LoadedChatContext
-    | LoadedResponsesContext;
+    | LoadedResponsesContext
+    | LoadedFormatContext;
 }

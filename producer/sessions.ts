@@ -23,6 +23,7 @@ import { type Kind, legacyToolIds, type Role } from '../shared/contract/message.
 import {
   DEFAULT_SESSION_FORMAT,
   isSessionFormat,
+  SESSION_FORMATS,
   type SessionFormat,
 } from '../shared/contract/session-format.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
@@ -187,7 +188,7 @@ export async function createSession(
   const format = input.format ?? DEFAULT_SESSION_FORMAT;
   if (!isSessionFormat(format)) {
     throw new InvalidInputError(
-      `format: expected "anthropic", "openai-chat" or "openai-responses", got ${JSON.stringify(format)}`,
+      `format: expected one of ${SESSION_FORMATS.map((f) => `"${f}"`).join(', ')}, got ${JSON.stringify(format)}`,
     );
   }
   const normalized = input.messages.map((m, i) => normalize(m, `messages[${i}]`, format, input.sessionId));

@@ -1,0 +1,2 @@
+ALTER TABLE "sessions" DROP CONSTRAINT "sessions_format_check";--> statement-breakpoint
+ALTER TABLE "sessions" ADD CONSTRAINT "sessions_format_check" CHECK ("sessions"."format" ~ '^[a-z][a-z0-9-]{0,39}$');
