@@ -21,6 +21,7 @@ import {
   fromAnthropicContext,
   fromAnthropicMessage,
   fromChatMessage,
+  recallServer,
   sessionIdOf,
   sessionRecallTools,
   storedMessages,
@@ -412,5 +413,17 @@ describe('sessionRecallTools', () => {
     expect(() => sessionRecallTools([other], 's')).toThrow(
       /recall tool "read_file": its JSON Schema has no sessionId/,
     );
+  });
+});
+
+describe('recallServer', () => {
+  it('is /v1/mcp of the API with the key as bearer token; a missing one is named', () => {
+    expect(recallServer('http://127.0.0.1:3100', 'cpt_key')).toEqual({
+      transport: 'http',
+      url: 'http://127.0.0.1:3100/v1/mcp',
+      headers: { authorization: 'Bearer cpt_key' },
+    });
+    expect(() => recallServer(undefined, 'k')).toThrow(/recallServer: no API URL/);
+    expect(() => recallServer('http://127.0.0.1:3100', '')).toThrow(/recallServer: no API key/);
   });
 });

@@ -15,5 +15,5 @@ export {
   storedMessages,
 } from './format.ts';
 export { type CompactorMiddlewareOptions, compactorMiddleware } from './middleware.ts';
-export { sessionRecallTools } from './recall-tools.ts';
+export { type RecallServer, recallServer, sessionRecallTools } from './recall-tools.ts';
 export { type SessionIdOption, type SessionScope, sessionIdOf } from './session-id.ts';

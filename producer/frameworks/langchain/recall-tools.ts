@@ -16,6 +16,31 @@ import { DynamicStructuredTool, type StructuredToolInterface } from '@langchain/
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { type SessionIdOption, type SessionScope, sessionIdOf } from './session-id.ts';
 
+/** A connection of `@langchain/mcp-adapters`' `MultiServerMCPClient`, over streamable HTTP. */
+export interface RecallServer {
+  transport: 'http';
+  /** `/v1/mcp` of `compactor api`. */
+  url: string;
+  headers: { authorization: string };
+}
+
+/**
+ * The connection to compactor's MCP recall server for `new MultiServerMCPClient({ compactor: … })`:
+ * `/v1/mcp` of the API at `apiUrl`, with `apiKey` (a tenant key with the `context:read` scope) as
+ * its bearer token.
+ * @throws {InvalidInputError} when either is missing (an environment variable not set), naming it.
+ */
+export function recallServer(apiUrl: string | undefined, apiKey: string | undefined): RecallServer {
+  if (!apiUrl) throw new InvalidInputError('recallServer: no API URL (where `compactor api` listens)');
+  if (!apiKey)
+    throw new InvalidInputError('recallServer: no API key (a tenant key with the context:read scope)');
+  return {
+    transport: 'http',
+    url: new URL('/v1/mcp', apiUrl).href,
+    headers: { authorization: `Bearer ${apiKey}` },
+  };
+}
+
 /** A tool's JSON Schema, as `@langchain/mcp-adapters` gives an MCP tool's. */
 interface ObjectSchema {
   type?: unknown;
