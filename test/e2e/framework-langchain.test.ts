@@ -109,6 +109,15 @@ async function settled(tenantId: string, event: RunCompletedInput | undefined): 
   expect(state).toBe('completed');
 }
 
+/** The tenant's applied compactions, as the ledger records them. */
+async function ledger(tenantId: string) {
+  return ctx.tdb.database.sql<
+    { event_id: string | null; messages_before: number; messages_after: number; summary_seq: number | null }[]
+  >`
+    select event_id, messages_before, messages_after, summary_seq from compactions
+    where tenant_id = ${tenantId} and status = 'applied' order by created_at`;
+}
+
 async function appliedCompactions(tenantId: string): Promise<number> {
   const [row] = await ctx.tdb.database.sql<{ n: number }[]>`
     select count(*)::int as n from compactions where tenant_id = ${tenantId} and status = 'applied'`;
@@ -240,8 +249,17 @@ describe('a LangChain agent on ChatOpenAI with the compactor middleware', () => 
       compactionsAfter.push(await appliedCompactions(tenantId));
     }
 
-    // At least three compactions, each leaving a ledger row, and the agent went on after them.
+    // At least three compactions, each a ledger row of a run's event that summarized messages
+    // away, and the agent went on after them.
     expect(compactionsAfter.at(-1)).toBeGreaterThanOrEqual(3);
+    const rows = await ledger(tenantId);
+    expect(rows).toHaveLength(compactionsAfter.at(-1) as number);
+    const eventIds = new Set(events.map((e) => e.eventId));
+    for (const row of rows) {
+      expect(eventIds.has(String(row.event_id))).toBe(true);
+      expect(row.messages_after).toBeLessThan(row.messages_before);
+      expect(row.summary_seq).not.toBeNull();
+    }
     expect(continuedAfterCompaction).toBeGreaterThanOrEqual(3);
     expect(events).toHaveLength(RUNS);
     expect(events.every((e) => typeof e.inputTokens === 'number' && e.sessionId === threadId)).toBe(true);
@@ -372,7 +390,9 @@ describe('a LangChain agent on ChatAnthropic with thinking and the compactor mid
       }
       await settled(tenantId, events.at(-1));
     }
-    expect(await appliedCompactions(tenantId)).toBeGreaterThanOrEqual(3);
+    const rows = await ledger(tenantId);
+    expect(rows.length).toBeGreaterThanOrEqual(3);
+    expect(rows.every((r) => events.some((e) => e.eventId === r.event_id))).toBe(true);
     expect(continuedAfterCompaction).toBeGreaterThanOrEqual(3);
     const report = await audit(db, tenantId, threadId);
     expect(violations(report)).toEqual([]);
