@@ -20,9 +20,9 @@
  * `invalid_tool_calls` (arguments that were not JSON: the API takes no such call back), the legacy
  * `function_call` and audio replies, and message types the format has no role for.
  *
- * Not stored, because no model ever sees them: LangChain's bookkeeping (`id`, `response_metadata`,
- * `usage_metadata`, `additional_kwargs`, a tool message's `name`, `status` and `artifact`). The
- * graph's own state keeps the messages whole.
+ * Not stored: LangChain's bookkeeping, which the API does not read (`id`, `response_metadata`,
+ * `usage_metadata`, `additional_kwargs`, a tool message's `status` and `artifact`), and a tool
+ * message's `name` (the API's tool message has none). The graph's own state keeps the messages whole.
  *
  * Back ({@link fromChatMessage}): each role to its message class, `arguments` parsed back into
  * `args`, so that `toChatMessage(fromChatMessage(m))` is `m`, byte for byte, for every message this
