@@ -47,6 +47,10 @@ export const FOLDERS: Readonly<Record<string, string>> = {
     "the queue backend (BullMQ on Redis or on Postgres) and the tenants' backlog counts on either",
   'producer/media/':
     'the PDF page counter the edges hand to the token estimate (node:zlib for compressed object streams; the pure core only scans)',
+  'producer/frameworks/':
+    'one folder per agent framework: the adapter that keeps a framework agent session in compactor, on the client library alone',
+  'producer/frameworks/langchain/':
+    'LangChain.js (`createAgent` of `langchain` v1): the middleware that stores the agent messages and calls the model with the compacted context, the two message mappings (`openai-chat`, `anthropic`), the MCP recall tools bound to the run session',
   'worker/config/':
     "the worker's settings: environment config, the history partition count, the package's own files",
   'worker/pipeline/':
