@@ -1,0 +1,25 @@
+/**
+ * compactor for the OpenAI Agents SDK for TypeScript (`@openai/agents`, tested with 0.20.0):
+ * {@link CompactorSession}, the SDK's `Session` over a compactor session of format
+ * `openai-responses`. Give it to `run()` as `{ session }`: the SDK reads the compacted history
+ * through it before each run, appends the run's items after, and its `runCompaction` hook enqueues
+ * `session.run.completed` so that a worker compacts between runs. See docs/guide/openai-agents.md.
+ *
+ * ```ts
+ * import { CompactorSession } from '@agent-compactor/compactor/openai-agents';
+ * const session = new CompactorSession({ db, producer, tenantId: 'acme', sessionId: 'user-42' });
+ * await run(agent, 'Fix the parser.', { session });
+ * ```
+ */
+export {
+  type CallTool,
+  callsOf,
+  MAPPED_TYPES,
+  SDK_PLACEHOLDER_ID,
+  toAgentItem,
+  toAgentItems,
+  toResponsesItem,
+  toResponsesItems,
+} from './items.ts';
+export { CompactorSession, type CompactorSessionOptions, type RunCompletedRecord } from './session.ts';
+export { lastRequestTokens, type RunUsage } from './usage.ts';
