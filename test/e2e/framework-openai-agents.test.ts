@@ -1,8 +1,9 @@
 /**
  * The OpenAI Agents SDK for TypeScript (`@openai/agents` 0.20.0, the real package) keeps its session
  * in compactor through `CompactorSession` (producer/frameworks/openai-agents/): a real `Agent` with a
- * function tool and compactor's `/v1/mcp` as an MCP server (the SDK's `MCPServerStreamableHttp`, the
- * tenant's key in its Authorization header), run by the SDK's `Runner` over its Responses model,
+ * function tool and compactor's `/v1/mcp` as an MCP server (`connectRecall`: the SDK's
+ * `MCPServerStreamableHttp`, the tenant's key in its Authorization header, the session id filled in
+ * for the model), run by the SDK's `Runner` over its Responses model,
  * whose OpenAI client talks to the strict fake Responses API (test/support/fake-openai-responses.ts)
  * over HTTP. Each run's end enqueues `session.run.completed` through the SDK's `runCompaction` hook,
  * and a real worker compacts in between: through at least three compactions every request is
@@ -25,7 +26,11 @@ import {
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CompactorSession } from '../../producer/frameworks/openai-agents/index.ts';
+import {
+  type CompactorRecallServer,
+  CompactorSession,
+  connectRecall,
+} from '../../producer/frameworks/openai-agents/index.ts';
 import { loadContext } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { ResponsesItem } from '../../shared/formats/openai-responses/item.ts';
@@ -62,7 +67,7 @@ let runner: Runner;
 let baseURL = '';
 let api: Listening;
 let apiKey = '';
-let recall: MCPServerStreamableHttp | undefined;
+let recall: CompactorRecallServer | undefined;
 
 beforeAll(async () => {
   setTracingDisabled(true);
@@ -96,13 +101,12 @@ function sessionFor(sessionId: string, tenant = tenantId): CompactorSession {
   });
 }
 
-/** An agent whose instructions give the model its session id, which the recall tools take. */
-function agentFor(session: CompactorSession, mcpServers: MCPServerStreamableHttp[] = []): Agent {
+/** The agent: a function tool, and the MCP servers given. */
+function agentFor(mcpServers: MCPServerStreamableHttp[] = []): Agent {
   return new Agent({
     name: 'coder',
     model: MODEL,
-    instructions: async () =>
-      `You are a careful coding assistant. Your compactor session is ${await session.getSessionId()}: pass it as sessionId to recall_search and recall_read.`,
+    instructions: 'You are a careful coding assistant.',
     tools: [readFileTool],
     mcpServers,
     modelSettings: { store: false, providerData: { include: ['reasoning.encrypted_content'] } },
@@ -170,14 +174,18 @@ describe('an OpenAI Agents SDK agent on a CompactorSession', () => {
       triggers: { maxTokens: 6_000 },
     });
     ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
-    recall = new MCPServerStreamableHttp({
-      name: 'compactor-recall',
-      url: new URL('/v1/mcp', api.url).href,
-      requestInit: { headers: { Authorization: `Bearer ${apiKey}` } },
-    });
-    await recall.connect();
     session = sessionFor(sessionId);
-    const agent = agentFor(session, [recall]);
+    // The SDK's own MCP client for streamable HTTP, the tenant's key in its Authorization header.
+    recall = await connectRecall({ session, apiUrl: api.url, apiKey });
+    expect(recall).toBeInstanceOf(MCPServerStreamableHttp);
+    // The model sees the tools without the session id, which the server fills in.
+    const tools = await recall.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['recall_read', 'recall_search']);
+    for (const t of tools) {
+      expect(Object.keys(t.inputSchema.properties)).not.toContain('sessionId');
+      expect(t.inputSchema.required).not.toContain('sessionId');
+    }
+    const agent = agentFor([recall]);
 
     let appended = 0;
     let continuedAfterCompaction = 0;
@@ -248,20 +256,26 @@ describe('an OpenAI Agents SDK agent on a CompactorSession', () => {
     );
     expect(live).not.toContain(JSON.stringify(fileText).slice(1, 300));
     let hits: Array<{ seq: number; kind: string }> = [];
-    fake.script.push({ name: 'recall_search', arguments: JSON.stringify({ sessionId, query: file }) });
+    fake.script.push({ name: 'recall_search', arguments: JSON.stringify({ query: file }) });
     // The scripted model reads the search's answer, then reads back the call it found and its output.
     fake.script.push((request) => {
       const answer = (request.input as Array<Record<string, unknown>>).at(-1);
       hits = JSON.parse(outputText(answer?.output)).hits;
       const seq = hits.find((h) => h.kind === 'tool_call')?.seq ?? -1;
-      return { name: 'recall_read', arguments: JSON.stringify({ sessionId, fromSeq: seq, toSeq: seq + 1 }) };
+      return { name: 'recall_read', arguments: JSON.stringify({ fromSeq: seq, toSeq: seq + 1 }) };
     });
     const before = fake.requests.length;
-    const agent = agentFor(session, recall ? [recall] : []);
+    const agent = agentFor(recall ? [recall] : []);
     const result = await runner.run(agent, `What did ${file} do, again?`, { session });
     expect(result.finalOutput).toBe('ok');
     const sent = fake.requests.slice(before);
     expect(sent).toHaveLength(3);
+    // The model was offered the recall tools without a session id: the server filled it in.
+    type Offered = { tools?: Array<{ name: string; parameters: { properties: object } }> };
+    const offered = (sent[0]?.body as Offered | undefined)?.tools ?? [];
+    const search = offered.find((t) => t.name === 'recall_search');
+    expect(search?.parameters.properties).toHaveProperty('query');
+    expect(search?.parameters.properties).not.toHaveProperty('sessionId');
     expect(hits.map((h) => h.seq)).toContain(2);
     // The read's output, as the model received it: seqs 2 and 3 as stored, the file's text in it.
     const answer = inputOf(sent[2]).at(-1) as { type: string; output: unknown };
@@ -292,7 +306,7 @@ describe("CompactorSession's own methods on a compacted history", () => {
       sessionId,
       compactNow: { strategy: { type: 'slidingWindow', maxMessages: 6 }, timeoutMs: 30_000 },
     });
-    const agent = agentFor(session);
+    const agent = agentFor();
     for (const file of FILES.slice(0, 2)) {
       fake.script.push({ name: 'read_file', arguments: JSON.stringify({ path: file }) });
       await runner.run(agent, `Read ${file}.`, { session });
@@ -315,7 +329,7 @@ describe("CompactorSession's own methods on a compacted history", () => {
     const db = ctx.tdb.database.db;
     const sessionId = 'agents-sdk-pop';
     const session = sessionFor(sessionId, ownTenant);
-    const agent = agentFor(session);
+    const agent = agentFor();
     for (const file of FILES.slice(0, 2)) {
       fake.script.push({ name: 'read_file', arguments: JSON.stringify({ path: file }) });
       await runner.run(agent, `Read ${file}.`, { session });

@@ -3,12 +3,14 @@
  * {@link CompactorSession}, the SDK's `Session` over a compactor session of format
  * `openai-responses`. Give it to `run()` as `{ session }`: the SDK reads the compacted history
  * through it before each run, appends the run's items after, and its `runCompaction` hook enqueues
- * `session.run.completed` so that a worker compacts between runs. See docs/guide/openai-agents.md.
+ * `session.run.completed` so that a worker compacts between runs. {@link connectRecall} gives the
+ * agent compactor's recall tools as an MCP server of the SDK's. See docs/guide/openai-agents.md.
  *
  * ```ts
- * import { CompactorSession } from '@agent-compactor/compactor/openai-agents';
+ * import { CompactorSession, connectRecall } from '@agent-compactor/compactor/openai-agents';
  * const session = new CompactorSession({ db, producer, tenantId: 'acme', sessionId: 'user-42' });
- * await run(agent, 'Fix the parser.', { session });
+ * const recall = await connectRecall({ session, apiUrl, apiKey });
+ * await run(new Agent({ name: 'coder', mcpServers: [recall] }), 'Fix the parser.', { session });
  * ```
  */
 export {
@@ -21,5 +23,6 @@ export {
   toResponsesItem,
   toResponsesItems,
 } from './items.ts';
+export { CompactorRecallServer, connectRecall, type RecallServerOptions } from './recall.ts';
 export { CompactorSession, type CompactorSessionOptions, type RunCompletedRecord } from './session.ts';
 export { lastRequestTokens, type RunUsage } from './usage.ts';
