@@ -10,10 +10,14 @@
  * accepted (the fake refuses a call without its output, reasoning without its item or with a blob it
  * did not sign…), ledger rows are written, and nothing is lost (live + archived = every item the SDK
  * handed over). Then the model, scripted, calls `recall_search` and `recall_read` over MCP and gets
- * back what left the context, byte for byte. Also: `runCompaction({ force: true })`, and what
- * `popItem` and `getItems(limit)` mean on a compacted history.
+ * back what left the context, byte for byte. Also: `runCompaction({ force: true })`, what `popItem`,
+ * `getItems(limit)` and `clearSession` mean on a compacted history, and the example agent
+ * (examples/openai-agents-agent.ts) started as a user starts it.
  */
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import {
   Agent,
   type AgentInputItem,
@@ -62,11 +66,13 @@ const FILES = [
 ];
 const RUNS = FILES.length;
 
+const execFileAsync = promisify(execFile);
 const fake = new FakeOpenAIResponsesServer();
 let runner: Runner;
 let baseURL = '';
 let api: Listening;
 let apiKey = '';
+let ownKey = '';
 let recall: CompactorRecallServer | undefined;
 
 beforeAll(async () => {
@@ -76,6 +82,7 @@ beforeAll(async () => {
   runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient: client, useResponses: true }) });
   api = await startKeyedApi(ctx);
   apiKey = (await createKey(ctx.tdb.database.db, { tenantId, name: 'agents sdk' })).secret;
+  ownKey = (await createKey(ctx.tdb.database.db, { tenantId: ownTenant, name: 'example' })).secret;
 });
 
 afterAll(async () => {
@@ -438,3 +445,50 @@ function withoutMessageType(item: ResponsesItem): ResponsesItem {
   const { type: _type, ...rest } = item;
   return rest;
 }
+
+describe('the example agent (examples/openai-agents-agent.ts)', () => {
+  it('runs as a user starts it: a run on its CompactorSession, recall over MCP, an event enqueued', async () => {
+    fake.script.push({ name: 'read_file', arguments: JSON.stringify({ path: 'README.md' }) });
+    const sessionId = 'agents-sdk-example';
+    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
+    const { stdout } = await execFileAsync(
+      path.join(process.cwd(), 'node_modules/.bin/tsx'),
+      ['examples/openai-agents-agent.ts', 'Read README.md and say what this project does.'],
+      {
+        env: {
+          ...process.env,
+          ...ctx.cliEnv,
+          OPENAI_API_KEY: 'sk-test',
+          OPENAI_BASE_URL: baseURL,
+          COMPACTOR_API_URL: api.url,
+          COMPACTOR_API_KEY: ownKey,
+          COMPACTOR_TENANT: ownTenant,
+          COMPACTOR_SESSION: sessionId,
+          // No trace leaves this machine (the SDK would send them to OpenAI at exit).
+          OPENAI_AGENTS_DISABLE_TRACING: '1',
+        },
+        timeout: 120_000,
+      },
+    );
+    const printed = JSON.parse(stdout) as { sessionId: string; output: string; eventId: string };
+    expect(printed).toMatchObject({ sessionId, output: 'ok', eventId: expect.any(String) });
+    const state = await waitFor(async () => {
+      const s = await ctx.producer.queue.getJobState(jobIdOf(ownTenant, printed.eventId));
+      return s === 'completed' || s === 'failed' ? s : undefined;
+    }, 30_000);
+    expect(state).toBe('completed');
+    const items = await sessionFor(sessionId, ownTenant).getItems();
+    expect(items.map((i) => i.type)).toEqual([
+      'message',
+      'reasoning',
+      'function_call',
+      'function_call_result',
+      'reasoning',
+      'message',
+    ]);
+    expect(items[3]).toMatchObject({ output: { type: 'text', text: await readFile('README.md', 'utf8') } });
+    // The recall tools were offered to the model.
+    const offered = JSON.stringify((fake.requests.at(-1)?.body as { tools?: unknown } | undefined)?.tools);
+    expect(offered).toContain('recall_search');
+  });
+});
