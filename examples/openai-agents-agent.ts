@@ -1,7 +1,7 @@
 /**
  * An agent on the OpenAI Agents SDK for TypeScript (`@openai/agents`) whose session lives in
  * compactor. It is an ordinary SDK agent (an `Agent` with a function tool, run by `run()`); the
- * lines compactor adds are the ones marked `// compactor`, nine of them:
+ * lines compactor adds are the ones marked `// compactor`, ten of them:
  *
  * - a database handle and a producer (the queue the workers listen on);
  * - a `CompactorSession`, given to `run()` as `{ session }`: the SDK reads the compacted history
@@ -59,7 +59,7 @@ export async function runExample(prompt: string, tenantId: string, sessionId: st
   const database = openDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor'); // compactor
   const producer = createProducer({ db: database.db }); // compactor
   const session = new CompactorSession({ db: database.db, producer, tenantId, sessionId }); // compactor
-  const { COMPACTOR_API_URL: apiUrl, COMPACTOR_API_KEY: apiKey } = process.env;
+  const { COMPACTOR_API_URL: apiUrl, COMPACTOR_API_KEY: apiKey } = process.env; // compactor
   const recall = apiUrl && apiKey ? [await connectRecall({ session, apiUrl, apiKey })] : []; // compactor
   try {
     const agent = new Agent({
