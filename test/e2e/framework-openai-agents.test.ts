@@ -379,6 +379,38 @@ describe("CompactorSession's own methods on a compacted history", () => {
     expect(report.liveOriginals + report.archivedOriginals).toBe(12 - 2);
   });
 
+  it("takes OpenAI's own compaction item (replaceHistoryWithCompaction) and sends what follows it", async () => {
+    const sessionId = 'agents-sdk-server-compaction';
+    const session = sessionFor(sessionId, ownTenant);
+    const agent = agentFor();
+    fake.script.push({ name: 'read_file', arguments: JSON.stringify({ path: FILES[0] }) });
+    await runner.run(agent, 'Read the window planner.', { session });
+    // What the runner does when a model's output starts with a compaction item (server-side
+    // compaction): the item, then what came after it. The blob is the fake's own, as the API's is.
+    const compaction = {
+      type: 'compaction',
+      id: 'cmp_server_1',
+      encrypted_content: fake.state.sign('compaction', 'cmp_server_1'),
+    } as AgentInputItem;
+    await session.replaceHistoryWithCompaction([compaction]);
+    const items = await session.getItems();
+    // Nothing before the newest compaction item is sent but the user messages directly before it.
+    expect(items.at(-1)).toMatchObject({ type: 'compaction', id: 'cmp_server_1' });
+    const before = fake.requests.length;
+    await runner.run(agent, 'Go on.', { session });
+    const first = inputOf(fake.requests[before]);
+    expect(first.at(-2)).toEqual({
+      type: 'compaction',
+      id: 'cmp_server_1',
+      encrypted_content: fake.state.sign('compaction', 'cmp_server_1'),
+    });
+    expect(first.at(-1)).toEqual({ role: 'user', content: 'Go on.' });
+    // Stored whole, with everything before it: nothing lost.
+    const report = await audit(ctx.tdb.database.db, ownTenant, sessionId);
+    expect(violations(report)).toEqual([]);
+    expect(report.liveOriginals).toBe(6 + 1 + 3); // run 1, the compaction item, run 2 (prompt, reasoning, answer)
+  });
+
   it('clearSession starts over in a new compactor session and keeps the old one whole', async () => {
     const db = ctx.tdb.database.db;
     const session = sessionFor('agents-sdk-clear');

@@ -55,6 +55,7 @@ export class CompactorRecallServer extends MCPServerStreamableHttp {
   /** The tools whose schema had `sessionId`, by name (the ones it is filled in for). */
   readonly #takesSession = new Set<string>();
 
+  /** A server for `options.session` (not connected: `connect()` it, or use {@link connectRecall}). */
   constructor(options: RecallServerOptions) {
     super({
       name: options.name ?? 'compactor-recall',
@@ -72,6 +73,7 @@ export class CompactorRecallServer extends MCPServerStreamableHttp {
     return tools.map(withoutSessionId);
   }
 
+  /** The SDK's `callTool`, the agent's live session as `sessionId` (see the class comment). */
   override async callTool(
     toolName: string,
     args: Record<string, unknown> | null,
@@ -81,6 +83,7 @@ export class CompactorRecallServer extends MCPServerStreamableHttp {
     return super.callTool(toolName, await this.#withSession(toolName, args), meta, options);
   }
 
+  /** The SDK's `callToolResult`, the agent's live session as `sessionId` (see the class comment). */
   override async callToolResult(
     toolName: string,
     args: Record<string, unknown> | null,

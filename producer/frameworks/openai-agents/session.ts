@@ -133,9 +133,10 @@ export class CompactorSession implements RunContextAwareSession, OpenAIResponses
   }
 
   /**
-   * The compacted context as the SDK's items; the newest `limit` of them when given.
+   * The compacted context as the SDK's items; the newest `limit` of them when given (none for 0 or
+   * less).
    * @throws {InvalidInputError} for a `limit` that is not a whole number, or a session of another
-   *   format. @throws {ContextLimitError} never (no cap is asked for); the database's errors.
+   *   format; the database's errors.
    */
   async getItems(limit?: number, _runContext?: RunContext<unknown>): Promise<AgentInputItem[]> {
     if (limit !== undefined && !Number.isInteger(limit)) {
