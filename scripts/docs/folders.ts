@@ -48,7 +48,7 @@ export const FOLDERS: Readonly<Record<string, string>> = {
   'producer/frameworks/':
     'adapters to agent frameworks, one folder each, each a subpath export of the package with the framework as an optional peer dependency',
   'producer/frameworks/openai-agents/':
-    'the OpenAI Agents SDK for TypeScript (`@openai/agents`): its `Session` over an `openai-responses` session (`session.ts`), its items mapped to Responses items and back (`items.ts`), the run end event from its compaction hook, recall as its MCP server (`recall.ts`)',
+    'the OpenAI Agents SDK for TypeScript (`@openai/agents`): its `Session` over an `openai-responses` session (`session.ts`), its items mapped to Responses items (`to-responses.ts`) and back (`from-responses.ts`), the run end event from its compaction hook, recall as its MCP server (`recall.ts`)',
   'producer/media/':
     'the PDF page counter the edges hand to the token estimate (node:zlib for compressed object streams; the pure core only scans)',
   'worker/config/':

@@ -1,11 +1,11 @@
 /**
- * The OpenAI Agents SDK adapter's item mapping (producer/frameworks/openai-agents/items.ts), checked
- * against the SDK's own converters (`@openai/agents-openai` 0.20.0: `convertToOutputItem`, which
- * reads a Responses model's output into the SDK's items, and `getInputItems`, which turns the SDK's
- * items into a request's `input`): items the SDK made come back exactly, what the SDK sends for the
- * items given back is what it sent for the originals, what is stored is what it sends (a message
- * keeping its `type`), and what cannot be stored whole is refused, naming the field. Also the size
- * of a run's last request (usage.ts).
+ * The OpenAI Agents SDK adapter's item mapping (producer/frameworks/openai-agents/to-responses.ts,
+ * from-responses.ts), checked against the SDK's own converters (`@openai/agents-openai` 0.20.0:
+ * `convertToOutputItem`, which reads a Responses model's output into the SDK's items, and
+ * `getInputItems`, which turns the SDK's items into a request's `input`): items the SDK made come
+ * back exactly, what the SDK sends for the items given back is what it sent for the originals, what
+ * is stored is what it sends (a message keeping its `type`), and what cannot be stored whole is
+ * refused, naming the field. Also the size of a run's last request (usage.ts).
  */
 import type { AgentInputItem } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
@@ -13,8 +13,8 @@ import {
   callsOf,
   toAgentItem,
   toAgentItems,
-  toResponsesItems,
-} from '../../producer/frameworks/openai-agents/items.ts';
+} from '../../producer/frameworks/openai-agents/from-responses.ts';
+import { toResponsesItems } from '../../producer/frameworks/openai-agents/to-responses.ts';
 import { lastRequestTokens } from '../../producer/frameworks/openai-agents/usage.ts';
 import { NO_RESULT } from '../../shared/context/render.ts';
 import { InvalidInputError } from '../../shared/contract/errors.ts';

@@ -13,16 +13,14 @@
  * await run(new Agent({ name: 'coder', mcpServers: [recall] }), 'Fix the parser.', { session });
  * ```
  */
-export {
-  type CallTool,
-  callsOf,
-  MAPPED_TYPES,
-  SDK_PLACEHOLDER_ID,
-  toAgentItem,
-  toAgentItems,
-  toResponsesItem,
-  toResponsesItems,
-} from './items.ts';
+export { callsOf, toAgentItem, toAgentItems } from './from-responses.ts';
 export { CompactorRecallServer, connectRecall, type RecallServerOptions } from './recall.ts';
 export { CompactorSession, type CompactorSessionOptions, type RunCompletedRecord } from './session.ts';
+export {
+  type CallTool,
+  MAPPED_TYPES,
+  SDK_PLACEHOLDER_ID,
+  toResponsesItem,
+  toResponsesItems,
+} from './to-responses.ts';
 export { lastRequestTokens, type RunUsage } from './usage.ts';

@@ -8,7 +8,8 @@
  * const result = await run(agent, 'Fix the parser.', { session });
  * ```
  *
- * The I/O is here; the item mapping is items.ts, the run's request size usage.ts, the pop's
+ * The I/O is here; the item mapping is to-responses.ts and from-responses.ts, the run's request
+ * size usage.ts, the pop's
  * statement producer/postgres/pop-message.ts.
  */
 import { randomUUID } from 'node:crypto';
@@ -27,15 +28,8 @@ import type { CompactNowResult, CompactNowTarget, EnqueueResult, Producer } from
 import type { Db } from '../../postgres/db.ts';
 import { popNewestMessage } from '../../postgres/pop-message.ts';
 import { appendToLiveSession, createSession, liveSessionOf, SessionExistsError } from '../../sessions.ts';
-import {
-  type CallTool,
-  callsOf,
-  comparable,
-  resultsWithoutCall,
-  toAgentItem,
-  toAgentItems,
-  toResponsesItems,
-} from './items.ts';
+import { callsOf, toAgentItem, toAgentItems } from './from-responses.ts';
+import { type CallTool, comparable, resultsWithoutCall, toResponsesItems } from './to-responses.ts';
 import { lastRequestTokens } from './usage.ts';
 
 /** Where a {@link CompactorSession} keeps its history, and how it asks for compactions. */
@@ -84,7 +78,7 @@ const MAX_HOPS = 100;
  *   `limit` ≤ 0 gives none. A limit may cut a call from its result, as the SDK's own sessions do:
  *   the runner never passes one.
  * - `addItems(items)`: appends the items (each as the Responses input item the SDK sends for it:
- *   items.ts says what is kept and what is refused), to the live session of the lineage.
+ *   to-responses.ts says what is kept and what is refused), to the live session of the lineage.
  * - `popItem()`: removes the newest live item and gives it back, unless it is compactor's summary
  *   or a pinned item (then nothing is removed and it answers undefined): what a compaction archived
  *   is not the session's to pop (recall reads it; `compactor restore` puts it back). The popped
@@ -150,7 +144,7 @@ export class CompactorSession implements RunContextAwareSession, OpenAIResponses
   /**
    * Appends the items, in order, to the live session.
    * @throws {InvalidInputError} naming `items[i]` and the field when one cannot be stored whole
-   *   (items.ts), or compactor's refusal of the Responses item (`messages[i]…`, the same index);
+   *   (to-responses.ts), or compactor's refusal of the Responses item (`messages[i]…`, the same index);
    *   nothing is written then. The session's size limits (`SessionLimitError`), the database's errors.
    */
   async addItems(items: AgentInputItem[], _runContext?: RunContext<unknown>): Promise<void> {
