@@ -19,6 +19,7 @@ const guide: DefaultTheme.SidebarItem[] = [
   { text: 'Recall: what left the context', link: '/guide/recall' },
   { text: 'Agents on the OpenAI Responses API', link: '/guide/openai-responses' },
   { text: 'LangChain.js agents', link: '/guide/langchain' },
+  { text: 'Agents on the OpenAI Agents SDK', link: '/guide/openai-agents' },
   { text: 'Events and webhooks', link: '/guide/events' },
   { text: 'The HTTP API', link: '/guide/http-api' },
   { text: 'Policies and strategies', link: '/guide/policies' },

@@ -40,15 +40,17 @@ export const FOLDERS: Readonly<Record<string, string>> = {
   'producer/':
     "what agent services call (the package's main entry): enqueue events, create sessions, append, import, load the next request's context, search and read the archive (recall), verify webhook signatures",
   'producer/postgres/':
-    "the client's Postgres adapter, which the worker's adapters build on: the drizzle schema, the database client, the context read, recall's search and read, and the client's statements (sessions, messages, append idempotency keys, session limits, a ledger row)",
+    "the client's Postgres adapter, which the worker's adapters build on: the drizzle schema, the database client, the context read, recall's search and read, and the client's statements (sessions, messages, taking the newest message back, append idempotency keys, session limits, a ledger row)",
   'producer/redis/':
     "the Redis connection, one server or a cluster (docs/guide/scale-out.md), and the tenants' backlogs that set job priorities",
   'producer/queue/':
     "the queue backend (BullMQ on Redis or on Postgres) and the tenants' backlog counts on either",
+  'producer/frameworks/':
+    'adapters to agent frameworks, one folder each, each a subpath export of the package with the framework as an optional peer dependency, on the client library alone',
+  'producer/frameworks/openai-agents/':
+    'the OpenAI Agents SDK for TypeScript (`@openai/agents`): its `Session` over an `openai-responses` session (`session.ts`), its items mapped to Responses items (`to-responses.ts`) and back (`from-responses.ts`), the run end event from its compaction hook, recall as its MCP server (`recall.ts`)',
   'producer/media/':
     'the PDF page counter the edges hand to the token estimate (node:zlib for compressed object streams; the pure core only scans)',
-  'producer/frameworks/':
-    'one folder per agent framework: the adapter that keeps a framework agent session in compactor, on the client library alone',
   'producer/frameworks/langchain/':
     'LangChain.js (`createAgent` of `langchain` v1): the middleware that stores the agent messages and calls the model with the compacted context, the two message mappings (`openai-chat`, `anthropic`), the MCP recall tools bound to the run session',
   'worker/config/':

@@ -6,7 +6,8 @@
  * An example gets what a reader's shell would have, as environment variables: `DATABASE_URL`,
  * `REDIS_URL`, `COMPACTOR_QUEUE_PREFIX`, `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (the fake),
  * `OPENAI_API_KEY` and `OPENAI_BASE_URL` (the strict fake Responses server, which passes Chat
- * Completions requests to the strict fake Chat Completions server),
+ * Completions requests to the strict fake Chat Completions server), `OPENAI_AGENTS_DISABLE_TRACING`
+ * (the OpenAI Agents SDK keeps its traces here),
  * `COMPACTOR_API_URL` and `COMPACTOR_API_TOKEN` (tenant `acme`'s token for the API), and
  * `compactor` on the PATH. TypeScript and JavaScript run with tsx from a folder of their own whose
  * tsconfig maps the package's names (`@agent-compactor/compactor`, `.../worker`, ...) to this
@@ -127,6 +128,8 @@ async function servicesFor(llmUrl: string) {
     OPENAI_BASE_URL: openaiUrl,
     COMPACTOR_API_URL: api.url,
     COMPACTOR_API_TOKEN: token,
+    // The OpenAI Agents SDK sends its traces to OpenAI at exit, which this machine cannot reach.
+    OPENAI_AGENTS_DISABLE_TRACING: '1',
   };
   return {
     env,

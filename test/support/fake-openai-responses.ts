@@ -11,9 +11,10 @@
  * can only send reasoning and compaction items that came from this server, kept byte-exact.
  *
  * A valid `create` answers with a reasoning item followed by the next scripted output
- * ({@link FakeOpenAIResponsesServer.script}: a function call) or, by default, an assistant message
- * `ok`. Requests are recorded in {@link FakeOpenAIResponsesServer.requests}, parsed, whatever the
- * answer.
+ * ({@link FakeOpenAIResponsesServer.script}: a function call, or one made from the request, as a
+ * model reads a tool's answer before its next call) or, by default, an assistant message `ok`. A
+ * refused request takes no scripted turn. Requests are recorded in
+ * {@link FakeOpenAIResponsesServer.requests}, parsed, whatever the answer.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -232,12 +233,18 @@ export interface ScriptedCall {
   arguments: string;
 }
 
+/**
+ * A scripted turn: a function call, or one made from the request it answers (its parsed body, valid
+ * by then), as a model reads what a tool gave it before it calls the next.
+ */
+export type ScriptedTurn = ScriptedCall | ((request: Record<string, unknown>) => ScriptedCall);
+
 /** The fake server; `await start()` before use, `await close()` after. */
 export class FakeOpenAIResponsesServer {
   /** Every request body received, parsed (undefined when it was not JSON), with its path. */
   readonly requests: Array<{ path: string; body: unknown }> = [];
   /** Outputs of the next `create` calls, first first; empty: an assistant message `ok`. */
-  readonly script: ScriptedCall[] = [];
+  readonly script: ScriptedTurn[] = [];
   readonly state = issuedState();
   #server: Server | null = null;
   #count = 0;
@@ -331,7 +338,8 @@ export class FakeOpenAIResponsesServer {
       summary: [{ type: 'summary_text', text: `thought ${n}` }],
       encrypted_content: this.state.sign('reasoning', rs),
     };
-    const call = this.script.shift();
+    const turn = this.script.shift();
+    const call = typeof turn === 'function' ? turn(body) : turn;
     const next = call
       ? {
           id: `fc_fake_${n}`,
