@@ -508,6 +508,14 @@ describe('an AI SDK session', () => {
       ],
     });
     expectRules(moved.prompt);
+    // A client call's id is the session's once, named where it stands.
+    const again = {
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId: 'call_read', toolName: 'x', input: {} }],
+    };
+    await expect(appendMessages(db(), 'appended', 's', [again] as never)).rejects.toThrow(
+      /^messages\[0\]\.content\[0\]\.toolCallId: tool_use id "call_read" is already used in session "s"/,
+    );
     const raw = { role: 'user', content: [{ type: 'file', data: screenshot(), mediaType: 'image/png' }] };
     await expect(appendMessages(db(), 'appended', 's', [raw] as never)).rejects.toThrow(
       /^messages\[0\]\.content\[0\]\.data: a Uint8Array is not JSON: encode the message with encodeAiSdkMessage/,
