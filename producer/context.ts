@@ -49,8 +49,9 @@ export interface LoadContextInput {
   /**
    * The session format the caller expects (it decides the result's shape): `anthropic` (default)
    * gives a {@link LoadedContext}, `openai-chat` a {@link LoadedChatContext}, `openai-responses` a
-   * {@link LoadedResponsesContext}, and `any` whichever the
-   * session's format is (tell them apart by `'format' in context`: the Anthropic shape has none). A session of another format than the one
+   * {@link LoadedResponsesContext}, another format (`ai-sdk`) a {@link LoadedFormatContext} with the
+   * fields its folder renders (`prompt`), and `any` whichever the session's format is (tell them
+   * apart by `format`: the Anthropic shape has none). A session of another format than the one
    * expected is refused with an {@link InvalidInputError} naming this field.
    */
   format?: SessionFormat | 'any';
@@ -172,7 +173,7 @@ export async function loadContext(
 export async function loadContext(
   db: Db,
   input: LoadContextInput & { format: 'any' },
-): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext>;
+): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext | LoadedFormatContext>;
 export async function loadContext(
   db: Db,
   input: LoadContextInput & { format?: 'anthropic' },
@@ -180,7 +181,7 @@ export async function loadContext(
 export async function loadContext(
   db: Db,
   input: LoadContextInput,
-): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext>;
+): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext | LoadedFormatContext>;
 export async function loadContext(
   db: Db,
   input: LoadContextInput,

@@ -86,7 +86,8 @@ export type { ResponsesInputItem } from '../shared/formats/openai-responses/row.
  * A native message to store, kept exactly as given, with options: in an `anthropic` session an
  * Anthropic `MessageParam` (`role` user, assistant or system; `content` a string or a list of blocks
  * of any type); in an `openai-chat` session a Chat Completions message ({@link ChatCompletionsMessage});
- * in an `openai-responses` session a Responses API input item ({@link ResponsesInputItem}).
+ * in an `openai-responses` session a Responses API input item ({@link ResponsesInputItem}); in an
+ * `ai-sdk` session an AI SDK prompt message, its file data encoded (shared/formats/ai-sdk/encoding.ts).
  */
 export interface NativeMessage {
   message: MessageParam | ChatCompletionsMessage | ResponsesInputItem;

@@ -5,7 +5,7 @@
  * imports, and the row rules of the strategies that rewrite messages in place (its tool calls,
  * clearing a tool result or a tool input, dropping thinking, what a rewritten row then counts).
  * One object per format, in the format's own folder (`anthropic/format.ts`,
- * `openai-chat/format.ts`, `openai-responses/format.ts`), found by the session's format in the
+ * `openai-chat/format.ts`, `openai-responses/format.ts`, `ai-sdk/format.ts`), found by the session's format in the
  * registry (registry.ts). Callers ask the format, never a block type. Each row method takes a row
  * of any shape and leaves alone what is not its format's (a summary row's text in a Chat
  * Completions session, say). Pure: no I/O.

@@ -38,7 +38,7 @@ const formatMessageSchemas = SESSION_FORMATS.map((name) => {
 export const apiMessageSchema = z.union(formatMessageSchemas).meta({
   title: 'Message',
   description:
-    'A message in the session\'s format: an Anthropic MessageParam (format "anthropic"), an OpenAI Chat Completions message (format "openai-chat") or an OpenAI Responses input item (format "openai-responses"). Optional "pinned": never compacted away.',
+    'A message in the session\'s format: an Anthropic MessageParam (format "anthropic"), an OpenAI Chat Completions message (format "openai-chat"), an OpenAI Responses input item (format "openai-responses") or an AI SDK prompt message (format "ai-sdk"). Optional "pinned": never compacted away.',
 });
 
 /** A message as the API takes it, in any format: its fields, `pinned` among them. */
@@ -73,8 +73,8 @@ export const createSessionRequestSchema = z
     contextWindow: z.number().int().min(1).max(100_000_000).nullable().optional(),
     /**
      * The wire format of the session's messages, fixed for its life: `anthropic` (default),
-     * `openai-chat` (OpenAI Chat Completions messages) or `openai-responses` (OpenAI Responses input
-     * items).
+     * `openai-chat` (OpenAI Chat Completions messages), `openai-responses` (OpenAI Responses input
+     * items) or `ai-sdk` (the AI SDK's provider-level prompt messages).
      */
     format: z.enum(SESSION_FORMATS).optional(),
     messages: z.array(apiMessageSchema).max(MAX_MESSAGES_PER_REQUEST).optional(),
@@ -83,7 +83,7 @@ export const createSessionRequestSchema = z
   .meta({
     title: 'CreateSessionRequest',
     description:
-      "A new session: its id, the agent, the model's context window in tokens, its format (anthropic, the default, openai-chat or openai-responses), and its first messages (seqs 0, 1, ...), in that format.",
+      "A new session: its id, the agent, the model's context window in tokens, its format (anthropic, the default, openai-chat, openai-responses or ai-sdk), and its first messages (seqs 0, 1, ...), in that format.",
   });
 
 export type CreateSessionRequest = z.infer<typeof createSessionRequestSchema>;

@@ -36,7 +36,9 @@ export const contextCommand: Command = {
     'A session of format openai-chat prints { format: "openai-chat", messages, tokens, sessionId, version,',
     'notices }: messages to pass to Chat Completions (client.chat.completions.create) as they are;',
     'one of format openai-responses prints { format: "openai-responses", input, tokens, sessionId,',
-    'version, notices }: input to pass to client.responses.create({ model, input, store: false }).',
+    'version, notices }: input to pass to client.responses.create({ model, input, store: false });',
+    'one of format ai-sdk prints { format: "ai-sdk", prompt, tokens, sessionId, version, notices }: the',
+    "provider-level prompt, its file data encoded as JSON (decode it with the package's ai-sdk encoding).",
   ],
   examples: [
     'compactor context --tenant acme --session run-42',
