@@ -268,8 +268,10 @@ describe('which prompt messages are new', () => {
     expect(unstored([user('b2')], [user('b')], key)).toEqual([user('b2')]);
   });
 
-  it("sends the call's own instructions with the session's conversation", () => {
-    const context = [{ role: 'system', content: 'Old.' } as const, user('summary'), assistant, tool];
-    expect(requestPrompt([system], context)).toEqual([system, user('summary'), assistant, tool]);
+  it("sends the call's own instructions, then the session's other system messages and its conversation", () => {
+    const later: LanguageModelV4Message = { role: 'system', content: 'Answer in French from now on.' };
+    const context = [system, later, user('summary'), assistant, tool];
+    expect(requestPrompt([system], context, key)).toEqual([system, later, user('summary'), assistant, tool]);
+    expect(requestPrompt([], context, key)).toEqual(context);
   });
 });

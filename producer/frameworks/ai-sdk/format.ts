@@ -20,7 +20,7 @@ export function decodeMessage(stored: unknown): AnyMessage {
 
 /** The messages of a loaded `ai-sdk` context, decoded. */
 export function contextMessages(context: Record<string, unknown>): AnyMessage[] {
-  const messages = context.messages;
-  if (!Array.isArray(messages)) throw new Error('loadContext: an ai-sdk context has no messages');
+  const messages = context.prompt;
+  if (!Array.isArray(messages)) throw new Error('loadContext: an ai-sdk context has no prompt');
   return messages.map(decodeMessage);
 }

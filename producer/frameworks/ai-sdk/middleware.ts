@@ -208,7 +208,7 @@ export function compactorMiddleware(
       ));
       context = await load();
     }
-    const next: Params = { ...params, prompt: requestPrompt(system, context.messages) };
+    const next: Params = { ...params, prompt: requestPrompt(system, context.messages, key) };
     calls.set(next, { sessionId: context.sessionId, version: context.version });
     return next;
   };

@@ -58,11 +58,19 @@ export function unstored<M>(
 
 /**
  * The prompt the model is sent: this call's own system messages (the application's current
- * instructions), then the session's context without its leading system messages (the ones stored
- * when the session was created; a compaction keeps them pinned).
+ * instructions) first, then the session's system messages that are not among them (the context
+ * puts every system message first: the ones pinned when the session was created, the text of
+ * archived ones, a later one the application sent; those equal by `key` to one of this call's are
+ * sent once), then the session's conversation.
  */
-export function requestPrompt<M extends AnyMessage>(system: readonly M[], context: readonly M[]): M[] {
-  return [...system, ...splitPrompt(context).conversation];
+export function requestPrompt<M extends AnyMessage>(
+  system: readonly M[],
+  context: readonly M[],
+  key: (m: unknown) => string,
+): M[] {
+  const sent = new Set(system.map(key));
+  const stored = splitPrompt(context);
+  return [...system, ...stored.system.filter((m) => !sent.has(key(m))), ...stored.conversation];
 }
 
 /**
