@@ -29,7 +29,7 @@ export const FOLDERS: Readonly<Record<string, string>> = {
   'shared/context/': "context out: a session's live rows rendered as the agent's next Messages API request",
   'shared/planning/': 'the window rule every strategy plans with, plan types, and the effects a plan becomes',
   'shared/formats/':
-    'one folder per session format (`anthropic/`, `openai-chat/`, `openai-responses/`), each with its words, message validation and row (`row.ts`), rendered context, transcript reading, API schemas and the row rules of the strategies, in one object (`format.ts`, the interface of `format.ts` here); `registry.ts` gives each format by name and alone compares them (which format a message or a transcript is). See To add a session format below',
+    'one folder per session format (`anthropic/`, `openai-chat/`, `openai-responses/`, `ai-sdk/`), each with its words, message validation and row (`row.ts`), rendered context, transcript reading, API schemas and the row rules of the strategies, in one object (`format.ts`, the interface of `format.ts` here); `registry.ts` gives each format by name and alone compares them (which format a message or a transcript is). See To add a session format below',
   'shared/strategies/':
     "one file per strategy (schema, shorthand, whether it summarizes, planning rule), the registry, and `plan.ts`, which hands a session to its strategy's rule",
   'shared/policy/': 'policies, triggers, admission, the storm guard, spend budgets, tenant limits',

@@ -8,6 +8,8 @@
  *   Azure OpenAI take).
  * - `openai-responses`: OpenAI Responses API input items (`message`, `function_call`,
  *   `function_call_output`, `reasoning`, `compaction`, …), one item per message row.
+ * - `ai-sdk`: AI SDK provider-level prompt messages (`LanguageModelV2/V3/V4Message` of
+ *   `@ai-sdk/provider`), their file data encoded as JSON (shared/formats/ai-sdk/encoding.ts).
  *
  * The names live here, at the bottom of the core, so that a session snapshot can carry its format;
  * what each format is lives in shared/formats/. A new format is one more name here, one more folder
@@ -16,7 +18,7 @@
  */
 
 /** Every session format, the default first. */
-export const SESSION_FORMATS = ['anthropic', 'openai-chat', 'openai-responses'] as const;
+export const SESSION_FORMATS = ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'] as const;
 
 /** A session's format. */
 export type SessionFormat = (typeof SESSION_FORMATS)[number];

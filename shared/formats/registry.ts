@@ -13,6 +13,7 @@ import {
   SESSION_FORMATS,
   type SessionFormat as SessionFormatName,
 } from '../contract/session-format.ts';
+import { aiSdkFormat } from './ai-sdk/format.ts';
 import { anthropicFormat } from './anthropic/format.ts';
 import type { FormatVocabulary, SessionFormat, TranscriptReader } from './format.ts';
 import { openaiChatFormat } from './openai-chat/format.ts';
@@ -23,6 +24,7 @@ export const SESSION_FORMAT_RULES: Readonly<Record<SessionFormatName, SessionFor
   anthropic: anthropicFormat,
   'openai-chat': openaiChatFormat,
   'openai-responses': openaiResponsesFormat,
+  'ai-sdk': aiSdkFormat,
 };
 
 /** The formats in {@link SESSION_FORMATS}' order, the default first. */
@@ -87,17 +89,33 @@ function wordSays(word: Word, owners: readonly SessionFormat[]): string {
  * What shows that `value` is a message of another format than `format`, as `<field>: <why>`, or
  * null: its first word (its `type`, `role`, a field, null `content`, a content part type) that
  * `format` lacks and another format has. Words no format has are left to `format`'s own
- * validation, which names what is wrong with them.
+ * validation, which names what is wrong with them. Formats share roles, so a role shows less than
+ * a content part: when a part type only one format has shows the message's format and that format
+ * lacks the message's role (an AI SDK tool message's `tool`, which the AI SDK leaves to Chat
+ * Completions), the role is no other format's sign, and the parts are read instead.
  * @param where the message's field, for the answer (`messages[2]`).
  */
 export function foreignWord(format: SessionFormatName, value: unknown, where: string): string | null {
   const own = SESSION_FORMAT_RULES[format].vocabulary;
-  for (const word of wordsOf(value, where)) {
+  const words = wordsOf(value, where);
+  const shown = shownByParts(words);
+  for (const word of words) {
     if (word.has(own)) continue;
+    if (word.kind === 'role' && shown !== undefined && !word.has(shown.vocabulary)) continue;
     const owners = ALL.filter((f) => f.name !== format && word.has(f.vocabulary));
     if (owners.length > 0) return wordSays(word, owners);
   }
   return null;
+}
+
+/** The format a message's content parts show: the first part type that only one format has. */
+function shownByParts(words: readonly Word[]): SessionFormat | undefined {
+  for (const word of words) {
+    if (word.kind !== 'part') continue;
+    const owners = ALL.filter((f) => word.has(f.vocabulary));
+    if (owners.length === 1) return owners[0];
+  }
+  return undefined;
 }
 
 /**
