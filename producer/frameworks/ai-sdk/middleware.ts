@@ -143,6 +143,11 @@ export function compactorMiddleware(
   let live = options.sessionId;
   let created = false;
   let unreported: InputUsage | null = null;
+  /**
+   * The keys of the messages the session holds after its last assistant message, as far as this
+   * instance knows (it appended them, or read them on its first call); null when it does not know.
+   */
+  let tail: string[] | null = null;
   const calls = new WeakMap<object, CallState>();
   const key = (m: unknown) => canonicalJson(encodeMessage(m as AnyMessage));
 
@@ -150,7 +155,7 @@ export function compactorMiddleware(
     const context = (await loadContext(db, {
       tenantId,
       sessionId: live,
-      format: AI_SDK_FORMAT as never,
+      format: AI_SDK_FORMAT,
     })) as unknown as Record<string, unknown> & { sessionId: string; version: number };
     live = context.sessionId;
     return { messages: contextMessages(context), version: context.version, sessionId: context.sessionId };
@@ -162,7 +167,7 @@ export function compactorMiddleware(
       await createSession(db, {
         tenantId,
         sessionId: options.sessionId,
-        format: AI_SDK_FORMAT as never,
+        format: AI_SDK_FORMAT,
         messages: system.map((m, seq) => ({ seq, message: encodeMessage(m) as never, pinned: true })),
       });
     } catch (error) {
@@ -193,21 +198,26 @@ export function compactorMiddleware(
   const transformParams = async ({ params }: { params: Params }): Promise<Params> => {
     const { system, conversation } = splitPrompt(params.prompt);
     await ensureSession(system);
-    let context = await load();
-    const fresh = unstored(
-      afterLastAssistant(conversation),
-      afterLastAssistant(splitPrompt(context.messages).conversation),
-      key,
-    );
+    let context: Awaited<ReturnType<typeof load>> | null = null;
+    if (tail === null) {
+      // This instance's first call (or the first after a failed write): read what the session holds.
+      context = await load();
+      tail = afterLastAssistant(splitPrompt(context.messages).conversation).map(key);
+    }
+    const fresh = unstored(afterLastAssistant(conversation), tail, key);
     if (fresh.length > 0) {
+      const known = tail;
+      tail = null; // unknown until the append is known to have happened
       ({ sessionId: live } = await appendToLiveSession(
         db,
         tenantId,
         live,
         fresh.map(encodeMessage) as never[],
       ));
-      context = await load();
+      tail = [...known, ...fresh.map(key)];
+      context = null;
     }
+    context ??= await load();
     const next: Params = { ...params, prompt: requestPrompt(system, context.messages, key) };
     calls.set(next, { sessionId: context.sessionId, version: context.version });
     return next;
@@ -223,6 +233,7 @@ export function compactorMiddleware(
         'compactor middleware: a model call whose parameters did not come from its transformParams (was another middleware placed before it?)',
       );
     const message = replyMessage(answer.content);
+    tail = null;
     if (message)
       ({ sessionId: live } = await appendToLiveSession(
         db,
@@ -233,6 +244,7 @@ export function compactorMiddleware(
           contextVersion: call.version,
         },
       ));
+    tail = [];
     unreported = inputUsageOf(answer.usage);
     if (mode === 'auto' && !callsClientTools(answer.content)) await runCompleted();
   };

@@ -9,7 +9,8 @@
  * ones after the prompt's last assistant message (all of the conversation when it has none): the
  * user's next turn, or the tool results of the previous step. Of those, the ones the session
  * already holds after its own last assistant message are skipped, compared by value (the JSON of
- * their stored form, key order ignored), as a leading run: a retried call (the AI SDK retries
+ * their stored form, key order ignored), as a leading run (the middleware reads that tail on its
+ * first call and then keeps it as it appends, so a call costs one context read): a retried call (the AI SDK retries
  * `doGenerate` through the middleware) or a call repeated after a failure stores its messages once.
  * Consequences, documented in docs/guide/ai-sdk.md: an assistant message the application wrote
  * itself (not a model's answer made through the middleware) is not stored; a message the
@@ -40,19 +41,15 @@ export function afterLastAssistant<M extends AnyMessage>(messages: readonly M[])
 }
 
 /**
- * The candidates the session does not hold yet: `candidates` less a leading run equal to `stored`
- * (the session's messages after its last assistant message), message by message under `key`.
- * When `stored` is not such a run (the application changed a message the session holds), nothing
- * is skipped.
+ * The candidates the session does not hold yet: `candidates` less a leading run whose keys are
+ * `stored` (the keys of the session's messages after its last assistant message), message by
+ * message. When `stored` is not such a run (the application changed a message the session holds),
+ * nothing is skipped.
  */
-export function unstored<M>(
-  candidates: readonly M[],
-  stored: readonly unknown[],
-  key: (m: unknown) => string,
-): M[] {
+export function unstored<M>(candidates: readonly M[], stored: readonly string[], key: (m: M) => string): M[] {
   if (stored.length === 0 || stored.length > candidates.length) return candidates.slice();
   for (let i = 0; i < stored.length; i++)
-    if (key(stored[i]) !== key(candidates[i])) return candidates.slice();
+    if (stored[i] !== key(candidates[i] as M)) return candidates.slice();
   return candidates.slice(stored.length);
 }
 
