@@ -3,7 +3,7 @@
  * `generateText` and `streamText` with tools and Anthropic thinking, on `@ai-sdk/anthropic` pointed
  * at the strict fake Messages API over HTTP, a real worker compacting the session between runs.
  * The application keeps its own history, as AI SDK apps do (`messages` grows by each run's
- * `response.messages`); the model is sent compactor's context instead. After each run the test
+ * `responseMessages`); the model is sent compactor's context instead. After each run the test
  * checks that every request was accepted (the strict fake answers 400 to a broken conversation or a
  * thinking block whose signature no longer verifies), that the run's thinking went back signed in
  * its tool loop, that the ledger has the compactions and that nothing was lost (the audit). Then
@@ -50,7 +50,14 @@ const FILES = [
   'shared/extractive/index.ts',
 ];
 const RUNS = 5;
-const THINKING = { anthropic: { thinking: { type: 'enabled', budgetTokens: 1_024 } } } as const;
+/**
+ * Thinking on, and the same tool definitions whether streamed or not: `@ai-sdk/anthropic` adds
+ * `eager_input_streaming` to a streamed request's tools unless `toolStreaming` is false, and a
+ * thinking signature is bound to the tools as well as to the messages before it.
+ */
+const THINKING = {
+  anthropic: { thinking: { type: 'enabled', budgetTokens: 1_024 }, toolStreaming: false },
+} as const;
 
 let api: Listening;
 let key = '';
@@ -98,7 +105,7 @@ describe('an AI SDK agent through the compactor middleware', () => {
   it('runs generateText and streamText with tools and thinking through several compactions, then recalls over MCP', async () => {
     const db = ctx.tdb.database.db;
     await setPolicy(db, tenantId, null, {
-      strategy: { type: 'summarize', keepRecent: 4, maxSummaryTokens: 600 },
+      strategy: { type: 'summarize', keepRecent: 2, maxSummaryTokens: 600 },
       triggers: { maxTokens: 4_000 },
     });
     ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
@@ -119,8 +126,16 @@ describe('an AI SDK agent through the compactor middleware', () => {
     for (let run = 0; run < RUNS; run++) {
       const [a, b] = [FILES[run % FILES.length] as string, FILES[(run + 1) % FILES.length] as string];
       ctx.fake.enqueue(
-        { reply: { thinking: `Run ${run}: start with ${a}.`, text: 'Reading.', toolUse: [{ name: 'read_file', input: { path: a } }] } },
-        { reply: { thinking: `Run ${run}: now ${b}.`, toolUse: [{ name: 'read_file', input: { path: b } }] } },
+        {
+          reply: {
+            thinking: `Run ${run}: start with ${a}.`,
+            text: 'Reading.',
+            toolUse: [{ name: 'read_file', input: { path: a } }],
+          },
+        },
+        {
+          reply: { thinking: `Run ${run}: now ${b}.`, toolUse: [{ name: 'read_file', input: { path: b } }] },
+        },
         { reply: { thinking: `Run ${run}: enough.`, text: `Run ${run} done: ${a} and ${b} read.` } },
       );
       const before = ctx.fake.requests.length;
@@ -141,11 +156,11 @@ describe('an AI SDK agent through the compactor middleware', () => {
         // streamText: the middleware passes the SSE stream through and stores each answer at its end.
         const result = streamText(settings);
         text = await result.text;
-        responseMessages = (await result.response).messages;
+        responseMessages = await result.responseMessages;
       } else {
         const result = await generateText(settings);
         text = result.text;
-        responseMessages = result.response.messages;
+        responseMessages = result.responseMessages;
       }
       history.push(...responseMessages);
       expect(text).toBe(`Run ${run} done: ${a} and ${b} read.`);
@@ -155,7 +170,9 @@ describe('an AI SDK agent through the compactor middleware', () => {
       // Three requests, every one accepted by the strict fake.
       const sent = ctx.fake.requests.slice(before);
       expect(sent.map((r) => r.status)).toEqual([200, 200, 200]);
-      expect(sent.every((r) => (run % 2 === 1) === ((r.body as { stream?: boolean }).stream === true))).toBe(true);
+      expect(sent.every((r) => (run % 2 === 1) === ((r.body as { stream?: boolean }).stream === true))).toBe(
+        true,
+      );
       // The run's tool loop went back with its thinking signed: the last request holds both of
       // the run's tool-use turns, each opening with the thinking block the fake signed.
       const last = bodyOf(ctx.fake.requests.length - 1).messages;
@@ -167,13 +184,19 @@ describe('an AI SDK agent through the compactor middleware', () => {
           String(m.content[0]?.thinking).startsWith(`Run ${run}:`),
       );
       expect(thinkingTurns).toHaveLength(2);
-      for (const turn of thinkingTurns) expect((turn.content as Array<{ signature?: string }>)[0]?.signature).toMatch(/^eyJ/);
+      for (const turn of thinkingTurns)
+        expect((turn.content as Array<{ signature?: string }>)[0]?.signature).toMatch(/^eyJ/);
       if (compactedBefore > 0) {
         // The agent went on from compactor's compacted history, not from its own: the first request
-        // of the run opens with the summary, and is shorter than the history the app holds.
-        const first = bodyOf(before).messages;
-        expect(JSON.stringify(first[0]?.content)).toMatch(/compactor/i);
-        expect(first.length).toBeLessThan(history.length - responseMessages.length);
+        // of the run opens with the summary, and the file the previous run read first is no longer
+        // in it, though the application's own history still holds it.
+        const first = JSON.stringify(bodyOf(before).messages);
+        expect(JSON.stringify(bodyOf(before).messages[0]?.content)).toMatch(/compactor/i);
+        const earlier = JSON.stringify(
+          await readFile(FILES[(run - 1) % FILES.length] as string, 'utf8'),
+        ).slice(1, 200);
+        expect(first).not.toContain(earlier);
+        expect(JSON.stringify(history)).toContain(earlier);
         continuedAfterCompaction++;
       }
 
@@ -195,7 +218,11 @@ describe('an AI SDK agent through the compactor middleware', () => {
     const live = JSON.stringify((await loadContext(db, { tenantId, sessionId, format: 'ai-sdk' })).prompt);
     expect(live).not.toContain(JSON.stringify(fileText).slice(1, 200));
     mcp = await createMCPClient({
-      transport: { type: 'http', url: new URL('/v1/mcp', api.url).href, headers: { authorization: `Bearer ${key}` } },
+      transport: {
+        type: 'http',
+        url: new URL('/v1/mcp', api.url).href,
+        headers: { authorization: `Bearer ${key}` },
+      },
     });
     const recall = await mcp.tools();
     expect(Object.keys(recall).sort()).toEqual(['recall_read', 'recall_search']);
@@ -210,14 +237,22 @@ describe('an AI SDK agent through the compactor middleware', () => {
         found = JSON.parse(text).hits;
         const seq = found.find((h) => h.kind === 'tool_call')?.seq ?? -1;
         ctx.fake.enqueue(
-          { reply: { thinking: 'Read it back.', toolUse: [{ name: 'recall_read', input: { sessionId, fromSeq: seq, toSeq: seq + 1 } }] } },
+          {
+            reply: {
+              thinking: 'Read it back.',
+              toolUse: [{ name: 'recall_read', input: { sessionId, fromSeq: seq, toSeq: seq + 1 } }],
+            },
+          },
           { reply: { thinking: 'Got it.', text: `${file} plans the context window.` } },
         );
         return output;
       },
     };
     ctx.fake.enqueue({
-      reply: { thinking: 'It left my context.', toolUse: [{ name: 'recall_search', input: { sessionId, query: file } }] },
+      reply: {
+        thinking: 'It left my context.',
+        toolUse: [{ name: 'recall_search', input: { sessionId, query: file } }],
+      },
     });
     const before = ctx.fake.requests.length;
     history.push({ role: 'user', content: 'What did the first file you read do, again?' });
@@ -225,7 +260,11 @@ describe('an AI SDK agent through the compactor middleware', () => {
       model,
       system: SYSTEM,
       messages: history,
-      tools: { read_file: readFileTool, recall_search: scriptedSearch, recall_read: recall.recall_read as Tool },
+      tools: {
+        read_file: readFileTool,
+        recall_search: scriptedSearch,
+        recall_read: recall.recall_read as Tool,
+      },
       stopWhen: stepCountIs(8),
       maxRetries: 0,
       providerOptions: THINKING,
@@ -237,14 +276,14 @@ describe('an AI SDK agent through the compactor middleware', () => {
     // The read's result, as the model received it: the call and the tool result that held the file,
     // as the middleware stored them.
     const lastTurn = bodyOf(ctx.fake.requests.length - 1).messages.at(-1);
-    const toolResult = (lastTurn?.content as Array<{ type: string; content?: unknown }>).find(
+    const toolResult = ((lastTurn?.content ?? []) as Array<{ type: string; content?: unknown }>).find(
       (b) => b.type === 'tool_result',
     );
     const readText = JSON.stringify(toolResult?.content);
     expect(readText).toContain(JSON.stringify(JSON.stringify(fileText).slice(1, 400)).slice(1, -1));
-    const read = JSON.parse(
-      ((toolResult?.content as Array<{ text: string }>)[0] as { text: string }).text,
-    ) as { messages: Array<{ seq: number; content: { role: string; content: Array<Record<string, unknown>> } }> };
+    const read = JSON.parse(((toolResult?.content ?? []) as Array<{ text: string }>)[0]?.text ?? '{}') as {
+      messages: Array<{ seq: number; content: { role: string; content: Array<Record<string, unknown>> } }>;
+    };
     expect(read.messages.map((m) => m.seq)).toEqual([2, 3]);
     expect(read.messages[0]?.content.content.find((p) => p.type === 'tool-call')).toMatchObject({
       toolName: 'read_file',

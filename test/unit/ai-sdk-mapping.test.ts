@@ -260,12 +260,12 @@ describe('which prompt messages are new', () => {
     expect(afterLastAssistant([user('only')])).toEqual([user('only')]);
     expect(unstored([tool, user('b')], [], key)).toEqual([tool, user('b')]);
     // A retried call: the session already holds the tool result.
-    expect(unstored([tool, user('b')], [tool], key)).toEqual([user('b')]);
+    expect(unstored([tool, user('b')], [key(tool)], key)).toEqual([user('b')]);
     // Key order does not matter.
     const reordered = JSON.parse(JSON.stringify({ content: tool.content, role: 'tool' }));
-    expect(unstored([tool, user('b')], [reordered], key)).toEqual([user('b')]);
+    expect(unstored([tool, user('b')], [key(reordered)], key)).toEqual([user('b')]);
     // The application changed a stored message: nothing is skipped.
-    expect(unstored([user('b2')], [user('b')], key)).toEqual([user('b2')]);
+    expect(unstored([user('b2')], [key(user('b'))], key)).toEqual([user('b2')]);
   });
 
   it("sends the call's own instructions, then the session's other system messages and its conversation", () => {
