@@ -45,6 +45,10 @@ export const FOLDERS: Readonly<Record<string, string>> = {
     "the Redis connection, one server or a cluster (docs/guide/scale-out.md), and the tenants' backlogs that set job priorities",
   'producer/queue/':
     "the queue backend (BullMQ on Redis or on Postgres) and the tenants' backlog counts on either",
+  'producer/frameworks/':
+    'adapters for agent frameworks, one folder each: they call the client library and import nothing of the worker',
+  'producer/frameworks/ai-sdk/':
+    "the Vercel AI SDK's language-model middleware (ai 5, 6 and 7): new prompt messages and each answer stored in an ai-sdk session, the model sent the session's context, a run's end enqueued",
   'producer/media/':
     'the PDF page counter the edges hand to the token estimate (node:zlib for compressed object streams; the pure core only scans)',
   'worker/config/':
