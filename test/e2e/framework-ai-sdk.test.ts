@@ -13,6 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
+import { createOpenAI } from '@ai-sdk/openai';
 import {
   generateText,
   jsonSchema,
@@ -32,6 +33,7 @@ import type { Listening } from '../../worker/http/ops.ts';
 import { createKey } from '../../worker/postgres/api-keys.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { setPolicy } from '../../worker/postgres/policies.ts';
+import { FakeOpenAIResponsesServer, responsesInputError } from '../support/fake-openai-responses.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 import { startKeyedApi } from '../support/keyed-api.ts';
@@ -87,17 +89,16 @@ type Body = { messages: Array<{ role: string; content: string | Array<Record<str
 const bodyOf = (i: number) => ctx.fake.requests[i]?.body as Body;
 
 /** Waits for the worker to finish the run's event; returns its state. */
-async function settled(run: CompletedRun): Promise<string | undefined> {
+async function settled(run: CompletedRun, tenant = tenantId): Promise<string | undefined> {
   return waitFor(async () => {
-    const state = await ctx.producer.queue.getJobState(jobIdOf(tenantId, run.eventId));
+    const state = await ctx.producer.queue.getJobState(jobIdOf(tenant, run.eventId));
     return state === 'completed' || state === 'failed' ? state : undefined;
   }, 30_000);
 }
 
-async function appliedCompactions(): Promise<number> {
+async function appliedCompactions(tenant = tenantId): Promise<number> {
   const [row] = await ctx.tdb.database.sql<{ n: number }[]>`
-    select count(*)::int as n from compactions
-    where tenant_id = ${tenantId} and session_id like ${`${sessionId}%`} and status = 'applied'`;
+    select count(*)::int as n from compactions where tenant_id = ${tenant} and status = 'applied'`;
   return row?.n ?? 0;
 }
 
@@ -297,5 +298,76 @@ describe('an AI SDK agent through the compactor middleware', () => {
     const report = await audit(db, tenantId, middleware.sessionId);
     expect(violations(report)).toEqual([]);
     expect(report.liveOriginals + report.archivedOriginals).toBe(appended + 6);
+  });
+});
+
+describe('an AI SDK agent on OpenAI Responses through the compactor middleware', () => {
+  it('runs generateText with tools through @ai-sdk/openai against the strict fake Responses API, through compactions', async () => {
+    const db = ctx.tdb.database.db;
+    const tenant = 'ai-sdk-openai';
+    const fake = new FakeOpenAIResponsesServer();
+    const baseURL = await fake.start();
+    ctx.onTeardown(() => fake.close());
+    await setPolicy(db, tenant, null, {
+      strategy: { type: 'summarize', keepRecent: 2, maxSummaryTokens: 600 },
+      triggers: { maxTokens: 4_000 },
+    });
+    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
+    const runs: CompletedRun[] = [];
+    const middleware = compactorMiddleware({
+      db,
+      producer: ctx.producer,
+      tenantId: tenant,
+      sessionId: 'ai-sdk-openai',
+      onRunCompleted: (run) => runs.push(run),
+    });
+    const openai = createOpenAI({ baseURL, apiKey: 'sk-test' });
+    const model = wrapLanguageModel({ model: openai('gpt-5.4-mini'), middleware });
+    const history: ModelMessage[] = [];
+    let appended = 1;
+    let continuedAfterCompaction = 0;
+    for (let run = 0; run < 4; run++) {
+      const [a, b] = [FILES[run % FILES.length] as string, FILES[(run + 1) % FILES.length] as string];
+      fake.script.push(
+        { name: 'read_file', arguments: JSON.stringify({ path: a }) },
+        { name: 'read_file', arguments: JSON.stringify({ path: b }) },
+      );
+      const before = fake.requests.length;
+      const compactedBefore = await appliedCompactions(tenant);
+      history.push({ role: 'user', content: `Run ${run}: read two files.` });
+      const result = await generateText({
+        model,
+        system: 'You are a careful coding assistant.',
+        messages: history,
+        tools: { read_file: readFileTool },
+        stopWhen: stepCountIs(8),
+        maxRetries: 0,
+        // Stateless: reasoning goes back as the encrypted content the fake signed, kept byte-exact.
+        providerOptions: { openai: { store: false, include: ['reasoning.encrypted_content'] } },
+      });
+      history.push(...result.responseMessages);
+      expect(result.text).toBe('ok');
+      appended += 6;
+      const sent = fake.requests.slice(before);
+      expect(sent).toHaveLength(3);
+      // Every request passes the fake's input rules again here (each was answered 200 already).
+      for (const r of sent) {
+        const body = r.body as { input: unknown; store?: boolean };
+        expect(responsesInputError(body.input, fake.state, body.store !== false)).toBeNull();
+      }
+      if (compactedBefore > 0) {
+        const first = sent[0]?.body as { input: Array<{ role?: string; content?: unknown }> };
+        const input = first.input;
+        expect(input[0]?.role).toBe('developer');
+        expect(JSON.stringify(input[1]?.content)).toMatch(/compactor/i);
+        continuedAfterCompaction++;
+      }
+      expect(await settled(runs.at(-1) as CompletedRun, tenant)).toBe('completed');
+      const report = await audit(db, tenant, middleware.sessionId);
+      expect(violations(report)).toEqual([]);
+      expect(report.liveOriginals + report.archivedOriginals).toBe(appended);
+    }
+    expect(await appliedCompactions(tenant)).toBeGreaterThanOrEqual(3);
+    expect(continuedAfterCompaction).toBeGreaterThanOrEqual(3);
   });
 });
