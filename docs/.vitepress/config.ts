@@ -19,6 +19,7 @@ const guide: DefaultTheme.SidebarItem[] = [
   { text: 'Recall: what left the context', link: '/guide/recall' },
   { text: 'Agents on the OpenAI Responses API', link: '/guide/openai-responses' },
   { text: 'Agents on the Vercel AI SDK', link: '/guide/ai-sdk' },
+  { text: 'Agents on the AI SDK: the ai-sdk format', link: '/guide/ai-sdk-format' },
   { text: 'Events and webhooks', link: '/guide/events' },
   { text: 'The HTTP API', link: '/guide/http-api' },
   { text: 'Policies and strategies', link: '/guide/policies' },
