@@ -5,13 +5,16 @@
  * the version's own types, with file data as bytes and as a URL, go into an `ai-sdk` session and
  * come back as the next prompt exactly (the format's encoding is undone); a retried call stores
  * nothing twice; a stream is passed through and its answer stored at its end with the context
- * version; the run's end is enqueued once, with the answer's input usage. Also ai 7's own
- * `wrapLanguageModel` and `generateText` with a local v4 model.
+ * version; the run's end is enqueued once, with the answer's input usage. Then the real `ai` 5,
+ * 6 and 7 packages (npm aliases `ai-v5`, `ai-v6`), each's own `wrapLanguageModel` and
+ * `generateText` (and ai 5's `streamText`) on a local model of its version.
  */
 import type {
+  LanguageModelV2,
   LanguageModelV2CallOptions,
   LanguageModelV2Message,
   LanguageModelV2StreamPart,
+  LanguageModelV3,
   LanguageModelV3CallOptions,
   LanguageModelV3GenerateResult,
   LanguageModelV3Message,
@@ -21,6 +24,8 @@ import type {
   LanguageModelV4Message,
 } from '@ai-sdk/provider';
 import { generateText, wrapLanguageModel } from 'ai';
+import { generateText as generateText5, streamText as streamText5, wrapLanguageModel as wrap5 } from 'ai-v5';
+import { generateText as generateText6, wrapLanguageModel as wrap6 } from 'ai-v6';
 import { describe, expect, it } from 'vitest';
 import { type CompletedRun, compactorMiddleware } from '../../producer/frameworks/ai-sdk/index.ts';
 import { loadContext } from '../../producer/index.ts';
@@ -108,7 +113,7 @@ describe('specification v2 (AI SDK 5)', () => {
       model: undefined as never,
     });
     const out: LanguageModelV2StreamPart[] = [];
-    const stream = result?.stream as unknown as AsyncIterable<LanguageModelV2StreamPart>;
+    const stream = (result as { stream: unknown }).stream as AsyncIterable<LanguageModelV2StreamPart>;
     for await (const p of stream) out.push(p);
     expect(out).toEqual(parts);
     const rows = await storedRows(sessionId);
@@ -288,5 +293,126 @@ describe('specification v4 (AI SDK 7)', () => {
     expect(() => compactorMiddleware({ db, producer: {} as never, tenantId, sessionId: 's' })).toThrow(
       /^producer: /,
     );
+  });
+});
+
+/** The prompts a local model was called with. */
+const prompts: unknown[][] = [];
+
+/** A local v2 model (AI SDK 5) that answers `text`, streamed or not. */
+function localV2(text: string): LanguageModelV2 {
+  const usage = { inputTokens: 40, outputTokens: 2, totalTokens: 42, cachedInputTokens: 30 };
+  return {
+    specificationVersion: 'v2',
+    provider: 'local',
+    modelId: 'local-v2',
+    supportedUrls: {},
+    doGenerate: async (options) => {
+      prompts.push(options.prompt);
+      return { content: [{ type: 'text', text }], finishReason: 'stop', usage, warnings: [] };
+    },
+    doStream: async (options) => {
+      prompts.push(options.prompt);
+      const parts: LanguageModelV2StreamPart[] = [
+        { type: 'stream-start', warnings: [] },
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: text },
+        { type: 'text-end', id: 't' },
+        { type: 'finish', finishReason: 'stop', usage },
+      ];
+      return {
+        stream: new ReadableStream({
+          start(c) {
+            for (const p of parts) c.enqueue(p);
+            c.close();
+          },
+        }),
+      };
+    },
+  };
+}
+
+/** A local v3 model (AI SDK 6) that answers `text`. */
+function localV3(text: string): LanguageModelV3 {
+  return {
+    specificationVersion: 'v3',
+    provider: 'local',
+    modelId: 'local-v3',
+    supportedUrls: {},
+    doGenerate: async (options) => {
+      prompts.push(options.prompt);
+      return {
+        content: [{ type: 'text', text }],
+        finishReason: { unified: 'stop', raw: 'end_turn' },
+        usage: {
+          inputTokens: { total: 40, noCache: 10, cacheRead: 30, cacheWrite: 0 },
+          outputTokens: { total: 2, text: 2, reasoning: 0 },
+        },
+        warnings: [],
+      };
+    },
+    doStream: async () => {
+      throw new Error('not streamed');
+    },
+  };
+}
+
+describe('the real ai 5 and ai 6 packages', () => {
+  it("ai 5's wrapLanguageModel with the v2 middleware: generateText and streamText keep one session", async () => {
+    const producer = recordingProducer();
+    const sessionId = 'ai5';
+    const middleware = compactorMiddleware({
+      db: ctx.tdb.database.db,
+      producer,
+      tenantId,
+      sessionId,
+      specificationVersion: 'v2',
+    });
+    // The model typed as ai 5's own @ai-sdk/provider (2.x) types it; the middleware fits as it is.
+    const model = wrap5({ model: localV2('Five.') as Parameters<typeof wrap5>[0]['model'], middleware });
+    const first = await generateText5({ model, system: 'Be brief.', prompt: 'One?' });
+    expect(first.text).toBe('Five.');
+    const second = streamText5({ model, system: 'Be brief.', prompt: 'Two?' });
+    expect(await second.text).toBe('Five.');
+    expect(prompts.at(-1)).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: [{ type: 'text', text: 'One?' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Five.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'Two?' }] },
+    ]);
+    expect((await storedRows(sessionId)).map((r) => r.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    expect(producer.events.map((e) => [e.inputTokens, e.cacheReadTokens])).toEqual([
+      [40, 30],
+      [40, 30],
+    ]);
+  });
+
+  it("ai 6's wrapLanguageModel with the v3 middleware", async () => {
+    const producer = recordingProducer();
+    const sessionId = 'ai6';
+    const middleware = compactorMiddleware({
+      db: ctx.tdb.database.db,
+      producer,
+      tenantId,
+      sessionId,
+      specificationVersion: 'v3',
+    });
+    const model = wrap6({ model: localV3('Six.') as Parameters<typeof wrap6>[0]['model'], middleware });
+    await generateText6({ model, system: 'Be brief.', prompt: 'One?' });
+    const second = await generateText6({ model, system: 'Be brief.', prompt: 'Two?' });
+    expect(second.text).toBe('Six.');
+    expect(prompts.at(-1)).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: [{ type: 'text', text: 'One?' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Six.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'Two?' }] },
+    ]);
+    expect(producer.events).toHaveLength(2);
   });
 });

@@ -22,6 +22,7 @@ export {
   type CompactorMiddlewareV3,
   type CompletedRun,
   compactorMiddleware,
+  type PortableMiddlewareFunctions,
 } from './middleware.ts';
 export { afterLastAssistant, splitPrompt } from './prompt.ts';
 export { type AnyContent, type AnyMessage, replyMessage } from './reply.ts';

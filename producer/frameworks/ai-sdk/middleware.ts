@@ -17,11 +17,7 @@
  *    with `'manual'` the application calls {@link CompactorMiddleware.runCompleted} itself.
  */
 import { randomUUID } from 'node:crypto';
-import type {
-  LanguageModelV2Middleware,
-  LanguageModelV3Middleware,
-  LanguageModelV4Middleware,
-} from '@ai-sdk/provider';
+import type { LanguageModelV4Middleware } from '@ai-sdk/provider';
 import { InvalidInputError, SessionExistsError } from '../../../shared/contract/errors.ts';
 import type { RunCompletedInput } from '../../../shared/protocol/events.ts';
 import { loadContext } from '../../context.ts';
@@ -90,10 +86,25 @@ export interface CompactorMiddlewareExtras {
 
 /** The middleware for AI SDK 7 (`LanguageModelV4Middleware`) with {@link CompactorMiddlewareExtras}. */
 export type CompactorMiddleware = LanguageModelV4Middleware & CompactorMiddlewareExtras;
-/** The middleware for AI SDK 6. */
-export type CompactorMiddlewareV3 = LanguageModelV3Middleware & CompactorMiddlewareExtras;
-/** The middleware for AI SDK 5. */
-export type CompactorMiddlewareV2 = LanguageModelV2Middleware & CompactorMiddlewareExtras;
+/**
+ * The functions of a middleware for an older `ai`, typed to fit its `wrapLanguageModel` whichever
+ * `@ai-sdk/provider` it brings: `ai` 5 types its middleware with `@ai-sdk/provider` 2.x and `ai` 6
+ * with 3.x, whose types are not those of 4.x (their `JSONValue` differs), so the functions take
+ * any options and their results are typed `never`, which fits any expected result. They are the
+ * same functions as {@link CompactorMiddleware}'s; call them through `wrapLanguageModel` only.
+ */
+export interface PortableMiddlewareFunctions {
+  transformParams(options: unknown): Promise<never>;
+  wrapGenerate(options: unknown): Promise<never>;
+  wrapStream(options: unknown): Promise<never>;
+}
+
+/** The middleware for AI SDK 6 (`LanguageModelV3Middleware` of `@ai-sdk/provider` 3.x). */
+export type CompactorMiddlewareV3 = { readonly specificationVersion: 'v3' } & PortableMiddlewareFunctions &
+  CompactorMiddlewareExtras;
+/** The middleware for AI SDK 5 (`LanguageModelV2Middleware` of `@ai-sdk/provider` 2.x). */
+export type CompactorMiddlewareV2 = { readonly middlewareVersion: 'v2' } & PortableMiddlewareFunctions &
+  CompactorMiddlewareExtras;
 
 /** The session's context version and live id that one call's prompt was built from. */
 interface CallState {
