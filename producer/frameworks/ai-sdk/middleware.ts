@@ -241,7 +241,7 @@ export function compactorMiddleware(
     const call = calls.get(params);
     if (!call)
       throw new Error(
-        'compactor middleware: a model call whose parameters did not come from its transformParams (was another middleware placed before it?)',
+        'compactor middleware: wrapGenerate/wrapStream got parameters that its own transformParams did not return; give the middleware to wrapLanguageModel rather than calling its functions one by one',
       );
     const message = replyMessage(answer.content);
     tail = null;
