@@ -697,6 +697,25 @@ describe('a message of the format', () => {
     else expect(said).toMatch(error);
   });
 
+  it('gives each client call its own place, so an id given twice is named where it repeats', () => {
+    const twice = format.rowOf(
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool-call', toolCallId: 'c', toolName: 't', input: {} },
+          { type: 'text', text: 'and again' },
+          { type: 'tool-call', toolCallId: 'c', toolName: 't', input: {} },
+        ],
+      },
+      'messages[4]',
+      {},
+    );
+    expect(twice.toolUseIdsAt).toEqual([
+      { id: 'c', field: 'messages[4].content[0].toolCallId' },
+      { id: 'c', field: 'messages[4].content[2].toolCallId' },
+    ]);
+  });
+
   it('takes pinned beside its fields, and stores the message without it', () => {
     const row = format.rowOf({ role: 'system', content: 'rules', pinned: true }, 'm', {});
     expect(row).toMatchObject({ pinned: true, contentBlocks: { role: 'system', content: 'rules' } });

@@ -19,6 +19,17 @@ const RESULTS: Record<string, StoredContent> = {
   anthropic: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'x'.repeat(400) }],
   'openai-chat': { role: 'tool', tool_call_id: 'call_1', content: 'x'.repeat(400) },
   'openai-responses': { type: 'function_call_output', call_id: 'call_1', output: 'x'.repeat(400) },
+  'ai-sdk': {
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: 'call_1',
+        toolName: 'bash',
+        output: { type: 'text', value: 'x'.repeat(400) },
+      },
+    ],
+  },
 };
 
 describe('session format rules', () => {

@@ -3,12 +3,18 @@
  * data encoded by ./encoding.ts) validated (./message.ts) and turned into its row (./facts.ts), the
  * whole message object kept as the client wrote it. Pure.
  */
-import { jsonValueProblem } from '../../contract/content-checks.ts';
+import { jsonValueProblem, type ToolUseIdAt } from '../../contract/content-checks.ts';
 import { InvalidInputError } from '../../contract/errors.ts';
 import { storableText } from '../../contract/unicode.ts';
 import type { MessageRow, RowOptions } from '../format.ts';
-import { aiSdkFacts } from './facts.ts';
-import { type AiSdkMessage, aiSdkMessageProblem, nonJsonObjectProblem, partsOf } from './message.ts';
+import { aiSdkFacts, isClientCall } from './facts.ts';
+import {
+  type AiSdkMessage,
+  type AiSdkPart,
+  aiSdkMessageProblem,
+  nonJsonObjectProblem,
+  partsOf,
+} from './message.ts';
 
 /**
  * Validates a stored AI SDK message and derives its row.
@@ -33,7 +39,6 @@ export function aiSdkRow(message: unknown, where: string, options: RowOptions = 
   if (problem) throw new InvalidInputError(`${problem.field}: ${problem.message}`);
   const m = message as AiSdkMessage;
   const facts = aiSdkFacts(m, options.pdfPages);
-  const parts = partsOf(m);
   return {
     role: facts.role,
     kind: facts.kind,
@@ -47,9 +52,14 @@ export function aiSdkRow(message: unknown, where: string, options: RowOptions = 
     tokenCount: options.tokenCount ?? facts.tokenCount,
     pinned: options.pinned ?? false,
     createdAt: options.createdAt ?? null,
-    toolUseIdsAt: facts.toolUseIds.map((id) => ({
-      id,
-      field: `${where}.content[${parts.findIndex((p) => p.type === 'tool-call' && p.toolCallId === id)}].toolCallId`,
-    })),
+    // Each client call where it stands, so a repeated id is named at its second place.
+    toolUseIdsAt: m.role === 'assistant' ? callsAt(partsOf(m), where) : [],
   };
+}
+
+/** The id of each client call of a message's parts, with its field (`<where>.content[2].toolCallId`). */
+function callsAt(parts: readonly AiSdkPart[], where: string): ToolUseIdAt[] {
+  return parts.flatMap((part, j) =>
+    isClientCall(part) ? [{ id: String(part.toolCallId), field: `${where}.content[${j}].toolCallId` }] : [],
+  );
 }
