@@ -49,6 +49,8 @@ export const FOLDERS: Readonly<Record<string, string>> = {
     'adapters to agent frameworks, one folder each, each a subpath export of the package with the framework as an optional peer dependency, on the client library alone',
   'producer/frameworks/openai-agents/':
     'the OpenAI Agents SDK for TypeScript (`@openai/agents`): its `Session` over an `openai-responses` session (`session.ts`), its items mapped to Responses items (`to-responses.ts`) and back (`from-responses.ts`), the run end event from its compaction hook, recall as its MCP server (`recall.ts`)',
+  'producer/frameworks/ai-sdk/':
+    "the Vercel AI SDK's language-model middleware (ai 5, 6 and 7): new prompt messages and each answer stored in an ai-sdk session, the model sent the session's context, a run's end enqueued",
   'producer/media/':
     'the PDF page counter the edges hand to the token estimate (node:zlib for compressed object streams; the pure core only scans)',
   'producer/frameworks/langchain/':

@@ -28,11 +28,13 @@
  *    `compactor api`'s peak RSS.
  * 13. The hostile-input suite (test/bench/hostile-suite.ts): the cases of
  *    test/security/hostile-input.test.ts sent to `compactor api`, and its peak RSS through them.
+ * 14. The AI SDK middleware (test/bench/ai-sdk-middleware.ts): the time it adds to one
+ *    `generateText` call on a 500-message session, median and p95, against a target of 5 ms.
  *
  * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8),
  * `--alternations A` (part 1: runs of each side, floor and compactor alternating; default 3),
  * `--levels 1,8,32,128` (part 2: the concurrency levels, default all four; `--levels 128` runs the
- * one the target reads), `--parts 1,2,4,5,7,8,9,10,12,13` (default all; part 1 also runs 3 and 6, which need
+ * one the target reads), `--parts 1,2,4,5,7,8,9,10,12,13,14` (default all; part 1 also runs 3 and 6, which need
  * its numbers), `--api-node-options=--max-old-space-size=256` (parts 10, 12 and 13: the API process's
  * NODE_OPTIONS; default none), `--backends redis,postgres` (parts 1 and 2: the queue backends, in
  * that order; default both; parts 3 and 6 use Redis and the first backend's runs). Only a run of every part at the default levels rewrites results.md. Benchmarks print
@@ -79,6 +81,7 @@ import { createAnthropicSummarizer } from '../../worker/summarizers/anthropic.ts
 import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
+import { aiSdkMiddlewareOverhead } from './ai-sdk-middleware.ts';
 import { openRunQueues, parseBackends } from './backends.ts';
 import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
 import { hostileMcp } from './hostile-mcp.ts';
@@ -101,7 +104,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     alternations: { type: 'string', default: '3' },
     levels: { type: 'string', default: '1,8,32,128' },
-    parts: { type: 'string', default: '1,2,4,5,7,8,9,10,12,13' },
+    parts: { type: 'string', default: '1,2,4,5,7,8,9,10,12,13,14' },
     'api-node-options': { type: 'string', default: '' },
     backends: { type: 'string', default: 'redis,postgres' },
   },
@@ -113,7 +116,7 @@ const ALTERNATIONS = positiveInteger('alternations', values.alternations);
 const BACKENDS = parseBackends(values.backends);
 const LEVELS = values.levels.split(',').map((c) => positiveInteger('levels', c.trim()));
 const ALL_PARTS =
-  ['1', '2', '4', '5', '7', '8', '9', '10', '12', '13'].every((p) => PARTS.has(p)) &&
+  ['1', '2', '4', '5', '7', '8', '9', '10', '12', '13', '14'].every((p) => PARTS.has(p)) &&
   values.levels === '1,8,32,128';
 const TENANT = 'bench';
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
@@ -183,6 +186,7 @@ async function main() {
     if (PARTS.has('10')) await noisyNeighbor(url, sql, prefix, section, values['api-node-options']);
     if (PARTS.has('12')) await hostileMcp(url, sql, prefix, section, values['api-node-options']);
     if (PARTS.has('13')) await hostileSuite(url, sql, prefix, section, values['api-node-options']);
+    if (PARTS.has('14')) await aiSdkMiddlewareOverhead(url, prefix(), section);
     if (ALL_PARTS) {
       await writeFile(RESULTS, report.text());
       console.log(`\nwritten to ${RESULTS}`);
