@@ -11,15 +11,15 @@
  * ```
  */
 import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import type { ContextNotice } from '../shared/context/render.ts';
+import type { ContextNotice, ContextRow } from '../shared/context/render.ts';
 import { ContextLimitError, InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
 import type { SessionFormat } from '../shared/contract/session-format.ts';
 import type { RenderedFormatContext } from '../shared/formats/format.ts';
 import type { ChatMessage } from '../shared/formats/openai-chat/message.ts';
 import type { ResponsesItem } from '../shared/formats/openai-responses/item.ts';
-import { SESSION_FORMAT_RULES } from '../shared/formats/registry.ts';
+import { foreignWord, formatMismatch, SESSION_FORMAT_RULES } from '../shared/formats/registry.ts';
 import { countPdfPages } from './media/pdf-pages.ts';
-import { readContext } from './postgres/context-query.ts';
+import { type ContextRead, readContext } from './postgres/context-query.ts';
 import type { Db } from './postgres/db.ts';
 
 export type { ContextNotice } from '../shared/context/render.ts';
@@ -46,6 +46,14 @@ export interface LoadContextInput {
   maxBytes?: number;
   /** The same in the live session's estimated tokens (a tenant's `maxContextTokens`). */
   maxTokens?: number;
+  /**
+   * Messages not stored yet, in the session's format: rendered after the session's rows as the
+   * next append would store them, so that the context a model is sent can hold the turn it answers
+   * while that turn is stored with the answer, in one append (a framework middleware does). They
+   * are validated as an append validates them and written nowhere; they count in `tokens`, not in
+   * `maxBytes`/`maxTokens`.
+   */
+  pending?: readonly unknown[];
   /**
    * The session format the caller expects (it decides the result's shape): `anthropic` (default)
    * gives a {@link LoadedContext}, `openai-chat` a {@link LoadedChatContext}, `openai-responses` a
@@ -203,8 +211,11 @@ export async function loadContext(
       `format: session "${read.liveId}" has format "${read.format}", not "${expected}"; pass format: "${read.format}" (or "any")`,
     );
   }
-  const rendered = SESSION_FORMAT_RULES[read.format].renderContext({
+  const format = SESSION_FORMAT_RULES[read.format];
+  const rows = [...read.render.rows, ...pendingRows(input.pending ?? [], read)];
+  const rendered = format.renderContext({
     ...read.render,
+    rows,
     thinking: input.thinking ?? 'keep',
     compactionBlock: input.compactionBlock ?? 'native',
     pdfPages: countPdfPages,
@@ -215,4 +226,28 @@ export async function loadContext(
     | LoadedChatContext
     | LoadedResponsesContext
     | LoadedFormatContext;
+}
+
+/**
+ * {@link LoadContextInput.pending}'s messages as the rows an append would store after the live ones.
+ * @throws {InvalidInputError} naming `pending[i]` and the field: a message of another format, or
+ *   one the session's format refuses.
+ */
+function pendingRows(pending: readonly unknown[], read: ContextRead): ContextRow[] {
+  if (!Array.isArray(pending)) throw new InvalidInputError('pending: expected a list of messages');
+  const last = read.render.rows.at(-1)?.seq ?? -1;
+  return pending.map((message, i) => {
+    const where = `pending[${i}]`;
+    const foreign = foreignWord(read.format, message, where);
+    if (foreign) throw formatMismatch(foreign, read.liveId, read.format);
+    const row = SESSION_FORMAT_RULES[read.format].rowOf(message, where, { pdfPages: countPdfPages });
+    return {
+      seq: last + 1 + i,
+      role: row.role,
+      kind: row.kind,
+      content: row.contentBlocks,
+      pinned: false,
+      contextVersion: null,
+    };
+  });
 }

@@ -155,8 +155,8 @@ export async function aiSdkMiddlewareOverhead(
       ],
       [
         `${CALLS} calls each after ${WARM_UP} warm-up calls, alternating; the application sends its whole history (${SESSION_MESSAGES} messages, growing by 2 a call), the middleware sends compactor's context instead.`,
-        'With the middleware a call appends the new user turn, loads the context, stores the answer and enqueues session.run.completed (Redis): one database connection, in-process. A busy machine (load average over the core count) inflates every number here.',
-        'The last three rows time those client-library calls alone, on the same session after the loop: a call through the middleware costs about one load, two appends and one enqueue.',
+        'With the middleware a call loads the context with the new user turn pending, then stores that turn and the answer in one append and enqueues session.run.completed (Redis): one database connection, in-process. A busy machine (load average over the core count) inflates every number here.',
+        'The last three rows time those client-library calls alone, on the same session after the loop: a call through the middleware costs about one load, one append and one enqueue.',
       ],
     );
   } finally {

@@ -6,12 +6,14 @@
  *
  * Per model call:
  * 1. `transformParams`: the session is created on the first call (its leading system messages
- *    pinned), the prompt's new messages are appended (prompt.ts gives the rule), and the prompt is
- *    replaced by the session's context (`loadContext`, format `ai-sdk`), after this call's own
- *    system messages; the context's `version` is kept for the call.
- * 2. `wrapGenerate` / `wrapStream`: the answer is stored as the assistant message the AI SDK would
- *    send back (reply.ts), with that `contextVersion`. A stream passes through unchanged and is
- *    stored when it finishes, before it closes.
+ *    pinned), and the prompt is replaced by the session's context with the prompt's new messages
+ *    after it (`loadContext` with them `pending`, format `ai-sdk`; prompt.ts gives which are new),
+ *    after this call's own system messages; the context's `version` is kept for the call.
+ * 2. `wrapGenerate` / `wrapStream`: the new messages and the answer, as the assistant message the
+ *    AI SDK would send back (reply.ts), are stored in one append with that `contextVersion`: one
+ *    round trip per call, and a model call that fails stores nothing (the next call sends the turn
+ *    again, and it is new again). A stream passes through unchanged and is stored when it
+ *    finishes, before it closes.
  * 3. The end of a run: by default (`runCompleted: 'auto'`) an answer that calls no tool the
  *    application runs ends the run, and `session.run.completed` is enqueued with its input usage;
  *    with `'manual'` the application calls {@link CompactorMiddleware.runCompleted} itself.
@@ -110,6 +112,10 @@ export type CompactorMiddlewareV2 = { readonly middlewareVersion: 'v2' } & Porta
 interface CallState {
   sessionId: string;
   version: number;
+  /** The prompt's new messages, sent in the context and stored with the answer (encoded). */
+  fresh: unknown[];
+  /** What the session held after its last answer when the call began (canonical JSON each). */
+  tail: string[];
 }
 
 /** A call's parameters, as far as the middleware reads them (the same in every version). */
@@ -162,11 +168,12 @@ export function compactorMiddleware(
   const calls = new WeakMap<object, CallState>();
   const key = (m: unknown) => canonicalJson(encodeMessage(m as AnyMessage));
 
-  const load = async () => {
+  const load = async (pending: readonly unknown[] = []) => {
     const context = (await loadContext(db, {
       tenantId,
       sessionId: live,
       format: AI_SDK_FORMAT,
+      pending,
     })) as unknown as Record<string, unknown> & { sessionId: string; version: number };
     live = context.sessionId;
     return { messages: contextMessages(context), version: context.version, sessionId: context.sessionId };
@@ -209,28 +216,18 @@ export function compactorMiddleware(
   const transformParams = async ({ params }: { params: Params }): Promise<Params> => {
     const { system, conversation } = splitPrompt(params.prompt);
     await ensureSession(system);
-    let context: Awaited<ReturnType<typeof load>> | null = null;
     if (tail === null) {
-      // This instance's first call (or the first after a failed write): read what the session holds.
-      context = await load();
-      tail = afterLastAssistant(splitPrompt(context.messages).conversation).map(key);
+      // This instance's first call (or the first after a failed write): read what the session holds
+      // after its last answer, so that a turn stored before is not stored again.
+      const stored = await load();
+      tail = afterLastAssistant(splitPrompt(stored.messages).conversation).map(key);
     }
-    const fresh = unstored(afterLastAssistant(conversation), tail, key);
-    if (fresh.length > 0) {
-      const known = tail;
-      tail = null; // unknown until the append is known to have happened
-      ({ sessionId: live } = await appendToLiveSession(
-        db,
-        tenantId,
-        live,
-        fresh.map(encodeMessage) as never[],
-      ));
-      tail = [...known, ...fresh.map(key)];
-      context = null;
-    }
-    context ??= await load();
+    // The turn the model answers is sent in the context now and stored with the answer, in one
+    // append: one round trip less per call, and a failed model call leaves nothing half stored.
+    const fresh = unstored(afterLastAssistant(conversation), tail, key).map(encodeMessage);
+    const context = await load(fresh);
     const next: Params = { ...params, prompt: requestPrompt(system, context.messages, key) };
-    calls.set(next, { sessionId: context.sessionId, version: context.version });
+    calls.set(next, { sessionId: context.sessionId, version: context.version, fresh, tail });
     return next;
   };
 
@@ -244,18 +241,14 @@ export function compactorMiddleware(
         'compactor middleware: wrapGenerate/wrapStream got parameters that its own transformParams did not return; give the middleware to wrapLanguageModel rather than calling its functions one by one',
       );
     const message = replyMessage(answer.content);
+    const turn = message ? [...call.fresh, encodeMessage(message)] : call.fresh;
     tail = null;
-    if (message)
-      ({ sessionId: live } = await appendToLiveSession(
-        db,
-        tenantId,
-        call.sessionId,
-        [encodeMessage(message) as never],
-        {
-          contextVersion: call.version,
-        },
-      ));
-    tail = [];
+    if (turn.length > 0)
+      ({ sessionId: live } = await appendToLiveSession(db, tenantId, call.sessionId, turn as never[], {
+        contextVersion: call.version,
+      }));
+    // With an answer stored, nothing follows the session's last answer; without one, the turn does.
+    tail = message ? [] : [...call.tail, ...call.fresh.map((m) => canonicalJson(m))];
     unreported = inputUsageOf(answer.usage);
     if (mode === 'auto' && !callsClientTools(answer.content)) await runCompleted();
   };
