@@ -160,6 +160,9 @@ export class CompactorProcessor implements Processor<'compactor'> {
       tenantId: run.tenantId,
       sessionId: run.sessionId,
       format: run.codec.format,
+      // An anthropic-compaction summary as compactor's readable checkpoint: the AI SDK sends no
+      // compaction block (nor its beta header).
+      compactionBlock: 'text',
     });
     this.#moved(run, context.sessionId);
     run.context = { messages: run.codec.decode(context, run.target.version), version: context.version };

@@ -4,12 +4,14 @@
  * Pure: no I/O.
  */
 import type { SessionFormat } from '../../../shared/contract/session-format.ts';
+import { anthropicCodec } from './anthropic.ts';
 import type { SessionCodec } from './codec.ts';
 import { openaiChatCodec } from './openai-chat.ts';
 
 /** The codecs by session format: the formats a Mastra agent's session may be in. */
 export const CODECS: Partial<Record<SessionFormat, SessionCodec>> = {
   'openai-chat': openaiChatCodec,
+  anthropic: anthropicCodec,
 };
 
 /** The formats a Mastra agent's session may be in, as {@link CODECS} lists them. */
