@@ -7,24 +7,24 @@
  * fake (it answers 400 to a call without its answers, an answer without its call, ...), the ledger
  * records at least three applied compactions, the model reads the summary after each, the session
  * stores what the model received byte for byte (live + archived = every message), and Mastra's
- * memory still holds the whole thread. Then the agent, through `@mastra/mcp`'s `MCPClient` on the
- * API's `/v1/mcp` with its tenant key, calls `recall_search` and `recall_read` and reads back
- * exactly what left its context.
+ * memory still holds the whole thread. Then the agent, through the recall tools
+ * `createMastraCompactor` made (`@mastra/mcp`'s `MCPClient` on the API's `/v1/mcp` with the
+ * tenant's key), calls `recall_search` and `recall_read` and reads back exactly what left its context.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Agent } from '@mastra/core/agent';
 import { InMemoryStore } from '@mastra/core/storage';
 import { createTool } from '@mastra/core/tools';
-import { MCPClient } from '@mastra/mcp';
 import { Memory } from '@mastra/memory';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CompactorProcessor,
+  createMastraCompactor,
+  type MastraCompactor,
   type RunCompletedInfo,
-  recallTools,
 } from '../../producer/frameworks/mastra/index.ts';
 import { loadContext, searchRecall } from '../../producer/index.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
@@ -38,7 +38,7 @@ import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 import { startKeyedApi } from '../support/keyed-api.ts';
 
-const ctx = useIntegration();
+const ctx = useIntegration({ anthropic: true });
 const tenantId = 'mastra-agents';
 const thread = 'mastra-thread';
 const RUNS = 12;
@@ -59,7 +59,7 @@ const FILES = [
 ];
 const fake = new FakeOpenAIChatServer();
 let api: Listening;
-let mcp: MCPClient;
+let compactor: MastraCompactor;
 let agent: Agent;
 let memory: Memory;
 const events: RunCompletedInfo[] = [];
@@ -83,41 +83,33 @@ const sentMessages = (request: unknown) => (request as { messages: SentMessage[]
 beforeAll(async () => {
   const db = ctx.tdb.database.db;
   const baseURL = await fake.start();
+  ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() }, concurrency: 2 });
   api = await startKeyedApi(ctx);
   const key = (await createKey(db, { tenantId, name: 'mastra agents' })).secret;
-  mcp = new MCPClient({
-    id: 'compactor-recall-test',
-    servers: {
-      compactor: {
-        url: new URL('/v1/mcp', api.url),
-        requestInit: { headers: { authorization: `Bearer ${key}` } },
-      },
-    },
-  });
-  const compactor = new CompactorProcessor({
+  compactor = await createMastraCompactor({
     db,
     producer: ctx.producer,
     tenantId,
+    recall: { apiUrl: api.url, apiKey: key },
     onRunCompleted: (event) => {
       events.push(event);
     },
   });
-  const { compactor: recall = {} } = await mcp.listToolsets();
   memory = new Memory({ storage: new InMemoryStore(), options: { lastMessages: 20 } });
   agent = new Agent({
     id: 'coder',
     name: 'coder',
     instructions: INSTRUCTIONS,
     model: createOpenAI({ apiKey: 'sk-test', baseURL }).chat('gpt-5.4-mini'),
-    tools: { read_file: readFileTool, ...recallTools(recall, compactor) },
+    tools: { read_file: readFileTool, ...compactor.tools },
     memory,
-    inputProcessors: [compactor],
-    outputProcessors: [compactor],
+    inputProcessors: [compactor.processor],
+    outputProcessors: [compactor.processor],
   });
 });
 
 afterAll(async () => {
-  await mcp?.disconnect();
+  await compactor?.close();
   await fake.close();
 });
 
@@ -145,16 +137,16 @@ async function run(
 }
 
 /** Every message the session lineage stored, by seq, as stored (the original of a rewritten one). */
-async function storedMessages(): Promise<unknown[]> {
+async function storedMessages(tenant = tenantId): Promise<unknown[]> {
   const rows = await ctx.tdb.database.sql<{ seq: number; content: unknown }[]>`
     select distinct on (seq) seq, content_blocks as content from (
       select seq, content_blocks, 0 as rank from archived_messages
-        where tenant_id = ${tenantId} and kind <> 'summary' and rewritten
+        where tenant_id = ${tenant} and kind <> 'summary' and rewritten
       union all
       select seq, content_blocks, 1 from archived_messages
-        where tenant_id = ${tenantId} and kind <> 'summary' and not rewritten
+        where tenant_id = ${tenant} and kind <> 'summary' and not rewritten
       union all
-      select seq, content_blocks, 2 from messages where tenant_id = ${tenantId} and kind <> 'summary'
+      select seq, content_blocks, 2 from messages where tenant_id = ${tenant} and kind <> 'summary'
     ) originals order by seq, rank`;
   return rows.map((r) => r.content);
 }
@@ -172,8 +164,6 @@ describe('a Mastra agent with the compactor processor', () => {
       strategy: { type: 'summarize', keepRecent: 6, maxSummaryTokens: 1_000 },
       triggers: { maxTokens: 9_000 },
     });
-    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() }, concurrency: 2 });
-
     let continuedAfterCompaction = 0;
     for (let n = 0; n < RUNS; n++) {
       const [a, b] = [FILES[n % FILES.length] as string, FILES[(n + 3) % FILES.length] as string];
@@ -292,5 +282,114 @@ describe('a Mastra agent with the compactor processor', () => {
     expect(body.messages?.map((m) => m.content)).toEqual(stored.slice(seq, seq + 2));
     expect(body.messages?.[1]?.content).toMatchObject({ role: 'tool', content: fileText });
     expect(chatRequestError(sentMessages(sent[2]))).toBeNull();
+  });
+});
+
+describe('a Claude agent with thinking (the anthropic format)', () => {
+  it('sends its signed thinking back through compactions, every request accepted by the strict fake Messages API', async () => {
+    const db = ctx.tdb.database.db;
+    const claudeTenant = 'mastra-claude';
+    const claudeThread = 'claude-thread';
+    ctx.fake.strict = true;
+    await setPolicy(db, claudeTenant, null, {
+      strategy: { type: 'summarize', keepRecent: 6, maxSummaryTokens: 1_000 },
+      triggers: { maxTokens: 9_000 },
+    });
+    const done: RunCompletedInfo[] = [];
+    const claude = await createMastraCompactor({
+      db,
+      producer: ctx.producer,
+      tenantId: claudeTenant,
+      // No Mastra memory here: the session is named, and compactor alone holds the conversation.
+      sessionId: claudeThread,
+      onRunCompleted: (event) => {
+        done.push(event);
+      },
+    });
+    const claudeAgent = new Agent({
+      id: 'claude-coder',
+      name: 'claude-coder',
+      instructions: INSTRUCTIONS,
+      model: createAnthropic({ apiKey: 'sk-ant-test', baseURL: `${ctx.llm.url}/v1` })('claude-sonnet-5'),
+      tools: { read_file: readFileTool },
+      inputProcessors: [claude.processor],
+      outputProcessors: [claude.processor],
+    });
+    const options = {
+      maxSteps: 10,
+      providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: 1_024 } } },
+    } as const;
+    const applied = async () => {
+      const [row] = await ctx.tdb.database.sql<{ n: number }[]>`
+        select count(*)::int as n from compactions where tenant_id = ${claudeTenant} and status = 'applied'`;
+      return row?.n ?? 0;
+    };
+    const RUNS_CLAUDE = 8;
+    let continued = 0;
+    for (let n = 0; n < RUNS_CLAUDE; n++) {
+      const [a, b] = [FILES[n % FILES.length] as string, FILES[(n + 2) % FILES.length] as string];
+      ctx.fake.enqueue(
+        {
+          reply: {
+            thinking: `I should read ${a}.`,
+            text: 'Reading.',
+            toolUse: [{ name: 'read_file', input: { path: a } }],
+          },
+        },
+        { reply: { thinking: `Now ${b}.`, toolUse: [{ name: 'read_file', input: { path: b } }] } },
+        { reply: { thinking: 'Both read.', text: `Run ${n}: ${a} and ${b} read.` } },
+      );
+      const before = ctx.fake.requests.length;
+      const compactedBefore = await applied();
+      const result = await claudeAgent.generate(PROMPT(n), options);
+      expect(result.text).toContain(`Run ${n}: ${a} and ${b} read.`);
+      const event = await waitFor(async () => done[n]);
+      const state = await waitFor(async () => {
+        const s = await ctx.producer.queue.getJobState(jobIdOf(claudeTenant, event.eventId));
+        return s === 'completed' || s === 'failed' ? s : undefined;
+      }, 30_000);
+      expect(state).toBe('completed');
+      const sent = ctx.fake.requests
+        .slice(before)
+        .map(
+          (r) =>
+            r.body as { thinking?: { type: string }; messages: Array<{ role: string; content: unknown }> },
+        );
+      expect(sent).toHaveLength(3);
+      for (const request of sent) expect(request.thinking?.type).toBe('enabled');
+      if (compactedBefore > 0) {
+        expect(JSON.stringify(sent[0]?.messages[0])).toContain(SUMMARY_MARK);
+        continued++;
+      }
+      // The tool loop's last request carries the run's turns as stored, signed thinking included:
+      // the prompt, the first call (thinking, text, call), its result, the second call, its result.
+      const stored = await storedMessages(claudeTenant);
+      expect(stored).toHaveLength(6 * (n + 1));
+      const last = sent.at(-1)?.messages ?? [];
+      expect(last.slice(-5).map((m) => m.content)).toEqual(stored.slice(6 * n, 6 * n + 5));
+      expect(stored[6 * n + 1]).toEqual([
+        { type: 'thinking', thinking: `I should read ${a}.`, signature: expect.any(String) },
+        { type: 'text', text: 'Reading.' },
+        {
+          type: 'tool_use',
+          id: expect.stringMatching(/^toolu_fake_/),
+          name: 'read_file',
+          input: { path: a },
+        },
+      ]);
+      expect(stored[6 * n + 5]).toEqual([
+        { type: 'thinking', thinking: 'Both read.', signature: expect.any(String) },
+        { type: 'text', text: `Run ${n}: ${a} and ${b} read.` },
+      ]);
+    }
+    expect(await applied()).toBeGreaterThanOrEqual(3);
+    expect(continued).toBeGreaterThanOrEqual(3);
+    // Every request was answered 200 by the strict fake (signatures, tool pairing, turn order).
+    expect(ctx.fake.requests.slice(-3 * RUNS_CLAUDE).every((r) => r.path === '/v1/messages')).toBe(true);
+    const report = await audit(db, claudeTenant, claudeThread);
+    expect(violations(report)).toEqual([]);
+    // user, assistant (thinking, text, call), results, assistant (thinking, call), result, reply
+    expect(report.liveOriginals + report.archivedOriginals).toBe(6 * RUNS_CLAUDE);
+    await claude.close();
   });
 });

@@ -4,19 +4,28 @@
  * every step, and the recall tools of compactor's MCP server with the session filled in.
  *
  * ```ts
- * const compactor = new CompactorProcessor({ db, producer, tenantId: 'acme' });
+ * const compactor = await createMastraCompactor({ tenantId: 'acme', recall: { apiUrl, apiKey } });
  * const agent = new Agent({
  *   ...,
- *   tools: { ...tools, ...recallTools(await mcp.listToolsets().then((t) => t.compactor), compactor) },
- *   inputProcessors: [compactor],
- *   outputProcessors: [compactor],
+ *   tools: { ...tools, ...compactor.tools },
+ *   inputProcessors: [compactor.processor],
+ *   outputProcessors: [compactor.processor],
  * });
  * ```
  *
- * Needs `@mastra/core` (1.x) beside this package; the recall tools need `@mastra/mcp`'s
- * `MCPClient` connected to compactor's `/v1/mcp`. docs/guide/mastra.md says what is stored and how.
+ * Needs `@mastra/core` (1.x) beside this package, and `@mastra/mcp` (2.x) for the recall tools
+ * (`MCPClient` on compactor's `/v1/mcp`). The pieces are exported too: {@link CompactorProcessor}
+ * on a database and producer of your own, {@link recallTools} on an `MCPClient` of your own.
+ * docs/guide/mastra.md says what is stored and how.
  */
+
+export { anthropicCodec } from './anthropic.ts';
 export type { AnyLoadedContext, SessionCodec } from './codec.ts';
+export {
+  createMastraCompactor,
+  type MastraCompactor,
+  type MastraCompactorOptions,
+} from './compactor.ts';
 export { openaiChatCodec } from './openai-chat.ts';
 export {
   CompactorProcessor,
