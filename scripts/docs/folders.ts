@@ -47,6 +47,10 @@ export const FOLDERS: Readonly<Record<string, string>> = {
     "the queue backend (BullMQ on Redis or on Postgres) and the tenants' backlog counts on either",
   'producer/media/':
     'the PDF page counter the edges hand to the token estimate (node:zlib for compressed object streams; the pure core only scans)',
+  'producer/frameworks/':
+    'agent framework adapters, one folder each, each a subpath export of the package with its framework as an optional peer dependency',
+  'producer/frameworks/mastra/':
+    'the Mastra adapter (`@agent-compactor/compactor/mastra`): a processor that stores the agent conversation in a session and sends the model its context at every step, the codecs between the AI SDK prompt and the session formats (`openai-chat.ts`, `anthropic.ts`, chosen in `registry.ts`), and the recall tools of the MCP server',
   'worker/config/':
     "the worker's settings: environment config, the history partition count, the package's own files",
   'worker/pipeline/':
