@@ -55,6 +55,8 @@ export const FOLDERS: Readonly<Record<string, string>> = {
     'the PDF page counter the edges hand to the token estimate (node:zlib for compressed object streams; the pure core only scans)',
   'producer/frameworks/langchain/':
     'LangChain.js (`createAgent` of `langchain` v1): the middleware that stores the agent messages and calls the model with the compacted context, the two message mappings (`openai-chat`, `anthropic`), the MCP recall tools bound to the run session',
+  'producer/frameworks/mastra/':
+    'the Mastra adapter (`@agent-compactor/compactor/mastra`): a processor that stores the agent conversation in a session and sends the model its context at every step, the codecs between the AI SDK prompt and the session formats (`openai-chat.ts`, `anthropic.ts`, chosen in `registry.ts`), and the recall tools of the MCP server',
   'worker/config/':
     "the worker's settings: environment config, the history partition count, the package's own files",
   'worker/pipeline/':

@@ -9,10 +9,13 @@
  *   API's own spelling, "preceeding");
  * - `tool_calls: []` (as reported against the openai-node SDK and Home Assistant);
  * - a null `content` where the role requires one (as reported against llama_index);
- * plus a missing bearer key, a body that is not JSON, no `model`, no `messages`. A valid request
+ * plus a missing bearer key, a body that is not JSON, no `model`, no `messages`, a `stream` that is
+ * not a boolean and `stream_options` on a request that does not stream. A valid request
  * gets a `chat.completion` whose message is `{ role: 'assistant', content: 'ok' }`, or the next
  * reply scripted with {@link FakeOpenAIChatServer.script} (text and tool calls, first in first
- * out; a request refused as invalid consumes none). A scripted call of a function the request's
+ * out; a request refused as invalid consumes none); with `stream: true` the same completion comes
+ * as server-sent `chat.completion.chunk`s ({@link streamChunks}), its usage in a last chunk when
+ * `stream_options.include_usage` asks for it. A scripted call of a function the request's
  * `tools` do not declare is a bug of the test: answered 500, never played. Its usage counts about 4
  * characters a token and reads from the prompt cache what the previous such request shares with it
  * ({@link cachedPrefixTokens}). Requests are recorded in
@@ -238,10 +241,15 @@ export class FakeOpenAIChatServer {
       return invalid('We could not parse the JSON body of your request.');
     if (typeof body.model !== 'string' || body.model === '')
       return invalid("Missing required parameter: 'model'.", 'model');
+    const streamError = streamParameterError(body);
+    if (streamError) return send(res, 400, { error: streamError });
     const error = chatRequestError(body.messages);
     if (error) return send(res, 400, { error });
     this.#count++;
     if (isSummaryRequest(body)) {
+      if (body.stream === true) {
+        return send(res, 500, { error: { message: 'fake: a streamed summary request is not supported' } });
+      }
       let behaviour = this.#queue.shift() ?? 'ok';
       if (typeof behaviour === 'object' && 'delayMs' in behaviour) {
         const { delayMs } = behaviour;
@@ -271,11 +279,11 @@ export class FakeOpenAIChatServer {
     const prompt = JSON.stringify(body.messages).length;
     const cached = cachedPrefixTokens(this.#lastPrompt, promptText, Math.ceil(prompt / 4));
     this.#lastPrompt = promptText;
-    const message = scripted
+    const message: Record<string, unknown> = scripted
       ? this.#messageOf(scripted)
       : { role: 'assistant', content: 'ok', refusal: null };
     const finish = 'tool_calls' in message ? 'tool_calls' : 'stop';
-    return send(res, 200, {
+    const completion: ChatCompletion = {
       id: `chatcmpl-fake-${this.#count}`,
       object: 'chat.completion',
       created: 1_790_000_000,
@@ -294,8 +302,112 @@ export class FakeOpenAIChatServer {
         total_tokens: Math.ceil(prompt / 4) + 1,
         prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
       },
-    });
+    };
+    if (body.stream === true) {
+      const options = body.stream_options as { include_usage?: unknown } | undefined;
+      return sendStream(res, streamChunks(completion, options?.include_usage === true));
+    }
+    return send(res, 200, completion);
   }
+}
+
+/** A `chat.completion` the fake answers (one choice). */
+interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: Record<string, unknown>;
+    finish_reason: string;
+    logprobs: null;
+  }>;
+  usage: Record<string, unknown>;
+}
+
+/**
+ * The error of a request's `stream` and `stream_options`, as the API words it, or null: `stream` is
+ * a boolean, and `stream_options` is only allowed on a streamed request.
+ */
+export function streamParameterError(body: Record<string, unknown>): ApiError | null {
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
+    return {
+      message: `Invalid type for 'stream': expected a boolean, but got ${typeof body.stream} instead.`,
+      type: 'invalid_request_error',
+      param: 'stream',
+      code: 'invalid_type',
+    };
+  }
+  if (body.stream_options !== undefined && body.stream_options !== null && body.stream !== true) {
+    return {
+      message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+      type: 'invalid_request_error',
+      param: 'stream_options',
+      code: null,
+    };
+  }
+  return null;
+}
+
+/**
+ * The `chat.completion.chunk`s a streamed request gets for `completion`, as the API streams them
+ * (the streaming guide and the chunk object of the API reference): the role first, the text in two
+ * deltas, each tool call's id and name in one delta and its `arguments` in two, then an empty
+ * delta with the `finish_reason`; with `include_usage`, every chunk has `usage: null` and a last
+ * one with no choices carries the usage.
+ */
+export function streamChunks(completion: ChatCompletion, includeUsage: boolean): unknown[] {
+  const { id, created, model } = completion;
+  const choice = completion.choices[0];
+  const message = (choice?.message ?? {}) as {
+    content?: string | null;
+    tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...(includeUsage ? { usage: null } : {}),
+  });
+  const halves = (text: string) => {
+    const middle = Math.ceil(text.length / 2);
+    return [text.slice(0, middle), text.slice(middle)].filter((piece) => piece !== '');
+  };
+  const chunks: unknown[] = [chunk({ role: 'assistant', content: '', refusal: null })];
+  for (const piece of halves(message.content ?? '')) chunks.push(chunk({ content: piece }));
+  (message.tool_calls ?? []).forEach((call, index) => {
+    chunks.push(
+      chunk({
+        tool_calls: [
+          { index, id: call.id, type: call.type, function: { name: call.function.name, arguments: '' } },
+        ],
+      }),
+    );
+    for (const piece of halves(call.function.arguments)) {
+      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  });
+  chunks.push(chunk({}, choice?.finish_reason ?? 'stop'));
+  if (includeUsage)
+    chunks.push({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [],
+      usage: completion.usage,
+    });
+  return chunks;
+}
+
+/** Sends `chunks` as server-sent events, each `data: <json>`, then `data: [DONE]`. */
+function sendStream(res: ServerResponse, chunks: unknown[]): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'req_fake' });
+  for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  res.end('data: [DONE]\n\n');
 }
 
 /**
