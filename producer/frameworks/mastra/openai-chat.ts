@@ -18,7 +18,7 @@
  * | system (inside the conversation)              | `{role: 'system', content}`                                |
  *
  * A tool result's `content` is the text the model reads: a text output as it is, JSON and content
- * outputs as JSON text, an error as `{"error": …}` JSON text (as `@ai-sdk/openai` 4.0.118 writes it;
+ * outputs as JSON text, an error as `{"error": …}` JSON text (as `@ai-sdk/openai` 4.0.118 writes it, whatever the provider version;
  * 4.0.72 sent an error's text bare, which does not tell the model it failed), a denied execution
  * as its reason. It comes back as a text output of that same text, which `@ai-sdk/openai` sends
  * unchanged: what a Chat Completions request carries of a tool result is its text, and the kind
