@@ -135,6 +135,14 @@ export interface AppendOptions {
    * shared/policy/limits.ts); the tenant policy's `limits` win, field by field.
    */
   limits?: SessionLimits;
+  /**
+   * The session's format, when the caller knows it (a framework adapter does): the messages are
+   * validated in it first, where otherwise their shape picks the format to try first (a plain
+   * `{ role: "user", content: [{ type: "text", … }] }` reads as Anthropic's, and an append to a
+   * session of another format then validates and counts twice). A wrong one costs that second try
+   * only: the session's own format still decides.
+   */
+  format?: SessionFormat;
 }
 
 /** Where an append went (see {@link appendToLiveSession}). */
@@ -279,7 +287,12 @@ async function appendOnce(
   // fails (the error then speaks of the session's format), and by the update that counts the
   // messages in: when it differs, that transaction is rolled back (nothing written) and the append
   // validated again in the session's format.
-  const guessed = likelyFormat(newMessages.map(nativeOf));
+  if (options.format !== undefined && !isSessionFormat(options.format)) {
+    throw new InvalidInputError(
+      `format: expected one of ${SESSION_FORMATS.map((f) => `"${f}"`).join(', ')}, got ${JSON.stringify(options.format)}`,
+    );
+  }
+  const guessed = options.format ?? likelyFormat(newMessages.map(nativeOf));
   let format = guessed;
   let normalized: Normalized[];
   try {

@@ -127,13 +127,19 @@ export async function aiSdkMiddlewareOverhead(
     const loads = await timed(() => loadContext(database.db, { tenantId, sessionId, format: 'ai-sdk' }));
     let n = 0;
     const appends = await timed(() =>
-      appendToLiveSession(database.db, tenantId, sessionId, [
-        encodeAiSdkMessage(
-          n++ % 2 === 0
-            ? { role: 'user', content: [{ type: 'text', text: 'One more question.' }] }
-            : { role: 'assistant', content: [{ type: 'text', text: 'One more answer.' }] },
-        ) as never,
-      ]),
+      appendToLiveSession(
+        database.db,
+        tenantId,
+        sessionId,
+        [
+          encodeAiSdkMessage(
+            n++ % 2 === 0
+              ? { role: 'user', content: [{ type: 'text', text: 'One more question.' }] }
+              : { role: 'assistant', content: [{ type: 'text', text: 'One more answer.' }] },
+          ) as never,
+        ],
+        { format: 'ai-sdk' },
+      ),
     );
     const enqueues = await timed(() => producer.runCompleted({ tenantId, sessionId, eventId: randomUUID() }));
     const row = (label: string, xs: number[]) => [

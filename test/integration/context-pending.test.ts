@@ -64,3 +64,19 @@ describe('loadContext with pending messages', () => {
     expect((await counts('claude'))?.message_count).toBe(1);
   });
 });
+
+describe('an append that names its session format', () => {
+  it('stores in that format; a wrong name still leaves the session format to decide; an unknown one is refused', async () => {
+    const db = ctx.tdb.database.db;
+    await createSession(db, { tenantId, sessionId: 'named', format: 'openai-chat', messages: [] });
+    const hi = { role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] };
+    await appendMessages(db, tenantId, 'named', [hi], { format: 'openai-chat' });
+    await appendMessages(db, tenantId, 'named', [hi], { format: 'anthropic' });
+    await expect(appendMessages(db, tenantId, 'named', [hi], { format: 'klingon' as never })).rejects.toThrow(
+      /^format: expected one of "anthropic", .*got "klingon"/,
+    );
+    const context = await loadContext(db, { tenantId, sessionId: 'named', format: 'openai-chat' });
+    expect(context.messages).toEqual([hi, hi]);
+    expect((await counts('named'))?.message_count).toBe(2);
+  });
+});

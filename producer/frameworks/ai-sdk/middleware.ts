@@ -246,6 +246,7 @@ export function compactorMiddleware(
     if (turn.length > 0)
       ({ sessionId: live } = await appendToLiveSession(db, tenantId, call.sessionId, turn as never[], {
         contextVersion: call.version,
+        format: AI_SDK_FORMAT,
       }));
     // With an answer stored, nothing follows the session's last answer; without one, the turn does.
     tail = message ? [] : [...call.tail, ...call.fresh.map((m) => canonicalJson(m))];

@@ -62,6 +62,7 @@ export async function appendNew(
     const idempotency = idempotencyOf(target, messages[i]?.id, first + i);
     const append = () =>
       appendToLiveSession(target.db, target.tenantId, live, [message as never], {
+        format: target.format,
         ...(idempotency ? { idempotency } : {}),
         ...(options.contextVersion === undefined ? {} : { contextVersion: options.contextVersion }),
       });

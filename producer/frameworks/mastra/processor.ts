@@ -304,7 +304,9 @@ export class CompactorProcessor implements Processor<'compactor'> {
         run.tenantId,
         run.sessionId,
         messages as Parameters<typeof appendToLiveSession>[3],
-        contextVersion !== undefined ? { contextVersion } : {},
+        contextVersion !== undefined
+          ? { contextVersion, format: run.codec.format }
+          : { format: run.codec.format },
       );
       this.#moved(run, sessionId);
     }

@@ -167,6 +167,7 @@ export class CompactorSession implements RunContextAwareSession, OpenAIResponses
       this.#options.tenantId,
       this.#target(),
       converted,
+      { format: 'openai-responses' },
     );
     this.#live = sessionId;
   }
