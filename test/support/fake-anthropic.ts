@@ -48,6 +48,12 @@
  *   `signCompaction` in conversation-rules.ts). Models: any id is accepted; {@link
  *   compactionSupported} and {@link preservesThinking} say what the API would do, and each
  *   compaction is listed in {@link FakeAnthropicServer.compactions};
+ * - `POST /v1/messages/count_tokens`: the same request without `max_tokens`, checked the same way,
+ *   answered `{ input_tokens }` (Claude Code counts tokens while it compacts);
+ * - `"stream": true` (a boolean, or 400): a 200 answer is streamed as server-sent events, as the API
+ *   streams it (fake-anthropic-sse.ts: `message_start`, each block's start, deltas and stop,
+ *   `message_delta`, `message_stop`), after the same checks; a refused request gets the same JSON
+ *   error as without it (the API refuses before it streams). The Claude Agent SDK's CLI streams;
  * - every answer carries a `request-id` header (`req_fake_0001`, ...); messages have ids `msg_fake_0001`.
  *
  * Scripting: {@link FakeAnthropicServer.enqueue} queues behaviours, one per request, first in first
@@ -85,6 +91,7 @@ import {
   signThinking,
   type Turn,
 } from './conversation-rules.ts';
+import { messageEvents, sseText } from './fake-anthropic-sse.ts';
 import { deriveCheckpoint as deriveModelCheckpoint } from './fake-model/checkpoint.ts';
 import { readPrompt } from './fake-model/prompt-view.ts';
 
@@ -205,6 +212,8 @@ export interface RecordedRequest {
   requestId: string;
   /** When the request arrived (wall clock, ms since the epoch), to check retry spacing. */
   receivedAt: number;
+  /** The HTTP status answered, once the answer is sent (undefined before, or when the socket died first). */
+  status?: number;
 }
 
 /** A started server. */
@@ -447,8 +456,15 @@ export class FakeAnthropicServer {
       receivedAt: Date.now(),
     };
     this.requests.push(recorded);
+    res.on('finish', () => {
+      recorded.status = res.statusCode;
+    });
     if (this.platform === 'anthropic' && recorded.path.startsWith('/v1/messages/batches')) {
       this.#batchRoute(recorded, res, requestId);
+      return;
+    }
+    if (this.platform === 'anthropic' && recorded.path.split('?')[0] === '/v1/messages/count_tokens') {
+      this.#countTokens(recorded, res, requestId);
       return;
     }
     let body: MessagesRequest;
@@ -480,7 +496,7 @@ export class FakeAnthropicServer {
     if (typeof behaviour === 'object' && 'compactionStop' in behaviour) {
       const stop = behaviour.compactionStop;
       const outputTokens = stop === 'max_tokens' ? body.max_tokens : stop === 'tool_use' ? 40 : 12;
-      send(res, 200, requestId, JSON.stringify(this.#compactionMessage(body, [], stop, outputTokens)));
+      sendAnswer(res, requestId, body, this.#compactionMessage(body, [], stop, outputTokens));
       return;
     }
     // A compaction request "generates no reply": the default answer is the block; the scenarios
@@ -616,6 +632,33 @@ export class FakeAnthropicServer {
       default:
         behaviour satisfies never;
         throw new Error(`FakeAnthropicServer: unknown behaviour ${JSON.stringify(behaviour)}`);
+    }
+  }
+
+  /**
+   * `POST /v1/messages/count_tokens` (Anthropic's "Token counting" docs): the request of
+   * `POST /v1/messages` without `max_tokens` and `stream` (refused as extra inputs, as the API
+   * refuses them), checked by the same rules, strict ones included; answered
+   * `{ input_tokens }`, counted as {@link FakeAnthropicServer} counts a prompt (about 4 characters a
+   * token). It consumes no scripted behaviour. Claude Code calls it while it compacts.
+   */
+  #countTokens(recorded: RecordedRequest, res: ServerResponse, requestId: string): void {
+    try {
+      const body = recorded.body as Record<string, unknown> | undefined;
+      for (const field of ['max_tokens', 'stream'] as const) {
+        if (typeof body === 'object' && body !== null && field in body) {
+          throw new InvalidRequest(400, 'invalid_request_error', `${field}: Extra inputs are not permitted`);
+        }
+      }
+      const counted = validate(
+        { ...recorded, path: '/v1/messages', body: { ...body, max_tokens: 1 } },
+        { strict: this.strict, acceptForeignSignatures: this.acceptForeignSignatures },
+      );
+      const tokens = promptParts(counted).reduce((sum, part) => sum + estimateTokens(part.json), 0);
+      send(res, 200, requestId, JSON.stringify({ input_tokens: tokens }));
+    } catch (error) {
+      if (!(error instanceof InvalidRequest)) throw error;
+      this.#sendError(res, requestId, error.status, error.errorType, error.message, {}, error.details);
     }
   }
 
@@ -760,7 +803,7 @@ export class FakeAnthropicServer {
     outputTokens?: number,
   ): void {
     const message = this.#message(body, content, stopReason, stopDetails, outputTokens);
-    send(res, 200, requestId, JSON.stringify(message));
+    sendAnswer(res, requestId, body, message);
   }
 
   /** The content of an agent's turn, thinking signed over the conversation before it. */
@@ -786,7 +829,7 @@ export class FakeAnthropicServer {
   }
 
   #sendCompaction(res: ServerResponse, requestId: string, body: MessagesRequest): void {
-    send(res, 200, requestId, JSON.stringify(this.#compaction(body, requestId)));
+    sendAnswer(res, requestId, body, this.#compaction(body, requestId));
   }
 
   /**
@@ -965,6 +1008,8 @@ interface MessagesRequest {
   stop_sequences?: unknown;
   output_config?: { format?: unknown; task_budget?: { remaining?: unknown } | null } | null;
   context_management?: unknown;
+  /** `true`: the answer is streamed as server-sent events (fake-anthropic-sse.ts). */
+  stream?: boolean;
   /** Not part of the body: what the fake changed before the model saw it (with the binding beta). */
   inputTransformations?: InputTransformation[];
 }
@@ -1063,6 +1108,8 @@ function validate(
   }
   if (!Array.isArray(body.messages) || body.messages.length === 0)
     throw bad('messages: at least one message is required');
+  if (body.stream !== undefined && typeof body.stream !== 'boolean')
+    throw bad('stream: Input should be a valid boolean');
   body.messages.forEach((m, i) => {
     // `system`: a mid-conversation system message (conversation-rules.ts refuses one first).
     if (m?.role !== 'user' && m?.role !== 'assistant' && m?.role !== 'system')
@@ -1402,6 +1449,27 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
+  });
+}
+
+/**
+ * A 200 answer: the message as JSON, or — for a request with `"stream": true` — as the API streams
+ * it (`text/event-stream`, fake-anthropic-sse.ts). Errors are never streamed: the API answers a
+ * request it refuses with a plain JSON error before any event.
+ */
+function sendAnswer(
+  res: ServerResponse,
+  requestId: string,
+  body: MessagesRequest,
+  message: Record<string, unknown>,
+): void {
+  if (body.stream !== true) {
+    send(res, 200, requestId, JSON.stringify(message));
+    return;
+  }
+  send(res, 200, requestId, sseText(messageEvents(message)), {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
   });
 }
 
