@@ -18,6 +18,7 @@ const guide: DefaultTheme.SidebarItem[] = [
   { text: 'Agents on OpenAI Chat Completions', link: '/guide/openai-chat' },
   { text: 'Recall: what left the context', link: '/guide/recall' },
   { text: 'Agents on the OpenAI Responses API', link: '/guide/openai-responses' },
+  { text: 'Agents on the Claude Agent SDK', link: '/guide/claude-agent-sdk' },
   { text: 'Events and webhooks', link: '/guide/events' },
   { text: 'The HTTP API', link: '/guide/http-api' },
   { text: 'Policies and strategies', link: '/guide/policies' },
