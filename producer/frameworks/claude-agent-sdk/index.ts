@@ -52,6 +52,8 @@ export interface CompactorOptionsInput {
   recall?: RecallServer;
   /** Told of each `session.run.completed` enqueued at the end of a run. */
   onRunCompleted?: (event: RunCompletedEvent) => void;
+  /** Told when a resume is served the transcript as written (see `CompactorSessionStore`). Default `console.warn`. */
+  onWarning?: (message: string) => void;
 }
 
 /** The `query()` options {@link compactorOptions} sets: spread them into yours. */
@@ -75,6 +77,7 @@ export function compactorOptions(input: CompactorOptionsInput): CompactorAgentOp
     agentId: input.agentId ?? null,
     contextWindow: input.contextWindow ?? null,
     compactedNote: note,
+    ...(input.onWarning ? { onWarning: input.onWarning } : {}),
   });
   const hooks = compactorHooks({
     db: input.db,

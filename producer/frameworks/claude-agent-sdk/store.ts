@@ -57,6 +57,12 @@ export interface CompactorSessionStoreOptions {
    * tools' names, say). Default: none.
    */
   compactedNote?: (sessionId: string) => string | null;
+  /**
+   * Told, in one line, when a resume is served the transcript as written because a line of it
+   * cannot be a message of the compactor session (the append that stored it failed naming it).
+   * Default `console.warn`.
+   */
+  onWarning?: (message: string) => void;
   now?: () => Date;
   newUuid?: () => string;
 }
@@ -131,7 +137,8 @@ export class CompactorSessionStore implements SessionStore {
   /**
    * Every stored line of the transcript, in order, ended — for a main transcript compactor has
    * compacted since it last served it — by the compaction as Claude Code writes its own. Null for a
-   * transcript never written.
+   * transcript never written. A transcript holding a line the compactor session cannot hold as a
+   * message is served as written, and `onWarning` says why.
    * @throws {InvalidInputError} for a malformed key; the database's errors.
    */
   async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
@@ -144,7 +151,17 @@ export class CompactorSessionStore implements SessionStore {
       let lines = await readEntries(this.#db, where);
       if (lines.length === 0) return null;
       // The run that wrote the last reply is over: its reply is whole.
-      await this.#syncMessages(where.sessionId, true);
+      try {
+        await this.#syncMessages(where.sessionId, true);
+      } catch (error) {
+        if (!(error instanceof InvalidInputError)) throw error;
+        // The agent resumes all the same, from its own lines: compactor's session stops short of
+        // the line it cannot hold, so it has no compaction to serve that would be current.
+        (this.#options.onWarning ?? console.warn)(
+          `compactor: session "${where.sessionId}" resumes from its transcript as written: ${error.message}`,
+        );
+        return lines.map((l) => l.entry as SessionStoreEntry);
+      }
       const chain = await this.#compactedChain(where, lines);
       if (chain.length > 0) lines = [...lines, ...chain];
       this.#remember(
