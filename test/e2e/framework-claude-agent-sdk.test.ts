@@ -4,9 +4,11 @@
  * transcript line to compactor's `SessionStore`, the `Stop` hook enqueues `session.run.completed`,
  * a real worker compacts the session between runs, and each run resumes from the store — so after
  * each compaction the CLI's next request is compactor's compacted history, and the strict fake
- * Messages API (streaming, as the CLI asks) accepts every request. Claude Code's own `/compact` gets
- * the tenant policy's summary instructions (`PreCompact`) and compactor's checkpoint after it
- * (`SessionStart`). The scripted model then calls `recall_search` on compactor's MCP server, which
+ * Messages API (streaming and counting tokens, as the CLI asks) accepts every request. Claude Code's
+ * own `/compact` gets the tenant policy's summary instructions (`PreCompact`) and compactor's
+ * checkpoint after it (`SessionStart`); those two runs send Claude Code's own compacted history,
+ * which has adjacent user turns the API merges, so they are held to the API's rules, not the
+ * strict ones. The scripted model then calls `recall_search` on compactor's MCP server, which
  * the CLI reaches over HTTP with the tenant's key, and gets back the file path that left its
  * context. Nothing is lost: every line the SDK appended comes back from `load`, and the session's
  * live and archived messages are every message appended. The CLI reaches nothing but 127.0.0.1: a
@@ -293,5 +295,10 @@ describe('an agent on the Claude Agent SDK, its sessions in compactor', () => {
     // Every request went to the fake, and nothing left this machine.
     expect(ctx.fake.requests.every((r) => r.path.startsWith('/v1/messages') && r.status === 200)).toBe(true);
     expect(outside).toEqual([]);
+    const counted = ctx.fake.requests.filter((r) => r.path.includes('count_tokens')).length;
+    console.log(
+      `claude agent sdk: ${ctx.fake.requests.length} requests (${counted} token counts), ` +
+        `${await appliedCompactions()} compactions, ${appended.length} lines, ${messages.length} messages`,
+    );
   }, 240_000);
 });
