@@ -23,6 +23,7 @@ const guide: DefaultTheme.SidebarItem[] = [
   { text: 'Agents on the Vercel AI SDK', link: '/guide/ai-sdk' },
   { text: 'Agents on the AI SDK: the ai-sdk format', link: '/guide/ai-sdk-format' },
   { text: 'Mastra agents', link: '/guide/mastra' },
+  { text: 'Agents on the Claude Agent SDK', link: '/guide/claude-agent-sdk' },
   { text: 'Events and webhooks', link: '/guide/events' },
   { text: 'The HTTP API', link: '/guide/http-api' },
   { text: 'Policies and strategies', link: '/guide/policies' },

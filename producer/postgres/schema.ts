@@ -660,3 +660,48 @@ export const queueWorkers = pgTable('queue_workers', {
   startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
   lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/** Who wrote a row of {@link claudeCodeEntries}. */
+export const ENTRY_ORIGINS = ['sdk', 'compactor'] as const;
+
+/**
+ * The transcript lines the Claude Agent SDK mirrors to its `SessionStore`
+ * (producer/frameworks/claude-agent-sdk/), one row per line, in the order they came: every line is
+ * kept whole, as the SDK gave it, so a resume gets back exactly what was appended. `origin`
+ * `compactor` marks the lines the store added when it served the session after a compaction
+ * (a `compact_boundary` and the compacted history, the way Claude Code writes its own compaction),
+ * kept so that later lines that point at them still find them. The `user` and `assistant` lines of
+ * the main transcript are also the messages of the compactor session of the same id (`message_seq`
+ * says which one).
+ */
+export const claudeCodeEntries = pgTable(
+  'claude_code_entries',
+  {
+    tenantId: text('tenant_id').notNull(),
+    /** The SDK's session id, which is also the compactor session's id. */
+    sessionId: text('session_id').notNull(),
+    /** The SDK's `subpath` (a subagent's transcript); '' for the main transcript. */
+    subpath: text('subpath').notNull().default(''),
+    /** The line's place in its transcript, 0 up. */
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    /** The SDK's `projectKey` the line was appended under. */
+    projectKey: text('project_key').notNull(),
+    /** The line's `uuid`, when it has one: a line is stored once per uuid. */
+    uuid: text('uuid'),
+    /** The line exactly as appended (`json`, not `jsonb`: key order kept). */
+    entry: json('entry').notNull(),
+    origin: text('origin', { enum: ENTRY_ORIGINS }).notNull().default('sdk'),
+    /** For `compactor` lines: the session's compaction version they render. */
+    compactionVersion: integer('compaction_version'),
+    /** The compactor message seq this line became part of; null for a line that is no message (yet). */
+    messageSeq: bigint('message_seq', { mode: 'number' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.sessionId, t.subpath, t.seq] }),
+    uniqueIndex('claude_code_entries_uuid_idx')
+      .on(t.tenantId, t.sessionId, t.subpath, t.uuid)
+      .where(sql`${t.uuid} is not null`),
+    index('claude_code_entries_project_idx').on(t.tenantId, t.projectKey),
+  ],
+);

@@ -39,6 +39,8 @@ export const FOLDERS: Readonly<Record<string, string>> = {
     "recall's requests and answers (the archive's search and read), as the zod schemas the client library, the HTTP routes and the MCP tools all take and give",
   'producer/':
     "what agent services call (the package's main entry): enqueue events, create sessions, append, import, load the next request's context, search and read the archive (recall), verify webhook signatures",
+  'producer/frameworks/claude-agent-sdk/':
+    "the Claude Agent SDK adapter (the package's `./claude-agent-sdk` entry): a `SessionStore` on compactor (every transcript line kept, the conversation an `anthropic` session, a resume from the compacted history), the `SessionStart`, `PreCompact` and `Stop` hooks, the recall MCP server entry",
   'producer/postgres/':
     "the client's Postgres adapter, which the worker's adapters build on: the drizzle schema, the database client, the context read, recall's search and read, and the client's statements (sessions, messages, taking the newest message back, append idempotency keys, session limits, a ledger row)",
   'producer/redis/':

@@ -46,6 +46,7 @@ const COMPACTOR_TABLES = [
   'append_requests',
   'archived_messages',
   'budget_reservations',
+  'claude_code_entries',
   'compaction_policies',
   'compactions',
   'messages',
@@ -69,6 +70,7 @@ const LEGACY_TABLES = COMPACTOR_TABLES.filter(
     t !== 'budget_reservations' &&
     t !== 'api_keys' &&
     t !== 'queue_workers' &&
+    t !== 'claude_code_entries' &&
     !COORDINATION_TABLES.includes(t),
 );
 

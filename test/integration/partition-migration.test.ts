@@ -166,6 +166,8 @@ describe('migration 0015 on an install of the previous release', () => {
         'append_requests: CREATE UNIQUE INDEX append_requests_tenant_id_idempotency_key_pk (tenant_id, idempotency_key)',
         'archived_messages: CREATE UNIQUE INDEX archived_messages_tenant_id_compaction_id_seq_pk (tenant_id, compaction_id, seq)',
         'budget_reservations: CREATE UNIQUE INDEX budget_reservations_tenant_id_id_pk (tenant_id, id)',
+        'claude_code_entries: CREATE UNIQUE INDEX claude_code_entries_tenant_id_session_id_subpath_seq_pk (tenant_id, session_id, subpath, seq)',
+        'claude_code_entries: CREATE UNIQUE INDEX claude_code_entries_uuid_idx (tenant_id, session_id, subpath, uuid) WHERE (uuid IS NOT NULL)',
         'compaction_policies: CREATE UNIQUE INDEX compaction_policies_tenant_agent_key (tenant_id, agent_id) NULLS NOT DISTINCT',
         'compactions: CREATE UNIQUE INDEX compactions_tenant_id_id_pk (tenant_id, id)',
         'compactions: CREATE UNIQUE INDEX compactions_tenant_idempotency_key_key (tenant_id, idempotency_key)',

@@ -1,8 +1,10 @@
 /**
- * The fake Messages API streams as the API does when a request says `"stream": true`: the real
+ * What the fake Messages API does for Claude Code (the Claude Agent SDK's CLI), which streams and
+ * counts tokens. It streams as the API does when a request says `"stream": true`: the real
  * SDK's stream helper joins the events into the same message the fake answers without streaming
  * (thinking with its signature, text, a tool call's input in pieces), a streamed reply's thinking is
- * accepted back by the strict fake, and a refused request gets its JSON error, not a stream.
+ * accepted back by the strict fake, and a refused request gets its JSON error, not a stream. It
+ * counts tokens (`/v1/messages/count_tokens`) by the same checks, consuming no scripted answer.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,8 @@
 /**
  * Deletion, for a user's "delete my data" request: removes sessions with everything compactor holds
  * of them — live and archived messages, ledger rows, batch rows, the idempotency keys of appends,
- * the log of webhook deliveries that told of their compactions — in one transaction. A session is purged with its whole lineage (the sessions it continued from
+ * the log of webhook deliveries that told of their compactions, the transcript lines the Claude Agent
+ * SDK's session store kept — in one transaction. A session is purged with its whole lineage (the sessions it continued from
  * and in, after `newSession` compactions), since each holds copies of the same conversation.
  */
 import { sql } from 'drizzle-orm';
@@ -26,6 +27,8 @@ export interface PurgeResult {
   appendRequests: number;
   /** Webhook delivery attempts of these sessions' compactions. */
   webhookDeliveries: number;
+  /** Transcript lines the Claude Agent SDK's session store kept of these sessions. */
+  claudeCodeEntries: number;
 }
 
 /**
@@ -82,6 +85,7 @@ export async function purgeSessions(db: Db, request: PurgeRequest): Promise<Purg
       summaryBatches: await count('summary_batches'),
       appendRequests: await count('append_requests'),
       webhookDeliveries: deliveries?.n ?? 0,
+      claudeCodeEntries: await count('claude_code_entries'),
     };
     await tx.execute(sql`
       delete from sessions where tenant_id = ${tenantId}

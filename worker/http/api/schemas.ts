@@ -174,5 +174,9 @@ export const purgedSchema = z
     summaryBatches: z.number().int(),
     appendRequests: z.number().int(),
     webhookDeliveries: z.number().int(),
+    claudeCodeEntries: z
+      .number()
+      .int()
+      .describe("Transcript lines the Claude Agent SDK's session store kept of these sessions."),
   })
   .meta({ title: 'Purged' });
