@@ -221,7 +221,9 @@ describe('the fenced blocks of the README and the docs', () => {
   it('are examples that run, but for a few that say why not', () => {
     const notRun = blocks.filter((b) => runnerOf(b) !== undefined && b.notRun !== undefined);
     expect(examples.length).toBeGreaterThan(10);
-    expect(notRun.length).toBeLessThanOrEqual(7);
+    // Eight: the Claude Agent SDK's wiring starts Claude Code, a binary whose requests the docs'
+    // fake model cannot script (its e2e test runs the same wiring against a scripted strict fake).
+    expect(notRun.length).toBeLessThanOrEqual(8);
     for (const block of notRun) expect(block.notRun?.length, named(block)).toBeGreaterThan(8);
   });
 
