@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const database = openDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor'); // compactor
   const producer = createProducer({ db: database.db }); // compactor: the workers' queue, by their rule
   const model = wrapLanguageModel({
-    model: anthropic('claude-sonnet-4-5'),
+    model: anthropic('claude-sonnet-5'),
     middleware: compactorMiddleware({ db: database.db, producer, tenantId, sessionId }), // compactor
   });
   const messages: ModelMessage[] = [];
