@@ -280,6 +280,36 @@ describe('/v1/mcp', () => {
     });
   });
 
+  it('closes the connection of a request refused before its large body is read, and keeps a small one', async () => {
+    // Without a key the request is refused before its body is needed. Reading and dropping the
+    // rest of a 4 MiB body to keep the connection would cost the server the whole body: it closes
+    // the connection instead, and answers although the rest is never sent. A small body is read and
+    // dropped, and the connection kept for the client's next request.
+    const refusedWith = (declared: number, sent: Uint8Array) =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const url = new URL(`${SESSION}/messages`, (servers.loop as Listening).url);
+        const sending = httpRequest(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': String(declared) },
+        });
+        sending.on('error', reject);
+        sending.on('response', (response) => {
+          response.resume().on('end', () => {
+            resolve({ status: response.statusCode ?? 0, connection: response.headers.connection });
+            sending.destroy();
+          });
+        });
+        if (sent.byteLength === declared) sending.end(sent);
+        else sending.write(sent);
+      });
+    const small = new TextEncoder().encode(appendOf('hello'));
+    expect(await refusedWith(4 * 1024 * 1024, new Uint8Array(64 * 1024).fill(0x20))).toEqual({
+      status: 401,
+      connection: 'close',
+    });
+    expect(await refusedWith(small.byteLength, small)).toEqual({ status: 401, connection: 'keep-alive' });
+  });
+
   it('answers each refusal of a body as a JSON-RPC error with the REST status', async () => {
     const notJson = await send(servers.loop, '/v1/mcp', '{"jsonrpc":"2.0","id":1,');
     expect(notJson.status).toBe(400);

@@ -24,6 +24,8 @@ const TOKENS = {
   quiet: 'limits-quiet-token-0b9a4f3e6d',
   small: 'limits-small-token-8e2d7c1b4a',
   brief: 'limits-brief-token-6f0e3d9c2b',
+  sloppy: 'limits-sloppy-token-3a7c9e1d5f',
+  tidy: 'limits-tidy-token-9d2b6f4a8c',
 } as const;
 type Tenant = keyof typeof TOKENS;
 
@@ -52,6 +54,10 @@ beforeAll(async () => {
     limits: { maxSessionMessages: 5, maxSessionTokens: 1_000, maxContextBytes: 2_048 },
   });
   await setPolicy(db, 'brief', null, { strategy, limits: { maxContextTokens: 1_000 } });
+  // sloppy and tidy: one request a second and a burst of 25 in ten seconds each.
+  for (const tenant of ['sloppy', 'tidy']) {
+    await setPolicy(db, tenant, null, { strategy, limits: { requestsPerSecond: 1, burst: 25 } });
+  }
   const app = createApiApp(
     {
       db,
@@ -146,6 +152,33 @@ describe('request rate per tenant', () => {
     }
     // The quiet tenant has no policy: the default rate (100/s) lets all six through.
     expect(quiet.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+  });
+
+  it('counts a request whose body is refused as ten requests against its own tenant only', async () => {
+    await seedSession('sloppy', 'rate', [{ role: 'user', content: 'hello' }]);
+    await seedSession('tidy', 'rate', [{ role: 'user', content: 'hello' }]);
+    const valid = (tenant: Tenant) =>
+      call(tenant, 'POST', '/v1/sessions/rate/messages', { messages: [{ role: 'user', content: 'next' }] });
+    const malformed = () =>
+      fetch(`${server.url}/v1/sessions/rate/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKENS.sloppy}`, 'content-type': 'application/json' },
+        body: '{"messages": [',
+      }).then((r) => r.status);
+    // REFUSED_BODY_COST is 10: three refused bodies count 30 against sloppy's 1 + 25: its valid requests are then refused
+    // 429 (at most one a second gets through on its rate, however slowly they are sent).
+    const refused = [await malformed(), await malformed(), await malformed()];
+    expect(refused.slice(0, 2)).toEqual([400, 400]);
+    const after = [];
+    for (let i = 0; i < 4; i++) after.push(await valid('sloppy'));
+    expect(after.filter((a) => a.status === 429).length).toBeGreaterThanOrEqual(2);
+    expect(after.find((a) => a.status === 429)?.body.error.message).toContain(
+      'requestsPerSecond 1, burst 25',
+    );
+    // The same number of requests, with bodies that are accepted, stays within the same limits.
+    const tidy = [];
+    for (let i = 0; i < 7; i++) tidy.push((await valid('tidy')).status);
+    expect(tidy).toEqual([200, 200, 200, 200, 200, 200, 200]);
   });
 
   it('counts the rate where the queues are (Redis, or Postgres), so API processes share it', async () => {

@@ -730,7 +730,7 @@ async function written(): Promise<Record<string, number>> {
 }
 
 beforeAll(async () => {
-  server = await serveApi(ctx, TOKENS, { maxBodyBytes: MAX_BODY });
+  server = await serveApi(ctx, TOKENS, { maxBodyBytes: MAX_BODY, unlimitedRate: true });
   // acme's session: a tool call that a compaction archives, then one that stays live.
   const { createSession, appendMessages } = await import('../../producer/index.ts');
   const db = ctx.tdb.database.db;

@@ -14,7 +14,7 @@
  * (`/v1/admin/keys`) on none. Bodies are JSON in UTF-8, at most `maxBodyBytes` decoded (413 beyond),
 read by one reader on every route that takes one, `/v1/mcp` included (body-reader.ts). Each tenant is
  * held to its limits (shared/policy/limits.ts, tenant-limits.ts): its request rate (429 with
- * `retry-after`), its sessions' size (413 naming the limit), its context size (422) and context
+ * `retry-after`; a request whose body is refused counts as `REFUSED_BODY_COST`), its sessions' size (413 naming the limit), its context size (422) and context
  * reads at once (429). Errors are `{ error: { type, message, field? } }` (errors.ts).
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
@@ -47,7 +47,7 @@ import { purgeSessions } from '../../postgres/purge.ts';
 import { sessionExists } from '../../postgres/queries/sessions.ts';
 import { type AuthThrottleOptions, requestAuthenticator, retryAfterSeconds } from '../auth-throttle.ts';
 import { bodyLeftUnread } from '../body/body-bytes.ts';
-import { bodyReader } from '../body/body-reader.ts';
+import { bodyReader, bodyRefused } from '../body/body-reader.ts';
 import {
   type AuthResult,
   BOOTSTRAP_ADMIN,
@@ -176,6 +176,12 @@ export function createApiApp(deps: ApiDeps, options: ApiOptions): Hono<ApiEnv> {
     c.header('x-content-type-options', 'nosniff');
     c.header('cache-control', 'no-store');
     if (bodyLeftUnread(c.req.raw)) c.header('connection', 'close');
+    const inForce = c.get('limits');
+    if (tenantId && inForce && bodyRefused(c.req.raw)) {
+      limits.penalize(tenantId, inForce).catch((error: Error) => {
+        logger.warn({ tenantId, error: error.message }, 'could not count a refused body against the tenant');
+      });
+    }
   });
 
   // Open (--insecure): this machine's Host and Origin only, against DNS rebinding (loopback-guard.ts).

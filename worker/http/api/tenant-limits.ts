@@ -24,6 +24,13 @@ import { BURST_WINDOW_S, DEFAULT_LIMITS, type Limits, resolveLimits } from '../.
 import type { PolicySource } from '../../postgres/policies.ts';
 import { postgresRateLimiter } from '../../postgres/rate-limits.ts';
 
+/**
+ * How many requests a request whose body the API refused counts as against its tenant's rate
+ * (`requestsPerSecond` and `burst`): 10, so a tenant can have at most a tenth of its rate's
+ * requests refused for their body before it is answered 429.
+ */
+export const REFUSED_BODY_COST = 10;
+
 /** Where the limits come from and where the request rate is counted. */
 export interface TenantLimitsOptions {
   /** The tenants' policies (their `limits`), read per request: give a cache (worker/postgres/policy-cache.ts). */
@@ -66,6 +73,26 @@ export class TenantLimits {
     } catch (rejected) {
       if (rejected instanceof RateLimiterRes) return Math.max(1, rejected.msBeforeNext);
       throw rejected;
+    }
+  }
+
+  /**
+   * Counts a request of `tenantId` whose body was refused (worker/http/body/body-reader.ts
+   * `bodyRefused`) as {@link REFUSED_BODY_COST} requests in all, so that a tenant sending bodies
+   * the API refuses (malformed, nested too deep, too large, in a coding it does not decode) is
+   * held to a tenth of its request rate, as a client that keeps sending them is not a client
+   * that will succeed: its next requests are answered 429 with `retry-after`, before their
+   * bodies are read. The request itself was already counted once, by {@link request}.
+   * @throws what the store throws when neither it nor its in-memory insurance can count (the
+   *   caller logs it; the refusal stands as it was answered).
+   */
+  async penalize(tenantId: string, limits: Limits): Promise<void> {
+    try {
+      await this.limiterFor(limits).consume(tenantId, REFUSED_BODY_COST - 1);
+    } catch (rejected) {
+      // Over the rate already: the points were counted all the same (rate-limiter-flexible counts
+      // a refused consume), which is what a penalty is for.
+      if (!(rejected instanceof RateLimiterRes)) throw rejected;
     }
   }
 

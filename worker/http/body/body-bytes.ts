@@ -33,14 +33,30 @@ export type ChunkCheck = (chunk: Uint8Array) => void;
 
 /** Requests whose body was refused before it was read to its end. */
 const unread = new WeakSet<Request>();
+/** Requests whose body was read to its end. */
+const readWhole = new WeakSet<Request>();
 
 /**
- * Whether `request`'s body was refused before it was read to its end: its connection cannot carry
- * another request (the rest of the body is still on it, or the stream was cancelled), so the answer
- * should say `connection: close`, or a client reusing the connection would find it closed.
+ * The most bytes of a body that was never read (a request answered before its body was needed: 401,
+ * 403, 404, 429) that the server reads and drops to keep the connection for the client's next
+ * request: 64 KiB. Past it, or at an unknown length, closing the connection costs less.
+ */
+export const DRAIN_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * Whether the answer to `request` should close its connection (`connection: close`) rather than
+ * leave the rest of its body on it: when its body was refused before it was read to its end (the
+ * rest is still on the connection, or the stream was cancelled, so a client reusing it would find it
+ * closed), or when its body was never read and is longer than {@link DRAIN_LIMIT_BYTES} or of
+ * unknown length (chunked). Otherwise Node keeps a keep-alive connection by reading the whole rest
+ * of the body and dropping it: megabytes for each request a tenant sends past its rate.
  */
 export function bodyLeftUnread(request: Request): boolean {
-  return unread.has(request);
+  if (unread.has(request)) return true;
+  if (readWhole.has(request) || request.method === 'GET' || request.method === 'HEAD') return false;
+  if (request.headers.has('transfer-encoding')) return true;
+  const length = request.headers.get('content-length');
+  return length !== null && Number(length) > DRAIN_LIMIT_BYTES;
 }
 
 /**
@@ -86,7 +102,9 @@ export async function readBodyBytes(
   check?: ChunkCheck,
 ): Promise<Uint8Array> {
   try {
-    return await readToEnd(request, limit, check);
+    const bytes = await readToEnd(request, limit, check);
+    readWhole.add(request);
+    return bytes;
   } catch (error) {
     if (request.body !== null) unread.add(request);
     throw error;

@@ -44,6 +44,28 @@ export interface BodyReader {
   json(request: Request, required: boolean): Promise<unknown>;
 }
 
+/** Requests whose body the reader refused, by any of its rules. */
+const refused = new WeakSet<Request>();
+
+/**
+ * Whether a {@link BodyReader} refused `request`'s body (413, 415 or 400 by the rules of the
+ * module's comment): the API counts such a refusal against its tenant's request rate
+ * (api/tenant-limits.ts `penalize`).
+ */
+export function bodyRefused(request: Request): boolean {
+  return refused.has(request);
+}
+
+/** `read()`, with `request` remembered as refused when it throws an `ApiError`. */
+async function refusing<T>(request: Request, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ApiError) refused.add(request);
+    throw error;
+  }
+}
+
 /**
  * The reader of an API whose bodies are at most `maxBodyBytes` (named `setting` in a 413), whose
  * large bodies are read by `offload`. The dashboard's routes read theirs with it too.
@@ -56,15 +78,19 @@ export function bodyReader(options: {
 }): BodyReader {
   const limit = { maxBytes: options.maxBodyBytes, setting: options.setting };
   const reader: BodyReader = {
-    async bytes(request) {
-      const contentType = request.headers.get('content-type') ?? undefined;
-      const bytes = await readBodyBytes(request, limit, isJson(contentType) ? nestingCheck() : undefined);
-      if (bytes.byteLength > 0) assertJsonContentType(contentType);
-      return bytes;
+    bytes(request) {
+      return refusing(request, async () => {
+        const contentType = request.headers.get('content-type') ?? undefined;
+        const bytes = await readBodyBytes(request, limit, isJson(contentType) ? nestingCheck() : undefined);
+        if (bytes.byteLength > 0) assertJsonContentType(contentType);
+        return bytes;
+      });
     },
-    async value(bytes, request, required) {
-      const read = options.offload ? await options.offload.readJson(bytes) : readJsonBytes(bytes);
-      return bodyValue(read, request.headers.get('content-type') ?? undefined, required);
+    value(bytes, request, required) {
+      return refusing(request, async () => {
+        const read = options.offload ? await options.offload.readJson(bytes) : readJsonBytes(bytes);
+        return bodyValue(read, request.headers.get('content-type') ?? undefined, required);
+      });
     },
     async json(request, required) {
       return reader.value(await reader.bytes(request), request, required);
