@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
+import { REFUSED_BODY_COST } from '../../worker/http/api/tenant-limits.ts';
 import { REDIS_URL } from '../support/env.ts';
 import {
   FIRST_ANSWERED,
@@ -12,8 +13,13 @@ import { buildCli, startApiProcess } from './noisy-neighbor.ts';
 import { addSessions, fmt } from './report.ts';
 import { tenantProcess } from './tenant-process.ts';
 
-/** Quiet context reads per phase (after a warm-up of {@link WARM_UP}). */
-const READS = 300;
+/**
+ * Quiet context reads per phase (after a warm-up of {@link WARM_UP}), over {@link ROUNDS} rounds:
+ * the p99 is then the tenth slowest read, not the third.
+ */
+const READS = 999;
+/** Rounds of the three phases (alone, hostile bodies, control), one after the other. */
+const ROUNDS = 3;
 const WARM_UP = 20;
 /**
  * A quiet read starts at most every this many ms, so the quiet tenant stays under its own default
@@ -56,13 +62,20 @@ export async function hostileMcp(
       return performance.now() - started;
     };
     await quietReads(read, WARM_UP);
-    api.rss.reset();
-    const alone = await quietReads(read, READS);
-    const aloneRss = api.rss.reset();
-    const deep = await underSender(api, tokens.hostile, 'deep', read);
-    const small = await underSender(api, tokens.hostile, 'small', read);
+    // The phases alternate, so that whatever else the machine runs weighs on each phase alike.
+    const alone: number[] = [];
+    let aloneRss = 0;
+    const deep: Phase[] = [];
+    const small: Phase[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      api.rss.reset();
+      await quietReads(read, READS / ROUNDS, alone);
+      aloneRss = Math.max(aloneRss, api.rss.reset());
+      deep.push(await underSender(api, tokens.hostile, 'deep', read));
+      small.push(await underSender(api, tokens.hostile, 'small', read));
+    }
     const hwm = await api.rss.highWater();
-    report(section, { alone, aloneRss, deep, small, hwm }, apiNodeOptions);
+    report(section, { alone, aloneRss, deep: joined(deep), small: joined(small), hwm }, apiNodeOptions);
   } finally {
     api.stop();
   }
@@ -79,7 +92,27 @@ interface Phase {
   ms: number;
 }
 
-/** {@link READS} quiet reads while the hostile tenant sends requests of `kind`. */
+/** The phases of the rounds as one: their reads and answers together, the peak of their RSS. */
+function joined(phases: Phase[]): Phase {
+  const statuses: Record<string, number> = {};
+  for (const phase of phases) {
+    for (const [status, n] of Object.entries(phase.answered.statuses))
+      statuses[status] = (statuses[status] ?? 0) + n;
+  }
+  return {
+    under: phases.flatMap((p) => p.under),
+    failure: phases.find((p) => p.failure)?.failure ?? null,
+    answered: {
+      statuses,
+      ms: phases.flatMap((p) => p.answered.ms),
+      sample: phases.find((p) => p.answered.sample)?.answered.sample ?? '',
+    },
+    rss: Math.max(...phases.map((p) => p.rss)),
+    ms: phases.reduce((sum, p) => sum + p.ms, 0),
+  };
+}
+
+/** `READS / ROUNDS` quiet reads while the hostile tenant sends requests of `kind`. */
 async function underSender(
   api: { url: string; rss: { reset(): number } },
   key: string,
@@ -92,7 +125,7 @@ async function underSender(
   const started = performance.now();
   // A read that fails ends the phase: what was measured until then is reported, with why.
   const under: number[] = [];
-  const failure = await quietReads(read, READS, under).then(
+  const failure = await quietReads(read, READS / ROUNDS, under).then(
     () => null,
     (error: Error) => error.message,
   );
@@ -193,7 +226,7 @@ function report(
       ),
       `The hostile tenant was answered ${sent(run.deep)}, e.g. \`${run.deep.answered.sample.replaceAll('`', "'")}\`. In the control it sent a \`tools/list\` (a valid request, answered in full) the same way, and was answered ${sent(run.small)}: what any tenant sending at its request rate costs the others, without a hostile body.`,
       `API high-water mark (VmHWM) through the part: ${mb(run.hwm)}. RSS is sampled every 50 ms from /proc; the API runs built (tsc, as the package), ${nodeOptions ? `with NODE_OPTIONS=${nodeOptions}` : 'as `compactor api` starts by default (its heap bounded)'}.`,
-      `The quiet tenant reads the context of its session of 60 messages, one read at a time, at most one every ${READ_EVERY_MS} ms, ${READS} reads alone and ${READS} while the other tenant keeps ${HOSTILE_IN_FLIGHT} requests in flight (each sent again as soon as it is answered or its connection closed; a 429 waits 1 s), from a process of its own at nice ${HOSTILE_NICE}. The hostile body is a tools/call of recall_search whose query is the nesting; the API's body reader counts the nesting on the bytes as they arrive and answers 400 with a JSON-RPC parse error at the first level past the limit, without receiving the rest (the connection is then closed). Default limits throughout.`,
+      `The quiet tenant reads the context of its session of 60 messages, one read at a time, at most one every ${READ_EVERY_MS} ms, ${READS} reads alone and ${READS} while the other tenant keeps ${HOSTILE_IN_FLIGHT} requests in flight (each sent again as soon as it is answered or its connection closed; a 429 waits 1 s), from a process of its own at nice ${HOSTILE_NICE}; the three phases alternate in ${ROUNDS} rounds of ${READS / ROUNDS} reads each, so that what else the machine runs weighs on them alike. The hostile body is a tools/call of recall_search whose query is the nesting; the API's body reader counts the nesting on the bytes as they arrive and answers 400 with a JSON-RPC parse error at the first level past the limit, without receiving the rest (the connection is then closed), and counts the refusal as ${REFUSED_BODY_COST} requests against the tenant's rate. Default limits throughout.`,
     ],
   );
 }
