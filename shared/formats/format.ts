@@ -3,7 +3,8 @@
  * mark its messages (for the error that names a message of another format), validating a message
  * and deriving its row, rendering a context under its provider's pairing rules, the transcripts it
  * imports, and the row rules of the strategies that rewrite messages in place (its tool calls,
- * clearing a tool result or a tool input, dropping thinking, what a rewritten row then counts).
+ * clearing a tool result or a tool input, dropping thinking, what a rewritten row then counts) and
+ * the media a row holds.
  * One object per format, in the format's own folder (`anthropic/format.ts`,
  * `openai-chat/format.ts`, `openai-responses/format.ts`, `ai-sdk/format.ts`), found by the session's format in the
  * registry (registry.ts). Callers ask the format, never a block type. Each row method takes a row
@@ -14,6 +15,7 @@ import type { z } from 'zod';
 import type { ContextNotice, RenderContextInput } from '../context/render.ts';
 import type { StoredContent } from '../contract/blocks.ts';
 import type { ToolUseIdAt } from '../contract/content-checks.ts';
+import type { MediaFound } from '../contract/media-refs.ts';
 import type { PdfPageCounter } from '../contract/media-tokens.ts';
 import type { Kind, MessageMeta, Role } from '../contract/message.ts';
 import type { SessionFormat as SessionFormatName } from '../contract/session-format.ts';
@@ -185,6 +187,13 @@ export interface SessionFormat {
    * holds none to drop.
    */
   clearThinking(content: StoredContent): { content: StoredContent; dropped: number } | 'thinking only' | null;
+  /**
+   * The images and documents a row's stored content holds (`contentBlocks`), in order, with what
+   * its message says of each (shared/contract/media-refs.ts): a summary lists them so an agent can
+   * read them back. Empty for content of another shape.
+   * @param pdfPages counts a base64 PDF's pages for its tokens.
+   */
+  mediaOf(stored: unknown, pdfPages: PdfPageCounter): MediaFound[];
   /** The rewrite of `meta` into the row's new `content`: its rendering and token estimate recomputed. */
   rewriteOf(meta: MessageMeta, content: StoredContent): Rewrite;
 }
