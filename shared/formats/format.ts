@@ -198,6 +198,21 @@ export interface SessionFormat {
   rewriteOf(meta: MessageMeta, content: StoredContent): Rewrite;
 }
 
+/**
+ * Rows of a format for the tests every format passes (test/unit/format-rules.test.ts), exported by
+ * its folder's `examples.ts` as `examples`: a new format is tested by adding them, not by editing
+ * a central test. Plain data, as the format stores it.
+ */
+export interface FormatExamples {
+  /** A row that answers the tool call `call_1` with a result of 400 `x`s. */
+  toolResult: StoredContent;
+  /**
+   * A user message that says `see this` and holds one image: the PNG whose base64 (RFC 4648,
+   * padded) is `png`, in the form the format stores an image's bytes in.
+   */
+  image(png: string): StoredContent;
+}
+
 /** Nothing cleared, nothing answered. */
 const UNTOUCHED: ClearedResults = { content: null, answered: [], cleared: [] };
 
