@@ -74,7 +74,7 @@ const WRITTEN: Readonly<Record<string, string>> = {
   'shared/context/': "context out: a session's live rows rendered as the agent's next Messages API request",
   'shared/planning/': 'the window rule every strategy plans with, plan types, and the effects a plan becomes',
   'shared/formats/':
-    'one folder per session format (its row below), each with its words, message validation and row (`row.ts`), rendered context, transcript reading, API schemas, media and the row rules of the strategies, in one object (`format.ts`, the interface of `format.ts` here), and the example rows the format tests take (`examples.ts`); `registry.ts` gives each format by name and alone compares them (which format a message or a transcript is); `api-schema.ts` holds the fields every context answer shares in the HTTP API schemas. See To add a session format below',
+    'one folder per session format (its row below), each with its words, message validation and row (`row.ts`), rendered context, transcript reading, API schemas, media (`media.ts`) and the row rules of the strategies, in one object (`format.ts`, the interface of `format.ts` here), and the example rows the format tests take (`examples.ts`); `registry.ts` gives each format by name and alone compares them (which format a message or a transcript is); `api-schema.ts` holds the fields every context answer shares in the HTTP API schemas. See To add a session format below',
   'shared/strategies/':
     "one file per strategy (schema, shorthand, whether it summarizes, planning rule), the registry, and `plan.ts`, which hands a session to its strategy's rule",
   'shared/policy/': 'policies, triggers, admission, the storm guard, spend budgets, tenant limits',

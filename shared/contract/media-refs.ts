@@ -112,6 +112,24 @@ export function dataUrlOf(url: string): { mediaType: string | null; bytes: numbe
   return null;
 }
 
+/** An image's bytes as a message holds them: base64 (RFC 4648) and its media type. */
+export interface InlineImage {
+  data: string;
+  mediaType: string;
+}
+
+/**
+ * The image of a base64 data URL (`data:image/png;base64,…`), or null for any other string (a
+ * URL, a data URL of another type or not in base64).
+ */
+export function inlineImageOfDataUrl(url: unknown): InlineImage | null {
+  if (typeof url !== 'string') return null;
+  const header = /^data:(image\/[^;,]+)((?:;[^;,]*)*),/i.exec(url);
+  if (!header || !/;base64/i.test(header[2] ?? '')) return null;
+  const mediaType = safeMediaType(header[1]);
+  return mediaType ? { data: url.slice(header[0].length), mediaType } : null;
+}
+
 /** Text as one line of at most {@link CAPTION_CHARS} characters (`…` when clipped), or null when blank. */
 export function captionOf(text: string): string | null {
   const line = text.replace(/\s+/g, ' ').trim();

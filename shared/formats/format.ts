@@ -15,7 +15,7 @@ import type { z } from 'zod';
 import type { ContextNotice, RenderContextInput } from '../context/render.ts';
 import type { StoredContent } from '../contract/blocks.ts';
 import type { ToolUseIdAt } from '../contract/content-checks.ts';
-import type { MediaFound } from '../contract/media-refs.ts';
+import type { InlineImage, MediaFound } from '../contract/media-refs.ts';
 import type { PdfPageCounter } from '../contract/media-tokens.ts';
 import type { Kind, MessageMeta, Role } from '../contract/message.ts';
 import type { SessionFormat as SessionFormatName } from '../contract/session-format.ts';
@@ -194,6 +194,13 @@ export interface SessionFormat {
    * @param pdfPages counts a base64 PDF's pages for its tokens.
    */
   mediaOf(stored: unknown, pdfPages: PdfPageCounter): MediaFound[];
+  /**
+   * The images a row's stored content holds inline (base64), in order, with their media types:
+   * what recall's MCP server also returns as image content, so that a model reading a message back
+   * sees its images. Images at a URL or in a provider's file are left out; empty for content of
+   * another shape.
+   */
+  imagesOf(stored: unknown): InlineImage[];
   /** The rewrite of `meta` into the row's new `content`: its rendering and token estimate recomputed. */
   rewriteOf(meta: MessageMeta, content: StoredContent): Rewrite;
 }

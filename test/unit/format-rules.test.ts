@@ -86,4 +86,15 @@ describe('session format rules', () => {
       },
     ]);
   });
+
+  it.each(SESSION_FORMATS)(
+    '%s gives the inline image of a message with its media type, and none of a tool result',
+    (name) => {
+      const png = pngOf(40, 30, 200).toString('base64');
+      const rules = SESSION_FORMAT_RULES[name];
+      expect(rules.imagesOf(EXAMPLES[name]?.image(png))).toEqual([{ data: png, mediaType: 'image/png' }]);
+      expect(rules.imagesOf(EXAMPLES[name]?.toolResult)).toEqual([]);
+      expect(rules.imagesOf('a summary, as text')).toEqual([]);
+    },
+  );
 });

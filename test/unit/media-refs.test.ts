@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CAPTION_CHARS, type MediaRef, OPENAI_IMAGE_TOKENS } from '../../shared/contract/media-refs.ts';
 import { documentTokens, imageTokens, pdfPageTokens } from '../../shared/contract/media-tokens.ts';
 import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
-import { mediaRefsOf } from '../../shared/formats/registry.ts';
+import { mediaRefsOf, SESSION_FORMAT_RULES } from '../../shared/formats/registry.ts';
 import {
   checkpointSchema,
   emptyCheckpoint,
@@ -299,6 +299,37 @@ describe('mediaRefsOf: AI SDK messages', () => {
       { seq: 8, index: 0, kind: 'image', source: 'base64', bytes: image.length, caption: 'the login page' },
       { seq: 8, index: 1, kind: 'image', source: 'base64', bytes: image.length, caption: 'the login page' },
       { seq: 8, index: 2, kind: 'document', source: 'file', bytes: null, mediaType: 'application/pdf' },
+    ]);
+  });
+
+  it("gives a tool result's inline image files to recall's image content, not a file by reference or URL", () => {
+    const png = b64(pngOf(8, 8));
+    const images = SESSION_FORMAT_RULES['ai-sdk'].imagesOf({
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'c1',
+          toolName: 'screenshot',
+          output: {
+            type: 'content',
+            value: [
+              { type: 'file', mediaType: 'image/png', data: { type: 'data', data: { $bytes: png } } },
+              { type: 'image-data', mediaType: 'image/jpeg', data: png },
+              {
+                type: 'file',
+                mediaType: 'image/png',
+                data: { type: 'url', url: { $url: 'https://example.com/a.png' } },
+              },
+              { type: 'file', mediaType: 'application/pdf', data: png },
+            ],
+          },
+        },
+      ],
+    });
+    expect(images).toEqual([
+      { data: png, mediaType: 'image/png' },
+      { data: png, mediaType: 'image/jpeg' },
     ]);
   });
 

@@ -10,6 +10,7 @@
  */
 import {
   captionOf,
+  type InlineImage,
   type MediaFound,
   type MediaPart,
   type MediaSource,
@@ -44,6 +45,38 @@ const READER: PartMediaReader = {
     return output?.type === 'content' && Array.isArray(output.value) ? output.value : null;
   },
 };
+
+/**
+ * The base64 images of a stored message, in order: its `file` parts of an image type whose data is
+ * in the message (base64 text, `{ $bytes }`, V4 `{ type: 'data' }`), and such files of a tool
+ * result's `content` (V4 `file`, V2 `media`, V3 `image-data`).
+ */
+export function aiSdkImages(stored: unknown): InlineImage[] {
+  const content = recordOf(stored)?.content;
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((value): InlineImage[] => {
+    const part = recordOf(value);
+    const nested = part ? READER.nested?.(part) : null;
+    const items = nested ?? [value];
+    return items.flatMap((item) => {
+      const image = inlineImage(recordOf(item));
+      return image ? [image] : [];
+    });
+  });
+}
+
+/** A file part or item as an inline image, or null when it is none (or not in the message). */
+function inlineImage(part: MediaPart | null): InlineImage | null {
+  const mediaType = safeMediaType(part?.mediaType);
+  if (!part || !mediaType?.toLowerCase().startsWith('image/')) return null;
+  const source: FileSource | null =
+    part.type === 'file'
+      ? sourceOf(part.data)
+      : DATA_ITEMS.has(part.type)
+        ? { base64: String(part.data) }
+        : null;
+  return source && 'base64' in source ? { data: source.base64, mediaType } : null;
+}
 
 /** The media of a stored message, in order; none when its content is a string (a system message). */
 export function aiSdkMedia(stored: unknown, pdfPages: PdfPageCounter): MediaFound[] {

@@ -26,7 +26,7 @@ import { rewriteOf } from '../../planning/clearing.ts';
 import type { FormatVocabulary, SessionFormat } from '../format.ts';
 import { anthropicApiMessageSchema, anthropicContextSchema } from './api-schema.ts';
 import { ANTHROPIC_BLOCK_TYPES } from './content-rules.ts';
-import { anthropicMedia } from './media.ts';
+import { anthropicImages, anthropicMedia } from './media.ts';
 import { anthropicRow } from './row.ts';
 
 /**
@@ -146,6 +146,7 @@ export const anthropicFormat: SessionFormat = {
     return { content: next, dropped: blocks.length - next.length };
   },
   mediaOf: anthropicMedia,
+  imagesOf: anthropicImages,
   rewriteOf(meta, content) {
     if (!isAnthropicContent(content))
       throw new Error(`anthropic: seq ${meta.seq} holds no Anthropic content`);

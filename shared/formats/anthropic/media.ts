@@ -6,6 +6,7 @@
  */
 import {
   captionOf,
+  type InlineImage,
   type MediaFound,
   type MediaPart,
   type MediaSource,
@@ -32,6 +33,20 @@ const READER: PartMediaReader = {
   text: (part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''),
   nested: (part) => (part.type === 'tool_result' && Array.isArray(part.content) ? part.content : null),
 };
+
+/** The base64 images of a message's stored content (a `tool_result`'s too), in order. */
+export function anthropicImages(stored: unknown): InlineImage[] {
+  if (!Array.isArray(stored)) return [];
+  return stored.flatMap((value): InlineImage[] => {
+    const block = recordOf(value);
+    if (block?.type === 'tool_result') return anthropicImages(block.content);
+    const source = block?.type === 'image' ? recordOf(block.source) : null;
+    const mediaType = safeMediaType(source?.media_type);
+    return source?.type === 'base64' && typeof source.data === 'string' && mediaType
+      ? [{ data: source.data, mediaType }]
+      : [];
+  });
+}
 
 /** The media of a message's stored content, in order; none when it is a string (text only). */
 export function anthropicMedia(stored: unknown, pdfPages: PdfPageCounter): MediaFound[] {

@@ -15,7 +15,7 @@ import {
   clearedChatResult,
 } from './clearing.ts';
 import { renderChatContext } from './context.ts';
-import { chatMedia } from './media.ts';
+import { chatImages, chatMedia } from './media.ts';
 import { CHAT_ROLES, chatFacts, isChatMessage } from './message.ts';
 import { chatRow } from './row.ts';
 import { parseChatRequestsJsonl } from './transcript.ts';
@@ -89,6 +89,7 @@ export const openaiChatFormat: SessionFormat = {
   },
   clearThinking: () => null,
   mediaOf: chatMedia,
+  imagesOf: chatImages,
   rewriteOf(meta, content) {
     if (!isChatMessage(content))
       throw new Error(`openai-chat: seq ${meta.seq} holds no Chat Completions message`);

@@ -3,7 +3,14 @@
  * `image_url` and `file` content parts, as media references (shared/contract/media-refs.ts),
  * captioned by a file's name, else by the message's `text` parts. Pure.
  */
-import { type MediaFound, mediaOfParts, type PartMediaReader, recordOf } from '../../contract/media-refs.ts';
+import {
+  type InlineImage,
+  inlineImageOfDataUrl,
+  type MediaFound,
+  mediaOfParts,
+  type PartMediaReader,
+  recordOf,
+} from '../../contract/media-refs.ts';
 import type { PdfPageCounter } from '../../contract/media-tokens.ts';
 import { openaiFileMedia, openaiImageMedia } from '../openai-media.ts';
 
@@ -15,6 +22,17 @@ const READER: PartMediaReader = {
   },
   text: (part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''),
 };
+
+/** The base64 images of a stored message's `image_url` parts (data URLs), in order. */
+export function chatImages(stored: unknown): InlineImage[] {
+  const content = recordOf(stored)?.content;
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((value) => {
+    const part = recordOf(value);
+    const image = part?.type === 'image_url' ? inlineImageOfDataUrl(recordOf(part.image_url)?.url) : null;
+    return image ? [image] : [];
+  });
+}
 
 /** The media of a stored message, in order; none when its content is a string or it is no object. */
 export function chatMedia(stored: unknown, pdfPages: PdfPageCounter): MediaFound[] {
