@@ -4,8 +4,9 @@
  * message says about them (a caption). A `summarize` compaction lists them in the checkpoint, so an
  * agent still knows what media left and can read it back (recall) by seq.
  *
- * This module holds what every format shares: the reference's shape, the caption rule and the
- * reading of a data URL. Which parts of a stored message are media is each format's
+ * This module holds what every format shares: the reference's shape, the caption rule, the
+ * reading of a data URL, and the shape of an image held inline (`InlineImage`, what recall's MCP
+ * server also returns as image content). Which parts of a stored message are media is each format's
  * (`SessionFormat.mediaOf` in shared/formats/<format>/media.ts), and callers ask the session's
  * format through the registry (`mediaRefsOf` in shared/formats/registry.ts). Session text is data:
  * a URL is counted, never fetched. Pure; never throws.
