@@ -14,6 +14,7 @@ import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/m
 import type { ContextNotice, ContextRow } from '../shared/context/render.ts';
 import { ContextLimitError, InvalidInputError, SessionNotFoundError } from '../shared/contract/errors.ts';
 import type { SessionFormat } from '../shared/contract/session-format.ts';
+import type { AiSdkStoredMessage } from '../shared/formats/ai-sdk/encoding.ts';
 import type { RenderedFormatContext } from '../shared/formats/format.ts';
 import type { ChatMessage } from '../shared/formats/openai-chat/message.ts';
 import type { ResponsesItem } from '../shared/formats/openai-responses/item.ts';
@@ -99,13 +100,16 @@ export interface LoadedContext {
  * const completion = await openai.chat.completions.create({ model, messages: [...context.messages, next] });
  * ```
  */
+/** The session formats added after those with a shape of their own here (none yet). */
+export type LaterFormat = Exclude<SessionFormat, 'anthropic' | 'openai-chat' | 'openai-responses' | 'ai-sdk'>;
+
 /**
  * The context of a session whose format has no shape of its own here: the request fields its
  * folder's `renderContext` gives (shared/formats/<format>/format.ts), with `format`, `sessionId`
  * and `version` as every shape has them.
  */
 export type LoadedFormatContext = RenderedFormatContext & {
-  format: SessionFormat;
+  format: LaterFormat;
   sessionId: string;
   version: number;
 };
@@ -153,6 +157,42 @@ export interface LoadedResponsesContext {
 }
 
 /**
+ * An `ai-sdk` session's next call: `prompt` ready for a language model's `doGenerate`/`doStream`
+ * once decoded (`decodeAiSdkPrompt`, shared/formats/ai-sdk/encoding.ts: a file's `{ $bytes }` and
+ * `{ $url }` back to a `Uint8Array` and a `URL`); shared/formats/ai-sdk/context.ts gives the rules
+ * it keeps.
+ *
+ * ```ts
+ * const context = await loadContext(db, { tenantId: 'acme', sessionId: 's-1', format: 'ai-sdk' });
+ * const result = await model.doGenerate({ prompt: decodeAiSdkPrompt(context.prompt) });
+ * ```
+ */
+export interface LoadedAiSdkContext {
+  format: 'ai-sdk';
+  /**
+   * The call's `prompt`, its file data encoded: every stored message as the agent wrote it, the
+   * summary a user message.
+   */
+  prompt: AiSdkStoredMessage[];
+  /** Estimated input tokens of `prompt`. */
+  tokens: number;
+  /** The live session read (where the agent appends next). */
+  sessionId: string;
+  /** Nothing to act on yet for this format: always empty (kept for the shape's sake). */
+  notices: ContextNotice[];
+  /** The live session's compaction version this context was rendered at (see {@link LoadedContext.version}). */
+  version: number;
+}
+
+/** Every shape `loadContext` returns, one per format, and a later format's {@link LoadedFormatContext}. */
+export type AnyLoadedContext =
+  | LoadedContext
+  | LoadedChatContext
+  | LoadedResponsesContext
+  | LoadedAiSdkContext
+  | LoadedFormatContext;
+
+/**
  * Loads a session's next request: its live history rendered by the rules of
  * shared/context/render.ts, read by producer/postgres/context-query.ts. One statement, so one round
  * trip and one snapshot: it follows the lineage to the live session (a `newSession` compaction
@@ -171,29 +211,27 @@ export async function loadContext(
   db: Db,
   input: LoadContextInput & { format: 'openai-responses' },
 ): Promise<LoadedResponsesContext>;
+export async function loadContext(
+  db: Db,
+  input: LoadContextInput & { format: 'ai-sdk' },
+): Promise<LoadedAiSdkContext>;
 /** A session of a format added after these: the fields its folder's `renderContext` gives. */
 export async function loadContext(
   db: Db,
   input: LoadContextInput & {
-    format: Exclude<SessionFormat, 'anthropic' | 'openai-chat' | 'openai-responses'>;
+    format: LaterFormat;
   },
 ): Promise<LoadedFormatContext>;
 export async function loadContext(
   db: Db,
   input: LoadContextInput & { format: 'any' },
-): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext | LoadedFormatContext>;
+): Promise<AnyLoadedContext>;
 export async function loadContext(
   db: Db,
   input: LoadContextInput & { format?: 'anthropic' },
 ): Promise<LoadedContext>;
-export async function loadContext(
-  db: Db,
-  input: LoadContextInput,
-): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext | LoadedFormatContext>;
-export async function loadContext(
-  db: Db,
-  input: LoadContextInput,
-): Promise<LoadedContext | LoadedChatContext | LoadedResponsesContext | LoadedFormatContext> {
+export async function loadContext(db: Db, input: LoadContextInput): Promise<AnyLoadedContext>;
+export async function loadContext(db: Db, input: LoadContextInput): Promise<AnyLoadedContext> {
   const { tenantId, sessionId } = input;
   const caps = {
     ...(input.maxBytes === undefined ? {} : { maxBytes: input.maxBytes }),
@@ -221,11 +259,7 @@ export async function loadContext(
     pdfPages: countPdfPages,
   });
   // The format's own shape (see the overloads): its request's fields, `format` but for the default's.
-  return { ...rendered, sessionId: read.liveId, version: read.version } as
-    | LoadedContext
-    | LoadedChatContext
-    | LoadedResponsesContext
-    | LoadedFormatContext;
+  return { ...rendered, sessionId: read.liveId, version: read.version } as AnyLoadedContext;
 }
 
 /**

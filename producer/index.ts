@@ -94,10 +94,13 @@ export type {
   RecallSearchResult,
 } from '../shared/recall/schemas.ts';
 export {
+  type AnyLoadedContext,
   type ContextNotice,
   type LoadContextInput,
+  type LoadedAiSdkContext,
   type LoadedChatContext,
   type LoadedContext,
+  type LoadedFormatContext,
   type LoadedResponsesContext,
   loadContext,
 } from './context.ts';

@@ -27,6 +27,7 @@ import {
   type SessionFormat,
 } from '../shared/contract/session-format.ts';
 import { estimateMessageTokens } from '../shared/contract/tokens.ts';
+import type { AiSdkStoredMessage } from '../shared/formats/ai-sdk/encoding.ts';
 import type { MessageRow } from '../shared/formats/format.ts';
 import type { ChatCompletionsMessage } from '../shared/formats/openai-chat/row.ts';
 import type { ResponsesInputItem } from '../shared/formats/openai-responses/row.ts';
@@ -90,7 +91,7 @@ export type { ResponsesInputItem } from '../shared/formats/openai-responses/row.
  * `ai-sdk` session an AI SDK prompt message, its file data encoded (shared/formats/ai-sdk/encoding.ts).
  */
 export interface NativeMessage {
-  message: MessageParam | ChatCompletionsMessage | ResponsesInputItem;
+  message: MessageParam | ChatCompletionsMessage | ResponsesInputItem | AiSdkStoredMessage;
   /** Pinned messages never leave in a compaction. Default false. */
   pinned?: boolean;
   createdAt?: Date | null;

@@ -5,15 +5,60 @@
  * cannot give a folder another layer than the import check does; what each folder holds is
  * {@link FOLDERS}, which test/unit/docs-reference.test.ts holds to the folders on disk (every
  * folder of `shared/`, `producer/` and `worker/` has a row, or is named in its parent's row).
+ * The session formats' folders (`shared/formats/<format>/`) are read from the disk, each row the
+ * first sentence of its `format.ts` comment, so a new format needs no row here.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { alignedTable, code } from './markdown.ts';
 
+/** The repository's root. */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The folder of the session formats, each of its subfolders one format with its `format.ts`. */
+const FORMATS_FOLDER = 'shared/formats/';
+
 /**
- * What each folder holds, one line, in the table's order after the pure core's (which is sorted by
- * layer). A subfolder without a row of its own is named in its parent's as `` `name/` ``.
+ * The rows of the session formats' folders, in name order: `shared/formats/<format>/` and the
+ * first sentence of the comment that opens its `format.ts`, without its leading "The `<format>`
+ * session format (format.ts):".
+ * @throws {Error} naming the folder, when its `format.ts` is missing or opens with no comment.
  */
-export const FOLDERS: Readonly<Record<string, string>> = {
+export function formatFolderRows(root: string = ROOT): Record<string, string> {
+  const rows: Record<string, string> = {};
+  const folders = readdirSync(path.join(root, FORMATS_FOLDER), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+  for (const name of folders) {
+    const file = path.join(root, FORMATS_FOLDER, name, 'format.ts');
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      throw new Error(
+        `${FORMATS_FOLDER}${name}/: no format.ts (each format folder has one, see docs/architecture.md)`,
+      );
+    }
+    const comment = /^\/\*\*([\s\S]*?)\*\//.exec(text)?.[1];
+    if (comment === undefined)
+      throw new Error(`${FORMATS_FOLDER}${name}/format.ts: opens with no /** comment */`);
+    const prose = comment
+      .split('\n')
+      .map((line) => line.replace(/^\s*\* ?/, '').trim())
+      .join(' ')
+      .trim();
+    const sentence = /^(.*?[.:])(?:\s|$)(?=[A-Z-]|$)/.exec(prose)?.[1] ?? prose;
+    const body = sentence.replace(/^The `[^`]+` session format \(format\.ts\): /, '').replace(/:$/, '');
+    rows[`${FORMATS_FOLDER}${name}/`] = body.endsWith('.') ? body.slice(0, -1) : body;
+  }
+  return rows;
+}
+
+/** {@link FOLDERS} as written here, the format folders' rows apart. */
+const WRITTEN: Readonly<Record<string, string>> = {
   'shared/contract/':
     'the shapes everything shares: messages and content blocks, token estimates, the error taxonomy, transcript parsing, content checks, the formats of API keys and webhook secrets; the published JSON Schema files (`schemas/`, written by `npm run contract`)',
   'shared/text/':
@@ -29,7 +74,7 @@ export const FOLDERS: Readonly<Record<string, string>> = {
   'shared/context/': "context out: a session's live rows rendered as the agent's next Messages API request",
   'shared/planning/': 'the window rule every strategy plans with, plan types, and the effects a plan becomes',
   'shared/formats/':
-    'one folder per session format (`anthropic/`, `openai-chat/`, `openai-responses/`, `ai-sdk/`), each with its words, message validation and row (`row.ts`), rendered context, transcript reading, API schemas and the row rules of the strategies, in one object (`format.ts`, the interface of `format.ts` here); `registry.ts` gives each format by name and alone compares them (which format a message or a transcript is). See To add a session format below',
+    'one folder per session format (its row below), each with its words, message validation and row (`row.ts`), rendered context, transcript reading, API schemas, media (`media.ts`) and the row rules of the strategies, in one object (`format.ts`, the interface of `format.ts` here), and the example rows the format tests take (`examples.ts`); `registry.ts` gives each format by name and alone compares them (which format a message or a transcript is); `api-schema.ts` holds the fields every context answer shares in the HTTP API schemas. See To add a session format below',
   'shared/strategies/':
     "one file per strategy (schema, shorthand, whether it summarizes, planning rule), the registry, and `plan.ts`, which hands a session to its strategy's rule",
   'shared/policy/': 'policies, triggers, admission, the storm guard, spend budgets, tenant limits',
@@ -89,6 +134,13 @@ export const FOLDERS: Readonly<Record<string, string>> = {
   'test/': '`unit/`, `integration/`, `e2e/`, `faults/`, `browser/`, with set-up in `test/support/`',
 };
 
+/**
+ * What each folder holds, one line, in the table's order after the pure core's (which is sorted by
+ * layer, each folder followed by its subfolders' rows). A subfolder without a row of its own is
+ * named in its parent's as `` `name/` ``.
+ */
+export const FOLDERS: Readonly<Record<string, string>> = { ...WRITTEN, ...formatFolderRows() };
+
 /** A forbidden rule of the dependency-cruiser config, as far as the layers need it. */
 interface Rule {
   name: string;
@@ -130,11 +182,18 @@ export function foldersTable(layers: string[][] = coreLayers()): string {
     if (text === undefined) throw new Error(`${folder} is in a layer but has no row in FOLDERS`);
     return text;
   };
+  /** The rows of a core folder's subfolders, in {@link FOLDERS}' order. */
+  const below = (folder: string) =>
+    Object.entries(FOLDERS).filter(([sub]) => sub !== folder && sub.startsWith(folder));
   const core = layers.flatMap((folders, n) =>
-    folders.map((f) => [code(`shared/${f}/`), String(n), described(`shared/${f}/`)]),
+    folders.flatMap((f) => [
+      [code(`shared/${f}/`), String(n), described(`shared/${f}/`)],
+      ...below(`shared/${f}/`).map(([sub, text]) => [code(sub), String(n), text]),
+    ]),
   );
+  const inCore = (folder: string) => [...layerOf.keys()].some((f) => folder.startsWith(f));
   const rest = Object.entries(FOLDERS)
-    .filter(([folder]) => !layerOf.has(folder))
+    .filter(([folder]) => !inCore(folder))
     .map(([folder, text]) => {
       if (folder.startsWith('shared/')) throw new Error(`${folder} has a row but no layer in CORE_LAYERS`);
       return [code(folder), '', text];

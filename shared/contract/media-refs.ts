@@ -4,22 +4,14 @@
  * message says about them (a caption). A `summarize` compaction lists them in the checkpoint, so an
  * agent still knows what media left and can read it back (recall) by seq.
  *
- * Reads the three stored shapes (the session formats of session-format.ts): Anthropic content blocks (`image`,
- * `document`, also inside a `tool_result`), a Chat Completions message object (`image_url` and
- * `file` parts) and a Responses item (`input_image`, `input_file` parts of a message's `content` or
- * a call output's `output`). Session text is data: a URL is counted, never fetched. Pure; never
- * throws.
+ * This module holds what every format shares: the reference's shape, the caption rule, the
+ * reading of a data URL, and the shape of an image held inline (`InlineImage`, what recall's MCP
+ * server also returns as image content). Which parts of a stored message are media is each format's
+ * (`SessionFormat.mediaOf` in shared/formats/<format>/media.ts), and callers ask the session's
+ * format through the registry (`mediaRefsOf` in shared/formats/registry.ts). Session text is data:
+ * a URL is counted, never fetched. Pure; never throws.
  */
-import {
-  decodedByteLength,
-  documentTokens,
-  IMAGE_TIERS,
-  imageTokens,
-  type PdfPageCounter,
-  pdfPageCount,
-  pdfPageTokens,
-  safeMediaType,
-} from './media-tokens.ts';
+import { decodedByteLength, type PdfPageCounter, safeMediaType } from './media-tokens.ts';
 import { isHighSurrogate } from './unicode.ts';
 
 /** Where a media item's data is: in the message (base64 or text), at a URL, or a provider file. */
@@ -57,143 +49,58 @@ export const CAPTION_CHARS = 200;
  */
 export const OPENAI_IMAGE_TOKENS = 765;
 
-type Found = Omit<MediaRef, 'seq' | 'index' | 'caption'> & { caption: string | null };
-type Rec = Record<string, unknown>;
+/** A media item as a format finds it in a stored message: a {@link MediaRef} but for where it is. */
+export type MediaFound = Omit<MediaRef, 'seq' | 'index'>;
+
+/** A JSON object of a stored message. */
+export type MediaPart = Record<string, unknown>;
 
 /**
- * The media of one stored message (`stored`: its content blocks, or its Chat Completions message,
- * or its Responses item), in the order they appear. A caption is a document's `title` or `context`,
- * else a file's name, else the text parts of the same message (or tool result) joined, clipped to
- * {@link CAPTION_CHARS}. `pdfPages` counts a base64 PDF's pages for its tokens.
+ * How a format reads the parts (blocks) of a list for media: a part's media item (its `caption`
+ * null when the part says nothing of it), a part's text (empty when it is no text part), and the
+ * parts nested in a part, read as a list of their own (an Anthropic `tool_result`'s content).
  */
-export function mediaRefsOf(
-  seq: number,
-  stored: unknown,
-  pdfPages: PdfPageCounter = pdfPageCount,
-): MediaRef[] {
-  try {
-    const found = Array.isArray(stored) ? fromParts(stored, pdfPages) : fromItem(asRecord(stored), pdfPages);
-    return found.map((f, index) => ({ ...f, seq, index }));
-  } catch {
-    return [];
-  }
+export interface PartMediaReader {
+  media(part: MediaPart, pdfPages: PdfPageCounter): MediaFound | null;
+  text(part: MediaPart): string;
+  nested?(part: MediaPart): readonly unknown[] | null;
 }
 
-function fromItem(item: Rec | null, pdfPages: PdfPageCounter): Found[] {
-  if (!item) return [];
-  const parts = Array.isArray(item.content) ? item.content : Array.isArray(item.output) ? item.output : [];
-  return fromParts(parts, pdfPages);
-}
-
-/** The media of a list of blocks or parts, captioned with the list's text. */
-function fromParts(parts: unknown[], pdfPages: PdfPageCounter): Found[] {
-  const records = parts.map(asRecord).filter((p): p is Rec => p !== null);
+/**
+ * The media of a list of parts, in order, each captioned by what its part says (a title, a file
+ * name), else by the list's text parts joined and clipped ({@link captionOf}). Parts that are no
+ * JSON object are skipped.
+ */
+export function mediaOfParts(
+  parts: readonly unknown[],
+  reader: PartMediaReader,
+  pdfPages: PdfPageCounter,
+): MediaFound[] {
+  const records = parts.map(recordOf).filter((p): p is MediaPart => p !== null);
   const text = captionOf(
     records
-      .map(textOf)
+      .map((p) => reader.text(p))
       .filter((t) => t !== '')
       .join(' '),
   );
-  const out: Found[] = [];
+  const out: MediaFound[] = [];
   for (const part of records) {
-    if (part.type === 'tool_result' && Array.isArray(part.content)) {
-      out.push(...fromParts(part.content, pdfPages));
+    const nested = reader.nested?.(part);
+    if (nested) {
+      out.push(...mediaOfParts(nested, reader, pdfPages));
       continue;
     }
-    const found = mediaOfPart(part, pdfPages);
+    const found = reader.media(part, pdfPages);
     if (found) out.push({ ...found, caption: found.caption ?? text });
   }
   return out;
-}
-
-function textOf(part: Rec): string {
-  const isText = part.type === 'text' || part.type === 'input_text' || part.type === 'output_text';
-  return isText && typeof part.text === 'string' ? part.text : '';
-}
-
-function mediaOfPart(part: Rec, pdfPages: PdfPageCounter): Found | null {
-  switch (part.type) {
-    case 'image':
-      return anthropicImage(asRecord(part.source));
-    case 'document':
-      return anthropicDocument(part, pdfPages);
-    case 'image_url':
-      return openaiImage(asRecord(part.image_url)?.url, null);
-    case 'input_image':
-      return openaiImage(part.image_url, part.file_id);
-    case 'file':
-      return openaiFile(asRecord(part.file) ?? {}, pdfPages);
-    case 'input_file':
-      return openaiFile(part, pdfPages);
-    default:
-      return null;
-  }
-}
-
-function anthropicImage(source: Rec | null): Found {
-  const tokens = imageTokens(source);
-  if (source?.type === 'base64' && typeof source.data === 'string') {
-    const mediaType = safeMediaType(source.media_type);
-    return {
-      kind: 'image',
-      mediaType,
-      source: 'base64',
-      bytes: decodedByteLength(source.data),
-      tokens,
-      caption: null,
-    };
-  }
-  return { kind: 'image', mediaType: null, source: remote(source), bytes: null, tokens, caption: null };
-}
-
-function anthropicDocument(block: Rec, pdfPages: PdfPageCounter): Found {
-  const source = asRecord(block.source);
-  const tokens = documentTokens(source, IMAGE_TIERS.standard, pdfPages);
-  const caption = captionOf(stringOr(block.title) ?? stringOr(block.context) ?? '');
-  const base = { kind: 'document' as const, tokens, caption };
-  if (source?.type === 'base64' && typeof source.data === 'string') {
-    const mediaType = safeMediaType(source.media_type) ?? 'application/pdf';
-    return { ...base, mediaType, source: 'base64', bytes: decodedByteLength(source.data) };
-  }
-  if (source?.type === 'text' && typeof source.data === 'string') {
-    const mediaType = safeMediaType(source.media_type) ?? 'text/plain';
-    return { ...base, mediaType, source: 'text', bytes: new TextEncoder().encode(source.data).length };
-  }
-  if (source?.type === 'content') return { ...base, mediaType: null, source: 'content', bytes: null };
-  return { ...base, mediaType: null, source: remote(source), bytes: null };
-}
-
-function openaiImage(url: unknown, fileId: unknown): Found {
-  const data = typeof url === 'string' ? dataUrl(url) : null;
-  const base = { kind: 'image' as const, tokens: OPENAI_IMAGE_TOKENS, caption: null };
-  if (data) return { ...base, mediaType: data.mediaType, source: 'base64', bytes: data.bytes };
-  const source = typeof url === 'string' ? 'url' : typeof fileId === 'string' ? 'file' : 'url';
-  return { ...base, mediaType: null, source, bytes: null };
-}
-
-function openaiFile(file: Rec, pdfPages: PdfPageCounter): Found {
-  const name = stringOr(file.filename);
-  const caption = name ? captionOf(name) : null;
-  const data = typeof file.file_data === 'string' ? dataUrl(file.file_data) : null;
-  const pdfByName = name?.toLowerCase().endsWith('.pdf') ? 'application/pdf' : null;
-  if (data) {
-    const mediaType = data.mediaType ?? pdfByName;
-    const payload = String(file.file_data).slice(String(file.file_data).indexOf(',') + 1);
-    const tokens =
-      mediaType === 'application/pdf'
-        ? documentTokens({ type: 'base64', data: payload }, IMAGE_TIERS.standard, pdfPages)
-        : pdfPageTokens();
-    return { kind: 'document', mediaType, source: 'base64', bytes: data.bytes, tokens, caption };
-  }
-  const source = typeof file.file_url === 'string' ? 'url' : 'file';
-  return { kind: 'document', mediaType: pdfByName, source, bytes: null, tokens: pdfPageTokens(), caption };
 }
 
 /**
  * A data URL's media type and decoded bytes; raw base64 (OpenAI's `file_data` may be bare) reads as
  * base64 of unknown type; null for any other string (a URL).
  */
-function dataUrl(url: string): { mediaType: string | null; bytes: number } | null {
+export function dataUrlOf(url: string): { mediaType: string | null; bytes: number } | null {
   const header = /^data:([^;,]*)((?:;[^;,]*)*),/.exec(url);
   if (header) {
     const payload = url.slice(header[0].length);
@@ -206,12 +113,26 @@ function dataUrl(url: string): { mediaType: string | null; bytes: number } | nul
   return null;
 }
 
-function remote(source: Rec | null): MediaSource {
-  return source?.type === 'file' ? 'file' : 'url';
+/** An image's bytes as a message holds them: base64 (RFC 4648) and its media type. */
+export interface InlineImage {
+  data: string;
+  mediaType: string;
 }
 
-/** Text as one clipped line, or null when blank. */
-function captionOf(text: string): string | null {
+/**
+ * The image of a base64 data URL (`data:image/png;base64,…`), or null for any other string (a
+ * URL, a data URL of another type or not in base64).
+ */
+export function inlineImageOfDataUrl(url: unknown): InlineImage | null {
+  if (typeof url !== 'string') return null;
+  const header = /^data:(image\/[^;,]+)((?:;[^;,]*)*),/i.exec(url);
+  if (!header || !/;base64/i.test(header[2] ?? '')) return null;
+  const mediaType = safeMediaType(header[1]);
+  return mediaType ? { data: url.slice(header[0].length), mediaType } : null;
+}
+
+/** Text as one line of at most {@link CAPTION_CHARS} characters (`…` when clipped), or null when blank. */
+export function captionOf(text: string): string | null {
   const line = text.replace(/\s+/g, ' ').trim();
   if (line === '') return null;
   if (line.length <= CAPTION_CHARS) return line;
@@ -220,10 +141,12 @@ function captionOf(text: string): string | null {
   return `${line.slice(0, end)}…`;
 }
 
-function stringOr(value: unknown): string | null {
+/** `value` when it is a string with something but white space in it, else null. */
+export function nonBlank(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value : null;
 }
 
-function asRecord(value: unknown): Rec | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Rec) : null;
+/** `value` when it is a JSON object (no array), else null. */
+export function recordOf(value: unknown): MediaPart | null {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as MediaPart) : null;
 }

@@ -3,7 +3,8 @@
  * mark its messages (for the error that names a message of another format), validating a message
  * and deriving its row, rendering a context under its provider's pairing rules, the transcripts it
  * imports, and the row rules of the strategies that rewrite messages in place (its tool calls,
- * clearing a tool result or a tool input, dropping thinking, what a rewritten row then counts).
+ * clearing a tool result or a tool input, dropping thinking, what a rewritten row then counts) and
+ * the media a row holds.
  * One object per format, in the format's own folder (`anthropic/format.ts`,
  * `openai-chat/format.ts`, `openai-responses/format.ts`, `ai-sdk/format.ts`), found by the session's format in the
  * registry (registry.ts). Callers ask the format, never a block type. Each row method takes a row
@@ -14,6 +15,7 @@ import type { z } from 'zod';
 import type { ContextNotice, RenderContextInput } from '../context/render.ts';
 import type { StoredContent } from '../contract/blocks.ts';
 import type { ToolUseIdAt } from '../contract/content-checks.ts';
+import type { InlineImage, MediaFound } from '../contract/media-refs.ts';
 import type { PdfPageCounter } from '../contract/media-tokens.ts';
 import type { Kind, MessageMeta, Role } from '../contract/message.ts';
 import type { SessionFormat as SessionFormatName } from '../contract/session-format.ts';
@@ -185,8 +187,37 @@ export interface SessionFormat {
    * holds none to drop.
    */
   clearThinking(content: StoredContent): { content: StoredContent; dropped: number } | 'thinking only' | null;
+  /**
+   * The images and documents a row's stored content holds (`contentBlocks`), in order, with what
+   * its message says of each (shared/contract/media-refs.ts): a summary lists them so an agent can
+   * read them back. Empty for content of another shape.
+   * @param pdfPages counts a base64 PDF's pages for its tokens.
+   */
+  mediaOf(stored: unknown, pdfPages: PdfPageCounter): MediaFound[];
+  /**
+   * The images a row's stored content holds inline (base64), in order, with their media types:
+   * what recall's MCP server also returns as image content, so that a model reading a message back
+   * sees its images. Images at a URL or in a provider's file are left out; empty for content of
+   * another shape.
+   */
+  imagesOf(stored: unknown): InlineImage[];
   /** The rewrite of `meta` into the row's new `content`: its rendering and token estimate recomputed. */
   rewriteOf(meta: MessageMeta, content: StoredContent): Rewrite;
+}
+
+/**
+ * Rows of a format for the tests every format passes (test/unit/format-rules.test.ts), exported by
+ * its folder's `examples.ts` as `examples`: a new format is tested by adding them, not by editing
+ * a central test. Plain data, as the format stores it.
+ */
+export interface FormatExamples {
+  /** A row that answers the tool call `call_1` with a result of 400 `x`s. */
+  toolResult: StoredContent;
+  /**
+   * A user message that says `see this` and holds one image: the PNG whose base64 (RFC 4648,
+   * padded) is `png`, in the form the format stores an image's bytes in.
+   */
+  image(png: string): StoredContent;
 }
 
 /** Nothing cleared, nothing answered. */

@@ -5,10 +5,20 @@
  * "a fully qualified URL to an image file" or "a Base64-encoded data URL", of the supported file
  * types PNG, JPEG, WEBP and non-animated GIF. A data URL of another media type (`text/html`, a
  * PDF, which goes in a file part) or a URL of another scheme would fail every later request of
- * the session. Pure.
+ * the session. Also what both OpenAI formats read of an image or a file part as a media reference
+ * (shared/contract/media-refs.ts). Pure.
  */
 import { z } from 'zod';
 import { printable } from '../contract/errors.ts';
+import {
+  captionOf,
+  dataUrlOf,
+  type MediaFound,
+  type MediaPart,
+  nonBlank,
+  OPENAI_IMAGE_TOKENS,
+} from '../contract/media-refs.ts';
+import { documentTokens, IMAGE_TIERS, type PdfPageCounter, pdfPageTokens } from '../contract/media-tokens.ts';
 
 /** Media types of an image data URL (the guide's PNG, JPEG, WEBP and GIF; `image/jpg` as JPEG's alias). */
 export const OPENAI_IMAGE_MEDIA_TYPES: readonly string[] = [
@@ -43,3 +53,40 @@ export const imageUrlSchema = z
     const problem = imageUrlProblem(url);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
+
+/**
+ * An OpenAI image part's media reference (a Chat Completions `image_url`'s URL, a Responses
+ * `input_image`'s `image_url` or `file_id`): a data URL's type and bytes, else a URL or a provider
+ * file; {@link OPENAI_IMAGE_TOKENS} either way.
+ */
+export function openaiImageMedia(url: unknown, fileId: unknown): MediaFound {
+  const data = typeof url === 'string' ? dataUrlOf(url) : null;
+  const base = { kind: 'image' as const, tokens: OPENAI_IMAGE_TOKENS, caption: null };
+  if (data) return { ...base, mediaType: data.mediaType, source: 'base64', bytes: data.bytes };
+  const source = typeof url === 'string' ? 'url' : typeof fileId === 'string' ? 'file' : 'url';
+  return { ...base, mediaType: null, source, bytes: null };
+}
+
+/**
+ * An OpenAI file's media reference (a Chat Completions `file` part's `file`, a Responses
+ * `input_file` part): a document captioned by its `filename`, its bytes and type from a `file_data`
+ * data URL (a `.pdf` name says PDF), else at a `file_url` or a provider file; tokens of a PDF by
+ * its pages, of any other file one page's worth.
+ */
+export function openaiFileMedia(file: MediaPart, pdfPages: PdfPageCounter): MediaFound {
+  const name = nonBlank(file.filename);
+  const caption = name ? captionOf(name) : null;
+  const data = typeof file.file_data === 'string' ? dataUrlOf(file.file_data) : null;
+  const pdfByName = name?.toLowerCase().endsWith('.pdf') ? 'application/pdf' : null;
+  if (data) {
+    const mediaType = data.mediaType ?? pdfByName;
+    const payload = String(file.file_data).slice(String(file.file_data).indexOf(',') + 1);
+    const tokens =
+      mediaType === 'application/pdf'
+        ? documentTokens({ type: 'base64', data: payload }, IMAGE_TIERS.standard, pdfPages)
+        : pdfPageTokens();
+    return { kind: 'document', mediaType, source: 'base64', bytes: data.bytes, tokens, caption };
+  }
+  const source = typeof file.file_url === 'string' ? 'url' : 'file';
+  return { kind: 'document', mediaType: pdfByName, source, bytes: null, tokens: pdfPageTokens(), caption };
+}

@@ -7,6 +7,8 @@
  */
 
 import { InvalidInputError, printable, TranscriptError } from '../contract/errors.ts';
+import type { MediaRef } from '../contract/media-refs.ts';
+import { type PdfPageCounter, pdfPageCount } from '../contract/media-tokens.ts';
 import { parseJsonLine, type TranscriptFormat } from '../contract/native-transcripts.ts';
 import {
   DEFAULT_SESSION_FORMAT,
@@ -26,6 +28,26 @@ export const SESSION_FORMAT_RULES: Readonly<Record<SessionFormatName, SessionFor
   'openai-responses': openaiResponsesFormat,
   'ai-sdk': aiSdkFormat,
 };
+
+/**
+ * The images and documents of a stored row of a session of `format`, as references by `seq` and
+ * place (shared/contract/media-refs.ts), read by the format ({@link SessionFormat.mediaOf}). Never
+ * throws: content the format cannot read has none.
+ * @param stored the row's stored content (`content_blocks`).
+ * @param pdfPages counts a base64 PDF's pages for its tokens.
+ */
+export function mediaRefsOf(
+  format: SessionFormatName,
+  seq: number,
+  stored: unknown,
+  pdfPages: PdfPageCounter = pdfPageCount,
+): MediaRef[] {
+  try {
+    return SESSION_FORMAT_RULES[format].mediaOf(stored, pdfPages).map((f, index) => ({ ...f, seq, index }));
+  } catch {
+    return [];
+  }
+}
 
 /** The formats in {@link SESSION_FORMATS}' order, the default first. */
 const ALL: readonly SessionFormat[] = SESSION_FORMATS.map((name) => SESSION_FORMAT_RULES[name]);

@@ -238,4 +238,44 @@ describe('media by reference', () => {
     expect(read.format).toBe('openai-chat');
     expect(JSON.stringify(read.messages[0]?.content ?? read.messages[0])).toContain(dataUrl);
   });
+
+  it('an ai-sdk file part is listed by the format, with its name as caption, and read back exactly', async () => {
+    const bytes = PNG.toString('base64');
+    const text = (t: string) => [{ type: 'text', text: t }];
+    const messages = [
+      { role: 'user', content: text('Why does the chart have no legend?') },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'The dashboard chart' },
+          { type: 'file', mediaType: 'image/png', filename: 'chart.png', data: { $bytes: bytes } },
+        ],
+      },
+      ...chatter(14, 2).map((m) => ({ role: m.role, content: text(String(m.content)) })),
+    ];
+    await createSession(db(), {
+      tenantId,
+      sessionId: 'ai-sdk',
+      format: 'ai-sdk',
+      messages: numbered(messages),
+    });
+    const outcome = await ctx.compactInProcess({ tenantId, sessionId: 'ai-sdk', strategy: summarize });
+    expect(outcome.row?.status).toBe('applied');
+    expect((await checkpointOf('ai-sdk')).media).toEqual([
+      {
+        seq: 1,
+        index: 0,
+        kind: 'image',
+        mediaType: 'image/png',
+        source: 'base64',
+        bytes: PNG.length,
+        tokens: imageTokens(IMAGE_SOURCE),
+        caption: 'chart.png',
+      },
+    ]);
+    const context = await loadContext(db(), { tenantId, sessionId: 'ai-sdk', format: 'ai-sdk' });
+    expect(JSON.stringify(context.prompt[0])).toContain('seq 1: image/png, 48 KB, ~');
+    const read = await readRecall(db(), { tenantId, sessionId: 'ai-sdk', fromSeq: 1, toSeq: 1 });
+    expect(JSON.stringify(read.messages[0]?.content)).toBe(JSON.stringify(messages[1]));
+  });
 });

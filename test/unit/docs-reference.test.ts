@@ -5,12 +5,13 @@
  * command, a variable, a route or a layer that did not regenerate them (`npm run docs:generate`)
  * fails. And each names everything its source has: the folder table, every folder of the code.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliReferencePage } from '../../scripts/docs/cli-page.ts';
 import { configurationReferencePage } from '../../scripts/docs/configuration-page.ts';
-import { coreLayers, FOLDERS, foldersTable } from '../../scripts/docs/folders.ts';
+import { coreLayers, FOLDERS, foldersTable, formatFolderRows } from '../../scripts/docs/folders.ts';
 import { GENERATED_PAGES, GENERATED_SECTIONS, ROOT } from '../../scripts/docs/generate.ts';
 import { httpApiReferencePage } from '../../scripts/docs/http-api-page.ts';
 import { COMMANDS } from '../../worker/cli/cli.ts';
@@ -107,6 +108,28 @@ describe('the folder table of docs/architecture.md', () => {
         expect(row?.split('|')[2]?.trim(), folder).toBe(String(n));
       }
     });
+  });
+
+  it('gives each session format folder a row from its format.ts, and refuses a folder without one', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'compactor-folders-'));
+    try {
+      const folder = path.join(root, 'shared/formats/new-format');
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(
+        path.join(folder, 'format.ts'),
+        '/**\n * The `new-format` session format (format.ts): a row holds one thing, as\n * row.ts checks it. Pure.\n */\n',
+      );
+      expect(formatFolderRows(root)).toEqual({
+        'shared/formats/new-format/': 'a row holds one thing, as row.ts checks it',
+      });
+      mkdirSync(path.join(root, 'shared/formats/bare'));
+      expect(() => formatFolderRows(root)).toThrow('shared/formats/bare/: no format.ts');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+    for (const name of readdirSync(path.join(ROOT, 'shared/formats'), { withFileTypes: true })) {
+      if (name.isDirectory()) expect(foldersTable()).toContain(`| \`shared/formats/${name.name}/\``);
+    }
   });
 
   it('reads the layers from the core-layer rules, refusing a rule of another shape', () => {

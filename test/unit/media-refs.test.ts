@@ -5,14 +5,10 @@
  * captions as quoted data.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  CAPTION_CHARS,
-  type MediaRef,
-  mediaRefsOf,
-  OPENAI_IMAGE_TOKENS,
-} from '../../shared/contract/media-refs.ts';
+import { CAPTION_CHARS, type MediaRef, OPENAI_IMAGE_TOKENS } from '../../shared/contract/media-refs.ts';
 import { documentTokens, imageTokens, pdfPageTokens } from '../../shared/contract/media-tokens.ts';
 import { legacyToolIds, type Message } from '../../shared/contract/message.ts';
+import { mediaRefsOf, SESSION_FORMAT_RULES } from '../../shared/formats/registry.ts';
 import {
   checkpointSchema,
   emptyCheckpoint,
@@ -46,7 +42,7 @@ describe('mediaRefsOf: Anthropic content blocks', () => {
     const pdf = pdfOf(3);
     const imageSource = { type: 'base64', media_type: 'image/png', data: b64(image) };
     const pdfSource = { type: 'base64', media_type: 'application/pdf', data: b64(pdf) };
-    const refs = mediaRefsOf(7, [
+    const refs = mediaRefsOf('anthropic', 7, [
       { type: 'text', text: 'Here is the   failing\nscreenshot' },
       { type: 'image', source: imageSource },
       { type: 'document', title: 'Quarterly report', source: pdfSource },
@@ -79,7 +75,7 @@ describe('mediaRefsOf: Anthropic content blocks', () => {
 
   it('media inside a tool result is listed, captioned by the result text', () => {
     const source = { type: 'base64', media_type: 'image/jpeg', data: b64(pngOf(10, 10)) };
-    const refs = mediaRefsOf(3, [
+    const refs = mediaRefsOf('anthropic', 3, [
       {
         type: 'tool_result',
         tool_use_id: 't1',
@@ -104,7 +100,7 @@ describe('mediaRefsOf: Anthropic content blocks', () => {
         fetched.push(input);
         throw new Error('a media reference must never fetch');
       }) as typeof fetch;
-      const refs = mediaRefsOf(4, [
+      const refs = mediaRefsOf('anthropic', 4, [
         { type: 'image', source: { type: 'url', url: 'http://169.254.169.254/latest/meta-data' } },
         { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' }, context: 'the spec' },
         { type: 'image', source: { type: 'file', file_id: 'file_123' } },
@@ -121,7 +117,7 @@ describe('mediaRefsOf: Anthropic content blocks', () => {
 
   it('a caption is one line clipped to 200 characters', () => {
     const long = `${'word '.repeat(100)}end`;
-    const [only] = mediaRefsOf(1, [
+    const [only] = mediaRefsOf('anthropic', 1, [
       { type: 'text', text: long },
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64(pngOf(4, 4)) } },
     ]);
@@ -129,7 +125,7 @@ describe('mediaRefsOf: Anthropic content blocks', () => {
     expect(only?.caption?.endsWith('…')).toBe(true);
     expect(only?.caption).not.toContain('\n');
     const emoji = `${'a'.repeat(CAPTION_CHARS - 2)}😀 and more`;
-    const [clipped] = mediaRefsOf(1, [
+    const [clipped] = mediaRefsOf('anthropic', 1, [
       { type: 'text', text: emoji },
       { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } },
     ]);
@@ -137,10 +133,10 @@ describe('mediaRefsOf: Anthropic content blocks', () => {
   });
 
   it('a message without media, a plain string or garbage gives nothing', () => {
-    expect(mediaRefsOf(1, [{ type: 'text', text: '[image: fake marker]' }])).toEqual([]);
-    expect(mediaRefsOf(1, 'just text')).toEqual([]);
-    expect(mediaRefsOf(1, null)).toEqual([]);
-    expect(mediaRefsOf(1, [{ type: 'image' }])).toMatchObject([{ source: 'url', bytes: null }]);
+    expect(mediaRefsOf('anthropic', 1, [{ type: 'text', text: '[image: fake marker]' }])).toEqual([]);
+    expect(mediaRefsOf('anthropic', 1, 'just text')).toEqual([]);
+    expect(mediaRefsOf('anthropic', 1, null)).toEqual([]);
+    expect(mediaRefsOf('anthropic', 1, [{ type: 'image' }])).toMatchObject([{ source: 'url', bytes: null }]);
   });
 });
 
@@ -148,7 +144,7 @@ describe('mediaRefsOf: OpenAI formats', () => {
   it('a Chat Completions image_url part (data URL) and file part', () => {
     const image = pngOf(300, 200, 5_000);
     const pdf = pdfOf(2);
-    const refs = mediaRefsOf(5, {
+    const refs = mediaRefsOf('openai-chat', 5, {
       role: 'user',
       content: [
         { type: 'text', text: 'What is wrong here?' },
@@ -197,7 +193,7 @@ describe('mediaRefsOf: OpenAI formats', () => {
   it('Responses input_image and input_file parts, in a message and in a call output', () => {
     const image = pngOf(64, 64, 100);
     expect(
-      mediaRefsOf(9, {
+      mediaRefsOf('openai-responses', 9, {
         type: 'message',
         role: 'user',
         content: [
@@ -218,12 +214,133 @@ describe('mediaRefsOf: OpenAI formats', () => {
       },
     ]);
     expect(
-      mediaRefsOf(10, {
+      mediaRefsOf('openai-responses', 10, {
         type: 'function_call_output',
         call_id: 'c1',
         output: [{ type: 'input_image', image_url: 'https://example.com/shot.png' }],
       }),
     ).toMatchObject([{ seq: 10, source: 'url', bytes: null }]);
+  });
+});
+
+describe('mediaRefsOf: AI SDK messages', () => {
+  it('file parts with their data as base64 text, { $bytes } and { $url }, captioned by file name or text', () => {
+    const image = pngOf(300, 200, 5_000);
+    const pdf = pdfOf(2);
+    const refs = mediaRefsOf('ai-sdk', 6, {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Compare these' },
+        { type: 'file', mediaType: 'image/png', data: b64(image) },
+        { type: 'file', mediaType: 'application/pdf', filename: 'spec.pdf', data: { $bytes: b64(pdf) } },
+        { type: 'file', mediaType: 'image/jpeg', data: { $url: 'https://example.com/x.jpg' } },
+      ],
+    });
+    expect(refs).toEqual([
+      {
+        seq: 6,
+        index: 0,
+        kind: 'image',
+        mediaType: 'image/png',
+        source: 'base64',
+        bytes: image.length,
+        tokens: imageTokens({ type: 'base64', media_type: 'image/png', data: b64(image) }),
+        caption: 'Compare these',
+      },
+      {
+        seq: 6,
+        index: 1,
+        kind: 'document',
+        mediaType: 'application/pdf',
+        source: 'base64',
+        bytes: pdf.length,
+        tokens: documentTokens({ type: 'base64', data: b64(pdf) }),
+        caption: 'spec.pdf',
+      },
+      {
+        seq: 6,
+        index: 2,
+        kind: 'image',
+        mediaType: 'image/jpeg',
+        source: 'url',
+        bytes: null,
+        tokens: imageTokens({ type: 'url' }),
+        caption: 'Compare these',
+      },
+    ]);
+  });
+
+  it("a tool result's content files (V4 tagged data, V3 image-data), captioned by the result's text", () => {
+    const image = pngOf(64, 64, 100);
+    const refs = mediaRefsOf('ai-sdk', 8, {
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'c1',
+          toolName: 'screenshot',
+          output: {
+            type: 'content',
+            value: [
+              { type: 'text', text: 'the login page' },
+              { type: 'file', mediaType: 'image/png', data: { type: 'data', data: { $bytes: b64(image) } } },
+              { type: 'image-data', mediaType: 'image/png', data: b64(image) },
+              {
+                type: 'file',
+                mediaType: 'application/pdf',
+                data: { type: 'reference', reference: { openai: 'file_1' } },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    expect(refs).toMatchObject([
+      { seq: 8, index: 0, kind: 'image', source: 'base64', bytes: image.length, caption: 'the login page' },
+      { seq: 8, index: 1, kind: 'image', source: 'base64', bytes: image.length, caption: 'the login page' },
+      { seq: 8, index: 2, kind: 'document', source: 'file', bytes: null, mediaType: 'application/pdf' },
+    ]);
+  });
+
+  it("gives a tool result's inline image files to recall's image content, not a file by reference or URL", () => {
+    const png = b64(pngOf(8, 8));
+    const images = SESSION_FORMAT_RULES['ai-sdk'].imagesOf({
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'c1',
+          toolName: 'screenshot',
+          output: {
+            type: 'content',
+            value: [
+              { type: 'file', mediaType: 'image/png', data: { type: 'data', data: { $bytes: png } } },
+              { type: 'image-data', mediaType: 'image/jpeg', data: png },
+              {
+                type: 'file',
+                mediaType: 'image/png',
+                data: { type: 'url', url: { $url: 'https://example.com/a.png' } },
+              },
+              { type: 'file', mediaType: 'application/pdf', data: png },
+            ],
+          },
+        },
+      ],
+    });
+    expect(images).toEqual([
+      { data: png, mediaType: 'image/png' },
+      { data: png, mediaType: 'image/jpeg' },
+    ]);
+  });
+
+  it('a system message (a string) and a message of another format give nothing', () => {
+    expect(mediaRefsOf('ai-sdk', 1, { role: 'system', content: 'be brief' })).toEqual([]);
+    expect(
+      mediaRefsOf('ai-sdk', 1, {
+        role: 'user',
+        content: [{ type: 'image_url', image_url: { url: 'https://example.com/x.png' } }],
+      }),
+    ).toEqual([]);
   });
 });
 

@@ -61,10 +61,10 @@ export function conversationOf(read: ContextRead, summarizer = 'anthropic-compac
       toolsDeclared: true,
     };
   }
+  // The tools the messages call, as the format reads its calls.
   const names = new Set<string>();
   for (const m of messages) {
-    if (typeof m.content === 'string') continue;
-    for (const b of m.content) if (b.type === 'tool_use' && typeof b.name === 'string') names.add(b.name);
+    for (const [, name] of SESSION_FORMAT_RULES[read.format].toolNames(m.content)) names.add(name);
   }
   const tools = [...names].map((name) => ({
     name,

@@ -17,9 +17,9 @@ import {
 } from '../../producer/postgres/schema.ts';
 import { type Block, type StoredContent, summaryParts } from '../../shared/contract/blocks.ts';
 import { SessionNotFoundError } from '../../shared/contract/errors.ts';
-import { mediaRefsOf } from '../../shared/contract/media-refs.ts';
 import type { Message } from '../../shared/contract/message.ts';
-import { sessionFormatOf } from '../../shared/contract/session-format.ts';
+import { isSessionFormat, sessionFormatOf } from '../../shared/contract/session-format.ts';
+import { mediaRefsOf } from '../../shared/formats/registry.ts';
 import { policySchema } from '../../shared/policy/policy.ts';
 import { checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import type { Gate, SessionReads, Snapshot } from '../pipeline/ports.ts';
@@ -153,7 +153,7 @@ export class PostgresReads implements SessionReads {
     });
     // Some live rows may stand for originals in the archive: read the page again, with them.
     if (rows[0]?.rewrites) rows = await executePrepared(this.db, { sql: LEAVING_MESSAGES, params });
-    return rows.flatMap(({ parts, media_blocks, ...row }) => {
+    return rows.flatMap(({ parts, media_blocks, format, ...row }) => {
       const message: Message = {
         seq: Number(row.seq),
         role: row.role,
@@ -168,7 +168,7 @@ export class PostgresReads implements SessionReads {
         content: row.content,
       };
       const read = parts === null ? [message] : summaryParts({ ...message, blocks: parts }, countPdfPages);
-      return withMedia(read, media_blocks);
+      return withMedia(read, media_blocks, format);
     });
   }
 
@@ -292,6 +292,8 @@ interface LeavingRow {
   parts: Block[] | null;
   /** The stored content of a row whose text shows media ({@link mediaOf}); else null. */
   media_blocks: unknown;
+  /** The session's format, which reads the media ({@link SESSION_FORMAT_OF}); null for no session. */
+  format: string | null;
 }
 
 /**
@@ -304,13 +306,20 @@ const mediaOf = (content: string, blocks: string) =>
   `case when ${content} ~ '[[](image|document|file)[]:]' then ${blocks} end`;
 
 /**
+ * The SQL of the session's format (`$1` tenant, `$2` session), whose rules read a row's media: a
+ * scalar subquery of no outer column, which Postgres runs once per statement.
+ */
+const SESSION_FORMAT_OF = `(select s.format from sessions s where s.tenant_id = $1::text and s.id = $2::text) as format`;
+
+/**
  * `read` (the messages of one stored row) with the row's media on the first of them: each media
  * item is listed once per seq, however many parts the row was split into.
  */
-function withMedia(read: Message[], stored: unknown): Message[] {
+function withMedia(read: Message[], stored: unknown, format: string | null): Message[] {
   const [first, ...rest] = read;
   if (stored === null || stored === undefined || !first) return read;
-  const media = mediaRefsOf(first.seq, stored, countPdfPages);
+  // A session deleted while its messages were read has no format left, and its media no reader.
+  const media = isSessionFormat(format) ? mediaRefsOf(format, first.seq, stored, countPdfPages) : [];
   return media.length === 0 ? read : [{ ...first, media }, ...rest];
 }
 
@@ -370,7 +379,7 @@ const LEAVING_MESSAGES = `
       and m.seq between $3::bigint and $4::bigint and m.seq = any($5::bigint[])
   )
   select seq, pinned, ${LEAVING_COLUMNS.join(', ')},
-    ${partsOf('blocks')} as parts, ${mediaOf('content', 'blocks')} as media_blocks
+    ${partsOf('blocks')} as parts, ${mediaOf('content', 'blocks')} as media_blocks, ${SESSION_FORMAT_OF}
   from page
   order by seq`;
 
@@ -385,6 +394,7 @@ const LEAVING_MESSAGES = `
 const LIVE_MESSAGES = `
   select m.seq, m.pinned, ${LEAVING_COLUMNS.map((c) => `m.${c}`).join(', ')},
     ${partsOf('m.content_blocks')} as parts, ${mediaOf('m.content', 'm.content_blocks')} as media_blocks,
+    ${SESSION_FORMAT_OF},
     (select exists (select 1 from compactions c
       where c.tenant_id = $1::text and c.session_id = $2::text and c.status = 'applied'
         and c.blocks_cleared is not null)) as rewrites

@@ -24,8 +24,8 @@ export function encodeMessage(message: AnyMessage): AiSdkStoredMessage {
  * the model's `doGenerate`/`doStream` takes them.
  * @throws {Error} when the context has no `prompt` (not an `ai-sdk` context).
  */
-export function contextMessages(context: Record<string, unknown>): AnyMessage[] {
-  const prompt = context.prompt;
+export function contextMessages(context: { prompt: readonly AiSdkStoredMessage[] }): AnyMessage[] {
+  const prompt: unknown = context.prompt;
   if (!Array.isArray(prompt)) throw new Error('loadContext: an ai-sdk context has no prompt');
-  return (prompt as AiSdkStoredMessage[]).map((m) => decodeAiSdkMessage(m) as AnyMessage);
+  return context.prompt.map((m) => decodeAiSdkMessage(m) as AnyMessage);
 }

@@ -169,12 +169,7 @@ export function compactorMiddleware(
   const key = (m: unknown) => canonicalJson(encodeMessage(m as AnyMessage));
 
   const load = async (pending: readonly unknown[] = []) => {
-    const context = (await loadContext(db, {
-      tenantId,
-      sessionId: live,
-      format: AI_SDK_FORMAT,
-      pending,
-    })) as unknown as Record<string, unknown> & { sessionId: string; version: number };
+    const context = await loadContext(db, { tenantId, sessionId: live, format: AI_SDK_FORMAT, pending });
     live = context.sessionId;
     return { messages: contextMessages(context), version: context.version, sessionId: context.sessionId };
   };
@@ -186,7 +181,7 @@ export function compactorMiddleware(
         tenantId,
         sessionId: options.sessionId,
         format: AI_SDK_FORMAT,
-        messages: system.map((m, seq) => ({ seq, message: encodeMessage(m) as never, pinned: true })),
+        messages: system.map((m, seq) => ({ seq, message: encodeMessage(m), pinned: true })),
       });
     } catch (error) {
       if (!(error instanceof SessionExistsError)) throw error;
@@ -244,10 +239,16 @@ export function compactorMiddleware(
     const turn = message ? [...call.fresh, encodeMessage(message)] : call.fresh;
     tail = null;
     if (turn.length > 0)
-      ({ sessionId: live } = await appendToLiveSession(db, tenantId, call.sessionId, turn as never[], {
-        contextVersion: call.version,
-        format: AI_SDK_FORMAT,
-      }));
+      ({ sessionId: live } = await appendToLiveSession(
+        db,
+        tenantId,
+        call.sessionId,
+        turn.map((message) => ({ message })),
+        {
+          contextVersion: call.version,
+          format: AI_SDK_FORMAT,
+        },
+      ));
     // With an answer stored, nothing follows the session's last answer; without one, the turn does.
     tail = message ? [] : [...call.tail, ...call.fresh.map((m) => canonicalJson(m))];
     unreported = inputUsageOf(answer.usage);

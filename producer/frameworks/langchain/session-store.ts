@@ -61,7 +61,7 @@ export async function appendNew(
   for (const [i, message] of stored.entries()) {
     const idempotency = idempotencyOf(target, messages[i]?.id, first + i);
     const append = () =>
-      appendToLiveSession(target.db, target.tenantId, live, [message as never], {
+      appendToLiveSession(target.db, target.tenantId, live, [message], {
         format: target.format,
         ...(idempotency ? { idempotency } : {}),
         ...(options.contextVersion === undefined ? {} : { contextVersion: options.contextVersion }),

@@ -14,20 +14,11 @@
  */
 
 import type { SessionFormat } from '../../../shared/contract/session-format.ts';
-import type {
-  LoadedChatContext,
-  LoadedContext,
-  LoadedFormatContext,
-  LoadedResponsesContext,
-} from '../../context.ts';
+import type { AnyLoadedContext } from '../../context.ts';
 import type { PromptMessage, PromptVersion } from './prompt.ts';
 
 /** A context as `loadContext` answers it, in any format. */
-export type AnyLoadedContext =
-  | LoadedContext
-  | LoadedChatContext
-  | LoadedResponsesContext
-  | LoadedFormatContext;
+export type { AnyLoadedContext };
 
 /** The mapping between Mastra's prompt messages and one session format's messages. */
 export interface SessionCodec {

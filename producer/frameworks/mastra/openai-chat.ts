@@ -309,7 +309,7 @@ function chatMessagesOf(context: AnyLoadedContext): ChatMessage[] {
   if (!('format' in context) || context.format !== 'openai-chat') {
     throw new Error('the openai-chat codec reads a context loaded with format "openai-chat"');
   }
-  return context.messages as unknown as ChatMessage[];
+  return context.messages;
 }
 
 function decodeMessages(messages: readonly ChatMessage[], version: PromptVersion): PromptMessage[] {

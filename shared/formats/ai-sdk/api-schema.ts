@@ -3,6 +3,7 @@
  * body takes it, and a context as the context route answers it. Pure.
  */
 import { z } from 'zod';
+import { formatContextSchema } from '../api-schema.ts';
 import { AI_SDK_ROLES } from './message.ts';
 
 /**
@@ -26,20 +27,12 @@ export const aiSdkApiMessageSchema = z
   });
 
 /** The context of an `ai-sdk` session: the `prompt` of the next language model call. */
-export const aiSdkContextSchema = z
-  .object({
-    format: z.literal('ai-sdk'),
-    prompt: z
-      .array(z.looseObject({ role: z.enum(AI_SDK_ROLES) }))
-      .describe(
-        'AI SDK prompt messages, as stored (file data as { "$bytes" } and { "$url" }: decode them before the call); the system messages first, the summary of compacted messages a user message. Every client tool call is answered by a tool-result in the tool message(s) directly after it (the newest calls may still be open); reasoning stays in its assistant message with its providerOptions.',
-      ),
-    tokens: z.number().int().describe('Estimated input tokens of prompt.'),
-    sessionId: z.string().describe('The live session read: where to append next.'),
-    notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
-    version: z
-      .number()
-      .int()
-      .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
-  })
-  .meta({ title: 'AiSdkContext', description: 'The context of a session of format "ai-sdk".' });
+export const aiSdkContextSchema = formatContextSchema(
+  'ai-sdk',
+  'prompt',
+  z
+    .array(z.looseObject({ role: z.enum(AI_SDK_ROLES) }))
+    .describe(
+      'AI SDK prompt messages, as stored (file data as { "$bytes" } and { "$url" }: decode them before the call); the system messages first, the summary of compacted messages a user message. Every client tool call is answered by a tool-result in the tool message(s) directly after it (the newest calls may still be open); reasoning stays in its assistant message with its providerOptions.',
+    ),
+).meta({ title: 'AiSdkContext', description: 'The context of a session of format "ai-sdk".' });

@@ -178,14 +178,15 @@ function partMediaTokens(part: AiSdkPart, pdfPages: PdfPageCounter): number {
 }
 
 /** Where a file's bytes are, read off its `data` (V2/V3 bare, V4 tagged; ./encoding.ts). */
-type FileSource =
+export type FileSource =
   | { base64: string }
   | { url: string }
   | { text: string }
   | { reference: string }
   | { unknown: true };
 
-function sourceOf(data: unknown): FileSource {
+/** Where a file's bytes are (see {@link FileSource}), from its `data`; `unknown` for data of no known shape. */
+export function sourceOf(data: unknown): FileSource {
   if (typeof data === 'string') return { base64: data };
   if (isEncodedBytes(data)) return { base64: data.$bytes };
   if (isEncodedUrl(data)) return { url: data.$url };

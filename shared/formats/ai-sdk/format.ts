@@ -18,6 +18,7 @@ import {
   clearedAiSdkResults,
 } from './clearing.ts';
 import { renderAiSdkContext } from './context.ts';
+import { aiSdkImages, aiSdkMedia } from './media.ts';
 import { AI_SDK_PART_TYPES, isAiSdkMessage } from './message.ts';
 import { aiSdkRow } from './row.ts';
 
@@ -59,6 +60,8 @@ export const aiSdkFormat: SessionFormat = {
   clearToolResults: clearedAiSdkResults,
   clearToolInputs: clearedAiSdkInputs,
   clearThinking: clearedAiSdkReasoning,
+  mediaOf: aiSdkMedia,
+  imagesOf: aiSdkImages,
   rewriteOf(meta, content) {
     if (!isAiSdkMessage(content)) throw new Error(`ai-sdk: seq ${meta.seq} holds no AI SDK message`);
     return aiSdkRewriteOf(meta, content);

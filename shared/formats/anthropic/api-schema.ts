@@ -3,6 +3,7 @@
  * request body takes it, and a context as the context route answers it. Pure.
  */
 import { z } from 'zod';
+import { contextFields, contextVersionField } from '../api-schema.ts';
 
 /** Fields the Messages API requires of the block types compactor reads; others pass as they are. */
 const REQUIRED_BLOCK_FIELDS: Record<string, Array<{ field: string; type: 'string' | 'object' }>> = {
@@ -79,15 +80,10 @@ export const anthropicContextSchema = z
     messages: z
       .array(z.object({ role: z.enum(['user', 'assistant', 'system']), content: z.unknown() }))
       .describe("The Messages API's messages parameter, as it is."),
-    tokens: z.number().int().describe('Estimated input tokens of system and messages.'),
-    sessionId: z.string().describe('The live session read: where to append next.'),
-    notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
+    ...contextFields('system and messages'),
     betas: z
       .array(z.string())
       .describe('anthropic-beta values the request needs (compact-2026-09-04 with a compaction block).'),
-    version: z
-      .number()
-      .int()
-      .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
+    version: contextVersionField(),
   })
   .meta({ title: 'AnthropicContext', description: 'The context of a session of format "anthropic".' });

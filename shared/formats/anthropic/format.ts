@@ -26,6 +26,7 @@ import { rewriteOf } from '../../planning/clearing.ts';
 import type { FormatVocabulary, SessionFormat } from '../format.ts';
 import { anthropicApiMessageSchema, anthropicContextSchema } from './api-schema.ts';
 import { ANTHROPIC_BLOCK_TYPES } from './content-rules.ts';
+import { anthropicImages, anthropicMedia } from './media.ts';
 import { anthropicRow } from './row.ts';
 
 /**
@@ -144,6 +145,8 @@ export const anthropicFormat: SessionFormat = {
     if (next.length === 0) return 'thinking only';
     return { content: next, dropped: blocks.length - next.length };
   },
+  mediaOf: anthropicMedia,
+  imagesOf: anthropicImages,
   rewriteOf(meta, content) {
     if (!isAnthropicContent(content))
       throw new Error(`anthropic: seq ${meta.seq} holds no Anthropic content`);

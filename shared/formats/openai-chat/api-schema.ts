@@ -3,6 +3,7 @@
  * request body takes it, and a context as the context route answers it. Pure.
  */
 import { z } from 'zod';
+import { formatContextSchema } from '../api-schema.ts';
 import { CHAT_ROLES } from './message.ts';
 
 /**
@@ -26,23 +27,15 @@ export const chatApiMessageSchema = z
   });
 
 /** The context of an `openai-chat` session: `messages` for `client.chat.completions.create`. */
-export const chatContextSchema = z
-  .object({
-    format: z.literal('openai-chat'),
-    messages: z
-      .array(z.looseObject({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']) }))
-      .describe(
-        "Chat Completions messages, as stored; the summary of compacted messages is a user message. Every assistant message with tool_calls is directly followed by a tool message per call (the newest one's calls may still be open).",
-      ),
-    tokens: z.number().int().describe('Estimated input tokens of messages.'),
-    sessionId: z.string().describe('The live session read: where to append next.'),
-    notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
-    version: z
-      .number()
-      .int()
-      .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
-  })
-  .meta({
-    title: 'ChatCompletionsContext',
-    description: 'The context of a session of format "openai-chat".',
-  });
+export const chatContextSchema = formatContextSchema(
+  'openai-chat',
+  'messages',
+  z
+    .array(z.looseObject({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']) }))
+    .describe(
+      "Chat Completions messages, as stored; the summary of compacted messages is a user message. Every assistant message with tool_calls is directly followed by a tool message per call (the newest one's calls may still be open).",
+    ),
+).meta({
+  title: 'ChatCompletionsContext',
+  description: 'The context of a session of format "openai-chat".',
+});

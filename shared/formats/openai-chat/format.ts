@@ -15,6 +15,7 @@ import {
   clearedChatResult,
 } from './clearing.ts';
 import { renderChatContext } from './context.ts';
+import { chatImages, chatMedia } from './media.ts';
 import { CHAT_ROLES, chatFacts, isChatMessage } from './message.ts';
 import { chatRow } from './row.ts';
 import { parseChatRequestsJsonl } from './transcript.ts';
@@ -87,6 +88,8 @@ export const openaiChatFormat: SessionFormat = {
     return { content: cleared, cleared: calls.map((call) => call.id).filter((id) => ids.has(id)) };
   },
   clearThinking: () => null,
+  mediaOf: chatMedia,
+  imagesOf: chatImages,
   rewriteOf(meta, content) {
     if (!isChatMessage(content))
       throw new Error(`openai-chat: seq ${meta.seq} holds no Chat Completions message`);

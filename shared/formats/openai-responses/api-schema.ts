@@ -3,6 +3,7 @@
  * request body takes it, and a context as the context route answers it. Pure.
  */
 import { z } from 'zod';
+import { formatContextSchema } from '../api-schema.ts';
 
 /**
  * An item of an `openai-responses` session: a Responses API input item as the `openai` SDK types it
@@ -20,23 +21,15 @@ export const responsesApiItemSchema = z
   });
 
 /** The context of an `openai-responses` session: `input` for `client.responses.create`. */
-export const responsesContextSchema = z
-  .object({
-    format: z.literal('openai-responses'),
-    input: z
-      .array(z.looseObject({ type: z.string().optional() }))
-      .describe(
-        'Responses input items, as stored; the summary of compacted items is a user message. Every call is answered by its output (the newest calls may still be open); reasoning only directly before the item it produced, with its encrypted_content; nothing before the newest compaction item but the leading system/developer messages. For responses.create with store: false.',
-      ),
-    tokens: z.number().int().describe('Estimated input tokens of input.'),
-    sessionId: z.string().describe('The live session read: where to append next.'),
-    notices: z.array(z.object({ type: z.string(), seq: z.number().int(), message: z.string() })),
-    version: z
-      .number()
-      .int()
-      .describe("The live session's compaction version: send it as contextVersion with the model's reply."),
-  })
-  .meta({
-    title: 'ResponsesContext',
-    description: 'The context of a session of format "openai-responses".',
-  });
+export const responsesContextSchema = formatContextSchema(
+  'openai-responses',
+  'input',
+  z
+    .array(z.looseObject({ type: z.string().optional() }))
+    .describe(
+      'Responses input items, as stored; the summary of compacted items is a user message. Every call is answered by its output (the newest calls may still be open); reasoning only directly before the item it produced, with its encrypted_content; nothing before the newest compaction item but the leading system/developer messages. For responses.create with store: false.',
+    ),
+).meta({
+  title: 'ResponsesContext',
+  description: 'The context of a session of format "openai-responses".',
+});

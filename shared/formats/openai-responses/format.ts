@@ -22,6 +22,7 @@ import {
   RESPONSES_ROLES,
   responsesFacts,
 } from './item.ts';
+import { responsesImages, responsesMedia } from './media.ts';
 import { responsesRow } from './row.ts';
 import { parseResponsesLog } from './transcript.ts';
 
@@ -124,6 +125,8 @@ export const openaiResponsesFormat: SessionFormat = {
     const cleared = clearedReasoning(content);
     return cleared === null ? null : { content: cleared, dropped: 1 };
   },
+  mediaOf: responsesMedia,
+  imagesOf: responsesImages,
   rewriteOf(meta, content) {
     if (!isTypedResponsesItem(content))
       throw new Error(`openai-responses: seq ${meta.seq} holds no Responses item`);

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../../producer/postgres/db.ts';
 import { readRecall, searchRecall } from '../../../producer/recall.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
+import { SESSION_FORMAT_RULES } from '../../../shared/formats/registry.ts';
 import { idSchema } from '../../../shared/protocol/events.ts';
 import {
   type RecallReadResult,
@@ -120,20 +121,17 @@ async function answer(logger: Logger, run: () => Promise<CallToolResult>): Promi
 
 /**
  * The base64 images of the messages read, also as MCP image content, so that a model reading the
- * tool's result sees them (the structured result keeps them in their blocks as well): images of a
- * message's content and images a tool returned inside a `tool_result` block.
+ * tool's result sees them (the structured result keeps them in their messages as well): each
+ * message's images as its session's format finds them (`imagesOf`: an Anthropic `image` block,
+ * also inside a `tool_result`, a Chat Completions or Responses image data URL, an AI SDK image file).
  */
 function imagesOf(result: RecallReadResult): CallToolResult['content'] {
-  const images: CallToolResult['content'] = [];
-  const visit = (blocks: unknown) => {
-    if (!Array.isArray(blocks)) return;
-    for (const block of blocks as Array<Record<string, unknown>>) {
-      const source = block?.source as { type?: unknown; media_type?: unknown; data?: unknown } | undefined;
-      if (block?.type === 'image' && source?.type === 'base64' && typeof source.data === 'string') {
-        images.push({ type: 'image', data: source.data, mimeType: String(source.media_type) });
-      } else if (block?.type === 'tool_result') visit(block.content);
-    }
-  };
-  for (const message of result.messages) visit(message.content);
-  return images;
+  const format = SESSION_FORMAT_RULES[result.format];
+  return result.messages.flatMap((message) =>
+    format.imagesOf(message.content).map((image) => ({
+      type: 'image' as const,
+      data: image.data,
+      mimeType: image.mediaType,
+    })),
+  );
 }
