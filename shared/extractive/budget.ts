@@ -98,10 +98,13 @@ export function fitBudget(
   return checkpoint;
 }
 
-/** A list's items, most important first: files in their ranked order, other lists newest first. */
+/**
+ * A list's items, most important first: files in their ranked order, other lists newest first, an
+ * error still open at the cut ({@link Item.open}) before any other.
+ */
 function byImportance(key: ListKey, items: Item[]): Item[] {
   if (key === 'files') return [...items];
-  return [...items].sort((a, b) => ageOf(b) - ageOf(a));
+  return [...items].sort((a, b) => Number(b.open ?? false) - Number(a.open ?? false) || ageOf(b) - ageOf(a));
 }
 
 function assemble(fixed: Fixed, lists: Record<ListKey, Item[]>): Checkpoint {
@@ -117,6 +120,7 @@ function assemble(fixed: Fixed, lists: Record<ListKey, Item[]>): Checkpoint {
     blockers: toEntries(lists.blockers),
     decisions: toEntries(lists.decisions),
     openQuestions: toEntries(lists.openQuestions),
+    commands: toEntries(lists.commands),
     errorsAndFixes: lists.errorsAndFixes.flatMap((i) => (i.fix ? [i.fix] : [])),
     discoveries: toEntries(lists.discoveries),
     files: lists.files.flatMap((i) => (i.file ? [i.file] : [])),

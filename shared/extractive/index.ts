@@ -23,7 +23,11 @@
  * - blockers: the first meaningful error line of each failed result, expired once the same call (its
  *   command in normal form; a script written again as `fix2.py`) later succeeds, or fails again
  *   without that error in its output (it got past it), or a later edit or install names what the
- *   error names; expired ones become errorsAndFixes (`blockers`);
+ *   error names; expired ones become errorsAndFixes (`blockers`). Then reconciled with the command
+ *   and test threads (`threads`, `run-state`): an error whose command or test last ran green is
+ *   gone, and each one whose last run failed is listed as still failing, kept first by the budget;
+ * - commands: each build, test or run command once (program, subcommand, target), with its last
+ *   outcome and the seq of its last run (`run-state`);
  * - decisions / discoveries: assistant sentences stating a choice, or a fact found (`intents`);
  * - files: paths with what was done to them and what changed (the lines an edit changed, a diff the
  *   agent printed, a script of its own that rewrote the file), changed files first and the scripts
@@ -64,11 +68,13 @@ import {
   type Summarizer,
   type SummaryResult,
 } from '../summary/summarizer.ts';
+import { detectError } from '../text/error-lines.ts';
 import { cleanItem, clipWords, normalizeKey } from '../text/text.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
 import { mergeBlockers } from './blockers.ts';
 import { fitBudget } from './budget.ts';
 import { completedItems, outcomes, rejectedItems } from './completed.ts';
+import { describeCall } from './describe-call.ts';
 import { fileItems } from './files.ts';
 import { isUsable, safePrevious } from './input.ts';
 import { goalOf, instructionItems } from './instructions.ts';
@@ -82,9 +88,11 @@ import {
   REQUEST_SHARE,
   SHORT_GOAL_CHARS,
 } from './limits.ts';
+import { commandItems, reconcileBlockers } from './run-state.ts';
 import { currentState } from './state.ts';
 import { transcriptSummaryItems } from './summaries.ts';
-import { pairToolCalls } from './tool-runs.ts';
+import { commandThreads, testThreads } from './threads.ts';
+import { pairToolCalls, stringArgument, type ToolRun } from './tool-runs.ts';
 
 /** Longest last user request kept verbatim, in characters (the checkpoint schema's bound). */
 export { REQUEST_CHARS } from '../summary/last-request.ts';
@@ -137,7 +145,10 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   const state = currentState(messages, runs, ended);
   const told = transcriptSummaryItems(messages);
   const hasState = state.inProgress.length + state.pending.length > 0;
-  const { blockers, fixed } = mergeBlockers(prior.blockers, messages, runs, ended);
+  const { blockers: merged, fixed } = mergeBlockers(prior.blockers, messages, runs, ended);
+  const commands = commandThreads(runs, ended, errorLine);
+  const fixedSeqs = new Set(fixed.flatMap((f) => (f.fix?.seq == null ? [] : [f.fix.seq])));
+  const blockers = reconcileBlockers(merged, commands, testThreads(runs, ended), fixedSeqs);
   const lists: Record<ListKey, Item[]> = {
     userInstructions: instructionItems(prior.userInstructions, messages).concat(told.userInstructions ?? []),
     completed: merge(
@@ -159,6 +170,7 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
       LIST_CAPS.decisions,
     ),
     openQuestions: merge(prior.openQuestions, questionItems(messages), LIST_CAPS.openQuestions),
+    commands: commandItems(prior.commands, commands),
     errorsAndFixes: mergeFixes(prior.errorsAndFixes, [...summaryFixes(told.errorsAndFixes), ...fixed]),
     discoveries: merge(
       prior.discoveries,
@@ -193,6 +205,13 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   const coveredThroughSeq = messages[messages.length - 1]?.seq ?? 0;
   const fitted = fitBudget(fixedParts, lists, maxSummaryTokens, coveredThroughSeq);
   return guardCheckpoint(fitted, { leaving: messages, previous: prior });
+}
+
+/** A failed call's first error line, as blockers read it. */
+function errorLine(run: ToolRun): string | null {
+  if (!run.result) return null;
+  const command = stringArgument(run.args, ['command', 'cmd', 'script']);
+  return detectError(run.result.content, describeCall(run).inspect, command);
 }
 
 /** What a previous checkpoint kept of the user's words: they still say what the user asked for. */

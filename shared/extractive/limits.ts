@@ -18,6 +18,7 @@ export const LIST_CAPS = {
   blockers: 10,
   decisions: 8,
   openQuestions: 6,
+  commands: 8,
   errorsAndFixes: 8,
   discoveries: 8,
   files: 15,
@@ -31,15 +32,16 @@ export type ListKey = keyof typeof LIST_CAPS;
  * list is guaranteed; what a list leaves unused goes to the others, newest items first.
  */
 export const LIST_SHARES: Record<ListKey, number> = {
-  userInstructions: 0.22,
-  completed: 0.11,
+  userInstructions: 0.2,
+  completed: 0.09,
   inProgress: 0.06,
-  pending: 0.08,
-  blockers: 0.1,
-  decisions: 0.05,
+  pending: 0.07,
+  blockers: 0.12,
+  commands: 0.06,
+  decisions: 0.07,
   openQuestions: 0.03,
-  errorsAndFixes: 0.1,
-  discoveries: 0.1,
+  errorsAndFixes: 0.07,
+  discoveries: 0.08,
   files: 0.15,
 };
 
@@ -57,6 +59,7 @@ export const TRIM_ORDER: ListKey[] = [
   'discoveries',
   'files',
   'errorsAndFixes',
+  'commands',
   'blockers',
   'pending',
   'inProgress',
