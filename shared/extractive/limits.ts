@@ -32,17 +32,19 @@ export type ListKey = keyof typeof LIST_CAPS;
  * list is guaranteed; what a list leaves unused goes to the others, newest items first.
  */
 export const LIST_SHARES: Record<ListKey, number> = {
-  userInstructions: 0.2,
-  completed: 0.09,
-  inProgress: 0.06,
-  pending: 0.07,
+  // What the agent needs to carry on first: the user's rules, open errors, decisions, commands,
+  // the state of the work and the files; the history (completed work, fixed errors, findings) after.
+  userInstructions: 0.24,
   blockers: 0.12,
-  commands: 0.06,
   decisions: 0.07,
-  openQuestions: 0.03,
-  errorsAndFixes: 0.07,
-  discoveries: 0.08,
-  files: 0.15,
+  commands: 0.06,
+  inProgress: 0.05,
+  pending: 0.07,
+  files: 0.14,
+  completed: 0.08,
+  errorsAndFixes: 0.06,
+  discoveries: 0.07,
+  openQuestions: 0.04,
 };
 
 /** Share of `maxSummaryTokens` the last user request may take before it is condensed. */

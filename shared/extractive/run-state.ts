@@ -6,6 +6,7 @@
  */
 import type { CheckpointEntry } from '../summary/checkpoint.ts';
 import { cleanItem, clipWords, collapse } from '../text/text.ts';
+import { unversioned } from './blockers.ts';
 import { ageOf, type Item } from './items.ts';
 import { ITEM_CHARS, LIST_CAPS } from './limits.ts';
 import { isOpen, lastRun, type Thread, threadKey } from './threads.ts';
@@ -24,7 +25,8 @@ export const STILL_FAILING = 'still failing at its last run';
  *   states gets one: its first error line, `still failing at its last run`, its command; each failing
  *   test id that no blocker names gets one too. An error the caller knows fixed since that run
  *   (`fixedSeqs`: seqs of the failures other rules resolved, such as an edit naming what the error
- *   names) is not added again.
+ *   names) is not added again. `written`: the base names of the files the agent wrote, whose
+ *   versioned names (`check2.py`) are retries of the same command (blockers.ts's `unversioned`).
  * Open items are flagged {@link Item.open}, so the budget keeps them first; past
  * `LIST_CAPS.blockers` items, the oldest that are not open are dropped first.
  */
@@ -33,13 +35,14 @@ export function reconcileBlockers(
   commands: Thread[],
   tests: Thread[],
   fixedSeqs: ReadonlySet<number>,
+  written: ReadonlySet<string> = new Set(),
 ): Item[] {
   const closedCommands = new Set(commands.filter((t) => !isOpen(t)).map((t) => t.key));
   const openCommands = new Map(commands.filter(isOpen).map((t) => [t.key, t]));
   const passedTests = tests.filter((t) => !isOpen(t)).map((t) => t.key);
   const keyOf = (b: Item) => {
     const shown = FROM.exec(b.text)?.[1];
-    return shown === undefined ? undefined : threadKey(shown);
+    return shown === undefined ? undefined : unversioned(threadKey(shown), written);
   };
   const kept = blockers.filter((b) => {
     const key = keyOf(b);
@@ -95,20 +98,22 @@ function lastFailure(thread: Thread): Thread['runs'][number] | undefined {
 }
 
 /**
- * One `commands` item per thread: `` `cmd` → passed `` / `` → failed (exit 2): first error line ``,
+ * One `commands` item per thread: `` `cmd` (test) → passed `` / `` → failed (exit 2) ``,
  * with `N runs` when it ran more than once, at the seq of its last run. The previous checkpoint's
  * items stay unless a thread of these messages is the same command; at most `LIST_CAPS.commands`,
  * the most recently run kept (a failing one before a passing one of the same age).
  */
-export function commandItems(previous: CheckpointEntry[], threads: Thread[]): Item[] {
+export function commandItems(
+  previous: CheckpointEntry[],
+  threads: Thread[],
+  written: ReadonlySet<string> = new Set(),
+): Item[] {
   const fresh = threads.flatMap((thread): Item[] => {
     const last = lastRun(thread);
     if (!last) return [];
     const exit = last.exit !== null && last.exit !== 0 ? ` (exit ${last.exit})` : '';
-    const how =
-      last.outcome === 'ok'
-        ? 'passed'
-        : `failed${exit}${last.error ? `: ${clipWords(collapse(last.error), 120)}` : ''}`;
+    // The error itself is a blocker's while open: here it would outlive its fix by another route.
+    const how = last.outcome === 'ok' ? 'passed' : `failed${exit}`;
     const times = thread.runs.length > 1 ? `, ${thread.runs.length} runs` : '';
     const text = `\`${thread.shown}\` (${thread.kind}) → ${how}${times}`;
     return [{ text: cleanItem(text, ITEM_CHARS), seq: last.seq }];
@@ -117,7 +122,7 @@ export function commandItems(previous: CheckpointEntry[], threads: Thread[]): It
   const kept = previous
     .filter((e) => {
       const shown = /^`([^`]+)`/.exec(e.text)?.[1];
-      return shown === undefined || !freshKeys.has(threadKey(shown));
+      return shown === undefined || !freshKeys.has(unversioned(threadKey(shown), written));
     })
     .map((e) => ({ text: e.text, seq: e.seq, prev: true }));
   return [...kept, ...fresh.sort((a, b) => (a.seq ?? -1) - (b.seq ?? -1))].slice(-LIST_CAPS.commands);

@@ -16,6 +16,7 @@
 import type { Outcome } from '../text/error-lines.ts';
 import { commandKey, isInspectionCommand, shellSummary, writtenFile } from '../text/shell.ts';
 import { clipWords, collapse, stripAnsi } from '../text/text.ts';
+import { unversioned, writtenNames } from './blockers.ts';
 import { describeCall } from './describe-call.ts';
 import { stringArgument, type ToolRun } from './tool-runs.ts';
 
@@ -94,12 +95,15 @@ const SHOWN_CHARS = 150;
 
 /**
  * The command threads of `runs` (shell calls of a build, test or run kind, {@link commandKind}) in
- * the order of their first run. `errorOf` gives a failed result's first error line.
+ * the order of their first run. A script the agent wrote again under a versioned name (`check2.py`
+ * after `check.py`, blockers.ts's `unversioned`) is a retry of the same command. `errorOf` gives a failed result's first error line; `written`, the
+ * base names of the files the agent wrote (blockers.ts's `writtenNames`).
  */
 export function commandThreads(
   runs: Map<number, ToolRun>,
   ended: Map<number, Outcome>,
   errorOf: (run: ToolRun) => string | null,
+  written: ReadonlySet<string> = writtenNames(runs),
 ): Thread[] {
   const threads = new Map<string, Thread>();
   for (const [index, run] of [...runs].sort((a, b) => a[0] - b[0])) {
@@ -109,7 +113,7 @@ export function commandThreads(
     if (!command || !/^ran: /.test(describeCall(run).text)) continue;
     const kind = commandKind(command);
     if (kind === null) continue;
-    const key = threadKey(command);
+    const key = unversioned(threadKey(command), written);
     const thread = threads.get(key) ?? { key, shown: '', kind, runs: [] };
     thread.shown = clipWords(shellSummary(command), SHOWN_CHARS);
     thread.runs.push({
@@ -190,8 +194,8 @@ export function testReports(output: string): TestReport[] {
 }
 
 /**
- * The test threads of the shell calls of `runs`: every test id reported in their outputs, with one
- * run per call that reports it. A passing run of a test command that covers the id (no target, or a
+ * The test threads of the test commands of `runs` ({@link commandKind}): every test id reported in
+ * their outputs, with one run per call that reports it. A passing run of a test command that covers the id (no target, or a
  * target the id starts with, {@link covers}) and reports nothing of it counts as a pass too: a
  * whole suite run green passes each of its tests.
  */
@@ -201,6 +205,8 @@ export function testThreads(runs: Map<number, ToolRun>, ended: Map<number, Outco
     const outcome = ended.get(index);
     const command = stringArgument(run.args, ['command', 'cmd', 'script']);
     if (!run.result || !command || (outcome !== 'ok' && outcome !== 'failed')) continue;
+    // Only a test command's output reports tests: a script printing `✗ step 3` reports nothing.
+    if (commandKind(command) !== 'test') continue;
     const reports = testReports(run.result.content);
     const seq = run.result.seq;
     for (const r of reports) {
@@ -213,7 +219,7 @@ export function testThreads(runs: Map<number, ToolRun>, ended: Map<number, Outco
       });
       threads.set(r.id, thread);
     }
-    if (outcome !== 'ok' || commandKind(command) !== 'test') continue;
+    if (outcome !== 'ok') continue;
     const reported = new Set(reports.map((r) => r.id));
     const key = threadKey(command);
     for (const thread of threads.values()) {
