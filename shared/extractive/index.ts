@@ -19,7 +19,9 @@
  *   nothing (`intents`). A previous next step is dropped once the agent has worked on (`state`);
  * - completed: calls that succeeded (exit code 0 when stated) and changed something, finished todos;
  *   a call that failed, was rejected or interrupted never is, nor a failure hidden behind a pipe
- *   into a filter (`x | tail` exits 0) (`completed`, `error-lines`); a rejection is a decision;
+ *   into a filter (`x | tail` exits 0) (`completed`, `error-lines`); a rejection is a decision; a
+ *   change a later message undid (`git checkout`/`restore`/`stash`/`reset --hard`, an edit swapping
+ *   an earlier one back, the user asking to undo it) is not completed (`reverted`);
  * - blockers: the first meaningful error line of each failed result, expired once the same call (its
  *   command in normal form; a script written again as `fix2.py`) later succeeds, or fails again
  *   without that error in its output (it got past it), or a later edit or install names what the
@@ -71,7 +73,7 @@ import {
 import { detectError } from '../text/error-lines.ts';
 import { cleanItem, clipWords, normalizeKey } from '../text/text.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
-import { mergeBlockers } from './blockers.ts';
+import { mergeBlockers, writtenNames } from './blockers.ts';
 import { fitBudget } from './budget.ts';
 import { completedItems, outcomes, rejectedItems } from './completed.ts';
 import { describeCall } from './describe-call.ts';
@@ -88,6 +90,7 @@ import {
   REQUEST_SHARE,
   SHORT_GOAL_CHARS,
 } from './limits.ts';
+import { findReverts, revertItems, withoutReverted } from './reverted.ts';
 import { commandItems, reconcileBlockers } from './run-state.ts';
 import { currentState } from './state.ts';
 import { transcriptSummaryItems } from './summaries.ts';
@@ -145,16 +148,21 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   const state = currentState(messages, runs, ended);
   const told = transcriptSummaryItems(messages);
   const hasState = state.inProgress.length + state.pending.length > 0;
+  const reverts = findReverts(messages, runs, ended);
   const { blockers: merged, fixed } = mergeBlockers(prior.blockers, messages, runs, ended);
-  const commands = commandThreads(runs, ended, errorLine);
+  const written = writtenNames(runs);
+  const commands = commandThreads(runs, ended, errorLine, written);
   const fixedSeqs = new Set(fixed.flatMap((f) => (f.fix?.seq == null ? [] : [f.fix.seq])));
-  const blockers = reconcileBlockers(merged, commands, testThreads(runs, ended), fixedSeqs);
+  const blockers = reconcileBlockers(merged, commands, testThreads(runs, ended), fixedSeqs, written);
   const lists: Record<ListKey, Item[]> = {
     userInstructions: instructionItems(prior.userInstructions, messages).concat(told.userInstructions ?? []),
-    completed: merge(
-      prior.completed,
-      [...(told.completed ?? []), ...completedItems(runs, ended, state.todosDone)],
-      LIST_CAPS.completed,
+    completed: withoutReverted(
+      merge(
+        prior.completed,
+        [...(told.completed ?? []), ...completedItems(runs, ended, state.todosDone)],
+        LIST_CAPS.completed,
+      ),
+      reverts,
     ),
     // The state at the cutoff replaces the previous one; with nothing new, the previous one still holds.
     inProgress: hasState
@@ -166,11 +174,16 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
     blockers: [...blockers, ...(told.blockers ?? [])],
     decisions: merge(
       prior.decisions,
-      [...(told.decisions ?? []), ...decisionItems(messages), ...rejectedItems(runs, ended)].sort(bySeq),
+      [
+        ...(told.decisions ?? []),
+        ...decisionItems(messages),
+        ...rejectedItems(runs, ended),
+        ...revertItems(reverts),
+      ].sort(bySeq),
       LIST_CAPS.decisions,
     ),
     openQuestions: merge(prior.openQuestions, questionItems(messages), LIST_CAPS.openQuestions),
-    commands: commandItems(prior.commands, commands),
+    commands: commandItems(prior.commands, commands, written),
     errorsAndFixes: mergeFixes(prior.errorsAndFixes, [...summaryFixes(told.errorsAndFixes), ...fixed]),
     discoveries: merge(
       prior.discoveries,
