@@ -137,8 +137,9 @@ export function instructionItems(previous: CheckpointEntry[], messages: Message[
       const theirs = contentWords(old.text);
       if (collapse(old.text).toLowerCase() === collapse(item.text).toLowerCase()) return false;
       if (sameSubject(words, theirs)) return false;
-      // A permission or cancellation lifts the older rule about what it names.
-      return !(lifts && sharedWords(words, theirs) >= 1);
+      // A permission or cancellation lifts an older message's rule about what it names.
+      const older = old.prev === true || (old.seq ?? -1) < (item.seq ?? -1);
+      return !(lifts && older && sharedWords(words, theirs) >= 1);
     });
     items.push(item);
   }
@@ -176,8 +177,8 @@ function ruleSentences(text: string): string[] {
       if (full.length <= ITEM_CHARS) candidates.push(full);
     }
   });
-  // A sentence lifting an earlier rule is the user's newest word on it: it ranks with the strong ones.
-  const strength = (s: string) => (liftsRule(s) ? 'strong' : ruleStrength(s));
+  // A permission ("you can now …") is kept to lift an earlier rule, but ranks below the rules.
+  const strength = (s: string) => ruleStrength(s) ?? (liftsRule(s) ? 'weak' : null);
   const strong = candidates.filter((s) => strength(s) === 'strong');
   const weak = candidates.filter((s) => strength(s) === 'weak');
   return [...strong, ...weak].slice(0, RULES_PER_MESSAGE).map((s) => cleanItem(s, ITEM_CHARS));

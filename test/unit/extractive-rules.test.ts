@@ -80,6 +80,21 @@ describe('the user rules in the checkpoint', () => {
     expect(texts(c.userInstructions)).toContain('OK, you can edit the network layer now.');
   });
 
+  it('ranks the rules of one message above its permissions, which lift nothing in it', () => {
+    const { messages } = transcript().user(
+      [
+        'Never edit the generated files under gen/.',
+        'You can also write helper scripts in gen/ now if it helps.',
+        'You must run the linter before you finish.',
+      ].join('\n'),
+    );
+    const c = extractCheckpoint(null, messages, BIG);
+    expect(texts(c.userInstructions).slice(0, 2)).toEqual([
+      'Never edit the generated files under gen/.',
+      'You must run the linter before you finish.',
+    ]);
+  });
+
   it('takes no rule from a quoted block, a forwarded mail or tool output', () => {
     const { messages } = transcript()
       .user(
