@@ -30,7 +30,9 @@
  *   gone, and each one whose last run failed is listed as still failing, kept first by the budget;
  * - commands: each build, test or run command once (program, subcommand, target), with its last
  *   outcome and the seq of its last run (`run-state`);
- * - decisions / discoveries: assistant sentences stating a choice, or a fact found (`intents`);
+ * - decisions: choices between alternatives by the assistant or the user, with the reason given in
+ *   the same message, and picks from a listed set of options (`decisions`); discoveries: assistant
+ *   sentences stating a fact found (`intents`);
  * - files: paths with what was done to them and what changed (the lines an edit changed, a diff the
  *   agent printed, a script of its own that rewrote the file), changed files first and the scripts
  *   it wrote and ran after the files it ran (`files`); workingSet: every path;
@@ -76,11 +78,12 @@ import { extractWorkingSet } from '../working-set/working-set.ts';
 import { mergeBlockers, writtenNames } from './blockers.ts';
 import { fitBudget } from './budget.ts';
 import { completedItems, outcomes, rejectedItems } from './completed.ts';
+import { decisionItems } from './decisions.ts';
 import { describeCall } from './describe-call.ts';
 import { fileItems } from './files.ts';
 import { isUsable, safePrevious } from './input.ts';
 import { goalOf, instructionItems } from './instructions.ts';
-import { decisionItems, discoveryItems, questionItems } from './intents.ts';
+import { discoveryItems, questionItems } from './intents.ts';
 import { type Item, merge } from './items.ts';
 import {
   ITEM_CHARS,
