@@ -156,7 +156,8 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   const written = writtenNames(runs);
   const commands = commandThreads(runs, ended, errorLine, written);
   const fixedSeqs = new Set(fixed.flatMap((f) => (f.fix?.seq == null ? [] : [f.fix.seq])));
-  const blockers = reconcileBlockers(merged, commands, testThreads(runs, ended), fixedSeqs, written);
+  const reconciled = reconcileBlockers(merged, commands, testThreads(runs, ended), fixedSeqs, written);
+  const blockers = reconciled.blockers;
   const lists: Record<ListKey, Item[]> = {
     userInstructions: instructionItems(prior.userInstructions, messages).concat(told.userInstructions ?? []),
     completed: withoutReverted(
@@ -187,7 +188,11 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
     ),
     openQuestions: merge(prior.openQuestions, questionItems(messages), LIST_CAPS.openQuestions),
     commands: commandItems(prior.commands, commands, written),
-    errorsAndFixes: mergeFixes(prior.errorsAndFixes, [...summaryFixes(told.errorsAndFixes), ...fixed]),
+    errorsAndFixes: mergeFixes(prior.errorsAndFixes, [
+      ...summaryFixes(told.errorsAndFixes),
+      ...fixed,
+      ...reconciled.resolved,
+    ]),
     discoveries: merge(
       prior.discoveries,
       [...(told.discoveries ?? []), ...discoveryItems(messages)],

@@ -67,3 +67,18 @@ export const TRIM_ORDER: ListKey[] = [
   'inProgress',
   'userInstructions',
 ];
+
+/**
+ * The lists the budget's leftover goes to first, at equal rank within their lists: what the agent
+ * needs to carry on (rules, open errors, decisions, commands, the state of the work, files), before
+ * the history (completed work, fixed errors, findings, open questions).
+ */
+export const PRIORITY_LISTS: ReadonlySet<ListKey> = new Set<ListKey>([
+  'userInstructions',
+  'blockers',
+  'decisions',
+  'commands',
+  'inProgress',
+  'pending',
+  'files',
+]);

@@ -4,7 +4,7 @@
  * run of the same command or test passed removed from the blockers, and one `commands` item per
  * command with its last outcome.
  */
-import type { CheckpointEntry } from '../summary/checkpoint.ts';
+import { type CheckpointEntry, type ErrorFix, renderErrorFix } from '../summary/checkpoint.ts';
 import { cleanItem, clipWords, collapse } from '../text/text.ts';
 import { unversioned } from './blockers.ts';
 import { ageOf, type Item } from './items.ts';
@@ -27,7 +27,8 @@ export const STILL_FAILING = 'still failing at its last run';
  *   (`fixedSeqs`: seqs of the failures other rules resolved, such as an edit naming what the error
  *   names) is not added again. `written`: the base names of the files the agent wrote, whose
  *   versioned names (`check2.py`) are retries of the same command (blockers.ts's `unversioned`).
- * Open items are flagged {@link Item.open}, so the budget keeps them first; past
+ * The blockers dropped for a later pass come back as `resolved` (`errorsAndFixes` items). Open
+ * items are flagged {@link Item.open}, so the budget keeps them first; past
  * `LIST_CAPS.blockers` items, the oldest that are not open are dropped first.
  */
 export function reconcileBlockers(
@@ -36,19 +37,21 @@ export function reconcileBlockers(
   tests: Thread[],
   fixedSeqs: ReadonlySet<number>,
   written: ReadonlySet<string> = new Set(),
-): Item[] {
+): { blockers: Item[]; resolved: Item[] } {
   const closedCommands = new Set(commands.filter((t) => !isOpen(t)).map((t) => t.key));
   const openCommands = new Map(commands.filter(isOpen).map((t) => [t.key, t]));
   const passedTests = tests.filter((t) => !isOpen(t)).map((t) => t.key);
+  const passedSince = (b: Item) => {
+    const key = keyOf(b);
+    if (key !== undefined && closedCommands.has(key)) return true;
+    return passedTests.some((id) => b.text.includes(id));
+  };
   const keyOf = (b: Item) => {
     const shown = FROM.exec(b.text)?.[1];
     return shown === undefined ? undefined : unversioned(threadKey(shown), written);
   };
-  const kept = blockers.filter((b) => {
-    const key = keyOf(b);
-    if (key !== undefined && closedCommands.has(key)) return false;
-    return !passedTests.some((id) => b.text.includes(id));
-  });
+  const kept = blockers.filter((b) => !passedSince(b));
+  const resolved = blockers.filter(passedSince).map(resolvedItem);
   for (const b of kept) {
     const key = keyOf(b);
     const thread = key === undefined ? undefined : openCommands.get(key);
@@ -75,7 +78,17 @@ export function reconcileBlockers(
   }
   const stillOpen = added.filter((b) => !passedTests.some((id) => b.text.includes(id)));
   const all = [...kept, ...stillOpen].sort((a, b) => ageOf(a) - ageOf(b));
-  return capped(all, LIST_CAPS.blockers);
+  return { blockers: capped(all, LIST_CAPS.blockers), resolved };
+}
+
+/** A blocker a later passing run resolved, as an `errorsAndFixes` item. */
+function resolvedItem(b: Item): Item {
+  const fix: ErrorFix = {
+    error: cleanItem(b.text.replace(FROM, ''), ITEM_CHARS),
+    fix: 'a later run of the same command or test passed',
+    seq: b.seq,
+  };
+  return { text: renderErrorFix(fix), seq: b.seq, fix };
 }
 
 /** At most `cap` items in their order (oldest first): the oldest that are not open go first, then the oldest open ones. */

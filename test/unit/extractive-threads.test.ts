@@ -113,6 +113,11 @@ describe('errors open at the cut', () => {
       .bash('pytest -q', '12 passed in 0.4s', 0);
     const c2 = extractCheckpoint(null, fixed.messages, BIG);
     expect(texts(c2.blockers).join('\n')).not.toMatch(/test_total/);
+    expect(c2.errorsAndFixes).toContainEqual({
+      error: 'FAILED tests/test_cart.py::test_total - assert 7 == 8',
+      fix: 'a later run of the same command or test passed',
+      seq: 2,
+    });
   });
 
   it('clears a carried-over blocker once its command passes in the next compaction', () => {
@@ -158,5 +163,32 @@ describe('commands with their last outcome', () => {
       ['`python3 -m pytest tests/test_importer.py` (test) → passed, 2 runs', messages[6]?.seq],
       ['`python bench/run_import.py` (run) → failed (exit 1)', messages[8]?.seq],
     ]);
+  });
+});
+
+describe('the budget', () => {
+  it('keeps the rules, the open error and the commands before the history of finished work', () => {
+    let t = transcript()
+      .user('Port the CLI to the new config loader.')
+      .assistant('On it.')
+      .user('Never change the public flags of the CLI.');
+    for (let i = 0; i < 15; i++)
+      t = t.tool(
+        'Edit',
+        { file_path: `src/cmd/part_${i}.ts`, old_string: `a${i}`, new_string: `b${i}` },
+        `The file src/cmd/part_${i}.ts has been updated.`,
+      );
+    t = t.bash(
+      'npx vitest run test/cli.test.ts',
+      'FAIL test/cli.test.ts\nAssertionError: expected 2 to be 3',
+      1,
+    );
+    const c = extractCheckpoint(null, t.messages, 300);
+    expect(texts(c.userInstructions)).toContain('Never change the public flags of the CLI.');
+    expect(c.blockers.some((b) => b.text.includes('cli.test.ts') && b.seq === t.messages.at(-1)?.seq)).toBe(
+      true,
+    );
+    expect(texts(c.commands).join('\n')).toContain('npx vitest run test/cli.test.ts');
+    expect(c.completed.length).toBeLessThan(15);
   });
 });
