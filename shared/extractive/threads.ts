@@ -172,16 +172,25 @@ function rep(id: string | undefined, passed: boolean): TestReport | null {
   return clean.length >= 3 ? { id: clean, passed } : null;
 }
 
+/** The JavaScript test runners whose reports are `✓ name` / `✕ name` lines. */
+const MARK_RUNNER =
+  /^(?:(?:npx|bunx|pnpm exec|pnpm|yarn|npm|bun)\s+(?:run\s+)?)?(?:jest|vitest|mocha|ava|tap|test|node --test|deno test)\b/;
+
 /** Most lines of one output read for test reports. */
 const MAX_LINES = 5_000;
 
-/** The tests a run's output reports, each id once (its last report in the output). */
-export function testReports(output: string): TestReport[] {
+/**
+ * The tests a run's output reports, each id once (its last report in the output). `marks`: whether
+ * a `✓ name` / `✕ name` line is a report (the output of a JavaScript test runner); in a script's
+ * own output such marks are its prints, not tests.
+ */
+export function testReports(output: string, marks = true): TestReport[] {
   const found = new Map<string, TestReport>();
+  const patterns = marks ? TEST_LINES : TEST_LINES.slice(0, -1);
   for (const raw of stripAnsi(output).split('\n').slice(0, MAX_LINES)) {
     const line = raw.slice(0, 400).trim();
     if (line.length < 5) continue;
-    for (const [pattern, read] of TEST_LINES) {
+    for (const [pattern, read] of patterns) {
       const match = pattern.exec(line);
       const report = match ? read(match) : null;
       if (report) {
@@ -207,7 +216,7 @@ export function testThreads(runs: Map<number, ToolRun>, ended: Map<number, Outco
     if (!run.result || !command || (outcome !== 'ok' && outcome !== 'failed')) continue;
     // Only a test command's output reports tests: a script printing `✗ step 3` reports nothing.
     if (commandKind(command) !== 'test') continue;
-    const reports = testReports(run.result.content);
+    const reports = testReports(run.result.content, MARK_RUNNER.test(threadKey(command)));
     const seq = run.result.seq;
     for (const r of reports) {
       const thread = threads.get(r.id) ?? { key: r.id, shown: r.id, kind: 'test-id' as const, runs: [] };

@@ -57,6 +57,20 @@ describe('test reports in output', () => {
     ]);
   });
 
+  it("reads check marks as reports only in a JavaScript runner's output", () => {
+    expect(testReports('✕ totals add up', false)).toEqual([]);
+    const { messages } = transcript()
+      .user('Fix the totals')
+      .bash(
+        'python check_totals.py',
+        '✗ FAILURE: totals differ\nTraceback (most recent call last):\nValueError: x',
+        1,
+      )
+      .bash('python check_totals.py', 'all good', 0);
+    const c = extractCheckpoint(null, messages, BIG);
+    expect(texts(c.blockers)).toEqual([]);
+  });
+
   it('a whole-suite command covers every test; a file target covers its tests only', () => {
     expect(covers('pytest', 'tests/x.py::test_a')).toBe(true);
     expect(covers('pytest tests/x.py', 'tests/x.py::test_a')).toBe(true);
