@@ -40,12 +40,12 @@ export interface Thread {
   runs: ThreadRun[];
 }
 
-/** Programs that test, by their first word (or first two: `go test`, `cargo test`, `npm test`). */
+/** Programs that test, by their first word, or any program's `test` subcommand (`go test`, `npm test`). */
 const TEST =
-  /^(?:(?:npx|bunx|pnpm exec|yarn|uv run|poetry run|pipenv run|hatch run)\s+)?(?:pytest|py\.test|tox|nox|jest|vitest|mocha|ava|tap|phpunit|rspec|ctest|bats|unittest|nose2?|trial)\b|^(?:go|cargo|npm|pnpm|yarn|bun|deno|dotnet|mix|swift|zig|stack|cabal|lein|sbt|gradle|mvn|\.\/gradlew|\.\/mvnw|make|ninja|bazel|just|ponyc|rake|bundle exec rspec)\s+(?:run\s+)?(?:test|tests|check|spec|unittest|verify)\b|\btest(?:s)?(?:\.\w+)?$|\brun_?tests?\b|\bruntests?\b/;
-/** Programs that build or type-check. */
+  /^(?:(?:npx|bunx|pnpm exec|yarn|uv run|poetry run|pipenv run|hatch run)\s+)?(?:pytest|py\.test|tox|nox|jest|vitest|mocha|ava|tap|phpunit|rspec|ctest|bats|unittest|nose2?|trial)\b|^(?:go|cargo|npm|pnpm|yarn|bun|deno|dotnet|mix|swift|zig|stack|cabal|lein|sbt|gradle|mvn|\.\/gradlew|\.\/mvnw|make|ninja|bazel|just|rake|bundle exec rspec)\s+(?:run\s+)?(?:test|tests|check|spec|unittest|verify)\b|^[\w.-]+ (?:test|tests)\b|\btest(?:s)?(?:\.\w+)?$|\brun_?tests?\b|\bruntests?\b/;
+/** Programs that build or type-check, and any program's `build` or `compile` subcommand. */
 const BUILD =
-  /^(?:make|cmake|ninja|tsc|gcc|g\+\+|clang\+?\+?|cc|javac|rustc|ponyc|go build|go vet|cargo (?:build|check|clippy)|mvn|gradle|\.\/gradlew|bazel|meson|scons|webpack|vite build|esbuild|rollup|(?:npm|pnpm|yarn|bun) (?:run )?(?:build|lint|typecheck|check|compile)|dotnet build|swift build|zig build|mypy|ruff|flake8|pylint|eslint|biome|black --check)\b/;
+  /^(?:make|cmake|ninja|tsc|gcc|g\+\+|clang\+?\+?|cc|javac|rustc|go build|go vet|cargo (?:build|check|clippy)|mvn|gradle|\.\/gradlew|bazel|meson|scons|webpack|vite build|esbuild|rollup|(?:npm|pnpm|yarn|bun) (?:run )?(?:build|lint|typecheck|check|compile)|dotnet build|swift build|zig build|mypy|ruff|flake8|pylint|eslint|biome|black --check|[\w.-]+ (?:build|compile))\b/;
 /** Running a program of the project: a script file or a project runner. */
 const RUN =
   /^(?:python|node|ruby|perl|php|bash|sh|zsh|deno run|bun run|ts-node|tsx|java|go run|cargo run|dotnet run|npx|(?:npm|pnpm|yarn) (?:run )?(?:start|dev|serve)|\.\/[\w./-]+|[\w./-]+\.(?:py|js|mjs|ts|sh|rb|pl))\b/;

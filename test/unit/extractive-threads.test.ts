@@ -28,6 +28,8 @@ describe('thread keys', () => {
     expect(commandKind('go test ./pkg/...')).toBe('test');
     expect(commandKind('cargo build --release')).toBe('build');
     expect(commandKind('make -j4')).toBe('build');
+    expect(commandKind('zigzag build --release')).toBe('build');
+    expect(commandKind('gleamy test')).toBe('test');
     expect(commandKind('python scripts/reproduce_bug.py')).toBe('run');
     expect(commandKind('cat src/main.c')).toBeNull();
     expect(commandKind('git checkout -- src/main.c')).toBeNull();
