@@ -14,6 +14,7 @@ function typescriptSidebar(): DefaultTheme.SidebarItem[] {
 }
 
 const guide: DefaultTheme.SidebarItem[] = [
+  { text: 'Install in your service', link: '/guide/install' },
   { text: 'Integrate an agent', link: '/guide/integrate' },
   { text: 'Agents on OpenAI Chat Completions', link: '/guide/openai-chat' },
   { text: 'Recall: what left the context', link: '/guide/recall' },
