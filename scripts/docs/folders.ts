@@ -129,7 +129,8 @@ const WRITTEN: Readonly<Record<string, string>> = {
     'Prometheus metrics, readiness checks, OpenTelemetry traces (`tracing.ts`: job spans, GenAI LLM-call spans)',
   'worker/runtime/':
     'building the adapters from config (`services.ts`, `store.ts`), the logger, Redis state, start-up retries, the embedded PostgreSQL',
-  'worker/cli/': 'the `compactor` command: the command table, help, and one module per command (`commands/`)',
+  'worker/cli/':
+    'the `compactor` command: the command table, help, one light spec per command (`specs/`: flags and help) and its run, loaded only when it runs (`commands/`)',
   'worker/bin/': 'the `compactor` executable, and its development entry through tsx (`compactor-dev.js`)',
   'test/': '`unit/`, `integration/`, `e2e/`, `faults/`, `browser/`, with set-up in `test/support/`',
 };

@@ -19,27 +19,28 @@ import {
   UsageError,
   wantsHelp,
 } from './command.ts';
-import { apiCommand } from './commands/api.ts';
-import { compactCommand } from './commands/compact.ts';
-import { contextCommand } from './commands/context.ts';
-import { dashboardCommand } from './commands/dashboard.ts';
-import { demoCommand } from './commands/demo.ts';
-import { devCommand } from './commands/dev.ts';
-import { doctorCommand } from './commands/doctor.ts';
-import { enqueueCommand } from './commands/enqueue.ts';
-import { historyCommand } from './commands/history.ts';
-import { importCommand } from './commands/import.ts';
-import { keyGroup } from './commands/key.ts';
-import { migrateCommand } from './commands/migrate.ts';
-import { policyGroup } from './commands/policy.ts';
-import { purgeCommand } from './commands/purge.ts';
-import { restoreCommand } from './commands/restore.ts';
-import { sessionsGroup } from './commands/sessions.ts';
-import { sweepCommand } from './commands/sweep.ts';
-import { webhookGroup } from './commands/webhook.ts';
-import { workerCommand } from './commands/worker.ts';
 import { closest, terminalText } from './format.ts';
 import { commandHelp, groupHelp, packageInfo, topHelp } from './help.ts';
+import { missingPeer } from './missing-peer.ts';
+import { apiCommand } from './specs/api.ts';
+import { compactCommand } from './specs/compact.ts';
+import { contextCommand } from './specs/context.ts';
+import { dashboardCommand } from './specs/dashboard.ts';
+import { demoCommand } from './specs/demo.ts';
+import { devCommand } from './specs/dev.ts';
+import { doctorCommand } from './specs/doctor.ts';
+import { enqueueCommand } from './specs/enqueue.ts';
+import { historyCommand } from './specs/history.ts';
+import { importCommand } from './specs/import.ts';
+import { keyGroup } from './specs/key.ts';
+import { migrateCommand } from './specs/migrate.ts';
+import { policyGroup } from './specs/policy.ts';
+import { purgeCommand } from './specs/purge.ts';
+import { restoreCommand } from './specs/restore.ts';
+import { sessionsGroup } from './specs/sessions.ts';
+import { sweepCommand } from './specs/sweep.ts';
+import { webhookGroup } from './specs/webhook.ts';
+import { workerCommand } from './specs/worker.ts';
 
 /** Every command, in the order `compactor --help` lists them. */
 export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
@@ -153,6 +154,12 @@ async function run(command: Command, args: string[], io: CommandIo, env: NodeJS.
     });
   } catch (error) {
     if (error instanceof UsageError) return usageError(io, where, error.message, `${where} --help`);
+    // A command's run is loaded when it runs: a peer it needs that is not installed is said here.
+    const hint = missingPeer(error);
+    if (hint) {
+      io.stderr.write(hint);
+      return 1;
+    }
     // A Postgres error is told as its cause and what to do (never drizzle's SQL text); one with
     // advice is the whole story, like the expected errors.
     const database = describeDatabaseError(error, { url: config?.databaseUrl });

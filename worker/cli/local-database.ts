@@ -9,23 +9,7 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import { type Config, loadConfig } from '../config/config.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../runtime/embedded-postgres.ts';
-import type { CommandContext, OptionSpec } from './command.ts';
-
-/** The `--embedded` option of `demo` and `dev`. */
-export const EMBEDDED_OPTION: OptionSpec = {
-  type: 'boolean',
-  description: 'run on the embedded PostgreSQL even when a database is configured or answers',
-};
-
-/** The notes of `demo` and `dev` on where their database comes from. */
-export const EMBEDDED_NOTES = [
-  'Without DATABASE_URL, when nothing answers on 127.0.0.1:5432 (or with --embedded), it starts an',
-  'embedded PostgreSQL (the optional package embedded-postgres) in .compactor/postgres of the current',
-  'directory (COMPACTOR_EMBEDDED_DIR), on a free port of 127.0.0.1 (COMPACTOR_EMBEDDED_PORT), with the',
-  'queues in it too (COMPACTOR_QUEUE_BACKEND=postgres): no Redis and no PostgreSQL to install. One line',
-  'on stderr says so; the folder is kept for the next run, and the server is stopped when the command',
-  'ends, on Ctrl-C and on SIGTERM. As root, PostgreSQL runs as the user postgres (else nobody).',
-];
+import type { CommandContext } from './command.ts';
 
 /** Why a command runs on the embedded database, or null: on the configured one. */
 export type EmbeddedReason = 'forced' | 'nothing-at-default' | null;

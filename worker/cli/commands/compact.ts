@@ -14,12 +14,7 @@ import {
   toError,
 } from '../../../shared/contract/errors.ts';
 import type { EffectivePolicy } from '../../../shared/policy/policy.ts';
-import {
-  MAX_INSTRUCTIONS_CHARS,
-  type Strategy,
-  strategyUnit,
-  summaryInstructionsSchema,
-} from '../../../shared/strategies/index.ts';
+import { type Strategy, strategyUnit, summaryInstructionsSchema } from '../../../shared/strategies/index.ts';
 import { explainStays, type Plan, type StayReason } from '../../../shared/strategies/plan.ts';
 import { systemClock } from '../../pipeline/clock.ts';
 import { afterLastAttempt } from '../../pipeline/last-attempt.ts';
@@ -35,13 +30,11 @@ import {
 } from '../../queue/compaction/job-actions.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
 import {
-  type Command,
+  type CommandContext,
   flag,
   optionalText,
   type ParsedArgs,
-  SESSION_OPTION,
   strategyOption,
-  TENANT_OPTION,
   text,
   UsageError,
 } from '../command.ts';
@@ -211,94 +204,60 @@ function retryCause(error: Error): string {
   return error.message.split('\n')[0] ?? error.name;
 }
 
-export const compactCommand: Command = {
-  name: 'compact',
-  summary: 'compact one session now and print its ledger row as JSON (--dry-run: only show the plan)',
-  options: {
-    tenant: TENANT_OPTION,
-    session: SESSION_OPTION,
-    strategy: { type: 'string', value: 'X', description: 'strategy for this run, over the policy' },
-    instructions: {
-      type: 'string',
-      value: 'TEXT',
-      description: `summary instructions for this run, over the strategy's (up to ${MAX_INSTRUCTIONS_CHARS.toLocaleString('en-US')} characters)`,
-    },
-    'dry-run': {
-      type: 'boolean',
-      description: 'show which seqs would leave and stay, and why; write nothing',
-    },
-    json: { type: 'boolean', description: 'with --dry-run: the whole plan as JSON, for scripts' },
-  },
-  notes: [
-    'Runs the pipeline in-process, as a worker would, with trigger "manual": the policy, the lease',
-    'and the fencing all apply. Without --dry-run the output is always the ledger row as JSON.',
-    'A 429 (after its retry-after), a 529, a 5xx or a lost connection from the Messages API is',
-    'retried as the worker retries a job (backoff 2 s, 4 s, 8 s, ...; 5 attempts in all), each wait',
-    'told on stderr; every attempt carries the same idempotency key, so the compaction applies once.',
-    'When the last retry fails, a strategy with fallback "extractive" is summarized offline (the row',
-    'says why); otherwise the error is printed and a failed row records it in the ledger.',
-    '--instructions tells the summarizer what to keep (the ledger row records them); it needs a',
-    'summarize strategy, and the offline extractive summarizer ignores them.',
-  ],
-  examples: [
-    'compactor compact --tenant acme --session run-42 --strategy slidingWindow:50 --dry-run',
-    'compactor compact --tenant acme --session run-42',
-    "compactor compact --tenant acme --session run-42 --instructions 'Keep every SQL statement verbatim.'",
-  ],
-  async run(args, context) {
-    const tenantId = text(args, 'tenant');
-    const sessionId = text(args, 'session');
-    const override = strategyOption(args);
-    const instructions = instructionsOption(args);
-    const c = context.config();
-    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2, listenForPolicies: false });
-    try {
-      await assertSchema(services.database);
-      if (flag(args, 'dry-run')) {
-        const preview = await previewCompaction(services, {
-          tenantId,
-          sessionId,
-          strategy: override,
-          instructions,
-        });
-        context.stdout.write(
-          flag(args, 'json') ? `${jsonLine(preview, 2)}\n` : `${previewLines(preview).join('\n')}\n`,
-        );
-        return 0;
-      }
-      // One key for every attempt: an attempt that applied and then failed to answer makes the
-      // next one a duplicate that returns its row, so the compaction applies once.
-      const request = {
+/** Runs `compactor compact` (its spec, flags and help: specs/compact.ts); resolves with the exit code. */
+export async function runCompact(args: ParsedArgs, context: CommandContext): Promise<number> {
+  const tenantId = text(args, 'tenant');
+  const sessionId = text(args, 'session');
+  const override = strategyOption(args);
+  const instructions = instructionsOption(args);
+  const c = context.config();
+  const services = openServices(c, context.logger(c.logLevel), { poolSize: 2, listenForPolicies: false });
+  try {
+    await assertSchema(services.database);
+    if (flag(args, 'dry-run')) {
+      const preview = await previewCompaction(services, {
         tenantId,
         sessionId,
         strategy: override,
         instructions,
-        trigger: 'manual' as const,
-        idempotencyKey: `manual:${randomUUID()}`,
-        eventId: null,
-      };
-      const deps = { ...services, clock: systemClock };
-      let outcome: CompactionOutcome;
-      try {
-        outcome = await withRetries(
-          () => runCompaction(deps, request),
-          (line) => context.stderr.write(`${terminalText(line)}\n`),
-        );
-      } catch (thrown) {
-        // Retries used up: as a job's last attempt, the strategy's fallback summarizer, else a failed
-        // ledger row. An error no retry can fix (bad input, a bad key, an unknown session) is the
-        // caller's to fix and changes nothing; nor does a session another process is compacting.
-        const error = toError(thrown);
-        if (error instanceof LeaseBusyError || isPermanent(error)) throw error;
-        const fallen = await afterLastAttempt(deps, request, error, services.logger);
-        if (!fallen) throw error;
-        outcome = fallen;
-      }
-      // A manual compaction never batches: it always has its ledger row.
-      context.stdout.write(`${jsonLine(outcome.row)}\n`);
+      });
+      context.stdout.write(
+        flag(args, 'json') ? `${jsonLine(preview, 2)}\n` : `${previewLines(preview).join('\n')}\n`,
+      );
       return 0;
-    } finally {
-      await services.close();
     }
-  },
-};
+    // One key for every attempt: an attempt that applied and then failed to answer makes the
+    // next one a duplicate that returns its row, so the compaction applies once.
+    const request = {
+      tenantId,
+      sessionId,
+      strategy: override,
+      instructions,
+      trigger: 'manual' as const,
+      idempotencyKey: `manual:${randomUUID()}`,
+      eventId: null,
+    };
+    const deps = { ...services, clock: systemClock };
+    let outcome: CompactionOutcome;
+    try {
+      outcome = await withRetries(
+        () => runCompaction(deps, request),
+        (line) => context.stderr.write(`${terminalText(line)}\n`),
+      );
+    } catch (thrown) {
+      // Retries used up: as a job's last attempt, the strategy's fallback summarizer, else a failed
+      // ledger row. An error no retry can fix (bad input, a bad key, an unknown session) is the
+      // caller's to fix and changes nothing; nor does a session another process is compacting.
+      const error = toError(thrown);
+      if (error instanceof LeaseBusyError || isPermanent(error)) throw error;
+      const fallen = await afterLastAttempt(deps, request, error, services.logger);
+      if (!fallen) throw error;
+      outcome = fallen;
+    }
+    // A manual compaction never batches: it always has its ledger row.
+    context.stdout.write(`${jsonLine(outcome.row)}\n`);
+    return 0;
+  } finally {
+    await services.close();
+  }
+}

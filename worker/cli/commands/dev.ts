@@ -10,8 +10,8 @@ import type { Dashboard } from '../../http/dashboard/index.ts';
 import { ensureDatabase } from '../../postgres/create-database.ts';
 import { describeDatabaseError } from '../../postgres/errors.ts';
 import { redactUrl } from '../../runtime/services.ts';
-import { type Command, flag, positiveInt } from '../command.ts';
-import { EMBEDDED_NOTES, EMBEDDED_OPTION, type LocalDatabase, openLocalDatabase } from '../local-database.ts';
+import { type CommandContext, flag, type ParsedArgs, positiveInt } from '../command.ts';
+import { type LocalDatabase, openLocalDatabase } from '../local-database.ts';
 import { serveApi, serveDashboard, serveWorker } from '../serve.ts';
 import { waitForSignals } from '../signals.ts';
 
@@ -105,74 +105,54 @@ async function serveAll(
   return { api, dashboard };
 }
 
-export const devCommand: Command = {
-  name: 'dev',
-  summary: 'run the worker, the API and the dashboard in one process until Ctrl-C',
-  options: {
-    concurrency: { type: 'string', value: 'N', description: 'worker concurrency (default 4)' },
-    embedded: EMBEDDED_OPTION,
-    insecure: { type: 'boolean', description: 'no authentication for the API and dashboard; loopback only' },
-  },
-  notes: [
-    'For trying compactor on one machine: what `compactor worker`, `compactor api` and `compactor',
-    'dashboard` do as three processes, in one (ports: COMPACTOR_API_PORT, COMPACTOR_DASHBOARD_PORT). It',
-    'prints their URLs on stdout, with admin credentials made for this run unless COMPACTOR_DASHBOARD_*',
-    "sets some; each of those URLs answers 200 with them (the API's, /v1, names its OpenAPI document,",
-    'its MCP server and its docs). A configured database that does not exist yet is created, as demo',
-    'does; a server that cannot be reached, or a role that may not create it, fails at once in one line.',
-    'Ctrl-C (or SIGTERM) closes the servers, lets active jobs finish, stops the embedded',
-    'database and exits 0; a second one exits at once.',
-    ...EMBEDDED_NOTES,
-  ],
-  examples: ['compactor dev', 'COMPACTOR_DASHBOARD_PORT=8080 compactor dev --concurrency 8'],
-  async run(args, context) {
-    const concurrency = positiveInt(args, 'concurrency', 4);
-    const insecure = flag(args, 'insecure');
-    const database = await openLocalDatabase(context, { command: 'dev', forced: flag(args, 'embedded') });
-    const closers: Array<(force: boolean) => Promise<void>> = [];
-    const closeAll = async (force: boolean) => {
-      for (const close of [...closers].reverse()) await close(force);
-    };
-    try {
-      const credentials = insecure ? null : devCredentials(database.env);
-      const c = credentials
-        ? loadConfig({
-            ...database.env,
-            COMPACTOR_DASHBOARD_TOKEN: credentials.token,
-            COMPACTOR_DASHBOARD_USER: credentials.user,
-            COMPACTOR_DASHBOARD_PASSWORD: credentials.password,
-          })
-        : database.config;
-      const logger = context.logger(c.logLevel);
-      if (!database.embedded) await ensureDevDatabase(c, (line) => context.stderr.write(`${line}\n`));
-      const { api, dashboard } = await serveAll(c, logger, { concurrency, insecure }, closers);
+/** Runs `compactor dev` (its spec, flags and help: specs/dev.ts); resolves with the exit code. */
+export async function runDev(args: ParsedArgs, context: CommandContext): Promise<number> {
+  const concurrency = positiveInt(args, 'concurrency', 4);
+  const insecure = flag(args, 'insecure');
+  const database = await openLocalDatabase(context, { command: 'dev', forced: flag(args, 'embedded') });
+  const closers: Array<(force: boolean) => Promise<void>> = [];
+  const closeAll = async (force: boolean) => {
+    for (const close of [...closers].reverse()) await close(force);
+  };
+  try {
+    const credentials = insecure ? null : devCredentials(database.env);
+    const c = credentials
+      ? loadConfig({
+          ...database.env,
+          COMPACTOR_DASHBOARD_TOKEN: credentials.token,
+          COMPACTOR_DASHBOARD_USER: credentials.user,
+          COMPACTOR_DASHBOARD_PASSWORD: credentials.password,
+        })
+      : database.config;
+    const logger = context.logger(c.logLevel);
+    if (!database.embedded) await ensureDevDatabase(c, (line) => context.stderr.write(`${line}\n`));
+    const { api, dashboard } = await serveAll(c, logger, { concurrency, insecure }, closers);
 
-      // Signals are ours before the lines that say Ctrl-C stops everything.
-      const stopped = waitForSignals(async (force) => {
-        logger.info(
-          { force },
-          force ? 'second signal: forcing exit' : 'signal: closing the servers and the worker',
-        );
-        await closeAll(force);
-      });
-      database.handOverSignals();
-      context.stdout.write(
-        devLines({
-          api: api.url,
-          dashboard: dashboard.url,
-          credentials,
-          insecure,
-          concurrency,
-          config: c,
-          database,
-        }),
+    // Signals are ours before the lines that say Ctrl-C stops everything.
+    const stopped = waitForSignals(async (force) => {
+      logger.info(
+        { force },
+        force ? 'second signal: forcing exit' : 'signal: closing the servers and the worker',
       );
-      return await stopped;
-    } catch (error) {
-      await closeAll(true);
-      throw error;
-    } finally {
-      await database.close();
-    }
-  },
-};
+      await closeAll(force);
+    });
+    database.handOverSignals();
+    context.stdout.write(
+      devLines({
+        api: api.url,
+        dashboard: dashboard.url,
+        credentials,
+        insecure,
+        concurrency,
+        config: c,
+        database,
+      }),
+    );
+    return await stopped;
+  } catch (error) {
+    await closeAll(true);
+    throw error;
+  } finally {
+    await database.close();
+  }
+}

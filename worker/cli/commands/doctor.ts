@@ -15,32 +15,19 @@ import {
 } from '../../../shared/protocol/queue-workers.ts';
 import { SWEEP_QUEUE } from '../../queue/sweeps/sweep.ts';
 import { type InstallReport, inspectInstall } from '../../runtime/doctor.ts';
-import type { Command } from '../command.ts';
+import type { CommandContext, ParsedArgs } from '../command.ts';
 import { terminalText } from '../format.ts';
 
 /** The queues the doctor counts, in the order it prints them. */
 const QUEUES = [COMPACTION_QUEUE, WEBHOOKS_QUEUE, SWEEP_QUEUE, SESSION_EVENTS_QUEUE];
 
-export const doctorCommand: Command = {
-  name: 'doctor',
-  summary:
-    "check the database, its migrations, the queue backend, each queue's jobs and live workers, and name a mismatch",
-  options: {},
-  notes: [
-    'Reads the same environment as `compactor worker` and a producer created without queue options,',
-    "so run it with your service's environment. A worker is live when it renewed its row of the",
-    `worker registry in the last ${WORKER_STALE_AFTER_MS / 1000} s. Exit 1 when the database cannot be`,
-    "reached, or when workers are live but none on this environment's queue (the mismatch line says",
-    'where they are); exit 0 otherwise, also with no worker live. Each probe gives up after 5 s.',
-  ],
-  examples: ['compactor doctor', 'REDIS_URL=redis://127.0.0.1:6379 compactor doctor'],
-  async run(_args, context) {
-    const report = await inspectInstall(context.config(), QUEUES, WORKER_STALE_AFTER_MS);
-    const { lines, ok } = doctorLines(report, WORKER_STALE_AFTER_MS);
-    context.stdout.write(`${lines.map((line) => terminalText(line)).join('\n')}\n`);
-    return ok ? 0 : 1;
-  },
-};
+/** Runs `compactor doctor` (its spec, flags and help: specs/doctor.ts); resolves with the exit code. */
+export async function runDoctor(_args: ParsedArgs, context: CommandContext): Promise<number> {
+  const report = await inspectInstall(context.config(), QUEUES, WORKER_STALE_AFTER_MS);
+  const { lines, ok } = doctorLines(report, WORKER_STALE_AFTER_MS);
+  context.stdout.write(`${lines.map((line) => terminalText(line)).join('\n')}\n`);
+  return ok ? 0 : 1;
+}
 
 /**
  * The doctor's lines for `report`, and whether all is well: the database answered and no

@@ -2,7 +2,7 @@
 import { assertSchema } from '../../../producer/postgres/db.ts';
 import type { CompactionRow } from '../../../producer/postgres/schema.ts';
 import { openStore } from '../../runtime/store.ts';
-import { type Command, flag, JSON_OPTION, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
+import { type CommandContext, flag, type ParsedArgs, text } from '../command.ts';
 import {
   type Column,
   formatChange,
@@ -13,10 +13,8 @@ import {
   renderTable,
   terminalText,
 } from '../format.ts';
+import { SHORT_ID } from '../spec-values.ts';
 import { outputWidth } from '../terminal.ts';
-
-/** Characters of a compaction id the table shows; `restore --compaction` takes them as a prefix. */
-export const SHORT_ID = 8;
 
 const COLUMNS: Column[] = [
   { header: 'created (UTC)' },
@@ -63,42 +61,29 @@ function expiredReason(r: CompactionRow): string {
   return `${r.reason ?? 'retention'}${ids.length > 0 ? ` (of ${ids.join(', ')})` : ''}`;
 }
 
-export const historyCommand: Command = {
-  name: 'history',
-  summary: "print a session's compactions: a table, or JSON lines with --json",
-  options: { tenant: TENANT_OPTION, session: SESSION_OPTION, json: JSON_OPTION },
-  notes: [
-    'Oldest first. The table fits the terminal by cutting the reason; its id column is the first',
-    `${SHORT_ID} characters of the compaction id, which restore --compaction accepts. --json prints each`,
-    'ledger row whole, one per line.',
-  ],
-  examples: [
-    'compactor history --tenant acme --session run-42',
-    'compactor history --tenant acme --session run-42 --json | jq .costUsd',
-  ],
-  async run(args, context) {
-    const tenantId = text(args, 'tenant');
-    const sessionId = text(args, 'session');
-    const { database, reads, close } = openStore(context.config());
-    try {
-      await assertSchema(database);
-      const rows = await reads.history(tenantId, sessionId);
-      if (rows.length === 0) {
-        await reads.assertSession(tenantId, sessionId); // a foreign session: "not found"
-        if (!flag(args, 'json'))
-          context.stderr.write(`session "${terminalText(sessionId)}" has no compactions yet\n`);
-        return 0;
-      }
-      if (flag(args, 'json')) {
-        for (const row of rows) context.stdout.write(`${jsonLine(row)}\n`);
-      } else {
-        context.stdout.write(
-          `${historyTable(rows, outputWidth(context.stdout, context.env.COLUMNS)).join('\n')}\n`,
-        );
-      }
+/** Runs `compactor history` (its spec, flags and help: specs/history.ts); resolves with the exit code. */
+export async function runHistory(args: ParsedArgs, context: CommandContext): Promise<number> {
+  const tenantId = text(args, 'tenant');
+  const sessionId = text(args, 'session');
+  const { database, reads, close } = openStore(context.config());
+  try {
+    await assertSchema(database);
+    const rows = await reads.history(tenantId, sessionId);
+    if (rows.length === 0) {
+      await reads.assertSession(tenantId, sessionId); // a foreign session: "not found"
+      if (!flag(args, 'json'))
+        context.stderr.write(`session "${terminalText(sessionId)}" has no compactions yet\n`);
       return 0;
-    } finally {
-      await close();
     }
-  },
-};
+    if (flag(args, 'json')) {
+      for (const row of rows) context.stdout.write(`${jsonLine(row)}\n`);
+    } else {
+      context.stdout.write(
+        `${historyTable(rows, outputWidth(context.stdout, context.env.COLUMNS)).join('\n')}\n`,
+      );
+    }
+    return 0;
+  } finally {
+    await close();
+  }
+}

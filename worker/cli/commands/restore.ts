@@ -3,9 +3,9 @@ import { assertSchema } from '../../../producer/postgres/db.ts';
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import { restoreCompaction } from '../../postgres/restore.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
-import { type Command, flag, SESSION_OPTION, TENANT_OPTION, text } from '../command.ts';
+import { type CommandContext, flag, type ParsedArgs, text } from '../command.ts';
 import { jsonLine } from '../format.ts';
-import { SHORT_ID } from './history.ts';
+import { SHORT_ID } from '../spec-values.ts';
 
 /** A compaction id cut short, as `history` shows it: hex (and dashes), shorter than a whole UUID. */
 const ID_PREFIX = new RegExp(`^[0-9a-f][0-9a-f-]{${SHORT_ID - 1},34}$`, 'i');
@@ -35,56 +35,35 @@ export async function resolveCompactionId(
   );
 }
 
-export const restoreCommand: Command = {
-  name: 'restore',
-  summary: 'undo one compaction: its archived messages go back exactly; print the result as JSON',
-  options: {
-    tenant: TENANT_OPTION,
-    session: SESSION_OPTION,
-    compaction: {
-      type: 'string',
-      value: 'ID',
-      description: `the compaction id, or its first ${SHORT_ID}+ characters as history shows them`,
-      required: true,
-    },
-    'dry-run': { type: 'boolean', description: 'list the seqs that would come back; write nothing' },
-  },
-  notes: [
-    'The archived messages return with their seq, content and order, the summary message goes, the',
-    'checkpoint it replaced comes back, and the ledger row becomes "restored". Restore stacked',
-    'compactions newest first; restoring twice changes nothing.',
-  ],
-  examples: ['compactor restore --tenant acme --session run-42 --compaction 3f2a1b9c --dry-run'],
-  async run(args, context) {
-    const tenantId = text(args, 'tenant');
-    const sessionId = text(args, 'session');
-    const c = context.config();
-    const services = openServices(c, context.logger(c.logLevel), { poolSize: 2, listenForPolicies: false });
+/** Runs `compactor restore` (its spec, flags and help: specs/restore.ts); resolves with the exit code. */
+export async function runRestore(args: ParsedArgs, context: CommandContext): Promise<number> {
+  const tenantId = text(args, 'tenant');
+  const sessionId = text(args, 'session');
+  const c = context.config();
+  const services = openServices(c, context.logger(c.logLevel), { poolSize: 2, listenForPolicies: false });
+  try {
+    await assertSchema(services.database);
+    const compactionId = await resolveCompactionId(services, {
+      tenantId,
+      sessionId,
+      compactionId: text(args, 'compaction'),
+    });
+    // The lease keeps a running compaction from paying for a summary the restore will fence off.
+    const lease = await services.leases.acquire(tenantId, sessionId);
+    if (!lease) throw new InvalidInputError(`session "${sessionId}" is being compacted right now; try again`);
     try {
-      await assertSchema(services.database);
-      const compactionId = await resolveCompactionId(services, {
+      const result = await restoreCompaction(services.database.db, {
         tenantId,
         sessionId,
-        compactionId: text(args, 'compaction'),
+        compactionId,
+        dryRun: flag(args, 'dry-run'),
       });
-      // The lease keeps a running compaction from paying for a summary the restore will fence off.
-      const lease = await services.leases.acquire(tenantId, sessionId);
-      if (!lease)
-        throw new InvalidInputError(`session "${sessionId}" is being compacted right now; try again`);
-      try {
-        const result = await restoreCompaction(services.database.db, {
-          tenantId,
-          sessionId,
-          compactionId,
-          dryRun: flag(args, 'dry-run'),
-        });
-        context.stdout.write(`${jsonLine(result)}\n`);
-        return 0;
-      } finally {
-        await lease.release();
-      }
+      context.stdout.write(`${jsonLine(result)}\n`);
+      return 0;
     } finally {
-      await services.close();
+      await lease.release();
     }
-  },
-};
+  } finally {
+    await services.close();
+  }
+}

@@ -2,19 +2,11 @@
 
 import { assertSchema, openDatabase } from '../../../producer/postgres/db.ts';
 import { listSessions, type SessionListItem } from '../../postgres/queries/dashboard.ts';
-import {
-  type Command,
-  type CommandGroup,
-  flag,
-  JSON_OPTION,
-  positiveInt,
-  TENANT_OPTION,
-  text,
-} from '../command.ts';
+import { type CommandContext, flag, type ParsedArgs, positiveInt, text } from '../command.ts';
 import { type Column, formatCount, formatUtc, jsonLine, renderTable, terminalText } from '../format.ts';
+import { DEFAULT_SESSIONS_LIMIT } from '../spec-values.ts';
 
 /** Sessions listed when `--limit` is not given. */
-const DEFAULT_LIMIT = 100;
 
 const COLUMNS: Column[] = [
   { header: 'session' },
@@ -46,49 +38,30 @@ export function sessionsTable(items: readonly SessionListItem[]): string[] {
   );
 }
 
-const listCommand: Command = {
-  name: 'sessions list',
-  summary: "list a tenant's sessions: size, compactions, and the child session if one continued it",
-  options: {
-    tenant: TENANT_OPTION,
-    limit: { type: 'string', value: 'N', description: `most sessions to list (default ${DEFAULT_LIMIT})` },
-    json: JSON_OPTION,
-  },
-  notes: [
-    'By session id. "continued in" names the child session a newSession compaction wrote the',
-    'compacted history to. --json prints each session with its latest ledger row, one per line.',
-  ],
-  examples: ['compactor sessions list --tenant acme --limit 20'],
-  async run(args, context) {
-    const tenantId = text(args, 'tenant');
-    const limit = positiveInt(args, 'limit', DEFAULT_LIMIT);
-    const database = openDatabase(context.config().databaseUrl, {
-      max: 1,
-      schema: context.config().databaseSchema,
-    });
-    try {
-      await assertSchema(database);
-      const page = await listSessions(database.db, tenantId, { limit });
-      if (flag(args, 'json')) {
-        for (const item of page.items) context.stdout.write(`${jsonLine(item)}\n`);
-        return 0;
-      }
-      if (page.items.length === 0) {
-        context.stderr.write(`tenant "${terminalText(tenantId)}" has no sessions\n`);
-        return 0;
-      }
-      context.stdout.write(`${sessionsTable(page.items).join('\n')}\n`);
-      if (page.nextCursor !== null)
-        context.stderr.write(`the first ${limit} sessions; more with --limit ${limit * 10}\n`);
+/** Runs `compactor sessions list` (its spec, flags and help: specs/sessions.ts); resolves with the exit code. */
+export async function runSessionsList(args: ParsedArgs, context: CommandContext): Promise<number> {
+  const tenantId = text(args, 'tenant');
+  const limit = positiveInt(args, 'limit', DEFAULT_SESSIONS_LIMIT);
+  const database = openDatabase(context.config().databaseUrl, {
+    max: 1,
+    schema: context.config().databaseSchema,
+  });
+  try {
+    await assertSchema(database);
+    const page = await listSessions(database.db, tenantId, { limit });
+    if (flag(args, 'json')) {
+      for (const item of page.items) context.stdout.write(`${jsonLine(item)}\n`);
       return 0;
-    } finally {
-      await database.close();
     }
-  },
-};
-
-export const sessionsGroup: CommandGroup = {
-  name: 'sessions',
-  summary: "list a tenant's sessions",
-  actions: [listCommand],
-};
+    if (page.items.length === 0) {
+      context.stderr.write(`tenant "${terminalText(tenantId)}" has no sessions\n`);
+      return 0;
+    }
+    context.stdout.write(`${sessionsTable(page.items).join('\n')}\n`);
+    if (page.nextCursor !== null)
+      context.stderr.write(`the first ${limit} sessions; more with --limit ${limit * 10}\n`);
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
