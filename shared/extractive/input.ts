@@ -35,7 +35,6 @@ const ENTRY_LISTS = [
   'decisions',
   'openQuestions',
   'discoveries',
-  'commands',
 ] as const;
 
 /**

@@ -350,7 +350,6 @@ describe('openai summarizer: rejected summaries', () => {
       blockers: [],
       decisions: [],
       openQuestions: [],
-      commands: [],
       errorsAndFixes: [],
       discoveries: [],
       files: [],
