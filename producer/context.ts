@@ -105,7 +105,7 @@ export type LaterFormat = Exclude<SessionFormat, 'anthropic' | 'openai-chat' | '
 
 /**
  * The context of a session whose format has no shape of its own here: the request fields its
- * folder's `renderContext` gives (shared/formats/<format>/format.ts), with `format`, `sessionId`
+ * folder's `renderContext` gives (`shared/formats/<format>/format.ts`), with `format`, `sessionId`
  * and `version` as every shape has them.
  */
 export type LoadedFormatContext = RenderedFormatContext & {

@@ -7,7 +7,7 @@
  * This module holds what every format shares: the reference's shape, the caption rule, the
  * reading of a data URL, and the shape of an image held inline (`InlineImage`, what recall's MCP
  * server also returns as image content). Which parts of a stored message are media is each format's
- * (`SessionFormat.mediaOf` in shared/formats/<format>/media.ts), and callers ask the session's
+ * (`SessionFormat.mediaOf` in `shared/formats/<format>/media.ts`), and callers ask the session's
  * format through the registry (`mediaRefsOf` in shared/formats/registry.ts). Session text is data:
  * a URL is counted, never fetched. Pure; never throws.
  */
