@@ -8,16 +8,11 @@
 import { z } from 'zod';
 import { storableText } from '../contract/unicode.ts';
 import { planWindow } from '../planning/window.ts';
+import { MAX_INSTRUCTIONS_CHARS } from './instructions-limit.ts';
 import { cutAtUserTurnSchema, keepRecentTokensSchema, TAIL_USAGE, tailShorthand } from './tail.ts';
 import type { StrategyUnit } from './unit.ts';
 
-/**
- * Longest summary instructions, in characters. They travel in every summary request (each chunk of
- * a long transcript) and in every ledger row, so they are kept to a short brief: 4,000 characters
- * is about 1,000 tokens, room for a list of what to keep, yet a small share of a request's input
- * budget and as long as the longest message the prompt shows.
- */
-export const MAX_INSTRUCTIONS_CHARS = 4_000;
+export { MAX_INSTRUCTIONS_CHARS } from './instructions-limit.ts';
 
 /** The summarizers a strategy may name (`summarizer`). */
 export const SUMMARIZER_NAMES = [

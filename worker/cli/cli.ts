@@ -4,24 +4,9 @@
  * 0 done, 1 failed (the error is printed; a database error as its cause and what to do), 2 bad usage (one line: what is wrong, where to look).
  */
 
-import { InvalidInputError } from '../../shared/contract/errors.ts';
-import { TranscriptError } from '../../shared/contract/transcript.ts';
-import { type Config, ConfigError, loadConfig } from '../config/config.ts';
-import { DashboardConfigError } from '../http/dashboard/index.ts';
-import { describeDatabaseError } from '../postgres/errors.ts';
-import { EmbeddedPostgresError } from '../runtime/embedded-postgres-rules.ts';
-import { createLogger } from '../runtime/logger.ts';
-import {
-  type Command,
-  type CommandGroup,
-  type CommandIo,
-  parseCommandArgs,
-  UsageError,
-  wantsHelp,
-} from './command.ts';
-import { closest, terminalText } from './format.ts';
-import { commandHelp, groupHelp, packageInfo, topHelp } from './help.ts';
-import { missingPeer } from './missing-peer.ts';
+import { packageJson } from '../config/package-files.ts';
+import { type Command, type CommandGroup, type CommandIo, usageError, wantsHelp } from './command.ts';
+import { closest } from './format.ts';
 import { apiCommand } from './specs/api.ts';
 import { compactCommand } from './specs/compact.ts';
 import { contextCommand } from './specs/context.ts';
@@ -65,15 +50,6 @@ export const COMMANDS: ReadonlyArray<Command | CommandGroup> = [
   keyGroup,
 ];
 
-/** Errors whose message is the whole story; anything else is printed as `failed: <message>`. */
-const EXPECTED_ERRORS = [
-  ConfigError,
-  InvalidInputError,
-  TranscriptError,
-  DashboardConfigError,
-  EmbeddedPostgresError,
-];
-
 /**
  * Runs the CLI with `argv` (without node and the script) and resolves with the exit code: 0 done,
  * 1 failed, 2 bad usage. Results go to `io.stdout`; errors, progress, notes and logs to `io.stderr`
@@ -89,16 +65,13 @@ export async function main(
 ): Promise<number> {
   const [first, ...rest] = argv;
   const print = (text: string) => io.stdout.write(`${text}\n`);
-  if (first === undefined) {
+  if (first === undefined || first === '--help' || first === '-h') {
+    const { topHelp } = await import('./help.ts');
     print(topHelp(COMMANDS));
-    return 2;
-  }
-  if (first === '--help' || first === '-h') {
-    print(topHelp(COMMANDS));
-    return 0;
+    return first === undefined ? 2 : 0;
   }
   if (first === '--version' || first === '-V') {
-    print(packageInfo().version);
+    print(packageJson().version);
     return 0;
   }
   if (first === 'help') return help(rest, io);
@@ -110,6 +83,7 @@ export async function main(
   if (!('actions' in found)) return helpOrRun(found, rest, io, env);
   const [actionName, ...actionArgs] = rest;
   if (actionName === '--help' || actionName === '-h') {
+    const { groupHelp } = await import('./help.ts');
     print(groupHelp(found));
     return 0;
   }
@@ -129,51 +103,19 @@ async function helpOrRun(
   env: NodeJS.ProcessEnv,
 ): Promise<number> {
   if (wantsHelp(args)) {
+    const { commandHelp } = await import('./help.ts');
     io.stdout.write(`${commandHelp(command)}\n`);
     return 0;
   }
-  return run(command, args, io, env);
-}
-
-/** Parses and runs one command; maps what it throws to the exit code. */
-async function run(command: Command, args: string[], io: CommandIo, env: NodeJS.ProcessEnv): Promise<number> {
-  const where = `compactor ${command.name}`;
-  let config: Config | undefined;
-  try {
-    const parsed = parseCommandArgs(command, args);
-    return await command.run(parsed, {
-      ...io,
-      env,
-      config: () => {
-        config ??= loadConfig(env);
-        return config;
-      },
-      // pino's own synchronous destination on fd 2 for the process's stderr, as everywhere else.
-      logger: (level) =>
-        createLogger(level, 'compactor', io.stderr === process.stderr ? undefined : io.stderr),
-    });
-  } catch (error) {
-    if (error instanceof UsageError) return usageError(io, where, error.message, `${where} --help`);
-    // A command's run is loaded when it runs: a peer it needs that is not installed is said here.
-    const hint = missingPeer(error);
-    if (hint) {
-      io.stderr.write(hint);
-      return 1;
-    }
-    // A Postgres error is told as its cause and what to do (never drizzle's SQL text); one with
-    // advice is the whole story, like the expected errors.
-    const database = describeDatabaseError(error, { url: config?.databaseUrl });
-    const expected = database ? database.hint !== null : EXPECTED_ERRORS.some((c) => error instanceof c);
-    const message = database?.message ?? (error instanceof Error ? error.message : String(error));
-    // Messages quote ids and stored text: escaped, so none can act on the terminal.
-    const shown = terminalText(message);
-    io.stderr.write(`${where}: ${expected ? shown : `failed: ${shown}`}\n`);
-    return 1;
-  }
+  // Loaded only now: what a run needs (configuration, logger, database errors) is heavier than
+  // what the help and the parser need, and `--version` or a usage error should not wait for it.
+  const { runCommand } = await import('./run-command.ts');
+  return runCommand(command, args, io, env);
 }
 
 /** `compactor help [command [action]]`. */
-function help(words: string[], io: CommandIo): number {
+async function help(words: string[], io: CommandIo): Promise<number> {
+  const { commandHelp, groupHelp, topHelp } = await import('./help.ts');
   const print = (text: string) => io.stdout.write(`${text}\n`);
   const [name, actionName] = words;
   if (name === undefined) {
@@ -228,10 +170,4 @@ function actionNames(group: CommandGroup): string {
   return names.length > 1
     ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`
     : (names[0] ?? '');
-}
-
-/** Prints `where: message (see: help)` on stderr; returns exit code 2. */
-function usageError(io: CommandIo, where: string, message: string, seeAlso: string): number {
-  io.stderr.write(`${where}: ${message} (see: ${seeAlso})\n`);
-  return 2;
 }

@@ -5,7 +5,6 @@
  */
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
-import { parseStrategy, type Strategy } from '../../shared/strategies/index.ts';
 import type { Config } from '../config/config.ts';
 import { closest } from './format.ts';
 import type { TerminalStream } from './progress.ts';
@@ -165,21 +164,6 @@ export function positiveInt(args: ParsedArgs, name: string, fallback: number): n
   return n;
 }
 
-/**
- * The `--strategy` shorthand (`slidingWindow:10`, `summarize:20`, JSON), or undefined when absent.
- * @throws {UsageError} naming what cannot be read.
- */
-export function strategyOption(args: ParsedArgs): Strategy | undefined {
-  const value = optionalText(args, 'strategy');
-  if (value === undefined) return undefined;
-  try {
-    return parseStrategy(value);
-  } catch (error) {
-    const message = (error as Error).message;
-    throw new UsageError(message.startsWith('strategy: ') ? `--${message}` : `--strategy: ${message}`);
-  }
-}
-
 /** The option every command that prints data has: JSON for scripts instead of a table. */
 export const JSON_OPTION: OptionSpec = {
   type: 'boolean',
@@ -201,3 +185,9 @@ export const SESSION_OPTION: OptionSpec = {
   description: 'session id',
   required: true,
 };
+
+/** Prints `where: message (see: help)` on stderr; returns exit code 2. */
+export function usageError(io: CommandIo, where: string, message: string, seeAlso: string): number {
+  io.stderr.write(`${where}: ${message} (see: ${seeAlso})\n`);
+  return 2;
+}

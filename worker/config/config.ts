@@ -7,9 +7,9 @@ import { z } from 'zod';
 import {
   assertClusterPrefix,
   type RedisClusterSeed,
-  type RedisTarget,
   readClusterNodes,
-} from '../../producer/redis/redis.ts';
+} from '../../producer/redis/cluster-seeds.ts';
+import type { RedisTarget } from '../../producer/redis/redis.ts';
 import { ConfigError } from '../../shared/contract/errors.ts';
 import { DEFAULT_LIMITS, type Limits, limitsSchema } from '../../shared/policy/limits.ts';
 import {

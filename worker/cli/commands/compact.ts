@@ -29,16 +29,9 @@ import {
   inProcessRetry,
 } from '../../queue/compaction/job-actions.ts';
 import { openServices, type Services } from '../../runtime/services.ts';
-import {
-  type CommandContext,
-  flag,
-  optionalText,
-  type ParsedArgs,
-  strategyOption,
-  text,
-  UsageError,
-} from '../command.ts';
+import { type CommandContext, flag, optionalText, type ParsedArgs, text, UsageError } from '../command.ts';
 import { formatCount, jsonLine, seqRanges, terminalText } from '../format.ts';
+import { strategyOption } from '../strategy-option.ts';
 
 /** What `compact --dry-run` reports; `--json` prints it as is. */
 export interface CompactionPreview {

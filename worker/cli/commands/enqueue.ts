@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { connectionOf, createProducer } from '../../../producer/index.ts';
 import { assertSchema } from '../../../producer/postgres/db.ts';
 import { openStore } from '../../runtime/store.ts';
-import { type CommandContext, optionalText, type ParsedArgs, strategyOption, text } from '../command.ts';
+import { type CommandContext, optionalText, type ParsedArgs, text } from '../command.ts';
 import { jsonLine } from '../format.ts';
+import { strategyOption } from '../strategy-option.ts';
 
 /** Runs `compactor enqueue` (its spec, flags and help: specs/enqueue.ts); resolves with the exit code. */
 export async function runEnqueue(args: ParsedArgs, context: CommandContext): Promise<number> {

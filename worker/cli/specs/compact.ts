@@ -2,7 +2,7 @@
  * What the parser and the help know of `compactor compact`: flags, help text, examples. Its run
  * (commands/compact.ts) is imported only when the command runs, so `--help` loads none of it.
  */
-import { MAX_INSTRUCTIONS_CHARS } from '../../../shared/strategies/summarize.ts';
+import { MAX_INSTRUCTIONS_CHARS } from '../../../shared/strategies/instructions-limit.ts';
 import { type Command, SESSION_OPTION, TENANT_OPTION } from '../command.ts';
 
 export const compactCommand: Command = {

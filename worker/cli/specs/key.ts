@@ -2,7 +2,7 @@
  * What the parser and the help know of `compactor key create`, `compactor key list`, `compactor key revoke`, `compactor key rotate`, `compactor key`: flags, help text, examples. Its run
  * (commands/key.ts) is imported only when the command runs, so `--help` loads none of it.
  */
-import { ALL_SCOPES, SCOPES } from '../../../shared/contract/api-keys.ts';
+import { ALL_SCOPES, SCOPES } from '../../../shared/contract/scopes.ts';
 import { type Command, type CommandGroup, JSON_OPTION, type OptionSpec } from '../command.ts';
 
 /** The `--id` of `key revoke` and `key rotate`. */
