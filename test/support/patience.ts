@@ -1,11 +1,11 @@
 /**
  * How long a test waits for a child process or an event, measured instead of guessed. On an idle
- * machine a `compactor` child starts in about two seconds; beside another test run on two cores it
+ * machine a `compactor` child starts in about three seconds; beside another test run on two cores it
  * has taken 10–19 s, and every deadline written for the idle machine then failed. So each deadline
  * is a base (what the wait needs on an idle machine) times the slowdown measured in this run:
  *
- * - the slowest `compactor` start seen: the global set-up times one (`compactor --version`, from
- *   spawn to exit) before any test file runs, and {@link recordStart} adds each child's start
+ * - the slowest `compactor` start seen: the global set-up times one (loading what `compactor
+ *   worker` loads, spawn to exit) before any test file runs, and {@link recordStart} adds each child's start
  *   (spawn to its first output) as the run goes on;
  * - the machine's load: the one-minute load average per core (a load of 8 on two cores is four
  *   processes wanting each core).
