@@ -30,11 +30,14 @@
  *    test/security/hostile-input.test.ts sent to `compactor api`, and its peak RSS through them.
  * 14. The AI SDK middleware (test/bench/ai-sdk-middleware.ts): the time it adds to one
  *    `generateText` call on a 500-message session, median and p95, against a target of 5 ms.
+ * 15. The command line (test/bench/cli-startup.ts): `compactor --version`, `--help`, and
+ *    `history` and `context` on a 509-message session, wall time spawn to exit (median of 5) and
+ *    peak RSS, against 0.3 s and 0.8 s.
  *
  * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8),
  * `--alternations A` (part 1: runs of each side, floor and compactor alternating; default 3),
  * `--levels 1,8,32,128` (part 2: the concurrency levels, default all four; `--levels 128` runs the
- * one the target reads), `--parts 1,2,4,5,7,8,9,10,12,13,14` (default all; part 1 also runs 3 and 6, which need
+ * one the target reads), `--parts 1,2,4,5,7,8,9,10,12,13,14,15` (default all; part 1 also runs 3 and 6, which need
  * its numbers), `--api-node-options=--max-old-space-size=256` (parts 10, 12 and 13: the API process's
  * NODE_OPTIONS; default none), `--backends redis,postgres` (parts 1 and 2: the queue backends, in
  * that order; default both; parts 3 and 6 use Redis and the first backend's runs). Only a run of every part at the default levels rewrites results.md. Benchmarks print
@@ -83,6 +86,7 @@ import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { aiSdkMiddlewareOverhead } from './ai-sdk-middleware.ts';
 import { openRunQueues, parseBackends } from './backends.ts';
+import { cliStartup } from './cli-startup.ts';
 import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
 import { hostileMcp } from './hostile-mcp.ts';
 import { hostileSuite } from './hostile-suite.ts';
@@ -104,7 +108,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     alternations: { type: 'string', default: '3' },
     levels: { type: 'string', default: '1,8,32,128' },
-    parts: { type: 'string', default: '1,2,4,5,7,8,9,10,12,13,14' },
+    parts: { type: 'string', default: '1,2,4,5,7,8,9,10,12,13,14,15' },
     'api-node-options': { type: 'string', default: '' },
     backends: { type: 'string', default: 'redis,postgres' },
   },
@@ -116,7 +120,7 @@ const ALTERNATIONS = positiveInteger('alternations', values.alternations);
 const BACKENDS = parseBackends(values.backends);
 const LEVELS = values.levels.split(',').map((c) => positiveInteger('levels', c.trim()));
 const ALL_PARTS =
-  ['1', '2', '4', '5', '7', '8', '9', '10', '12', '13', '14'].every((p) => PARTS.has(p)) &&
+  ['1', '2', '4', '5', '7', '8', '9', '10', '12', '13', '14', '15'].every((p) => PARTS.has(p)) &&
   values.levels === '1,8,32,128';
 const TENANT = 'bench';
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
@@ -187,6 +191,7 @@ async function main() {
     if (PARTS.has('12')) await hostileMcp(url, sql, prefix, section, values['api-node-options']);
     if (PARTS.has('13')) await hostileSuite(url, sql, prefix, section, values['api-node-options']);
     if (PARTS.has('14')) await aiSdkMiddlewareOverhead(url, prefix(), section);
+    if (PARTS.has('15')) await cliStartup(url, section);
     if (ALL_PARTS) {
       await writeFile(RESULTS, report.text());
       console.log(`\nwritten to ${RESULTS}`);
