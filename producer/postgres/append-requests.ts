@@ -2,8 +2,9 @@
  * The statements on `append_requests`: the idempotency keys of appends (producer/idempotency.ts
  * holds the rules around them). Every statement is scoped by tenant.
  */
-import { and, eq, sql } from 'drizzle-orm';
+
 import type { Db, Tx } from './db.ts';
+import { and, eq, sql } from './orm.ts';
 import { appendRequests } from './schema.ts';
 
 /** The key's row after a claim, and whether this claim inserted it. */

@@ -3,8 +3,9 @@
  * order, a line with a uuid once, read back in order. Every statement names the tenant. The
  * mapping of lines to messages is producer/frameworks/claude-agent-sdk/'s; this module only stores.
  */
-import { and, asc, eq, gt, isNotNull, max, sql } from 'drizzle-orm';
+
 import type { Db } from './db.ts';
+import { and, asc, eq, gt, isNotNull, max, sql } from './orm.ts';
 import { claudeCodeEntries } from './schema.ts';
 
 /** Where a transcript is: the SDK's key, under one tenant. `subpath` '' is the main transcript. */

@@ -1,6 +1,7 @@
 /** The client's read of the ledger (`compactions`): one row by id, within its tenant. */
-import { and, eq } from 'drizzle-orm';
+
 import type { Db } from './db.ts';
+import { and, eq } from './orm.ts';
 import { type CompactionRow, compactions } from './schema.ts';
 
 /** The tenant's ledger row with this id; null when there is none. */

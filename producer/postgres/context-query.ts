@@ -3,13 +3,14 @@
  * it whole for an agent's next request, and the `anthropic-compaction` summary reads the leaving
  * part of it to send as its compaction request, so both see the same conversation.
  */
-import { sql } from 'drizzle-orm';
+
 import type { RenderContextInput } from '../../shared/context/render.ts';
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import type { Kind, Role } from '../../shared/contract/message.ts';
 import type { SessionFormat } from '../../shared/contract/session-format.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { type Db, executePrepared } from './db.ts';
+import { sql } from './orm.ts';
 
 /** One line of the read: the session's facts (first, with no seq) or one live message. */
 interface ContextLine {

@@ -1,11 +1,11 @@
 /**
  * The Postgres connection (postgres.js) and its drizzle wrapper, shared by worker and producer.
  */
-import type { SQL } from 'drizzle-orm';
-import { PgDialect, type PreparedQueryConfig } from 'drizzle-orm/pg-core';
-import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+
 import postgres from 'postgres';
 import { DatabaseError, InvalidInputError } from '../../shared/contract/errors.ts';
+import type { SQL } from './orm.ts';
+import { drizzle, PgDialect, type PostgresJsDatabase, type PreparedQueryConfig } from './orm.ts';
 import * as schema from './schema.ts';
 
 export type Db = PostgresJsDatabase<typeof schema>;

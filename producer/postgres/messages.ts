@@ -2,8 +2,9 @@
  * The statements of the client's writes on `messages`: inserting rows in batches, and finding a
  * live message that holds one of some `tool_use` ids. Every statement is scoped by tenant.
  */
-import { and, eq, sql } from 'drizzle-orm';
+
 import type { Tx } from './db.ts';
+import { and, eq, sql } from './orm.ts';
 import { messages } from './schema.ts';
 
 /** Rows per INSERT: 15 columns × 2,000 = 30,000 parameters, well under Postgres' 65,535. */

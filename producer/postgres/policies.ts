@@ -2,8 +2,9 @@
  * The compaction policies a client reads (the worker writes them: worker/postgres/policies.ts):
  * the tenant's own and one agent's, as stored, for the precedence rule of shared/policy/policy.ts.
  */
-import { and, eq, isNull, or } from 'drizzle-orm';
+
 import type { Db } from './db.ts';
+import { and, eq, isNull, or } from './orm.ts';
 import { compactionPolicies } from './schema.ts';
 
 /**

@@ -8,9 +8,10 @@
  * pop that would archive the popped seq is refused at its apply (its effects find fewer messages
  * than it saw leave: a `FenceError`, and it plans again); one that keeps it in its tail applies.
  */
-import { and, desc, eq, sql } from 'drizzle-orm';
+
 import type { StoredContent } from '../../shared/contract/blocks.ts';
 import type { Db } from './db.ts';
+import { and, desc, eq, sql } from './orm.ts';
 import { messages, sessions } from './schema.ts';
 
 /** What a pop did. */

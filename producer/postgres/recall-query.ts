@@ -10,10 +10,11 @@
  * `simple` text search finds them by their words with an index every PostgreSQL has, no model,
  * no extension and no embedding cost per archived message.
  */
-import { sql } from 'drizzle-orm';
+
 import type { RecallReadQuery, RecallSearchQuery } from '../../shared/recall/schemas.ts';
 import { anchorPattern, SNIPPET_WINDOW_CHARS } from '../../shared/recall/snippet.ts';
 import { type Db, executePrepared } from './db.ts';
+import { sql } from './orm.ts';
 import { ARCHIVE_SEARCH_CHARS, archiveSearchVector } from './schema.ts';
 
 /** One hit as the search reads it. */

@@ -10,7 +10,10 @@
  * Units: every `*_tokens` / `token_count` column is an estimated token count; `cost_usd` is US
  * dollars; `*_ms` columns are milliseconds.
  */
-import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+
+import type { StoredContent } from '../../shared/contract/blocks.ts';
+import { MESSAGE_KINDS, MESSAGE_ROLES } from '../../shared/contract/message.ts';
+import { SESSION_FORMATS } from '../../shared/contract/session-format.ts';
 import {
   bigint,
   boolean,
@@ -24,16 +27,16 @@ import {
   numeric,
   pgTable,
   primaryKey,
+  type SQL,
+  type SQLWrapper,
+  sql,
   text,
   timestamp,
   unique,
   uniqueIndex,
   uuid,
   varchar,
-} from 'drizzle-orm/pg-core';
-import type { StoredContent } from '../../shared/contract/blocks.ts';
-import { MESSAGE_KINDS, MESSAGE_ROLES } from '../../shared/contract/message.ts';
-import { SESSION_FORMATS } from '../../shared/contract/session-format.ts';
+} from './orm.ts';
 
 export { MESSAGE_KINDS, MESSAGE_ROLES };
 

@@ -2,9 +2,10 @@
  * The session-size limits of a tenant's own policy (shared/policy/limits.ts), read in the
  * statement or the transaction that writes, so every writer keeps them (producer/limits.ts).
  */
-import { type SQL, sql } from 'drizzle-orm';
+
 import { DEFAULT_LIMITS, type SessionLimits } from '../../shared/policy/limits.ts';
 import type { Tx } from './db.ts';
+import { type SQL, sql } from './orm.ts';
 
 /**
  * One limit of the tenant's own policy, or `fallback` when it sets none, as an SQL expression: a

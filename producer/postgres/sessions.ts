@@ -3,10 +3,10 @@
  * hold the rules around them). Every statement is scoped by tenant.
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
-import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { SessionFormat } from '../../shared/contract/session-format.ts';
 import type { SessionLimits } from '../../shared/policy/limits.ts';
 import type { Db, Tx } from './db.ts';
+import { and, eq, isNull, sql } from './orm.ts';
 import { sessions } from './schema.ts';
 import { limitSql } from './session-limits.ts';
 

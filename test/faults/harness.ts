@@ -19,11 +19,11 @@ import { type AddressInfo, connect, createServer as createNetServer, type Socket
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Queue } from 'bullmq';
-import { and, asc, eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { createProducer, createSession, type Producer } from '../../producer/index.ts';
+import { and, asc, eq } from '../../producer/postgres/orm.ts';
 import { type CompactionRow, compactions } from '../../producer/postgres/schema.ts';
 import {
   migrateQueueSchema,

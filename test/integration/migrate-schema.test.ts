@@ -8,8 +8,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
+import { drizzle, ormRequire } from '../../producer/postgres/orm.ts';
+
+/** drizzle's migrator, from the same CommonJS copy of drizzle-orm as the rest (orm.ts). */
+const { migrate } = ormRequire(
+  'drizzle-orm/postgres-js/migrator',
+) as typeof import('drizzle-orm/postgres-js/migrator');
+
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, loadContext } from '../../producer/index.ts';

@@ -13,12 +13,13 @@
  * as `Subplans Removed`. A query changed into one that no longer names the tenant where it reads
  * the history (a join on a column instead, say) fails here.
  */
-import { drizzle } from 'drizzle-orm/postgres-js';
+
 import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { appendMessages, createSession, loadContext } from '../../producer/index.ts';
 import type { Database } from '../../producer/postgres/db.ts';
 import { connectionOptions } from '../../producer/postgres/db.ts';
+import { drizzle } from '../../producer/postgres/orm.ts';
 import * as schema from '../../producer/postgres/schema.ts';
 import { DEFAULT_HISTORY_PARTITIONS } from '../../worker/config/partitions.ts';
 import { PostgresReads } from '../../worker/postgres/reads.ts';

@@ -6,9 +6,9 @@
  * counted once.
  */
 import { randomUUID } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../producer/index.ts';
+import { and, eq } from '../../producer/postgres/orm.ts';
 import { type CompactionRow, compactions } from '../../producer/postgres/schema.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import type { PaybackInputs } from '../../shared/policy/payback.ts';

@@ -8,9 +8,9 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { executePrepared } from '../../producer/postgres/db.ts';
+import { sql } from '../../producer/postgres/orm.ts';
 import type { Listening } from '../../worker/http/ops.ts';
 import { createKey } from '../../worker/postgres/api-keys.ts';
 import { createLogger } from '../../worker/runtime/logger.ts';

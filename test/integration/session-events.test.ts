@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Job, Worker } from 'bullmq';
-import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, loadContext } from '../../producer/index.ts';
+import { eq } from '../../producer/postgres/orm.ts';
 import { compactions } from '../../producer/postgres/schema.ts';
 import type { QueueLink } from '../../producer/queue/backend.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';

@@ -4,9 +4,10 @@
  * ({@link createKey}, {@link rotateKey}); the table holds its SHA-256 only. Bad input throws
  * {@link InvalidInputError} naming the field and changes nothing.
  */
-import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+
 import type { z } from 'zod';
 import type { Db } from '../../producer/postgres/db.ts';
+import { and, asc, eq, gt, isNull, lt, or, sql } from '../../producer/postgres/orm.ts';
 import { type ApiKeyRow, apiKeys } from '../../producer/postgres/schema.ts';
 import {
   ALL_SCOPES,

@@ -12,8 +12,9 @@
  * tool ids), and checked instead to have that newer version (`rewritesWithoutVersion`), so a
  * message lost after it was rewritten is still caught.
  */
-import { sql } from 'drizzle-orm';
+
 import type { Db } from '../../producer/postgres/db.ts';
+import { sql } from '../../producer/postgres/orm.ts';
 
 /** Invariant counts for one tenant (or one session of it). Every field but the first four must be 0. */
 export interface AuditReport {

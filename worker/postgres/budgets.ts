@@ -17,8 +17,9 @@
  * {@link RESERVATION_TTL_MS} (and is deleted by the tenant's next check), which errs on the side
  * of spending less.
  */
-import { and, eq } from 'drizzle-orm';
+
 import { type Db, executePrepared, type Tx } from '../../producer/postgres/db.ts';
+import { and, eq } from '../../producer/postgres/orm.ts';
 import { budgetReservations } from '../../producer/postgres/schema.ts';
 import type { BudgetDecision, Spend } from '../../shared/policy/budget.ts';
 import { budgetWindows } from '../../shared/policy/budget.ts';

@@ -4,8 +4,9 @@
  * one check it makes is the one only the write can make — every seq the plan saw leaving could
  * still leave — and a failure there is a {@link FenceError}, so the pipeline re-plans.
  */
-import { sql } from 'drizzle-orm';
+
 import { executePrepared, type Tx } from '../../producer/postgres/db.ts';
+import { sql } from '../../producer/postgres/orm.ts';
 import { sessions } from '../../producer/postgres/schema.ts';
 import { FenceError } from '../../shared/contract/errors.ts';
 import type {

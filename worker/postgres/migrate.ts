@@ -12,8 +12,13 @@
  * such an install into the schema (see {@link moveLegacyInstall}).
  */
 import { readFileSync } from 'node:fs';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
+import { drizzle, ormRequire } from '../../producer/postgres/orm.ts';
+
+/** drizzle's migrator, from the same CommonJS copy of drizzle-orm as the rest (orm.ts). */
+const { migrate } = ormRequire(
+  'drizzle-orm/postgres-js/migrator',
+) as typeof import('drizzle-orm/postgres-js/migrator');
+
 import postgres from 'postgres';
 import { connectionOptions, DEFAULT_SCHEMA } from '../../producer/postgres/db.ts';
 import { DatabaseError } from '../../shared/contract/errors.ts';

@@ -5,8 +5,9 @@
  * that stores the reported tokens, after the session's row is updated (so locks are taken in the
  * apply's order: session, then ledger row).
  */
-import { and, desc, eq, sql } from 'drizzle-orm';
+
 import type { Tx } from '../../producer/postgres/db.ts';
+import { and, desc, eq, sql } from '../../producer/postgres/orm.ts';
 import { compactions, sessions } from '../../producer/postgres/schema.ts';
 import { addMeasuredRequest, type PaybackInputs } from '../../shared/policy/payback.ts';
 import type { ContextReport } from '../pipeline/ports.ts';

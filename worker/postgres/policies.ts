@@ -4,8 +4,9 @@
  * Every write also sends a `NOTIFY` on {@link POLICY_CHANGES_CHANNEL} in its transaction, delivered
  * on commit, so processes that cache policies (worker/postgres/policy-cache.ts) drop the old one.
  */
-import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
+
 import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { and, asc, eq, isNull, or, sql } from '../../producer/postgres/orm.ts';
 import { compactionPolicies } from '../../producer/postgres/schema.ts';
 import { InvalidInputError, printable } from '../../shared/contract/errors.ts';
 import { type Policy, policySchema } from '../../shared/policy/policy.ts';

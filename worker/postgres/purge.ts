@@ -5,8 +5,9 @@
  * SDK's session store kept — in one transaction. A session is purged with its whole lineage (the sessions it continued from
  * and in, after `newSession` compactions), since each holds copies of the same conversation.
  */
-import { sql } from 'drizzle-orm';
+
 import type { Db } from '../../producer/postgres/db.ts';
+import { sql } from '../../producer/postgres/orm.ts';
 import { InvalidInputError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 
 /** What to purge: a session (and its lineage), or every session of the tenant. */

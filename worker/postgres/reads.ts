@@ -4,10 +4,10 @@
  * postgres.js sends each in one round trip and Postgres plans it once per connection.
  */
 
-import { and, asc, eq, sql } from 'drizzle-orm';
 import { countPdfPages } from '../../producer/media/pdf-pages.ts';
 import { type ContextRead, readContext } from '../../producer/postgres/context-query.ts';
 import { type Db, executePrepared, type Tx } from '../../producer/postgres/db.ts';
+import { and, asc, eq, sql } from '../../producer/postgres/orm.ts';
 import {
   type CompactionRow,
   compactionPolicies,

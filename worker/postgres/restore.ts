@@ -9,8 +9,9 @@
  * restoring a restored compaction changes nothing. A compaction whose archived originals a retention
  * pass dropped is refused whole, never restored in part.
  */
-import { and, eq, gt, sql } from 'drizzle-orm';
+
 import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { and, eq, gt, sql } from '../../producer/postgres/orm.ts';
 import { type CompactionRow, compactions, sessions } from '../../producer/postgres/schema.ts';
 import { ArchiveExpiredError, InvalidInputError, printable } from '../../shared/contract/errors.ts';
 import { expiredRestoreMessage } from '../../shared/policy/retention.ts';

@@ -9,8 +9,9 @@
  * Archived system messages are kept whatever their age: the agent's context restates them
  * (producer/context.ts), so dropping one would change what the agent is told.
  */
-import { sql } from 'drizzle-orm';
+
 import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { sql } from '../../producer/postgres/orm.ts';
 import { type ExpiryRecord, expiryReason, retentionLabel } from '../../shared/policy/retention.ts';
 
 /** What a retention pass dropped (or, on a dry run, would drop) from one session. */

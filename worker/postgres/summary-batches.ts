@@ -3,8 +3,9 @@
  * submitted in, and how each ended. The batch poller (worker/queue/batches/batches.ts) reads and moves
  * rows through these functions only.
  */
-import { and, eq, or, sql } from 'drizzle-orm';
+
 import type { Db } from '../../producer/postgres/db.ts';
+import { and, eq, or, sql } from '../../producer/postgres/orm.ts';
 import { sessions, summaryBatches } from '../../producer/postgres/schema.ts';
 import type { QueuedSummary } from '../pipeline/pipeline.ts';
 

@@ -3,8 +3,9 @@
  * (`(tenant_id, id) > (last page's last)`, never OFFSET), through the partial covering index
  * `sessions_sweep_idx`, one page at a time, so memory stays flat however many sessions there are.
  */
-import { sql } from 'drizzle-orm';
+
 import type { Db } from '../../producer/postgres/db.ts';
+import { sql } from '../../producer/postgres/orm.ts';
 
 /** One session as the sweep reads it (postgres.js returns int8 as text). */
 export type SweepRow = {

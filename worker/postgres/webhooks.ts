@@ -4,9 +4,10 @@
  * The secret leaves this module only for signing ({@link webhookForDelivery}) and, once, when it
  * was generated ({@link setWebhook}).
  */
-import { and, desc, eq, sql } from 'drizzle-orm';
+
 import type { z } from 'zod';
 import { type Db, executePrepared } from '../../producer/postgres/db.ts';
+import { and, desc, eq, sql } from '../../producer/postgres/orm.ts';
 import { type WebhookDeliveryRow, webhookDeliveries, webhooks } from '../../producer/postgres/schema.ts';
 import { InvalidInputError, printable } from '../../shared/contract/errors.ts';
 import { newWebhookSecret, webhookSecretSchema, webhookUrlSchema } from '../../shared/contract/webhooks.ts';

@@ -6,8 +6,8 @@
  * counters in one transaction. The Redis lease only saves money.
  */
 import { randomUUID } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { and, eq, sql } from '../../producer/postgres/orm.ts';
 import { type CompactionRow, compactions, sessions } from '../../producer/postgres/schema.ts';
 import { FenceError, SessionNotFoundError } from '../../shared/contract/errors.ts';
 import { overTrigger } from '../../shared/policy/policy.ts';

@@ -3,8 +3,9 @@
  * (`where key > last key of the previous page`, never OFFSET) with opaque cursors, and fetch one
  * row more than asked to know whether another page follows.
  */
-import { and, asc, desc, eq, getTableColumns, gt, inArray, ne, sql } from 'drizzle-orm';
+
 import type { Db } from '../../../producer/postgres/db.ts';
+import { and, asc, desc, eq, getTableColumns, gt, inArray, ne, sql } from '../../../producer/postgres/orm.ts';
 import {
   archivedMessages,
   type CompactionRow,

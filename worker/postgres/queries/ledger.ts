@@ -1,6 +1,7 @@
 /** Reads of the ledger (`compactions`) for the CLI's reports. */
-import { and, eq, sql } from 'drizzle-orm';
+
 import type { Db } from '../../../producer/postgres/db.ts';
+import { and, eq, sql } from '../../../producer/postgres/orm.ts';
 import { compactions } from '../../../producer/postgres/schema.ts';
 
 /** One ledger row as a report shows it: missing counts and durations as 0, no summarizer as `-`. */

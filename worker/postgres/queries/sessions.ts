@@ -1,6 +1,7 @@
 /** Reads of `sessions` for the HTTP API and the CLI: whether a tenant has a session, how many are live. */
-import { and, eq, isNull } from 'drizzle-orm';
+
 import type { Db } from '../../../producer/postgres/db.ts';
+import { and, eq, isNull } from '../../../producer/postgres/orm.ts';
 import { sessions } from '../../../producer/postgres/schema.ts';
 
 /** Whether the tenant has this session. */
