@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
+import { patient } from '../support/patience.ts';
 import { type Child, killAllChildren, startCompactor } from '../support/processes.ts';
 
 const ctx = useIntegration();
@@ -60,38 +61,50 @@ function commandLine(pid: number): string[] {
 }
 
 describe('compactor api and its heap', () => {
-  it('serves from a process bounded to COMPACTOR_API_MAX_HEAP_MB, and stops it on SIGTERM', async () => {
-    const parent = startApi({ COMPACTOR_API_MAX_HEAP_MB: '160' });
-    const served = await listening(parent);
-    expect(served.pid).not.toBe(parent.pid);
-    expect(commandLine(served.pid)).toContain('--max-old-space-size=160');
-    // V8's bound is the old space's plus the young generation's.
-    expect(served.heapLimitMb).toBeGreaterThanOrEqual(160);
-    // The young generation's share depends on the Node line (about 50 MB on 22, 96 MB on 24).
-    expect(served.heapLimitMb).toBeLessThan(256 + 128);
-    expect((await fetch(`${served.url}/v1`)).status).toBe(200);
+  it(
+    'serves from a process bounded to COMPACTOR_API_MAX_HEAP_MB, and stops it on SIGTERM',
+    async () => {
+      const parent = startApi({ COMPACTOR_API_MAX_HEAP_MB: '160' });
+      const served = await listening(parent);
+      expect(served.pid).not.toBe(parent.pid);
+      expect(commandLine(served.pid)).toContain('--max-old-space-size=160');
+      // V8's bound is the old space's plus the young generation's.
+      expect(served.heapLimitMb).toBeGreaterThanOrEqual(160);
+      // The young generation's share depends on the Node line (about 50 MB on 22, 96 MB on 24).
+      expect(served.heapLimitMb).toBeLessThan(256 + 128);
+      expect((await fetch(`${served.url}/v1`)).status).toBe(200);
 
-    parent.kill('SIGTERM');
-    const run = await parent.done;
-    expect(run.code, run.stderr).toBe(0);
-    expect(alive(served.pid)).toBe(false);
-  }, 240_000); // two Node processes start, each slow on a busy machine
+      parent.kill('SIGTERM');
+      const run = await parent.done;
+      expect(run.code, run.stderr).toBe(0);
+      expect(alive(served.pid)).toBe(false);
+    },
+    patient(240_000),
+  ); // two Node processes start, each slow on a busy machine
 
-  it('with COMPACTOR_API_MAX_HEAP_MB=0, leaves Node its own bound and serves in the process itself', async () => {
-    const unbounded = startApi({ COMPACTOR_API_MAX_HEAP_MB: '0' });
-    const itself = await listening(unbounded);
-    expect(itself.pid).toBe(unbounded.pid);
-    expect(commandLine(itself.pid).some((arg) => arg.startsWith('--max-old-space-size'))).toBe(false);
-    unbounded.kill('SIGTERM');
-    const run = await unbounded.done;
-    expect(run.code, `${run.signal}: ${run.stderr}`).toBe(0);
-  }, 240_000);
+  it(
+    'with COMPACTOR_API_MAX_HEAP_MB=0, leaves Node its own bound and serves in the process itself',
+    async () => {
+      const unbounded = startApi({ COMPACTOR_API_MAX_HEAP_MB: '0' });
+      const itself = await listening(unbounded);
+      expect(itself.pid).toBe(unbounded.pid);
+      expect(commandLine(itself.pid).some((arg) => arg.startsWith('--max-old-space-size'))).toBe(false);
+      unbounded.kill('SIGTERM');
+      const run = await unbounded.done;
+      expect(run.code, `${run.signal}: ${run.stderr}`).toBe(0);
+    },
+    patient(240_000),
+  );
 
-  it('closes the serving process when its parent is killed', async () => {
-    const parent = startApi({ COMPACTOR_API_MAX_HEAP_MB: '128' });
-    const served = await listening(parent);
-    parent.kill('SIGKILL');
-    await parent.done;
-    await waitFor(async () => !alive(served.pid), 60_000);
-  }, 240_000); // two Node processes start, each slow on a busy machine
+  it(
+    'closes the serving process when its parent is killed',
+    async () => {
+      const parent = startApi({ COMPACTOR_API_MAX_HEAP_MB: '128' });
+      const served = await listening(parent);
+      parent.kill('SIGKILL');
+      await parent.done;
+      await waitFor(async () => !alive(served.pid), 60_000);
+    },
+    patient(240_000),
+  ); // two Node processes start, each slow on a busy machine
 });

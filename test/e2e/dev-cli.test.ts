@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { databaseUrlFor, REDIS_URL } from '../support/env.ts';
 import { adminStatement, cleanRedis, testPrefix } from '../support/fixtures.ts';
+import { patient } from '../support/patience.ts';
 import { freePort } from '../support/ports.ts';
 import { type Child, killAllChildren, runCompactor, startCompactor } from '../support/processes.ts';
 
@@ -63,37 +64,45 @@ function printedUrls(stdout: string): Array<{ url: string; authorization: string
 }
 
 describe('compactor dev on a configured database', () => {
-  it('creates a database that does not exist, and every URL it prints answers 200 with its credentials', async () => {
-    const child = startCompactor(['dev'], env(databaseUrlFor(MISSING)));
-    const stdout = await printed(child, 'Ctrl-C stops everything.');
-    expect(child.output().stderr).toContain(`compactor dev: created database ${MISSING}\n`);
+  it(
+    'creates a database that does not exist, and every URL it prints answers 200 with its credentials',
+    async () => {
+      const child = startCompactor(['dev'], env(databaseUrlFor(MISSING)));
+      const stdout = await printed(child, 'Ctrl-C stops everything.');
+      expect(child.output().stderr).toContain(`compactor dev: created database ${MISSING}\n`);
 
-    const urls = printedUrls(stdout);
-    expect(urls.map((u) => new URL(u.url).pathname)).toEqual(['/v1', '/']);
-    for (const { url, authorization } of urls) {
-      const answer = await fetch(url, { headers: { authorization } });
-      expect(answer.status, `${url}: ${await answer.clone().text()}`).toBe(200);
-    }
-    // The API's URL says where to go next, and each path it names is served there.
-    const index = (await (await fetch(urls[0]?.url as string)).json()) as { openapi: string; mcp: string };
-    expect(index).toMatchObject({ openapi: '/v1/openapi.json', mcp: '/v1/mcp' });
-    const origin = new URL(urls[0]?.url as string).origin;
-    const openapi = await fetch(`${origin}${index.openapi}`);
-    expect(openapi.status).toBe(200);
-    expect(Object.keys(((await openapi.json()) as { paths: object }).paths)).toContain('/v1');
+      const urls = printedUrls(stdout);
+      expect(urls.map((u) => new URL(u.url).pathname)).toEqual(['/v1', '/']);
+      for (const { url, authorization } of urls) {
+        const answer = await fetch(url, { headers: { authorization } });
+        expect(answer.status, `${url}: ${await answer.clone().text()}`).toBe(200);
+      }
+      // The API's URL says where to go next, and each path it names is served there.
+      const index = (await (await fetch(urls[0]?.url as string)).json()) as { openapi: string; mcp: string };
+      expect(index).toMatchObject({ openapi: '/v1/openapi.json', mcp: '/v1/mcp' });
+      const origin = new URL(urls[0]?.url as string).origin;
+      const openapi = await fetch(`${origin}${index.openapi}`);
+      expect(openapi.status).toBe(200);
+      expect(Object.keys(((await openapi.json()) as { paths: object }).paths)).toContain('/v1');
 
-    child.kill('SIGINT');
-    const run = await child.done;
-    expect(run.code, run.stderr).toBe(0);
-  }, 60_000);
+      child.kill('SIGINT');
+      const run = await child.done;
+      expect(run.code, run.stderr).toBe(0);
+    },
+    patient(60_000),
+  );
 
-  it('fails at once in one line when the server cannot be reached', async () => {
-    const port = await freePort();
-    const run = await runCompactor(['dev'], env(`postgres://postgres:hunter2@127.0.0.1:${port}/compactor`));
-    expect(run.code).toBe(1);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toBe(
-      `compactor dev: connection refused at 127.0.0.1:${port}: is PostgreSQL running there? (DATABASE_URL)\n`,
-    );
-  }, 30_000);
+  it(
+    'fails at once in one line when the server cannot be reached',
+    async () => {
+      const port = await freePort();
+      const run = await runCompactor(['dev'], env(`postgres://postgres:hunter2@127.0.0.1:${port}/compactor`));
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `compactor dev: connection refused at 127.0.0.1:${port}: is PostgreSQL running there? (DATABASE_URL)\n`,
+      );
+    },
+    patient(30_000),
+  );
 });

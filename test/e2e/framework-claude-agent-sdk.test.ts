@@ -47,6 +47,7 @@ import type { FakeBehaviour } from '../support/fake-anthropic.ts';
 import { waitFor } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
 import { startKeyedApi } from '../support/keyed-api.ts';
+import { patient } from '../support/patience.ts';
 
 const ctx = useIntegration({ anthropic: true });
 const tenantId = 'claude-agents';
@@ -139,166 +140,173 @@ async function appliedCompactions(): Promise<number> {
 }
 
 describe('an agent on the Claude Agent SDK, its sessions in compactor', () => {
-  it('resumes from compactor after each of its compactions, every request accepted; recalls over MCP; loses nothing', async () => {
-    const db = ctx.tdb.database.db;
-    await setPolicy(db, tenantId, null, {
-      strategy: { type: 'summarize', keepRecent: 4, maxSummaryTokens: 800, instructions: INSTRUCTIONS },
-      triggers: { maxTokens: 4_000 },
-    });
-    ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
-    const events: RunCompletedEvent[] = [];
-    const compactor = compactorOptions({
-      db,
-      producer: ctx.producer,
-      tenantId,
-      recall: { apiUrl: api.url, apiKey },
-      onRunCompleted: (event) => events.push(event),
-    });
-    const appended: SessionStoreEntry[] = [];
-    const store = recording(compactor.sessionStore as CompactorSessionStore, appended);
-    let sessionId: string | undefined;
+  it(
+    'resumes from compactor after each of its compactions, every request accepted; recalls over MCP; loses nothing',
+    async () => {
+      const db = ctx.tdb.database.db;
+      await setPolicy(db, tenantId, null, {
+        strategy: { type: 'summarize', keepRecent: 4, maxSummaryTokens: 800, instructions: INSTRUCTIONS },
+        triggers: { maxTokens: 4_000 },
+      });
+      ctx.startWorker({ summarizers: { primary: createExtractiveSummarizer() } });
+      const events: RunCompletedEvent[] = [];
+      const compactor = compactorOptions({
+        db,
+        producer: ctx.producer,
+        tenantId,
+        recall: { apiUrl: api.url, apiKey },
+        onRunCompleted: (event) => events.push(event),
+      });
+      const appended: SessionStoreEntry[] = [];
+      const store = recording(compactor.sessionStore as CompactorSessionStore, appended);
+      let sessionId: string | undefined;
 
-    /** One run of the agent: `replies` scripted, resumed from the store after the first. */
-    async function run(prompt: string, replies: FakeBehaviour[], options: { event?: boolean } = {}) {
-      ctx.fake.enqueue(...replies);
-      const first = ctx.fake.requests.length;
-      const eventsBefore = events.length;
-      const messages: SDKMessage[] = [];
-      const stderr: string[] = [];
-      const agentOptions: Options = {
-        ...compactor,
-        sessionStore: store,
-        allowedTools: [...(compactor.allowedTools ?? []), 'Read'],
-        tools: ['Read'],
-        settingSources: [],
-        model: MODEL,
-        cwd: repo,
-        env: cliEnv(),
-        stderr: (line) => stderr.push(line),
-        ...(sessionId ? { resume: sessionId } : {}),
-      };
-      try {
-        for await (const message of query({ prompt, options: agentOptions })) messages.push(message);
-      } catch (error) {
-        // The SDK throws on an error result: say which requests the fake refused, and why.
+      /** One run of the agent: `replies` scripted, resumed from the store after the first. */
+      async function run(prompt: string, replies: FakeBehaviour[], options: { event?: boolean } = {}) {
+        ctx.fake.enqueue(...replies);
+        const first = ctx.fake.requests.length;
+        const eventsBefore = events.length;
+        const messages: SDKMessage[] = [];
+        const stderr: string[] = [];
+        const agentOptions: Options = {
+          ...compactor,
+          sessionStore: store,
+          allowedTools: [...(compactor.allowedTools ?? []), 'Read'],
+          tools: ['Read'],
+          settingSources: [],
+          model: MODEL,
+          cwd: repo,
+          env: cliEnv(),
+          stderr: (line) => stderr.push(line),
+          ...(sessionId ? { resume: sessionId } : {}),
+        };
+        try {
+          for await (const message of query({ prompt, options: agentOptions })) messages.push(message);
+        } catch (error) {
+          // The SDK throws on an error result: say which requests the fake refused, and why.
+          const refused = ctx.fake.requests.slice(first).filter((r) => r.status !== 200);
+          throw new Error(
+            `${(error as Error).message}; refused: ${refused.map((r) => `${r.path} ${r.status}`).join(', ')}`,
+          );
+        }
+        const result = messages.find((m): m is SDKResultMessage => m.type === 'result');
+        expect(result, stderr.join('')).toBeDefined();
+        expect(result?.is_error, JSON.stringify(result)).toBe(false);
+        // A request the strict fake refused consumes no scripted reply: every one was taken, and
+        // every request of the run was answered 200.
+        expect(ctx.fake.pending).toBe(0);
         const refused = ctx.fake.requests.slice(first).filter((r) => r.status !== 200);
-        throw new Error(
-          `${(error as Error).message}; refused: ${refused.map((r) => `${r.path} ${r.status}`).join(', ')}`,
-        );
+        expect(refused.map((r) => `${r.path} ${r.status}: ${r.rawBody.slice(0, 200)}`)).toEqual([]);
+        sessionId ??= result?.session_id;
+        if (options.event !== false) {
+          expect(events.length).toBe(eventsBefore + 1);
+          const event = events.at(-1) as RunCompletedEvent;
+          const state = await waitFor(async () => {
+            const s = await ctx.producer.queue.getJobState(jobIdOf(tenantId, event.eventId));
+            return s === 'completed' || s === 'failed' ? s : undefined;
+          }, 30_000);
+          expect(state).toBe('completed');
+        }
+        return { first, last: ctx.fake.requests.length, messages };
       }
-      const result = messages.find((m): m is SDKResultMessage => m.type === 'result');
-      expect(result, stderr.join('')).toBeDefined();
-      expect(result?.is_error, JSON.stringify(result)).toBe(false);
-      // A request the strict fake refused consumes no scripted reply: every one was taken, and
-      // every request of the run was answered 200.
-      expect(ctx.fake.pending).toBe(0);
-      const refused = ctx.fake.requests.slice(first).filter((r) => r.status !== 200);
-      expect(refused.map((r) => `${r.path} ${r.status}: ${r.rawBody.slice(0, 200)}`)).toEqual([]);
-      sessionId ??= result?.session_id;
-      if (options.event !== false) {
-        expect(events.length).toBe(eventsBefore + 1);
-        const event = events.at(-1) as RunCompletedEvent;
-        const state = await waitFor(async () => {
-          const s = await ctx.producer.queue.getJobState(jobIdOf(tenantId, event.eventId));
-          return s === 'completed' || s === 'failed' ? s : undefined;
-        }, 30_000);
-        expect(state).toBe('completed');
-      }
-      return { first, last: ctx.fake.requests.length, messages };
-    }
 
-    const readRun = (i: number): FakeBehaviour[] => {
-      const [a, b] = [FILES[i % FILES.length] as string, FILES[(i + 1) % FILES.length] as string];
-      return [
+      const readRun = (i: number): FakeBehaviour[] => {
+        const [a, b] = [FILES[i % FILES.length] as string, FILES[(i + 1) % FILES.length] as string];
+        return [
+          {
+            reply: {
+              thinking: `Run ${i}: I need ${a}.`,
+              text: `Reading ${a}.`,
+              toolUse: [{ name: 'Read', input: { file_path: path.join(repo, a) } }],
+            },
+          },
+          {
+            reply: {
+              thinking: `Now ${b}.`,
+              toolUse: [{ name: 'Read', input: { file_path: path.join(repo, b) } }],
+            },
+          },
+          { reply: { thinking: 'I have what I need.', text: `Run ${i} done: ${a} and ${b} read.` } },
+        ];
+      };
+
+      // Runs that read files until the worker has compacted the session three times; after each
+      // compaction, the next run's first request is compactor's compacted history.
+      let resumedCompacted = 0;
+      for (let i = 0; (await appliedCompactions()) < 3; i++) {
+        expect(i).toBeLessThan(8);
+        const compactedBefore = await appliedCompactions();
+        const { first } = await run(`Run ${i}: read two files and tell me what they do.`, readRun(i));
+        if (compactedBefore > 0 && bodyText(first).includes(SUMMARY_INTRO.slice(0, 60))) resumedCompacted++;
+      }
+      const { first: afterThird } = await run('Run on: read two more files.', readRun(7));
+      expect(bodyText(afterThird)).toContain(SUMMARY_INTRO.slice(0, 60));
+      resumedCompacted++;
+      expect(resumedCompacted).toBeGreaterThanOrEqual(3);
+      expect(await appliedCompactions()).toBeGreaterThanOrEqual(3);
+
+      // Recall over MCP: the model searches for a file path that left its context.
+      const target = FILES[0] as string;
+      const recall = await run('Which file did you read first?', [
         {
           reply: {
-            thinking: `Run ${i}: I need ${a}.`,
-            text: `Reading ${a}.`,
-            toolUse: [{ name: 'Read', input: { file_path: path.join(repo, a) } }],
+            toolUse: [{ name: 'mcp__compactor__recall_search', input: { sessionId, query: target } }],
           },
         },
-        {
-          reply: {
-            thinking: `Now ${b}.`,
-            toolUse: [{ name: 'Read', input: { file_path: path.join(repo, b) } }],
-          },
-        },
-        { reply: { thinking: 'I have what I need.', text: `Run ${i} done: ${a} and ${b} read.` } },
-      ];
-    };
+        { reply: { text: `The first file was ${target}.` } },
+      ]);
+      expect(recall.last - recall.first).toBe(2);
+      const tools =
+        (ctx.fake.requests[recall.first]?.body as { tools?: Array<{ name: string }> } | undefined)?.tools ??
+        [];
+      expect(tools.map((t) => t.name)).toContain('mcp__compactor__recall_search');
+      const answer = bodyText(recall.first + 1);
+      expect(answer).toContain('tool_result');
+      expect(answer).toContain('\\"hits\\"');
+      expect(answer).toContain(`«${target}»`);
 
-    // Runs that read files until the worker has compacted the session three times; after each
-    // compaction, the next run's first request is compactor's compacted history.
-    let resumedCompacted = 0;
-    for (let i = 0; (await appliedCompactions()) < 3; i++) {
-      expect(i).toBeLessThan(8);
-      const compactedBefore = await appliedCompactions();
-      const { first } = await run(`Run ${i}: read two files and tell me what they do.`, readRun(i));
-      if (compactedBefore > 0 && bodyText(first).includes(SUMMARY_INTRO.slice(0, 60))) resumedCompacted++;
-    }
-    const { first: afterThird } = await run('Run on: read two more files.', readRun(7));
-    expect(bodyText(afterThird)).toContain(SUMMARY_INTRO.slice(0, 60));
-    resumedCompacted++;
-    expect(resumedCompacted).toBeGreaterThanOrEqual(3);
-    expect(await appliedCompactions()).toBeGreaterThanOrEqual(3);
+      // Claude Code compacts on its own: its summary prompt carries the policy's instructions, and
+      // compactor's checkpoint reaches the model right after. Claude Code's own compacted history puts
+      // the files it read back as user turns of their own, next to other user turns: the API merges
+      // adjacent turns of one role (the strict fake refuses them), so these two runs of Claude Code's
+      // own history go to the fake's API rules; the next run resumes from compactor's, strict again.
+      ctx.fake.strict = false;
+      const summary = '<analysis>Files were read.</analysis><summary>The user had files read.</summary>';
+      const compacted = await run('/compact', [{ reply: { text: summary } }], { event: false });
+      // One summary request (Claude Code also counts tokens while it compacts).
+      const summaryRequests = ctx.fake.requests
+        .slice(compacted.first, compacted.last)
+        .filter((r) => r.path.split('?')[0] === '/v1/messages');
+      expect(summaryRequests.length).toBe(1);
+      expect(summaryRequests[0]?.rawBody).toContain(INSTRUCTIONS);
+      const after = await run('Carry on.', [{ reply: { text: 'Carrying on.' } }]);
+      expect(bodyText(after.first)).toContain('SessionStart hook additional context');
+      expect(bodyText(after.first)).toContain(SUMMARY_INTRO.slice(0, 60));
+      ctx.fake.strict = true;
 
-    // Recall over MCP: the model searches for a file path that left its context.
-    const target = FILES[0] as string;
-    const recall = await run('Which file did you read first?', [
-      {
-        reply: {
-          toolUse: [{ name: 'mcp__compactor__recall_search', input: { sessionId, query: target } }],
-        },
-      },
-      { reply: { text: `The first file was ${target}.` } },
-    ]);
-    expect(recall.last - recall.first).toBe(2);
-    const tools =
-      (ctx.fake.requests[recall.first]?.body as { tools?: Array<{ name: string }> } | undefined)?.tools ?? [];
-    expect(tools.map((t) => t.name)).toContain('mcp__compactor__recall_search');
-    const answer = bodyText(recall.first + 1);
-    expect(answer).toContain('tool_result');
-    expect(answer).toContain('\\"hits\\"');
-    expect(answer).toContain(`«${target}»`);
-
-    // Claude Code compacts on its own: its summary prompt carries the policy's instructions, and
-    // compactor's checkpoint reaches the model right after. Claude Code's own compacted history puts
-    // the files it read back as user turns of their own, next to other user turns: the API merges
-    // adjacent turns of one role (the strict fake refuses them), so these two runs of Claude Code's
-    // own history go to the fake's API rules; the next run resumes from compactor's, strict again.
-    ctx.fake.strict = false;
-    const summary = '<analysis>Files were read.</analysis><summary>The user had files read.</summary>';
-    const compacted = await run('/compact', [{ reply: { text: summary } }], { event: false });
-    // One summary request (Claude Code also counts tokens while it compacts).
-    const summaryRequests = ctx.fake.requests
-      .slice(compacted.first, compacted.last)
-      .filter((r) => r.path.split('?')[0] === '/v1/messages');
-    expect(summaryRequests.length).toBe(1);
-    expect(summaryRequests[0]?.rawBody).toContain(INSTRUCTIONS);
-    const after = await run('Carry on.', [{ reply: { text: 'Carrying on.' } }]);
-    expect(bodyText(after.first)).toContain('SessionStart hook additional context');
-    expect(bodyText(after.first)).toContain(SUMMARY_INTRO.slice(0, 60));
-    ctx.fake.strict = true;
-
-    // Nothing lost: every line the SDK appended comes back from load, in order (compactor's own
-    // compaction lines between them), and the session's messages are all live or archived.
-    const loaded = (await store.load({ projectKey: 'unused', sessionId: sessionId as string })) ?? [];
-    const ours = new Set(appended.map((e) => JSON.stringify(e)));
-    expect(loaded.filter((e) => ours.has(JSON.stringify(e)))).toEqual(appended);
-    const extra = loaded.filter((e) => !ours.has(JSON.stringify(e)));
-    expect(extra.filter((e) => e.subtype === 'compact_boundary').length).toBeGreaterThanOrEqual(3);
-    const lines = appended.filter((e) => isMessageLine(e)).map((entry, seq) => ({ seq, entry }));
-    const messages = messagesOf(lines, 'appended', true);
-    const report = await audit(db, tenantId, sessionId as string);
-    expect(violations(report)).toEqual([]);
-    expect(report.liveOriginals + report.archivedOriginals).toBe(messages.length);
-    // Every request went to the fake, and nothing left this machine.
-    expect(ctx.fake.requests.every((r) => r.path.startsWith('/v1/messages') && r.status === 200)).toBe(true);
-    expect(outside).toEqual([]);
-    const counted = ctx.fake.requests.filter((r) => r.path.includes('count_tokens')).length;
-    console.log(
-      `claude agent sdk: ${ctx.fake.requests.length} requests (${counted} token counts), ` +
-        `${await appliedCompactions()} compactions, ${appended.length} lines, ${messages.length} messages`,
-    );
-  }, 240_000);
+      // Nothing lost: every line the SDK appended comes back from load, in order (compactor's own
+      // compaction lines between them), and the session's messages are all live or archived.
+      const loaded = (await store.load({ projectKey: 'unused', sessionId: sessionId as string })) ?? [];
+      const ours = new Set(appended.map((e) => JSON.stringify(e)));
+      expect(loaded.filter((e) => ours.has(JSON.stringify(e)))).toEqual(appended);
+      const extra = loaded.filter((e) => !ours.has(JSON.stringify(e)));
+      expect(extra.filter((e) => e.subtype === 'compact_boundary').length).toBeGreaterThanOrEqual(3);
+      const lines = appended.filter((e) => isMessageLine(e)).map((entry, seq) => ({ seq, entry }));
+      const messages = messagesOf(lines, 'appended', true);
+      const report = await audit(db, tenantId, sessionId as string);
+      expect(violations(report)).toEqual([]);
+      expect(report.liveOriginals + report.archivedOriginals).toBe(messages.length);
+      // Every request went to the fake, and nothing left this machine.
+      expect(ctx.fake.requests.every((r) => r.path.startsWith('/v1/messages') && r.status === 200)).toBe(
+        true,
+      );
+      expect(outside).toEqual([]);
+      const counted = ctx.fake.requests.filter((r) => r.path.includes('count_tokens')).length;
+      console.log(
+        `claude agent sdk: ${ctx.fake.requests.length} requests (${counted} token counts), ` +
+          `${await appliedCompactions()} compactions, ${appended.length} lines, ${messages.length} messages`,
+      );
+    },
+    patient(240_000),
+  );
 });

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { redactUrl } from '../../worker/runtime/services.ts';
 import { waitFor } from '../support/fixtures.ts';
+import { patient } from '../support/patience.ts';
 import { freePort } from '../support/ports.ts';
 import { faultSuite, logged, startTcpProxy } from './harness.ts';
 
@@ -66,7 +67,7 @@ describe('Postgres faults', () => {
       // Up to two worker start-ups, a stalled-job recovery and a summary: past the default 30 s on a
       // loaded two-core machine (as when the whole suite runs both queue backends side by side).
     },
-    60_000,
+    patient(60_000),
   );
 
   it('Postgres down at start-up: the worker says so, keeps retrying, and proceeds once it appears', async () => {
