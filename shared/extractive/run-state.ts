@@ -111,26 +111,27 @@ function lastFailure(thread: Thread): Thread['runs'][number] | undefined {
 }
 
 /**
- * One `commands` item per thread: `` `cmd` (test) → passed `` / `` → failed (exit 2) ``,
- * with `N runs` when it ran more than once, at the seq of its last run. The previous checkpoint's
- * items stay unless a thread of these messages is the same command; at most `LIST_CAPS.commands`,
- * the most recently run kept (a failing one before a passing one of the same age).
+ * The `commands` items: one per failing thread (`` `cmd` (test) → failed (exit 2) ``), and one per
+ * family of passing threads, at the seq of its last run, with `N runs` when it ran more than once.
+ * A family is the threads of one program and subcommand that differ only by their targets (the
+ * same test runner over ten test files): its passing threads make one item naming the last one run
+ * and how many other targets passed, so a session that runs one command per file does not list
+ * each file again (the completed work already names them). The previous checkpoint's items stay
+ * unless a thread of these messages is the same command; at most `LIST_CAPS.commands`, the most
+ * recently run kept.
  */
 export function commandItems(
   previous: CheckpointEntry[],
   threads: Thread[],
   written: ReadonlySet<string> = new Set(),
 ): Item[] {
-  const fresh = threads.flatMap((thread): Item[] => {
-    const last = lastRun(thread);
-    if (!last) return [];
-    const exit = last.exit !== null && last.exit !== 0 ? ` (exit ${last.exit})` : '';
-    // The error itself is a blocker's while open: here it would outlive its fix by another route.
-    const how = last.outcome === 'ok' ? 'passed' : `failed${exit}`;
-    const times = thread.runs.length > 1 ? `, ${thread.runs.length} runs` : '';
-    const text = `\`${thread.shown}\` (${thread.kind}) → ${how}${times}`;
-    return [{ text: cleanItem(text, ITEM_CHARS), seq: last.seq }];
-  });
+  const fresh = [
+    ...threads.filter((t) => lastRun(t)?.outcome !== 'ok').flatMap((t) => commandItem(t, 0)),
+    ...[...passingFamilies(threads).values()].flatMap((family) => {
+      const latest = family.reduce((a, b) => ((lastRun(b)?.seq ?? -1) > (lastRun(a)?.seq ?? -1) ? b : a));
+      return commandItem(latest, family.length - 1);
+    }),
+  ];
   const freshKeys = new Set(threads.map((t) => t.key));
   const kept = previous
     .filter((e) => {
@@ -140,3 +141,36 @@ export function commandItems(
     .map((e) => ({ text: e.text, seq: e.seq, prev: true }));
   return [...kept, ...fresh.sort((a, b) => (a.seq ?? -1) - (b.seq ?? -1))].slice(-LIST_CAPS.commands);
 }
+
+/** One thread's item; `others` passing targets of its family are counted, not listed. */
+function commandItem(thread: Thread, others: number): Item[] {
+  const last = lastRun(thread);
+  if (!last) return [];
+  const exit = last.exit !== null && last.exit !== 0 ? ` (exit ${last.exit})` : '';
+  // The error itself is a blocker's while open: here it would outlive its fix by another route.
+  const how = last.outcome === 'ok' ? 'passed' : `failed${exit}`;
+  const times = thread.runs.length > 1 ? `, ${thread.runs.length} runs` : '';
+  const also = others > 0 ? `; ${others} other target${others === 1 ? '' : 's'} passed too` : '';
+  const text = `\`${thread.shown}\` (${thread.kind}) → ${how}${times}${also}`;
+  return [{ text: cleanItem(text, ITEM_CHARS), seq: last.seq }];
+}
+
+/**
+ * The passing threads grouped by family: their key without its targets (the words that name a
+ * file, a directory or a test id: a `/`, a `::` or a file extension). A thread whose key names no
+ * target is a family of its own.
+ */
+function passingFamilies(threads: Thread[]): Map<string, Thread[]> {
+  const families = new Map<string, Thread[]>();
+  for (const thread of threads) {
+    if (lastRun(thread)?.outcome !== 'ok') continue;
+    const words = thread.key.split(' ');
+    const program = words.filter((w) => !TARGET.test(w)).join(' ');
+    const family = program === thread.key || !program ? `=${thread.key}` : `${thread.kind} ${program}`;
+    families.set(family, [...(families.get(family) ?? []), thread]);
+  }
+  return families;
+}
+
+/** A word of a command that names a target: a path, a test id, a file name with an extension. */
+const TARGET = /\/|::|^[\w-]+\.[A-Za-z]\w{0,5}$/;
