@@ -117,30 +117,10 @@ export function createExtractiveSummarizer(): Summarizer {
       const given = input?.leaving;
       const pages = given !== null && typeof given === 'object' && Symbol.asyncIterator in given;
       const leaving = Array.isArray(given) || pages ? await collectLeaving(given) : [];
-      const checkpoint = extractCheckpoint(input?.previous ?? null, leaving, budgetOf(input));
+      const checkpoint = extractCheckpoint(input?.previous ?? null, leaving, input?.maxSummaryTokens);
       return { checkpoint, usage: noUsage() };
     },
   };
-}
-
-/**
- * Share of the leaving messages' tokens a summary may take: a summary no smaller than what it
- * replaces is not written (the pipeline's growth guard), and the context adds an introduction and
- * a frame around the checkpoint text.
- */
-const LEAVING_SHARE = 0.75;
-
-/**
- * The token budget of a summary: `maxSummaryTokens`, at most {@link LEAVING_SHARE} of the leaving
- * messages' tokens when the plan states them (`leavingTokens`), so a small session's summary is
- * still smaller than what leaves.
- */
-function budgetOf(input: SummarizeInput | undefined): number | undefined {
-  const max = input?.maxSummaryTokens;
-  const leaving = input?.leavingTokens;
-  if (leaving === undefined || !Number.isFinite(leaving) || leaving <= 0) return max;
-  const cap = Math.floor(leaving * LEAVING_SHARE);
-  return max === undefined ? cap : Math.min(max, cap);
 }
 
 /**

@@ -4,10 +4,8 @@
  * command is listed once with its last outcome.
  */
 import { describe, expect, it } from 'vitest';
-import { estimateMessageTokens } from '../../shared/contract/tokens.ts';
-import { createExtractiveSummarizer, extractCheckpoint } from '../../shared/extractive/index.ts';
+import { extractCheckpoint } from '../../shared/extractive/index.ts';
 import { commandKind, covers, testReports, threadKey } from '../../shared/extractive/threads.ts';
-import { renderCheckpoint } from '../../shared/summary/checkpoint.ts';
 import { transcript } from '../support/transcript-builder.ts';
 
 const BIG = 1_000_000;
@@ -197,26 +195,6 @@ describe('commands with their last outcome', () => {
       '`python -m pytest tests/test_pay_5.py -q` (test) → passed; 5 other targets passed too',
       '`python -m pytest tests/test_refund.py -q` (test) → failed (exit 1)',
     ]);
-  });
-});
-
-describe('the size of the summary', () => {
-  it('stays under what leaves when the plan says how much leaves', async () => {
-    let t = transcript().user('Fix the flaky payment test. Never edit files under migrations/.');
-    for (let i = 0; i < 10; i++)
-      t = t.bash(`python -m pytest tests/test_pay_${i}.py -q`, `${i + 1} passed`, 0);
-    const leaving = t.messages;
-    const leavingTokens = leaving.reduce((n, m) => n + estimateMessageTokens(m.content), 0);
-    const { checkpoint } = await createExtractiveSummarizer().summarize({
-      tenantId: 't',
-      sessionId: 's',
-      previous: null,
-      leaving,
-      maxSummaryTokens: 2_000,
-      leavingTokens,
-    });
-    expect(estimateMessageTokens(renderCheckpoint(checkpoint, 0))).toBeLessThan(leavingTokens);
-    expect(texts(checkpoint.userInstructions)).toContain('Never edit files under migrations/.');
   });
 });
 
