@@ -150,7 +150,7 @@ export function unversioned(key: string, written: ReadonlySet<string>): string {
 }
 
 /** Base names (lower case) of the files the calls of `runs` wrote whole: scripts, new files. */
-function writtenNames(runs: Map<number, ToolRun>): Set<string> {
+export function writtenNames(runs: Map<number, ToolRun>): Set<string> {
   const names = new Set<string>();
   for (const run of runs.values()) {
     const command = stringArgument(run.args, ['command', 'cmd', 'script']);

@@ -1,7 +1,8 @@
 /**
  * Fitting the checkpoint into `maxSummaryTokens`. Each list is guaranteed its share of what the
- * fixed parts leave ({@link LIST_SHARES}), newest items first; what a list leaves unused goes to the
- * others, newest first; the items that still do not fit are condensed into one `Earlier:` item per
+ * fixed parts leave ({@link LIST_SHARES}), newest items first (an error still open at the cut
+ * before any); what a list leaves unused goes to the others, the lists an agent needs to carry on
+ * ({@link PRIORITY_LISTS}) before the history at equal rank, then newest first; the items that still do not fit are condensed into one `Earlier:` item per
  * list when it fits, else dropped.
  */
 
@@ -9,7 +10,7 @@ import { estimateTextTokens } from '../contract/tokens.ts';
 import { type Checkpoint, renderCheckpoint } from '../summary/checkpoint.ts';
 import { clipWords } from '../text/text.ts';
 import { ageOf, condense, type Item, toEntries } from './items.ts';
-import { LIST_SHARES, type ListKey, TRIM_ORDER } from './limits.ts';
+import { LIST_SHARES, type ListKey, PRIORITY_LISTS, TRIM_ORDER } from './limits.ts';
 
 /** The parts of a checkpoint that are never trimmed. */
 export type Fixed = Pick<Checkpoint, 'goal' | 'lastUserRequest' | 'workingSet' | 'currentWork' | 'nextStep'>;
@@ -58,13 +59,21 @@ export function fitBudget(
       take(key, item);
     }
   }
-  // 2. What the lists left unused, to the newest remaining items of any list.
+  // 2. What the lists left unused, to the remaining items of any list: each list's next most
+  // important first, the lists an agent needs to carry on before the history, then the newest.
   const rest = TRIM_ORDER.flatMap((key, order) =>
     byImportance(key, lists[key])
       .filter((item) => !chosen.get(key)?.has(item))
       .map((item, rankInList) => ({ key, item, order, rankInList })),
   );
-  rest.sort((a, b) => a.rankInList - b.rankInList || ageOf(b.item) - ageOf(a.item) || b.order - a.order);
+  const tier = (key: ListKey) => (PRIORITY_LISTS.has(key) ? 0 : 1);
+  rest.sort(
+    (a, b) =>
+      a.rankInList - b.rankInList ||
+      tier(a.key) - tier(b.key) ||
+      ageOf(b.item) - ageOf(a.item) ||
+      b.order - a.order,
+  );
   for (const { key, item } of rest) {
     const extra = cost(item) + ((chosen.get(key)?.size ?? 0) === 0 ? SECTION_TOKENS : 0);
     if (used + extra <= room) take(key, item);
@@ -98,10 +107,13 @@ export function fitBudget(
   return checkpoint;
 }
 
-/** A list's items, most important first: files in their ranked order, other lists newest first. */
+/**
+ * A list's items, most important first: files in their ranked order, other lists newest first, an
+ * error still open at the cut ({@link Item.open}) before any other.
+ */
 function byImportance(key: ListKey, items: Item[]): Item[] {
   if (key === 'files') return [...items];
-  return [...items].sort((a, b) => ageOf(b) - ageOf(a));
+  return [...items].sort((a, b) => Number(b.open ?? false) - Number(a.open ?? false) || ageOf(b) - ageOf(a));
 }
 
 function assemble(fixed: Fixed, lists: Record<ListKey, Item[]>): Checkpoint {
@@ -117,6 +129,7 @@ function assemble(fixed: Fixed, lists: Record<ListKey, Item[]>): Checkpoint {
     blockers: toEntries(lists.blockers),
     decisions: toEntries(lists.decisions),
     openQuestions: toEntries(lists.openQuestions),
+    commands: toEntries(lists.commands),
     errorsAndFixes: lists.errorsAndFixes.flatMap((i) => (i.fix ? [i.fix] : [])),
     discoveries: toEntries(lists.discoveries),
     files: lists.files.flatMap((i) => (i.file ? [i.file] : [])),

@@ -19,12 +19,20 @@
  *   nothing (`intents`). A previous next step is dropped once the agent has worked on (`state`);
  * - completed: calls that succeeded (exit code 0 when stated) and changed something, finished todos;
  *   a call that failed, was rejected or interrupted never is, nor a failure hidden behind a pipe
- *   into a filter (`x | tail` exits 0) (`completed`, `error-lines`); a rejection is a decision;
+ *   into a filter (`x | tail` exits 0) (`completed`, `error-lines`); a rejection is a decision; a
+ *   change a later message undid (`git checkout`/`restore`/`stash`/`reset --hard`, an edit swapping
+ *   an earlier one back, the user asking to undo it) is not completed (`reverted`);
  * - blockers: the first meaningful error line of each failed result, expired once the same call (its
  *   command in normal form; a script written again as `fix2.py`) later succeeds, or fails again
  *   without that error in its output (it got past it), or a later edit or install names what the
- *   error names; expired ones become errorsAndFixes (`blockers`);
- * - decisions / discoveries: assistant sentences stating a choice, or a fact found (`intents`);
+ *   error names; expired ones become errorsAndFixes (`blockers`). Then reconciled with the command
+ *   and test threads (`threads`, `run-state`): an error whose command or test last ran green is
+ *   gone, and each one whose last run failed is listed as still failing, kept first by the budget;
+ * - commands: each build, test or run command once (program, subcommand, target), with its last
+ *   outcome and the seq of its last run (`run-state`);
+ * - decisions: choices between alternatives by the assistant or the user, with the reason given in
+ *   the same message, and picks from a listed set of options (`decisions`); discoveries: assistant
+ *   sentences stating a fact found (`intents`);
  * - files: paths with what was done to them and what changed (the lines an edit changed, a diff the
  *   agent printed, a script of its own that rewrote the file), changed files first and the scripts
  *   it wrote and ran after the files it ran (`files`); workingSet: every path;
@@ -64,15 +72,18 @@ import {
   type Summarizer,
   type SummaryResult,
 } from '../summary/summarizer.ts';
+import { detectError } from '../text/error-lines.ts';
 import { cleanItem, clipWords, normalizeKey } from '../text/text.ts';
 import { extractWorkingSet } from '../working-set/working-set.ts';
-import { mergeBlockers } from './blockers.ts';
+import { mergeBlockers, writtenNames } from './blockers.ts';
 import { fitBudget } from './budget.ts';
 import { completedItems, outcomes, rejectedItems } from './completed.ts';
+import { decisionItems } from './decisions.ts';
+import { describeCall } from './describe-call.ts';
 import { fileItems } from './files.ts';
 import { isUsable, safePrevious } from './input.ts';
 import { goalOf, instructionItems } from './instructions.ts';
-import { decisionItems, discoveryItems, questionItems } from './intents.ts';
+import { discoveryItems, questionItems } from './intents.ts';
 import { type Item, merge } from './items.ts';
 import {
   ITEM_CHARS,
@@ -82,9 +93,12 @@ import {
   REQUEST_SHARE,
   SHORT_GOAL_CHARS,
 } from './limits.ts';
+import { findReverts, revertItems, withoutReverted } from './reverted.ts';
+import { commandItems, reconcileBlockers } from './run-state.ts';
 import { currentState } from './state.ts';
 import { transcriptSummaryItems } from './summaries.ts';
-import { pairToolCalls } from './tool-runs.ts';
+import { commandThreads, testThreads } from './threads.ts';
+import { pairToolCalls, stringArgument, type ToolRun } from './tool-runs.ts';
 
 /** Longest last user request kept verbatim, in characters (the checkpoint schema's bound). */
 export { REQUEST_CHARS } from '../summary/last-request.ts';
@@ -137,13 +151,22 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   const state = currentState(messages, runs, ended);
   const told = transcriptSummaryItems(messages);
   const hasState = state.inProgress.length + state.pending.length > 0;
-  const { blockers, fixed } = mergeBlockers(prior.blockers, messages, runs, ended);
+  const reverts = findReverts(messages, runs, ended);
+  const { blockers: merged, fixed } = mergeBlockers(prior.blockers, messages, runs, ended);
+  const written = writtenNames(runs);
+  const commands = commandThreads(runs, ended, errorLine, written);
+  const fixedSeqs = new Set(fixed.flatMap((f) => (f.fix?.seq == null ? [] : [f.fix.seq])));
+  const reconciled = reconcileBlockers(merged, commands, testThreads(runs, ended), fixedSeqs, written);
+  const blockers = reconciled.blockers;
   const lists: Record<ListKey, Item[]> = {
     userInstructions: instructionItems(prior.userInstructions, messages).concat(told.userInstructions ?? []),
-    completed: merge(
-      prior.completed,
-      [...(told.completed ?? []), ...completedItems(runs, ended, state.todosDone)],
-      LIST_CAPS.completed,
+    completed: withoutReverted(
+      merge(
+        prior.completed,
+        [...(told.completed ?? []), ...completedItems(runs, ended, state.todosDone)],
+        LIST_CAPS.completed,
+      ),
+      reverts,
     ),
     // The state at the cutoff replaces the previous one; with nothing new, the previous one still holds.
     inProgress: hasState
@@ -155,11 +178,21 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
     blockers: [...blockers, ...(told.blockers ?? [])],
     decisions: merge(
       prior.decisions,
-      [...(told.decisions ?? []), ...decisionItems(messages), ...rejectedItems(runs, ended)].sort(bySeq),
+      [
+        ...(told.decisions ?? []),
+        ...decisionItems(messages),
+        ...rejectedItems(runs, ended),
+        ...revertItems(reverts),
+      ].sort(bySeq),
       LIST_CAPS.decisions,
     ),
     openQuestions: merge(prior.openQuestions, questionItems(messages), LIST_CAPS.openQuestions),
-    errorsAndFixes: mergeFixes(prior.errorsAndFixes, [...summaryFixes(told.errorsAndFixes), ...fixed]),
+    commands: commandItems(prior.commands, commands, written),
+    errorsAndFixes: mergeFixes(prior.errorsAndFixes, [
+      ...summaryFixes(told.errorsAndFixes),
+      ...fixed,
+      ...reconciled.resolved,
+    ]),
     discoveries: merge(
       prior.discoveries,
       [...(told.discoveries ?? []), ...discoveryItems(messages)],
@@ -193,6 +226,13 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   const coveredThroughSeq = messages[messages.length - 1]?.seq ?? 0;
   const fitted = fitBudget(fixedParts, lists, maxSummaryTokens, coveredThroughSeq);
   return guardCheckpoint(fitted, { leaving: messages, previous: prior });
+}
+
+/** A failed call's first error line, as blockers read it. */
+function errorLine(run: ToolRun): string | null {
+  if (!run.result) return null;
+  const command = stringArgument(run.args, ['command', 'cmd', 'script']);
+  return detectError(run.result.content, describeCall(run).inspect, command);
 }
 
 /** What a previous checkpoint kept of the user's words: they still say what the user asked for. */

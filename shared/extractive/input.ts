@@ -35,6 +35,7 @@ const ENTRY_LISTS = [
   'decisions',
   'openQuestions',
   'discoveries',
+  'commands',
 ] as const;
 
 /**

@@ -18,6 +18,7 @@ import { readsAsInjection } from '../trust/injection.ts';
 import { userWordsOf } from '../trust/relayed.ts';
 import { condenseOverflow, type Item, previousItems } from './items.ts';
 import { GOAL_CHARS, ITEM_CHARS, LIST_CAPS } from './limits.ts';
+import { liftsRule, lineSentences, ruleStrength } from './rule-markers.ts';
 
 /** A user message and what it is. */
 interface UserWords {
@@ -33,15 +34,6 @@ const RULES_PER_MESSAGE = 10;
 
 /** Longest user message taken whole as a correction. */
 const CORRECTION_CHARS = 400;
-
-/**
- * A sentence that states a rule: a prohibition, an obligation, a preference or a constraint. The
- * strong forms (negations, `must`, `always`) rank first.
- */
-const STRONG_RULE =
-  /\b(?:don't|do not|dont|never|must(?:n't| not)?|always|shall not|should(?:n't| not)|not allowed|forbidden|no (?:code )?(?:changes?|edits?|commits?|new files?|tests?)|without (?:changing|modifying|touching|asking))\b|\bDO NOT\b/i;
-const RULE =
-  /\b(?:only|make sure|ensure|avoid|stop|please (?:use|keep|write|run)|keep|instead|rather than|prefer|remember|from now on|going forward|important)\b/i;
 
 /** A text that asks rather than answers, even without a question mark ("are you able to test it"). */
 const ASKS = /^(?:are|is|can|could|would|will|do|does|did|what|why|how|when|where|who|which|should|shall)\b/i;
@@ -106,8 +98,12 @@ function isCorrection(text: string): boolean {
 /**
  * The user's instructions: the previous ones, then for each user message its rule sentences
  * verbatim (a short correction whole), and each short answer with the question it answers
- * (`YES (answering: "Shall I delete the old files?")`). The newest wins on conflict: an older
- * instruction about the same words (same content words, negations aside) is dropped.
+ * (`YES (answering: "Shall I delete the old files?")`). A rule sentence is one of the user's own
+ * words whose form states a rule in any of several languages (rule-markers.ts); relayed text
+ * (quotes, forwarded mails, pastes) and harness or tool text under the user role are not the
+ * user's words. The newest wins on conflict: an older instruction about the same words (same
+ * content words, negations aside) is dropped, and so is one a later sentence lifts ("you can use X
+ * now", "forget what I said about X") when they share a name.
  */
 export function instructionItems(previous: CheckpointEntry[], messages: Message[]): Item[] {
   const fresh: Item[] = [];
@@ -136,11 +132,15 @@ export function instructionItems(previous: CheckpointEntry[], messages: Message[
   let items = previousItems(previous);
   for (const item of fresh) {
     const words = contentWords(item.text);
-    items = items.filter(
-      (old) =>
-        collapse(old.text).toLowerCase() !== collapse(item.text).toLowerCase() &&
-        !sameSubject(words, contentWords(old.text)),
-    );
+    const lifts = liftsRule(item.text);
+    items = items.filter((old) => {
+      const theirs = contentWords(old.text);
+      if (collapse(old.text).toLowerCase() === collapse(item.text).toLowerCase()) return false;
+      if (sameSubject(words, theirs)) return false;
+      // A permission or cancellation lifts an older message's rule about what it names.
+      const older = old.prev === true || (old.seq ?? -1) < (item.seq ?? -1);
+      return !(lifts && older && sharedWords(words, theirs) >= 1);
+    });
     items.push(item);
   }
   return condenseOverflow(items, LIST_CAPS.userInstructions);
@@ -170,15 +170,17 @@ function ruleSentences(text: string): string[] {
     if (unit.code) return;
     const line = unit.text.replace(/^\s*(?:[-*+>]+|\d+[.)])\s+/, '').trim();
     if (/^#/.test(line) || isHeading(line)) return;
-    for (const sentence of line.split(/(?<=[.!?])\s+/).map((s) => s.trim())) {
-      if (sentence.length < 8 || sentence.endsWith('?')) continue;
+    for (const sentence of lineSentences(line)) {
+      if (sentence.length < (CJK.test(sentence) ? 4 : 8) || /[?？]$/.test(sentence)) continue;
       const introduced = sentence.endsWith(':') ? introducedBy(units, i) : '';
       const full = introduced ? `${sentence} ${introduced}` : sentence;
       if (full.length <= ITEM_CHARS) candidates.push(full);
     }
   });
-  const strong = candidates.filter((s) => STRONG_RULE.test(s));
-  const weak = candidates.filter((s) => !STRONG_RULE.test(s) && RULE.test(s));
+  // A permission ("you can now …") is kept to lift an earlier rule, but ranks below the rules.
+  const strength = (s: string) => ruleStrength(s) ?? (liftsRule(s) ? 'weak' : null);
+  const strong = candidates.filter((s) => strength(s) === 'strong');
+  const weak = candidates.filter((s) => strength(s) === 'weak');
   return [...strong, ...weak].slice(0, RULES_PER_MESSAGE).map((s) => cleanItem(s, ITEM_CHARS));
 }
 
@@ -255,7 +257,23 @@ function contentWords(text: string): Set<string> {
 /** Two instructions about the same thing: most content words shared (at least two). */
 function sameSubject(a: Set<string>, b: Set<string>): boolean {
   if (a.size < 2 || b.size < 2) return false;
-  let shared = 0;
-  for (const w of a) if (b.has(w)) shared++;
+  const shared = sharedWords(a, b);
   return shared >= 2 && shared / Math.min(a.size, b.size) >= 0.75;
 }
+
+/** Content words of four characters or more (a name, not a filler) two instructions share. */
+function sharedWords(a: Set<string>, b: Set<string>): number {
+  let shared = 0;
+  for (const w of a) if (w.length >= 4 && !LIFT_WORDS.has(w) && b.has(w)) shared++;
+  return shared;
+}
+
+/** Words of a permission or a cancellation that name no subject. */
+const LIFT_WORDS = new Set(
+  'can may now again also feel free fine okay alright allowed longer need needed forget ignore mind earlier previous said what about'.split(
+    ' ',
+  ),
+);
+
+/** Chinese, Japanese or Korean script: sentences are short in characters. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;

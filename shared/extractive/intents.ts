@@ -1,11 +1,8 @@
-/** What the agent's prose states: intents after its last tool result, decisions, and open questions. */
+/** What the agent's prose states: intents after its last tool result, facts found, and open questions (decisions: decisions.ts). */
 import type { Message } from '../contract/message.ts';
 import { clipWords, collapse, findLastIndex, isThinking, sentences } from '../text/text.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS, LIST_CAPS } from './limits.ts';
-
-/** Decisions taken from one run of leaving messages. */
-const NEW_DECISIONS = 6;
 
 /** Discoveries taken from one run of leaving messages. */
 const NEW_DISCOVERIES = 6;
@@ -77,16 +74,6 @@ export function pointsBack(sentence: string): boolean {
   return sentence.split(/\s+/).length <= 8 && BACK_REFERENCE.test(sentence) && !NAMED.test(sentence);
 }
 
-const DECISION = new RegExp(
-  `\\b(?:${[
-    'decided|decide to|decision|instead of|rather than',
-    'the fix is|fix is to|the fix (?:should|will)|the (?:approach|solution) is',
-    '(?:chose|choose|opted) (?:to|for)|going (?:to go )?with',
-    "I'll use|I will use|we should",
-  ].join('|')})\\b`,
-  'i',
-);
-
 /**
  * Facts about the environment and the code, as the agent states them: causes, locations, versions,
  * how something behaves.
@@ -106,11 +93,6 @@ const NARRATION = new RegExp(
   `^(?:now,? |first,? |ok(?:ay)?,? |great,? |good,? )?(?:let me|let's|${WILL})\\b`,
   'i',
 );
-
-/** Up to {@link NEW_DECISIONS} assistant sentences stating a decision (not narration), the newest kept. */
-export function decisionItems(messages: Message[]): Item[] {
-  return proseItems(messages, DECISION, NEW_DECISIONS, false);
-}
 
 /** Up to {@link NEW_DISCOVERIES} assistant sentences stating a fact found, the newest kept. */
 export function discoveryItems(messages: Message[]): Item[] {

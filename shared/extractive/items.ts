@@ -13,6 +13,11 @@ export interface Item {
   prev?: boolean | undefined;
   /** The call whose failure made a blocker; its later success removes the blocker. */
   source?: string | undefined;
+  /**
+   * An error still open at the cut (its command's or test's last run failed): the budget keeps it
+   * before any other item of its list.
+   */
+  open?: boolean | undefined;
   /** The entry of an `errorsAndFixes` item (`text` is its rendering, for the budget). */
   fix?: ErrorFix | undefined;
   /** The entry of a `files` item (`text` is its rendering, for the budget). */

@@ -18,6 +18,7 @@ export const LIST_CAPS = {
   blockers: 10,
   decisions: 8,
   openQuestions: 6,
+  commands: 8,
   errorsAndFixes: 8,
   discoveries: 8,
   files: 15,
@@ -31,16 +32,19 @@ export type ListKey = keyof typeof LIST_CAPS;
  * list is guaranteed; what a list leaves unused goes to the others, newest items first.
  */
 export const LIST_SHARES: Record<ListKey, number> = {
-  userInstructions: 0.22,
-  completed: 0.11,
-  inProgress: 0.06,
-  pending: 0.08,
-  blockers: 0.1,
-  decisions: 0.05,
-  openQuestions: 0.03,
-  errorsAndFixes: 0.1,
-  discoveries: 0.1,
-  files: 0.15,
+  // What the agent needs to carry on first: the user's rules, open errors, decisions, commands,
+  // the state of the work and the files; the history (completed work, fixed errors, findings) after.
+  userInstructions: 0.24,
+  blockers: 0.12,
+  decisions: 0.07,
+  commands: 0.06,
+  inProgress: 0.05,
+  pending: 0.07,
+  files: 0.14,
+  completed: 0.08,
+  errorsAndFixes: 0.06,
+  discoveries: 0.07,
+  openQuestions: 0.04,
 };
 
 /** Share of `maxSummaryTokens` the last user request may take before it is condensed. */
@@ -57,8 +61,24 @@ export const TRIM_ORDER: ListKey[] = [
   'discoveries',
   'files',
   'errorsAndFixes',
+  'commands',
   'blockers',
   'pending',
   'inProgress',
   'userInstructions',
 ];
+
+/**
+ * The lists the budget's leftover goes to first, at equal rank within their lists: what the agent
+ * needs to carry on (rules, open errors, decisions, commands, the state of the work, files), before
+ * the history (completed work, fixed errors, findings, open questions).
+ */
+export const PRIORITY_LISTS: ReadonlySet<ListKey> = new Set<ListKey>([
+  'userInstructions',
+  'blockers',
+  'decisions',
+  'commands',
+  'inProgress',
+  'pending',
+  'files',
+]);

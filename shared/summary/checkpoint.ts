@@ -8,7 +8,7 @@
  *
  * Compatibility: `sessions.checkpoint` may hold JSON written by older versions, whose lists were
  * plain strings and which had no `userInstructions`, `currentWork`, `nextStep`, `errorsAndFixes`,
- * `discoveries`, `files` or `media`. {@link checkpointSchema} reads both shapes: a string item becomes
+ * `discoveries`, `files`, `media` or `commands`. {@link checkpointSchema} reads both shapes: a string item becomes
  * `{ text, seq: null }` and a missing field its empty value. It always returns the current shape.
  */
 import { z } from 'zod';
@@ -78,6 +78,11 @@ export const checkpointSchema = z
     blockers: list,
     decisions: list,
     openQuestions: list,
+    /**
+     * The commands that built, tested or ran the project, one per command (program, subcommand and
+     * target), each with its last outcome and the seq of its last run.
+     */
+    commands: added(z.array(entrySchema).max(100), []),
     /** Errors met and what fixed them. */
     errorsAndFixes: added(z.array(errorFixSchema).max(100), []),
     /** Facts learnt about the environment and the code. */
@@ -122,6 +127,7 @@ export function emptyCheckpoint(): Checkpoint {
     blockers: [],
     decisions: [],
     openQuestions: [],
+    commands: [],
     errorsAndFixes: [],
     discoveries: [],
     files: [],
@@ -137,6 +143,7 @@ export const CHECKPOINT_SECTIONS = [
   ['inProgress', 'In progress'],
   ['pending', 'Pending'],
   ['blockers', 'Blockers (unresolved)'],
+  ['commands', 'Commands (last outcome)'],
   ['decisions', 'Decisions'],
   ['discoveries', 'Discoveries'],
   ['openQuestions', 'Open questions'],

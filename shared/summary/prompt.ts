@@ -96,6 +96,7 @@ ${ANSWER_SENTENCE[form]}: the previous checkpoint merged with what the transcrip
 - blockers: errors, failing tests, missing access or information that still block the work, with the exact error text when it is short. Move an error to errorsAndFixes once a later success resolves it.
 - decisions: choices made and why (not narration such as "let me look at the file").
 - openQuestions: questions asked and not answered yet. A short answer ("yes", "2") answers the question before it.
+- commands: the commands that built, tested or ran the project (not reads, edits or installs), one per command, each with its last outcome (passed, failed, exit code) and the seq of its last run.
 - errorsAndFixes: errors met, each with what fixed it (fix null while nothing has), and the seq of the error.
 - discoveries: facts learnt about the environment and the code (versions, where things live, how the code behaves).
 - files: the files that matter, edited and created ones first: path, role (created, edited, deleted, moved, read, ran, mentioned), change (what changed in it, or null) and seq.

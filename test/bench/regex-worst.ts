@@ -20,20 +20,23 @@ import { frameRecord } from '../../shared/context/render.ts';
 import type { Message } from '../../shared/contract/message.ts';
 import { errorSubjects, mergeBlockers, unversioned } from '../../shared/extractive/blockers.ts';
 import { outcomes } from '../../shared/extractive/completed.ts';
+import { decisionItems, isDecision, listedOptions } from '../../shared/extractive/decisions.ts';
 import { describeCall } from '../../shared/extractive/describe-call.ts';
 import { diffChanges, fileItems, replacementChange } from '../../shared/extractive/files.ts';
 import { recentFocus } from '../../shared/extractive/focus.ts';
 import { extractCheckpoint } from '../../shared/extractive/index.ts';
 import { goalOf, instructionItems } from '../../shared/extractive/instructions.ts';
 import {
-  decisionItems,
   discoveryItems,
   pointsBack,
   questionItems,
   trailingIntents,
 } from '../../shared/extractive/intents.ts';
+import { restoredPaths } from '../../shared/extractive/reverted.ts';
+import { liftsRule, ruleStrength } from '../../shared/extractive/rule-markers.ts';
 import { checklist, currentState } from '../../shared/extractive/state.ts';
 import { transcriptSummaryItems } from '../../shared/extractive/summaries.ts';
+import { commandKind, testReports, threadKey } from '../../shared/extractive/threads.ts';
 import { pairToolCalls, type ToolRun } from '../../shared/extractive/tool-runs.ts';
 import {
   checkFidelity,
@@ -331,7 +334,17 @@ const FUNCTIONS: Record<string, (s: string) => unknown> = {
   },
   pointsBack: (s) => pointsBack(s),
   trailingIntents: (s) => trailingIntents(assistant(s)),
-  decisionItems: (s) => decisionItems(assistant(s)),
+  decisionItems: (s) =>
+    decisionItems([...assistant(`Options:\n1. ${s}\n2. ${s}`), ...user(`go with option 2 ${s}`)]),
+  // shared/extractive/threads.ts, run-state.ts, reverted.ts, rule-markers.ts, decisions.ts
+  threadKey: (s) => threadKey(s),
+  commandKind: (s) => commandKind(s),
+  testReports: (s) => testReports(s),
+  restoredPaths: (s) => restoredPaths(`git checkout -- ${s}`),
+  ruleStrength: (s) => ruleStrength(s),
+  liftsRule: (s) => liftsRule(s),
+  isDecision: (s) => isDecision(s),
+  listedOptions: (s) => listedOptions(s),
   discoveryItems: (s) => discoveryItems(assistant(s)),
   questionItems: (s) => questionItems(assistant(s)),
   goalOf: (s) => goalOf('', [...user(s), ...user(`no, ${s}`)]),

@@ -4,15 +4,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ProbeFile, probeFileSchema } from './probes.ts';
 
-/** Where the probe files are. */
+/** Where the probe files of the tuning set are (read freely while changing a summarizer). */
 export const PROBES_DIR = fileURLToPath(new URL('./probes', import.meta.url));
+/**
+ * Where the probe files of the test set are: probes of sessions no summarizer was tuned on, whose
+ * aggregate figures only may be seen while changing a summarizer.
+ */
+export const PROBES_TEST_DIR = fileURLToPath(new URL('./probes-test', import.meta.url));
 
 /**
- * Every probe file, by session name order, validated against {@link probeFileSchema}.
+ * Every probe file of `dir` (default the tuning set's), by session name order, validated against
+ * {@link probeFileSchema}. An absent directory holds no probe files: the result is empty.
  * @throws naming the file and the field, when one does not parse or its `session` is not its name.
  */
 export async function loadProbeFiles(dir: string = PROBES_DIR): Promise<ProbeFile[]> {
-  const names = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
+  const names = (await listDir(dir)).filter((f) => f.endsWith('.json')).sort();
   const out: ProbeFile[] = [];
   for (const name of names) {
     const file = path.join(dir, name);
@@ -31,4 +37,14 @@ export async function loadProbeFiles(dir: string = PROBES_DIR): Promise<ProbeFil
     out.push(parsed.data);
   }
   return out;
+}
+
+/** The names in `dir`, none when it does not exist. */
+async function listDir(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
 }

@@ -1,7 +1,15 @@
 /**
- * `npm run fidelity:probes [-- --keep-recent N] [--session NAME ...] [--misses] [--show]`: whether an
- * agent can carry on from a checkpoint, measured by probes (probes.ts; the files in
- * test/fidelity/probes/).
+ * `npm run fidelity:probes [-- --set tuning|test|both] [--keep-recent N] [--session NAME ...]
+ * [--misses] [--show]`: whether an agent can carry on from a checkpoint, measured by probes
+ * (probes.ts) on two sets, measured and printed apart:
+ *
+ * - tuning: the probe files of test/fidelity/probes/ on the sessions of corpus/sessions/, read
+ *   freely while changing a summarizer;
+ * - test: the probe files of test/fidelity/probes-test/ on the sessions of corpus/heldout/, which no
+ *   summarizer is tuned on: only its aggregate figures are printed (totals per summarizer, by probe
+ *   type and point, stale count, its targets), never a probe, a session's row or a checkpoint, so
+ *   `--misses` and `--show` refuse to run on it alone, and with `--set both` apply to the tuning set
+ *   only. A set whose probe directory is absent or empty prints one line saying so.
  *
  * For each probed session and each summarizer (`extractive`; `anthropic`, the real SDK against the
  * fake Messages API; `openai`, the real `openai` SDK against the fake Chat Completions server, whose
@@ -22,12 +30,14 @@
  * instead of the fake; with OPENAI_API_KEY set, the `openai` row does (COMPACTOR_OPENAI_MODEL,
  * default gpt-5.4-mini, at OPENAI_BASE_URL, default OpenAI's API).
  *
- * Prints per session and point, then totals per summarizer, by probe type and by point; the
- * targets (with the kept messages ≥ 90%, checkpoint alone ≥ 85%, stale blockers ≤ 10% of the
- * blockers listed, no failure listed as completed), each met or NOT met; against the fake, a line
+ * Prints, for each set under its heading: per session and point (tuning set only), then totals per
+ * summarizer, by probe type (every type of `PROBE_TYPES`) and by point; the set's targets, each met
+ * or NOT met (tuning: with the kept messages ≥ 90%, checkpoint alone ≥ 85%, stale blockers ≤ 10%
+ * of the blockers listed; test: with the kept messages ≥ 80%, checkpoint alone ≥ 75%, no stale
+ * blocker; both: no failure listed as completed); against the fake, a line
  * saying of the probes missed alone how many had their answer in what the model was shown (the miss
  * is the model's), how many had not (clipped or pruned before the call: the miss is compactor's),
- * and how many ask only that something be absent; and the probes whose key needs a reader. Not
+ * and how many ask only that something be absent; and (tuning set only) the probes whose key needs a reader. Not
  * part of `npm test`; always exits 0 when it ran (the figures are a measure, not a gate).
  */
 import { readFile } from 'node:fs/promises';
@@ -45,7 +55,7 @@ import { createOpenAISummarizer } from '../../worker/summarizers/openai.ts';
 import { unescapeEntities } from '../support/fake-model/prompt-view.ts';
 import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
-import { loadProbeFiles } from './probe-files.ts';
+import { loadProbeFiles, PROBES_DIR, PROBES_TEST_DIR } from './probe-files.ts';
 import {
   aloneCuts,
   aloneExpect,
@@ -68,10 +78,48 @@ const { values } = parseArgs({
     session: { type: 'string', multiple: true },
     misses: { type: 'boolean', default: false },
     show: { type: 'boolean', default: false },
+    set: { type: 'string', default: 'both' },
   },
 });
 const keepRecent = Number(values['keep-recent']);
 if (!Number.isInteger(keepRecent) || keepRecent < 0) throw new Error('--keep-recent must be an integer ≥ 0');
+
+/** A probe set: where its probe files and its sessions are, and whether its probes may be read. */
+interface ProbeSet {
+  name: 'tuning' | 'test';
+  probesDir: string;
+  corpusDir: string;
+  /** The set's directories, relative to the repository, for the heading. */
+  title: string;
+  /** Whether its probes, rows and checkpoints may be printed (`--misses`, `--show`, the key gaps). */
+  readable: boolean;
+  /** Its targets: with the kept messages, checkpoint alone (rates in [0, 1]), stale blockers. */
+  targets: { withKept: number; alone: number; stale: 'share' | 'none' };
+}
+
+const SETS: Record<ProbeSet['name'], ProbeSet> = {
+  tuning: {
+    name: 'tuning',
+    probesDir: PROBES_DIR,
+    corpusDir: CORPUS_DIR,
+    title: 'test/fidelity/probes/ on corpus/sessions/',
+    readable: true,
+    targets: { withKept: 0.9, alone: 0.85, stale: 'share' },
+  },
+  test: {
+    name: 'test',
+    probesDir: PROBES_TEST_DIR,
+    corpusDir: path.join(CORPUS_DIR, '..', 'heldout'),
+    title: 'test/fidelity/probes-test/ on corpus/heldout/',
+    readable: false,
+    targets: { withKept: 0.8, alone: 0.75, stale: 'none' },
+  },
+};
+
+const setNames = { tuning: ['tuning'], test: ['test'], both: ['tuning', 'test'] } as const;
+if (!Object.hasOwn(setNames, values.set as string))
+  throw new Error(`--set must be tuning, test or both (got ${JSON.stringify(values.set)})`);
+const chosenSets = setNames[values.set as keyof typeof setNames].map((name) => SETS[name]);
 
 interface Graded {
   probe: Probe;
@@ -115,20 +163,41 @@ interface PointRow {
 }
 
 async function main(): Promise<number> {
-  const probeFiles = (await loadProbeFiles()).filter(
-    (f) => !values.session?.length || values.session.includes(f.session),
-  );
-  if (probeFiles.length === 0) throw new Error('no probe files (or none named by --session)');
-  const chat = new FakeOpenAIChatServer();
-  const chatUrl = await chat.start();
-  try {
-    return await run(probeFiles, chat, chatUrl);
-  } finally {
-    await chat.close();
+  if ((values.misses || values.show) && values.set === 'test') {
+    console.error(
+      '--misses and --show do not run on the test set: its probes are not to be read while tuning a summarizer (use --set tuning)',
+    );
+    return 2;
   }
+  if ((values.misses || values.show) && values.set === 'both')
+    console.log("--misses and --show apply to the tuning set only: the test set's probes are not to be read");
+  let measured = 0;
+  for (const set of chosenSets) {
+    console.log(`\n=== ${set.name} set: ${set.title}`);
+    const probeFiles = (await loadProbeFiles(set.probesDir)).filter(
+      (f) => !values.session?.length || values.session.includes(f.session),
+    );
+    if (probeFiles.length === 0) {
+      console.log(
+        `${set.name} set: no probe files${values.session?.length ? ' named by --session' : ''} (the directory is absent or empty): nothing measured`,
+      );
+      continue;
+    }
+    const chat = new FakeOpenAIChatServer();
+    const chatUrl = await chat.start();
+    try {
+      await run(set, probeFiles, chat, chatUrl);
+      measured++;
+    } finally {
+      await chat.close();
+    }
+  }
+  if (measured === 0) console.log('\nno set measured');
+  return 0;
 }
 
 async function run(
+  set: ProbeSet,
   probeFiles: Awaited<ReturnType<typeof loadProbeFiles>>,
   chat: FakeOpenAIChatServer,
   chatUrl: string,
@@ -174,12 +243,12 @@ async function run(
     const strategy = { type: 'summarize', keepRecent, maxSummaryTokens: 2_000 } as const;
     const rows: PointRow[] = [];
     for (const { label, summarizer } of runs) {
-      const tenantId = `probes-${label}`;
+      const tenantId = `probes-${set.name}-${label}`;
       /** Per session, what the summarizer's requests to the fake showed the model so far. */
       const shown = new Map<string, string>();
       for (const { session, probes } of probeFiles) {
         const file = `${session}.jsonl`;
-        const original = parseTranscript(await readFile(path.join(CORPUS_DIR, file)), file);
+        const original = parseTranscript(await readFile(path.join(set.corpusDir, file)), file);
         let done = 0;
         for (const point of POINTS) {
           const cut = pointCut(original, point);
@@ -202,14 +271,16 @@ async function run(
           const mine = probes.filter((p) => p.at === point);
           const prefix = original.slice(0, cut);
           const seen = faked(label) ? shown.get(session) : undefined;
-          rows.push(await measure(database, tenantId, session, label, point, prefix, mine, seen));
+          rows.push(await measure(database, set, tenantId, session, label, point, prefix, mine, seen));
         }
       }
     }
-    print(rows);
+    if (set.readable) printRows(rows);
+    printTotals(set, rows);
+    print(set, rows);
     printShown(rows);
-    if (values.misses) printMisses(rows);
-    printKeyGaps(rows);
+    if (set.readable && values.misses) printMisses(rows);
+    if (set.readable) printKeyGaps(rows);
     return 0;
   });
 }
@@ -248,6 +319,7 @@ function promptsText(requests: ReadonlyArray<{ body: unknown }>): string {
 
 async function measure(
   database: ReturnType<typeof openDatabase>,
+  set: ProbeSet,
   tenantId: string,
   session: string,
   summarizer: string,
@@ -278,7 +350,8 @@ async function measure(
       )
     : '';
   const withKept = [rendered, ...keptMessages.map((m) => m.content)].join('\n\n');
-  if (values.show) console.log(`\n=== ${session} ${summarizer} ${point}\n${rendered || '(no checkpoint)'}\n`);
+  if (set.readable && values.show)
+    console.log(`\n=== ${session} ${summarizer} ${point}\n${rendered || '(no checkpoint)'}\n`);
   return {
     session,
     summarizer,
@@ -334,7 +407,8 @@ function table(header: string[], body: string[][]): string {
   return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(fmt)].join('\n');
 }
 
-function print(rows: PointRow[]): void {
+/** One row per session and point (the tuning set only: the test set's sessions are not read). */
+function printRows(rows: PointRow[]): void {
   console.log(
     table(
       [
@@ -365,6 +439,28 @@ function print(rows: PointRow[]): void {
       ]),
     ),
   );
+}
+
+/** The set's totals: one line per summarizer, with the kept messages, checkpoint alone, stale blockers. */
+function printTotals(set: ProbeSet, rows: PointRow[]): void {
+  const body = [...new Set(rows.map((r) => r.summarizer))].map((name) => {
+    const mine = rows.filter((r) => r.summarizer === name);
+    const graded = mine.flatMap((r) => r.graded);
+    const stale = mine.reduce((n, r) => n + r.staleBlockers.length, 0);
+    const blockers = mine.reduce((n, r) => n + r.blockers, 0);
+    return [
+      name,
+      String(graded.length),
+      pct(graded.filter((g) => g.withKept).length, graded.length),
+      aloneRate(graded),
+      `${stale}/${blockers}`,
+    ];
+  });
+  console.log(`\n${set.name} set: totals per summarizer`);
+  console.log(table(['summarizer', 'probes', 'with kept', 'ckpt alone', 'stale/blockers'], body));
+}
+
+function print(set: ProbeSet, rows: PointRow[]): void {
   for (const name of new Set(rows.map((r) => r.summarizer))) {
     const mine = rows.filter((r) => r.summarizer === name);
     const graded = mine.flatMap((r) => r.graded);
@@ -374,7 +470,9 @@ function print(rows: PointRow[]): void {
       pct(gs.filter((g) => g.withKept).length, gs.length),
       aloneRate(gs),
     ];
-    console.log(`\n${name}: probes answered, with the kept messages and from the checkpoint alone`);
+    console.log(
+      `\n${set.name} set, ${name}: probes answered, with the kept messages and from the checkpoint alone`,
+    );
     console.log(
       table(
         ['probes', 'n', 'with kept', 'ckpt alone'],
@@ -400,17 +498,21 @@ function print(rows: PointRow[]): void {
       gs.length === 0 ? 1 : gs.filter((g) => f(g) === true).length / gs.length;
     const judged = graded.filter((g) => g.alone !== null);
     const blockers = sum((r) => r.blockers);
+    const stale = sum((r) => r.staleBlockers.length);
+    const { withKept, alone } = set.targets;
     const targets: Array<[string, boolean]> = [
-      ['with kept messages ≥ 90%', rate(graded, (g) => g.withKept) >= 0.9],
-      ['checkpoint alone ≥ 85%', rate(judged, (g) => g.alone) >= 0.85],
-      ['stale blockers ≤ 10%', blockers === 0 || sum((r) => r.staleBlockers.length) / blockers <= 0.1],
+      [`with kept messages ≥ ${withKept * 100}%`, rate(graded, (g) => g.withKept) >= withKept],
+      [`checkpoint alone ≥ ${alone * 100}%`, rate(judged, (g) => g.alone) >= alone],
+      set.targets.stale === 'none'
+        ? ['stale blockers: 0', stale === 0]
+        : ['stale blockers ≤ 10%', blockers === 0 || stale / blockers <= 0.1],
       ['failures listed as completed: 0', sum((r) => r.failedCompleted.length) === 0],
     ];
     console.log(
-      `${name}: targets: ${targets.map(([label, met]) => `${label} ${met ? 'met' : 'NOT met'}`).join('; ')}`,
+      `${set.name} set, ${name}: targets: ${targets.map(([label, met]) => `${label} ${met ? 'met' : 'NOT met'}`).join('; ')}`,
     );
     console.log(
-      `${name}: ${mine.length} compactions (${mine.filter((r) => r.status === 'applied').length} applied); ` +
+      `${set.name} set, ${name}: ${mine.length} compactions (${mine.filter((r) => r.status === 'applied').length} applied); ` +
         `stale blockers ${pct(
           sum((r) => r.staleBlockers.length),
           sum((r) => r.blockers),

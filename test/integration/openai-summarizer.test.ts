@@ -350,6 +350,7 @@ describe('openai summarizer: rejected summaries', () => {
       blockers: [],
       decisions: [],
       openQuestions: [],
+      commands: [],
       errorsAndFixes: [],
       discoveries: [],
       files: [],

@@ -1,5 +1,6 @@
 /** The probe files parse and name probed sessions; the grader and the precision rules grade known texts. */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTranscript } from '../../shared/contract/transcript.ts';
@@ -21,6 +22,19 @@ import {
 import { CORPUS_DIR } from '../support/fixtures.ts';
 
 describe('probe files', () => {
+  it('are read from the directory given, and an absent directory holds none', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'probes-'));
+    try {
+      const [first] = await loadProbeFiles();
+      if (!first) throw new Error('the tuning set has probe files');
+      await writeFile(path.join(dir, `${first.session}.json`), JSON.stringify(first));
+      expect((await loadProbeFiles(dir)).map((f) => f.session)).toEqual([first.session]);
+      expect(await loadProbeFiles(path.join(dir, 'absent'))).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('parse, name an existing session with more than 40 messages, and use only known probe types', async () => {
     const files = await loadProbeFiles();
     const { readdir } = await import('node:fs/promises');

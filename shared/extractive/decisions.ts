@@ -1,0 +1,163 @@
+/**
+ * Decisions: choices the assistant or the user made between alternatives, each with the reason
+ * given in the same message. What counts as a choice, by the sentence's form:
+ * - a choice marker: "instead of" or "rather than" with someone choosing (I, we, let's, use,
+ *   should: "the output shows X instead of Y" only describes), "decided", "chose", "opted for", "go with",
+ *   "switch to", "prefer X over Y", "the fix is to", "we should", and the same in German, French,
+ *   Spanish, Dutch, Portuguese and Italian ("statt", "au lieu de", "en lugar de", "in plaats van",
+ *   "em vez de", "invece di", …);
+ * - a plan with its reason: "I'll use X because…", "Let's do X since…": an intent is narration
+ *   unless it gives a reason or names the alternative it drops;
+ * - a pick from options: a message listing two or more options (`1.`, `- Option A:`), then a
+ *   message picking one ("option 2", "the second one", "go with B"): the picked option's text.
+ * A sentence that only narrates ("Let me look at the file") or asks is no decision. The reason is
+ * the sentence's own clause ("because…", "since…", "so that…") or the next sentence of the same
+ * message when it opens with one ("This avoids…", "That way…", "Otherwise…").
+ */
+import type { Message } from '../contract/message.ts';
+import { clipWords, isThinking, sentences } from '../text/text.ts';
+import { classifyUserMessage } from '../text/user-messages.ts';
+import type { Item } from './items.ts';
+import { ITEM_CHARS } from './limits.ts';
+
+/** Decisions taken from one run of leaving messages. */
+const NEW_DECISIONS = 6;
+
+/** Letters around a word, for accented words. */
+const W = (body: string) => new RegExp(`(?<![\\p{L}\\p{N}_])(?:${body})(?![\\p{L}\\p{N}_])`, 'iu');
+
+/** Markers of a choice between alternatives. */
+const CHOICE = W(
+  [
+    'decided|decide to|decision is|over the other',
+    "(?:chose|choose|opted|opt) (?:to|for)|going (?:to go )?with|go with|let's go with|settled on|switch(?:ed|ing)? to|move to using",
+    'prefer \\S+(?: \\S+){0,3} over|the fix is|fix is to|the fix (?:should|will)|the (?:approach|solution|plan) (?:is|will be)|we should',
+    'statt|stattdessen|anstatt|anstelle von|entschieden|wir nehmen|ich nehme|lieber',
+    "au lieu de|plutôt que|plutôt|on part sur|j'ai choisi|nous avons choisi|décidé",
+    'en lugar de|en vez de|vamos con|elegí|decidí|decidimos|mejor usar',
+    'in plaats van|gekozen|besloten|we gaan voor',
+    'em vez de|ao invés de|escolhi|decidi|decidimos|vamos com',
+    'invece di|anziché|ho scelto|abbiamo scelto|deciso',
+  ].join('|'),
+);
+
+/**
+ * "Instead of", "rather than": a choice when someone makes it (`I`, `we`, `let's`, `use`, `should`,
+ * …); "the output shows X instead of Y" describes, it does not choose.
+ */
+const INSTEAD = W('instead of|instead|rather than|in favou?r of');
+const AGENT = W("I|we|let's|I'll|we'll|I'd|we'd|use|using|should|will|going to|switch|keep|go|you");
+
+/** A reason given in the sentence itself. */
+const REASON = W(
+  'because|since|so that|as it|as this|to avoid|to keep|which (?:avoids|keeps|means)|weil|da|damit|parce que|car|puisque|porque|ya que|para que|omdat|want|zodat|pois|perché|poiché|dato che',
+);
+
+/** A sentence that gives the reason of the one before it. */
+const REASON_NEXT =
+  /^(?:because|since|this (?:way|avoids|keeps|ensures|means|is (?:simpler|safer|faster|cleaner))|that way|otherwise|the reason|it (?:avoids|keeps|is simpler|is safer)|weil|denn|dadurch|so bleibt|car|ainsi|sinon|porque|así|de lo contrario|omdat|zo |anders|assim|caso contrário|perché|così|altrimenti)\b/iu;
+
+/** Narration: a plan to look around, not a choice ("Let me check", "I'll run the tests"). */
+const NARRATION =
+  /^(?:now,? |first,? |next,? |ok(?:ay)?,? |great,? |good,? |so,? )?(?:let me|let's|I'll|I will|we'll|we will|I'm going to|I am going to)\b/i;
+
+/** A choice marker that also makes a plan a decision: the alternative it drops. */
+const DROPS = W(
+  'instead of|instead|rather than|over|statt|au lieu de|en lugar de|en vez de|in plaats van|em vez de|invece di',
+);
+
+/**
+ * Whether a sentence states a decision: a choice marker, or a plan with its reason or the
+ * alternative it drops; not narration, not a question, not a heading-like fragment.
+ */
+export function isDecision(sentence: string): boolean {
+  if (sentence.length < 20 || /[?？]$/.test(sentence) || sentence.endsWith(':')) return false;
+  if (NARRATION.test(sentence)) {
+    const plan = /\b(?:use|go with|switch|keep|do|implement|fix|add|write|call|store|pick)\b/i.test(sentence);
+    return plan && (REASON.test(sentence) || DROPS.test(sentence));
+  }
+  return CHOICE.test(sentence) || (INSTEAD.test(sentence) && AGENT.test(sentence));
+}
+
+/**
+ * Up to {@link NEW_DECISIONS} decisions of the assistant's prose and the user's own messages
+ * (not harness or tool text), newest kept, each with its reason: its own `because…` clause, or the
+ * next sentence of the message when that one gives the reason. Then the picks from option lists.
+ */
+export function decisionItems(messages: Message[]): Item[] {
+  const found: Item[] = [];
+  messages.forEach((m, index) => {
+    if (!speaks(m)) return;
+    const said = sentences(m.content);
+    said.forEach((sentence, k) => {
+      if (!isDecision(sentence)) return;
+      const next = said[k + 1];
+      const why = !REASON.test(sentence) && next && REASON_NEXT.test(next) ? ` ${next}` : '';
+      found.push({ text: clipWords(`${sentence}${why}`, ITEM_CHARS), seq: m.seq });
+    });
+    const picked = pickFromOptions(messages, index);
+    if (picked) found.push(picked);
+  });
+  const unique = found.filter((item, i) => found.findIndex((o) => o.text === item.text) === i);
+  return unique.sort((a, b) => (a.seq ?? -1) - (b.seq ?? -1)).slice(-NEW_DECISIONS);
+}
+
+/** Longest user message read for decisions, in characters. */
+const USER_DECISION_CHARS = 600;
+
+/** Whether a message is words of the assistant (not its reasoning) or of the user (not a harness). */
+function speaks(m: Message): boolean {
+  if (m.kind !== 'message' || typeof m.content !== 'string') return false;
+  if (m.role === 'assistant') return !isThinking(m.content);
+  // A long user message is a task or a pasted text: its rules are the user's instructions.
+  if (m.role !== 'user' || m.content.length > USER_DECISION_CHARS) return false;
+  const kind = classifyUserMessage(m.content);
+  return kind === 'request' || kind === 'answer';
+}
+
+/** The options a message lists: `1. x`, `- Option A: x`, `A) x`; at least two, else none. */
+export function listedOptions(text: string): Map<string, string> {
+  const options = new Map<string, string>();
+  let n = 0;
+  for (const line of text.split('\n')) {
+    const match =
+      /^\s*(?:[-*]\s+)?(?:\*\*)?(?:option|approach|choice|variante|opción|opção|opzione)?\s*([0-9]+|[A-Ha-h])[.):]\s*(?:\*\*)?\s*(.{6,})$/iu.exec(
+        line,
+      );
+    if (!match) continue;
+    n++;
+    options.set((match[1] ?? '').toLowerCase(), (match[2] ?? '').replace(/\*\*/g, '').trim());
+    options.set(ORDINALS[n - 1] ?? `#${n}`, (match[2] ?? '').replace(/\*\*/g, '').trim());
+  }
+  return n >= 2 ? options : new Map();
+}
+
+const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth'];
+
+/**
+ * The option a message picks from the option list of the message before it (of the other
+ * speaker, or its own earlier one): "option 2", "2", "B", "the second one", "go with A".
+ */
+function pickFromOptions(messages: Message[], index: number): Item | null {
+  const m = messages[index];
+  if (!m || m.content.length > 400) return null;
+  let listing: Message | undefined;
+  for (let i = index - 1; i >= 0 && i >= index - 6; i--) {
+    const before = messages[i];
+    if (before?.kind === 'message' && before.role !== m.role && listedOptions(before.content).size > 0) {
+      listing = before;
+      break;
+    }
+  }
+  if (!listing) return null;
+  const options = listedOptions(listing.content);
+  const text = m.content.trim().toLowerCase();
+  const pick =
+    /^(?:option\s+|approach\s+|choice\s+)?([0-9]+|[a-h])[.!)]?$/i.exec(text)?.[1] ??
+    /\b(?:option|approach|choice|go with|take|pick|use)\s+(?:option\s+)?([0-9]+|[a-h])\b/i.exec(text)?.[1] ??
+    /\bthe (first|second|third|fourth|fifth)(?: one| option| approach)?\b/i.exec(text)?.[1];
+  const chosen = pick ? options.get(pick.toLowerCase()) : undefined;
+  if (!chosen) return null;
+  const who = m.role === 'user' ? 'the user picked' : 'picked';
+  return { text: clipWords(`${who} ${pick}: ${chosen}`, ITEM_CHARS), seq: m.seq };
+}

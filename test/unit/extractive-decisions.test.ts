@@ -1,0 +1,67 @@
+/**
+ * Decisions (shared/extractive/decisions.ts): a choice between alternatives by the assistant or
+ * the user, with the reason given in the same message; a pick from a listed set of options; not
+ * narration.
+ */
+import { describe, expect, it } from 'vitest';
+import { isDecision, listedOptions } from '../../shared/extractive/decisions.ts';
+import { extractCheckpoint } from '../../shared/extractive/index.ts';
+import { transcript } from '../support/transcript-builder.ts';
+
+const BIG = 1_000_000;
+const texts = (entries: Array<{ text: string }>) => entries.map((e) => e.text);
+
+describe('decision sentences', () => {
+  it('takes choices between alternatives and plans with a reason, not narration', () => {
+    expect(isDecision("I'll use a queue here because the callbacks can re-enter.")).toBe(true);
+    expect(isDecision("Let's go with SQLite rather than a JSON file.")).toBe(true);
+    expect(isDecision('We switched to the streaming parser for large inputs.')).toBe(true);
+    expect(isDecision('Wir nehmen Redis statt Memcached, weil es schon läuft.')).toBe(true);
+    expect(isDecision("On garde l'ancien format au lieu de migrer les données.")).toBe(true);
+    expect(isDecision("I'll look at the scheduler code first.")).toBe(false);
+    expect(isDecision('Let me run the tests again.')).toBe(false);
+    expect(isDecision('The log shows the raw template instead of the rendered value.')).toBe(false);
+    expect(isDecision('Should we use a queue instead of callbacks?')).toBe(false);
+  });
+
+  it('reads numbered and lettered option lists', () => {
+    const options = listedOptions('Two ways:\n1. Cache the tokens in memory\n2. Store the tokens in Redis');
+    expect(options.get('2')).toBe('Store the tokens in Redis');
+    expect(options.get('second')).toBe('Store the tokens in Redis');
+    expect(listedOptions('Only one:\n1. Do the thing now').size).toBe(0);
+  });
+});
+
+describe('decisions in the checkpoint', () => {
+  it('keeps the reason stated in the next sentence of the same message, with the seq', () => {
+    const { messages } = transcript()
+      .user('Make the importer faster')
+      .assistant('I decided to batch the inserts. This avoids one round trip per row.');
+    const c = extractCheckpoint(null, messages, BIG);
+    expect(c.decisions).toContainEqual({
+      text: 'I decided to batch the inserts. This avoids one round trip per row.',
+      seq: 1,
+    });
+  });
+
+  it("records the user's pick from the options the assistant listed", () => {
+    const { messages } = transcript()
+      .user('The report is slow, what can we do?')
+      .assistant(
+        'Options:\n1. Precompute the totals nightly\n2. Add an index on orders.created_at\n3. Paginate the report',
+      )
+      .user('2');
+    const c = extractCheckpoint(null, messages, BIG);
+    expect(texts(c.decisions)).toContain('the user picked 2: Add an index on orders.created_at');
+  });
+
+  it("takes a user's choice from a short message, not from a long pasted task", () => {
+    const task = `Build the exporter. ${'Use CSV instead of JSON for the legacy clients. '.repeat(1)}${'Details follow. '.repeat(60)}`;
+    const { messages } = transcript()
+      .user(task)
+      .assistant('Working on it.')
+      .user("Let's go with Parquet instead of CSV, the analysts asked for it.");
+    const c = extractCheckpoint(null, messages, BIG);
+    expect(texts(c.decisions)).toEqual(["Let's go with Parquet instead of CSV, the analysts asked for it."]);
+  });
+});
