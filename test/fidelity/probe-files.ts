@@ -1,4 +1,7 @@
-/** Reads and validates the probe files (`test/fidelity/probes/<session>.json`, see probes.ts). */
+/**
+ * Reads and validates the probe files (`test/fidelity/probes/<session>.json`, and the test set's
+ * `test/fidelity/probes-test/<session>.json`; see probes.ts).
+ */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +9,15 @@ import { type ProbeFile, probeFileSchema } from './probes.ts';
 
 /** Where the probe files are. */
 export const PROBES_DIR = fileURLToPath(new URL('./probes', import.meta.url));
+
+/**
+ * Where the test set's probe files are: written from the held-out sessions (`corpus/heldout/`) by a
+ * writer who never saw a checkpoint; not to be read while tuning a summarizer.
+ */
+export const PROBES_TEST_DIR = fileURLToPath(new URL('./probes-test', import.meta.url));
+
+/** Where the held-out sessions the test set's probes ask about are. */
+export const HELDOUT_DIR = fileURLToPath(new URL('../../corpus/heldout', import.meta.url));
 
 /**
  * Every probe file, by session name order, validated against {@link probeFileSchema}.
