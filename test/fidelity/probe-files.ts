@@ -1,4 +1,7 @@
-/** Reads and validates the probe files (`test/fidelity/probes/<session>.json`, see probes.ts). */
+/**
+ * Reads and validates the probe files (`test/fidelity/probes/<session>.json`, and the test set's
+ * `test/fidelity/probes-test/<session>.json`; see probes.ts).
+ */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,10 +10,14 @@ import { type ProbeFile, probeFileSchema } from './probes.ts';
 /** Where the probe files of the tuning set are (read freely while changing a summarizer). */
 export const PROBES_DIR = fileURLToPath(new URL('./probes', import.meta.url));
 /**
- * Where the probe files of the test set are: probes of sessions no summarizer was tuned on, whose
- * aggregate figures only may be seen while changing a summarizer.
+ * Where the probe files of the test set are: written from the held-out sessions (`corpus/heldout/`)
+ * by a writer who never saw a checkpoint; only their aggregate figures may be seen while changing a
+ * summarizer.
  */
 export const PROBES_TEST_DIR = fileURLToPath(new URL('./probes-test', import.meta.url));
+
+/** Where the held-out sessions the test set's probes ask about are (`corpus/heldout/`). */
+export const HELDOUT_DIR = fileURLToPath(new URL('../../corpus/heldout', import.meta.url));
 
 /**
  * Every probe file of `dir` (default the tuning set's), by session name order, validated against

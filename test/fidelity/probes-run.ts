@@ -55,7 +55,7 @@ import { createOpenAISummarizer } from '../../worker/summarizers/openai.ts';
 import { unescapeEntities } from '../support/fake-model/prompt-view.ts';
 import { FakeOpenAIChatServer } from '../support/fake-openai-chat.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
-import { loadProbeFiles, PROBES_DIR, PROBES_TEST_DIR } from './probe-files.ts';
+import { HELDOUT_DIR, loadProbeFiles, PROBES_DIR, PROBES_TEST_DIR } from './probe-files.ts';
 import {
   aloneCuts,
   aloneExpect,
@@ -109,7 +109,7 @@ const SETS: Record<ProbeSet['name'], ProbeSet> = {
   test: {
     name: 'test',
     probesDir: PROBES_TEST_DIR,
-    corpusDir: path.join(CORPUS_DIR, '..', 'heldout'),
+    corpusDir: HELDOUT_DIR,
     title: 'test/fidelity/probes-test/ on corpus/heldout/',
     readable: false,
     targets: { withKept: 0.8, alone: 0.75, stale: 'none' },

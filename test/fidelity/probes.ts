@@ -30,6 +30,10 @@ export const PROBE_TYPES = [
   'filesChanged',
   /** The user's last real request, not a harness, slash-command or IDE notice. */
   'lastRequest',
+  /** What the session is trying to achieve overall. */
+  'goal',
+  /** A choice made between alternatives, and its reason. */
+  'decisions',
 ] as const;
 export type ProbeType = (typeof PROBE_TYPES)[number];
 

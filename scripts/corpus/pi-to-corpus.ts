@@ -1,0 +1,152 @@
+/**
+ * A pi coding agent session file (`~/.pi/agent/sessions/…/*.jsonl`) as a corpus session
+ * (`corpus/README.md` "Format"). A pi line is `{type, timestamp, …}`; lines of type `message` hold
+ * `message: {role, content}` with `role` `user`, `assistant` or `toolResult` and `content` a list of
+ * blocks (`text`, `thinking`, `toolCall` with `id`/`name`/`arguments`). Each block becomes one
+ * message in order: text as a plain message, thinking as assistant text starting `[thinking]`, a
+ * tool call as a `tool_call` whose content is `{"name", "arguments"}`, a `toolResult` as the
+ * `tool_result` of its `toolCallId`. An assistant message with no blocks (an aborted reply) gives
+ * nothing. Other line types (`session`, `model_change`, `thinking_level_change`) are settings, not
+ * conversation, and are left out. Text over 20,000 characters is cut and marked.
+ *
+ *     tsx scripts/corpus/pi-to-corpus.ts SESSION.jsonl OUT.jsonl
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** One message of the corpus format. */
+export interface CorpusMessage {
+  seq: number;
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  kind: 'message' | 'tool_call' | 'tool_result';
+  content: string;
+  toolCallId: string | null;
+  toolName: string | null;
+  createdAt: string | null;
+}
+
+/** Longest content kept whole, in characters; longer is cut and marked `[truncated N chars]`. */
+export const MAX_CONTENT = 20_000;
+
+/** `text` cut to {@link MAX_CONTENT} characters with the marker the corpus uses. */
+export function cut(text: string): string {
+  return text.length <= MAX_CONTENT
+    ? text
+    : `${text.slice(0, MAX_CONTENT)}[truncated ${text.length - MAX_CONTENT} chars]`;
+}
+
+interface Block {
+  type?: unknown;
+  text?: unknown;
+  thinking?: unknown;
+  id?: unknown;
+  name?: unknown;
+  arguments?: unknown;
+}
+
+function blocksOf(content: unknown, where: string): Block[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) throw new Error(`${where}: content: expected a string or a list of blocks`);
+  return content as Block[];
+}
+
+function textOf(blocks: Block[]): string {
+  return blocks
+    .map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : `[${String(b.type)}]`))
+    .join('\n');
+}
+
+/**
+ * The corpus messages of a pi session's text (see the file comment).
+ * @throws {Error} naming the line when a line is not JSON, a message has no known role, or a
+ *   block of an assistant message has an unknown type.
+ */
+export function piToCorpus(text: string): CorpusMessage[] {
+  const out: CorpusMessage[] = [];
+  const push = (m: Omit<CorpusMessage, 'seq'>) =>
+    out.push({ seq: out.length, ...m, content: cut(m.content) });
+  text.split('\n').forEach((raw, i) => {
+    if (raw.trim() === '') return;
+    const where = `line ${i + 1}`;
+    let line: { type?: unknown; timestamp?: unknown; message?: Record<string, unknown> };
+    try {
+      line = JSON.parse(raw);
+    } catch (error) {
+      throw new Error(`${where}: not JSON (${(error as Error).message})`);
+    }
+    if (line.type !== 'message') return;
+    const m = line.message ?? {};
+    const createdAt = typeof line.timestamp === 'string' ? line.timestamp : null;
+    const blocks = blocksOf(m.content, where);
+    if (m.role === 'user') {
+      push({
+        role: 'user',
+        kind: 'message',
+        content: textOf(blocks),
+        toolCallId: null,
+        toolName: null,
+        createdAt,
+      });
+    } else if (m.role === 'toolResult') {
+      push({
+        role: 'tool',
+        kind: 'tool_result',
+        content: textOf(blocks),
+        toolCallId: typeof m.toolCallId === 'string' ? m.toolCallId : null,
+        toolName: typeof m.toolName === 'string' ? m.toolName : null,
+        createdAt,
+      });
+    } else if (m.role === 'assistant') {
+      for (const b of blocks) {
+        if (b.type === 'text' && typeof b.text === 'string') {
+          if (b.text.trim() !== '')
+            push({
+              role: 'assistant',
+              kind: 'message',
+              content: b.text,
+              toolCallId: null,
+              toolName: null,
+              createdAt,
+            });
+        } else if (b.type === 'thinking' && typeof b.thinking === 'string') {
+          push({
+            role: 'assistant',
+            kind: 'message',
+            content: `[thinking] ${b.thinking}`,
+            toolCallId: null,
+            toolName: null,
+            createdAt,
+          });
+        } else if (b.type === 'toolCall') {
+          push({
+            role: 'assistant',
+            kind: 'tool_call',
+            content: JSON.stringify({ name: b.name, arguments: b.arguments }),
+            toolCallId: typeof b.id === 'string' ? b.id : null,
+            toolName: typeof b.name === 'string' ? b.name : null,
+            createdAt,
+          });
+        } else {
+          throw new Error(`${where}: assistant block of unknown type ${JSON.stringify(b.type)}`);
+        }
+      }
+    } else {
+      throw new Error(
+        `${where}: message role ${JSON.stringify(m.role)}: expected user, assistant or toolResult`,
+      );
+    }
+  });
+  return out;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const [source, out] = process.argv.slice(2);
+  if (!source || !out) {
+    console.error('usage: tsx scripts/corpus/pi-to-corpus.ts SESSION.jsonl OUT.jsonl');
+    process.exit(2);
+  }
+  const messages = piToCorpus(readFileSync(source, 'utf8'));
+  writeFileSync(out, `${messages.map((m) => JSON.stringify(m)).join('\n')}\n`);
+  console.log(`${out}: ${messages.length} messages`);
+}
