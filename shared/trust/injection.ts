@@ -55,6 +55,7 @@ import {
   OVERRIDE,
   ROLE_WORDS,
 } from './injection-lexicon.ts';
+import { createTextMemo } from './text-memo.ts';
 
 /**
  * Who wrote a text: `user` for the user's own words (a request, an answer, a rule; the agent's own
@@ -382,6 +383,21 @@ export function detectionViews(text: string): {
 export function detectInjection(text: string, options: DetectOptions = {}): InjectionFinding[] {
   if (typeof text !== 'string' || text.length === 0) return [];
   const untrusted = options?.source !== 'user';
+  const memo = untrusted ? untrustedMemo : userMemo;
+  return memo.get(text, () => scan(text, untrusted)).map((f) => ({ ...f }));
+}
+
+/**
+ * Characters of text each source's memo of findings holds (about 8 MB of keys each): a job's
+ * messages are read by several stages, and a worker at concurrency 128 has that many jobs' texts
+ * in flight.
+ */
+const MEMO_CHARS = 4_000_000;
+const untrustedMemo = createTextMemo<readonly Readonly<InjectionFinding>[]>(MEMO_CHARS);
+const userMemo = createTextMemo<readonly Readonly<InjectionFinding>[]>(MEMO_CHARS);
+
+/** One detector pass over `text` (see {@link detectInjection}); pure, so its answer is memoized. */
+function scan(text: string, untrusted: boolean): InjectionFinding[] {
   const scanned =
     text.length > MAX_SCANNED_CHARS
       ? `${text.slice(0, MAX_SCANNED_CHARS / 2)}\n${text.slice(-MAX_SCANNED_CHARS / 2)}`

@@ -42,6 +42,11 @@
  * NODE_OPTIONS; default none), `--backends redis,postgres` (parts 1 and 2: the queue backends, in
  * that order; default both; parts 3 and 6 use Redis and the first backend's runs). Only a run of every part at the default levels rewrites results.md. Benchmarks print
  * numbers; they assert nothing.
+ *
+ * Parts 1 and 2 run the worker in this process (only the fake Messages API has a process of its
+ * own), so a profile of the worker is a profile of this process:
+ * `node --cpu-prof --cpu-prof-dir=DIR --import tsx test/bench/bench.ts --parts 2 --levels 128`
+ * (the floor's runs alternate with the compactor's in the same profile).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
