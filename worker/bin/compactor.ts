@@ -3,7 +3,10 @@
  * The `compactor` command. The package's `bin` runs this file's build (`dist/worker/bin/compactor.js`);
  * a checkout without a build runs the sources through `worker/bin/compactor-dev.js`.
  */
+import { enableCompileCache } from '../cli/compile-cache.ts';
 import { missingPeer } from '../cli/missing-peer.ts';
+
+enableCompileCache();
 
 // `compactor history | head` closes the pipe early: stop quietly, as other command-line tools do,
 // instead of dying on an unhandled EPIPE with a stack trace.
