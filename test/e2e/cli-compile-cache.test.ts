@@ -6,7 +6,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCompactor } from '../support/processes.ts';
+import { BIN, runCompactor } from '../support/processes.ts';
 
 let dir: string;
 
@@ -21,7 +21,14 @@ afterAll(async () => {
 describe('the compile cache', () => {
   it('is written under XDG_CACHE_HOME/compactor/compile-cache', async () => {
     const cache = path.join(dir, 'on');
-    const run = await runCompactor(['--version'], { XDG_CACHE_HOME: cache });
+    // The tests' children run with the cache off (childEnv): this one runs as a user's would.
+    const run = await runCompactor(['--version'], { XDG_CACHE_HOME: cache }, [
+      'env',
+      '-u',
+      'NODE_DISABLE_COMPILE_CACHE',
+      process.execPath,
+      BIN,
+    ]);
     expect(run.code).toBe(0);
     expect(await readdir(path.join(cache, 'compactor', 'compile-cache'))).not.toEqual([]);
   });

@@ -25,11 +25,12 @@ const children = new Set<ChildProcess>();
 /**
  * The environment a `compactor` run gets: this process's environment without the Anthropic
  * variables (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, so no test reaches a real model by
- * accident), plus `env`.
+ * accident), with Node's compile cache off (`NODE_DISABLE_COMPILE_CACHE`, so no test writes to the
+ * user's cache folder; the compile-cache test sets its own), plus `env`.
  */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { ANTHROPIC_API_KEY: _k, ANTHROPIC_BASE_URL: _u, ...inherited } = process.env;
-  return { ...inherited, ...env };
+  return { ...inherited, NODE_DISABLE_COMPILE_CACHE: '1', ...env };
 }
 
 /**
