@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { cliReferencePage } from './cli-page.ts';
 import { configurationReferencePage } from './configuration-page.ts';
 import { FOLDERS_MARKERS, foldersTable, replaceBetween } from './folders.ts';
+import { helpSectionsModule } from './help-sections.ts';
 import { httpApiReferencePage } from './http-api-page.ts';
 
 /** The repository's root. */
@@ -24,6 +25,7 @@ export const GENERATED_PAGES: ReadonlyArray<{ path: string; render: () => string
   { path: 'docs/reference/cli.md', render: cliReferencePage },
   { path: 'docs/reference/configuration.md', render: configurationReferencePage },
   { path: 'docs/reference/http-api.md', render: httpApiReferencePage },
+  { path: 'worker/cli/help-sections.generated.ts', render: helpSectionsModule },
 ];
 
 /**

@@ -4,10 +4,9 @@
  * and `compactor <command> --help` (usage, options, notes, an example).
  */
 
-import { STRATEGIES } from '../../shared/strategies/index.ts';
 import { packageJson } from '../config/package-files.ts';
 import type { Command, CommandGroup } from './command.ts';
-import { environmentHelp } from './environment.ts';
+import { ENVIRONMENT_HELP, STRATEGY_USAGES } from './help-sections.generated.ts';
 
 /** The package's name, version and description, from package.json. */
 export function packageInfo(): { name: string; version: string; description: string } {
@@ -80,9 +79,7 @@ export function topHelp(commands: ReadonlyArray<Command | CommandGroup>): string
     'commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    `strategies (--strategy): ${Object.values(STRATEGIES)
-      .map((unit) => unit.usage)
-      .join(' | ')} | a JSON object such as`,
+    `strategies (--strategy): ${STRATEGY_USAGES.join(' | ')} | a JSON object such as`,
     '  {"type":"summarize","keepRecent":20,"keepRecentTokens":20000,"cutAtUserTurn":true,"maxSummaryTokens":2000}',
     '  N: newest messages kept; Ttokens (keepRecentTokens): newest estimated tokens kept, whichever',
     '  keeps more; userTurn (cutAtUserTurn): the kept messages begin with a user turn',
@@ -95,7 +92,7 @@ export function topHelp(commands: ReadonlyArray<Command | CommandGroup>): string
     '  its trigger; each stage its own ledger row and restore; JSON options clear, summarize',
     '',
     'environment:',
-    ...environmentHelp(),
+    ...ENVIRONMENT_HELP,
     '',
     'exit codes: 0 done, 1 failed (the error is printed), 2 bad usage',
   ].join('\n');
