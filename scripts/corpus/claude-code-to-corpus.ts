@@ -15,7 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CorpusMessage, cut } from './pi-to-corpus.ts';
+import { type CorpusMessage, corpusLines, cut } from './pi-to-corpus.ts';
 
 interface Block {
   type?: unknown;
@@ -119,6 +119,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     process.exit(2);
   }
   const messages = claudeCodeToCorpus(readFileSync(source, 'utf8'));
-  writeFileSync(out, `${messages.map((m) => JSON.stringify(m)).join('\n')}\n`);
+  writeFileSync(out, corpusLines(messages));
   console.log(`${out}: ${messages.length} messages`);
 }

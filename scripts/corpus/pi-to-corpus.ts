@@ -36,6 +36,19 @@ export function cut(text: string): string {
     : `${text.slice(0, MAX_CONTENT)}[truncated ${text.length - MAX_CONTENT} chars]`;
 }
 
+/**
+ * `text` with each macOS home folder (`/Users/<name>`) written as `~`: the recorded machine's paths
+ * stay readable (`~/repo/src/x.ts`) without naming its user folder.
+ */
+export function homeRelative(text: string): string {
+  return text.replace(/\/Users\/[^/\s"'\\]+/g, '~');
+}
+
+/** The corpus JSONL of `messages`, one a line, content {@link homeRelative}. */
+export function corpusLines(messages: CorpusMessage[]): string {
+  return `${messages.map((m) => JSON.stringify({ ...m, content: homeRelative(m.content) })).join('\n')}\n`;
+}
+
 interface Block {
   type?: unknown;
   text?: unknown;
@@ -147,6 +160,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     process.exit(2);
   }
   const messages = piToCorpus(readFileSync(source, 'utf8'));
-  writeFileSync(out, `${messages.map((m) => JSON.stringify(m)).join('\n')}\n`);
+  writeFileSync(out, corpusLines(messages));
   console.log(`${out}: ${messages.length} messages`);
 }
