@@ -2,6 +2,7 @@
  * The Postgres connection (postgres.js) and its drizzle wrapper, shared by worker and producer.
  */
 
+import type { Socket } from 'node:net';
 import postgres from 'postgres';
 import { DatabaseError, InvalidInputError } from '../../shared/contract/errors.ts';
 import type { SQL } from './orm.ts';
@@ -33,6 +34,12 @@ export interface DatabaseOptions {
   schema?: string;
   /** Closes a connection idle this long, seconds. Default: never. */
   idleTimeoutS?: number;
+  /**
+   * Opens each connection's socket, connected to the server, in place of postgres.js's own TCP
+   * connection to the URL's host (postgres.js's `socket` option): a benchmark's tap on the wire
+   * (test/bench/wire-tap.ts). Default: postgres.js connects.
+   */
+  socket?: () => Socket;
 }
 
 /** The Postgres schema compactor's tables live in unless configured otherwise (`COMPACTOR_SCHEMA`). */
@@ -84,6 +91,8 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     max: options.max ?? 10,
     ...(options.idleTimeoutS === undefined ? {} : { idle_timeout: options.idleTimeoutS }),
     ...connectionOptions(options.schema, options.applicationName),
+    // Not in postgres.js's types, but an option of its connections (src/connection.js).
+    ...(options.socket ? ({ socket: options.socket } as object) : {}),
   });
   const db = drizzle(sql, { schema });
   let closing: Promise<void> | undefined;

@@ -96,6 +96,7 @@ import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
 import { hostileMcp } from './hostile-mcp.ts';
 import { hostileSuite } from './hostile-suite.ts';
 import { noisyNeighbor } from './noisy-neighbor.ts';
+import { statementsPerJob } from './postgres-path.ts';
 import { databaseCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
 import {
   fmt,
@@ -116,6 +117,7 @@ const { values } = parseArgs({
     parts: { type: 'string', default: '1,2,4,5,7,8,9,10,12,13,14,15' },
     'api-node-options': { type: 'string', default: '' },
     backends: { type: 'string', default: 'redis,postgres' },
+    soak: { type: 'string', default: '10' },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
@@ -197,6 +199,19 @@ async function main() {
     if (PARTS.has('13')) await hostileSuite(url, sql, prefix, section, values['api-node-options']);
     if (PARTS.has('14')) await aiSdkMiddlewareOverhead(url, prefix(), section);
     if (PARTS.has('15')) await cliStartup(url, section);
+    if (PARTS.has('17')) {
+      const context = {
+        url,
+        sql,
+        section,
+        llmUrl: llm.url,
+        slowLlmUrl: async () => {
+          const slow = await fakeServerProcess(1_000);
+          return { url: slow.url, close: () => slow.kill() };
+        },
+      };
+      await statementsPerJob(context, { jobs: EVENTS, concurrency: CONCURRENCY });
+    }
     if (ALL_PARTS) {
       await writeFile(RESULTS, report.text());
       console.log(`\nwritten to ${RESULTS}`);

@@ -3,6 +3,7 @@
  * and closes it all in one idempotent call that runs every step even if one fails.
  */
 
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { type Database, openDatabase } from '../../producer/postgres/db.ts';
 import {
@@ -102,6 +103,13 @@ export interface ServiceOverrides {
    * them per use, without the extra connection.
    */
   listenForPolicies?: boolean;
+  /**
+   * Opens the sockets of the process's Postgres connections, for a benchmark that counts what goes
+   * over the wire (test/bench/wire-tap.ts): `database` those of compactor's pool (connected,
+   * postgres.js's `socket`), `queue` those of BullMQ's pools on the `postgres` backend
+   * (unconnected, node-postgres's `stream`). Default: the drivers connect.
+   */
+  sockets?: { database?: () => Socket; queue?: () => Socket };
 }
 
 /** Postgres connections of a process that runs no jobs, or when nothing else is known. */
@@ -134,9 +142,16 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
   const database = openDatabase(config.databaseUrl, {
     max: overrides.poolSize ?? config.dbPoolSize ?? DEFAULT_POOL_SIZE,
     schema: config.databaseSchema,
+    ...(overrides.sockets?.database ? { socket: overrides.sockets.database } : {}),
   });
   let closing: Promise<void> | undefined;
-  const coordination = coordinationOf(config, logger, database, () => closing !== undefined);
+  const coordination = coordinationOf(
+    config,
+    logger,
+    database,
+    () => closing !== undefined,
+    overrides.sockets?.queue,
+  );
   const { redis } = coordination;
   // Jobs read policies from this cache; policy writes NOTIFY it (worker/postgres/policy-cache.ts).
   const policies = new PolicyCache(
@@ -192,10 +207,13 @@ function coordinationOf(
   logger: Logger,
   database: Database,
   closed: () => boolean,
+  queueSocket?: () => Socket,
 ): Coordination {
   if (queueBackendOfConfig(config) === 'postgres') {
     const queues = postgresQueueBackend({
-      connection: config.databaseUrl,
+      connection: queueSocket
+        ? { connectionString: config.databaseUrl, stream: queueSocket }
+        : config.databaseUrl,
       schema: config.queueSchema ?? DEFAULT_QUEUE_SCHEMA,
     });
     const queueState = queueStateLog(logger, queues.where, {

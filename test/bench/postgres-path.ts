@@ -1,0 +1,285 @@
+/**
+ * Part 17 of `npm run bench` (`--parts 17`): the PostgreSQL path of one job.
+ *
+ * 17a. Statements per job: the compactor worker on BullMQ's PostgreSQL backend drains a backlog
+ *   (part 1's slidingWindow jobs, and part 2's summarize jobs with the fake Messages API answering
+ *   at once) while a wire tap (test/bench/wire-tap.ts) reads every message its two kinds of
+ *   connection send: compactor's postgres.js pool and BullMQ's node-postgres pools. Per job: the
+ *   statements by purpose, the round trips, the transactions; and the rows each table gained, changed
+ *   and lost (`pg_stat_user_tables`).
+ * 17b. The soak (`--soak N`, default 10; 0 skips it): part 2's LLM-bound workload (summarize, the fake
+ *   answering after 1 s) at concurrency 128 on the PostgreSQL queue, N runs back to back in the same
+ *   database and queue schema, nothing cleaned between runs (as a long-lived deployment sees it):
+ *   each run's jobs/s, last / first, and per run the dead and live rows of the queue's tables and of
+ *   compactor's lease, slot and ledger tables, and whether autovacuum ran on them.
+ */
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import type { Worker } from 'bullmq';
+import postgres from 'postgres';
+import { connectionOptions } from '../../producer/postgres/db.ts';
+import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
+import {
+  COMPACTION_QUEUE,
+  DEFAULT_JOB_OPTIONS,
+  jobIdOf,
+  RUN_COMPLETED,
+} from '../../shared/protocol/events.ts';
+import { startWorker } from '../../worker/queue/compaction/worker.ts';
+import { openServices, poolSizeFor } from '../../worker/runtime/services.ts';
+import { silentLogger } from '../support/fixtures.ts';
+import { openRunQueues, type RunQueues } from './backends.ts';
+import { fmt, seedSessions } from './report.ts';
+import { type WireCount, WireTap } from './wire-tap.ts';
+
+/** What part 17 needs from the bench: the database, its pool, and where to print. */
+export interface PostgresPathContext {
+  url: string;
+  sql: postgres.Sql;
+  section: (title: string, header: string[], rows: string[][], notes?: string[]) => void;
+  /** The fake Messages API, answering at once (17a) and after 1 s (17b). */
+  llmUrl: string;
+  slowLlmUrl: () => Promise<{ url: string; close(): void }>;
+}
+
+const TENANT = 'bench';
+
+/**
+ * What a statement (a key of {@link WireTap.counts}: its text, or `begin`/`commit` and the
+ * transaction's first statement) is for. Order matters: the first pattern that matches names it.
+ */
+const PURPOSES: [RegExp, string][] = [
+  [
+    /tenant_slots.*token = \$2::uuid$|^(update|delete) from tenant_slots where .*token/,
+    'fair share: slot renew / release',
+  ],
+  [/tenant_slot|tenant_slots/, 'fair share: slot take'],
+  [/^(begin|commit|rollback)?.*insert into session_leases/, 'lease: acquire'],
+  [/^update session_leases/, 'lease: renew'],
+  [/^delete from session_leases/, 'lease: release'],
+  [/^select "agent_id", "message_count"/, 'gate read (session row, before the lease)'],
+  [
+    /^select s\.format, s\.compaction_version|^select m\.seq, m\.pinned/,
+    'snapshot read (session + messages)',
+  ],
+  [/^(begin|commit|rollback) ‹select format, message_count/, 'apply: begin / commit'],
+  [
+    /^select format, message_count, token_count, compaction_version/,
+    'apply: fence (row lock, version, key used)',
+  ],
+  [/^with moved as/, 'apply: archive the leaving messages'],
+  [/^insert into messages/, 'apply: insert the summary'],
+  [/^with counters as/, 'apply: counters + ledger row'],
+  [/SELECT add_job/, 'events/outbox: session.compacted job (BullMQ)'],
+  [/Finish an active job successfully AND claim/, 'queue: complete + claim next (BullMQ)'],
+  [
+    /Claim the next ready job|"no job" signal|extend_lock|EXTEND|stalled/i,
+    'queue: claim / idle / locks (BullMQ)',
+  ],
+];
+
+/** The purpose of a counted statement key; "other" for start-up and the rest. */
+export function purposeOf(key: string): string {
+  for (const [pattern, purpose] of PURPOSES) if (pattern.test(key)) return purpose;
+  return 'other (start-up, policies, type lookups)';
+}
+
+/** Sums `tap`'s counts by purpose, over both clients. */
+function byPurpose(tap: WireTap): Map<string, WireCount> {
+  const sums = new Map<string, WireCount>();
+  for (const byText of tap.counts.values())
+    for (const [text, c] of byText) {
+      const purpose = purposeOf(text);
+      const sum = sums.get(purpose) ?? { statements: 0, roundTrips: 0, transactions: 0 };
+      sum.statements += c.statements;
+      sum.roundTrips += c.roundTrips;
+      sum.transactions += c.transactions;
+      sums.set(purpose, sum);
+    }
+  return sums;
+}
+
+/**
+ * Seeds `count` sessions of 60 messages (seedSessions) on a connection of its own, closed after: a
+ * backend reports its table counts when it goes, so the seeding's rows are not counted as the jobs'.
+ */
+async function seedAlone(url: string, count: number): Promise<void> {
+  const sql = postgres(url, { max: 1, ...connectionOptions() });
+  try {
+    await seedSessions(sql, TENANT, count, 60);
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Rows gained, changed and lost per table of two schemas, from `pg_stat_user_tables`. */
+type TupleCounts = Map<string, { ins: number; upd: number; hot: number; del: number }>;
+
+async function tupleCounts(sql: postgres.Sql, schemas: string[]): Promise<TupleCounts> {
+  const rows = await sql<{ name: string; ins: string; upd: string; hot: string; del: string }[]>`
+    select schemaname || '.' || relname as name, n_tup_ins as ins, n_tup_upd as upd, n_tup_hot_upd as hot,
+           n_tup_del as del
+      from pg_stat_user_tables where schemaname in ${sql(schemas)}`;
+  return new Map(
+    rows.map((r) => [
+      r.name,
+      { ins: Number(r.ins), upd: Number(r.upd), hot: Number(r.hot), del: Number(r.del) },
+    ]),
+  );
+}
+
+/** Part 17a: statements, round trips and transactions per job, by purpose, on both workloads. */
+export async function statementsPerJob(
+  ctx: PostgresPathContext,
+  options: { jobs: number; concurrency: number },
+): Promise<void> {
+  const workloads = [
+    { name: 'slidingWindow', strategy: { type: 'slidingWindow', maxMessages: 10 } },
+    { name: 'summarize', strategy: { type: 'summarize', keepRecent: 10 } },
+  ] as const;
+  const sums: Map<string, WireCount>[] = [];
+  const tuples: Map<string, string[]> = new Map();
+  for (const [w, workload] of workloads.entries()) {
+    await seedAlone(ctx.url, options.jobs);
+    const run = await openRunQueues('postgres', ctx.url, ctx.sql);
+    const tap = new WireTap();
+    try {
+      const schemas = ['compactor', run.config().queueSchema ?? ''];
+      const before = await drainTapped(ctx, run, tap, workload.strategy, options, () =>
+        tupleCounts(ctx.sql, schemas),
+      );
+      // Backends report their counts when they go: read after the worker closed its pools.
+      await new Promise((r) => setTimeout(r, 1_000));
+      const after = await tupleCounts(ctx.sql, schemas);
+      for (const [name, a] of after) {
+        const b = before.get(name) ?? { ins: 0, upd: 0, hot: 0, del: 0 };
+        const per = (k: 'ins' | 'upd' | 'hot' | 'del') => (a[k] - b[k]) / options.jobs;
+        if (per('ins') + per('upd') + per('del') < 0.005) continue;
+        const key = name.replace(/^q_bench_[0-9a-f]+\./, '<queue>.');
+        const cells = tuples.get(key) ?? ['', ''];
+        cells[w] =
+          `${fmt(per('ins'), 2)} / ${fmt(per('upd'), 2)} (${fmt(per('hot'), 2)} HOT) / ${fmt(per('del'), 2)}`;
+        tuples.set(key, cells);
+      }
+      sums.push(byPurpose(tap));
+    } finally {
+      await run.cleanup();
+    }
+  }
+  statementsSection(ctx, sums, tuples, options);
+}
+
+/** Prints part 17a's two tables. */
+function statementsSection(
+  ctx: PostgresPathContext,
+  sums: Map<string, WireCount>[],
+  tuples: Map<string, string[]>,
+  options: { jobs: number; concurrency: number },
+): void {
+  const purposes = [...new Set([...PURPOSES.map(([, p]) => p), 'other (start-up, policies, type lookups)'])];
+  const cell = (sum: Map<string, WireCount> | undefined, purpose: string | null) => {
+    const list =
+      purpose === null ? [...(sum?.values() ?? [])] : [sum?.get(purpose)].filter((c) => c !== undefined);
+    const total = (k: keyof WireCount) => list.reduce((n, c) => n + c[k], 0) / options.jobs;
+    return [fmt(total('statements'), 2), fmt(total('roundTrips'), 2), fmt(total('transactions'), 2)];
+  };
+  const rows = purposes
+    .filter((p) => sums.some((s) => (s.get(p)?.statements ?? 0) / options.jobs >= 0.005))
+    .map((p) => [p, ...sums.flatMap((s) => cell(s, p))]);
+  rows.push(['**total per job**', ...sums.flatMap((s) => cell(s, null).map((c) => `**${c}**`))]);
+  ctx.section(
+    '17a. Statements per job on the PostgreSQL path',
+    [
+      'purpose',
+      'slidingWindow: statements',
+      'round trips',
+      'transactions',
+      'summarize: statements',
+      'round trips',
+      'transactions',
+    ],
+    rows,
+    [
+      `${options.jobs} jobs on ${options.jobs} sessions of 60 messages, concurrency ${options.concurrency}, the compactor worker on BullMQ's PostgreSQL backend; slidingWindow (maxMessages 10) as in part 1, summarize (keepRecent 10) with the fake Messages API answering at once. Load average at the start: ${loadAverage()}.`,
+      "Counted on the wire (test/bench/wire-tap.ts) on every connection of compactor's postgres.js pool and of BullMQ's node-postgres pools (the worker's, the session-events queue's), from the worker's first job to its close, divided by the jobs. A statement is an Execute or a simple Query; a round trip is a flight of writes after the server answered (a pipelined batch is one); a transaction is a begin, or a statement outside one. `begin` and `commit` are counted under the transaction they open and close.",
+    ],
+  );
+  ctx.section(
+    '17a. Rows per job by table (inserted / updated (of which HOT) / deleted)',
+    ['table', 'slidingWindow', 'summarize'],
+    [...tuples].sort((a, b) => a[0].localeCompare(b[0])).map(([name, cells]) => [name, ...cells]),
+    [
+      "From `pg_stat_user_tables` before the first job and after the worker closed, divided by the jobs; tables under 0.005 rows per job are left out. `<queue>` is BullMQ's schema of the run.",
+    ],
+  );
+}
+
+/** The machine's 1-, 5- and 15-minute load averages. */
+export function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ');
+}
+
+/** Runs `jobs` jobs of `strategy` through a tapped worker; returns once all settled. */
+async function drainTapped(
+  ctx: PostgresPathContext,
+  run: RunQueues,
+  tap: WireTap,
+  strategy: object,
+  options: { jobs: number; concurrency: number },
+  before: () => Promise<TupleCounts>,
+): Promise<TupleCounts> {
+  const { hostname, port } = new URL(ctx.url);
+  const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: ctx.llmUrl });
+  const services = openServices(config, silentLogger, {
+    poolSize: poolSizeFor(config, options.concurrency),
+    summarizers: strategy && 'maxMessages' in strategy ? { primary: createExtractiveSummarizer() } : {},
+    sockets: {
+      database: tap.postgresJsSocket('compactor (postgres.js)', hostname, Number(port || 5432)),
+      queue: tap.pgStream('BullMQ (node-postgres)'),
+    },
+  });
+  const w = startWorker(services, { concurrency: options.concurrency });
+  const link = run.queues.link({ poolSize: 2 });
+  const queue = new run.queues.Queue(COMPACTION_QUEUE, link.options);
+  queue.on('error', () => {});
+  try {
+    await w.worker.waitUntilReady();
+    tap.reset();
+    const counts = await before();
+    const done = settled(w.worker, options.jobs);
+    await queue.addBulk(
+      Array.from({ length: options.jobs }, (_, i) => {
+        const eventId = randomUUID();
+        return {
+          name: RUN_COMPLETED,
+          data: { tenantId: TENANT, sessionId: `s${i + 1}`, eventId, strategy },
+          opts: { ...DEFAULT_JOB_OPTIONS, jobId: jobIdOf(TENANT, eventId) },
+        };
+      }),
+    );
+    await done;
+    return counts;
+  } finally {
+    await w.close();
+    await queue.close();
+    await link.close();
+  }
+}
+
+/** Resolves once `worker` settled `n` jobs (completed, or failed for good). */
+function settled(worker: Worker, n: number): Promise<void> {
+  return new Promise((resolve) => {
+    let count = 0;
+    const one = () => {
+      count += 1;
+      if (count === n) resolve();
+    };
+    worker.on('completed', one);
+    worker.on('failed', (job, error) => {
+      if (!job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) one();
+    });
+  });
+}
