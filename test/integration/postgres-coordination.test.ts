@@ -166,6 +166,20 @@ describe('the fair order in Postgres', () => {
     const [left] = await tdb.database.sql<{ n: number }[]>`select count(*)::int as n from tenant_slots`;
     expect(left?.n).toBe(0);
   });
+  it('gives a tenant no more than its share when its workers ask at once', async () => {
+    const backlog = postgresTenantBacklog(tdb.database.db);
+    const slots = createPostgresTenantSlots(tdb.database.db, { prefix: 'unused', maxActive: 3 });
+    // Another tenant has a job pending, so the crowded one is held to its share of 3.
+    await backlog.take('waiting');
+    const asked = await Promise.all(Array.from({ length: 24 }, () => slots.acquire('crowded')));
+    const held = asked.filter((slot) => slot !== null);
+    expect(held).toHaveLength(3);
+    await Promise.all(held.map((slot) => slot.release()));
+    await backlog.release('waiting');
+    const [left] = await tdb.database.sql<{ n: number }[]>`
+      select count(*)::int as n from tenant_slots where tenant_id = 'crowded'`;
+    expect(left?.n).toBe(0);
+  });
 });
 
 describe('compactor migrate on the postgres queue backend', () => {
