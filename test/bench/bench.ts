@@ -96,7 +96,7 @@ import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
 import { hostileMcp } from './hostile-mcp.ts';
 import { hostileSuite } from './hostile-suite.ts';
 import { noisyNeighbor } from './noisy-neighbor.ts';
-import { statementsPerJob } from './postgres-path.ts';
+import { soak, statementsPerJob } from './postgres-path.ts';
 import { databaseCpuMs, processCpuMs, redisServerCpuMs } from './proc.ts';
 import {
   fmt,
@@ -125,6 +125,7 @@ const EVENTS = positiveInteger('events', values.events);
 const CONCURRENCY = positiveInteger('concurrency', values.concurrency);
 const ALTERNATIONS = positiveInteger('alternations', values.alternations);
 const BACKENDS = parseBackends(values.backends);
+const SOAK_RUNS = values.soak === '0' ? 0 : positiveInteger('soak', values.soak);
 const LEVELS = values.levels.split(',').map((c) => positiveInteger('levels', c.trim()));
 const ALL_PARTS =
   ['1', '2', '4', '5', '7', '8', '9', '10', '12', '13', '14', '15'].every((p) => PARTS.has(p)) &&
@@ -211,6 +212,7 @@ async function main() {
         },
       };
       await statementsPerJob(context, { jobs: EVENTS, concurrency: CONCURRENCY });
+      if (SOAK_RUNS > 0) await soak(context, SOAK_RUNS);
     }
     if (ALL_PARTS) {
       await writeFile(RESULTS, report.text());

@@ -29,7 +29,7 @@ import { startWorker } from '../../worker/queue/compaction/worker.ts';
 import { openServices, poolSizeFor } from '../../worker/runtime/services.ts';
 import { silentLogger } from '../support/fixtures.ts';
 import { openRunQueues, type RunQueues } from './backends.ts';
-import { fmt, seedSessions } from './report.ts';
+import { addSessions, fmt, seedSessions } from './report.ts';
 import { type WireCount, WireTap } from './wire-tap.ts';
 
 /** What part 17 needs from the bench: the database, its pool, and where to print. */
@@ -282,4 +282,172 @@ function settled(worker: Worker, n: number): Promise<void> {
       if (!job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) one();
     });
   });
+}
+
+/** The soak's concurrency and jobs per run: part 2's level 128, ten waves. */
+const SOAK_CONCURRENCY = 128;
+const SOAK_JOBS = SOAK_CONCURRENCY * 10;
+
+/** A table's row counts and vacuum history, from `pg_stat_user_tables`. */
+interface TableState {
+  live: number;
+  dead: number;
+  autovacuums: number;
+  lastAutovacuum: Date | null;
+}
+
+async function tableStates(sql: postgres.Sql, schemas: string[]): Promise<Map<string, TableState>> {
+  const rows = await sql<
+    { name: string; live: string; dead: string; autovacuums: string; last_autovacuum: Date | null }[]
+  >`
+    select schemaname || '.' || relname as name, n_live_tup as live, n_dead_tup as dead,
+           autovacuum_count as autovacuums, last_autovacuum
+      from pg_stat_user_tables where schemaname in ${sql(schemas)}`;
+  return new Map(
+    rows.map((r) => [
+      r.name,
+      {
+        live: Number(r.live),
+        dead: Number(r.dead),
+        autovacuums: Number(r.autovacuums),
+        lastAutovacuum: r.last_autovacuum,
+      },
+    ]),
+  );
+}
+
+/** The tables the soak reports, by the name it prints: the queue's, then compactor's. */
+const SOAK_TABLES = ['job', 'event', 'session_leases', 'tenant_slots', 'compactions', 'sessions'] as const;
+
+/**
+ * Part 17b: `runs` runs of part 2's workload at concurrency 128 on one PostgreSQL queue schema and
+ * one database, nothing cleaned between them.
+ */
+export async function soak(ctx: PostgresPathContext, runs: number): Promise<void> {
+  const llm = await ctx.slowLlmUrl();
+  await seedAlone(ctx.url, 1);
+  const run = await openRunQueues('postgres', ctx.url, ctx.sql);
+  const queueSchema = run.config().queueSchema ?? '';
+  const rows: string[][] = [];
+  const rates: number[] = [];
+  const load = loadAverage();
+  const autovacuum = (
+    await ctx.sql<{ setting: string }[]>`select setting from pg_settings where name = 'autovacuum'`
+  )[0]?.setting;
+  try {
+    for (let r = 1; r <= runs; r++) {
+      const { jobsPerS, connections } = await soakRun(ctx, run, llm.url, `r${r}s`);
+      rates.push(jobsPerS);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const states = await tableStates(ctx.sql, ['compactor', queueSchema]);
+      const of = (table: string) =>
+        states.get(`${['job', 'event'].includes(table) ? queueSchema : 'compactor'}.${table}`);
+      const vacuumed = [...states]
+        .filter(([, s]) => s.autovacuums > 0)
+        .map(([name, s]) => `${name.replace(queueSchema, '<queue>')} ×${s.autovacuums}`);
+      rows.push([
+        String(r),
+        fmt(jobsPerS, 1),
+        fmt(jobsPerS / (rates[0] ?? jobsPerS), 2),
+        ...SOAK_TABLES.map((t) => `${of(t)?.dead ?? 0} / ${of(t)?.live ?? 0}`),
+        vacuumed.length ? vacuumed.join(', ') : 'none',
+        connections,
+      ]);
+    }
+  } finally {
+    llm.close();
+    await run.cleanup();
+  }
+  const last = rates.at(-1) ?? 0;
+  const first = rates[0] ?? 1;
+  ctx.section(
+    `17b. Soak: ${runs} runs back to back at concurrency ${SOAK_CONCURRENCY} on the PostgreSQL queue, nothing cleaned between`,
+    [
+      'run',
+      'jobs/s',
+      'of run 1',
+      ...SOAK_TABLES.map((t) => `${t} dead / live`),
+      'autovacuum ran on',
+      'peak connections (compactor / queue)',
+    ],
+    rows,
+    [
+      `Last / first: **${fmt(last / first, 2)}** (target ≥ 0.95: ${last / first >= 0.95 ? 'met' : 'missed'}).`,
+      `Each run: ${SOAK_JOBS} summarize jobs (keepRecent 10) on ${SOAK_JOBS} new sessions of 60 messages added beside the earlier runs' (none deleted), the fake Messages API in its own process answering after 1 s, a compactor worker at concurrency ${SOAK_CONCURRENCY} started for the run (its pools as \`compactor worker --concurrency ${SOAK_CONCURRENCY}\` sizes them) and closed after; jobs/s from its start to its last job settled. Every run uses the same database and the same queue schema; completed jobs stay as the producer's job options keep them (a day, at most 10,000).`,
+      "`job` and `event` are BullMQ's tables in the queue schema; the others are compactor's. Dead / live rows from `pg_stat_user_tables` after each run (the worker closed, so its backends had reported their counts).",
+      "Peak connections: the most backends of the database at once while the run's worker ran, by `application_name` (compactor's postgres.js pool and its LISTEN connection; BullMQ's pools and LISTEN connections, `compactor-queue`), sampled every 200 ms.",
+      `autovacuum on this server: ${autovacuum}. Load average at the start: ${load}; at the end: ${loadAverage()}.`,
+    ],
+  );
+}
+
+/** One soak run: sessions `<prefix>1..`, their jobs, a worker at 128 until all settled; its jobs/s. */
+async function soakRun(
+  ctx: PostgresPathContext,
+  run: RunQueues,
+  llmUrl: string,
+  prefix: string,
+): Promise<{ jobsPerS: number; connections: string }> {
+  await addSessions(ctx.sql, TENANT, SOAK_JOBS, 60, prefix);
+  const link = run.queues.link({ poolSize: 2 });
+  const queue = new run.queues.Queue(COMPACTION_QUEUE, link.options);
+  queue.on('error', () => {});
+  try {
+    await queue.addBulk(
+      Array.from({ length: SOAK_JOBS }, (_, i) => {
+        const eventId = randomUUID();
+        return {
+          name: RUN_COMPLETED,
+          data: {
+            tenantId: TENANT,
+            sessionId: `${prefix}${i + 1}`,
+            eventId,
+            strategy: { type: 'summarize', keepRecent: 10 },
+          },
+          opts: { ...DEFAULT_JOB_OPTIONS, jobId: jobIdOf(TENANT, eventId) },
+        };
+      }),
+    );
+    const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: llmUrl });
+    const services = openServices(config, silentLogger, { poolSize: poolSizeFor(config, SOAK_CONCURRENCY) });
+    const started = performance.now();
+    const w = startWorker(services, { concurrency: SOAK_CONCURRENCY });
+    const peak = peakConnections(ctx.sql);
+    await settled(w.worker, SOAK_JOBS);
+    const ms = performance.now() - started;
+    const connections = await peak.stop();
+    await w.close();
+    return { jobsPerS: SOAK_JOBS / (ms / 1000), connections };
+  } finally {
+    await queue.close();
+    await link.close();
+  }
+}
+
+/**
+ * Samples, every 200 ms until `stop`, the backends of the current database by application name:
+ * compactor's (`compactor`) and BullMQ's (`compactor-queue`). `stop` gives the peaks, "a / b".
+ */
+function peakConnections(sql: postgres.Sql): { stop(): Promise<string> } {
+  let own = 0;
+  let queue = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const [row] = await sql<{ own: number; queue: number }[]>`
+        select count(*) filter (where application_name = 'compactor')::int as own,
+               count(*) filter (where application_name = 'compactor-queue')::int as queue
+          from pg_stat_activity where datname = current_database()`;
+      own = Math.max(own, row?.own ?? 0);
+      queue = Math.max(queue, row?.queue ?? 0);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return `${own} / ${queue}`;
+    },
+  };
 }

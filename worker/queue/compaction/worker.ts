@@ -50,7 +50,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   let worker: Worker<unknown, JobResult> | undefined;
   const { metrics } = options;
   // session.compacted, and the tenant's webhook when it has one.
-  const applied = createAppliedHooks(services);
+  const applied = createAppliedHooks(services, { poolSize: queuePoolSizeFor(concurrency) });
   const processor = createProcessor({
     onApplied: (row, checkpoint) => applied.onApplied(row, checkpoint),
     reads: services.reads,
@@ -75,8 +75,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     }),
   });
   // BullMQ does not close a Redis connection it was given; the link closes it after the worker.
-  // On Postgres the worker's pool serves its jobs' moves: one connection per job, at most 10.
-  const link = services.queues.link({ poolSize: Math.min(concurrency + 1, 10) });
+  const link = services.queues.link({ poolSize: queuePoolSizeFor(concurrency) });
   worker = new services.queues.Worker<unknown, JobResult>(COMPACTION_QUEUE, processor, {
     ...link.options,
     concurrency,
@@ -124,6 +123,22 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
       return closing;
     },
   };
+}
+
+/** Most connections {@link queuePoolSizeFor} gives one BullMQ object's pool on Postgres. */
+export const MAX_QUEUE_POOL_SIZE = 10;
+
+/**
+ * The connections of the compaction Worker's BullMQ pool on the `postgres` queue backend, and of
+ * the session-events queue's the worker publishes on: one per job at once plus one (the Worker's
+ * lock renewals and stalled checks), at most {@link MAX_QUEUE_POOL_SIZE}. A job holds one of
+ * each for a single statement (BullMQ's complete-and-claim-next; the `session.compacted` job's
+ * insert), about a millisecond, so ten serve 128 jobs: jobs that end together (an LLM's answers
+ * arrive in waves) queue for a few milliseconds, which Postgres's cores would make them wait
+ * anyway. On Redis the sizes are ignored.
+ */
+export function queuePoolSizeFor(concurrency: number): number {
+  return Math.min(concurrency + 1, MAX_QUEUE_POOL_SIZE);
 }
 
 /** What started a job, for metrics: `event`, `manual`, `sweep`, or `unknown` (a malformed job). */

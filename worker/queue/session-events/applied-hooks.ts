@@ -24,10 +24,14 @@ export interface AppliedHooks {
   close(): Promise<void>;
 }
 
-/** The hooks on `services`' queues, Postgres and config. */
-export function createAppliedHooks(services: Services): AppliedHooks {
+/**
+ * The hooks on `services`' queues, Postgres and config.
+ * @param options.poolSize the session-events queue's pool on the `postgres` backend (default 3,
+ *   `DEFAULT_QUEUE_POOL_SIZE`): a worker sizes it from its concurrency, as it publishes once per job.
+ */
+export function createAppliedHooks(services: Services, options: { poolSize?: number } = {}): AppliedHooks {
   const { config } = services;
-  const publisher = createSessionEventsPublisher(services.queues);
+  const publisher = createSessionEventsPublisher(services.queues, options);
   const presence = watchWebhookPresence(services.database.db, services.database.sql);
   const webhooks = createWebhookEnqueuer(services.queues, services.database.db, {
     backoffMs: config.webhookBackoffMs,

@@ -44,13 +44,14 @@ const BACKLOG_CHECK_EVERY = 100;
 /**
  * A publisher on the backend's `queues` (a shared Redis connection is not closed by it).
  * @param options.maxWaiting the backlog cap, default {@link SESSION_EVENTS_MAX_WAITING}.
+ * @param options.poolSize the queue's pool on the `postgres` backend (default 3); ignored on Redis.
  */
 export function createSessionEventsPublisher(
   queues: QueueBackend,
-  options: { maxWaiting?: number } = {},
+  options: { maxWaiting?: number; poolSize?: number } = {},
 ): SessionEventsPublisher {
   const maxWaiting = options.maxWaiting ?? SESSION_EVENTS_MAX_WAITING;
-  const link = queues.link({ shared: true });
+  const link = queues.link({ shared: true, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
   const queue = new queues.Queue(SESSION_EVENTS_QUEUE, { ...link.options, defaultJobOptions: JOB_OPTIONS });
   queue.on('error', () => {});
   let published = 0;
