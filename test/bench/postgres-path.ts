@@ -375,7 +375,7 @@ export async function soak(ctx: PostgresPathContext, runs: number): Promise<void
       `Last / first: **${fmt(last / first, 2)}** (target ≥ 0.95: ${last / first >= 0.95 ? 'met' : 'missed'}).`,
       `Each run: ${SOAK_JOBS} summarize jobs (keepRecent 10) on ${SOAK_JOBS} new sessions of 60 messages added beside the earlier runs' (none deleted), the fake Messages API in its own process answering after 1 s, a compactor worker at concurrency ${SOAK_CONCURRENCY} started for the run (its pools as \`compactor worker --concurrency ${SOAK_CONCURRENCY}\` sizes them) and closed after; jobs/s from its start to its last job settled. Every run uses the same database and the same queue schema; completed jobs stay as the producer's job options keep them (a day, at most 10,000).`,
       "`job` and `event` are BullMQ's tables in the queue schema; the others are compactor's. Dead / live rows from `pg_stat_user_tables` after each run (the worker closed, so its backends had reported their counts).",
-      "Peak connections: the most backends of the database at once while the run's worker ran, by `application_name` (compactor's postgres.js pool and its LISTEN connection; BullMQ's pools and LISTEN connections, `compactor-queue`), sampled every 200 ms.",
+      "Peak connections: the most backends of the database at once, among those the run's worker opened, sampled every 200 ms: compactor's postgres.js pool and its LISTEN connection (`application_name` `compactor`) / BullMQ's pools (`compactor-queue`) and LISTEN connections (named after their queues).",
       `autovacuum on this server: ${autovacuum}. Load average at the start: ${load}; at the end: ${loadAverage()}.`,
     ],
   );
@@ -425,19 +425,22 @@ async function soakRun(
 }
 
 /**
- * Samples, every 200 ms until `stop`, the backends of the current database by application name:
- * compactor's (`compactor`) and BullMQ's (`compactor-queue`). `stop` gives the peaks, "a / b".
+ * Samples, every 200 ms until `stop`, the backends of the current database that connected since
+ * the call (the worker's, not the bench's): compactor's (`application_name` `compactor`) and the
+ * rest (BullMQ's pools, `compactor-queue`, and its LISTEN connections, named after their queues).
+ * `stop` gives the peaks, "compactor / BullMQ".
  */
 function peakConnections(sql: postgres.Sql): { stop(): Promise<string> } {
   let own = 0;
   let queue = 0;
   let running = true;
+  const since = new Date();
   const loop = (async () => {
     while (running) {
       const [row] = await sql<{ own: number; queue: number }[]>`
         select count(*) filter (where application_name = 'compactor')::int as own,
-               count(*) filter (where application_name = 'compactor-queue')::int as queue
-          from pg_stat_activity where datname = current_database()`;
+               count(*) filter (where application_name <> 'compactor')::int as queue
+          from pg_stat_activity where datname = current_database() and backend_start >= ${since}`;
       own = Math.max(own, row?.own ?? 0);
       queue = Math.max(queue, row?.queue ?? 0);
       await new Promise((resolve) => setTimeout(resolve, 200));
