@@ -33,6 +33,12 @@
  * 15. The command line (test/bench/cli-startup.ts): `compactor --version`, `--help`, and
  *    `history` and `context` on a 509-message session, wall time spawn to exit (median of 5) and
  *    peak RSS, against 0.3 s and 0.8 s.
+ * 17. The PostgreSQL path (test/bench/postgres-path.ts; not in the default parts): 17a, the
+ *    statements, round trips and transactions per job by purpose, counted on the wire, and the rows
+ *    per job by table (`--events`, `--concurrency`); 17b, the soak: `--soak N` runs (default 10; 0
+ *    skips it) of part 2's workload at concurrency 128 on one PostgreSQL queue schema, nothing
+ *    cleaned between runs, with each table's dead rows and pages read per job; `--soak-vacuum`
+ *    vacuums those tables between runs, as autovacuum would.
  *
  * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8),
  * `--alternations A` (part 1: runs of each side, floor and compactor alternating; default 3),
@@ -118,6 +124,7 @@ const { values } = parseArgs({
     'api-node-options': { type: 'string', default: '' },
     backends: { type: 'string', default: 'redis,postgres' },
     soak: { type: 'string', default: '10' },
+    'soak-vacuum': { type: 'boolean', default: false },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
@@ -212,7 +219,7 @@ async function main() {
         },
       };
       await statementsPerJob(context, { jobs: EVENTS, concurrency: CONCURRENCY });
-      if (SOAK_RUNS > 0) await soak(context, SOAK_RUNS);
+      if (SOAK_RUNS > 0) await soak(context, SOAK_RUNS, values['soak-vacuum']);
     }
     if (ALL_PARTS) {
       await writeFile(RESULTS, report.text());

@@ -29,6 +29,7 @@ import { startWorker } from '../../worker/queue/compaction/worker.ts';
 import { openServices, poolSizeFor } from '../../worker/runtime/services.ts';
 import { silentLogger } from '../support/fixtures.ts';
 import { openRunQueues, type RunQueues } from './backends.ts';
+import { databaseCpuMs } from './proc.ts';
 import { addSessions, fmt, seedSessions } from './report.ts';
 import { type WireCount, WireTap } from './wire-tap.ts';
 
@@ -316,6 +317,11 @@ async function tableStates(sql: postgres.Sql, schemas: string[]): Promise<Map<st
   );
 }
 
+/** A soak table's name qualified by its schema: the queue's (`job`, `event`), else compactor's. */
+function qualified(table: string, queueSchema: string): string {
+  return `${['job', 'event'].includes(table) ? queueSchema : 'compactor'}.${table}`;
+}
+
 /** The tables the soak reports, by the name it prints: the queue's, then compactor's. */
 const SOAK_TABLES = ['job', 'event', 'session_leases', 'tenant_slots', 'compactions', 'sessions'] as const;
 
@@ -323,11 +329,12 @@ const SOAK_TABLES = ['job', 'event', 'session_leases', 'tenant_slots', 'compacti
  * Part 17b: `runs` runs of part 2's workload at concurrency 128 on one PostgreSQL queue schema and
  * one database, nothing cleaned between them.
  */
-export async function soak(ctx: PostgresPathContext, runs: number): Promise<void> {
+export async function soak(ctx: PostgresPathContext, runs: number, vacuumBetween = false): Promise<void> {
   const llm = await ctx.slowLlmUrl();
   await seedAlone(ctx.url, 1);
   const run = await openRunQueues('postgres', ctx.url, ctx.sql);
   const queueSchema = run.config().queueSchema ?? '';
+  const schemas = ['compactor', queueSchema];
   const rows: string[][] = [];
   const rates: number[] = [];
   const load = loadAverage();
@@ -336,22 +343,31 @@ export async function soak(ctx: PostgresPathContext, runs: number): Promise<void
   )[0]?.setting;
   try {
     for (let r = 1; r <= runs; r++) {
-      const { jobsPerS, connections } = await soakRun(ctx, run, llm.url, `r${r}s`);
+      const measured = await soakRun(ctx, run, llm.url, `r${r}s`, schemas);
+      // What autovacuum would have done by now on a server that runs it (this one may not).
+      if (vacuumBetween)
+        await ctx.sql.unsafe(`vacuum ${SOAK_TABLES.map((t) => qualified(t, queueSchema)).join(', ')}`);
+      const { jobsPerS } = measured;
       rates.push(jobsPerS);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const states = await tableStates(ctx.sql, ['compactor', queueSchema]);
-      const of = (table: string) =>
-        states.get(`${['job', 'event'].includes(table) ? queueSchema : 'compactor'}.${table}`);
+      const states = await tableStates(ctx.sql, schemas);
+      const name = (table: string) =>
+        `${['job', 'event'].includes(table) ? queueSchema : 'compactor'}.${table}`;
       const vacuumed = [...states]
         .filter(([, s]) => s.autovacuums > 0)
-        .map(([name, s]) => `${name.replace(queueSchema, '<queue>')} ×${s.autovacuums}`);
+        .map(([n, s]) => `${n.replace(queueSchema, '<queue>')} ×${s.autovacuums}`);
+      const allPages = [...measured.pages.values()].reduce((a, b) => a + b, 0);
       rows.push([
         String(r),
         fmt(jobsPerS, 1),
         fmt(jobsPerS / (rates[0] ?? jobsPerS), 2),
-        ...SOAK_TABLES.map((t) => `${of(t)?.dead ?? 0} / ${of(t)?.live ?? 0}`),
+        fmt(measured.postgresCpuPerJob, 2),
+        fmt(allPages, 0),
+        ...SOAK_TABLES.map((t) => {
+          const state = states.get(name(t));
+          return `${fmt(measured.pages.get(name(t)) ?? 0, 1)}; ${state?.dead ?? 0} / ${state?.live ?? 0}`;
+        }),
         vacuumed.length ? vacuumed.join(', ') : 'none',
-        connections,
+        measured.connections,
       ]);
     }
   } finally {
@@ -361,12 +377,14 @@ export async function soak(ctx: PostgresPathContext, runs: number): Promise<void
   const last = rates.at(-1) ?? 0;
   const first = rates[0] ?? 1;
   ctx.section(
-    `17b. Soak: ${runs} runs back to back at concurrency ${SOAK_CONCURRENCY} on the PostgreSQL queue, nothing cleaned between`,
+    `17b. Soak: ${runs} runs back to back at concurrency ${SOAK_CONCURRENCY} on the PostgreSQL queue, ${vacuumBetween ? 'its tables vacuumed between runs (--soak-vacuum)' : 'nothing cleaned between'}`,
     [
       'run',
       'jobs/s',
       'of run 1',
-      ...SOAK_TABLES.map((t) => `${t} dead / live`),
+      'Postgres CPU ms per job',
+      'pages read per job (all tables)',
+      ...SOAK_TABLES.map((t) => `${t}: pages per job; dead / live rows`),
       'autovacuum ran on',
       'peak connections (compactor / queue)',
     ],
@@ -374,7 +392,7 @@ export async function soak(ctx: PostgresPathContext, runs: number): Promise<void
     [
       `Last / first: **${fmt(last / first, 2)}** (target ≥ 0.95: ${last / first >= 0.95 ? 'met' : 'missed'}).`,
       `Each run: ${SOAK_JOBS} summarize jobs (keepRecent 10) on ${SOAK_JOBS} new sessions of 60 messages added beside the earlier runs' (none deleted), the fake Messages API in its own process answering after 1 s, a compactor worker at concurrency ${SOAK_CONCURRENCY} started for the run (its pools as \`compactor worker --concurrency ${SOAK_CONCURRENCY}\` sizes them) and closed after; jobs/s from its start to its last job settled. Every run uses the same database and the same queue schema; completed jobs stay as the producer's job options keep them (a day, at most 10,000).`,
-      "`job` and `event` are BullMQ's tables in the queue schema; the others are compactor's. Dead / live rows from `pg_stat_user_tables` after each run (the worker closed, so its backends had reported their counts).",
+      "`job` and `event` are BullMQ's tables in the queue schema; the others are compactor's. Pages read: buffer pages (hits and reads, heap, indexes and TOAST) from `pg_statio_user_tables` over the run's jobs, per job: the work a table costs, which grows as it bloats whatever else the machine runs (jobs/s and CPU do not, on a shared machine). Dead / live rows from `pg_stat_user_tables` after each run. Both read after the worker closed, so its backends had reported their counts. Postgres CPU: the database's backends, from /proc, over the run, per job.",
       "Peak connections: the most backends of the database at once, among those the run's worker opened, sampled every 200 ms: compactor's postgres.js pool and its LISTEN connection (`application_name` `compactor`) / BullMQ's pools (`compactor-queue`) and LISTEN connections (named after their queues).",
       `autovacuum on this server: ${autovacuum}. Load average at the start: ${load}; at the end: ${loadAverage()}.`,
     ],
@@ -387,8 +405,11 @@ async function soakRun(
   run: RunQueues,
   llmUrl: string,
   prefix: string,
-): Promise<{ jobsPerS: number; connections: string }> {
-  await addSessions(ctx.sql, TENANT, SOAK_JOBS, 60, prefix);
+  schemas: string[],
+): Promise<SoakRun> {
+  // On connections that close before the worker starts: a backend reports its counts when it goes.
+  const seeding = postgres(ctx.url, { max: 1, ...connectionOptions() });
+  await addSessions(seeding, TENANT, SOAK_JOBS, 60, prefix).finally(() => seeding.end());
   const link = run.queues.link({ poolSize: 2 });
   const queue = new run.queues.Queue(COMPACTION_QUEUE, link.options);
   queue.on('error', () => {});
@@ -408,20 +429,57 @@ async function soakRun(
         };
       }),
     );
-    const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: llmUrl });
-    const services = openServices(config, silentLogger, { poolSize: poolSizeFor(config, SOAK_CONCURRENCY) });
-    const started = performance.now();
-    const w = startWorker(services, { concurrency: SOAK_CONCURRENCY });
-    const peak = peakConnections(ctx.sql);
-    await settled(w.worker, SOAK_JOBS);
-    const ms = performance.now() - started;
-    const connections = await peak.stop();
-    await w.close();
-    return { jobsPerS: SOAK_JOBS / (ms / 1000), connections };
   } finally {
     await queue.close();
     await link.close();
   }
+  await sleep(500);
+  const pagesBefore = await pagesRead(ctx.sql, schemas);
+  const database = new URL(ctx.url).pathname.slice(1);
+  const cpuBefore = await databaseCpuMs(ctx.sql, database);
+  const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: llmUrl });
+  const services = openServices(config, silentLogger, { poolSize: poolSizeFor(config, SOAK_CONCURRENCY) });
+  const started = performance.now();
+  const w = startWorker(services, { concurrency: SOAK_CONCURRENCY });
+  const peak = peakConnections(ctx.sql);
+  await settled(w.worker, SOAK_JOBS);
+  const ms = performance.now() - started;
+  const connections = await peak.stop();
+  const cpu = (await databaseCpuMs(ctx.sql, database)) - cpuBefore;
+  await w.close();
+  await sleep(1_000);
+  const pagesAfter = await pagesRead(ctx.sql, schemas);
+  const pages = new Map(
+    [...pagesAfter].map(([name, n]) => [name, (n - (pagesBefore.get(name) ?? 0)) / SOAK_JOBS]),
+  );
+  return { jobsPerS: SOAK_JOBS / (ms / 1000), connections, postgresCpuPerJob: cpu / SOAK_JOBS, pages };
+}
+
+/** What one soak run measured. */
+interface SoakRun {
+  jobsPerS: number;
+  /** Peak connections, "compactor / BullMQ". */
+  connections: string;
+  /** CPU ms of the database's backends over the run, per job. */
+  postgresCpuPerJob: number;
+  /** Buffer pages each table (heap, indexes, TOAST) was read, per job, by table. */
+  pages: Map<string, number>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Buffer pages read so far (hits and reads: heap, indexes, TOAST) by table of `schemas`, from
+ * `pg_statio_user_tables`: work that grows when a table bloats, whatever else the machine runs.
+ */
+async function pagesRead(sql: postgres.Sql, schemas: string[]): Promise<Map<string, number>> {
+  const rows = await sql<{ name: string; pages: string }[]>`
+    select schemaname || '.' || relname as name,
+           coalesce(heap_blks_hit, 0) + coalesce(heap_blks_read, 0) + coalesce(idx_blks_hit, 0)
+           + coalesce(idx_blks_read, 0) + coalesce(toast_blks_hit, 0) + coalesce(toast_blks_read, 0)
+           + coalesce(tidx_blks_hit, 0) + coalesce(tidx_blks_read, 0) as pages
+      from pg_statio_user_tables where schemaname in ${sql(schemas)}`;
+  return new Map(rows.map((r) => [r.name, Number(r.pages)]));
 }
 
 /**
