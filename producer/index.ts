@@ -10,10 +10,10 @@ import { CompactionFailedError, ConfigError, InvalidInputError } from '../shared
 import {
   COMPACTION_QUEUE,
   type CompactionJobResult,
-  DEFAULT_JOB_OPTIONS,
   deduplicationIdOf,
   describeZodError,
   jobIdOf,
+  jobOptionsFor,
   RUN_COMPLETED,
   type RunCompletedEvent,
   type RunCompletedInput,
@@ -527,7 +527,7 @@ export function createProducer(given: ProducerOptions = {}): Producer {
   const link = queues.link({ shared: true });
   const queue = new queues.Queue(COMPACTION_QUEUE, {
     ...link.options,
-    defaultJobOptions: DEFAULT_JOB_OPTIONS,
+    defaultJobOptions: jobOptionsFor(queues.kind),
   });
   queue.on('error', () => {});
   /**

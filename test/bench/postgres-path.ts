@@ -19,12 +19,7 @@ import type { Worker } from 'bullmq';
 import postgres from 'postgres';
 import { connectionOptions } from '../../producer/postgres/db.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
-import {
-  COMPACTION_QUEUE,
-  DEFAULT_JOB_OPTIONS,
-  jobIdOf,
-  RUN_COMPLETED,
-} from '../../shared/protocol/events.ts';
+import { COMPACTION_QUEUE, jobIdOf, jobOptionsFor, RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import { startWorker } from '../../worker/queue/compaction/worker.ts';
 import { openServices, poolSizeFor } from '../../worker/runtime/services.ts';
 import { silentLogger } from '../support/fixtures.ts';
@@ -257,7 +252,7 @@ async function drainTapped(
         return {
           name: RUN_COMPLETED,
           data: { tenantId: TENANT, sessionId: `s${i + 1}`, eventId, strategy },
-          opts: { ...DEFAULT_JOB_OPTIONS, jobId: jobIdOf(TENANT, eventId) },
+          opts: { ...jobOptionsFor('postgres'), jobId: jobIdOf(TENANT, eventId) },
         };
       }),
     );
@@ -391,7 +386,7 @@ export async function soak(ctx: PostgresPathContext, runs: number, vacuumBetween
     rows,
     [
       `Last / first: **${fmt(last / first, 2)}** (target ≥ 0.95: ${last / first >= 0.95 ? 'met' : 'missed'}).`,
-      `Each run: ${SOAK_JOBS} summarize jobs (keepRecent 10) on ${SOAK_JOBS} new sessions of 60 messages added beside the earlier runs' (none deleted), the fake Messages API in its own process answering after 1 s, a compactor worker at concurrency ${SOAK_CONCURRENCY} started for the run (its pools as \`compactor worker --concurrency ${SOAK_CONCURRENCY}\` sizes them) and closed after; jobs/s from its start to its last job settled. Every run uses the same database and the same queue schema; completed jobs stay as the producer's job options keep them (a day, at most 10,000).`,
+      `Each run: ${SOAK_JOBS} summarize jobs (keepRecent 10) on ${SOAK_JOBS} new sessions of 60 messages added beside the earlier runs' (none deleted), the fake Messages API in its own process answering after 1 s, a compactor worker at concurrency ${SOAK_CONCURRENCY} started for the run (its pools as \`compactor worker --concurrency ${SOAK_CONCURRENCY}\` sizes them) and closed after; jobs/s from its start to its last job settled. Every run uses the same database and the same queue schema; completed jobs stay as the producer's job options keep them on this backend (\`jobOptionsFor('postgres')\`: a day, by age alone).`,
       "`job` and `event` are BullMQ's tables in the queue schema; the others are compactor's. Pages read: buffer pages (hits and reads, heap, indexes and TOAST) from `pg_statio_user_tables` over the run's jobs, per job: the work a table costs, which grows as it bloats whatever else the machine runs (jobs/s and CPU do not, on a shared machine). Dead / live rows from `pg_stat_user_tables` after each run. Both read after the worker closed, so its backends had reported their counts. Postgres CPU: the database's backends, from /proc, over the run, per job.",
       "Peak connections: the most backends of the database at once, among those the run's worker opened, sampled every 200 ms: compactor's postgres.js pool and its LISTEN connection (`application_name` `compactor`) / BullMQ's pools (`compactor-queue`) and LISTEN connections (named after their queues).",
       `autovacuum on this server: ${autovacuum}. Load average at the start: ${load}; at the end: ${loadAverage()}.`,
@@ -425,7 +420,7 @@ async function soakRun(
             eventId,
             strategy: { type: 'summarize', keepRecent: 10 },
           },
-          opts: { ...DEFAULT_JOB_OPTIONS, jobId: jobIdOf(TENANT, eventId) },
+          opts: { ...jobOptionsFor('postgres'), jobId: jobIdOf(TENANT, eventId) },
         };
       }),
     );

@@ -9,6 +9,7 @@ import type { QueueBackend } from '../../../producer/queue/backend.ts';
 import type { PaybackInputs } from '../../../shared/policy/payback.ts';
 import {
   jobIdOf,
+  keepCompletedFor,
   SESSION_COMPACTED,
   SESSION_EVENTS_QUEUE,
   type SessionCompactedEvent,
@@ -26,11 +27,11 @@ export interface SessionEventsPublisher {
   close(): Promise<void>;
 }
 
-/** Published jobs kept a day (at most 10,000), as the compaction queue keeps its own. */
-const JOB_OPTIONS = {
-  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+/** Published jobs kept as the compaction queue keeps its own (`keepCompletedFor`); failed ones a week. */
+const jobOptionsOf = (queues: QueueBackend) => ({
+  removeOnComplete: keepCompletedFor(queues.kind),
   removeOnFail: { age: 7 * 24 * 3600 },
-};
+});
 
 /**
  * The most events left waiting for a consumer. A deployment with no service consuming the queue
@@ -52,7 +53,10 @@ export function createSessionEventsPublisher(
 ): SessionEventsPublisher {
   const maxWaiting = options.maxWaiting ?? SESSION_EVENTS_MAX_WAITING;
   const link = queues.link({ shared: true, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
-  const queue = new queues.Queue(SESSION_EVENTS_QUEUE, { ...link.options, defaultJobOptions: JOB_OPTIONS });
+  const queue = new queues.Queue(SESSION_EVENTS_QUEUE, {
+    ...link.options,
+    defaultJobOptions: jobOptionsOf(queues),
+  });
   queue.on('error', () => {});
   let published = 0;
   return {

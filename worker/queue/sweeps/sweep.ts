@@ -22,6 +22,7 @@ import {
   COMPACTION_QUEUE,
   DEFAULT_JOB_OPTIONS,
   deduplicationIdOf,
+  jobOptionsFor,
   SWEEP_COMPACTION,
   type SweepCompactionJob,
 } from '../../../shared/protocol/events.ts';
@@ -157,7 +158,9 @@ async function enqueue(queue: Queue, backlog: TenantBacklog, due: DueSession[]):
       name: SWEEP_COMPACTION,
       data,
       opts: {
+        // The queue's own retention (jobOptionsFor its backend) over the defaults.
         ...DEFAULT_JOB_OPTIONS,
+        ...queue.defaultJobOptions,
         jobId: data.eventId,
         priority: priorities[i] ?? 1,
         deduplication: { id: deduplicationIdOf(d), keepLastIfActive: true },
@@ -197,7 +200,10 @@ export async function startSweepService(
   const link = queues.link();
   const applied = createAppliedHooks(services);
   const sweepQueue = new queues.Queue(SWEEP_QUEUE, link.options);
-  const compactionQueue = new queues.Queue(COMPACTION_QUEUE, link.options);
+  const compactionQueue = new queues.Queue(COMPACTION_QUEUE, {
+    ...link.options,
+    defaultJobOptions: jobOptionsFor(queues.kind),
+  });
   // Without a listener, BullMQ prints each reconnect attempt's error as a raw stack on stderr.
   services.queueState.watch(sweepQueue, 'sweep queue');
   services.queueState.watch(compactionQueue, 'compaction queue');

@@ -12,7 +12,7 @@ import {
   WEBHOOKS_QUEUE,
   type WebhookJob,
 } from '../../../shared/contract/webhooks.ts';
-import { jobIdOf, type SessionCompactedEvent } from '../../../shared/protocol/events.ts';
+import { jobIdOf, keepCompletedFor, type SessionCompactedEvent } from '../../../shared/protocol/events.ts';
 import { hasEnabledWebhook } from '../../postgres/webhooks.ts';
 
 /** Adds delivery jobs. */
@@ -42,7 +42,7 @@ export function createWebhookEnqueuer(
     defaultJobOptions: {
       attempts: WEBHOOK_ATTEMPTS,
       backoff: { type: 'exponential', delay: options.backoffMs },
-      removeOnComplete: { age: 24 * 3600, count: 10_000 },
+      removeOnComplete: keepCompletedFor(queues.kind),
       removeOnFail: { age: 7 * 24 * 3600 },
     },
   });
