@@ -93,8 +93,10 @@ import {
   REQUEST_SHARE,
   SHORT_GOAL_CHARS,
 } from './limits.ts';
+import { withoutMovedPast } from './moved-past.ts';
 import { findReverts, revertItems, withoutReverted } from './reverted.ts';
 import { commandItems, reconcileBlockers } from './run-state.ts';
+import { withoutFixedTwins } from './same-error.ts';
 import { currentState } from './state.ts';
 import { transcriptSummaryItems } from './summaries.ts';
 import { commandThreads, testThreads } from './threads.ts';
@@ -157,7 +159,9 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   const commands = commandThreads(runs, ended, errorLine, written);
   const fixedSeqs = new Set(fixed.flatMap((f) => (f.fix?.seq == null ? [] : [f.fix.seq])));
   const reconciled = reconcileBlockers(merged, commands, testThreads(runs, ended), fixedSeqs, written);
-  const blockers = reconciled.blockers;
+  const twins = withoutFixedTwins(reconciled.blockers, [...fixed, ...reconciled.resolved]);
+  const movedPast = withoutMovedPast(twins.blockers, commands);
+  const blockers = movedPast.blockers;
   const lists: Record<ListKey, Item[]> = {
     userInstructions: instructionItems(prior.userInstructions, messages).concat(told.userInstructions ?? []),
     completed: withoutReverted(
@@ -192,6 +196,8 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
       ...summaryFixes(told.errorsAndFixes),
       ...fixed,
       ...reconciled.resolved,
+      ...twins.resolved,
+      ...movedPast.resolved,
     ]),
     discoveries: merge(
       prior.discoveries,
