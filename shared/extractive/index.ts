@@ -28,6 +28,9 @@
  *   error names; expired ones become errorsAndFixes (`blockers`). Then reconciled with the command
  *   and test threads (`threads`, `run-state`): an error whose command or test last ran green is
  *   gone, and each one whose last run failed is listed as still failing, kept first by the budget;
+ *   an error resolved through one call is resolved where the same message showed earlier through
+ *   others (`same-error`); a one-off call's failure (a script written and run at once, an editor or
+ *   harness tool) is behind once a test or build of the project passed after it (`moved-past`);
  * - commands: each build, test or run command once (program, subcommand, target), with its last
  *   outcome and the seq of its last run (`run-state`);
  * - decisions: choices between alternatives by the assistant or the user, with the reason given in
