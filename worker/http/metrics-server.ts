@@ -8,16 +8,17 @@
  */
 
 import type { Context, MiddlewareHandler } from 'hono';
+import type { Logger } from 'pino';
 import { ConfigError } from '../../shared/contract/errors.ts';
 import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
 import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
-import { readinessProbe } from '../observability/health.ts';
+import { type Readiness, readinessProbe } from '../observability/health.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../runtime/services.ts';
 import { isLoopback, safeEqual } from './dashboard/auth.ts';
 import { ApiError } from './errors.ts';
-import { type Listening, listen, opsRoutes } from './ops.ts';
+import { type Listening, listenOwning, type OpsDeps, opsRoutes } from './ops.ts';
 
 /** Where the metrics server listens, and its bearer token. */
 export interface MetricsAddress {
@@ -39,6 +40,37 @@ export function assertMetricsExposure(address: Pick<MetricsAddress, 'host' | 'to
   );
 }
 
+/** What the operations endpoints of one worker process read: its readiness, and what to close. */
+export interface OpsSources {
+  ready(): Promise<Readiness>;
+  /** Closes the queues and the probe connection it opened (not `services`). Every step runs. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens what a worker process's `/metrics` and `/readyz` read: queues whose depth `metrics` reports
+ * at scrape time, and a readiness probe of its own. Used by {@link startMetricsServer}, and by each
+ * worker process of `compactor worker --processes N`, whose primary serves the endpoints.
+ */
+export function openOpsSources(services: Services, metrics: WorkerMetrics): OpsSources {
+  const link = services.queues.link();
+  const queues = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
+    (name) => new services.queues.Queue(name, { ...link.options }),
+  );
+  for (const queue of queues) services.queueState.watch(queue, `${queue.name} queue`);
+  metrics.watchQueues(queues);
+  const probe = readinessProbe(services.redis, services.database.sql);
+  return {
+    ready: () => probe.check(),
+    close: () =>
+      runAll(services.logger, [
+        ...queues.map((q) => () => q.close()),
+        () => probe.close(),
+        () => link.close(),
+      ]),
+  };
+}
+
 /**
  * Starts the server on `port` and `host`; `close()` stops it and closes the queues and the probe
  * connection it opened (not `services`).
@@ -51,40 +83,47 @@ export async function startMetricsServer(
   address: MetricsAddress,
 ): Promise<Listening> {
   assertMetricsExposure(address);
-  const { logger } = services;
-  const link = services.queues.link();
-  const queues = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
-    (name) => new services.queues.Queue(name, { ...link.options }),
+  const sources = openOpsSources(services, metrics);
+  return listenOwning(
+    opsRoutes({
+      ...guarded(address),
+      registry: metrics.registry,
+      ready: sources.ready,
+      logger: services.logger,
+    }),
+    address,
+    services.logger,
+    sources.close,
   );
-  for (const queue of queues) services.queueState.watch(queue, `${queue.name} queue`);
-  metrics.watchQueues(queues);
-  const probe = readinessProbe(services.redis, services.database.sql);
-  const release = () =>
-    runAll(logger, [...queues.map((q) => () => q.close()), () => probe.close(), () => link.close()]);
-  let listening: Listening;
-  try {
-    listening = await listen(
-      opsRoutes({
-        registry: metrics.registry,
-        ready: () => probe.check(),
-        logger,
-        mayReadDetails: (c) => holdsToken(c, address.token),
-        ...(address.token === undefined ? {} : { metricsGuard: [tokenGuard(address.token)] }),
-      }),
-      address.port,
-      address.host,
-    );
-  } catch (error) {
-    await release();
-    throw error;
-  }
-  let closing: Promise<void> | undefined;
+}
+
+/**
+ * Starts the server of the primary of `compactor worker --processes N`: `/metrics` is `metrics()`
+ * (the worker processes' registries summed, prom-client's `AggregatorRegistry.clusterMetrics`),
+ * `/readyz` is `ready()`; the same token rule as {@link startMetricsServer}.
+ * @throws {ConfigError} on a non-loopback host without a token.
+ * @throws {Error} when the address cannot be bound.
+ */
+export function startPrimaryMetricsServer(
+  source: { metrics(): Promise<string>; contentType: string; ready(): Promise<Readiness> },
+  address: MetricsAddress,
+  logger: Logger,
+): Promise<Listening> {
+  assertMetricsExposure(address);
+  const registry = { metrics: () => source.metrics(), contentType: source.contentType };
+  return listenOwning(
+    opsRoutes({ ...guarded(address), registry, ready: () => source.ready(), logger }),
+    address,
+    logger,
+    async () => {},
+  );
+}
+
+/** The token checks of `address`: who may read `/readyz`'s details, and the guard of `/metrics`. */
+function guarded(address: MetricsAddress): Pick<OpsDeps, 'mayReadDetails' | 'metricsGuard'> {
   return {
-    ...listening,
-    close: () => {
-      closing ??= runAll(logger, [() => listening.close(), release]);
-      return closing;
-    },
+    mayReadDetails: (c) => holdsToken(c, address.token),
+    ...(address.token === undefined ? {} : { metricsGuard: [tokenGuard(address.token)] }),
   };
 }
 

@@ -10,12 +10,12 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import type { Readiness } from '../observability/health.ts';
 import { runAll } from '../runtime/services.ts';
 
 export interface OpsDeps {
-  registry: Registry;
+  /** What `/metrics` serves: a registry, or anything that renders one (the primary's aggregate). */
+  registry: { metrics(): Promise<string>; readonly contentType: string };
   ready: () => Promise<Readiness>;
   /** Guards `/metrics` (the dashboard asks for admin credentials); absent: open. */
   metricsGuard?: MiddlewareHandler[];
