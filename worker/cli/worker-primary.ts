@@ -15,8 +15,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import { type MetricsAddress, startPrimaryMetricsServer } from '../http/metrics-server.ts';
+import type { MetricsAddress } from '../http/metrics-access.ts';
 import type { Listening } from '../http/ops.ts';
+import { startPrimaryMetricsServer } from '../http/primary-metrics-server.ts';
 import type { Readiness } from '../observability/health.ts';
 import { mergeReadiness } from '../observability/processes-readiness.ts';
 import { isReadinessAnswer, type ReadinessRequest } from '../runtime/processes/messages.ts';

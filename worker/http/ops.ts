@@ -11,7 +11,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Readiness } from '../observability/health.ts';
-import { runAll } from '../runtime/services.ts';
+import { runAll } from '../runtime/run-all.ts';
 
 export interface OpsDeps {
   /** What `/metrics` serves: a registry, or anything that renders one (the primary's aggregate). */

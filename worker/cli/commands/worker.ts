@@ -3,8 +3,6 @@ import cluster from 'node:cluster';
 import os from 'node:os';
 import { parseProcessCount } from '../../runtime/processes/process-count.ts';
 import { type CommandContext, type ParsedArgs, positiveInt, UsageError } from '../command.ts';
-import { serveWorker } from '../serve.ts';
-import { waitForSignals } from '../signals.ts';
 
 /** Runs `compactor worker` (its spec, flags and help: specs/worker.ts); resolves with the exit code. */
 export async function runWorker(args: ParsedArgs, context: CommandContext): Promise<number> {
@@ -20,7 +18,7 @@ export async function runWorker(args: ParsedArgs, context: CommandContext): Prom
     return runWorkerProcess(c, logger, concurrency);
   }
   if (processes > 1) {
-    const { assertMetricsExposure } = await import('../../http/metrics-server.ts');
+    const { assertMetricsExposure } = await import('../../http/metrics-access.ts');
     const { port, host, token } = c.metrics;
     if (port !== null) assertMetricsExposure({ host, token });
     const { runPrimary } = await import('../worker-primary.ts');
@@ -29,6 +27,10 @@ export async function runWorker(args: ParsedArgs, context: CommandContext): Prom
       logger,
     );
   }
+  const [{ serveWorker }, { waitForSignals }] = await Promise.all([
+    import('../serve.ts'),
+    import('../signals.ts'),
+  ]);
   const worker = await serveWorker(c, logger, concurrency);
   return waitForSignals(async (force) => {
     logger.info({ force }, force ? 'second signal: forcing exit' : 'signal: finishing active jobs');
