@@ -80,6 +80,12 @@ describe("the primary's readiness", () => {
     expect(merged.checks.processes.ok).toBe(true);
   });
 
+  it('names no dependency as failing before any process has answered', () => {
+    expect(mergeReadiness(2, [null, null]).checks).toEqual({
+      processes: { ok: false, ms: 0, error: '2 of 2 worker processes not running or not answering' },
+    });
+  });
+
   it('has no redis check on the postgres queue backend', () => {
     const postgresOnly: Readiness = { ready: true, checks: { postgres: { ok: true, ms: 2 } } };
     expect(mergeReadiness(1, [postgresOnly]).checks).not.toHaveProperty('redis');

@@ -19,7 +19,7 @@ import type { MetricsAddress } from '../http/metrics-access.ts';
 import type { Listening } from '../http/ops.ts';
 import { startPrimaryMetricsServer } from '../http/primary-metrics-server.ts';
 import type { Readiness } from '../observability/health.ts';
-import { mergeReadiness } from '../observability/processes-readiness.ts';
+import { mergeReadiness, type ProcessesReadiness } from '../observability/processes-readiness.ts';
 import { isReadinessAnswer, type ReadinessRequest } from '../runtime/processes/messages.ts';
 import { decideRestart, pruneRestarts } from '../runtime/processes/restart-policy.ts';
 
@@ -159,7 +159,7 @@ function supervise(
 let requests = 0;
 
 /** Asks every running worker process for its readiness and merges the answers. */
-async function readinessOf(slots: readonly Slot[]): Promise<Readiness> {
+async function readinessOf(slots: readonly Slot[]): Promise<ProcessesReadiness> {
   const answers = await Promise.all(slots.map((slot) => (slot.worker ? askReadiness(slot.worker) : null)));
   return mergeReadiness(slots.length, answers);
 }

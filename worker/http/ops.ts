@@ -10,13 +10,22 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
-import type { Readiness } from '../observability/health.ts';
+import type { ReadinessCheck } from '../observability/health.ts';
 import { runAll } from '../runtime/run-all.ts';
+
+/**
+ * What `/readyz` serves: whether ready, and each check by name (a process's `redis` and
+ * `postgres`, health.ts; the primary of `compactor worker --processes N` adds `processes`).
+ */
+export interface ReadinessReport {
+  ready: boolean;
+  checks: { [name: string]: ReadinessCheck | undefined };
+}
 
 export interface OpsDeps {
   /** What `/metrics` serves: a registry, or anything that renders one (the primary's aggregate). */
   registry: { metrics(): Promise<string>; readonly contentType: string };
-  ready: () => Promise<Readiness>;
+  ready: () => Promise<ReadinessReport>;
   /** Guards `/metrics` (the dashboard asks for admin credentials); absent: open. */
   metricsGuard?: MiddlewareHandler[];
   /**
@@ -47,10 +56,13 @@ export function opsRoutes(deps: OpsDeps): Hono {
 }
 
 /** `readiness` with each check's `ok` alone. */
-function withoutDetails(readiness: Readiness): Readiness {
+function withoutDetails(readiness: ReadinessReport): {
+  ready: boolean;
+  checks: Record<string, { ok: boolean }>;
+} {
   const checks = Object.fromEntries(
-    Object.entries(readiness.checks).map(([name, check]) => [name, { ok: check.ok }]),
-  ) as unknown as Readiness['checks'];
+    Object.entries(readiness.checks).flatMap(([name, check]) => (check ? [[name, { ok: check.ok }]] : [])),
+  );
   return { ready: readiness.ready, checks };
 }
 
@@ -58,10 +70,11 @@ function withoutDetails(readiness: Readiness): Readiness {
  * Logs each dependency's change of state: a failure at warn with its error (the details `/readyz`
  * hides), a recovery at info. Nothing while the state stays, however often the probe runs.
  */
-function stateLogger(logger: Logger | undefined): (readiness: Readiness) => void {
+function stateLogger(logger: Logger | undefined): (readiness: ReadinessReport) => void {
   const last = new Map<string, boolean>();
   return (readiness) => {
     for (const [name, check] of Object.entries(readiness.checks)) {
+      if (!check) continue;
       const was = last.get(name);
       last.set(name, check.ok);
       if (was === check.ok || (was === undefined && check.ok)) continue;

@@ -4,9 +4,8 @@
  * (metrics-access.ts). It opens no connection: what it serves it asks the worker processes for.
  */
 import type { Logger } from 'pino';
-import type { Readiness } from '../observability/health.ts';
 import { assertMetricsExposure, guarded, type MetricsAddress } from './metrics-access.ts';
-import { type Listening, listenOwning, opsRoutes } from './ops.ts';
+import { type Listening, listenOwning, opsRoutes, type ReadinessReport } from './ops.ts';
 
 /**
  * Starts the server of the primary of `compactor worker --processes N`: `/metrics` is `metrics()`
@@ -16,7 +15,7 @@ import { type Listening, listenOwning, opsRoutes } from './ops.ts';
  * @throws {Error} when the address cannot be bound.
  */
 export function startPrimaryMetricsServer(
-  source: { metrics(): Promise<string>; contentType: string; ready(): Promise<Readiness> },
+  source: { metrics(): Promise<string>; contentType: string; ready(): Promise<ReadinessReport> },
   address: MetricsAddress,
   logger: Logger,
 ): Promise<Listening> {

@@ -4,9 +4,13 @@
  */
 import type { Readiness, ReadinessCheck } from './health.ts';
 
-/** The primary's readiness: each dependency's worst answer, and whether all processes answered. */
-export interface ProcessesReadiness extends Readiness {
-  checks: Readiness['checks'] & { processes: ReadinessCheck };
+/**
+ * The primary's readiness: whether all processes answered (`processes`), and each dependency's
+ * worst answer among them (absent while none has answered: the primary does not know).
+ */
+export interface ProcessesReadiness {
+  ready: boolean;
+  checks: { redis?: ReadinessCheck; postgres?: ReadinessCheck; processes: ReadinessCheck };
 }
 
 /**
@@ -24,15 +28,11 @@ export function mergeReadiness(expected: number, answers: readonly (Readiness | 
       ? {}
       : { error: `${missing} of ${expected} worker processes not running or not answering` }),
   };
-  const postgres = worst(got.map((a) => a.checks.postgres)) ?? {
-    ok: false,
-    ms: 0,
-    error: 'no worker process answered',
-  };
+  const postgres = worst(got.map((a) => a.checks.postgres));
   const redisChecks = got.map((a) => a.checks.redis).filter((c): c is ReadinessCheck => c !== undefined);
   const redis = worst(redisChecks);
   const ready = processes.ok && got.every((a) => a.ready);
-  return { ready, checks: { ...(redis ? { redis } : {}), postgres, processes } };
+  return { ready, checks: { ...(redis ? { redis } : {}), ...(postgres ? { postgres } : {}), processes } };
 }
 
 /** One check standing for several: ok when all are, the slowest ms, the first error. */
