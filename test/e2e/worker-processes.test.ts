@@ -1,8 +1,8 @@
 /**
  * `compactor worker --processes 2` as a user runs it: a primary and two worker processes on real
  * Redis and Postgres, the real Anthropic SDK against the fake Messages API. Jobs are shared between
- * the processes, the primary's /metrics sums them, SIGTERM lets the active jobs finish, and a worker
- * process that is killed is started again.
+ * the processes, the primary's /metrics sums them, SIGTERM lets the active jobs finish, a worker
+ * process that is killed is started again, and one that keeps dying stops them all.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -167,5 +167,25 @@ describe('compactor worker --processes 2', () => {
     worker.kill('SIGTERM');
     const exit = await worker.done;
     expect(exit.code, exit.stderr).toBe(0);
+  });
+
+  it('stops every worker process and exits 1 when one keeps dying', async () => {
+    const worker = startCompactor(['worker', '--processes', '2', '--concurrency', '1'], env());
+    // Process 1, then each process started in its place (3, 4, ...), dies as soon as it starts.
+    for (let kills = 0; kills < 6; kills++) {
+      const started = await linesOnce(worker, 'worker process started', 2 + kills);
+      const victim = kills === 0 ? started[0] : started[1 + kills];
+      process.kill(Number(victim?.pid), 'SIGKILL');
+    }
+    const exit = await worker.done;
+    expect(exit.code).toBe(1);
+    const [gaveUp] = logLines(worker).filter(
+      (l) => l.msg === 'worker process exited 6 times within a minute; stopping every worker process',
+    );
+    expect(gaveUp, exit.stderr).toMatchObject({ level: 50, restarts: 5 });
+    const delays = logLines(worker)
+      .filter((l) => l.msg === 'worker process exited; restarting it')
+      .map((l) => l.restartInMs);
+    expect(delays).toEqual([250, 500, 1_000, 2_000, 4_000]);
   });
 });
