@@ -4,6 +4,7 @@
  * readiness becomes the primary's /readyz.
  */
 import { describe, expect, it } from 'vitest';
+import { opsRoutes } from '../../worker/http/ops.ts';
 import type { Readiness } from '../../worker/observability/health.ts';
 import { mergeReadiness } from '../../worker/observability/processes-readiness.ts';
 import { parseProcessCount } from '../../worker/runtime/processes/process-count.ts';
@@ -89,5 +90,27 @@ describe("the primary's readiness", () => {
   it('has no redis check on the postgres queue backend', () => {
     const postgresOnly: Readiness = { ready: true, checks: { postgres: { ok: true, ms: 2 } } };
     expect(mergeReadiness(1, [postgresOnly]).checks).not.toHaveProperty('redis');
+  });
+});
+
+describe("the primary's /metrics", () => {
+  it('answers 503 for a scrape a worker process did not answer in time, and logs it', async () => {
+    const warned: unknown[] = [];
+    const logger = { warn: (...args: unknown[]) => warned.push(args) } as unknown as Parameters<
+      typeof opsRoutes
+    >[0]['logger'];
+    const app = opsRoutes({
+      // prom-client's AggregatorRegistry.clusterMetrics rejects so after 5 s without every answer.
+      registry: {
+        metrics: () => Promise.reject(new Error('Operation timed out.')),
+        contentType: 'text/plain',
+      },
+      ready: async () => ({ ready: true, checks: {} }),
+      logger,
+    });
+    const answer = await app.request('/metrics');
+    expect(answer.status).toBe(503);
+    expect(await answer.text()).toBe('metrics unavailable for this scrape; try again\n');
+    expect(warned).toHaveLength(1);
   });
 });

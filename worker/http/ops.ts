@@ -49,9 +49,17 @@ export function opsRoutes(deps: OpsDeps): Hono {
     return c.json({ status: readiness.ready ? 'ready' : 'not ready', ...shown }, readiness.ready ? 200 : 503);
   });
   for (const guard of deps.metricsGuard ?? []) app.use('/metrics', guard);
-  app.get('/metrics', async (c) =>
-    c.body(await deps.registry.metrics(), 200, { 'content-type': deps.registry.contentType }),
-  );
+  app.get('/metrics', async (c) => {
+    try {
+      return c.body(await deps.registry.metrics(), 200, { 'content-type': deps.registry.contentType });
+    } catch (error) {
+      // A collector that failed, or (the primary of `compactor worker --processes N`) a worker
+      // process that did not answer in 5 s, such as one still starting: this scrape is lost, the
+      // next one answers.
+      deps.logger?.warn({ err: error }, 'metrics unavailable for this scrape');
+      return c.text('metrics unavailable for this scrape; try again\n', 503);
+    }
+  });
   return app;
 }
 
