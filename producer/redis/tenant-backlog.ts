@@ -22,6 +22,7 @@
  * prioritized jobs. On a Redis Cluster the keys carry the queues' hash-tagged prefix, so each script
  * touches one slot.
  */
+import { luaScript } from './lua.ts';
 import type { RedisConnection } from './redis.ts';
 
 /** BullMQ's largest job priority (2^21). */
@@ -31,17 +32,23 @@ export const MAX_JOB_PRIORITY = 2_097_152;
 export const BACKLOG_TTL_MS = 60 * 60 * 1000;
 
 /** KEYS: backlogs, seen. ARGV: tenant, now (ms). Returns the tenant's new count. */
-const TAKE = `local n = redis.call('zincrby', KEYS[1], 1, ARGV[1])
+const TAKE = luaScript(
+  `local n = redis.call('zincrby', KEYS[1], 1, ARGV[1])
 redis.call('zadd', KEYS[2], ARGV[2], ARGV[1])
-return tonumber(n)`;
+return tonumber(n)`,
+  2,
+);
 
 /**
  * KEYS: backlogs. ARGV: tenant. Returns the tenant's count left. The tenant's last enqueue stays in
  * `seen` (the worker's share reads it: a tenant that enqueued lately is active), until it is stale.
  */
-const RELEASE = `local n = tonumber(redis.call('zscore', KEYS[1], ARGV[1]) or '0')
+const RELEASE = luaScript(
+  `local n = tonumber(redis.call('zscore', KEYS[1], ARGV[1]) or '0')
 if n > 1 then return tonumber(redis.call('zincrby', KEYS[1], -1, ARGV[1])) end
-redis.call('zrem', KEYS[1], ARGV[1]) return 0`;
+redis.call('zrem', KEYS[1], ARGV[1]) return 0`,
+  1,
+);
 
 /**
  * Lua that drops the counts of tenants that last enqueued before a cut-off time (ms), for scripts
@@ -69,7 +76,7 @@ export async function takeJobPriority(
   prefix: string,
   tenantId: string,
 ): Promise<number> {
-  const rank = Number(await redis.eval(TAKE, 2, ...backlogKeysOf(prefix), tenantId, String(Date.now())));
+  const rank = Number(await TAKE(redis, backlogKeysOf(prefix), [tenantId, String(Date.now())]));
   return Math.min(Math.max(rank, 1), MAX_JOB_PRIORITY);
 }
 
@@ -82,5 +89,5 @@ export async function releaseJobPriority(
   prefix: string,
   tenantId: string,
 ): Promise<number> {
-  return Number(await redis.eval(RELEASE, 1, backlogKeysOf(prefix)[0], tenantId));
+  return Number(await RELEASE(redis, [backlogKeysOf(prefix)[0]], [tenantId]));
 }

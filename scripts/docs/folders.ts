@@ -128,7 +128,7 @@ const WRITTEN: Readonly<Record<string, string>> = {
   'worker/observability/':
     'Prometheus metrics, readiness checks, OpenTelemetry traces (`tracing.ts`: job spans, GenAI LLM-call spans)',
   'worker/runtime/':
-    'building the adapters from config (`services.ts`, `store.ts`), the logger, Redis state, start-up retries, the embedded PostgreSQL',
+    'building the adapters from config (`services.ts`, `store.ts`), the logger, Redis state, start-up retries, the embedded PostgreSQL; `processes/`: `compactor worker --processes N` (how many, when the primary restarts an exited one, the messages between primary and children)',
   'worker/cli/':
     'the `compactor` command: the command table, help, one light spec per command (`specs/`: flags and help) and its run, loaded only when it runs (`commands/`)',
   'worker/bin/': 'the `compactor` executable, and its development entry through tsx (`compactor-dev.js`)',

@@ -28,6 +28,9 @@
  *   error names; expired ones become errorsAndFixes (`blockers`). Then reconciled with the command
  *   and test threads (`threads`, `run-state`): an error whose command or test last ran green is
  *   gone, and each one whose last run failed is listed as still failing, kept first by the budget;
+ *   an error resolved through one call is resolved where the same message showed earlier through
+ *   others (`same-error`); a one-off call's failure (a script written and run at once, an editor or
+ *   harness tool) is behind once a test or build of the project passed after it (`moved-past`);
  * - commands: each build, test or run command once (program, subcommand, target), with its last
  *   outcome and the seq of its last run (`run-state`);
  * - decisions: choices between alternatives by the assistant or the user, with the reason given in
@@ -93,8 +96,10 @@ import {
   REQUEST_SHARE,
   SHORT_GOAL_CHARS,
 } from './limits.ts';
+import { withoutMovedPast } from './moved-past.ts';
 import { findReverts, revertItems, withoutReverted } from './reverted.ts';
 import { commandItems, reconcileBlockers } from './run-state.ts';
+import { withoutFixedTwins } from './same-error.ts';
 import { currentState } from './state.ts';
 import { transcriptSummaryItems } from './summaries.ts';
 import { commandThreads, testThreads } from './threads.ts';
@@ -157,7 +162,9 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
   const commands = commandThreads(runs, ended, errorLine, written);
   const fixedSeqs = new Set(fixed.flatMap((f) => (f.fix?.seq == null ? [] : [f.fix.seq])));
   const reconciled = reconcileBlockers(merged, commands, testThreads(runs, ended), fixedSeqs, written);
-  const blockers = reconciled.blockers;
+  const twins = withoutFixedTwins(reconciled.blockers, [...fixed, ...reconciled.resolved]);
+  const movedPast = withoutMovedPast(twins.blockers, commands);
+  const blockers = movedPast.blockers;
   const lists: Record<ListKey, Item[]> = {
     userInstructions: instructionItems(prior.userInstructions, messages).concat(told.userInstructions ?? []),
     completed: withoutReverted(
@@ -192,6 +199,8 @@ function build(prior: Checkpoint, messages: Message[], maxSummaryTokens: number)
       ...summaryFixes(told.errorsAndFixes),
       ...fixed,
       ...reconciled.resolved,
+      ...twins.resolved,
+      ...movedPast.resolved,
     ]),
     discoveries: merge(
       prior.discoveries,

@@ -134,9 +134,9 @@ export class LeavingFacts {
         if (message.content.trim()) this.lastRequest = { seq: message.seq, content: message.content };
         // A message that reads as a prompt injection states no rule a summary may keep
         // (shared/summary/guard.ts): expecting its sentences would fail the summaries that are right.
-        const rules = userMessageReadsAsInjection(message.content)
-          ? []
-          : instructionSentences(message.content);
+        // (Read for an injection only when it states a rule: most messages state none.)
+        const sentences = instructionSentences(message.content);
+        const rules = sentences.length > 0 && userMessageReadsAsInjection(message.content) ? [] : sentences;
         for (const sentence of rules)
           remember(this.instructions, normalize(sentence), sentence, MAX_INSTRUCTIONS);
       }

@@ -283,9 +283,16 @@ const INVISIBLE_RANGES: ReadonlyArray<readonly [number, number]> = [
   [0xffa0, 0xffa0],
 ];
 
-function isInvisible(code: number): boolean {
-  return INVISIBLE_RANGES.some(([from, to]) => code >= from && code <= to);
-}
+const hex = (code: number) => `\\u${code.toString(16).padStart(4, '0')}`;
+
+/** The {@link INVISIBLE_RANGES} as a character class over code units (no `u` flag). */
+const INVISIBLE = new RegExp(
+  `[${INVISIBLE_RANGES.map(([from, to]) => `${hex(from)}-${hex(to)}`).join('')}]`,
+  'g',
+);
+
+/** A character outside ASCII: text without one is left as it is by NFKC and every table below. */
+const NON_ASCII = /[^\p{ASCII}]/u;
 
 /** Cyrillic and Greek letters that look like Latin ones (lower case, after NFKC and lower-casing). */
 const LOOKALIKES: Readonly<Record<string, string>> = {
@@ -337,6 +344,17 @@ const LEET: Readonly<Record<string, string>> = {
   '!': 'i',
 };
 
+/** Any key of {@link LOOKALIKES} (each one UTF-16 code unit). */
+const LOOKALIKE = new RegExp(`[${Object.keys(LOOKALIKES).join('')}]`, 'g');
+
+/** Any key of {@link LEET}. */
+const LEET_CHAR = new RegExp(
+  `[${Object.keys(LEET)
+    .map((ch) => ch.replace(/[\\\]^-]/g, '\\$&'))
+    .join('')}]`,
+  'g',
+);
+
 /**
  * Letters spaced out or dotted: three or more single letters each followed by one separator
  * ("i g n o r e   a l l", "I.G.N.O.R.E", "i-g-n-o-r-e"), then a last letter; three, so that short
@@ -358,19 +376,18 @@ export function detectionViews(text: string): {
   joined: string;
   leet: string;
 } {
-  let visible = '';
-  for (let i = 0; i < text.length; i++) if (!isInvisible(text.charCodeAt(i))) visible += text.charAt(i);
-  const native = visible.normalize('NFKC').toLowerCase();
-  let latin = '';
-  for (const ch of native) latin += LOOKALIKES[ch] ?? ch;
+  // Regular expressions over the tables, not a loop per character: the same views, built fast
+  // enough for every message of every job (ASCII text skips what cannot change it).
+  const ascii = !NON_ASCII.test(text);
+  const native = ascii ? text.toLowerCase() : text.replace(INVISIBLE, '').normalize('NFKC').toLowerCase();
+  const latin = ascii ? native : native.replace(LOOKALIKE, (ch) => LOOKALIKES[ch] ?? ch);
   const joined = latin
     .replace(SPACED, (run) => {
       // Two-letter words and the like stay: only a run of single letters is a spaced-out word.
       return run.replace(/[ ._\-*·]/g, '');
     })
     .replace(/[ \t]+/g, ' ');
-  let leet = '';
-  for (const ch of joined) leet += LEET[ch] ?? ch;
+  const leet = joined.replace(LEET_CHAR, (ch) => LEET[ch] ?? ch);
   return { native, latin, joined, leet };
 }
 
@@ -426,8 +443,8 @@ export function readsAsInjection(text: string, options: DetectOptions = {}): boo
 }
 
 function hasInvisible(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (isInvisible(text.charCodeAt(i))) return true;
-  return false;
+  INVISIBLE.lastIndex = 0;
+  return INVISIBLE.test(text);
 }
 
 function findIn(text: string, encoded: boolean, untrusted: boolean): InjectionFinding[] {
@@ -444,11 +461,9 @@ function findIn(text: string, encoded: boolean, untrusted: boolean): InjectionFi
   };
   for (const [family, pattern] of PATTERNS) {
     // The leet view only for words: it would make `curl … | sh` or `<|im_start|>` unreadable.
-    const views2 =
-      family === 'override' || family === 'concealment'
-        ? [views.joined, views.leet]
-        : [views.joined, views.latin];
-    for (const view of views2) if (take(family, pattern, view)) break;
+    const second = family === 'override' || family === 'concealment' ? views.leet : views.latin;
+    // The second view only where it differs from the first: the same text would match the same.
+    if (!take(family, pattern, views.joined) && second !== views.joined) take(family, pattern, second);
   }
   for (const [family, pattern] of MULTILINGUAL) take(family, pattern, views.native);
   for (const pattern of OVERRIDE) take('override', pattern, views.native);

@@ -33,6 +33,10 @@
  * 15. The command line (test/bench/cli-startup.ts): `compactor --version`, `--help`, and
  *    `history` and `context` on a 509-message session, wall time spawn to exit (median of 5) and
  *    peak RSS, against 0.3 s and 0.8 s.
+ * 16. Worker processes (test/bench/worker-processes.ts): `compactor worker --processes N` (built, as
+ *    users run it) at N = 1, 2, 4 with 128 jobs in flight in all, on part 2's workload (the fake
+ *    Messages API answering after 1 s), on each queue backend: jobs/s against the ideal, CPU ms per
+ *    job and peak RSS summed over the process tree.
  * 17. The PostgreSQL path (test/bench/postgres-path.ts; not in the default parts): 17a, the
  *    statements, round trips and transactions per job by purpose, counted on the wire, and the rows
  *    per job by table (`--events`, `--concurrency`); 17b, the soak: `--soak N` runs (default 10; 0
@@ -43,9 +47,9 @@
  * Options: `--events N` (part 1, default 3000), `--concurrency C` (parts 1 and 3, default 8),
  * `--alternations A` (part 1: runs of each side, floor and compactor alternating; default 3),
  * `--levels 1,8,32,128` (part 2: the concurrency levels, default all four; `--levels 128` runs the
- * one the target reads), `--parts 1,2,4,5,7,8,9,10,12,13,14,15` (default all; part 1 also runs 3 and 6, which need
+ * one the target reads), `--parts 1,2,4,5,7,8,9,10,12,13,14,15,16` (default all; part 1 also runs 3 and 6, which need
  * its numbers), `--api-node-options=--max-old-space-size=256` (parts 10, 12 and 13: the API process's
- * NODE_OPTIONS; default none), `--backends redis,postgres` (parts 1 and 2: the queue backends, in
+ * NODE_OPTIONS; default none), `--backends redis,postgres` (parts 1, 2 and 16: the queue backends, in
  * that order; default both; parts 3 and 6 use Redis and the first backend's runs). Only a run of every part at the default levels rewrites results.md. Benchmarks print
  * numbers; they assert nothing.
  *
@@ -112,7 +116,9 @@ import {
   type RunCompletedExtra,
   runCompletedJobs,
   seedSessions,
+  steadyJobsPerS,
 } from './report.ts';
+import { workerProcesses } from './worker-processes.ts';
 
 const { values } = parseArgs({
   options: {
@@ -120,7 +126,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     alternations: { type: 'string', default: '3' },
     levels: { type: 'string', default: '1,8,32,128' },
-    parts: { type: 'string', default: '1,2,4,5,7,8,9,10,12,13,14,15' },
+    parts: { type: 'string', default: '1,2,4,5,7,8,9,10,12,13,14,15,16' },
     'api-node-options': { type: 'string', default: '' },
     backends: { type: 'string', default: 'redis,postgres' },
     soak: { type: 'string', default: '10' },
@@ -135,7 +141,7 @@ const BACKENDS = parseBackends(values.backends);
 const SOAK_RUNS = values.soak === '0' ? 0 : positiveInteger('soak', values.soak);
 const LEVELS = values.levels.split(',').map((c) => positiveInteger('levels', c.trim()));
 const ALL_PARTS =
-  ['1', '2', '4', '5', '7', '8', '9', '10', '12', '13', '14', '15'].every((p) => PARTS.has(p)) &&
+  ['1', '2', '4', '5', '7', '8', '9', '10', '12', '13', '14', '15', '16'].every((p) => PARTS.has(p)) &&
   values.levels === '1,8,32,128';
 const TENANT = 'bench';
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
@@ -207,6 +213,14 @@ async function main() {
     if (PARTS.has('13')) await hostileSuite(url, sql, prefix, section, values['api-node-options']);
     if (PARTS.has('14')) await aiSdkMiddlewareOverhead(url, prefix(), section);
     if (PARTS.has('15')) await cliStartup(url, section);
+    if (PARTS.has('16')) {
+      const slow = await fakeServerProcess(1_000);
+      try {
+        await workerProcesses(url, sql, slow.url, BACKENDS, section);
+      } finally {
+        slow.kill();
+      }
+    }
     if (PARTS.has('17')) {
       const context = {
         url,
@@ -767,19 +781,6 @@ function settled(worker: Worker, n: number, started: number): Promise<number> {
       if (!job || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) one();
     });
   });
-}
-
-/**
- * Jobs/s while all `concurrency` slots were busy: completions after the first wave's (the
- * `concurrency`-th completion, so ramp-up is left out) up to the start of the last job (after it the
- * queue is empty and the worker drains the last wave).
- */
-function steadyJobsPerS(jobs: Job[], concurrency: number): number {
-  const finished = jobs.map((j) => j.finishedOn ?? 0).sort((a, b) => a - b);
-  const from = finished[concurrency - 1] ?? 0;
-  const to = Math.max(...jobs.map((j) => j.processedOn ?? 0));
-  const n = finished.filter((t) => t > from && t <= to).length;
-  return to > from ? (n * 1000) / (to - from) : 0;
 }
 
 // 4 ----------------------------------------------------------------------------------------------

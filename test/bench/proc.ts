@@ -57,3 +57,22 @@ export async function machineCpuMs(): Promise<{ busy: number; total: number }> {
   const busy = user + nice + system + irq + softirq + steal;
   return { busy: busy * TICK_MS, total: (busy + idle + iowait) * TICK_MS };
 }
+
+/** A process and its descendants, now: their pids, CPU ms so far (summed) and resident memory (kB, summed). */
+export async function processTree(pid: number): Promise<{ pids: number[]; cpuMs: number; rssKb: number }> {
+  const pids: number[] = [];
+  const visit = async (p: number): Promise<void> => {
+    pids.push(p);
+    const children = await readFile(`/proc/${p}/task/${p}/children`, 'utf8').catch(() => '');
+    for (const child of children.split(' ').filter(Boolean)) await visit(Number(child));
+  };
+  await visit(pid);
+  let cpuMs = 0;
+  let rssKb = 0;
+  for (const p of pids) {
+    cpuMs += await processCpuMs(p);
+    const status = await readFile(`/proc/${p}/status`, 'utf8').catch(() => '');
+    rssKb += Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  }
+  return { pids, cpuMs, rssKb };
+}

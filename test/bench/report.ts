@@ -3,6 +3,7 @@
  * medians, the set-based seeding of plain sessions, and a backlog of `session.run.completed` jobs.
  */
 import { randomUUID } from 'node:crypto';
+import type { Job } from 'bullmq';
 import type postgres from 'postgres';
 import type { z } from 'zod';
 import { RUN_COMPLETED } from '../../shared/protocol/events.ts';
@@ -116,4 +117,17 @@ export function runCompletedJobs(
       opts: { jobId: eventId, removeOnComplete, removeOnFail: false },
     };
   });
+}
+
+/**
+ * Jobs/s while all `concurrency` slots were busy: completions after the first wave's (the
+ * `concurrency`-th completion, so ramp-up is left out) up to the start of the last job (after it the
+ * queue is empty and the worker drains the last wave).
+ */
+export function steadyJobsPerS(jobs: Job[], concurrency: number): number {
+  const finished = jobs.map((j) => j.finishedOn ?? 0).sort((a, b) => a - b);
+  const from = finished[concurrency - 1] ?? 0;
+  const to = Math.max(...jobs.map((j) => j.processedOn ?? 0));
+  const n = finished.filter((t) => t > from && t <= to).length;
+  return to > from ? (n * 1000) / (to - from) : 0;
 }

@@ -219,6 +219,11 @@ const USAGE_ERRORS: Array<[string, string[], string]> = [
     ['worker', '--concurrency', 'many'],
     'compactor worker: --concurrency must be a positive integer, got "many" (see: compactor worker --help)',
   ],
+  [
+    'a bad process count',
+    ['worker', '--processes', 'many'],
+    'compactor worker: --processes must be a positive integer or auto, got "many" (see: compactor worker --help)',
+  ],
 ];
 
 describe('compactor help and usage errors', () => {

@@ -10,8 +10,9 @@ import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
 import type { Config } from '../config/config.ts';
 import { type ApiServer, startApi } from '../http/api/index.ts';
 import { type Dashboard, startDashboard } from '../http/dashboard/index.ts';
-import { assertMetricsExposure, startMetricsServer } from '../http/metrics-server.ts';
-import { createWorkerMetrics } from '../observability/metrics.ts';
+import { assertMetricsExposure, openOpsSources, startMetricsServer } from '../http/metrics-server.ts';
+import type { Readiness } from '../observability/health.ts';
+import { createWorkerMetrics, type WorkerMetrics } from '../observability/metrics.ts';
 import { describeDatabaseError } from '../postgres/errors.ts';
 import { startWorker } from '../queue/compaction/worker.ts';
 import { SWEEP_QUEUE, startSweepService } from '../queue/sweeps/sweep.ts';
@@ -22,21 +23,81 @@ import { retryUntilReady } from '../runtime/startup.ts';
 
 /** A started worker: compaction jobs, webhooks, sweeps and (when configured) the metrics server. */
 export interface ServedWorker {
+  /** The worker's metrics registry and recorders. */
+  metrics: WorkerMetrics;
+  /**
+   * Its readiness (Redis and Postgres answer), with `COMPACTOR_METRICS_PORT` set and
+   * `metricsVia: 'primary'`; else null.
+   */
+  ready: (() => Promise<Readiness>) | null;
   /** Stops taking jobs and waits for the active ones (`force`: does not wait), then closes all. */
   close(force: boolean): Promise<void>;
+}
+
+/** How {@link serveWorker} runs besides its concurrency. */
+export interface ServeWorkerOptions {
+  /**
+   * Who serves /metrics, /healthz and /readyz when `COMPACTOR_METRICS_PORT` is set: this process
+   * (`listen`, the default), or the primary of `compactor worker --processes N` (`primary`: this
+   * process only keeps its queue depth and readiness probe ready for the primary to ask).
+   */
+  metricsVia?: 'listen' | 'primary';
 }
 
 /**
  * Starts the worker of `compactor worker`: waits for Postgres and applies the migrations (retrying,
  * each failed attempt logged as its cause and what to do, until it works or SIGTERM/SIGINT), then
  * the compaction jobs, the webhook deliveries, the scheduled sweeps and, with
- * `COMPACTOR_METRICS_PORT`, /metrics, /healthz and /readyz.
+ * `COMPACTOR_METRICS_PORT`, /metrics, /healthz and /readyz (or their sources, see
+ * {@link ServeWorkerOptions}).
  * @throws {Error} the metrics exposure check's (before anything starts), or the last migration
  *   error once a signal stopped the retries.
  */
-export async function serveWorker(c: Config, logger: Logger, concurrency: number): Promise<ServedWorker> {
+export async function serveWorker(
+  c: Config,
+  logger: Logger,
+  concurrency: number,
+  options: ServeWorkerOptions = {},
+): Promise<ServedWorker> {
   // Before anything starts: an exposed metrics server without a token is refused.
   if (c.metrics.port !== null) assertMetricsExposure(c.metrics);
+  await migrateUntilReady(c, logger);
+  const poolSize = poolSizeFor(c, concurrency);
+  const services = openServices(c, logger, { poolSize });
+  const metrics = createWorkerMetrics();
+  const running = startWorker(services, {
+    concurrency,
+    metrics,
+    listensOn: [COMPACTION_QUEUE, WEBHOOKS_QUEUE, SWEEP_QUEUE],
+  });
+  const webhooks = startWebhookWorker(services);
+  const sweeps = await startSweepService(services, { metrics });
+  const ops = await startOps(services, metrics, options.metricsVia ?? 'listen');
+  logger.info(
+    {
+      concurrency: running.worker.opts.concurrency,
+      dbPoolSize: poolSize,
+      summarizer: services.summarizers.primary.name,
+      queueBackend: services.queues.kind,
+      queues: services.queues.where,
+      ...(services.queues.kind === 'redis' ? { prefix: c.queuePrefix } : {}),
+    },
+    'worker started',
+  );
+  return {
+    metrics,
+    ready: ops?.ready ?? null,
+    async close(force) {
+      await sweeps.close();
+      await webhooks.close(force);
+      await running.close(force);
+      await ops?.close();
+    },
+  };
+}
+
+/** Waits for Postgres and migrates (see {@link serveWorker}); SIGTERM/SIGINT stop the retries. */
+async function migrateUntilReady(c: Config, logger: Logger): Promise<void> {
   const starting = new AbortController();
   const stopStarting = () => starting.abort();
   process.once('SIGTERM', stopStarting).once('SIGINT', stopStarting);
@@ -53,45 +114,20 @@ export async function serveWorker(c: Config, logger: Logger, concurrency: number
   } finally {
     process.off('SIGTERM', stopStarting).off('SIGINT', stopStarting);
   }
-  const poolSize = poolSizeFor(c, concurrency);
-  const services = openServices(c, logger, { poolSize });
-  const metrics = createWorkerMetrics();
-  const running = startWorker(services, {
-    concurrency,
-    metrics,
-    listensOn: [COMPACTION_QUEUE, WEBHOOKS_QUEUE, SWEEP_QUEUE],
-  });
-  const webhooks = startWebhookWorker(services);
-  const sweeps = await startSweepService(services, { metrics });
-  const { port: metricsPort, host: metricsHost } = c.metrics;
-  const ops =
-    metricsPort === null
-      ? null
-      : await startMetricsServer(services, metrics, {
-          port: metricsPort,
-          host: metricsHost,
-          token: c.metrics.token,
-        });
-  if (ops) logger.info({ url: ops.url }, 'metrics, /healthz and /readyz listening');
-  logger.info(
-    {
-      concurrency: running.worker.opts.concurrency,
-      dbPoolSize: poolSize,
-      summarizer: services.summarizers.primary.name,
-      queueBackend: services.queues.kind,
-      queues: services.queues.where,
-      ...(services.queues.kind === 'redis' ? { prefix: c.queuePrefix } : {}),
-    },
-    'worker started',
-  );
-  return {
-    async close(force) {
-      await sweeps.close();
-      await webhooks.close(force);
-      await running.close(force);
-      await ops?.close();
-    },
-  };
+}
+
+/** The metrics server, or (`primary`) only its sources; null without `COMPACTOR_METRICS_PORT`. */
+async function startOps(
+  services: Services,
+  metrics: WorkerMetrics,
+  via: 'listen' | 'primary',
+): Promise<{ ready: (() => Promise<Readiness>) | null; close(): Promise<void> } | null> {
+  const { port, host, token } = services.config.metrics;
+  if (port === null) return null;
+  if (via === 'primary') return openOpsSources(services, metrics);
+  const listening = await startMetricsServer(services, metrics, { port, host, token });
+  services.logger.info({ url: listening.url }, 'metrics, /healthz and /readyz listening');
+  return { ready: null, close: () => listening.close() };
 }
 
 /** Where an HTTP server of compactor listens, and whether it runs without authentication. */

@@ -7,36 +7,46 @@
  * its details (ms, errors) need that token. `/healthz` is open (liveness says nothing).
  */
 
-import type { Context, MiddlewareHandler } from 'hono';
-import { ConfigError } from '../../shared/contract/errors.ts';
 import { WEBHOOKS_QUEUE } from '../../shared/contract/webhooks.ts';
 import { COMPACTION_QUEUE } from '../../shared/protocol/events.ts';
-import { readinessProbe } from '../observability/health.ts';
+import { type Readiness, readinessProbe } from '../observability/health.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import { SWEEP_QUEUE } from '../queue/sweeps/sweep.ts';
 import { runAll, type Services } from '../runtime/services.ts';
-import { isLoopback, safeEqual } from './dashboard/auth.ts';
-import { ApiError } from './errors.ts';
-import { type Listening, listen, opsRoutes } from './ops.ts';
+import { assertMetricsExposure, guarded, type MetricsAddress } from './metrics-access.ts';
+import { type Listening, listenOwning, opsRoutes } from './ops.ts';
 
-/** Where the metrics server listens, and its bearer token. */
-export interface MetricsAddress {
-  port: number;
-  host: string;
-  /** Required unless `host` is a loopback address. */
-  token?: string | undefined;
+export { assertMetricsExposure, type MetricsAddress };
+
+/** What the operations endpoints of one worker process read: its readiness, and what to close. */
+export interface OpsSources {
+  ready(): Promise<Readiness>;
+  /** Closes the queues and the probe connection it opened (not `services`). Every step runs. */
+  close(): Promise<void>;
 }
 
 /**
- * Refuses a metrics server on a non-loopback address without a token.
- * @throws {ConfigError} naming the variables to set.
+ * Opens what a worker process's `/metrics` and `/readyz` read: queues whose depth `metrics` reports
+ * at scrape time, and a readiness probe of its own. Used by {@link startMetricsServer}, and by each
+ * worker process of `compactor worker --processes N`, whose primary serves the endpoints.
  */
-export function assertMetricsExposure(address: Pick<MetricsAddress, 'host' | 'token'>): void {
-  if (address.token !== undefined || isLoopback(address.host)) return;
-  throw new ConfigError(
-    `COMPACTOR_METRICS_HOST "${address.host}" is not a loopback address: set COMPACTOR_METRICS_TOKEN (a bearer ` +
-      'token of 16+ characters that Prometheus sends: authorization.credentials in its scrape config), or bind 127.0.0.1',
+export function openOpsSources(services: Services, metrics: WorkerMetrics): OpsSources {
+  const link = services.queues.link();
+  const queues = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
+    (name) => new services.queues.Queue(name, { ...link.options }),
   );
+  for (const queue of queues) services.queueState.watch(queue, `${queue.name} queue`);
+  metrics.watchQueues(queues);
+  const probe = readinessProbe(services.redis, services.database.sql);
+  return {
+    ready: () => probe.check(),
+    close: () =>
+      runAll(services.logger, [
+        ...queues.map((q) => () => q.close()),
+        () => probe.close(),
+        () => link.close(),
+      ]),
+  };
 }
 
 /**
@@ -51,60 +61,16 @@ export async function startMetricsServer(
   address: MetricsAddress,
 ): Promise<Listening> {
   assertMetricsExposure(address);
-  const { logger } = services;
-  const link = services.queues.link();
-  const queues = [COMPACTION_QUEUE, SWEEP_QUEUE, WEBHOOKS_QUEUE].map(
-    (name) => new services.queues.Queue(name, { ...link.options }),
+  const sources = openOpsSources(services, metrics);
+  return listenOwning(
+    opsRoutes({
+      ...guarded(address),
+      registry: metrics.registry,
+      ready: sources.ready,
+      logger: services.logger,
+    }),
+    address,
+    services.logger,
+    sources.close,
   );
-  for (const queue of queues) services.queueState.watch(queue, `${queue.name} queue`);
-  metrics.watchQueues(queues);
-  const probe = readinessProbe(services.redis, services.database.sql);
-  const release = () =>
-    runAll(logger, [...queues.map((q) => () => q.close()), () => probe.close(), () => link.close()]);
-  let listening: Listening;
-  try {
-    listening = await listen(
-      opsRoutes({
-        registry: metrics.registry,
-        ready: () => probe.check(),
-        logger,
-        mayReadDetails: (c) => holdsToken(c, address.token),
-        ...(address.token === undefined ? {} : { metricsGuard: [tokenGuard(address.token)] }),
-      }),
-      address.port,
-      address.host,
-    );
-  } catch (error) {
-    await release();
-    throw error;
-  }
-  let closing: Promise<void> | undefined;
-  return {
-    ...listening,
-    close: () => {
-      closing ??= runAll(logger, [() => listening.close(), release]);
-      return closing;
-    },
-  };
-}
-
-/** Whether the request's `Authorization: Bearer` is `token` (constant time); false without a token. */
-function holdsToken(c: Context, token: string | undefined): boolean {
-  const header = c.req.header('authorization') ?? '';
-  return token !== undefined && /^bearer /i.test(header) && safeEqual(header.slice(7).trim(), token);
-}
-
-/** 401 unless the request holds `token`. */
-function tokenGuard(token: string): MiddlewareHandler {
-  return async (c, next) => {
-    if (!holdsToken(c, token)) {
-      c.header('www-authenticate', 'Bearer realm="compactor-metrics"');
-      const refused = new ApiError(
-        'authentication_error',
-        'a bearer token (COMPACTOR_METRICS_TOKEN) is required',
-      );
-      return c.json(refused.body(), refused.status);
-    }
-    await next();
-  };
 }

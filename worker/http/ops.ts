@@ -10,13 +10,22 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
-import type { Readiness } from '../observability/health.ts';
-import { runAll } from '../runtime/services.ts';
+import type { ReadinessCheck } from '../observability/health.ts';
+import { runAll } from '../runtime/run-all.ts';
+
+/**
+ * What `/readyz` serves: whether ready, and each check by name (a process's `redis` and
+ * `postgres`, health.ts; the primary of `compactor worker --processes N` adds `processes`).
+ */
+export interface ReadinessReport {
+  ready: boolean;
+  checks: { [name: string]: ReadinessCheck | undefined };
+}
 
 export interface OpsDeps {
-  registry: Registry;
-  ready: () => Promise<Readiness>;
+  /** What `/metrics` serves: a registry, or anything that renders one (the primary's aggregate). */
+  registry: { metrics(): Promise<string>; readonly contentType: string };
+  ready: () => Promise<ReadinessReport>;
   /** Guards `/metrics` (the dashboard asks for admin credentials); absent: open. */
   metricsGuard?: MiddlewareHandler[];
   /**
@@ -40,17 +49,28 @@ export function opsRoutes(deps: OpsDeps): Hono {
     return c.json({ status: readiness.ready ? 'ready' : 'not ready', ...shown }, readiness.ready ? 200 : 503);
   });
   for (const guard of deps.metricsGuard ?? []) app.use('/metrics', guard);
-  app.get('/metrics', async (c) =>
-    c.body(await deps.registry.metrics(), 200, { 'content-type': deps.registry.contentType }),
-  );
+  app.get('/metrics', async (c) => {
+    try {
+      return c.body(await deps.registry.metrics(), 200, { 'content-type': deps.registry.contentType });
+    } catch (error) {
+      // A collector that failed, or (the primary of `compactor worker --processes N`) a worker
+      // process that did not answer in 5 s, such as one still starting: this scrape is lost, the
+      // next one answers.
+      deps.logger?.warn({ err: error }, 'metrics unavailable for this scrape');
+      return c.text('metrics unavailable for this scrape; try again\n', 503);
+    }
+  });
   return app;
 }
 
 /** `readiness` with each check's `ok` alone. */
-function withoutDetails(readiness: Readiness): Readiness {
+function withoutDetails(readiness: ReadinessReport): {
+  ready: boolean;
+  checks: Record<string, { ok: boolean }>;
+} {
   const checks = Object.fromEntries(
-    Object.entries(readiness.checks).map(([name, check]) => [name, { ok: check.ok }]),
-  ) as unknown as Readiness['checks'];
+    Object.entries(readiness.checks).flatMap(([name, check]) => (check ? [[name, { ok: check.ok }]] : [])),
+  );
   return { ready: readiness.ready, checks };
 }
 
@@ -58,10 +78,11 @@ function withoutDetails(readiness: Readiness): Readiness {
  * Logs each dependency's change of state: a failure at warn with its error (the details `/readyz`
  * hides), a recovery at info. Nothing while the state stays, however often the probe runs.
  */
-function stateLogger(logger: Logger | undefined): (readiness: Readiness) => void {
+function stateLogger(logger: Logger | undefined): (readiness: ReadinessReport) => void {
   const last = new Map<string, boolean>();
   return (readiness) => {
     for (const [name, check] of Object.entries(readiness.checks)) {
+      if (!check) continue;
       const was = last.get(name);
       last.set(name, check.ok);
       if (was === check.ok || (was === undefined && check.ok)) continue;

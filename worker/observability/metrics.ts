@@ -102,6 +102,9 @@ function createBase(): BaseMetrics {
     help: 'BullMQ jobs per queue and state, read from Redis at scrape time',
     labelNames: ['queue', 'state'],
     registers: [registry],
+    // Every worker process of `compactor worker --processes N` reads the same queues: their
+    // aggregate (prom-client's AggregatorRegistry) takes one reading, not the sum of N.
+    aggregator: 'max',
     async collect() {
       this.reset();
       await Promise.all(

@@ -10,14 +10,21 @@
  * lets only one apply per session version and idempotency key.
  */
 import { randomUUID } from 'node:crypto';
+import { luaScript } from '../../producer/redis/lua.ts';
 import type { RedisConnection } from '../../producer/redis/redis.ts';
 import { sessionKeyOf } from '../../shared/protocol/events.ts';
 import type { Lease, Leases } from '../pipeline/ports.ts';
 
 export type { Lease } from '../pipeline/ports.ts';
 
-const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
-const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+const RENEW = luaScript(
+  `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`,
+  1,
+);
+const RELEASE = luaScript(
+  `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`,
+  1,
+);
 
 export interface LeaseManagerOptions {
   /** Key prefix, e.g. the queue prefix. */
@@ -57,9 +64,9 @@ export class LeaseManager implements Leases {
       key,
       token,
       ttlMs: this.ttlMs,
-      renew: async () => (await this.redis.eval(RENEW, 1, key, token, String(this.ttlMs))) === 1,
+      renew: async () => (await RENEW(this.redis, [key], [token, String(this.ttlMs)])) === 1,
       release: async () => {
-        await this.redis.eval(RELEASE, 1, key, token);
+        await RELEASE(this.redis, [key], [token]);
       },
     });
   }

@@ -18,6 +18,7 @@
  * priority (no attempt used) and is taken again after a short wait; see worker/queue/compaction/processor.ts.
  */
 import { randomUUID } from 'node:crypto';
+import { luaScript } from '../../producer/redis/lua.ts';
 import type { RedisConnection } from '../../producer/redis/redis.ts';
 import { BACKLOG_TTL_MS, backlogKeysOf, forgetStaleBacklogs } from '../../producer/redis/tenant-backlog.ts';
 
@@ -26,7 +27,8 @@ import { BACKLOG_TTL_MS, backlogKeysOf, forgetStaleBacklogs } from '../../produc
  * TTL, active since (ms: a tenant that enqueued from then on is active). Returns 1 when the slot is
  * taken, 0 when the tenant is at its cap and another tenant is active.
  */
-const ACQUIRE = `${forgetStaleBacklogs({ backlogs: 2, seen: 3, cutoff: 6 })}
+const ACQUIRE = luaScript(
+  `${forgetStaleBacklogs({ backlogs: 2, seen: 3, cutoff: 6 })}
 redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1])
 local active = redis.call('zcard', KEYS[1])
 if active >= tonumber(ARGV[4]) then
@@ -40,9 +42,14 @@ if active >= tonumber(ARGV[4]) then
 end
 redis.call('zadd', KEYS[1], ARGV[2], ARGV[3])
 redis.call('pexpire', KEYS[1], ARGV[7])
-return 1`;
+return 1`,
+  3,
+);
 
-const RENEW = `if redis.call('zscore', KEYS[1], ARGV[1]) then redis.call('zadd', KEYS[1], 'XX', ARGV[2], ARGV[1]) redis.call('pexpire', KEYS[1], ARGV[3]) return 1 end return 0`;
+const RENEW = luaScript(
+  `if redis.call('zscore', KEYS[1], ARGV[1]) then redis.call('zadd', KEYS[1], 'XX', ARGV[2], ARGV[1]) redis.call('pexpire', KEYS[1], ARGV[3]) return 1 end return 0`,
+  1,
+);
 
 /** How long a tenant counts as active after its last event unless configured, ms. */
 export const DEFAULT_ACTIVE_WINDOW_MS = 5_000;
@@ -98,24 +105,24 @@ export function createTenantSlots(redis: RedisConnection, options: TenantSlotsOp
       const key = `${prefix}:active:${encodeURIComponent(tenantId)}`;
       const token = randomUUID();
       const now = Date.now();
-      const taken = await redis.eval(
-        ACQUIRE,
-        3,
-        key,
-        ...backlogKeysOf(prefix),
-        String(now),
-        String(now + ttlMs),
-        token,
-        String(cap),
-        tenantId,
-        String(now - BACKLOG_TTL_MS),
-        String(ttlMs),
-        String(now - activeWindowMs),
+      const taken = await ACQUIRE(
+        redis,
+        [key, ...backlogKeysOf(prefix)],
+        [
+          String(now),
+          String(now + ttlMs),
+          token,
+          String(cap),
+          tenantId,
+          String(now - BACKLOG_TTL_MS),
+          String(ttlMs),
+          String(now - activeWindowMs),
+        ],
       );
       if (Number(taken) !== 1) return null;
       return heldSlot(
         ttlMs,
-        () => redis.eval(RENEW, 1, key, token, String(Date.now() + ttlMs), String(ttlMs)),
+        () => RENEW(redis, [key], [token, String(Date.now() + ttlMs), String(ttlMs)]),
         () => redis.zrem(key, token),
       );
     },

@@ -41,8 +41,10 @@ import { createTenantSlots, type TenantSlots, type TenantSlotsOptions } from '..
 import type { AnthropicBatches } from '../summarizers/anthropic.ts';
 import { batchesFor, summarizerFor, summarizersFor } from '../summarizers/index.ts';
 import { type ConnectionStateLog, queueStateLog } from './redis-state.ts';
+import { runAll } from './run-all.ts';
 
 export type { QueueBackend, TenantBacklog, TenantSlots, TenantSlotsOptions };
+export { runAll };
 
 export interface Services {
   config: Config;
@@ -274,17 +276,6 @@ export function createRedis(target: RedisTarget, state: ConnectionStateLog): Red
   state.watch(redis, 'Redis connection');
   redis.on('ready', () => state.ready());
   return redis;
-}
-
-/** Runs every cleanup step even if some fail, so one failed close never leaves a connection open. */
-export async function runAll(logger: Logger, steps: Array<() => Promise<unknown>>): Promise<void> {
-  for (const step of steps) {
-    try {
-      await step();
-    } catch (error) {
-      logger.warn({ err: error }, 'shutdown step failed');
-    }
-  }
 }
 
 /** The URL without its password, for logs. */

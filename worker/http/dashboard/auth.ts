@@ -12,7 +12,6 @@
  * environment secret is compared on every request, so timing tells nothing about which matched.
  * A failure says why (`reason`, and the key id when the token named one), never the secret.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import {
   ALL_SCOPES,
   hasKeyPrefix,
@@ -22,6 +21,10 @@ import {
   TENANT_SCOPES,
 } from '../../../shared/contract/api-keys.ts';
 import { ConfigError } from '../../../shared/contract/errors.ts';
+import { isLoopback, safeEqual } from '../access-checks.ts';
+
+export { isLoopback, safeEqual };
+
 import type { DashboardConfig } from '../../config/config.ts';
 import { type KeyStore, stateOf } from '../../postgres/api-keys.ts';
 
@@ -66,12 +69,6 @@ export function hasCredentials(credentials: Credentials): boolean {
     credentials.tenantTokens.length > 0 ||
     credentials.keys !== undefined
   );
-}
-
-/** Whether `host` only accepts connections from this machine (127.0.0.0/8, ::1, localhost). */
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
 }
 
 /**
@@ -170,11 +167,4 @@ function environmentPrincipal(admin: boolean, tenant: string | undefined): AuthR
     return { ok: true, principal: { role: 'tenant', tenantId: tenant, scopes: TENANT_SCOPES } };
   }
   return { ok: false, reason: 'unknown_key' };
-}
-
-/** Constant-time equality of two strings of any lengths (compares their SHA-256 digests). */
-export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a, 'utf8').digest();
-  const hb = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(ha, hb);
 }
