@@ -5,7 +5,7 @@
  *   should: "the output shows X instead of Y" only describes), "decided", "chose", "opted for", "go with",
  *   "switch to", "prefer X over Y", "the fix is to", "we should", and the same in German, French,
  *   Spanish, Dutch, Portuguese and Italian ("statt", "au lieu de", "en lugar de", "in plaats van",
- *   "em vez de", "invece di", …);
+ *   "em vez de", "invece di", …), and in Chinese, Japanese and Korean ("改用", "而不是", "代わりに", "대신");
  * - a plan with its reason: "I'll use X because…", "Let's do X since…": an intent is narration
  *   unless it gives a reason or names the alternative it drops;
  * - a pick from options: a message listing two or more options (`1.`, `- Option A:`), then a
@@ -53,6 +53,18 @@ const REASON = W(
   'because|since|so that|as it|as this|to avoid|to keep|which (?:avoids|keeps|means)|weil|da|damit|parce que|car|puisque|porque|ya que|para que|omdat|want|zodat|pois|perché|poiché|dato che',
 );
 
+/**
+ * The same markers in Chinese, Japanese and Korean, which have no word boundaries: a choice
+ * ("决定", "改用", "而不是", "代わりに", "ではなく", "대신", "선택") and a reason ("因为", "为了",
+ * "ので", "ため", "때문에").
+ */
+const CJK_CHOICE =
+  /决定|決定|选择|選擇|选用|改用|改为|改為|改成|换成|換成|而不是|而非|代替|取代|采用|採用|代わりに|ではなく|にします|に決め|を選|대신|선택|결정|하기로/u;
+const CJK_REASON = /因为|因為|由于|由於|为了|為了|以便|这样可以|這樣可以|ので|ため|때문에|위해/u;
+
+/** A letter of Chinese, Japanese or Korean: such a sentence says much in few characters. */
+const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/u;
+
 /** A sentence that gives the reason of the one before it. */
 const REASON_NEXT =
   /^(?:because|since|this (?:way|avoids|keeps|ensures|means|is (?:simpler|safer|faster|cleaner))|that way|otherwise|the reason|it (?:avoids|keeps|is simpler|is safer)|weil|denn|dadurch|so bleibt|car|ainsi|sinon|porque|así|de lo contrario|omdat|zo |anders|assim|caso contrário|perché|così|altrimenti)\b/iu;
@@ -71,12 +83,15 @@ const DROPS = W(
  * alternative it drops; not narration, not a question, not a heading-like fragment.
  */
 export function isDecision(sentence: string): boolean {
-  if (sentence.length < 20 || /[?？]$/.test(sentence) || sentence.endsWith(':')) return false;
+  if (sentence.length < (CJK.test(sentence) ? 8 : 20) || /[?？]$/.test(sentence) || /[:：]$/.test(sentence))
+    return false;
   if (NARRATION.test(sentence)) {
     const plan = /\b(?:use|go with|switch|keep|do|implement|fix|add|write|call|store|pick)\b/i.test(sentence);
     return plan && (REASON.test(sentence) || DROPS.test(sentence));
   }
-  return CHOICE.test(sentence) || (INSTEAD.test(sentence) && AGENT.test(sentence));
+  return (
+    CHOICE.test(sentence) || CJK_CHOICE.test(sentence) || (INSTEAD.test(sentence) && AGENT.test(sentence))
+  );
 }
 
 /**
@@ -92,7 +107,13 @@ export function decisionItems(messages: Message[]): Item[] {
     said.forEach((sentence, k) => {
       if (!isDecision(sentence)) return;
       const next = said[k + 1];
-      const why = !REASON.test(sentence) && next && REASON_NEXT.test(next) ? ` ${next}` : '';
+      const gives = (text: string) => REASON.test(text) || CJK_REASON.test(text);
+      const why =
+        !gives(sentence) &&
+        next &&
+        (REASON_NEXT.test(next) || /^(?:因为|因為|由于|由於|这样|這樣)/u.test(next))
+          ? ` ${next}`
+          : '';
       found.push({ text: clipWords(`${sentence}${why}`, ITEM_CHARS), seq: m.seq });
     });
     const picked = pickFromOptions(messages, index);

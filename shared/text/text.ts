@@ -10,10 +10,13 @@ export function sentences(text: string): string[] {
     .filter((line) => !/^(?: {4}|\t)/.test(line))
     .map((line) => line.replace(/^\s*(?:[-*+>#]+|\d+[.)])\s+/, '').trim())
     .filter((line) => line.length > 0);
-  return prose
-    .flatMap((line) => line.split(/(?<=[.!?])\s+/))
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+  return (
+    prose
+      // Chinese and Japanese end a sentence with 。！？ and no space after it.
+      .flatMap((line) => line.split(/(?<=[.!?])\s+|(?<=[。！？])/))
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0)
+  );
 }
 
 /** Whether a message is the agent's reasoning (`[thinking] ...`) rather than words to the user. */

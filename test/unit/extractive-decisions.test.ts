@@ -24,6 +24,15 @@ describe('decision sentences', () => {
     expect(isDecision('Should we use a queue instead of callbacks?')).toBe(false);
   });
 
+  it('takes choices in Chinese, Japanese and Korean, which have no spaces between words', () => {
+    expect(isDecision('我们改用 pnpm，因为 npm 太慢了。')).toBe(true);
+    expect(isDecision('組件測試用 vitest 而不是 jest。')).toBe(true);
+    expect(isDecision('ここでは Redis の代わりに SQLite を使います。')).toBe(true);
+    expect(isDecision('캐시 대신 데이터베이스를 사용합니다.')).toBe(true);
+    expect(isDecision('我先看一下这个文件的内容。')).toBe(false);
+    expect(isDecision('要用 pnpm 还是 npm？')).toBe(false);
+  });
+
   it('reads numbered and lettered option lists', () => {
     const options = listedOptions('Two ways:\n1. Cache the tokens in memory\n2. Store the tokens in Redis');
     expect(options.get('2')).toBe('Store the tokens in Redis');
@@ -33,6 +42,15 @@ describe('decision sentences', () => {
 });
 
 describe('decisions in the checkpoint', () => {
+  it('splits Chinese sentences at 。 and keeps the one that decides, not the narration around it', () => {
+    const { messages } = transcript()
+      .user('把构建脚本修好')
+      .assistant('我看了一下配置文件。构建脚本改用 tsup，因为 rollup 的配置太复杂了。接下来运行测试。');
+    const decisions = texts(extractCheckpoint(null, messages, BIG).decisions);
+    expect(decisions.join('\n')).toContain('构建脚本改用 tsup，因为 rollup 的配置太复杂了。');
+    expect(decisions.join('\n')).not.toContain('我看了一下配置文件');
+  });
+
   it('keeps the reason stated in the next sentence of the same message, with the seq', () => {
     const { messages } = transcript()
       .user('Make the importer faster')
