@@ -39,7 +39,7 @@ export function cut(text: string): string {
 /**
  * `text` with each macOS home folder (`/Users/<name>`), and each Linux one (`/home/<name>` where a
  * path starts: after a space, a quote, `(`, `=` or `:`, not inside a URL), written as `~`: the
- * recorded machine's paths stay readable (`~/repo/src/x.ts`) without naming its user folder.
+ * recorded machine's paths stay readable (`~/project/src/x.ts`) without naming its user folder.
  */
 export function homeRelative(text: string): string {
   return text.replace(/\/Users\/[^/\s"'\\]+/g, '~').replace(/(^|[\s"'`(=:])\/home\/[^/\s"'\\]+/g, '$1~');

@@ -8,7 +8,7 @@ import { homeRelative } from '../../scripts/corpus/pi-to-corpus.ts';
 
 describe('homeRelative', () => {
   it('writes /Users/<name> and /home/<name> as ~', () => {
-    expect(homeRelative('cd /Users/someone/repo && ls')).toBe('cd ~/repo && ls');
+    expect(homeRelative('cd /Users/someone/project && ls')).toBe('cd ~/project && ls');
     expect(homeRelative('log in: /home/runner/.npm/_logs/x.log')).toBe('log in: ~/.npm/_logs/x.log');
     expect(homeRelative('{"path":"/home/dev/src/a.ts"}')).toBe('{"path":"~/src/a.ts"}');
     expect(homeRelative('/home/dev/x')).toBe('~/x');
