@@ -48,7 +48,15 @@ const BUILD =
   /^(?:make|cmake|ninja|tsc|gcc|g\+\+|clang\+?\+?|cc|javac|rustc|go build|go vet|cargo (?:build|check|clippy)|mvn|gradle|\.\/gradlew|bazel|meson|scons|webpack|vite build|esbuild|rollup|(?:npm|pnpm|yarn|bun) (?:run )?(?:build|lint|typecheck|check|compile)|dotnet build|swift build|zig build|mypy|ruff|flake8|pylint|eslint|biome|black --check|[\w.-]+ (?:build|compile))\b/;
 /** Running a program of the project: a script file or a project runner. */
 const RUN =
-  /^(?:python|node|ruby|perl|php|bash|sh|zsh|deno run|bun run|ts-node|tsx|java|go run|cargo run|dotnet run|npx|(?:npm|pnpm|yarn) (?:run )?(?:start|dev|serve)|\.\/[\w./-]+|[\w./-]+\.(?:py|js|mjs|ts|sh|rb|pl))\b/;
+  /^(?:python|node|ruby|perl|php|bash|sh|zsh|deno run|bun run|ts-node|tsx|java|go run|cargo run|dotnet run|(?:npm|pnpm|yarn) (?:run )?(?:start|dev|serve)|\.\/[\w./-]+|[\w./-]+\.(?:py|js|mjs|ts|sh|rb|pl))\b/;
+
+/**
+ * A package runner and its own options (`npx -y`, `npx --yes -p pkg`, `bunx`, `pnpm dlx`, `pnpm
+ * exec`, `yarn dlx`, `npm exec --`): it fetches or finds a tool and runs it, so the command is what
+ * the tool does — `npx tsc` builds, `npx jest` tests, `npx prisma migrate dev` is neither.
+ */
+const PACKAGE_RUNNER =
+  /^(?:npx|bunx|pnpx|(?:pnpm|yarn) (?:dlx|exec)|npm exec)(?:\s+(?:--?[\w-]+(?:=\S+)?|-p\s+\S+|--package\s+\S+))*\s+(?:--\s+)?/;
 
 /** Steps that only prepare the shell: they are not what a command runs. */
 const SETUP_STEP = /^(?:cd|source|\.|export|set|unset|ulimit|umask|pushd|popd|conda activate|nvm use)\b/;
@@ -72,7 +80,8 @@ export function threadKey(command: string): string {
  * What a shell command does for the project: `test` (a test runner, `npm test`, `go test`, a
  * `run_tests` script), `build` (a compiler, a type-checker or linter, `make`, `npm run build`), `run`
  * (a script of the project, `python x.py`, `./x`), or null: reads, edits of files (`sed -i`, `cat >
- * f`), git, installs, file moves. The first step that is not a setup step decides.
+ * f`), git, installs, file moves. The first step that is not a setup step decides; behind a package
+ * runner ({@link PACKAGE_RUNNER}: `npx`, `bunx`, `pnpm dlx`…), the tool it runs does.
  */
 export function commandKind(command: string): CommandKind | null {
   if (isInspectionCommand(command) || writtenFile(shellSummary(command))) return null;
@@ -84,9 +93,10 @@ export function commandKind(command: string): CommandKind | null {
     )
   )
     return null;
-  if (TEST.test(key)) return 'test';
-  if (BUILD.test(key)) return 'build';
-  if (RUN.test(key)) return /\btest/.test(key) ? 'test' : 'run';
+  const tool = key.replace(PACKAGE_RUNNER, '');
+  if (TEST.test(key) || TEST.test(tool)) return 'test';
+  if (BUILD.test(tool)) return 'build';
+  if (RUN.test(tool)) return /\btest/.test(tool) ? 'test' : 'run';
   return null;
 }
 

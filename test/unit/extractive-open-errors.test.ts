@@ -1,13 +1,15 @@
 /**
  * Which errors the extractive checkpoint still lists as open (shared/extractive/same-error.ts,
  * moved-past.ts): an error fixed through one call is fixed wherever it showed before; a one-off
- * call's failure is behind the agent once the project's tests pass after it. An agent resuming
+ * call's failure is behind the agent once the project's tests pass after it; a build command not
+ * run again is behind once another build of the project passes. An agent resuming
  * from the checkpoint must not chase errors the session already got past, and must still see the
  * ones it did not.
  */
 import { describe, expect, it } from 'vitest';
 import { extractCheckpoint } from '../../shared/extractive/index.ts';
 import { errorSignature } from '../../shared/extractive/same-error.ts';
+import { commandKind } from '../../shared/extractive/threads.ts';
 import { transcript } from '../support/transcript-builder.ts';
 
 const BIG = 1_000_000;
@@ -84,5 +86,54 @@ describe("a one-off call's failure is behind once the project's tests pass after
       .bash('python reproduce_issue.py', `${TRACE}RuntimeError: Dropped elements in sequence matching`, 1)
       .bash('python -m pytest tests/test_lexer.py', '5 passed in 0.2s', 0);
     expect(blockers(reproduction.messages).join('\n')).toMatch(/Dropped elements in sequence matching/);
+  });
+});
+
+describe('a build not run again is behind once another build of the project passes', () => {
+  const TSC_ERROR = "src/cart.ts(12,7): error TS2322: Type 'string' is not assignable to type 'number'.";
+
+  it('drops the type-check failure when the project build passes later', () => {
+    const { messages } = transcript()
+      .user('Add the discount field to the cart')
+      .bash('npx tsc --noEmit', TSC_ERROR, 2)
+      .bash("sed -i 's/discount = input/discount = Number(input)/' src/cart.ts", '', 0)
+      .bash('npm run build', 'vite v5.4.0 building for production...\n✓ built in 1.2s', 0);
+    expect(blockers(messages)).toEqual([]);
+    expect(fixes(messages).join('\n')).toMatch(/TS2322.* → moved past: `npm run build` passed later/);
+  });
+
+  it('keeps it when only tests passed after it, or when it failed again after the build', () => {
+    const testsOnly = transcript()
+      .user('Add the discount field to the cart')
+      .bash('npx tsc --noEmit', TSC_ERROR, 2)
+      .bash('npx vitest run src/cart.test.ts', ' ✓ src/cart.test.ts (3 tests)\n Tests  3 passed (3)', 0);
+    expect(blockers(testsOnly.messages).join('\n')).toMatch(/TS2322/);
+    const failedAgain = transcript()
+      .user('Add the discount field to the cart')
+      .bash('npx tsc --noEmit', TSC_ERROR, 2)
+      .bash('npm run build', '✓ built in 1.2s', 0)
+      .bash('npx tsc --noEmit', TSC_ERROR, 2);
+    expect(blockers(failedAgain.messages).join('\n')).toMatch(/TS2322/);
+  });
+
+  it("classes a package runner's command by the tool it runs", () => {
+    expect(commandKind('npx tsc --noEmit')).toBe('build');
+    expect(commandKind('bunx eslint src')).toBe('build');
+    expect(commandKind('pnpm dlx vitest run')).toBe('test');
+    expect(commandKind('npx -y ts-node scripts/seed.ts')).toBe('run');
+    expect(commandKind('npx prisma migrate dev')).toBeNull();
+  });
+
+  it("drops a package runner's one-time tool failure once a build passes after it", () => {
+    const { messages } = transcript()
+      .user('Add the orders table')
+      .bash(
+        'npx prisma migrate dev --name orders',
+        "Error: P1001: Can't reach database server at `localhost:5432`",
+        1,
+      )
+      .bash('npm run build', '✓ built in 1.2s', 0);
+    expect(blockers(messages)).toEqual([]);
+    expect(fixes(messages).join('\n')).toMatch(/P1001.* → moved past: `npm run build`/);
   });
 });
