@@ -1,6 +1,7 @@
 /**
  * A SpecStory export of an agent chat (`.specstory/history/<date>_<title>.md`: Cursor's agent, or
- * in SpecStory's Markdown v2 an agent of VS Code such as GitHub Copilot's) as a corpus session
+ * in SpecStory's Markdown v2 an agent of VS Code such as GitHub Copilot's, or a terminal agent
+ * such as Claude Code) as a corpus session
  * (`corpus/README.md` "Format"). SpecStory writes the chat as Markdown: a turn starts with a
  * `_**User**_`, `_**Assistant**_` or `_**Agent**_` line (in v2 with a time or the model in
  * parentheses), and the parts of a turn are separated by `---` lines. A user turn becomes one user
@@ -19,8 +20,9 @@
  *   and the block's body as its `tool_result`;
  * - a v2 `<tool-use data-tool-name="N">` block (kept whole even when its content holds a `---`
  *   line) is a `tool_call` named N whose arguments are the block's `Parameters:` JSON, else
- *   `{"query"}` from its summary (and, for an edit, `content`, the patch SpecStory shows); its
- *   `tool_result` is the `content` of the block's `Result:` JSON, else that JSON's
+ *   `{"query"}` from its summary, else what its text shows (a Claude Code shell call's `description`
+ *   and `command`, a read's or a write's `file_path`), and for an edit `content`, the patch
+ *   SpecStory shows; its `tool_result` is the `content` of the block's `Result:` JSON, else that JSON's
  *   `pastTenseMessage`, else the block's text; {@link NOT_RECORDED} when none holds anything (an
  *   edit's result, and VS Code's terminal output, which v2 does not keep);
  * - any other part is assistant text.
@@ -162,6 +164,29 @@ function labelledJson(block: string, label: string): unknown {
 }
 
 /**
+ * The arguments a tool-use block without `Parameters:` and without a summary shows in its text, as
+ * SpecStory writes Claude Code's tools: a shell call's description line and its command as a
+ * `` `…` `` line or a `bash` fence (`{"description", "command"}`), a read's file as a `` `…` `` line and a write's
+ * file in Claude Code's answer ("The file X has been updated", "File created successfully at: X")
+ * (`{"file_path"}`). Empty when the text shows none.
+ */
+function shownArguments(type: string, body: string): Record<string, string> {
+  const span = /^\s*`([^`\n]+)`\s*$/m.exec(body);
+  const script = /^```(?:bash|sh|zsh)\n([\s\S]*?)\n```/m.exec(body);
+  const shown = span && (!script || span.index < script.index) ? span : script;
+  if (type === 'shell' && shown?.[1]) {
+    const before = body.slice(0, shown.index).trim();
+    return before && !before.includes('\n')
+      ? { description: before, command: shown[1] }
+      : { command: shown[1] };
+  }
+  if (type === 'read' && span?.[1]) return { file_path: span[1] };
+  const written = /(?:The file (\S+) has been updated|File created successfully at: (\S+))/.exec(body);
+  if (type === 'write' && written) return { file_path: (written[1] ?? written[2]) as string };
+  return {};
+}
+
+/**
  * A `<tool-use data-tool-name="N">` block of SpecStory's Markdown v2 (see the file comment): the
  * call's name, its arguments and its result text.
  */
@@ -178,6 +203,7 @@ function toolUse(part: string): { name: string; args: Record<string, unknown>; r
   const args: Record<string, unknown> =
     params !== null && typeof params === 'object' ? { ...(params as object) } : query ? { query } : {};
   if (params === undefined && type === 'write' && body) args.content = body;
+  if (params === undefined && !query) Object.assign(args, shownArguments(type, body));
   const result = labelledJson(part, 'Result');
   if (result === undefined) return { name, args, result: type === 'write' || !body ? NOT_RECORDED : body };
   const r = (result ?? {}) as { content?: unknown; pastTenseMessage?: unknown };
