@@ -49,7 +49,7 @@ describe('createTextMemo over many evictions', () => {
       state = (state * 1103515245 + 12345) % 2147483648;
       return state / 2147483648;
     };
-    for (let i = 0; i < 5_000; i++) {
+    for (let i = 0; i < 2_000; i++) {
       const key = `text ${Math.floor(random() * 60)} ${'x'.repeat(Math.floor(random() * 30))}`;
       const kept = order.includes(key);
       let computed = false;
