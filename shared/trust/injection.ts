@@ -362,8 +362,12 @@ const LEET_CHAR = new RegExp(
  */
 const SPACED = /(?<![\p{L}\p{N}])(?:\p{L}[ ._\-*·]){2,}\p{L}(?![\p{L}\p{N}])/gu;
 
-/** A base64-looking run: 24 or more base64 characters, optionally padded. */
-const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
+/**
+ * A base64-looking run: 24 or more base64 characters, optionally padded. It starts where a run of
+ * base64 characters starts (the look-behind): a match never starts inside one (it would have started
+ * at the run's start), and without it every position of every word was read to the word's end.
+ */
+const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}/g;
 
 /**
  * The views of a text the patterns read: `native` (compatibility forms folded, invisible characters
