@@ -37,5 +37,7 @@ export function anyMatch(patterns: readonly RegExp[]): (text: string) => boolean
     ...[...byFlags].map(([flags, sources]) => new RegExp(sources.join('|'), flags)),
     ...alone,
   ];
+  const [only] = searches;
+  if (searches.length === 1 && only) return (text) => only.test(text);
   return (text) => searches.some((search) => search.test(text));
 }
