@@ -242,9 +242,14 @@ export function pointToUserMessages(messages: Message[]): Message[] {
 
 /** Whether `<user_messages>` shows `m`: a user's request or answer. */
 export function isShownVerbatim(m: Message): boolean {
-  if (m.role !== 'user' || m.kind !== 'message') return false;
+  return shownKind(m) !== null;
+}
+
+/** What `<user_messages>` shows `m` as (`request` or `answer`), or null when it does not show it. */
+function shownKind(m: Message): 'request' | 'answer' | null {
+  if (m.role !== 'user' || m.kind !== 'message') return null;
   const kind = classifyUserMessage(m.content);
-  return kind === 'request' || kind === 'answer';
+  return kind === 'request' || kind === 'answer' ? kind : null;
 }
 
 /**
@@ -256,8 +261,8 @@ export function isShownVerbatim(m: Message): boolean {
 export function renderUserMessages(messages: Message[]): string {
   const body: string[] = [];
   for (const m of messages) {
-    if (!isShownVerbatim(m)) continue;
-    const kind = classifyUserMessage(m.content);
+    const kind = shownKind(m);
+    if (kind === null) continue;
     const text = clipContent(stripMarkupPrefix(m.content).trim(), MAX_USER_MESSAGE_CHARS);
     body.push(`<user_message seq="${m.seq}" kind="${kind}">\n${escapeText(text)}\n</user_message>`);
   }

@@ -116,6 +116,11 @@ export function isMarkupOnly(text: string): boolean {
     const end = lastEnd.get((open[1] ?? '').toLowerCase());
     return end !== undefined && end >= MACHINE_OPEN.lastIndex;
   };
+  // Text that does not open with an element is not markup only, whatever its closing tags.
+  SPACE_RUN.lastIndex = 0;
+  SPACE_RUN.exec(text);
+  MACHINE_OPEN.lastIndex = SPACE_RUN.lastIndex;
+  if (!MACHINE_OPEN.test(text)) return false;
   const closing = [...text.matchAll(CLOSING_TAG)];
   for (let i = closing.length - 1; i >= 0; i--) {
     const tag = closing[i] as RegExpExecArray;
@@ -145,7 +150,10 @@ export function isShortAnswer(text: string): boolean {
 export function classifyUserMessage(content: string): UserMessageKind {
   const whole = classifyUserText(content);
   if (whole !== 'request' && whole !== 'answer') return whole;
-  return classifyUserText(stripMarkupPrefix(content));
+  const rest = stripMarkupPrefix(content);
+  // No markup before the words: the rest is the text, which reads as it did whole.
+  if (rest.length === content.trimStart().length) return whole;
+  return classifyUserText(rest);
 }
 
 /** Whether a message is a user's own words: a request or a short answer. */

@@ -11,6 +11,7 @@
  * Every pattern is linear: the gaps are bounded, a saved file's name is searched with `indexOf`, and
  * at most {@link MAX_DOWNLOADS} downloads and {@link MAX_MENTIONS} mentions of each file are read.
  */
+import { anyMatch } from './any-match.ts';
 import { DOWNLOAD_THEN_RUN } from './injection-lexicon.ts';
 
 /** Downloads read per text. */
@@ -66,14 +67,11 @@ const RUNS_BEFORE =
  * other languages are read. See the file's comment for the forms.
  */
 export function fetchThenExecute(view: string, native: string = view): string | null {
-  const piped = PIPED.exec(view);
-  if (piped) return piped[0];
-  for (const pattern of FETCH_EVAL) {
-    const match = pattern.exec(view);
-    if (match) return match[0];
+  // One search for any download or fetching call first: most text has none (shared/trust/any-match.ts).
+  if (ANY_FETCH(view)) {
+    const found = fetchedThenRun(view);
+    if (found) return found;
   }
-  const saved = savedThenRun(view);
-  if (saved) return saved;
   if (/\bhttps?:\/\/|\bftp:\/\//.test(native)) {
     for (const pattern of DOWNLOAD_THEN_RUN) {
       const match = pattern.exec(native);
@@ -81,6 +79,20 @@ export function fetchThenExecute(view: string, native: string = view): string | 
     }
   }
   return null;
+}
+
+/** Whether a view has any of what {@link fetchedThenRun} reads: a piped download, a fetch evaluated, a download. */
+const ANY_FETCH = anyMatch([PIPED, ...FETCH_EVAL, DOWNLOAD]);
+
+/** A download piped into an interpreter, a fetch evaluated, or a download saved and run, in `view`. */
+function fetchedThenRun(view: string): string | null {
+  const piped = PIPED.exec(view);
+  if (piped) return piped[0];
+  for (const pattern of FETCH_EVAL) {
+    const match = pattern.exec(view);
+    if (match) return match[0];
+  }
+  return savedThenRun(view);
 }
 
 /** A download saved to a file that is run anywhere in the text (before or after it): both commands. */

@@ -46,6 +46,7 @@
  * Every pattern is linear in the text: no nested quantifiers, gaps bounded by a fixed count.
  */
 
+import { anyMatch } from './any-match.ts';
 import { fetchThenExecute } from './fetch-exec.ts';
 import {
   ACT_VERB,
@@ -362,8 +363,12 @@ const LEET_CHAR = new RegExp(
  */
 const SPACED = /(?<![\p{L}\p{N}])(?:\p{L}[ ._\-*·]){2,}\p{L}(?![\p{L}\p{N}])/gu;
 
-/** A base64-looking run: 24 or more base64 characters, optionally padded. */
-const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
+/**
+ * A base64-looking run: 24 or more base64 characters, optionally padded. It starts where a run of
+ * base64 characters starts (the look-behind): a match never starts inside one (it would have started
+ * at the run's start), and without it every position of every word was read to the word's end.
+ */
+const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}/g;
 
 /**
  * The views of a text the patterns read: `native` (compatibility forms folded, invisible characters
@@ -447,6 +452,14 @@ function hasInvisible(text: string): boolean {
   return INVISIBLE.test(text);
 }
 
+/** One search over each list of patterns (shared/trust/any-match.ts), read before the list itself. */
+const ANY_PATTERN = anyMatch(PATTERNS.map(([, pattern]) => pattern));
+const ANY_MULTILINGUAL = anyMatch(MULTILINGUAL.map(([, pattern]) => pattern));
+const ANY_OVERRIDE = anyMatch(OVERRIDE);
+const ANY_BARE_SECRECY = anyMatch(BARE_SECRECY);
+const ANY_AUTHORITY = anyMatch(AUTHORITY);
+const ANY_ADDRESSED_TO_AGENT = anyMatch(ADDRESSED_TO_AGENT);
+
 function findIn(text: string, encoded: boolean, untrusted: boolean): InjectionFinding[] {
   const views = detectionViews(text);
   const found: InjectionFinding[] = [];
@@ -459,14 +472,23 @@ function findIn(text: string, encoded: boolean, untrusted: boolean): InjectionFi
     found.push({ family, match: match[0].trim().slice(0, 80), encoded });
     return true;
   };
-  for (const [family, pattern] of PATTERNS) {
-    // The leet view only for words: it would make `curl … | sh` or `<|im_start|>` unreadable.
-    const second = family === 'override' || family === 'concealment' ? views.leet : views.latin;
-    // The second view only where it differs from the first: the same text would match the same.
-    if (!take(family, pattern, views.joined) && second !== views.joined) take(family, pattern, second);
+  // Each list is read pattern by pattern only where one search over all of it matches: most text
+  // matches none of them (shared/trust/any-match.ts).
+  const anyPattern =
+    ANY_PATTERN(views.joined) ||
+    (views.leet !== views.joined && ANY_PATTERN(views.leet)) ||
+    (views.latin !== views.joined && ANY_PATTERN(views.latin));
+  if (anyPattern) {
+    for (const [family, pattern] of PATTERNS) {
+      // The leet view only for words: it would make `curl … | sh` or `<|im_start|>` unreadable.
+      const second = family === 'override' || family === 'concealment' ? views.leet : views.latin;
+      // The second view only where it differs from the first: the same text would match the same.
+      if (!take(family, pattern, views.joined) && second !== views.joined) take(family, pattern, second);
+    }
   }
-  for (const [family, pattern] of MULTILINGUAL) take(family, pattern, views.native);
-  for (const pattern of OVERRIDE) take('override', pattern, views.native);
+  if (ANY_MULTILINGUAL(views.native))
+    for (const [family, pattern] of MULTILINGUAL) take(family, pattern, views.native);
+  if (ANY_OVERRIDE(views.native)) for (const pattern of OVERRIDE) take('override', pattern, views.native);
   if (!seen.has('remote-exec')) {
     const match = fetchThenExecute(views.latin, views.native);
     if (match) take('remote-exec', /[\s\S]+/, match);
@@ -504,11 +526,14 @@ function structuralSignals(
   views: ReturnType<typeof detectionViews>,
   take: (family: InjectionFamily, pattern: RegExp, view: string) => boolean,
 ): void {
-  for (const pattern of BARE_SECRECY) if (take('concealment', pattern, views.native)) break;
+  if (ANY_BARE_SECRECY(views.native))
+    for (const pattern of BARE_SECRECY) if (take('concealment', pattern, views.native)) break;
   const role = roleLine(views.native);
   if (role) take('impersonation', /[\s\S]+/, role);
   take('impersonation', FORMAT_HEADING, views.native);
-  for (const pattern of AUTHORITY) if (take('impersonation', pattern, views.native)) break;
+  if (ANY_AUTHORITY(views.native))
+    for (const pattern of AUTHORITY) if (take('impersonation', pattern, views.native)) break;
+  if (!ANY_ADDRESSED_TO_AGENT(views.native)) return;
   for (const pattern of ADDRESSED_TO_AGENT) {
     const match = pattern.exec(views.native);
     if (!match) continue;

@@ -21,6 +21,11 @@ export function createTextMemo<T>(budgetChars: number): TextMemo<T> {
   if (!Number.isInteger(budgetChars) || budgetChars <= 0)
     throw new RangeError(`createTextMemo: budgetChars must be a positive integer, got ${budgetChars}`);
   const entries = new Map<string, T>();
+  // Keys in the order they were last used, oldest first. One live iterator is kept: a map keeps a
+  // deleted entry's slot until it is rehashed, and a new iterator would step over every slot freed
+  // by an eviction or a use so far, each time; this one resumes where the last eviction stopped and
+  // still meets the keys set after it was made (a map's iterators see later insertions).
+  let oldestFirst = entries.keys();
   let held = 0;
   return {
     get(key, compute) {
@@ -35,10 +40,16 @@ export function createTextMemo<T>(budgetChars: number): TextMemo<T> {
       if (cost > budgetChars) return value;
       entries.set(key, value);
       held += cost;
-      for (const oldest of entries.keys()) {
-        if (held <= budgetChars) break;
-        entries.delete(oldest);
-        held -= oldest.length + 1;
+      while (held > budgetChars) {
+        let next = oldestFirst.next();
+        // Only when an earlier eviction ran to the end (not reached: the key just set stays).
+        if (next.done) {
+          oldestFirst = entries.keys();
+          next = oldestFirst.next();
+          if (next.done) break;
+        }
+        entries.delete(next.value);
+        held -= next.value.length + 1;
       }
       return value;
     },

@@ -36,3 +36,37 @@ describe('createTextMemo', () => {
     expect(() => createTextMemo(1.5)).toThrow(/budgetChars/);
   });
 });
+
+describe('createTextMemo over many evictions', () => {
+  it('keeps exactly the most recently used texts that fit, as a plain least-recently-used list would', () => {
+    const budget = 200;
+    const memo = createTextMemo<string>(budget);
+    // The reference: keys in order of last use, oldest first.
+    let order: string[] = [];
+    let held = 0;
+    let state = 7;
+    const random = () => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state / 2147483648;
+    };
+    for (let i = 0; i < 2_000; i++) {
+      const key = `text ${Math.floor(random() * 60)} ${'x'.repeat(Math.floor(random() * 30))}`;
+      const kept = order.includes(key);
+      let computed = false;
+      memo.get(key, () => {
+        computed = true;
+        return key;
+      });
+      expect(computed).toBe(!kept);
+      if (kept) order = [...order.filter((k) => k !== key), key];
+      else {
+        order.push(key);
+        held += key.length + 1;
+        while (held > budget) {
+          const oldest = order.shift() as string;
+          held -= oldest.length + 1;
+        }
+      }
+    }
+  });
+});

@@ -209,7 +209,8 @@ export function summaryRequest(input: SummarizeInput, model: string, cacheUserTu
   const { prompt, budget } = summaryPromptOf(input, SHAPE);
   // Counted unescaped, about 4 characters a token: under what the API counts (its tokens are
   // shorter on code), so a breakpoint is placed only where the prefix is surely long enough.
-  const prefixTokens = estimateTextTokens(JSON.stringify(CHECKPOINT_TOOL) + prompt.system);
+  // The tool's JSON is the shape's, written once at load (the schema is a few thousand characters).
+  const prefixTokens = estimateTextTokens(SHAPE.schemaJson + prompt.system);
   const cache = planCacheBreakpoints(model, prefixTokens, prefixTokens + estimateTextTokens(prompt.user));
   const ephemeral = { cache_control: { type: 'ephemeral' as const } };
   // The instructions go in the user turn: the system prompt is the same for every call.
