@@ -1,6 +1,6 @@
 /**
- * Decisions: choices the assistant or the user made between alternatives, each with the reason
- * given in the same message. What counts as a choice, by the sentence's form:
+ * Decisions: choices the assistant (in its words or its reasoning) or the user made between
+ * alternatives, each with the reason given in the same message. What counts as a choice, by the sentence's form:
  * - a choice marker: "instead of" or "rather than" with someone choosing (I, we, let's, use,
  *   should: "the output shows X instead of Y" only describes), "decided", "chose", "opted for", "go with",
  *   "switch to", "prefer X over Y", "the fix is to", "we should", and the same in German, French,
@@ -17,13 +17,13 @@
  * message when it opens with one ("This avoids…", "That way…", "Otherwise…").
  */
 import type { Message } from '../contract/message.ts';
-import { clipWords, isThinking, sentences } from '../text/text.ts';
+import { clipWords, sentences } from '../text/text.ts';
 import { classifyUserMessage } from '../text/user-messages.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS } from './limits.ts';
 
-/** Decisions taken from one run of leaving messages. */
-const NEW_DECISIONS = 6;
+/** Decisions taken from one run of leaving messages (a third of a long session holds a dozen). */
+const NEW_DECISIONS = 12;
 
 /** Letters around a word, for accented words. */
 const W = (body: string) => new RegExp(`(?<![\\p{L}\\p{N}_])(?:${body})(?![\\p{L}\\p{N}_])`, 'iu');
@@ -126,7 +126,7 @@ export function isDecision(sentence: string): boolean {
 }
 
 /**
- * Up to {@link NEW_DECISIONS} decisions of the assistant's prose and the user's own messages
+ * Up to {@link NEW_DECISIONS} decisions of the assistant's prose and reasoning and the user's own messages
  * (not harness or tool text), newest kept, each with its reason: its own `because…` clause, or the
  * next sentence of the message when that one gives the reason. Then the picks from option lists.
  */
@@ -161,10 +161,11 @@ export function decisionItems(messages: Message[]): Item[] {
 /** Longest user message read for decisions, in characters. */
 const USER_DECISION_CHARS = 600;
 
-/** Whether a message is words of the assistant (not its reasoning) or of the user (not a harness). */
+/** Whether a message is words of the assistant (its reasoning included) or of the user (not a harness). */
 function speaks(m: Message): boolean {
   if (m.kind !== 'message' || typeof m.content !== 'string') return false;
-  if (m.role === 'assistant') return !isThinking(m.content);
+  // The assistant's reasoning counts: it is where a choice and its reason are often first stated.
+  if (m.role === 'assistant') return true;
   // A long user message is a task or a pasted text: its rules are the user's instructions.
   if (m.role !== 'user' || m.content.length > USER_DECISION_CHARS) return false;
   const kind = classifyUserMessage(m.content);

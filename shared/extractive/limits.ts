@@ -16,7 +16,7 @@ export const LIST_CAPS = {
   inProgress: 8,
   pending: 8,
   blockers: 10,
-  decisions: 8,
+  decisions: 12,
   openQuestions: 6,
   commands: 8,
   errorsAndFixes: 8,

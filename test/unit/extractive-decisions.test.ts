@@ -83,6 +83,19 @@ describe('decisions in the checkpoint', () => {
     expect(decisions.join('\n')).not.toContain('我看了一下配置文件');
   });
 
+  it("keeps a choice first stated in the assistant's reasoning", () => {
+    const { messages } = transcript()
+      .user('Make the export resumable')
+      .assistant(
+        '[thinking]\nTwo ways exist. I decided to store a cursor file because the API has no resume token.',
+      )
+      .assistant('Working on it.');
+    const decisions = texts(extractCheckpoint(null, messages, BIG).decisions);
+    expect(decisions.join('\n')).toContain(
+      'I decided to store a cursor file because the API has no resume token.',
+    );
+  });
+
   it('keeps the reason stated in the next sentence of the same message, with the seq', () => {
     const { messages } = transcript()
       .user('Make the importer faster')
