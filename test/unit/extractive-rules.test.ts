@@ -37,6 +37,30 @@ describe('rule sentences by their form', () => {
     expect(ruleStrength('No funciona con archivos vacíos.')).toBeNull();
   });
 
+  it('reads an imperative without a marker word as a weak rule, in several languages', () => {
+    for (const s of [
+      'Use two spaces for indentation.',
+      'Name the output file report.csv.',
+      'Please write the changelog entry in French.',
+      'Verwende pnpm für alle Skripte.',
+      'Utilise le format ISO pour les dates.',
+      'Responde en español.',
+    ])
+      expect(ruleStrength(s), s).toBe('weak');
+    expect(ruleStrength('Reading the file now.')).toBeNull();
+    expect(ruleStrength('User records are stored in Postgres.')).toBeNull();
+  });
+
+  it('reads Chinese, Japanese and Korean constraints without the common markers', () => {
+    expect(ruleStrength('提交前务必运行全部测试。')).toBe('strong');
+    expect(ruleStrength('切勿删除迁移文件。')).toBe('strong');
+    expect(ruleStrength('用中文写提交信息。')).toBe('weak');
+    expect(ruleStrength('日志保持英文。')).toBe('weak');
+    expect(ruleStrength('コメントは英語で書いてください。')).toBe('weak');
+    expect(ruleStrength('변수 이름은 영어로 작성하세요.')).toBe('weak');
+    expect(ruleStrength('解析器在空文件上崩溃了。')).toBeNull();
+  });
+
   it('reads permissions and cancellations as lifting a rule', () => {
     expect(liftsRule('You can use the network now.')).toBe(true);
     expect(liftsRule('Forget what I said about the cache.')).toBe(true);
