@@ -29,8 +29,8 @@ interface UserWords {
   kind: UserMessageKind | 'injection';
 }
 
-/** Rules per message at most: a long task prompt states many, the strongest are kept. */
-const RULES_PER_MESSAGE = 10;
+/** Rules per message at most: a long task prompt states many (a dozen is common), the strongest are kept. */
+const RULES_PER_MESSAGE = 16;
 
 /** Longest user message taken whole as a correction. */
 const CORRECTION_CHARS = 400;

@@ -11,7 +11,7 @@ export const ITEM_CHARS = 300;
 
 /** Most items kept per list after merging with the previous checkpoint. */
 export const LIST_CAPS = {
-  userInstructions: 12,
+  userInstructions: 16,
   completed: 15,
   inProgress: 8,
   pending: 8,

@@ -106,6 +106,32 @@ describe('the user rules in the checkpoint', () => {
     expect(rules.join('\n')).not.toContain('Build the exporter');
   });
 
+  it('keeps each of a dozen rules one message states', () => {
+    const subjects = [
+      'alpha',
+      'bravo',
+      'charlie',
+      'delta',
+      'echo',
+      'foxtrot',
+      'golf',
+      'hotel',
+      'india',
+      'juliet',
+      'kilo',
+      'lima',
+      'mike',
+      'november',
+    ];
+    const rules = subjects.map((s) => `Never rename the ${s} module.`);
+    const { messages } = transcript()
+      .user('Clean up the package layout')
+      .assistant('Looking at it.')
+      .user(`Some constraints for the clean-up. ${rules.join(' ')}`);
+    const kept = texts(extractCheckpoint(null, messages, BIG).userInstructions);
+    for (const rule of rules) expect(kept).toContain(rule);
+  });
+
   it('drops a rule once the user lifts it, keeping the lifting words', () => {
     const { messages } = transcript()
       .user('Add retries to the uploader.')
