@@ -132,6 +132,17 @@ describe('the user rules in the checkpoint', () => {
     for (const rule of rules) expect(kept).toContain(rule);
   });
 
+  it('keeps a long rule sentence whole, up to 400 characters', () => {
+    const rule =
+      'Never change the public signatures of the exported functions in the client package, including their parameter names, default values and the order of their overloads, because downstream services generate bindings from them at build time and a renamed parameter breaks every one of those builds without a compile error on our side.';
+    expect(rule.length).toBeGreaterThan(300);
+    const { messages } = transcript()
+      .user('Refactor the client package')
+      .assistant('Reading it.')
+      .user(`One more thing. ${rule}`);
+    expect(texts(extractCheckpoint(null, messages, BIG).userInstructions)).toContain(rule);
+  });
+
   it('drops a rule once the user lifts it, keeping the lifting words', () => {
     const { messages } = transcript()
       .user('Add retries to the uploader.')
