@@ -1,13 +1,15 @@
 /**
- * Decisions: choices the assistant or the user made between alternatives, each with the reason
- * given in the same message. What counts as a choice, by the sentence's form:
+ * Decisions: choices the assistant (in its words or its reasoning) or the user made between
+ * alternatives, each with the reason given in the same message. What counts as a choice, by the sentence's form:
  * - a choice marker: "instead of" or "rather than" with someone choosing (I, we, let's, use,
  *   should: "the output shows X instead of Y" only describes), "decided", "chose", "opted for", "go with",
  *   "switch to", "prefer X over Y", "the fix is to", "we should", and the same in German, French,
  *   Spanish, Dutch, Portuguese and Italian ("statt", "au lieu de", "en lugar de", "in plaats van",
  *   "em vez de", "invece di", …), and in Chinese, Japanese and Korean ("改用", "而不是", "代わりに", "대신");
- * - a plan with its reason: "I'll use X because…", "Let's do X since…": an intent is narration
- *   unless it gives a reason or names the alternative it drops;
+ * - a plan with its reason: "I'll use X because…", "Let's do X since…", "Since X, I'll use Y": an
+ *   intent is narration unless it gives a reason or names the alternative it drops, "a different
+ *   approach" included (then the sentence before it saying what did not work is its reason);
+ * - a right way set against a wrong one: "X should copy the values, not set them to 1";
  * - a pick from options: a message listing two or more options (`1.`, `- Option A:`), then a
  *   message picking one ("option 2", "the second one", "go with B"): the picked option's text.
  * A sentence that only narrates ("Let me look at the file") or asks is no decision. The reason is
@@ -15,13 +17,13 @@
  * message when it opens with one ("This avoids…", "That way…", "Otherwise…").
  */
 import type { Message } from '../contract/message.ts';
-import { clipWords, isThinking, sentences } from '../text/text.ts';
+import { clipWords, sentences } from '../text/text.ts';
 import { classifyUserMessage } from '../text/user-messages.ts';
 import type { Item } from './items.ts';
 import { ITEM_CHARS } from './limits.ts';
 
-/** Decisions taken from one run of leaving messages. */
-const NEW_DECISIONS = 6;
+/** Decisions taken from one run of leaving messages (a third of a long session holds a dozen). */
+const NEW_DECISIONS = 12;
 
 /** Letters around a word, for accented words. */
 const W = (body: string) => new RegExp(`(?<![\\p{L}\\p{N}_])(?:${body})(?![\\p{L}\\p{N}_])`, 'iu');
@@ -67,11 +69,39 @@ const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/u;
 
 /** A sentence that gives the reason of the one before it. */
 const REASON_NEXT =
-  /^(?:because|since|this (?:way|avoids|keeps|ensures|means|is (?:simpler|safer|faster|cleaner))|that way|otherwise|the reason|it (?:avoids|keeps|is simpler|is safer)|weil|denn|dadurch|so bleibt|car|ainsi|sinon|porque|así|de lo contrario|omdat|zo |anders|assim|caso contrário|perché|così|altrimenti)\b/iu;
+  /^(?:because|since|this (?:way|avoids|keeps|ensures|means|explains|is (?:simpler|safer|faster|cleaner))|that way|otherwise|the reason|it (?:avoids|keeps|is simpler|is safer)|weil|denn|dadurch|so bleibt|car|ainsi|sinon|porque|así|de lo contrario|omdat|zo |anders|assim|caso contrário|perché|così|altrimenti)\b/iu;
 
 /** Narration: a plan to look around, not a choice ("Let me check", "I'll run the tests"). */
 const NARRATION =
   /^(?:now,? |first,? |next,? |ok(?:ay)?,? |great,? |good,? |so,? )?(?:let me|let's|I'll|I will|we'll|we will|I'm going to|I am going to)\b/i;
+
+/**
+ * A plan stated after its reason in the same sentence: "Since X is not available, I'll use a hook",
+ * "Da X fehlt, nehmen wir…": a reason clause opening the sentence, then the plan. The plan's verb
+ * must be one that picks a way of doing (use, switch, try, upload, …), not one that looks around.
+ */
+const REASON_THEN_PLAN =
+  /^(?:since|because|as|given that|now that|da|weil|comme|puisque|como|dado que|ya que|omdat|aangezien|poiché|siccome|visto che)\b[^,]{3,},\s*(?:so\s+)?(?:I'll|I will|we'll|we will|let's|let me|I'm going to|we're going to|I|we)\s+(?:\p{L}+\s+){0,2}?(?:use|go with|switch|keep|implement|fix|add|write|store|pick|try|upload|install|move|replace|wrap|return|raise|call|take|choose|opt)\b/iu;
+
+/**
+ * A choice of the right way against a wrong one in the same sentence: "X should copy the values,
+ * not set them to 1", "we must keep the cache, rather than…": an obligation, then ", not …".
+ */
+const SHOULD_NOT =
+  /\b(?:should|must|needs? to|has to|have to|is to|ought to|sollte|muss|doit|devrait|debe|debería|moet|deve|dovrebbe)\b[^.;]{3,},\s*(?:and )?(?:not|nicht|pas|no|niet|não|non)\b/iu;
+
+/**
+ * A plan that drops the way tried so far: "a different approach", "another way", "an alternative":
+ * the alternative is the approach of the messages before; the reason is the sentence before it in
+ * the same message when that one says what did not work ({@link FAILED_BEFORE}).
+ */
+const OTHER_WAY = W(
+  '(?:a |an )?(?:different|another|alternative|simpler|other) (?:approach|way|strategy|method|fix)|andere[nm]? (?:ansatz|weg)|autre (?:approche|méthode)|otro (?:enfoque|método)|andere aanpak|outra abordagem|altro approccio',
+);
+
+/** A sentence that says something did not work: the reason for the plan after it. */
+const FAILED_BEFORE =
+  /\b(?:not working|doesn't work|does not work|didn't work|did not work|won't work|not work|failed|fails|can't|cannot|couldn't|unable|no (?:luck|output|results?)|did not (?:help|change)|didn't (?:help|change)|is not available|isn't available|not found|not applied|wasn't|was not)\b/i;
 
 /** A choice marker that also makes a plan a decision: the alternative it drops. */
 const DROPS = W(
@@ -85,9 +115,10 @@ const DROPS = W(
 export function isDecision(sentence: string): boolean {
   if (sentence.length < (CJK.test(sentence) ? 8 : 20) || /[?？]$/.test(sentence) || /[:：]$/.test(sentence))
     return false;
+  if (REASON_THEN_PLAN.test(sentence) || SHOULD_NOT.test(sentence)) return true;
   if (NARRATION.test(sentence)) {
     const plan = /\b(?:use|go with|switch|keep|do|implement|fix|add|write|call|store|pick)\b/i.test(sentence);
-    return plan && (REASON.test(sentence) || DROPS.test(sentence));
+    return (plan && (REASON.test(sentence) || DROPS.test(sentence))) || OTHER_WAY.test(sentence);
   }
   return (
     CHOICE.test(sentence) || CJK_CHOICE.test(sentence) || (INSTEAD.test(sentence) && AGENT.test(sentence))
@@ -95,7 +126,7 @@ export function isDecision(sentence: string): boolean {
 }
 
 /**
- * Up to {@link NEW_DECISIONS} decisions of the assistant's prose and the user's own messages
+ * Up to {@link NEW_DECISIONS} decisions of the assistant's prose and reasoning and the user's own messages
  * (not harness or tool text), newest kept, each with its reason: its own `because…` clause, or the
  * next sentence of the message when that one gives the reason. Then the picks from option lists.
  */
@@ -107,6 +138,7 @@ export function decisionItems(messages: Message[]): Item[] {
     said.forEach((sentence, k) => {
       if (!isDecision(sentence)) return;
       const next = said[k + 1];
+      const before = said[k - 1];
       const gives = (text: string) => REASON.test(text) || CJK_REASON.test(text);
       const why =
         !gives(sentence) &&
@@ -114,7 +146,10 @@ export function decisionItems(messages: Message[]): Item[] {
         (REASON_NEXT.test(next) || /^(?:因为|因為|由于|由於|这样|這樣)/u.test(next))
           ? ` ${next}`
           : '';
-      found.push({ text: clipWords(`${sentence}${why}`, ITEM_CHARS), seq: m.seq });
+      // "X is not working. Let's try a different approach: …": the failure is the reason.
+      const cause =
+        !why && before && OTHER_WAY.test(sentence) && FAILED_BEFORE.test(before) ? `${before} ` : '';
+      found.push({ text: clipWords(`${cause}${sentence}${why}`, ITEM_CHARS), seq: m.seq });
     });
     const picked = pickFromOptions(messages, index);
     if (picked) found.push(picked);
@@ -126,10 +161,11 @@ export function decisionItems(messages: Message[]): Item[] {
 /** Longest user message read for decisions, in characters. */
 const USER_DECISION_CHARS = 600;
 
-/** Whether a message is words of the assistant (not its reasoning) or of the user (not a harness). */
+/** Whether a message is words of the assistant (its reasoning included) or of the user (not a harness). */
 function speaks(m: Message): boolean {
   if (m.kind !== 'message' || typeof m.content !== 'string') return false;
-  if (m.role === 'assistant') return !isThinking(m.content);
+  // The assistant's reasoning counts: it is where a choice and its reason are often first stated.
+  if (m.role === 'assistant') return true;
   // A long user message is a task or a pasted text: its rules are the user's instructions.
   if (m.role !== 'user' || m.content.length > USER_DECISION_CHARS) return false;
   const kind = classifyUserMessage(m.content);

@@ -6,17 +6,20 @@ export const GOAL_CHARS = 500;
 /** Longest goal when the goal's request is also the last request, shown in full below it. */
 export const SHORT_GOAL_CHARS = 200;
 
-/** Longest list item the extractive summarizer writes, in characters (the schema allows 2,000). */
-export const ITEM_CHARS = 300;
+/**
+ * Longest list item the extractive summarizer writes, in characters (the schema allows 2,000): a
+ * rule or a decision with its reason often runs past 300 and is kept verbatim.
+ */
+export const ITEM_CHARS = 400;
 
 /** Most items kept per list after merging with the previous checkpoint. */
 export const LIST_CAPS = {
-  userInstructions: 12,
+  userInstructions: 16,
   completed: 15,
   inProgress: 8,
   pending: 8,
   blockers: 10,
-  decisions: 8,
+  decisions: 12,
   openQuestions: 6,
   commands: 8,
   errorsAndFixes: 8,

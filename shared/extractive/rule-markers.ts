@@ -1,8 +1,10 @@
 /**
  * How a sentence of the user's own words reads as a rule, by its form rather than its subject:
  * modal verbs of obligation and prohibition, negated imperatives, "always/never/only", politeness
- * markers that open a request ("please use…"), in English, German, French, Spanish, Dutch,
- * Portuguese and Italian, and the Chinese, Japanese and Korean markers of the same; and how a later
+ * markers that open a request ("please use…"), an imperative that opens with a verb of how to work
+ * and no marker word ("Use tabs", "Verwende pnpm", "用中文回答", "…てください", "…하세요"), in English,
+ * German, French, Spanish, Dutch, Portuguese and Italian, and the Chinese, Japanese and Korean markers
+ * of the same; and how a later
  * sentence lifts a rule ("you can use X now", "forget what I said about X"). Pure.
  */
 
@@ -33,7 +35,7 @@ const NEGATED_IMPERATIVE =
 
 /** Strong markers without word boundaries: Chinese, Japanese, Korean. */
 const CJK_STRONG =
-  /不要|不准|不能|别(?!人)|禁止|必须|一定要|总是|永远|務必|绝不|絶対|しないで|ないでください|してはいけない|してはならない|禁止|必ず|常に|하지 ?마|하지 ?마세요|절대|항상|반드시|금지/u;
+  /不要|不准|不能|别(?!人)|禁止|必须|一定要|总是|永远|務必|务必|绝不|絶対|切勿|请勿|不许|不得|不可以|严禁|千万别|しないで|ないでください|してはいけない|してはならない|しないこと|禁止|必ず|常に|決して|하지 ?마|하지 ?마세요|하지 말 것|절대|항상|반드시|금지|안 됩니다/u;
 
 /** Weak markers: restrictions, preferences, requests that set how to work. */
 const WEAK_PARTS = [
@@ -55,7 +57,30 @@ const WEAK_PARTS = [
 
 /** Weak markers without word boundaries: Chinese, Japanese, Korean. */
 const CJK_WEAK =
-  /请|只(?:能|用|要)|仅|优先|改用|使用|してください|だけ|のみ|使って|주세요|만 사용|사용하세요|대신/u;
+  /请|只(?:能|用|要)|仅|优先|改用|使用|记得|记住|确保|避免|尽量|保持|一律|统一|应该|应当|てください|でください|ようにして|ように。|べき|だけ|のみ|使って|주세요|하세요|십시오|해야|하도록|않도록|만 사용|사용하세요|대신/u;
+
+/**
+ * An imperative without a marker word: the sentence opens with a verb that tells how to work ("Use
+ * tabs for indentation", "Name the command publish", "Write the docs in French", "Verwende pnpm",
+ * "Utilise pnpm", "Usa pnpm"), after an optional "please", "also", "just", "and", "then".
+ */
+const IMPERATIVE = new RegExp(
+  `^(?:(?:please|also|and|then|just|but|now|pls)[,]?\\s+)*${W(
+    [
+      'use|write|name|call|put|keep|add|run|follow|answer|reply|respond|format|output|store|save|place|include|exclude|limit|stick|leave|skip|ignore|target|support|document|commit|push|mention|respect|preserve|maintain|ensure|return|print|log|test|check|wait|ask|stay|treat|sort|prefix|suffix|wrap|indent|split|merge|rename|move|delete|remove|replace|pin|lock|set|stop|start|begin|finish|focus|cite|quote|link|translate|reuse|match|mirror|copy|report|summarize|explain|describe|prefer',
+      'verwende|verwenden sie|nutze|benutze|schreib|schreibe|antworte|halte|lass|nimm|utilise|utilisez|écris|écrivez|réponds|répondez|garde|gardez|usa|use|utiliza|utilice|escribe|escriba|responde|mantén|gebruik|schrijf|antwoord|houd|utilizza|scrivi|rispondi|mantieni',
+    ].join('|'),
+  )}`,
+  'iu',
+);
+
+/**
+ * The same in Chinese, Japanese and Korean: a sentence opening with a verb of how to work ("用中文回答",
+ * "使用 pnpm", "保持…", "把日志写到…", "先跑测试"), or ending with a polite or plain imperative
+ * ("…てください", "…하세요", "…할 것").
+ */
+const CJK_IMPERATIVE =
+  /^(?:请|請)?(?:用|使用|采用|保持|把|将|先|只|都用|一律|统一)|(?:て|で)ください[。！]?$|(?:하세요|하십시오|할 것|주세요)[.。!]?$/u;
 
 const STRONG = new RegExp(W(STRONG_PARTS.join('|')), 'iu');
 const WEAK = new RegExp(W(WEAK_PARTS.join('|')), 'iu');
@@ -70,7 +95,8 @@ export function ruleStrength(sentence: string): 'strong' | 'weak' | null {
   const text = sentence.trim();
   if (STRONG.test(text) || CJK_STRONG.test(text) || NEGATED_IMPERATIVE.test(text) || /\bDO NOT\b/.test(text))
     return 'strong';
-  if (WEAK.test(text) || CJK_WEAK.test(text)) return 'weak';
+  if (WEAK.test(text) || CJK_WEAK.test(text) || IMPERATIVE.test(text) || CJK_IMPERATIVE.test(text))
+    return 'weak';
   return null;
 }
 

@@ -33,6 +33,38 @@ describe('decision sentences', () => {
     expect(isDecision('要用 pnpm 还是 npm？')).toBe(false);
   });
 
+  it('takes a plan stated after its reason clause, in one sentence', () => {
+    expect(
+      isDecision("Since the token isn't exposed to scripts, I'll use a startup hook to capture it."),
+    ).toBe(true);
+    expect(isDecision('Because the mirror is down, we will try the vendored copy of the package.')).toBe(
+      true,
+    );
+    expect(isDecision('Since the parser is slow, I looked at the profile.')).toBe(false);
+  });
+
+  it('takes a right way set against a wrong one: "should …, not …"', () => {
+    expect(isDecision('The loader should read the header length from the file, not assume 64 bytes.')).toBe(
+      true,
+    );
+    expect(isDecision('The output is wrong, not the input.')).toBe(false);
+  });
+
+  it('takes a switch to a different approach, with the failure before it as the reason', () => {
+    expect(isDecision("Let's try a different approach by writing the config file with a heredoc.")).toBe(
+      true,
+    );
+    const { messages } = transcript()
+      .user('Update the config')
+      .assistant(
+        'The in-place edit is not working as expected. Let me try a different approach by rewriting the whole file.',
+      );
+    const decisions = texts(extractCheckpoint(null, messages, BIG).decisions);
+    expect(decisions).toContain(
+      'The in-place edit is not working as expected. Let me try a different approach by rewriting the whole file.',
+    );
+  });
+
   it('reads numbered and lettered option lists', () => {
     const options = listedOptions('Two ways:\n1. Cache the tokens in memory\n2. Store the tokens in Redis');
     expect(options.get('2')).toBe('Store the tokens in Redis');
@@ -49,6 +81,19 @@ describe('decisions in the checkpoint', () => {
     const decisions = texts(extractCheckpoint(null, messages, BIG).decisions);
     expect(decisions.join('\n')).toContain('构建脚本改用 tsup，因为 rollup 的配置太复杂了。');
     expect(decisions.join('\n')).not.toContain('我看了一下配置文件');
+  });
+
+  it("keeps a choice first stated in the assistant's reasoning", () => {
+    const { messages } = transcript()
+      .user('Make the export resumable')
+      .assistant(
+        '[thinking]\nTwo ways exist. I decided to store a cursor file because the API has no resume token.',
+      )
+      .assistant('Working on it.');
+    const decisions = texts(extractCheckpoint(null, messages, BIG).decisions);
+    expect(decisions.join('\n')).toContain(
+      'I decided to store a cursor file because the API has no resume token.',
+    );
   });
 
   it('keeps the reason stated in the next sentence of the same message, with the seq', () => {

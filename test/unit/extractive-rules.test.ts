@@ -37,6 +37,30 @@ describe('rule sentences by their form', () => {
     expect(ruleStrength('No funciona con archivos vacíos.')).toBeNull();
   });
 
+  it('reads an imperative without a marker word as a weak rule, in several languages', () => {
+    for (const s of [
+      'Use two spaces for indentation.',
+      'Name the output file report.csv.',
+      'Please write the changelog entry in French.',
+      'Verwende pnpm für alle Skripte.',
+      'Utilise le format ISO pour les dates.',
+      'Responde en español.',
+    ])
+      expect(ruleStrength(s), s).toBe('weak');
+    expect(ruleStrength('Reading the file now.')).toBeNull();
+    expect(ruleStrength('User records are stored in Postgres.')).toBeNull();
+  });
+
+  it('reads Chinese, Japanese and Korean constraints without the common markers', () => {
+    expect(ruleStrength('提交前务必运行全部测试。')).toBe('strong');
+    expect(ruleStrength('切勿删除迁移文件。')).toBe('strong');
+    expect(ruleStrength('用中文写提交信息。')).toBe('weak');
+    expect(ruleStrength('日志保持英文。')).toBe('weak');
+    expect(ruleStrength('コメントは英語で書いてください。')).toBe('weak');
+    expect(ruleStrength('변수 이름은 영어로 작성하세요.')).toBe('weak');
+    expect(ruleStrength('解析器在空文件上崩溃了。')).toBeNull();
+  });
+
   it('reads permissions and cancellations as lifting a rule', () => {
     expect(liftsRule('You can use the network now.')).toBe(true);
     expect(liftsRule('Forget what I said about the cache.')).toBe(true);
@@ -66,6 +90,57 @@ describe('the user rules in the checkpoint', () => {
       text: 'Du darfst die Datei setup.cfg auf keinen Fall ändern.',
       seq: 2,
     });
+  });
+
+  it('keeps a short later request whole, though no word marks it as a rule, and not a question', () => {
+    const { messages } = transcript()
+      .user('Build the exporter for the billing data')
+      .assistant('Starting with the schema.')
+      .user('the csv goes to the reports folder with a date in its name')
+      .assistant('Noted.')
+      .user('where is the config read from?')
+      .assistant('From the environment.');
+    const rules = texts(extractCheckpoint(null, messages, BIG).userInstructions);
+    expect(rules).toContain('the csv goes to the reports folder with a date in its name');
+    expect(rules.join('\n')).not.toContain('where is the config read from');
+    expect(rules.join('\n')).not.toContain('Build the exporter');
+  });
+
+  it('keeps each of a dozen rules one message states', () => {
+    const subjects = [
+      'alpha',
+      'bravo',
+      'charlie',
+      'delta',
+      'echo',
+      'foxtrot',
+      'golf',
+      'hotel',
+      'india',
+      'juliet',
+      'kilo',
+      'lima',
+      'mike',
+      'november',
+    ];
+    const rules = subjects.map((s) => `Never rename the ${s} module.`);
+    const { messages } = transcript()
+      .user('Clean up the package layout')
+      .assistant('Looking at it.')
+      .user(`Some constraints for the clean-up. ${rules.join(' ')}`);
+    const kept = texts(extractCheckpoint(null, messages, BIG).userInstructions);
+    for (const rule of rules) expect(kept).toContain(rule);
+  });
+
+  it('keeps a long rule sentence whole, up to 400 characters', () => {
+    const rule =
+      'Never change the public signatures of the exported functions in the client package, including their parameter names, default values and the order of their overloads, because downstream services generate bindings from them at build time and a renamed parameter breaks every one of those builds without a compile error on our side.';
+    expect(rule.length).toBeGreaterThan(300);
+    const { messages } = transcript()
+      .user('Refactor the client package')
+      .assistant('Reading it.')
+      .user(`One more thing. ${rule}`);
+    expect(texts(extractCheckpoint(null, messages, BIG).userInstructions)).toContain(rule);
   });
 
   it('drops a rule once the user lifts it, keeping the lifting words', () => {
