@@ -10,7 +10,7 @@
  * - lastUserRequest: the last user request or short answer, verbatim; condensed (head kept, a marker
  *   naming its seq) past {@link REQUEST_SHARE} of the budget. When it is also the goal's message (a
  *   copied task prompt), the goal is shortened to its opening, so the prompt shows once;
- * - userInstructions: the user's rule sentences, short corrections and short later requests verbatim (a rule ending with a
+ * - userInstructions: the user's rule sentences and short corrections verbatim (a rule ending with a
  *   colon carries the command or list it introduces), each short answer with the question it
  *   answers; the newest wins on conflict (`instructions`);
  * - currentWork / nextStep: the todo in progress, a call still running, or the agent's last thought

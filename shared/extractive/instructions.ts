@@ -91,28 +91,13 @@ export function goalOf(
   return { goal, seq };
 }
 
-/** Longest later request taken whole as an instruction ({@link isSteer}), in characters. */
-const STEER_CHARS = 200;
-
-/**
- * A short later request that steers the work, whatever its words: not the task, not a question,
- * at least three words ("name the command publish", "keep it under 80 columns", "用 pnpm 跑"). In any
- * language a user's short message in the middle of the work says how to go on; taken whole, it
- * keeps a constraint that carries no marker word.
- */
-function isSteer(text: string): boolean {
-  const t = text.trim();
-  if (t.length > STEER_CHARS || /[?？]/.test(t) || ASKS.test(t) || t.includes('\n\n')) return false;
-  return CJK.test(t) ? t.length >= 6 : t.split(/\s+/).length >= 3;
-}
-
 function isCorrection(text: string): boolean {
   return text.length <= CORRECTION_CHARS * 2 && CORRECTION.test(text.trim());
 }
 
 /**
  * The user's instructions: the previous ones, then for each user message its rule sentences
- * verbatim (a short correction, and any short later request that steers the work, whole), and each short answer with the question it answers
+ * verbatim (a short correction whole), and each short answer with the question it answers
  * (`YES (answering: "Shall I delete the old files?")`). A rule sentence is one of the user's own
  * words whose form states a rule in any of several languages (rule-markers.ts); relayed text
  * (quotes, forwarded mails, pastes) and harness or tool text under the user role are not the
@@ -136,10 +121,6 @@ export function instructionItems(previous: CheckpointEntry[], messages: Message[
     }
     if (u.kind !== 'request') continue;
     if (isCorrection(u.text) && u.text.length <= CORRECTION_CHARS) {
-      fresh.push({ text: cleanItem(u.text, ITEM_CHARS), seq });
-      continue;
-    }
-    if (u !== firstRequest && isSteer(u.text)) {
       fresh.push({ text: cleanItem(u.text, ITEM_CHARS), seq });
       continue;
     }

@@ -92,20 +92,6 @@ describe('the user rules in the checkpoint', () => {
     });
   });
 
-  it('keeps a short later request whole, though no word marks it as a rule, and not a question', () => {
-    const { messages } = transcript()
-      .user('Build the exporter for the billing data')
-      .assistant('Starting with the schema.')
-      .user('the csv goes to the reports folder with a date in its name')
-      .assistant('Noted.')
-      .user('where is the config read from?')
-      .assistant('From the environment.');
-    const rules = texts(extractCheckpoint(null, messages, BIG).userInstructions);
-    expect(rules).toContain('the csv goes to the reports folder with a date in its name');
-    expect(rules.join('\n')).not.toContain('where is the config read from');
-    expect(rules.join('\n')).not.toContain('Build the exporter');
-  });
-
   it('keeps each of a dozen rules one message states', () => {
     const subjects = [
       'alpha',
