@@ -42,6 +42,12 @@ export interface ServeWorkerOptions {
    * process only keeps its queue depth and readiness probe ready for the primary to ask).
    */
   metricsVia?: 'listen' | 'primary';
+  /**
+   * Aborted by the command's first SIGTERM/SIGINT while the worker starts (signals.ts
+   * `startUntilSignal`): the migration stops retrying. Without it, serveWorker listens for those
+   * signals itself during the migration.
+   */
+  starting?: AbortSignal;
 }
 
 /**
@@ -61,7 +67,7 @@ export async function serveWorker(
 ): Promise<ServedWorker> {
   // Before anything starts: an exposed metrics server without a token is refused.
   if (c.metrics.port !== null) assertMetricsExposure(c.metrics);
-  await migrateUntilReady(c, logger);
+  await migrateUntilReady(c, logger, options.starting);
   const poolSize = poolSizeFor(c, concurrency);
   const services = openServices(c, logger, { poolSize });
   const metrics = createWorkerMetrics();
@@ -96,11 +102,15 @@ export async function serveWorker(
   };
 }
 
-/** Waits for Postgres and migrates (see {@link serveWorker}); SIGTERM/SIGINT stop the retries. */
-async function migrateUntilReady(c: Config, logger: Logger): Promise<void> {
+/**
+ * Waits for Postgres and migrates (see {@link serveWorker}); `stopped` aborting, or else
+ * SIGTERM/SIGINT, stops the retries.
+ */
+async function migrateUntilReady(c: Config, logger: Logger, stopped?: AbortSignal): Promise<void> {
   const starting = new AbortController();
   const stopStarting = () => starting.abort();
-  process.once('SIGTERM', stopStarting).once('SIGINT', stopStarting);
+  if (stopped) stopped.addEventListener('abort', stopStarting, { once: true });
+  else process.once('SIGTERM', stopStarting).once('SIGINT', stopStarting);
   const migrate = () =>
     migrateInstall(c).catch((error: unknown) => {
       throw describeDatabaseError(error, { url: c.databaseUrl }) ?? error;
@@ -112,6 +122,7 @@ async function migrateUntilReady(c: Config, logger: Logger): Promise<void> {
       signal: starting.signal,
     });
   } finally {
+    stopped?.removeEventListener('abort', stopStarting);
     process.off('SIGTERM', stopStarting).off('SIGINT', stopStarting);
   }
 }

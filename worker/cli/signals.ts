@@ -31,3 +31,49 @@ export function waitForSignals(
     process.on('SIGINT', onSignal);
   });
 }
+
+/**
+ * {@link waitForSignals} for a command whose start takes a while (`compactor worker` migrates
+ * first): the signals are taken before `start` runs, so one that arrives during the start is not
+ * lost. A first SIGTERM/SIGINT aborts `starting` (the start stops retrying and throws, or finishes
+ * what it was doing) and, once `start` has resolved, runs `stop(started, false)`; resolves with 0,
+ * or 1 if that throws. A second signal (with `repeat: 'force'`) runs `stop(started, true)` and exits
+ * 1, at once when nothing has started yet.
+ * @throws what `start` throws (the listeners are removed first).
+ */
+export async function startUntilSignal<T>(
+  start: (starting: AbortSignal) => Promise<T>,
+  stop: (started: T, force: boolean) => Promise<void>,
+  options: { repeat?: 'force' | 'ignore' } = {},
+): Promise<number> {
+  const starting = new AbortController();
+  let started: { value: T } | null = null;
+  let signals = 0;
+  let firstSignal: () => void = () => {};
+  const signalled = new Promise<void>((resolve) => {
+    firstSignal = resolve;
+  });
+  const onSignal = () => {
+    signals++;
+    if (signals === 1) {
+      starting.abort();
+      firstSignal();
+    } else if (options.repeat !== 'ignore') {
+      if (!started) process.exit(1);
+      void stop(started.value, true).finally(() => process.exit(1));
+      setTimeout(() => process.exit(1), 2_000).unref();
+    }
+  };
+  process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
+  try {
+    started = { value: await start(starting.signal) };
+  } catch (error) {
+    process.off('SIGTERM', onSignal).off('SIGINT', onSignal);
+    throw error;
+  }
+  await signalled;
+  return stop(started.value, false).then(
+    () => 0,
+    () => 1,
+  );
+}

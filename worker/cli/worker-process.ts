@@ -12,7 +12,7 @@ import type { Config } from '../config/config.ts';
 import type { Readiness } from '../observability/health.ts';
 import { isReadinessRequest, type ReadinessAnswer } from '../runtime/processes/messages.ts';
 import { serveWorker } from './serve.ts';
-import { waitForSignals } from './signals.ts';
+import { startUntilSignal } from './signals.ts';
 
 /**
  * Runs this worker process until SIGTERM/SIGINT (from the primary, or from a terminal's Ctrl-C to
@@ -38,11 +38,15 @@ export async function runWorkerProcess(c: Config, logger: Logger, concurrency: n
   };
   process.on('message', onMessage);
   try {
-    const worker = await serveWorker(c, log, concurrency, { metricsVia: 'primary' });
-    AggregatorRegistry.setRegistries([worker.metrics.registry]);
-    ready = worker.ready;
-    return await waitForSignals(
-      async () => {
+    // Signals are taken from the start: the primary may stop a process that is still migrating.
+    return await startUntilSignal(
+      async (starting) => {
+        const worker = await serveWorker(c, log, concurrency, { metricsVia: 'primary', starting });
+        AggregatorRegistry.setRegistries([worker.metrics.registry]);
+        ready = worker.ready;
+        return worker;
+      },
+      async (worker) => {
         log.info('signal: finishing active jobs');
         await worker.close(false);
       },

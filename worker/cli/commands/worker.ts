@@ -27,13 +27,15 @@ export async function runWorker(args: ParsedArgs, context: CommandContext): Prom
       logger,
     );
   }
-  const [{ serveWorker }, { waitForSignals }] = await Promise.all([
+  const [{ serveWorker }, { startUntilSignal }] = await Promise.all([
     import('../serve.ts'),
     import('../signals.ts'),
   ]);
-  const worker = await serveWorker(c, logger, concurrency);
-  return waitForSignals(async (force) => {
-    logger.info({ force }, force ? 'second signal: forcing exit' : 'signal: finishing active jobs');
-    await worker.close(force);
-  });
+  return startUntilSignal(
+    (starting) => serveWorker(c, logger, concurrency, { starting }),
+    async (worker, force) => {
+      logger.info({ force }, force ? 'second signal: forcing exit' : 'signal: finishing active jobs');
+      await worker.close(force);
+    },
+  );
 }
