@@ -56,7 +56,10 @@ interface Counters {
 }
 
 /**
- * Executes `effects` in order.
+ * Executes `effects` in order. An archive and a summary written into the session itself need no
+ * answer before the next statement, so they are sent together (one round trip on the transaction's
+ * connection, which runs them in the order sent) and their answers read in order afterwards: the
+ * first failure is the one thrown, and the transaction rolls back whatever ran after it.
  * @param compactionId the ledger row's id, which archived messages link to.
  * @throws {FenceError} when fewer messages could leave than the plan saw (the snapshot is stale).
  */
@@ -71,29 +74,50 @@ export async function executeEffects(
   let child: (Counters & { id: string }) | null = null;
   let archived = 0;
   let blocksCleared: number | null = null;
+  // Sent, not yet answered: each resolves to the step that counts what it did.
+  const sent: Array<Promise<() => void>> = [];
+  const answered = async () => {
+    const results = await Promise.allSettled(sent.splice(0));
+    for (const result of results) {
+      if (result.status === 'rejected') throw result.reason;
+      result.value();
+    }
+  };
   for (const effect of effects) {
     switch (effect.type) {
       case 'archive': {
-        const moved = await archive(tx, where, effect, compactionId);
-        session.messages -= moved.count;
-        session.tokens -= moved.tokens;
-        archived += moved.count;
+        const counted = archive(tx, where, effect, compactionId).then((moved) => () => {
+          session.messages -= moved.count;
+          session.tokens -= moved.tokens;
+          archived += moved.count;
+        });
+        sent.push(counted);
         break;
       }
       case 'continueInChild':
+        await answered();
         child = await continueInChild(tx, where, effect, locked);
         break;
       case 'writeSummary': {
-        const target = effect.into === 'child' ? child : session;
-        if (target === null) throw new Error('writeSummary into a child: no continueInChild before it');
-        const id = effect.into === 'child' && child ? child.id : where.sessionId;
-        await insertSummaryMessage(tx, where.tenantId, id, effect);
-        target.messages += 1;
-        target.tokens += effect.tokenCount;
-        target.checkpoint = effect.checkpoint;
+        if (effect.into === 'session') {
+          const counted = insertSummaryMessage(tx, where.tenantId, where.sessionId, effect).then(() => () => {
+            session.messages += 1;
+            session.tokens += effect.tokenCount;
+            session.checkpoint = effect.checkpoint;
+          });
+          sent.push(counted);
+          break;
+        }
+        await answered();
+        if (child === null) throw new Error('writeSummary into a child: no continueInChild before it');
+        await insertSummaryMessage(tx, where.tenantId, child.id, effect);
+        child.messages += 1;
+        child.tokens += effect.tokenCount;
+        child.checkpoint = effect.checkpoint;
         break;
       }
       case 'rewrite': {
+        await answered();
         const done = await rewrite(tx, where, effect, compactionId);
         // The messages stay: only their estimates change.
         session.tokens += done.tokensAfter - done.tokensBefore;
@@ -105,6 +129,7 @@ export async function executeEffects(
         throw new Error(`unknown effect ${JSON.stringify(effect satisfies never)}`);
     }
   }
+  await answered();
   if (child) await settleChild(tx, where.tenantId, child);
   const result = child ?? session;
   return {
