@@ -62,6 +62,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
@@ -118,6 +119,7 @@ import {
   seedSessions,
   steadyJobsPerS,
 } from './report.ts';
+import { countSocketWrites } from './socket-writes.ts';
 import { workerProcesses } from './worker-processes.ts';
 
 const { values } = parseArgs({
@@ -535,12 +537,20 @@ interface LlmRun {
   /** Mean ms per job and per pipeline stage (compactor only). */
   stages: string;
   poolSize: number;
+  /** This process's event-loop delay over the run, ms beyond the timer's resolution: median, p99. */
+  loopDelayMs: { p50: number; p99: number };
+  /** This process's socket writes per job to Postgres, Redis and the fake Messages API. */
+  writesPerJob: { postgres: number; redis: number; llm: number };
 }
+
+/** The resolution of part 2's event-loop delay histogram, ms. */
+const LOOP_DELAY_RESOLUTION_MS = 5;
 
 async function llmScaling(url: string, sql: postgres.Sql, llm: FakeProcess) {
   const rows: string[][] = [];
   const pools: string[] = [];
   const stageNotes: string[] = [];
+  const costNotes: string[] = [];
   const at128 = new Map<QueueBackendKind, { compactor: number; floor: number }>();
   for (const c of LEVELS) {
     // The level the target reads alternates floor and compactor runs; the others run each once.
@@ -556,10 +566,31 @@ async function llmScaling(url: string, sql: postgres.Sql, llm: FakeProcess) {
       if (c === 128) at128.set(backend, row.at);
       pools.push(`${runs.compactor[0]?.poolSize} at ${c}`);
       stageNotes.push(`at ${c} on ${backend}: ${runs.compactor.map((r) => r.stages).join('; ')}`);
+      costNotes.push(`at ${c} on ${backend}: ${costsOf(runs)}`);
       rows.push(row.cells);
     }
   }
-  llmSection(rows, pools, stageNotes, at128);
+  llmSection(rows, pools, stageNotes, costNotes, at128);
+}
+
+/** A URL's port as a number, `fallback` when it names none. */
+function portOf(url: string, fallback: number): number {
+  const { port } = new URL(url);
+  return port === '' ? fallback : Number(port);
+}
+
+/** Part 2's socket writes per job and event-loop delay of one level and backend, compactor / floor. */
+function costsOf(runs: { floor: LlmRun[]; compactor: LlmRun[] }): string {
+  const mean = (kind: 'floor' | 'compactor', pick: (r: LlmRun) => number) =>
+    runs[kind].reduce((sum, r) => sum + pick(r), 0) / Math.max(1, runs[kind].length);
+  const pair = (pick: (r: LlmRun) => number, digits: number) =>
+    `${fmt(mean('compactor', pick), digits)} / ${fmt(mean('floor', pick), digits)}`;
+  return [
+    `writes per job to Postgres ${pair((r) => r.writesPerJob.postgres, 2)}`,
+    `to Redis ${pair((r) => r.writesPerJob.redis, 2)}`,
+    `to the Messages API ${pair((r) => r.writesPerJob.llm, 2)}`,
+    `event-loop delay ms median ${pair((r) => r.loopDelayMs.p50, 1)}, p99 ${pair((r) => r.loopDelayMs.p99, 1)}`,
+  ].join(', ');
 }
 
 /**
@@ -631,6 +662,7 @@ function llmSection(
   rows: string[][],
   pools: string[],
   stageNotes: string[],
+  costNotes: string[],
   at128: Map<QueueBackendKind, { compactor: number; floor: number }>,
 ) {
   const target =
@@ -672,6 +704,7 @@ function llmSection(
       `${LLM_WAVES} waves of jobs per level (16 at concurrency 1). At 128, ${ALTERNATIONS} runs of each side alternate (the floor first), and the columns are their means; the other levels run each side once. "Whole run" is every job over the time from the worker's start to the last completion, ramp-up and the last wave's tail included. "Steady" counts the completions after the first wave's (the concurrency-th completion) up to the start of the last job, while every slot is busy; it is what a worker fed continuously sustains. Ideal is concurrency / 1 s and ignores the database work each job does besides its LLM call.`,
       "The floor (test/bench/floor.ts, `startLlmFloorWorker`) is a bare BullMQ worker at the same concurrency doing the least a summary can: one read of the session's messages, one call through the Anthropic SDK (its default fetch) to the same fake with compactor's own summary prompt of the leaving messages and a forced tool, and one transaction that archives the leaving rows and writes the summary, the ledger row and the counters. What it reaches of ideal is what this machine and stack allow; compactor / floor is what compactor's own work (prompt, validation, lease, fidelity check, events) costs.",
       `Mean ms per job, from BullMQ's start of the job to its end, and in each pipeline stage (compactor, per run): ${stageNotes.join('; ')}. What a job spends beyond the 1 s answer is what keeps a level under its ideal.`,
+      `Compactor / floor, means of the runs: ${costNotes.join('; ')}. A write is one \`Socket.write\` of this process (test/bench/socket-writes.ts; postgres.js sends a connection's statements of one event-loop turn in one): on a virtual machine each wakes the server's process in the writer's CPU time, so round trips cost the worker CPU, not only latency. The event-loop delay is how late a timer due now runs (node:perf_hooks monitorEventLoopDelay, its ${LOOP_DELAY_RESOLUTION_MS} ms resolution subtracted).`,
       `Postgres pool: ${pools.join(', ')} (per level and backend; the worker's default, worker/runtime/services.ts poolSizeFor; the floor uses the bench's pool of 10, and on Postgres a queue pool of concurrency + 1, at most 10, as the compactor worker's). "Worker event loop busy" is the event-loop utilization of this process (worker and bench) during the run: near 100%, the worker is CPU-bound and jobs wait for it between their I/O steps. "Worker CPU ms per job" is this process's CPU time (user + system) over the run divided by the jobs: it moves far less than jobs/s when other processes share the cores (up to 40% more under a load average of 10, where jobs/s halved), and at concurrency c the target needs it under about 0.9 × 1000 / c ms (7 ms at 128). The Postgres and fake API columns are the CPU of those processes over the run (the backends of the bench database and the fake's process, read from /proc in 10 ms ticks as in part 1), per job: with the worker's, what the run asks of the machine's two cores. (Redis is left out: redis-server is shared with whatever else runs on the machine.)`,
     ],
   );
@@ -705,6 +738,10 @@ async function llmRun(
     peak = Math.max(peak, process.memoryUsage.rss());
   }, 50);
   const elu = performance.eventLoopUtilization();
+  // Its resolution is subtracted from the percentiles: what a timer due now waits beyond it.
+  const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+  loopDelay.enable();
+  const writes = countSocketWrites();
   const postgresCpu = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakeCpu = await processCpuMs(llm.pid);
   const cpu = process.cpuUsage();
@@ -732,6 +769,8 @@ async function llmRun(
   }
   const ms = await settled(worker, jobs, started);
   const busy = performance.eventLoopUtilization(elu).utilization;
+  loopDelay.disable();
+  const writesByPort = writes.stop();
   const used = process.cpuUsage(cpu);
   const postgresCpuAfter = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakePerJob = ((await processCpuMs(llm.pid)) - fakeCpu) / jobs;
@@ -759,6 +798,15 @@ async function llmRun(
     fakePerJob,
     rssBefore: before,
     rssPeak: peak,
+    loopDelayMs: {
+      p50: Math.max(0, loopDelay.percentile(50) / 1e6 - LOOP_DELAY_RESOLUTION_MS),
+      p99: Math.max(0, loopDelay.percentile(99) / 1e6 - LOOP_DELAY_RESOLUTION_MS),
+    },
+    writesPerJob: {
+      postgres: (writesByPort.get(portOf(url, 5432))?.writes ?? 0) / jobs,
+      redis: (writesByPort.get(portOf(REDIS_URL, 6379))?.writes ?? 0) / jobs,
+      llm: (writesByPort.get(portOf(llm.url, 80))?.writes ?? 0) / jobs,
+    },
     stages: `job ${fmt(duration, 0)} (${byStage})`,
     poolSize,
   };
