@@ -11,7 +11,10 @@ import { SessionExistsError } from '../../producer/sessions.ts';
 import { FenceError } from '../../shared/contract/errors.ts';
 import { TranscriptError } from '../../shared/contract/transcript.ts';
 import { planCompaction } from '../../shared/strategies/plan.ts';
+import { emptyCheckpoint } from '../../shared/summary/checkpoint.ts';
+import { noUsage } from '../../shared/summary/summarizer.ts';
 import { changeOf, entryOf } from '../../worker/pipeline/change.ts';
+import { summaryToWrite } from '../../worker/pipeline/summary.ts';
 import { audit, violations } from '../../worker/postgres/audit.ts';
 import { CORPUS_DIR } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -163,6 +166,51 @@ describe('apply', () => {
     const before = await countRows('apply-fenced');
     await expect(ctx.writes.apply(input)).rejects.toThrow(FenceError);
     expect(await countRows('apply-fenced')).toEqual(before);
+  });
+
+  it('writes a summary in place of the leaving messages, and rolls it back with them when one was pinned since', async () => {
+    const sessionId = 'apply-summary';
+    await importTranscript(ctx.tdb.database.db, path.join(CORPUS_DIR, 'sweagent__ctf-web-i_got_id.jsonl'), {
+      tenantId,
+      sessionId,
+    });
+    const snapshot = await ctx.reads.loadSnapshot(tenantId, sessionId);
+    const plan = planCompaction(snapshot, snapshot.messages, {
+      type: 'summarize',
+      keepRecent: 10,
+      maxSummaryTokens: 2_000,
+    });
+    if (plan.action !== 'compact') throw new Error('expected a compaction');
+    const entry = entryOf(
+      { tenantId, sessionId, idempotencyKey: `test:${sessionId}`, eventId: null, trigger: 'manual' },
+      'summarize',
+    );
+    const checkpoint = { ...emptyCheckpoint(), goal: 'find the flag' };
+    const summary = summaryToWrite(checkpoint, plan, 'test', noUsage());
+    const input = changeOf(entry, plan, snapshot.compactionVersion, summary, null);
+    // The summary goes in at the last leaving seq: pinned since the snapshot, that message stays,
+    // so the archive moves one message fewer than planned and the summary's seq is still taken.
+    const last = plan.leavingSeqs[plan.leavingSeqs.length - 1] as number;
+    await ctx.tdb.database.sql`
+      update messages set pinned = true where tenant_id = ${tenantId} and session_id = ${sessionId} and seq = ${last}`;
+    const before = await countRows(sessionId);
+    if (!before) throw new Error('no counts');
+    await expect(ctx.writes.apply(input)).rejects.toThrow(/snapshot is stale/);
+    expect(await countRows(sessionId)).toEqual(before);
+
+    await ctx.tdb.database.sql`
+      update messages set pinned = false where tenant_id = ${tenantId} and session_id = ${sessionId} and seq = ${last}`;
+    const result = await ctx.writes.apply(input);
+    expect(result.row).toMatchObject({ status: 'applied', messagesArchived: plan.leavingSeqs.length });
+    const [written] = await ctx.tdb.database.sql<{ kind: string; content: string }[]>`
+      select kind, content from messages where tenant_id = ${tenantId} and session_id = ${sessionId} and seq = ${last}`;
+    expect(written).toMatchObject({ kind: 'summary', content: summary.text });
+    expect(await countRows(sessionId)).toEqual({
+      live: before.live - plan.leavingSeqs.length + 1,
+      archived: plan.leavingSeqs.length,
+      ledger: 1,
+    });
+    expect(violations(await audit(ctx.tdb.database.db, tenantId, sessionId))).toEqual([]);
   });
 
   it('rolls back when a planned message was pinned since the snapshot', async () => {
