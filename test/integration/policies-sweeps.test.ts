@@ -275,8 +275,10 @@ describe('sweeps', () => {
       const schedulers = await queue.getJobSchedulers();
       expect(schedulers.map((s) => [s.key, s.every])).toEqual([['compactor-sweep', 60_000]]);
     } finally {
-      await queue.obliterate({ force: true });
+      // The sweep workers first: obliterating a queue they still poll can deadlock with them on
+      // the PostgreSQL backend.
       for (const s of sweeps) await s.close();
+      await queue.obliterate({ force: true });
       for (const s of services) await s.close();
     }
   });
