@@ -40,6 +40,8 @@ const FORCE_EXIT_MS = 2_000;
 
 /** One of the N places a worker process runs in, and its restarts (ms since the epoch). */
 interface Slot {
+  /** Its index, 0..N-1: the log lines of its processes carry it as `slot`. */
+  index: number;
   worker: Worker | null;
   restarts: number[];
   timer: NodeJS.Timeout | null;
@@ -53,7 +55,8 @@ interface Slot {
 export async function runPrimary(options: PrimaryOptions, logger: Logger): Promise<number> {
   // Before the first fork: its listener must be in place when the first answers come back.
   const aggregator = options.metrics ? new AggregatorRegistry() : null;
-  const slots: Slot[] = Array.from({ length: options.processes }, () => ({
+  const slots: Slot[] = Array.from({ length: options.processes }, (_, index) => ({
+    index,
     worker: null,
     restarts: [],
     timer: null,
@@ -90,7 +93,10 @@ function supervise(
       const worker = cluster.fork(env);
       slot.worker = worker;
       slotOf.set(worker.id, slot);
-      logger.info({ process: worker.id, pid: worker.process.pid }, 'worker process started');
+      logger.info(
+        { process: worker.id, pid: worker.process.pid, slot: slot.index },
+        'worker process started',
+      );
     };
     const finishIfDone = () => {
       if (!stopping || slots.some((s) => s.worker)) return;
@@ -112,7 +118,7 @@ function supervise(
       if (!slot) return;
       slotOf.delete(worker.id);
       slot.worker = null;
-      const exit = { process: worker.id, code, signal };
+      const exit = { process: worker.id, slot: slot.index, code, signal };
       if (stopping) {
         if (code !== 0 && stopping === 'graceful') {
           failed = true;
