@@ -33,6 +33,7 @@ import { liveSessionPages, type SweepRow } from '../../postgres/sweep-scan.ts';
 import { runAll, type Services } from '../../runtime/services.ts';
 import { pollBatches } from '../batches/batches.ts';
 import { createAppliedHooks } from '../session-events/applied-hooks.ts';
+import { retryOnConflict } from './conflict-retry.ts';
 import { runRetention } from './retention.ts';
 
 /** BullMQ queue of the sweep job itself (the compactions it finds go on the compaction queue). */
@@ -208,24 +209,22 @@ export async function startSweepService(
   services.queueState.watch(sweepQueue, 'sweep queue');
   services.queueState.watch(compactionQueue, 'compaction queue');
   let worker: Worker | undefined;
+  // Workers starting together upsert the same schedulers: on the PostgreSQL backend two upserts
+  // can deadlock, and the one Postgres aborts runs again.
   if (config.sweepEveryMs > 0) {
-    await sweepQueue.upsertJobScheduler(
-      SWEEP_SCHEDULER_ID,
-      { every: config.sweepEveryMs },
-      { name: 'sweep' },
+    await retryOnConflict(() =>
+      sweepQueue.upsertJobScheduler(SWEEP_SCHEDULER_ID, { every: config.sweepEveryMs }, { name: 'sweep' }),
     );
   } else {
-    await sweepQueue.removeJobScheduler(SWEEP_SCHEDULER_ID);
+    await retryOnConflict(() => sweepQueue.removeJobScheduler(SWEEP_SCHEDULER_ID));
   }
   const { batches } = services;
   if (batches) {
-    await sweepQueue.upsertJobScheduler(
-      BATCH_SCHEDULER_ID,
-      { every: config.batchPollMs },
-      { name: 'batches' },
+    await retryOnConflict(() =>
+      sweepQueue.upsertJobScheduler(BATCH_SCHEDULER_ID, { every: config.batchPollMs }, { name: 'batches' }),
     );
   } else {
-    await sweepQueue.removeJobScheduler(BATCH_SCHEDULER_ID);
+    await retryOnConflict(() => sweepQueue.removeJobScheduler(BATCH_SCHEDULER_ID));
   }
   if (config.sweepEveryMs > 0 || batches) {
     worker = new queues.Worker(
