@@ -363,6 +363,12 @@ const LEET_CHAR = new RegExp(
  */
 const SPACED = /(?<![\p{L}\p{N}])(?:\p{L}[ ._\-*·]){2,}\p{L}(?![\p{L}\p{N}])/gu;
 
+/** {@link SPACED} for ASCII text, where a letter is one of A-Z and a-z and a digit one of 0-9. */
+const SPACED_ASCII = /(?<![A-Za-z0-9])(?:[A-Za-z][ ._\-*]){2,}[A-Za-z](?![A-Za-z0-9])/g;
+
+/** A run of spaces and tabs that is not one space: what {@link detectionViews} makes one space. */
+const BLANKS = /[ \t]{2,}|\t/g;
+
 /**
  * A base64-looking run: 24 or more base64 characters, optionally padded. It starts where a run of
  * base64 characters starts (the look-behind): a match never starts inside one (it would have started
@@ -387,11 +393,11 @@ export function detectionViews(text: string): {
   const native = ascii ? text.toLowerCase() : text.replace(INVISIBLE, '').normalize('NFKC').toLowerCase();
   const latin = ascii ? native : native.replace(LOOKALIKE, (ch) => LOOKALIKES[ch] ?? ch);
   const joined = latin
-    .replace(SPACED, (run) => {
+    .replace(ascii ? SPACED_ASCII : SPACED, (run) => {
       // Two-letter words and the like stay: only a run of single letters is a spaced-out word.
       return run.replace(/[ ._\-*·]/g, '');
     })
-    .replace(/[ \t]+/g, ' ');
+    .replace(BLANKS, ' ');
   const leet = joined.replace(LEET_CHAR, (ch) => LEET[ch] ?? ch);
   return { native, latin, joined, leet };
 }
