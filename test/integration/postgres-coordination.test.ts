@@ -163,6 +163,7 @@ describe('the fair order in Postgres', () => {
     const again = await slots.acquire('solo');
     expect(again).not.toBeNull();
     await Promise.all([a?.release(), again?.release()]);
+    await slots.flush();
     const [left] = await tdb.database.sql<{ n: number }[]>`select count(*)::int as n from tenant_slots`;
     expect(left?.n).toBe(0);
   });
@@ -176,9 +177,39 @@ describe('the fair order in Postgres', () => {
     expect(held).toHaveLength(3);
     await Promise.all(held.map((slot) => slot.release()));
     await backlog.release('waiting');
+    await slots.flush();
     const [left] = await tdb.database.sql<{ n: number }[]>`
       select count(*)::int as n from tenant_slots where tenant_id = 'crowded'`;
     expect(left?.n).toBe(0);
+  });
+  it('gives a released slot back with the next take, or alone once no take came, and counts it out', async () => {
+    const backlog = postgresTenantBacklog(tdb.database.db);
+    const releaseDelayMs = 300;
+    const slots = createPostgresTenantSlots(tdb.database.db, {
+      prefix: 'unused',
+      maxActive: 1,
+      releaseDelayMs,
+    });
+    const slotsOf = async (tenant: string) => {
+      const [row] = await tdb.database.sql<{ n: number }[]>`
+        select count(*)::int as n from tenant_slots where tenant_id = ${tenant}`;
+      return row?.n;
+    };
+    // Another tenant is waiting, so the busy one is held to its one slot.
+    await backlog.take('patient');
+    const first = await slots.acquire('busy');
+    expect(first).not.toBeNull();
+    await first?.release();
+    // Held back: still a row, but the next take gives it back before it counts, and takes the slot.
+    expect(await slotsOf('busy')).toBe(1);
+    const second = await slots.acquire('busy');
+    expect(second).not.toBeNull();
+    expect(await slotsOf('busy')).toBe(1);
+    // No take comes: the release goes alone once its delay has passed.
+    await second?.release();
+    await new Promise((resolve) => setTimeout(resolve, releaseDelayMs + 200));
+    expect(await slotsOf('busy')).toBe(0);
+    await backlog.release('patient');
   });
 });
 

@@ -6,11 +6,14 @@
  * tenant's expired slots, count the rest, and refuse when the tenant is at its cap while another
  * tenant is active: it has jobs pending or enqueued within the active window (`tenant_backlogs`,
  * stale counts ignored). A slot is renewed while held and released by token; a crashed worker's
- * slot stops counting at `expires_at` (on the database's clock).
+ * slot stops counting at `expires_at` (on the database's clock). A release is held back for the
+ * next take to carry (migration 0026; worker/redis/deferred-releases.ts), so a busy worker gives
+ * back and takes in one round trip.
  */
 import { randomUUID } from 'node:crypto';
 import { type Db, executePrepared } from '../../producer/postgres/db.ts';
 import { BACKLOG_TTL_MS } from '../../producer/postgres/tenant-backlog.ts';
+import { deferredReleases } from '../redis/deferred-releases.ts';
 import {
   DEFAULT_ACTIVE_WINDOW_MS,
   heldSlot,
@@ -19,16 +22,32 @@ import {
 } from '../redis/tenant-slots.ts';
 
 /**
- * $1 tenant, $2 token, $3 ttl ms, $4 cap, $5 stale after (ms), $6 active window (ms): the function of
- * migration 0025 takes the tenant's advisory lock, drops its expired slots, and inserts the slot
+ * $1 tenant, $2 token, $3 ttl ms, $4 cap, $5 stale after (ms), $6 active window (ms), $7 and $8 the
+ * tenants and tokens of released slots: the function of migrations 0025 and 0026 deletes the
+ * released slots, takes the tenant's advisory lock, drops its expired slots, and inserts the slot
  * unless the tenant holds `cap` slots while another tenant is active (it has jobs pending, or it
  * enqueued within the window). One statement and one round trip, where the same steps as separate
- * statements of a transaction took six.
+ * statements of a transaction took six and the release one more.
  */
-const TAKE = 'select take_tenant_slot($1::text, $2::uuid, $3::int, $4::int, $5::int, $6::int) as taken';
+const TAKE =
+  'select take_tenant_slot($1::text, $2::uuid, $3::int, $4::int, $5::int, $6::int, $7::text[], $8::uuid[]) as taken';
 const RENEW = `update tenant_slots set expires_at = now() + $3::int * interval '1 millisecond'
   where tenant_id = $1::text and token = $2::uuid`;
-const RELEASE = 'delete from tenant_slots where tenant_id = $1::text and token = $2::uuid';
+/** $1 tenants, $2 tokens: the released slots no take carried. */
+const RELEASE = `delete from tenant_slots s using unnest($1::text[], $2::uuid[]) as r(tenant_id, token)
+  where s.tenant_id = r.tenant_id and s.token = r.token`;
+
+/** A released slot waiting to be deleted. */
+interface Released {
+  tenantId: string;
+  token: string;
+}
+
+/** The released slots as the statements' two array parameters. */
+const columnsOf = (released: readonly Released[]) => [
+  released.map((r) => r.tenantId),
+  released.map((r) => r.token),
+];
 
 /**
  * Per-tenant worker slots in compactor's schema of `db` (`options.prefix` is not used: the schema
@@ -41,21 +60,32 @@ export function createPostgresTenantSlots(db: Db, options: TenantSlotsOptions): 
   const activeWindowMs = options.activeWindowMs ?? DEFAULT_ACTIVE_WINDOW_MS;
   if (!Number.isInteger(maxActive) || maxActive < 1)
     throw new Error(`tenant slots: maxActive must be a positive integer, got ${maxActive}`);
+  const releases = deferredReleases<Released>(
+    (released) => executePrepared(db, { sql: RELEASE, params: columnsOf(released) }),
+    options.releaseDelayMs,
+  );
   return {
     async acquire(tenantId) {
       const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
       const token = randomUUID();
-      const [row] = await executePrepared<{ taken: boolean }>(db, {
-        sql: TAKE,
-        params: [tenantId, token, ttlMs, cap, BACKLOG_TTL_MS, activeWindowMs],
-      });
-      const taken = row?.taken === true;
-      if (!taken) return null;
+      const released = releases.take();
+      let rows: { taken: boolean }[];
+      try {
+        rows = await executePrepared<{ taken: boolean }>(db, {
+          sql: TAKE,
+          params: [tenantId, token, ttlMs, cap, BACKLOG_TTL_MS, activeWindowMs, ...columnsOf(released)],
+        });
+      } catch (error) {
+        releases.restore(released);
+        throw error;
+      }
+      if (rows[0]?.taken !== true) return null;
       return heldSlot(
         ttlMs,
         () => executePrepared(db, { sql: RENEW, params: [tenantId, token, ttlMs] }),
-        () => executePrepared(db, { sql: RELEASE, params: [tenantId, token] }),
+        async () => releases.add({ tenantId, token }),
       );
     },
+    flush: () => releases.flush(),
   };
 }

@@ -14,21 +14,26 @@
  *
  * Each tenant's running jobs are members of the sorted set `<prefix>:active:<tenant>` (score: when
  * the slot expires, ms), taken and checked in one Lua script, renewed while held, released by token;
- * a crashed worker's slot expires after `ttlMs`. A job refused a slot goes back to delayed with its
- * priority (no attempt used) and is taken again after a short wait; see worker/queue/compaction/processor.ts.
+ * a crashed worker's slot expires after `ttlMs`. A release is held back for the next take to carry
+ * (worker/redis/deferred-releases.ts): a busy worker gives back and takes in one round trip. A job
+ * refused a slot goes back to delayed with its priority (no attempt used) and is taken again after
+ * a short wait; see worker/queue/compaction/processor.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { luaScript } from '../../producer/redis/lua.ts';
 import type { RedisConnection } from '../../producer/redis/redis.ts';
 import { BACKLOG_TTL_MS, backlogKeysOf, forgetStaleBacklogs } from '../../producer/redis/tenant-backlog.ts';
+import { deferredReleases } from './deferred-releases.ts';
 
 /**
- * KEYS: active set, backlogs, seen. ARGV: now, expiry, token, maxActive, tenant, stale cut-off, key
- * TTL, active since (ms: a tenant that enqueued from then on is active). Returns 1 when the slot is
- * taken, 0 when the tenant is at its cap and another tenant is active.
+ * KEYS: active set, backlogs, seen, the active set of a released slot. ARGV: now, expiry, token,
+ * maxActive, tenant, stale cut-off, key TTL, active since (ms: a tenant that enqueued from then on is
+ * active), the released slot's token ('' for none). Gives the released slot back first, then returns
+ * 1 when the slot is taken, 0 when the tenant is at its cap and another tenant is active.
  */
 const ACQUIRE = luaScript(
-  `${forgetStaleBacklogs({ backlogs: 2, seen: 3, cutoff: 6 })}
+  `if ARGV[9] ~= '' then redis.call('zrem', KEYS[4], ARGV[9]) end
+${forgetStaleBacklogs({ backlogs: 2, seen: 3, cutoff: 6 })}
 redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1])
 local active = redis.call('zcard', KEYS[1])
 if active >= tonumber(ARGV[4]) then
@@ -43,13 +48,19 @@ end
 redis.call('zadd', KEYS[1], ARGV[2], ARGV[3])
 redis.call('pexpire', KEYS[1], ARGV[7])
 return 1`,
-  3,
+  4,
 );
 
 const RENEW = luaScript(
   `if redis.call('zscore', KEYS[1], ARGV[1]) then redis.call('zadd', KEYS[1], 'XX', ARGV[2], ARGV[1]) redis.call('pexpire', KEYS[1], ARGV[3]) return 1 end return 0`,
   1,
 );
+
+/** A released slot waiting to be given back: its tenant's active set and its token. */
+interface Released {
+  key: string;
+  token: string;
+}
 
 /** How long a tenant counts as active after its last event unless configured, ms. */
 export const DEFAULT_ACTIVE_WINDOW_MS = 5_000;
@@ -68,6 +79,11 @@ export interface TenantSlots {
    *   active (has work pending, or sent an event within `activeWindowMs`).
    */
   acquire(tenantId: string): Promise<TenantSlot | null>;
+  /**
+   * Sends the releases held back for the next take (worker/redis/deferred-releases.ts), so no
+   * released slot outlives a stopping worker. Never rejects.
+   */
+  flush(): Promise<void>;
 }
 
 export interface TenantSlotsOptions {
@@ -87,6 +103,11 @@ export interface TenantSlotsOptions {
   maxActiveOf?: (tenantId: string) => Promise<number | undefined>;
   /** How long a slot outlives a worker that stopped renewing it, ms. Default 60,000. */
   ttlMs?: number;
+  /**
+   * How long a released slot waits for the next take to carry its release, ms
+   * (worker/redis/deferred-releases.ts). Default 20.
+   */
+  releaseDelayMs?: number;
 }
 
 /**
@@ -99,33 +120,47 @@ export function createTenantSlots(redis: RedisConnection, options: TenantSlotsOp
   const activeWindowMs = options.activeWindowMs ?? DEFAULT_ACTIVE_WINDOW_MS;
   if (!Number.isInteger(maxActive) || maxActive < 1)
     throw new Error(`tenant slots: maxActive must be a positive integer, got ${maxActive}`);
+  // A take carries one release (one more key of the script); others wait for the next or the delay.
+  const releases = deferredReleases<Released>(
+    (released) => Promise.all(released.map((r) => redis.zrem(r.key, r.token))),
+    options.releaseDelayMs,
+  );
   return {
     async acquire(tenantId) {
       const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
       const key = `${prefix}:active:${encodeURIComponent(tenantId)}`;
       const token = randomUUID();
       const now = Date.now();
-      const taken = await ACQUIRE(
-        redis,
-        [key, ...backlogKeysOf(prefix)],
-        [
-          String(now),
-          String(now + ttlMs),
-          token,
-          String(cap),
-          tenantId,
-          String(now - BACKLOG_TTL_MS),
-          String(ttlMs),
-          String(now - activeWindowMs),
-        ],
-      );
+      const released = releases.take(1);
+      let taken: unknown;
+      try {
+        taken = await ACQUIRE(
+          redis,
+          [key, ...backlogKeysOf(prefix), released[0]?.key ?? key],
+          [
+            String(now),
+            String(now + ttlMs),
+            token,
+            String(cap),
+            tenantId,
+            String(now - BACKLOG_TTL_MS),
+            String(ttlMs),
+            String(now - activeWindowMs),
+            released[0]?.token ?? '',
+          ],
+        );
+      } catch (error) {
+        releases.restore(released);
+        throw error;
+      }
       if (Number(taken) !== 1) return null;
       return heldSlot(
         ttlMs,
         () => RENEW(redis, [key], [token, String(Date.now() + ttlMs), String(ttlMs)]),
-        () => redis.zrem(key, token),
+        async () => releases.add({ key, token }),
       );
     },
+    flush: () => releases.flush(),
   };
 }
 

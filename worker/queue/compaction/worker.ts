@@ -51,6 +51,13 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
   const { metrics } = options;
   // session.compacted, and the tenant's webhook when it has one.
   const applied = createAppliedHooks(services, { poolSize: queuePoolSizeFor(concurrency) });
+  const tenantSlots = services.tenantSlots({
+    prefix: services.config.queuePrefix,
+    maxActive: services.config.tenantMaxActiveJobs ?? Math.ceil(concurrency / 4),
+    activeWindowMs: services.config.tenantActiveWindowMs,
+    maxActiveOf: async (tenantId) =>
+      (await services.policies.get(tenantId, null)).tenant?.limits?.maxActiveJobs,
+  });
   const processor = createProcessor({
     onApplied: (row, checkpoint) => applied.onApplied(row, checkpoint),
     reads: services.reads,
@@ -66,13 +73,7 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
     defaultStrategy: options.defaultStrategy,
     worker: () => worker,
     signal: abort.signal,
-    tenantSlots: services.tenantSlots({
-      prefix: services.config.queuePrefix,
-      maxActive: services.config.tenantMaxActiveJobs ?? Math.ceil(concurrency / 4),
-      activeWindowMs: services.config.tenantActiveWindowMs,
-      maxActiveOf: async (tenantId) =>
-        (await services.policies.get(tenantId, null)).tenant?.limits?.maxActiveJobs,
-    }),
+    tenantSlots,
   });
   // BullMQ does not close a Redis connection it was given; the link closes it after the worker.
   const link = services.queues.link({ poolSize: queuePoolSizeFor(concurrency) });
@@ -115,6 +116,8 @@ export function startWorker(services: Services, options: WorkerOptions = {}): Co
       if (force) abort.abort(new Error('worker forced to stop'));
       closing ??= runAll(services.logger, [
         () => w.close(force),
+        // After the jobs: their slots' releases held back for a next take that will not come.
+        () => tenantSlots.flush(),
         () => registered.close(),
         () => applied.close(),
         () => link.close(),
