@@ -458,13 +458,36 @@ function hasInvisible(text: string): boolean {
   return INVISIBLE.test(text);
 }
 
-/** One search over each list of patterns (shared/trust/any-match.ts), read before the list itself. */
+/** The families whose words the leet view reads (it would make `curl … | sh` unreadable). */
+const LEET_FAMILIES: ReadonlySet<InjectionFamily> = new Set(['override', 'concealment']);
+
+/** The second view {@link findIn} reads a family of {@link PATTERNS} in, after `joined`. */
+const secondViewOf = (family: InjectionFamily, views: ReturnType<typeof detectionViews>) =>
+  LEET_FAMILIES.has(family) ? views.leet : views.latin;
+
+/**
+ * One search over each list of patterns (shared/trust/any-match.ts), read before the list itself;
+ * over the leet and latin views, only the patterns {@link findIn} reads in them.
+ */
 const ANY_PATTERN = anyMatch(PATTERNS.map(([, pattern]) => pattern));
+const ANY_LEET_PATTERN = anyMatch(PATTERNS.filter(([f]) => LEET_FAMILIES.has(f)).map(([, p]) => p));
+const ANY_LATIN_PATTERN = anyMatch(PATTERNS.filter(([f]) => !LEET_FAMILIES.has(f)).map(([, p]) => p));
 const ANY_MULTILINGUAL = anyMatch(MULTILINGUAL.map(([, pattern]) => pattern));
 const ANY_OVERRIDE = anyMatch(OVERRIDE);
 const ANY_BARE_SECRECY = anyMatch(BARE_SECRECY);
 const ANY_AUTHORITY = anyMatch(AUTHORITY);
 const ANY_ADDRESSED_TO_AGENT = anyMatch(ADDRESSED_TO_AGENT);
+/**
+ * Every list read in the native view, in one search: most text matches none, and one search costs
+ * less than five (bench texts: 1.2 against 1.9 µs).
+ */
+const ANY_NATIVE = anyMatch([
+  ...MULTILINGUAL.map(([, pattern]) => pattern),
+  ...OVERRIDE,
+  ...BARE_SECRECY,
+  ...AUTHORITY,
+  ...ADDRESSED_TO_AGENT,
+]);
 
 function findIn(text: string, encoded: boolean, untrusted: boolean): InjectionFinding[] {
   const views = detectionViews(text);
@@ -482,24 +505,26 @@ function findIn(text: string, encoded: boolean, untrusted: boolean): InjectionFi
   // matches none of them (shared/trust/any-match.ts).
   const anyPattern =
     ANY_PATTERN(views.joined) ||
-    (views.leet !== views.joined && ANY_PATTERN(views.leet)) ||
-    (views.latin !== views.joined && ANY_PATTERN(views.latin));
+    (views.leet !== views.joined && ANY_LEET_PATTERN(views.leet)) ||
+    (views.latin !== views.joined && ANY_LATIN_PATTERN(views.latin));
   if (anyPattern) {
     for (const [family, pattern] of PATTERNS) {
       // The leet view only for words: it would make `curl … | sh` or `<|im_start|>` unreadable.
-      const second = family === 'override' || family === 'concealment' ? views.leet : views.latin;
+      const second = secondViewOf(family, views);
       // The second view only where it differs from the first: the same text would match the same.
       if (!take(family, pattern, views.joined) && second !== views.joined) take(family, pattern, second);
     }
   }
-  if (ANY_MULTILINGUAL(views.native))
+  const anyNative = ANY_NATIVE(views.native);
+  if (anyNative && ANY_MULTILINGUAL(views.native))
     for (const [family, pattern] of MULTILINGUAL) take(family, pattern, views.native);
-  if (ANY_OVERRIDE(views.native)) for (const pattern of OVERRIDE) take('override', pattern, views.native);
+  if (anyNative && ANY_OVERRIDE(views.native))
+    for (const pattern of OVERRIDE) take('override', pattern, views.native);
   if (!seen.has('remote-exec')) {
     const match = fetchThenExecute(views.latin, views.native);
     if (match) take('remote-exec', /[\s\S]+/, match);
   }
-  if (untrusted) structuralSignals(views, take);
+  if (untrusted) structuralSignals(views, take, anyNative);
   return found;
 }
 
@@ -526,20 +551,22 @@ const DIRECTIVE_WINDOW = 400;
 /**
  * The signals that count only outside the user's own words: bare secrecy, a role line, a
  * prompt-format heading, a claimed authority, and an order to act on a URL or address in text
- * addressed to the agent.
+ * addressed to the agent. `anyNative`: whether {@link ANY_NATIVE} matched the native view (none of
+ * the lists can match where it did not).
  */
 function structuralSignals(
   views: ReturnType<typeof detectionViews>,
   take: (family: InjectionFamily, pattern: RegExp, view: string) => boolean,
+  anyNative: boolean,
 ): void {
-  if (ANY_BARE_SECRECY(views.native))
+  if (anyNative && ANY_BARE_SECRECY(views.native))
     for (const pattern of BARE_SECRECY) if (take('concealment', pattern, views.native)) break;
   const role = roleLine(views.native);
   if (role) take('impersonation', /[\s\S]+/, role);
   take('impersonation', FORMAT_HEADING, views.native);
-  if (ANY_AUTHORITY(views.native))
+  if (anyNative && ANY_AUTHORITY(views.native))
     for (const pattern of AUTHORITY) if (take('impersonation', pattern, views.native)) break;
-  if (!ANY_ADDRESSED_TO_AGENT(views.native)) return;
+  if (!anyNative || !ANY_ADDRESSED_TO_AGENT(views.native)) return;
   for (const pattern of ADDRESSED_TO_AGENT) {
     const match = pattern.exec(views.native);
     if (!match) continue;
@@ -573,8 +600,12 @@ function roleLine(view: string): string | null {
  */
 function decodedPayloads(text: string, depth = 0): string[] {
   const out: string[] = [];
-  for (const match of text.matchAll(BASE64_RUN)) {
+  // An exec loop, not `matchAll`, which copies the expression on every call. A decoded payload is
+  // searched inside this loop with the same expression: where this search stood is put back after.
+  BASE64_RUN.lastIndex = 0;
+  for (let match = BASE64_RUN.exec(text); match !== null; match = BASE64_RUN.exec(text)) {
     if (out.length >= MAX_PAYLOADS) break;
+    const next = BASE64_RUN.lastIndex;
     const run = match[0].slice(0, MAX_PAYLOAD_CHARS);
     // A run of one kind of character (a hash in hex, a word) is not base64.
     if (!/[A-Z]/.test(run) || !/[a-z]/.test(run)) continue;
@@ -582,6 +613,7 @@ function decodedPayloads(text: string, depth = 0): string[] {
     if (decoded === null) continue;
     out.push(decoded);
     if (depth < 1) out.push(...decodedPayloads(decoded, depth + 1));
+    BASE64_RUN.lastIndex = next;
   }
   return out;
 }
