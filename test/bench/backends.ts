@@ -42,6 +42,26 @@ export function parseBackends(text: string): QueueBackendKind[] {
   return BENCH_BACKENDS.filter((b) => names.includes(b));
 }
 
+/** The two workers parts 1 and 2 compare. */
+export type BenchSide = 'floor' | 'compactor';
+
+/**
+ * The sides of `--sides` (comma-separated `floor`, `compactor`), floor first.
+ * @throws {Error} naming an unknown or repeated side, or an empty list.
+ */
+export function parseSides(text: string): BenchSide[] {
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const all: BenchSide[] = ['floor', 'compactor'];
+  if (names.length === 0) throw new Error('--sides: give floor, compactor or both (comma-separated)');
+  for (const n of names)
+    if (!all.includes(n as BenchSide)) throw new Error(`--sides: unknown side "${n}" (floor or compactor)`);
+  if (new Set(names).size !== names.length) throw new Error(`--sides: "${text}" names a side twice`);
+  return all.filter((side) => names.includes(side));
+}
+
 /** One run's isolated queue on one backend. */
 export interface RunQueues {
   readonly kind: QueueBackendKind;

@@ -50,13 +50,16 @@
  * one the target reads), `--parts 1,2,4,5,7,8,9,10,12,13,14,15,16` (default all; part 1 also runs 3 and 6, which need
  * its numbers), `--api-node-options=--max-old-space-size=256` (parts 10, 12 and 13: the API process's
  * NODE_OPTIONS; default none), `--backends redis,postgres` (parts 1, 2 and 16: the queue backends, in
- * that order; default both; parts 3 and 6 use Redis and the first backend's runs). Only a run of every part at the default levels rewrites results.md. Benchmarks print
- * numbers; they assert nothing.
+ * that order; default both; parts 3 and 6 use Redis and the first backend's runs), `--sides
+ * floor,compactor` (parts 1 and 2: which workers run; default both; one side alone prints no ratio,
+ * for a profile or an A/B of one side). Only a run of every part at the default levels rewrites
+ * results.md. Benchmarks print numbers; they assert nothing.
  *
  * Parts 1 and 2 run the worker in this process (only the fake Messages API has a process of its
  * own), so a profile of the worker is a profile of this process:
  * `node --cpu-prof --cpu-prof-dir=DIR --import tsx test/bench/bench.ts --parts 2 --levels 128`
- * (the floor's runs alternate with the compactor's in the same profile).
+ * (the floor's runs alternate with the compactor's in the same profile; `--sides compactor` profiles
+ * the compactor's alone).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -101,7 +104,7 @@ import { ADMIN_DATABASE_URL, databaseUrlFor, REDIS_URL } from '../support/env.ts
 import { FakeAnthropicServer } from '../support/fake-anthropic.ts';
 import { cleanRedis, silentLogger, testConfig } from '../support/fixtures.ts';
 import { aiSdkMiddlewareOverhead } from './ai-sdk-middleware.ts';
-import { openRunQueues, parseBackends } from './backends.ts';
+import { openRunQueues, parseBackends, parseSides } from './backends.ts';
 import { cliStartup } from './cli-startup.ts';
 import { startFloorWorker, startLlmFloorWorker } from './floor.ts';
 import { hostileMcp } from './hostile-mcp.ts';
@@ -131,6 +134,7 @@ const { values } = parseArgs({
     parts: { type: 'string', default: '1,2,4,5,7,8,9,10,12,13,14,15,16' },
     'api-node-options': { type: 'string', default: '' },
     backends: { type: 'string', default: 'redis,postgres' },
+    sides: { type: 'string', default: 'floor,compactor' },
     soak: { type: 'string', default: '10' },
     'soak-vacuum': { type: 'boolean', default: false },
   },
@@ -140,6 +144,7 @@ const EVENTS = positiveInteger('events', values.events);
 const CONCURRENCY = positiveInteger('concurrency', values.concurrency);
 const ALTERNATIONS = positiveInteger('alternations', values.alternations);
 const BACKENDS = parseBackends(values.backends);
+const SIDES = parseSides(values.sides);
 const SOAK_RUNS = values.soak === '0' ? 0 : positiveInteger('soak', values.soak);
 const LEVELS = values.levels.split(',').map((c) => positiveInteger('levels', c.trim()));
 const ALL_PARTS =
@@ -296,7 +301,7 @@ async function throughput(url: string, sql: postgres.Sql) {
   const runs = new Map<QueueBackendKind, ThroughputRun[]>();
   const stages = new Map<string, number[]>();
   const queueWait: number[] = [];
-  const order = Array.from({ length: ALTERNATIONS }, () => ['floor', 'compactor'] as const).flat();
+  const order = Array.from({ length: ALTERNATIONS }, () => SIDES).flat();
   for (const [i, backend] of BACKENDS.entries()) {
     const list: ThroughputRun[] = [];
     runs.set(backend, list);
@@ -410,7 +415,8 @@ function throughputSection(runs: Map<QueueBackendKind, ThroughputRun[]>) {
   const jobsPerS = (b: QueueBackendKind, k: 'floor' | 'compactor') => avg(b, k, (r) => r.jobsPerS);
   const ratio = (b: QueueBackendKind) => jobsPerS(b, 'compactor') / jobsPerS(b, 'floor');
   const ratios = BACKENDS.map(
-    (b) => `${b} **${fmt(ratio(b), 2)}** (target ≥ 0.80: ${ratio(b) >= 0.8 ? 'met' : 'missed'})`,
+    (b) =>
+      `${b} **${fmt(ratio(b), 2)}** (target ≥ 0.80: ${Number.isFinite(ratio(b)) ? (ratio(b) >= 0.8 ? 'met' : 'missed') : 'n/a, one side ran'})`,
   );
   const notes = [
     `${EVENTS} events on ${EVENTS} sessions of 60 messages, concurrency ${CONCURRENCY}, ${ALTERNATIONS} runs of each, alternating, on each backend (${BACKENDS.join(' first, then ')}). Each run has a queue of its own (a key prefix on Redis, a schema migrated for it on Postgres), dropped after; the floor runs on the same backend as the compactor runs it is compared with.`,
@@ -559,8 +565,7 @@ async function llmScaling(url: string, sql: postgres.Sql, llm: FakeProcess) {
     for (const backend of BACKENDS) {
       const runs = { floor: [] as LlmRun[], compactor: [] as LlmRun[] };
       for (let i = 0; i < pairs; i++) {
-        for (const kind of ['floor', 'compactor'] as const)
-          runs[kind].push(await llmRun(kind, backend, c, url, sql, llm));
+        for (const kind of SIDES) runs[kind].push(await llmRun(kind, backend, c, url, sql, llm));
       }
       const row = llmRow(backend, c, runs, steadyOf);
       if (c === 128) at128.set(backend, row.at);

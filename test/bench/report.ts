@@ -49,8 +49,8 @@ export function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 }
 
-/** `n` with `digits` decimals. */
-export const fmt = (n: number, digits = 1) => n.toFixed(digits);
+/** `n` with `digits` decimals; `n/a` for NaN or an infinity (a ratio with a side that did not run). */
+export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 /**
  * Replaces every session with `count` fresh sessions of tenant `tenantId`, named `<prefixId>1` ..
