@@ -42,6 +42,20 @@ async function settle(eventId: string) {
   });
 }
 
+/** A publisher of its own on the file's backend, closed at teardown. */
+function publisherFor(maxWaiting: number) {
+  const publisher = createSessionEventsPublisher(ctx.queues, { maxWaiting });
+  ctx.onTeardown(() => publisher.close());
+  return publisher;
+}
+
+/** The ledger row the first test applied. */
+async function appliedRow() {
+  const [row] = await ctx.tdb.database.db.select().from(compactions).where(eq(compactions.status, 'applied'));
+  if (!row) throw new Error('the first test applies a compaction');
+  return row;
+}
+
 describe('session.compacted', () => {
   it('reaches a service’s own consumer once per applied compaction, with what it did', async () => {
     // A service's consumer, on the backend the file runs on.
@@ -117,13 +131,8 @@ describe('session.compacted', () => {
   it('keeps a backlog nobody consumes bounded: past the cap, the oldest waiting events go', async () => {
     // Nobody consumes from here on.
     await stopConsumer();
-    const publisher = createSessionEventsPublisher(ctx.queues, { maxWaiting: 50 });
-    ctx.onTeardown(() => publisher.close());
-    const [row] = await ctx.tdb.database.db
-      .select()
-      .from(compactions)
-      .where(eq(compactions.status, 'applied'));
-    if (!row) throw new Error('the first test applies a compaction');
+    const publisher = publisherFor(50);
+    const row = await appliedRow();
     const ids = Array.from({ length: 101 }, () => randomUUID());
     for (const id of ids) await publisher.compacted({ ...row, id }, null);
     const queue = ctx.queue(SESSION_EVENTS_QUEUE);
@@ -133,5 +142,22 @@ describe('session.compacted', () => {
     expect(new Set(waiting.map((j) => j.id))).toEqual(
       new Set(ids.slice(-50).map((id) => jobIdOf(row.tenantId, id))),
     );
+  });
+
+  it('publishes each of many compactions at once as one job, a repeat of one no second job', async () => {
+    const publisher = publisherFor(10_000);
+    const row = await appliedRow();
+    const ids = Array.from({ length: 40 }, () => randomUUID());
+    // Asked for together, as a worker's jobs that end in one wave do (on Redis, sent in groups).
+    const events = await Promise.all(
+      [...ids, ids[0] ?? ''].map((id) => publisher.compacted({ ...row, id }, null)),
+    );
+    expect(events.map((e) => e?.compactionId)).toEqual([...ids, ids[0]]);
+    const queue = ctx.queue(SESSION_EVENTS_QUEUE);
+    const jobs = await Promise.all(ids.map((id) => queue.getJob(jobIdOf(row.tenantId, id))));
+    expect(jobs.map((j) => j?.data.compactionId)).toEqual(ids);
+    const waiting = await queue.getWaiting(0, -1);
+    const ours = new Set(ids.map((id) => jobIdOf(row.tenantId, id)));
+    expect(waiting.filter((j) => ours.has(j.id ?? ''))).toHaveLength(ids.length);
   });
 });

@@ -2,7 +2,8 @@
  * Tells the agent service what happened: after each applied compaction, a `session.compacted` job
  * on the `session-events` queue (shared/protocol/events.ts), which the service consumes with a
  * BullMQ Worker of its own. The job id is the compaction id, so a job retried after the compaction
- * committed (its outcome then `duplicate`) publishes again without a second job.
+ * committed (its outcome then `duplicate`) publishes again without a second job. On Redis, publishes
+ * asked for while one is in flight go together in one `addBulk` (worker/queue/grouped-add.ts).
  */
 import type { CompactionRow } from '../../../producer/postgres/schema.ts';
 import type { QueueBackend } from '../../../producer/queue/backend.ts';
@@ -14,6 +15,7 @@ import {
   SESSION_EVENTS_QUEUE,
   type SessionCompactedEvent,
 } from '../../../shared/protocol/events.ts';
+import { groupedAdder } from '../grouped-add.ts';
 
 /** Publishes `session.compacted`. */
 export interface SessionEventsPublisher {
@@ -58,12 +60,17 @@ export function createSessionEventsPublisher(
     defaultJobOptions: jobOptionsOf(queues),
   });
   queue.on('error', () => {});
+  const grouped = queues.kind === 'redis' ? groupedAdder<SessionCompactedEvent>(queue) : null;
+  const add = (event: SessionCompactedEvent, jobId: string) =>
+    grouped
+      ? grouped.add({ name: SESSION_COMPACTED, data: event, opts: { jobId } })
+      : queue.add(SESSION_COMPACTED, event, { jobId });
   let published = 0;
   return {
     async compacted(row, checkpoint) {
       if (row.status !== 'applied') return null;
       const event = sessionCompactedOf(row, row.summary === null ? null : checkpoint);
-      await queue.add(SESSION_COMPACTED, event, { jobId: jobIdOf(row.tenantId, row.id) });
+      await add(event, jobIdOf(row.tenantId, row.id));
       if (published++ % BACKLOG_CHECK_EVERY === 0) {
         const waiting = await queue.getWaitingCount();
         // Oldest first (the tail of BullMQ's wait list).
