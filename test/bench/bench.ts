@@ -537,6 +537,8 @@ interface LlmRun {
   busy: number;
   cpuPerJob: number;
   postgresPerJob: number;
+  /** redis-server's CPU over the run, ms per job. */
+  redisPerJob: number;
   fakePerJob: number;
   rssBefore: number;
   rssPeak: number;
@@ -650,6 +652,13 @@ function llmRow(
         2,
       )}`,
       `${fmt(
+        mean('compactor', (r) => r.redisPerJob),
+        2,
+      )} / ${fmt(
+        mean('floor', (r) => r.redisPerJob),
+        2,
+      )}`,
+      `${fmt(
         mean('compactor', (r) => r.fakePerJob),
         2,
       )} / ${fmt(
@@ -698,6 +707,7 @@ function llmSection(
       'worker event loop busy',
       'worker CPU ms per job (compactor / floor)',
       'Postgres CPU ms per job (compactor / floor)',
+      'Redis CPU ms per job (compactor / floor)',
       'fake API CPU ms per job (compactor / floor)',
       'RSS before MB',
       'peak RSS MB',
@@ -710,7 +720,7 @@ function llmSection(
       "The floor (test/bench/floor.ts, `startLlmFloorWorker`) is a bare BullMQ worker at the same concurrency doing the least a summary can: one read of the session's messages, one call through the Anthropic SDK (its default fetch) to the same fake with compactor's own summary prompt of the leaving messages and a forced tool, and one transaction that archives the leaving rows and writes the summary, the ledger row and the counters. What it reaches of ideal is what this machine and stack allow; compactor / floor is what compactor's own work (prompt, validation, lease, fidelity check, events) costs.",
       `Mean ms per job, from BullMQ's start of the job to its end, and in each pipeline stage (compactor, per run): ${stageNotes.join('; ')}. What a job spends beyond the 1 s answer is what keeps a level under its ideal.`,
       `Compactor / floor, means of the runs: ${costNotes.join('; ')}. A write is one \`Socket.write\` of this process (test/bench/socket-writes.ts; postgres.js sends a connection's statements of one event-loop turn in one): on a virtual machine each wakes the server's process in the writer's CPU time, so round trips cost the worker CPU, not only latency. The event-loop delay is how late a timer due now runs (node:perf_hooks monitorEventLoopDelay, its ${LOOP_DELAY_RESOLUTION_MS} ms resolution subtracted).`,
-      `Postgres pool: ${pools.join(', ')} (per level and backend; the worker's default, worker/runtime/services.ts poolSizeFor; the floor uses the bench's pool of 10, and on Postgres a queue pool of concurrency + 1, at most 10, as the compactor worker's). "Worker event loop busy" is the event-loop utilization of this process (worker and bench) during the run: near 100%, the worker is CPU-bound and jobs wait for it between their I/O steps. "Worker CPU ms per job" is this process's CPU time (user + system) over the run divided by the jobs: it moves far less than jobs/s when other processes share the cores (up to 40% more under a load average of 10, where jobs/s halved), and at concurrency c the target needs it under about 0.9 × 1000 / c ms (7 ms at 128). The Postgres and fake API columns are the CPU of those processes over the run (the backends of the bench database and the fake's process, read from /proc in 10 ms ticks as in part 1), per job: with the worker's, what the run asks of the machine's two cores. (Redis is left out: redis-server is shared with whatever else runs on the machine.)`,
+      `Postgres pool: ${pools.join(', ')} (per level and backend; the worker's default, worker/runtime/services.ts poolSizeFor; the floor uses the bench's pool of 10, and on Postgres a queue pool of concurrency + 1, at most 10, as the compactor worker's). "Worker event loop busy" is the event-loop utilization of this process (worker and bench) during the run: near 100%, the worker is CPU-bound and jobs wait for it between their I/O steps. "Worker CPU ms per job" is this process's CPU time (user + system) over the run divided by the jobs: it moves far less than jobs/s when other processes share the cores (up to 40% more under a load average of 10, where jobs/s halved), and at concurrency c the target needs it under about 0.9 × 1000 / c ms (7 ms at 128). The Postgres, Redis and fake API columns are the CPU of those processes over the run (the backends of the bench database, redis-server and the fake's process, read from /proc in 10 ms ticks as in part 1), per job: with the worker's, what the run asks of the machine's two cores. (redis-server is shared with whatever else runs on the machine, and on the PostgreSQL queue compactor sends it nothing.)`,
     ],
   );
 }
@@ -749,6 +759,7 @@ async function llmRun(
   const writes = countSocketWrites();
   const postgresCpu = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakeCpu = await processCpuMs(llm.pid);
+  const redisCpu = await redisServerCpuMs();
   const cpu = process.cpuUsage();
   const started = performance.now();
   const stages = new Map<string, number[]>();
@@ -779,6 +790,7 @@ async function llmRun(
   const used = process.cpuUsage(cpu);
   const postgresCpuAfter = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakePerJob = ((await processCpuMs(llm.pid)) - fakeCpu) / jobs;
+  const redisPerJob = ((await redisServerCpuMs()) - redisCpu) / jobs;
   clearInterval(sampler);
   await close();
   const done = await queue.getJobs(['completed', 'failed'], 0, jobs);
@@ -800,6 +812,7 @@ async function llmRun(
     busy,
     cpuPerJob: (used.user + used.system) / 1000 / jobs,
     postgresPerJob: (postgresCpuAfter - postgresCpu) / jobs,
+    redisPerJob,
     fakePerJob,
     rssBefore: before,
     rssPeak: peak,
