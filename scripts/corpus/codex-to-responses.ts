@@ -15,6 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { corpusValue } from './pi-to-corpus.ts';
 
 /** One line of a rollout file. */
 interface RolloutLine {
@@ -61,5 +62,5 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     console.error('usage: tsx scripts/corpus/codex-to-responses.ts ROLLOUT.jsonl OUT.jsonl');
     process.exit(2);
   }
-  writeFileSync(out, `${JSON.stringify(rolloutToRequest(readFileSync(source, 'utf8')))}\n`);
+  writeFileSync(out, `${JSON.stringify(corpusValue(rolloutToRequest(readFileSync(source, 'utf8'))))}\n`);
 }

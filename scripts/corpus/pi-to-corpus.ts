@@ -45,9 +45,33 @@ export function homeRelative(text: string): string {
   return text.replace(/\/Users\/[^/\s"'\\]+/g, '~').replace(/(^|[\s"'`(=:])\/home\/[^/\s"'\\]+/g, '$1~');
 }
 
-/** The corpus JSONL of `messages`, one a line, content {@link homeRelative}. */
+/**
+ * `text` with every run of three or more `../` written as `../../`: a transcript quotes its own
+ * project's relative paths (`import … from '../../../../agents/registry.js'`), and such a path,
+ * read from the corpus folder a transcript is stored in, would reach outside the repository; two
+ * levels keep what the quote says without leaving it.
+ */
+export function shallowParents(text: string): string {
+  return text.replace(/(?:\.\.\/){3,}/g, '../../');
+}
+
+/** `text` as the corpus stores it: home folders as `~` ({@link homeRelative}), {@link shallowParents}. */
+export function corpusText(text: string): string {
+  return shallowParents(homeRelative(text));
+}
+
+/** `value` (parsed JSON) with every string in it, keys aside, {@link corpusText}. */
+export function corpusValue<T>(value: T): T {
+  if (typeof value === 'string') return corpusText(value) as T;
+  if (Array.isArray(value)) return value.map((v) => corpusValue(v)) as T;
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, corpusValue(v)])) as T;
+  return value;
+}
+
+/** The corpus JSONL of `messages`, one a line, content {@link corpusText}. */
 export function corpusLines(messages: CorpusMessage[]): string {
-  return `${messages.map((m) => JSON.stringify({ ...m, content: homeRelative(m.content) })).join('\n')}\n`;
+  return `${messages.map((m) => JSON.stringify({ ...m, content: corpusText(m.content) })).join('\n')}\n`;
 }
 
 interface Block {

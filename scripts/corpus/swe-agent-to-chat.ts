@@ -13,6 +13,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { corpusValue } from './pi-to-corpus.ts';
 
 /** One entry of a trajectory's `history`, as SWE-agent writes it. */
 interface HistoryItem {
@@ -48,10 +49,10 @@ export function historyToMessages(history: unknown): ChatMessage[] {
   });
 }
 
-/** The JSONL text of a trajectory: one request line, with `model` when given. */
+/** The JSONL text of a trajectory: one request line, with `model` when given, strings {@link corpusValue}. */
 export function trajectoryToJsonl(trajectory: string, model?: string): string {
   const { history } = JSON.parse(trajectory) as { history?: unknown };
-  const messages = historyToMessages(history);
+  const messages = corpusValue(historyToMessages(history));
   return `${JSON.stringify(model === undefined ? { messages } : { model, messages })}\n`;
 }
 

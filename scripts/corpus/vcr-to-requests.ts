@@ -13,6 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { corpusValue } from './pi-to-corpus.ts';
 
 /** The endpoints a cassette's requests are taken from, by the name the command line gives. */
 const ENDPOINTS = { chat: /\/chat\/completions$/, responses: /\/v1\/responses$/ } as const;
@@ -49,7 +50,9 @@ export function requestsOf(cassette: string, endpoint: Endpoint): string[] {
     const parsed = JSON.parse(line) as Record<string, unknown>;
     if (!Array.isArray(parsed[LIST_OF[endpoint]]))
       throw new Error(`interactions[${i}].request.body: expected a request with ${LIST_OF[endpoint]}`);
-    lines.push(line);
+    // Verbatim unless a string in it is written as the corpus stores it (home folders, `../` runs).
+    const stored = corpusValue(parsed);
+    lines.push(JSON.stringify(stored) === JSON.stringify(parsed) ? line : JSON.stringify(stored));
   });
   if (lines.length === 0) throw new Error(`no POST to the ${endpoint} endpoint`);
   return lines;
