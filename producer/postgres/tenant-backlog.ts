@@ -4,15 +4,18 @@
  * counts itself in and takes its count as its BullMQ priority; the worker counts it out when it
  * finishes. A count whose tenant last enqueued over {@link BACKLOG_TTL_MS} ago is stale (a leak:
  * a job removed by hand, a worker killed between finishing a job and counting it out): the next
- * enqueue starts it again at 1, and the worker slots ignore it.
+ * enqueue starts it again at 1, and the worker slots ignore it. The counts commit asynchronously
+ * (./async-commit.ts): a Postgres crash may forget the last of them, which the time-to-live covers.
  */
 import { BACKLOG_TTL_MS, MAX_JOB_PRIORITY } from '../redis/tenant-backlog.ts';
+import { ASYNC_COMMIT } from './async-commit.ts';
 import { type Db, executePrepared } from './db.ts';
 
 export { BACKLOG_TTL_MS };
 
 /** $1 tenant, $2 stale after (ms). Returns the tenant's new count. */
-const TAKE = `insert into tenant_backlogs (tenant_id, pending, last_enqueued_at) values ($1::text, 1, now())
+const TAKE = `${ASYNC_COMMIT} insert into tenant_backlogs (tenant_id, pending, last_enqueued_at)
+  select $1::text, 1, now() from async_commit
   on conflict (tenant_id) do update set
     pending = case when tenant_backlogs.last_enqueued_at < now() - $2::int * interval '1 millisecond'
                    then 1 else tenant_backlogs.pending + 1 end,
@@ -24,7 +27,8 @@ const TAKE = `insert into tenant_backlogs (tenant_id, pending, last_enqueued_at)
  * enqueue is what tells the worker share that the tenant was active lately (a stale row counts as
  * nothing, and the next enqueue starts it again). Returns the count left (no row: 0).
  */
-const RELEASE = `update tenant_backlogs set pending = greatest(pending - 1, 0) where tenant_id = $1::text
+const RELEASE = `${ASYNC_COMMIT} update tenant_backlogs set pending = greatest(pending - 1, 0)
+  where tenant_id = $1::text and exists (select from async_commit)
   returning pending`;
 
 /**

@@ -27,6 +27,7 @@ import {
 } from 'bullmq';
 import { DEFAULT_QUEUE_SCHEMA, type QueueBackendKind } from '../../shared/protocol/queue-backend.ts';
 import type { QueuePlace } from '../../shared/protocol/queue-workers.ts';
+import { ASYNC_COMMIT_OPTIONS } from '../postgres/async-commit.ts';
 import type { RedisConnection } from '../redis/redis.ts';
 
 export { DEFAULT_QUEUE_SCHEMA, type QueueBackendKind };
@@ -48,6 +49,12 @@ export interface LinkOptions {
   shared?: boolean;
   /** Postgres: most connections of the object's pool (default 3). Redis: ignored. */
   poolSize?: number;
+  /**
+   * Postgres: the object's commits do not wait for the WAL flush (`synchronous_commit = off`, see
+   * producer/postgres/async-commit.ts), for a queue whose adds a later synchronous commit of the
+   * same job makes durable. Redis: ignored. Default false.
+   */
+  asyncCommit?: boolean;
 }
 
 /** BullMQ's classes and connections for one backend. */
@@ -130,9 +137,10 @@ export function postgresQueueBackend(target: PostgresQueueTarget): QueueBackend 
     Queue: bound.Queue as unknown as typeof Queue,
     Worker: bound.Worker as unknown as typeof Worker,
     QueueEvents: bound.QueueEvents as unknown as typeof QueueEvents,
-    link({ poolSize = DEFAULT_QUEUE_POOL_SIZE } = {}) {
+    link({ poolSize = DEFAULT_QUEUE_POOL_SIZE, asyncCommit = false } = {}) {
+      const options = asyncCommit ? { options: withAsyncCommit(base.options) } : {};
       return {
-        options: { connection: { ...base, max: poolSize } as never },
+        options: { connection: { ...base, max: poolSize, ...options } as never },
         close: async () => {},
       };
     },
@@ -156,6 +164,13 @@ function poolConfigOf(target: PostgresQueueTarget): PostgresPoolConfig & { schem
     ...(given.connectionString ? { connectionString: queueAppNamed(given.connectionString, fallback) } : {}),
     schema: target.schema ?? given.schema ?? DEFAULT_QUEUE_SCHEMA,
   };
+}
+
+/** libpq `options` (a config's own, if any) with every commit asynchronous. */
+function withAsyncCommit(options: unknown): string {
+  return typeof options === 'string' && options !== ''
+    ? `${options} ${ASYNC_COMMIT_OPTIONS}`
+    : ASYNC_COMMIT_OPTIONS;
 }
 
 /** The URL with `application_name` `<its own>-queue`, or `fallback` (a URL wins over the config's). */

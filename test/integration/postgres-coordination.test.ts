@@ -5,7 +5,10 @@
  * a noisy tenant to its share; and `compactor migrate` creating BullMQ's schema. Runs in the
  * `postgres` vitest project only.
  */
+import { PostgresConnection } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ASYNC_COMMIT } from '../../producer/postgres/async-commit.ts';
+import { postgresQueueBackend } from '../../producer/queue/backend.ts';
 import { postgresTenantBacklog } from '../../producer/queue/tenant-backlog.ts';
 import { PostgresLeases } from '../../worker/postgres/lease.ts';
 import { createPostgresTenantSlots } from '../../worker/postgres/tenant-slots.ts';
@@ -210,6 +213,54 @@ describe('the fair order in Postgres', () => {
     await new Promise((resolve) => setTimeout(resolve, releaseDelayMs + 200));
     expect(await slotsOf('busy')).toBe(0);
     await backlog.release('patient');
+  });
+});
+
+describe('asynchronous commit of what a Postgres crash may forget', () => {
+  /** `synchronous_commit` inside a transaction that ran `statement`, and on the connection after it. */
+  async function settingAround(statement: string, params: unknown[] = []) {
+    const connection = await tdb.database.sql.reserve();
+    try {
+      await connection`begin`;
+      await connection.unsafe(statement, params as never[]);
+      const [inside] = await connection<{ synchronous_commit: string }[]>`show synchronous_commit`;
+      await connection`commit`;
+      const [after] = await connection<{ synchronous_commit: string }[]>`show synchronous_commit`;
+      return { inside: inside?.synchronous_commit, after: after?.synchronous_commit };
+    } finally {
+      connection.release();
+    }
+  }
+
+  it('turns it off for the transaction of a tenant slot only, and for a statement led by the CTE, even one that matches no row', async () => {
+    expect(
+      await settingAround("select take_tenant_slot('async', gen_random_uuid(), 60000, 4, 60000, 60000)"),
+    ).toEqual({ inside: 'off', after: 'on' });
+    expect(
+      await settingAround(
+        `${ASYNC_COMMIT} update tenant_backlogs set pending = pending where tenant_id = $1 and exists (select from async_commit)`,
+        ['nobody'],
+      ),
+    ).toEqual({ inside: 'off', after: 'on' });
+    await tdb.database.sql`delete from tenant_slots where tenant_id = 'async'`;
+  });
+
+  it("gives a queue link that asks for it a pool whose every commit is asynchronous, in BullMQ's schema", async () => {
+    const backend = postgresQueueBackend({ connection: tdb.url, schema: 'jobs_async' });
+    const settingsOf = async (asyncCommit: boolean) => {
+      const config = backend.link({ asyncCommit }).options.connection as object;
+      const connection = new PostgresConnection({ ...config, skipVersionCheck: true });
+      try {
+        const { rows } = await connection.pool.query(
+          "select current_setting('synchronous_commit') as commit, current_setting('search_path') as path",
+        );
+        return rows[0];
+      } finally {
+        await connection.close();
+      }
+    };
+    expect(await settingsOf(true)).toEqual({ commit: 'off', path: '"jobs_async"' });
+    expect(await settingsOf(false)).toEqual({ commit: 'on', path: '"jobs_async"' });
   });
 });
 

@@ -5,8 +5,11 @@
  * same contract as the Redis lease (worker/redis/lease.ts). Expiry is read on the database's clock
  * (`now()`), so the workers' clocks need not agree. It stops two workers from paying for the same
  * LLM call; it is NOT what keeps data correct (the version fence in worker/postgres/writes.ts is).
+ * Its rows commit asynchronously (producer/postgres/async-commit.ts): a Postgres crash may forget
+ * the last of them, as it ends their holders' connections.
  */
 import { randomUUID } from 'node:crypto';
+import { ASYNC_COMMIT } from '../../producer/postgres/async-commit.ts';
 import type { Db } from '../../producer/postgres/db.ts';
 import { executePrepared } from '../../producer/postgres/db.ts';
 import { sessionKeyOf } from '../../shared/protocol/events.ts';
@@ -14,20 +17,22 @@ import type { Lease, Leases } from '../pipeline/ports.ts';
 import { holdLease } from '../redis/lease.ts';
 
 /** $1 tenant, $2 session, $3 token, $4 ttl ms. Returns the row when the lease is ours. */
-const TAKE = `insert into session_leases (tenant_id, session_id, token, expires_at)
-  values ($1::text, $2::text, $3::uuid, now() + $4::int * interval '1 millisecond')
+const TAKE = `${ASYNC_COMMIT} insert into session_leases (tenant_id, session_id, token, expires_at)
+  select $1::text, $2::text, $3::uuid, now() + $4::int * interval '1 millisecond' from async_commit
   on conflict (tenant_id, session_id) do update
     set token = excluded.token, fence = session_leases.fence + 1, expires_at = excluded.expires_at
     where session_leases.expires_at <= now()
   returning fence`;
 
 /** $1 tenant, $2 session, $3 token, $4 ttl ms. A row when the lease was still ours and alive. */
-const RENEW = `update session_leases set expires_at = now() + $4::int * interval '1 millisecond'
+const RENEW = `${ASYNC_COMMIT} update session_leases set expires_at = now() + $4::int * interval '1 millisecond'
   where tenant_id = $1::text and session_id = $2::text and token = $3::uuid and expires_at > now()
+    and exists (select from async_commit)
   returning fence`;
 
 /** $1 tenant, $2 session, $3 token. Deletes the row only while it is ours. */
-const RELEASE = `delete from session_leases where tenant_id = $1::text and session_id = $2::text and token = $3::uuid`;
+const RELEASE = `${ASYNC_COMMIT} delete from session_leases
+  where tenant_id = $1::text and session_id = $2::text and token = $3::uuid and exists (select from async_commit)`;
 
 export interface PostgresLeasesOptions {
   /** Lease time-to-live, ms, ≥ 100. Renewed every ttl/3. Default 30,000. */

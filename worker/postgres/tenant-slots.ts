@@ -8,9 +8,11 @@
  * stale counts ignored). A slot is renewed while held and released by token; a crashed worker's
  * slot stops counting at `expires_at` (on the database's clock). A release is held back for the
  * next take to carry (migration 0026; worker/redis/deferred-releases.ts), so a busy worker gives
- * back and takes in one round trip.
+ * back and takes in one round trip. Every statement commits asynchronously (migration 0027;
+ * producer/postgres/async-commit.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { ASYNC_COMMIT } from '../../producer/postgres/async-commit.ts';
 import { type Db, executePrepared } from '../../producer/postgres/db.ts';
 import { BACKLOG_TTL_MS } from '../../producer/postgres/tenant-backlog.ts';
 import { deferredReleases } from '../redis/deferred-releases.ts';
@@ -31,11 +33,11 @@ import {
  */
 const TAKE =
   'select take_tenant_slot($1::text, $2::uuid, $3::int, $4::int, $5::int, $6::int, $7::text[], $8::uuid[]) as taken';
-const RENEW = `update tenant_slots set expires_at = now() + $3::int * interval '1 millisecond'
-  where tenant_id = $1::text and token = $2::uuid`;
+const RENEW = `${ASYNC_COMMIT} update tenant_slots set expires_at = now() + $3::int * interval '1 millisecond'
+  where tenant_id = $1::text and token = $2::uuid and exists (select from async_commit)`;
 /** $1 tenants, $2 tokens: the released slots no take carried. */
-const RELEASE = `delete from tenant_slots s using unnest($1::text[], $2::uuid[]) as r(tenant_id, token)
-  where s.tenant_id = r.tenant_id and s.token = r.token`;
+const RELEASE = `${ASYNC_COMMIT} delete from tenant_slots s using unnest($1::text[], $2::uuid[]) as r(tenant_id, token)
+  where s.tenant_id = r.tenant_id and s.token = r.token and exists (select from async_commit)`;
 
 /** A released slot waiting to be deleted. */
 interface Released {

@@ -54,7 +54,13 @@ export function createSessionEventsPublisher(
   options: { maxWaiting?: number; poolSize?: number } = {},
 ): SessionEventsPublisher {
   const maxWaiting = options.maxWaiting ?? SESSION_EVENTS_MAX_WAITING;
-  const link = queues.link({ shared: true, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
+  // Published after an apply, before the job (or batch row) that applied it is finished: that
+  // commit makes the add durable, and a finish lost with it publishes the compaction again.
+  const link = queues.link({
+    shared: true,
+    asyncCommit: true,
+    ...(options.poolSize ? { poolSize: options.poolSize } : {}),
+  });
   const queue = new queues.Queue(SESSION_EVENTS_QUEUE, {
     ...link.options,
     defaultJobOptions: jobOptionsOf(queues),

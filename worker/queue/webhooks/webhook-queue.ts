@@ -36,7 +36,9 @@ export function createWebhookEnqueuer(
   db: Db,
   options: { backoffMs: number },
 ): WebhookEnqueuer {
-  const link = queues.link({ shared: true });
+  // Enqueued after an apply, before the job (or batch row) that applied it is finished: that commit
+  // makes the add durable, and a finish lost with it tells the compaction again.
+  const link = queues.link({ shared: true, asyncCommit: true });
   const queue = new queues.Queue(WEBHOOKS_QUEUE, {
     ...link.options,
     defaultJobOptions: {
