@@ -55,6 +55,11 @@ export interface GuardInput {
   previous?: Checkpoint | null | undefined;
   /** Texts the summarizer itself set aside as suspected injections (e.g. whole injected requests). */
   suspects?: readonly CheckpointEntry[] | undefined;
+  /**
+   * What {@link sessionSuspects} finds in `leaving`, when the caller read it already (a summarizer
+   * reads it while its LLM call is in flight); read here when absent.
+   */
+  leavingSuspects?: readonly CheckpointEntry[] | undefined;
 }
 
 /**
@@ -65,7 +70,7 @@ export function guardCheckpoint(checkpoint: Checkpoint, input: GuardInput): Chec
   const leaving = Array.isArray(input.leaving) ? input.leaving : [];
   const bySeq = new Map<number, Message>();
   for (const m of leaving) if (m && typeof m.seq === 'number') bySeq.set(m.seq, m);
-  const found = [...(input.suspects ?? []), ...sessionSuspects(leaving)];
+  const found = [...(input.suspects ?? []), ...(input.leavingSuspects ?? sessionSuspects(leaving))];
   const quoted = new Set(found.map((e) => e.seq));
   const moved: CheckpointEntry[] = [];
   // A text taken from a message already quoted whole is not quoted again.

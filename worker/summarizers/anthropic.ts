@@ -27,9 +27,9 @@ import {
 } from '../../shared/summary/answer.ts';
 import { summaryBudgetTokens, summaryMaxTokens } from '../../shared/summary/budget.ts';
 import { planCacheBreakpoints } from '../../shared/summary/cache.ts';
-import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
+import type { Checkpoint, CheckpointEntry } from '../../shared/summary/checkpoint.ts';
 import { chunkByBudget } from '../../shared/summary/chunks.ts';
-import { guardCheckpoint } from '../../shared/summary/guard.ts';
+import { guardCheckpoint, sessionSuspects } from '../../shared/summary/guard.ts';
 import { lastUserRequestOf } from '../../shared/summary/last-request.ts';
 import {
   estimateSummary,
@@ -54,7 +54,7 @@ import {
 import { MESSAGES_REPORT, messagesCall, tokensOf } from './anthropic-calls.ts';
 import { AnthropicTransientError, mapAnthropicError } from './anthropic-errors.ts';
 import type { AnthropicMessagesClient } from './anthropic-platform.ts';
-import { directCalls, type LlmCalls } from './llm-calls.ts';
+import { directCalls, type LlmCalls, whileAnswering } from './llm-calls.ts';
 
 /** Endpoint used when no `baseURL` is given. Passed explicitly so the SDK never reads ANTHROPIC_BASE_URL itself. */
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -162,19 +162,21 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
     const { params, prompt } = summaryRequest(input, model, options.cacheUserTurn ?? false);
     const started = now();
     let message: Anthropic.Message;
+    let suspects: CheckpointEntry[];
     try {
-      message = await calls.send(
+      const reply = calls.send(
         messagesCall('anthropic', input, params, client.baseURL, options.provider),
         (headers) => client.messages.create(params, { signal: input.signal, headers }),
         MESSAGES_REPORT,
       );
+      [message, suspects] = await whileAnswering(reply, () => sessionSuspects(leavingArray(input.leaving)));
     } catch (error) {
       throw mapAnthropicError(error, { model, baseURL: client.baseURL, provider: options.provider });
     }
     const llmMs = Math.max(0, Math.round(now() - started));
     assertMessage(message);
     const usage = usageOf(message, model, llmMs);
-    const checkpoint = guarded(checkpointFromMessage(message, prompt.workingSet), input);
+    const checkpoint = guarded(checkpointFromMessage(message, prompt.workingSet), input, suspects);
     return { checkpoint, usage };
   }
 
@@ -235,10 +237,19 @@ export function summaryRequest(input: SummarizeInput, model: string, cacheUserTu
  * into copying an injected order from the transcript, so what it presents as the user's
  * instructions, current work and next step is checked against where it came from and what it reads
  * as; what fails is kept quoted in `suspectedInjections`, and secret paths it adds to the working
- * set stay out unless the agent acted on them at the user's request.
+ * set stay out unless the agent acted on them at the user's request. `leavingSuspects`: what
+ * `sessionSuspects` found in the leaving messages while the call ran (read here when absent).
  */
-function guarded(checkpoint: Checkpoint, input: SummarizeInput): Checkpoint {
-  return guardCheckpoint(checkpoint, { leaving: leavingArray(input.leaving), previous: input.previous });
+function guarded(
+  checkpoint: Checkpoint,
+  input: SummarizeInput,
+  leavingSuspects?: readonly CheckpointEntry[],
+): Checkpoint {
+  return guardCheckpoint(checkpoint, {
+    leaving: leavingArray(input.leaving),
+    previous: input.previous,
+    leavingSuspects,
+  });
 }
 
 /**

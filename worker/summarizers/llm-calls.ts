@@ -73,3 +73,21 @@ export interface LlmCalls {
 export const directCalls: LlmCalls = {
   send: (_call, request) => request({}),
 };
+
+/**
+ * Waits for `reply` (an LLM call already sent) and meanwhile runs `meanwhile`, pure CPU work the
+ * caller needs only once the answer is in (the guard's reading of the leaving messages): after one
+ * turn of the event loop, so that the request is on the wire first. The work then overlaps the
+ * wait for the model instead of following the answer, when a worker's jobs answered together all
+ * queue for its one thread.
+ * @returns the answer and the work's result.
+ * @throws what `reply` rejects with (the work's result is dropped), or what `meanwhile` throws.
+ */
+export async function whileAnswering<A, B>(reply: Promise<A>, meanwhile: () => B): Promise<[A, B]> {
+  // Handled by the await below; without this, a reply failing while the work runs would be reported
+  // as unhandled.
+  reply.catch(() => {});
+  await new Promise((resolve) => setImmediate(resolve));
+  const done = meanwhile();
+  return [await reply, done];
+}

@@ -43,8 +43,8 @@ import {
   strictJsonSchema,
 } from '../../shared/summary/answer.ts';
 import { summaryMaxTokens } from '../../shared/summary/budget.ts';
-import type { Checkpoint } from '../../shared/summary/checkpoint.ts';
-import { guardCheckpoint } from '../../shared/summary/guard.ts';
+import type { Checkpoint, CheckpointEntry } from '../../shared/summary/checkpoint.ts';
+import { guardCheckpoint, sessionSuspects } from '../../shared/summary/guard.ts';
 import {
   estimateSummary,
   foldLeaving,
@@ -62,7 +62,7 @@ import {
   type SummaryResult,
   type SummaryUsage,
 } from '../../shared/summary/summarizer.ts';
-import { directCalls, type LlmCalls } from './llm-calls.ts';
+import { directCalls, type LlmCalls, whileAnswering } from './llm-calls.ts';
 import { CHAT_REPORT, chatCall, chatTokensOf } from './openai-calls.ts';
 import { isResponseFormatUnsupported, mapOpenAIError } from './openai-errors.ts';
 
@@ -164,11 +164,15 @@ export function createOpenAISummarizer(options: OpenAISummarizerOptions): Summar
     const { params, prompt } = chatRequest(input, model, form);
     const started = now();
     let completion: OpenAI.ChatCompletion;
+    let suspects: CheckpointEntry[];
     try {
-      completion = await calls.send(
+      const reply = calls.send(
         chatCall(provider, input, params, client.baseURL),
         (headers) => client.chat.completions.create(params, { signal: input.signal, headers }),
         CHAT_REPORT,
+      );
+      [completion, suspects] = await whileAnswering(reply, () =>
+        sessionSuspects(leavingArray(input.leaving)),
       );
     } catch (error) {
       if (mode === 'auto' && form === 'json' && isResponseFormatUnsupported(error)) {
@@ -185,6 +189,7 @@ export function createOpenAISummarizer(options: OpenAISummarizerOptions): Summar
       checkpoint: guardCheckpoint(checkpoint, {
         leaving: leavingArray(input.leaving),
         previous: input.previous,
+        leavingSuspects: suspects,
       }),
       usage,
     };
