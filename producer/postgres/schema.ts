@@ -616,8 +616,9 @@ export const tenantBacklogs = pgTable('tenant_backlogs', {
 
 /**
  * The worker slots each tenant's running compaction jobs hold on the `postgres` queue backend
- * (worker/postgres/tenant-slots.ts; `<prefix>:active:<tenant>` on Redis): one row per running
- * job, renewed while it runs; a crashed worker's row stops counting at `expires_at`.
+ * (worker/postgres/tenant-slots.ts; `<prefix>:active:<tenant>` on Redis), as kept by workers of
+ * earlier releases: one row per running job, inserted and deleted. Workers of this release use
+ * {@link tenantWorkerSlots}; this table stays for a rolling deploy.
  */
 export const tenantSlots = pgTable(
   'tenant_slots',
@@ -627,6 +628,28 @@ export const tenantSlots = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.token] })],
+);
+
+/**
+ * The worker slots each tenant's running compaction jobs hold on the `postgres` queue backend
+ * (worker/postgres/tenant-slots.ts; `<prefix>:active:<tenant>` on Redis): a tenant's rows are
+ * numbered places, reused. A place is held while `expires_at` is in the future (taken with a new
+ * `token`, renewed while its job runs, given back by setting it to `-infinity`); a crashed worker's
+ * place frees itself at `expires_at`. Taking and giving back update a row in place without touching
+ * its key, so the row stays on its page (a HOT update, pruned without vacuum) and a tenant has about
+ * as many rows as it ever held places at once (a take racing another's give-back may add one; migration 0028).
+ */
+export const tenantWorkerSlots = pgTable(
+  'tenant_worker_slots',
+  {
+    tenantId: text('tenant_id').notNull(),
+    /** The place's number, 1 up, per tenant. */
+    slot: integer('slot').notNull(),
+    /** The holder's token; its release and renewal name it. */
+    token: uuid('token').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.slot] })],
 );
 
 /**

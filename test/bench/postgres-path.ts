@@ -45,14 +45,11 @@ const TENANT = 'bench';
  * transaction's first statement) is for. Order matters: the first pattern that matches names it.
  */
 const PURPOSES: [RegExp, string][] = [
-  [
-    /tenant_slots.*token = \$2::uuid$|^(update|delete) from tenant_slots where .*token/,
-    'fair share: slot renew / release',
-  ],
-  [/tenant_slot|tenant_slots/, 'fair share: slot take'],
+  [/update tenant_worker_slots (s )?set expires_at/, 'fair share: slot renew / release'],
+  [/tenant_worker_slot/, 'fair share: slot take'],
   [/^(begin|commit|rollback)?.*insert into session_leases/, 'lease: acquire'],
-  [/^update session_leases/, 'lease: renew'],
-  [/^delete from session_leases/, 'lease: release'],
+  [/^(with async_commit .*\) )?update session_leases/, 'lease: renew'],
+  [/^(with async_commit .*\) )?delete from session_leases/, 'lease: release'],
   [/^select "agent_id", "message_count"/, 'gate read (session row, before the lease)'],
   [
     /^select s\.format, s\.compaction_version|^select m\.seq, m\.pinned/,
@@ -318,7 +315,14 @@ function qualified(table: string, queueSchema: string): string {
 }
 
 /** The tables the soak reports, by the name it prints: the queue's, then compactor's. */
-const SOAK_TABLES = ['job', 'event', 'session_leases', 'tenant_slots', 'compactions', 'sessions'] as const;
+const SOAK_TABLES = [
+  'job',
+  'event',
+  'session_leases',
+  'tenant_worker_slots',
+  'compactions',
+  'sessions',
+] as const;
 
 /**
  * Part 17b: `runs` runs of part 2's workload at concurrency 128 on one PostgreSQL queue schema and

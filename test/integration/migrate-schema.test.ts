@@ -62,11 +62,18 @@ const COMPACTOR_TABLES = [
   'summary_batches',
   'tenant_backlogs',
   'tenant_slots',
+  'tenant_worker_slots',
   'webhook_deliveries',
   'webhooks',
 ];
 /** The tables of the postgres queue backend's coordination (migration 0017). */
-const COORDINATION_TABLES = ['rate_limits', 'session_leases', 'tenant_backlogs', 'tenant_slots'];
+const COORDINATION_TABLES = [
+  'rate_limits',
+  'session_leases',
+  'tenant_backlogs',
+  'tenant_slots',
+  'tenant_worker_slots',
+];
 /** The tables of the releases that kept compactor in public (migrations 0000 to 0007). */
 const LEGACY_TABLES = COMPACTOR_TABLES.filter(
   (t) =>

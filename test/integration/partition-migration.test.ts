@@ -180,6 +180,7 @@ describe('migration 0015 on an install of the previous release', () => {
         'summary_batches: CREATE UNIQUE INDEX summary_batches_tenant_idempotency_key_key (tenant_id, idempotency_key)',
         'tenant_backlogs: CREATE UNIQUE INDEX tenant_backlogs_pkey (tenant_id)',
         'tenant_slots: CREATE UNIQUE INDEX tenant_slots_tenant_id_token_pk (tenant_id, token)',
+        'tenant_worker_slots: CREATE UNIQUE INDEX tenant_worker_slots_tenant_id_slot_pk (tenant_id, slot)',
         'webhook_deliveries: CREATE UNIQUE INDEX webhook_deliveries_tenant_id_id_pk (tenant_id, id)',
         'webhooks: CREATE UNIQUE INDEX webhooks_pkey (tenant_id)',
       ]);

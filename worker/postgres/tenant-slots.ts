@@ -24,30 +24,34 @@ import {
 } from '../redis/tenant-slots.ts';
 
 /**
- * $1 tenant, $2 token, $3 ttl ms, $4 cap, $5 stale after (ms), $6 active window (ms), $7 and $8 the
- * tenants and tokens of released slots: the function of migrations 0025 and 0026 deletes the
- * released slots, takes the tenant's advisory lock, drops its expired slots, and inserts the slot
- * unless the tenant holds `cap` slots while another tenant is active (it has jobs pending, or it
- * enqueued within the window). One statement and one round trip, where the same steps as separate
- * statements of a transaction took six and the release one more.
+ * $1 tenant, $2 token, $3 ttl ms, $4 cap, $5 stale after (ms), $6 active window (ms), $7, $8 and $9
+ * the tenants, places and tokens of released places: the function of migration 0028 gives the
+ * released places back, takes the tenant's advisory lock, counts its places held, and takes a free
+ * one unless the tenant holds `cap` while another tenant is active (it has jobs pending, or it
+ * enqueued within the window). Returns the place's number, or null when refused. One statement and
+ * one round trip.
  */
-const TAKE =
-  'select take_tenant_slot($1::text, $2::uuid, $3::int, $4::int, $5::int, $6::int, $7::text[], $8::uuid[]) as taken';
-const RENEW = `${ASYNC_COMMIT} update tenant_slots set expires_at = now() + $3::int * interval '1 millisecond'
-  where tenant_id = $1::text and token = $2::uuid and exists (select from async_commit)`;
-/** $1 tenants, $2 tokens: the released slots no take carried. */
-const RELEASE = `${ASYNC_COMMIT} delete from tenant_slots s using unnest($1::text[], $2::uuid[]) as r(tenant_id, token)
-  where s.tenant_id = r.tenant_id and s.token = r.token and exists (select from async_commit)`;
+const TAKE = `select take_tenant_worker_slot($1::text, $2::uuid, $3::int, $4::int, $5::int, $6::int,
+  $7::text[], $8::int[], $9::uuid[]) as slot`;
+/** $1 tenant, $2 place, $3 token, $4 ttl ms. */
+const RENEW = `${ASYNC_COMMIT} update tenant_worker_slots set expires_at = now() + $4::int * interval '1 millisecond'
+  where tenant_id = $1::text and slot = $2::int and token = $3::uuid and exists (select from async_commit)`;
+/** $1 tenants, $2 places, $3 tokens: the released places no take carried. */
+const RELEASE = `${ASYNC_COMMIT} update tenant_worker_slots s set expires_at = '-infinity'
+  from unnest($1::text[], $2::int[], $3::uuid[]) as r(tenant_id, slot, token)
+  where s.tenant_id = r.tenant_id and s.slot = r.slot and s.token = r.token and exists (select from async_commit)`;
 
-/** A released slot waiting to be deleted. */
+/** A released place waiting to be given back. */
 interface Released {
   tenantId: string;
+  slot: number;
   token: string;
 }
 
-/** The released slots as the statements' two array parameters. */
+/** The released places as the statements' three array parameters. */
 const columnsOf = (released: readonly Released[]) => [
   released.map((r) => r.tenantId),
+  released.map((r) => r.slot),
   released.map((r) => r.token),
 ];
 
@@ -71,9 +75,9 @@ export function createPostgresTenantSlots(db: Db, options: TenantSlotsOptions): 
       const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
       const token = randomUUID();
       const released = releases.take();
-      let rows: { taken: boolean }[];
+      let rows: { slot: number | null }[];
       try {
-        rows = await executePrepared<{ taken: boolean }>(db, {
+        rows = await executePrepared<{ slot: number | null }>(db, {
           sql: TAKE,
           params: [tenantId, token, ttlMs, cap, BACKLOG_TTL_MS, activeWindowMs, ...columnsOf(released)],
         });
@@ -81,11 +85,12 @@ export function createPostgresTenantSlots(db: Db, options: TenantSlotsOptions): 
         releases.restore(released);
         throw error;
       }
-      if (rows[0]?.taken !== true) return null;
+      const slot = rows[0]?.slot ?? null;
+      if (slot === null) return null;
       return heldSlot(
         ttlMs,
-        () => executePrepared(db, { sql: RENEW, params: [tenantId, token, ttlMs] }),
-        async () => releases.add({ tenantId, token }),
+        () => executePrepared(db, { sql: RENEW, params: [tenantId, slot, token, ttlMs] }),
+        async () => releases.add({ tenantId, slot, token }),
       );
     },
     flush: () => releases.flush(),
