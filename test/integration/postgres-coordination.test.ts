@@ -33,6 +33,14 @@ async function leaseRow(tenantId: string, sessionId: string) {
   return row;
 }
 
+/** A tenant's worker-slot rows in Postgres (`n`) and how many of them are held now (`held`). */
+async function placesOf(tenantId: string) {
+  const [row] = await tdb.database.sql<{ n: number; held: number }[]>`
+    select count(*)::int as n, count(*) filter (where expires_at > now())::int as held
+      from tenant_worker_slots where tenant_id = ${tenantId}`;
+  return row ?? { n: 0, held: 0 };
+}
+
 describe('the session lease in Postgres', () => {
   it('is held by one worker at a time, per session and tenant', async () => {
     const leases = new PostgresLeases(tdb.database.db, { ttlMs: 5_000 });
@@ -182,9 +190,7 @@ describe('the fair order in Postgres', () => {
     await Promise.all(held.map((slot) => slot.release()));
     await backlog.release('waiting');
     await slots.flush();
-    const [left] = await tdb.database.sql<{ n: number }[]>`
-      select count(*)::int as n from tenant_worker_slots where tenant_id = 'crowded' and expires_at > now()`;
-    expect(left?.n).toBe(0);
+    expect((await placesOf('crowded')).held).toBe(0);
   });
   it('keeps a tenant to about as many rows as it held places at once, however many jobs it runs', async () => {
     const slots = createPostgresTenantSlots(tdb.database.db, { prefix: 'unused', maxActive: 4 });
@@ -194,36 +200,28 @@ describe('the fair order in Postgres', () => {
       await Promise.all(pair.map((slot) => slot?.release()));
     }
     await slots.flush();
-    const [rows] = await tdb.database.sql<{ n: number; held: number }[]>`
-      select count(*)::int as n, count(*) filter (where expires_at > now())::int as held
-        from tenant_worker_slots where tenant_id = 'steady'`;
+    const rows = await placesOf('steady');
     // Two places at once; a take that raced another's give-back may have added one more. Not 60.
-    expect(rows?.held).toBe(0);
-    expect(rows?.n).toBeGreaterThanOrEqual(2);
-    expect(rows?.n).toBeLessThanOrEqual(4);
+    expect(rows.held).toBe(0);
+    expect(rows.n).toBeGreaterThanOrEqual(2);
+    expect(rows.n).toBeLessThanOrEqual(4);
   });
 
   it("reuses a crashed holder's place once it expires, and the old holder's release leaves the new one's alone", async () => {
     const slots = createPostgresTenantSlots(tdb.database.db, { prefix: 'unused', maxActive: 1 });
-    const held = async () => {
-      const [row] = await tdb.database.sql<{ n: number; held: number }[]>`
-        select count(*)::int as n, count(*) filter (where expires_at > now())::int as held
-          from tenant_worker_slots where tenant_id = 'crashed'`;
-      return row;
-    };
     const crashed = await slots.acquire('crashed');
     // Its worker stopped renewing it: the place expired.
     await tdb.database.sql`
       update tenant_worker_slots set expires_at = now() - interval '1 second' where tenant_id = 'crashed'`;
     const next = await slots.acquire('crashed');
     expect(next).not.toBeNull();
-    expect(await held()).toEqual({ n: 1, held: 1 });
+    expect(await placesOf('crashed')).toEqual({ n: 1, held: 1 });
     await crashed?.release();
     await slots.flush();
-    expect(await held()).toEqual({ n: 1, held: 1 });
+    expect(await placesOf('crashed')).toEqual({ n: 1, held: 1 });
     await next?.release();
     await slots.flush();
-    expect(await held()).toEqual({ n: 1, held: 0 });
+    expect(await placesOf('crashed')).toEqual({ n: 1, held: 0 });
   });
 
   it('gives a released slot back with the next take, or alone once no take came, and counts it out', async () => {
@@ -234,11 +232,7 @@ describe('the fair order in Postgres', () => {
       maxActive: 1,
       releaseDelayMs,
     });
-    const slotsOf = async (tenant: string) => {
-      const [row] = await tdb.database.sql<{ n: number }[]>`
-        select count(*)::int as n from tenant_worker_slots where tenant_id = ${tenant} and expires_at > now()`;
-      return row?.n;
-    };
+    const slotsOf = async (tenant: string) => (await placesOf(tenant)).held;
     // Another tenant is waiting, so the busy one is held to its one slot.
     await backlog.take('patient');
     const first = await slots.acquire('busy');
