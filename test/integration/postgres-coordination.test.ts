@@ -193,7 +193,12 @@ describe('the fair order in Postgres', () => {
     expect((await placesOf('crowded')).held).toBe(0);
   });
   it('keeps a tenant to about as many rows as it held places at once, however many jobs it runs', async () => {
-    const slots = createPostgresTenantSlots(tdb.database.db, { prefix: 'unused', maxActive: 4 });
+    // Every job takes its place (none passed on), so the takes are what reuse the places.
+    const slots = createPostgresTenantSlots(tdb.database.db, {
+      prefix: 'unused',
+      maxActive: 4,
+      handoverMs: 0,
+    });
     for (let job = 0; job < 30; job++) {
       const pair = await Promise.all([slots.acquire('steady'), slots.acquire('steady')]);
       expect(pair.every((slot) => slot !== null)).toBe(true);
@@ -231,6 +236,8 @@ describe('the fair order in Postgres', () => {
       prefix: 'unused',
       maxActive: 1,
       releaseDelayMs,
+      // The next take carries the release: no place is passed on without one.
+      handoverMs: 0,
     });
     const slotsOf = async (tenant: string) => (await placesOf(tenant)).held;
     // Another tenant is waiting, so the busy one is held to its one slot.
@@ -248,6 +255,54 @@ describe('the fair order in Postgres', () => {
     await new Promise((resolve) => setTimeout(resolve, releaseDelayMs + 200));
     expect(await slotsOf('busy')).toBe(0);
     await backlog.release('patient');
+  });
+});
+
+describe("passing a tenant's place to its next job", () => {
+  /** A tenant's places and their holders' tokens, held ones only. */
+  async function heldPlaces(tenantId: string) {
+    return tdb.database.sql<{ slot: number; token: string }[]>`
+      select slot, token::text as token from tenant_worker_slots
+        where tenant_id = ${tenantId} and expires_at > now() order by slot`;
+  }
+
+  it('passes a place of its share, or one granted while it was alone, with no statement; not once another tenant is refused in', async () => {
+    const backlog = postgresTenantBacklog(tdb.database.db);
+    const windowMs = 500;
+    const slots = createPostgresTenantSlots(tdb.database.db, {
+      prefix: 'unused',
+      maxActive: 1,
+      activeWindowMs: windowMs,
+      releaseDelayMs: 60_000,
+    });
+    // The tenants of the tests above enqueued a moment ago: let their window pass.
+    await new Promise((resolve) => setTimeout(resolve, windowMs + 100));
+    // Place 1 is its share; place 2, beyond its cap of 1, was granted because it was alone.
+    const share = await slots.acquire('handing');
+    const alone = await slots.acquire('handing');
+    const before = await heldPlaces('handing');
+    expect(before.map((p) => p.slot)).toEqual([1, 2]);
+    await alone?.release();
+    const next = await slots.acquire('handing');
+    expect(next).not.toBeNull();
+    // The same holder's token on both places: the next job took place 2 over, no take ran.
+    expect(await heldPlaces('handing')).toEqual(before);
+    // Another tenant has a job pending: a take past the share is refused...
+    await backlog.take('arriving');
+    expect(await slots.acquire('handing')).toBeNull();
+    // ...and place 2, granted before that, goes back by a take, which refuses the next job too.
+    await next?.release();
+    expect(await slots.acquire('handing')).toBeNull();
+    expect((await heldPlaces('handing')).map((p) => p.slot)).toEqual([1]);
+    // Its own share still passes on, whoever else is active.
+    await share?.release();
+    const own = await slots.acquire('handing');
+    expect(own).not.toBeNull();
+    expect(await heldPlaces('handing')).toEqual(before.slice(0, 1));
+    await own?.release();
+    await backlog.release('arriving');
+    await slots.flush();
+    expect((await placesOf('handing')).held).toBe(0);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * Releases held back for the next take (worker/redis/deferred-releases.ts): a take gets them oldest
- * first and they are not sent; those no take got go in one send once the delay has passed; a take
- * that failed puts its items back; flush sends at once.
+ * first and they are not sent; a claim takes out one item it matches; those no take got go in one
+ * send once the delay has passed; a take that failed puts its items back; flush sends at once.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { deferredReleases } from '../../worker/redis/deferred-releases.ts';
@@ -24,6 +24,23 @@ describe('deferred releases', () => {
     expect(releases.take()).toEqual([3]);
     await vi.advanceTimersByTimeAsync(100);
     expect(sent).toEqual([]);
+  });
+
+  it('hands out the oldest item a claim matches, and sends the rest after the delay', async () => {
+    const sent: number[][] = [];
+    const releases = deferredReleases<number>(async (items) => sent.push(items), 20);
+    releases.add(1);
+    releases.add(2);
+    releases.add(4);
+    expect(releases.claim((n) => n % 2 === 0)).toBe(2);
+    expect(releases.claim((n) => n > 10)).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(20);
+    expect(sent).toEqual([[1, 4]]);
+    // The last one claimed: nothing is left to send.
+    releases.add(5);
+    expect(releases.claim((n) => n === 5)).toBe(5);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(sent).toEqual([[1, 4]]);
   });
 
   it('sends those no take got in one call once the delay has passed, not before', async () => {

@@ -8,14 +8,17 @@
  * stale counts ignored). A slot is renewed while held and released by token; a crashed worker's
  * slot stops counting at `expires_at` (on the database's clock). A release is held back for the
  * next take to carry (migration 0026; worker/redis/deferred-releases.ts), so a busy worker gives
- * back and takes in one round trip. Every statement commits asynchronously (migration 0027;
- * producer/postgres/async-commit.ts).
+ * back and takes in one round trip, or passed to the tenant's next job in this process with no
+ * statement (worker/redis/slot-handovers.ts: a place no higher than the cap is the tenant's own
+ * share; a higher one was granted because no other tenant was active). Every statement commits
+ * asynchronously (migration 0027; producer/postgres/async-commit.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { ASYNC_COMMIT } from '../../producer/postgres/async-commit.ts';
 import { type Db, executePrepared } from '../../producer/postgres/db.ts';
 import { BACKLOG_TTL_MS } from '../../producer/postgres/tenant-backlog.ts';
 import { deferredReleases } from '../redis/deferred-releases.ts';
+import { type HandedSlot, slotHandovers } from '../redis/slot-handovers.ts';
 import {
   DEFAULT_ACTIVE_WINDOW_MS,
   heldSlot,
@@ -41,9 +44,8 @@ const RELEASE = `${ASYNC_COMMIT} update tenant_worker_slots s set expires_at = '
   from unnest($1::text[], $2::int[], $3::uuid[]) as r(tenant_id, slot, token)
   where s.tenant_id = r.tenant_id and s.slot = r.slot and s.token = r.token and exists (select from async_commit)`;
 
-/** A released place waiting to be given back. */
-interface Released {
-  tenantId: string;
+/** A released place waiting to be given back (or passed on). */
+interface Released extends HandedSlot {
   slot: number;
   token: string;
 }
@@ -70,9 +72,19 @@ export function createPostgresTenantSlots(db: Db, options: TenantSlotsOptions): 
     (released) => executePrepared(db, { sql: RELEASE, params: columnsOf(released) }),
     options.releaseDelayMs,
   );
+  const handovers = slotHandovers<Released>(options.handoverMs);
+  const hold = (place: Released) =>
+    heldSlot(
+      ttlMs,
+      () => executePrepared(db, { sql: RENEW, params: [place.tenantId, place.slot, place.token, ttlMs] }),
+      async () => releases.add(place),
+    );
   return {
     async acquire(tenantId) {
       const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
+      const now = Date.now();
+      const passed = handovers.claim(releases, tenantId, now);
+      if (passed) return hold(passed);
       const token = randomUUID();
       const released = releases.take();
       let rows: { slot: number | null }[];
@@ -86,12 +98,13 @@ export function createPostgresTenantSlots(db: Db, options: TenantSlotsOptions): 
         throw error;
       }
       const slot = rows[0]?.slot ?? null;
-      if (slot === null) return null;
-      return heldSlot(
-        ttlMs,
-        () => executePrepared(db, { sql: RENEW, params: [tenantId, slot, token, ttlMs] }),
-        async () => releases.add({ tenantId, slot, token }),
-      );
+      if (slot === null) {
+        handovers.refused(tenantId, now);
+        return null;
+      }
+      // The places are numbered from 1, lowest free first: one above the cap means the tenant held
+      // at least `cap` when it was granted, which the function allows only when no other is active.
+      return hold({ tenantId, slot, token, grantedAt: now, grant: slot > cap ? 'alone' : 'share' });
     },
     flush: () => releases.flush(),
   };

@@ -20,6 +20,8 @@ export interface DeferredReleases<T> {
    * sends them with its take. Those left still wait for the next take or the delay.
    */
   take(max?: number): T[];
+  /** The oldest waiting item `match` accepts, removed from the wait (it is not sent); or undefined. */
+  claim(match: (item: T) => boolean): T | undefined;
   /** Puts back items a take could not send (its statement failed), to be sent after the delay. */
   restore(items: readonly T[]): void;
   /** Sends every waiting item now. Never rejects: a failed send leaves the slots to expire. */
@@ -41,14 +43,25 @@ export function deferredReleases<T>(
   if (!(delayMs >= 0)) throw new RangeError(`deferredReleases: delayMs must be ≥ 0, got ${delayMs}`);
   let waiting: T[] = [];
   let timer: NodeJS.Timeout | null = null;
-  const take = (max = Number.POSITIVE_INFINITY) => {
-    const items = waiting.length <= max ? waiting : waiting.slice(0, max);
-    waiting = waiting.length <= max ? [] : waiting.slice(max);
+  // Nothing left to send: no timer either.
+  const disarmIfEmpty = () => {
     if (waiting.length === 0 && timer) {
       clearTimeout(timer);
       timer = null;
     }
+  };
+  const take = (max = Number.POSITIVE_INFINITY) => {
+    const items = waiting.length <= max ? waiting : waiting.slice(0, max);
+    waiting = waiting.length <= max ? [] : waiting.slice(max);
+    disarmIfEmpty();
     return items;
+  };
+  const claim = (match: (item: T) => boolean) => {
+    const at = waiting.findIndex(match);
+    if (at < 0) return undefined;
+    const [item] = waiting.splice(at, 1);
+    disarmIfEmpty();
+    return item;
   };
   const flush = async () => {
     if (timer) clearTimeout(timer);
@@ -67,6 +80,7 @@ export function deferredReleases<T>(
       arm();
     },
     take,
+    claim,
     restore(items) {
       waiting.push(...items);
       arm();

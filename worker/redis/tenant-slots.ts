@@ -15,7 +15,9 @@
  * Each tenant's running jobs are members of the sorted set `<prefix>:active:<tenant>` (score: when
  * the slot expires, ms), taken and checked in one Lua script, renewed while held, released by token;
  * a crashed worker's slot expires after `ttlMs`. A release is held back for the next take to carry
- * (worker/redis/deferred-releases.ts): a busy worker gives back and takes in one round trip. A job
+ * (worker/redis/deferred-releases.ts): a busy worker gives back and takes in one round trip, and
+ * while a tenant is alone its next job in this process takes a released slot over with no round
+ * trip (worker/redis/slot-handovers.ts). A job
  * refused a slot goes back to delayed with its priority (no attempt used) and is taken again after
  * a short wait; see worker/queue/compaction/processor.ts.
  */
@@ -24,18 +26,21 @@ import { luaScript } from '../../producer/redis/lua.ts';
 import type { RedisConnection } from '../../producer/redis/redis.ts';
 import { BACKLOG_TTL_MS, backlogKeysOf, forgetStaleBacklogs } from '../../producer/redis/tenant-backlog.ts';
 import { deferredReleases } from './deferred-releases.ts';
+import { type HandedSlot, slotHandovers } from './slot-handovers.ts';
 
 /**
  * KEYS: active set, backlogs, seen, the active set of a released slot. ARGV: now, expiry, token,
  * maxActive, tenant, stale cut-off, key TTL, active since (ms: a tenant that enqueued from then on is
  * active), the released slot's token ('' for none). Gives the released slot back first, then returns
- * 1 when the slot is taken, 0 when the tenant is at its cap and another tenant is active.
+ * 1 when the slot is taken under the cap, 2 when taken at or beyond it (so no other tenant is
+ * active), 0 when the tenant is at its cap and another tenant is active.
  */
 const ACQUIRE = luaScript(
   `if ARGV[9] ~= '' then redis.call('zrem', KEYS[4], ARGV[9]) end
 ${forgetStaleBacklogs({ backlogs: 2, seen: 3, cutoff: 6 })}
 redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1])
 local active = redis.call('zcard', KEYS[1])
+local granted = 1
 if active >= tonumber(ARGV[4]) then
   local pending = redis.call('zcard', KEYS[2])
   if redis.call('zscore', KEYS[2], ARGV[5]) then pending = pending - 1 end
@@ -44,10 +49,11 @@ if active >= tonumber(ARGV[4]) then
   local mine = redis.call('zscore', KEYS[3], ARGV[5])
   if mine and tonumber(mine) >= tonumber(ARGV[8]) then recent = recent - 1 end
   if recent > 0 then return 0 end
+  granted = 2
 end
 redis.call('zadd', KEYS[1], ARGV[2], ARGV[3])
 redis.call('pexpire', KEYS[1], ARGV[7])
-return 1`,
+return granted`,
   4,
 );
 
@@ -56,8 +62,8 @@ const RENEW = luaScript(
   1,
 );
 
-/** A released slot waiting to be given back: its tenant's active set and its token. */
-interface Released {
+/** A released slot waiting to be given back (or passed on): its tenant's active set and its token. */
+interface Released extends HandedSlot {
   key: string;
   token: string;
 }
@@ -108,6 +114,12 @@ export interface TenantSlotsOptions {
    * (worker/redis/deferred-releases.ts). Default 20.
    */
   releaseDelayMs?: number;
+  /**
+   * How long after its grant a released slot may pass from one of its tenant's jobs to the next in
+   * this process without a take, when the grant proved a take would grant it again, ms
+   * (worker/redis/slot-handovers.ts). Default 1,000; 0 passes no slot on.
+   */
+  handoverMs?: number;
 }
 
 /**
@@ -125,12 +137,21 @@ export function createTenantSlots(redis: RedisConnection, options: TenantSlotsOp
     (released) => Promise.all(released.map((r) => redis.zrem(r.key, r.token))),
     options.releaseDelayMs,
   );
+  const handovers = slotHandovers<Released>(options.handoverMs);
+  const hold = (slot: Released) =>
+    heldSlot(
+      ttlMs,
+      () => RENEW(redis, [slot.key], [slot.token, String(Date.now() + ttlMs), String(ttlMs)]),
+      async () => releases.add(slot),
+    );
   return {
     async acquire(tenantId) {
       const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
+      const now = Date.now();
+      const passed = handovers.claim(releases, tenantId, now);
+      if (passed) return hold(passed);
       const key = `${prefix}:active:${encodeURIComponent(tenantId)}`;
       const token = randomUUID();
-      const now = Date.now();
       const released = releases.take(1);
       let taken: unknown;
       try {
@@ -153,12 +174,11 @@ export function createTenantSlots(redis: RedisConnection, options: TenantSlotsOp
         releases.restore(released);
         throw error;
       }
-      if (Number(taken) !== 1) return null;
-      return heldSlot(
-        ttlMs,
-        () => RENEW(redis, [key], [token, String(Date.now() + ttlMs), String(ttlMs)]),
-        async () => releases.add({ key, token }),
-      );
+      if (Number(taken) === 0) {
+        handovers.refused(tenantId, now);
+        return null;
+      }
+      return hold({ key, token, tenantId, grantedAt: now, grant: Number(taken) === 2 ? 'alone' : 'counted' });
     },
     flush: () => releases.flush(),
   };
