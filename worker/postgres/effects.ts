@@ -144,6 +144,45 @@ export async function executeEffects(
 }
 
 /**
+ * What {@link executeEffects} will report, known before it runs, or null when it cannot be: every
+ * effect is an archive or a summary written into the session itself, and `locked` carries the
+ * metadata of every message an archive moves (read under the row lock in this transaction, so the
+ * rows are as it says). An archive moves exactly its planned seqs or throws a {@link FenceError};
+ * its tokens are theirs. Null too when a planned seq is missing, pinned or past the cutoff: that
+ * archive will fence, and is left to say so. Lets the ledger statement go with the effects, in one
+ * round trip.
+ */
+export function foreseenFacts(effects: Effect[], locked: LockedSession): EffectFacts | null {
+  const metas = new Map(locked.messages.map((m) => [m.seq, m]));
+  const session: Counters = { messages: locked.messageCount, tokens: locked.tokenCount, checkpoint: null };
+  let archived = 0;
+  for (const effect of effects) {
+    if (effect.type === 'archive') {
+      for (const seq of effect.seqs) {
+        const meta = metas.get(seq);
+        if (!meta || meta.pinned || seq > effect.cutoffSeq) return null;
+        session.tokens -= meta.tokenCount;
+      }
+      session.messages -= effect.seqs.length;
+      archived += effect.seqs.length;
+    } else if (effect.type === 'writeSummary' && effect.into === 'session') {
+      session.messages += 1;
+      session.tokens += effect.tokenCount;
+      session.checkpoint = effect.checkpoint;
+    } else return null;
+  }
+  return {
+    messagesAfter: session.messages,
+    tokensAfter: session.tokens,
+    archived,
+    blocksCleared: null,
+    childSessionId: null,
+    session: { messageCount: session.messages, tokenCount: session.tokens, checkpoint: session.checkpoint },
+    written: session.checkpoint,
+  };
+}
+
+/**
  * Moves the planned seqs to the archive in one statement; pinned rows never match. The seqs are
  * sent as their range minus the seqs inside it that stay ({@link seqRange}): the leaving messages
  * are mostly one contiguous run, so the statement scans one index range instead of probing the

@@ -23,7 +23,7 @@ import type {
   WriteResult,
 } from '../pipeline/ports.ts';
 import { releaseReservation } from './budgets.ts';
-import { executeEffects } from './effects.ts';
+import { type EffectFacts, executeEffects, foreseenFacts } from './effects.ts';
 import { appliedRow, insertLedgerRow, unchangedRow } from './ledger.ts';
 import { type LockedSession, lockSession } from './lock.ts';
 import { measurePayback } from './payback.ts';
@@ -122,7 +122,9 @@ export class PostgresWrites implements FencedWrites {
 
 /**
  * The write half of an apply, under the row lock, after the fence: the effects, then the session
- * row and the ledger row in one statement.
+ * row and the ledger row in one statement. When what the effects will do is known beforehand
+ * ({@link foreseenFacts}), that statement is sent with them, in one round trip, and what they did
+ * is checked against it after.
  */
 async function writeChange(
   tx: Tx,
@@ -130,11 +132,41 @@ async function writeChange(
   locked: LockedSession,
   id: string = randomUUID(),
 ): Promise<WriteResult> {
-  const version = locked.compactionVersion + 1;
   const where = { tenantId: change.entry.tenantId, sessionId: change.entry.sessionId };
+  const foreseen = change.reservationId ? null : foreseenFacts(change.effects, locked);
+  if (foreseen) {
+    const [done, written] = await Promise.allSettled([
+      executeEffects(tx, where, change.effects, locked, id),
+      writeLedger(tx, change, locked, foreseen, id),
+    ]);
+    // An effect's failure (a fence) comes first: the ledger statement then failed with the transaction.
+    if (done.status === 'rejected') throw done.reason;
+    if (written.status === 'rejected') throw written.reason;
+    if (!sameFacts(done.value, foreseen))
+      throw new Error(
+        `apply of "${change.entry.idempotencyKey}": the effects did not do what the plan foresaw`,
+      );
+    return { status: 'applied', row: written.value, checkpoint: foreseen.written };
+  }
   const facts = await executeEffects(tx, where, change.effects, locked, id);
   // The summary's real cost (the ledger row) replaces its reservation in this transaction.
   if (change.reservationId) await releaseReservation(tx, where.tenantId, change.reservationId);
+  return {
+    status: 'applied',
+    row: await writeLedger(tx, change, locked, facts, id),
+    checkpoint: facts.written,
+  };
+}
+
+/** The session row after an apply that did `facts`, and its ledger row, in one statement. */
+async function writeLedger(
+  tx: Tx,
+  change: Change,
+  locked: LockedSession,
+  facts: EffectFacts,
+  id: string,
+): Promise<CompactionRow> {
+  const version = locked.compactionVersion + 1;
   const { guard } = change;
   const stillOver =
     guard !== null &&
@@ -148,7 +180,21 @@ async function writeChange(
     },
   });
   if (!row) throw new Error(`ledger: the apply of "${change.entry.idempotencyKey}" wrote no row`);
-  return { status: 'applied', row, checkpoint: facts.written };
+  return row;
+}
+
+/** Whether two reports of the effects agree on every count the ledger and the session take. */
+function sameFacts(a: EffectFacts, b: EffectFacts): boolean {
+  return (
+    a.messagesAfter === b.messagesAfter &&
+    a.tokensAfter === b.tokensAfter &&
+    a.archived === b.archived &&
+    a.blocksCleared === b.blocksCleared &&
+    a.childSessionId === b.childSessionId &&
+    a.session.messageCount === b.session.messageCount &&
+    a.session.tokenCount === b.session.tokenCount &&
+    a.session.checkpoint === b.session.checkpoint
+  );
 }
 
 /**
