@@ -139,7 +139,7 @@ async function writeChange(
       executeEffects(tx, where, change.effects, locked, id),
       writeLedger(tx, change, locked, foreseen, id),
     ]);
-    // An effect's failure (a fence) comes first: the ledger statement then failed with the transaction.
+    // An effect's failure (a fence) is the one to tell; the rollback undoes what the ledger wrote.
     if (done.status === 'rejected') throw done.reason;
     if (written.status === 'rejected') throw written.reason;
     if (!sameFacts(done.value, foreseen))
