@@ -41,6 +41,21 @@ async function placesOf(tenantId: string) {
   return row ?? { n: 0, held: 0 };
 }
 
+/**
+ * Tenant slots with a cap of 1 and an active window of `windowMs`, once the window of the tenants
+ * the tests before enqueued for has passed (so a tenant asking next is alone).
+ */
+async function slotsOnceQuiet(windowMs: number, options: { releaseDelayMs?: number } = {}) {
+  const slots = createPostgresTenantSlots(tdb.database.db, {
+    prefix: 'unused',
+    maxActive: 1,
+    activeWindowMs: windowMs,
+    ...options,
+  });
+  await new Promise((resolve) => setTimeout(resolve, windowMs + 100));
+  return slots;
+}
+
 describe('the session lease in Postgres', () => {
   it('is held by one worker at a time, per session and tenant', async () => {
     const leases = new PostgresLeases(tdb.database.db, { ttlMs: 5_000 });
@@ -148,13 +163,7 @@ describe('the fair order in Postgres', () => {
   it('holds a tenant at its share while another has work or enqueued lately, and not when alone', async () => {
     const backlog = postgresTenantBacklog(tdb.database.db);
     const windowMs = 1_000;
-    const slots = createPostgresTenantSlots(tdb.database.db, {
-      prefix: 'unused',
-      maxActive: 1,
-      activeWindowMs: windowMs,
-    });
-    // The tenants of the tests above enqueued a moment ago: let their window pass.
-    await new Promise((resolve) => setTimeout(resolve, windowMs + 100));
+    const slots = await slotsOnceQuiet(windowMs);
     // Alone with work, a tenant runs on every slot.
     const a = await slots.acquire('solo');
     const b = await slots.acquire('solo');
@@ -268,15 +277,7 @@ describe("passing a tenant's place to its next job", () => {
 
   it('passes a place of its share, or one granted while it was alone, with no statement; not once another tenant is refused in', async () => {
     const backlog = postgresTenantBacklog(tdb.database.db);
-    const windowMs = 500;
-    const slots = createPostgresTenantSlots(tdb.database.db, {
-      prefix: 'unused',
-      maxActive: 1,
-      activeWindowMs: windowMs,
-      releaseDelayMs: 60_000,
-    });
-    // The tenants of the tests above enqueued a moment ago: let their window pass.
-    await new Promise((resolve) => setTimeout(resolve, windowMs + 100));
+    const slots = await slotsOnceQuiet(500, { releaseDelayMs: 60_000 });
     // Place 1 is its share; place 2, beyond its cap of 1, was granted because it was alone.
     const share = await slots.acquire('handing');
     const alone = await slots.acquire('handing');

@@ -81,10 +81,11 @@ export function createPostgresTenantSlots(db: Db, options: TenantSlotsOptions): 
     );
   return {
     async acquire(tenantId) {
-      const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
+      // A slot passed on needs neither the cap nor a take.
       const now = Date.now();
       const passed = handovers.claim(releases, tenantId, now);
       if (passed) return hold(passed);
+      const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
       const token = randomUUID();
       const released = releases.take();
       let rows: { slot: number | null }[];

@@ -146,10 +146,11 @@ export function createTenantSlots(redis: RedisConnection, options: TenantSlotsOp
     );
   return {
     async acquire(tenantId) {
-      const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
+      // A slot passed on needs neither the cap nor a take.
       const now = Date.now();
       const passed = handovers.claim(releases, tenantId, now);
       if (passed) return hold(passed);
+      const cap = (await options.maxActiveOf?.(tenantId)) ?? maxActive;
       const key = `${prefix}:active:${encodeURIComponent(tenantId)}`;
       const token = randomUUID();
       const released = releases.take(1);
