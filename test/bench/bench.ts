@@ -750,7 +750,7 @@ async function llmRun(
   await queue.addBulk(runCompletedJobs(TENANT, jobs, extra, false));
   const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: llm.url });
   // The pool `compactor worker --concurrency c` opens.
-  const poolSize = poolSizeFor(config, c);
+  const poolSize = poolSizeFor(config);
   const services = kind === 'compactor' ? openServices(config, silentLogger, { poolSize }) : null;
   let peak = process.memoryUsage.rss();
   const before = peak;

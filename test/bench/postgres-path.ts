@@ -227,7 +227,7 @@ async function drainTapped(
   const { hostname, port } = new URL(ctx.url);
   const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: ctx.llmUrl });
   const services = openServices(config, silentLogger, {
-    poolSize: poolSizeFor(config, options.concurrency),
+    poolSize: poolSizeFor(config),
     summarizers: strategy && 'maxMessages' in strategy ? { primary: createExtractiveSummarizer() } : {},
     sockets: {
       database: tap.postgresJsSocket('compactor (postgres.js)', hostname, Number(port || 5432)),
@@ -437,7 +437,7 @@ async function soakRun(
   const database = new URL(ctx.url).pathname.slice(1);
   const cpuBefore = await databaseCpuMs(ctx.sql, database);
   const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: llmUrl });
-  const services = openServices(config, silentLogger, { poolSize: poolSizeFor(config, SOAK_CONCURRENCY) });
+  const services = openServices(config, silentLogger, { poolSize: poolSizeFor(config) });
   const started = performance.now();
   const w = startWorker(services, { concurrency: SOAK_CONCURRENCY });
   const peak = peakConnections(ctx.sql);

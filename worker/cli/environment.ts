@@ -117,7 +117,7 @@ const CONFIG_VARIABLES: Record<ConfigVariable, Described> = {
   COMPACTOR_LEASE_TTL_MS: { description: 'ms a session lease lives unless renewed (every third of it)' },
   COMPACTOR_DB_POOL_SIZE: {
     description: 'Postgres connections of a process that compacts',
-    unset: 'unset: worker concurrency + 2, 10 to 32; others 10',
+    unset: 'unset: 10',
   },
   COMPACTOR_LOCK_DURATION_MS: { description: 'ms a BullMQ job lock lasts unrenewed before the job stalls' },
   COMPACTOR_STALLED_INTERVAL_MS: { description: 'ms between a worker’s checks for stalled jobs' },

@@ -48,7 +48,7 @@ export const ENVIRONMENT_HELP: readonly string[] = [
   "  COMPACTOR_SWEEP_EVERY_MS             ms between scheduled sweeps; 0 turns them off (default 300000)",
   "  COMPACTOR_BATCH_POLL_MS              ms between submitting and collecting message batches (default 60000)",
   "  COMPACTOR_LEASE_TTL_MS               ms a session lease lives unless renewed (every third of it) (default 30000)",
-  "  COMPACTOR_DB_POOL_SIZE               Postgres connections of a process that compacts (unset: worker concurrency + 2, 10 to 32; others 10)",
+  "  COMPACTOR_DB_POOL_SIZE               Postgres connections of a process that compacts (unset: 10)",
   "  COMPACTOR_LOCK_DURATION_MS           ms a BullMQ job lock lasts unrenewed before the job stalls (default 30000)",
   "  COMPACTOR_TENANT_ACTIVE_WINDOW_MS    ms a tenant counts as active after its last event (other tenants are then held to their share) (default 5000)",
   "  COMPACTOR_TENANT_MAX_ACTIVE_JOBS     jobs of one tenant running at once, across workers, while another tenant is active (has work, or sent an event lately) (a quarter of the worker’s concurrency, rounded up)",

@@ -68,7 +68,7 @@ export async function serveWorker(
   // Before anything starts: an exposed metrics server without a token is refused.
   if (c.metrics.port !== null) assertMetricsExposure(c.metrics);
   await migrateUntilReady(c, logger, options.starting);
-  const poolSize = poolSizeFor(c, concurrency);
+  const poolSize = poolSizeFor(c);
   const services = openServices(c, logger, { poolSize });
   const metrics = createWorkerMetrics();
   const running = startWorker(services, {

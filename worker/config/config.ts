@@ -485,10 +485,10 @@ export interface Config {
   /** Per-session lease TTL, ms (renewed every third of it while held). */
   leaseTtlMs: number;
   /**
-   * Postgres pool size of a process that runs compactions (`COMPACTOR_DB_POOL_SIZE`); unset: a
-   * worker sizes it from its concurrency (`poolSizeFor` in worker/runtime/services.ts: concurrency + 2, 10 to
-   * 32), other commands use 10. Every process's pool counts against Postgres's `max_connections`
-   * (100 by default). Optional so that a config built in code may leave it out.
+   * Postgres pool size of a process that runs compactions (`COMPACTOR_DB_POOL_SIZE`); unset: 10,
+   * whatever the worker's concurrency (`DEFAULT_POOL_SIZE` in worker/runtime/services.ts says why).
+   * Every process's pool counts against Postgres's `max_connections` (100 by default). Optional so
+   * that a config built in code may leave it out.
    */
   dbPoolSize?: number | undefined;
   /** BullMQ job lock duration, ms: a job whose lock is not renewed for this long is stalled. */

@@ -114,27 +114,25 @@ export interface ServiceOverrides {
   sockets?: { database?: () => Socket; queue?: () => Socket };
 }
 
-/** Postgres connections of a process that runs no jobs, or when nothing else is known. */
+/**
+ * Postgres connections of a process unless `COMPACTOR_DB_POOL_SIZE` says otherwise, whatever its
+ * concurrency (postgres.js's own default). A job holds a connection only while its statements run;
+ * most of a summary's time is the LLM call. More connections than the database has cores to run
+ * them make every statement slower: at 128 jobs in flight on a 2-core machine running Postgres
+ * beside the worker (test/bench part 2), a pool of 32 against 10 cost 11–20 ms of Postgres CPU a
+ * job against 7–12 (the archive statement 27 ms a call against 9, the same rows and pages), with no
+ * more jobs a second. PostgreSQL's wiki ("Number Of Database Connections") sizes a server's active
+ * connections at about twice its cores in all, and every worker process opens a pool of its own.
+ */
 export const DEFAULT_POOL_SIZE = 10;
 
 /**
- * Most connections {@link poolSizeFor} gives a worker unless `COMPACTOR_DB_POOL_SIZE` says otherwise:
- * Postgres allows 100 connections by default, shared by every worker, the dashboard and the CLI.
- * At concurrency 128 (test/bench part 2), 32 connections took the wait for a connection out of the
- * jobs' statements, and 64 did no better.
+ * The Postgres pool of a process that runs compactions: `COMPACTOR_DB_POOL_SIZE` when set, else
+ * {@link DEFAULT_POOL_SIZE}, shared by its jobs, the sweep service and the batch collector. With
+ * fewer connections than jobs in flight, postgres.js queues a statement until a connection is free.
  */
-export const MAX_DEFAULT_POOL_SIZE = 32;
-
-/**
- * The Postgres pool of a worker running `concurrency` jobs at once: `COMPACTOR_DB_POOL_SIZE` when
- * set; else one connection per job plus two (the sweep service and the batch collector share the
- * pool), at least {@link DEFAULT_POOL_SIZE} and at most {@link MAX_DEFAULT_POOL_SIZE}. A job runs its
- * statements one after another, so it never needs more than one connection; with fewer connections
- * than jobs, postgres.js queues a statement behind other jobs' statements and transactions.
- */
-export function poolSizeFor(config: Pick<Config, 'dbPoolSize'>, concurrency: number): number {
-  if (config.dbPoolSize !== undefined) return config.dbPoolSize;
-  return Math.min(MAX_DEFAULT_POOL_SIZE, Math.max(DEFAULT_POOL_SIZE, concurrency + 2));
+export function poolSizeFor(config: Pick<Config, 'dbPoolSize'>): number {
+  return config.dbPoolSize ?? DEFAULT_POOL_SIZE;
 }
 
 /** Opens the services lazily: nothing connects until first use. */
