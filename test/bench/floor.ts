@@ -115,7 +115,8 @@ async function applyFloor(sql: postgres.Sql, data: FloorJob, summary: string | n
       select last_seq, message_count, token_count, compaction_version from sessions
       where tenant_id = ${tenantId} and id = ${sessionId} for update`;
     if (!session) throw new Error(`no session ${sessionId}`);
-    const [seen] = await tx`select 1 from compactions where idempotency_key = ${key}`;
+    const [seen] =
+      await tx`select 1 from compactions where tenant_id = ${tenantId} and idempotency_key = ${key}`;
     if (seen) return;
     const id = randomUUID();
     const [moved] = await tx`
