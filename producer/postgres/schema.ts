@@ -378,6 +378,14 @@ export const compactions = pgTable(
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('compactions_tenant_idempotency_key_key').on(t.tenantId, t.idempotencyKey),
     index('compactions_session_created_idx').on(t.tenantId, t.sessionId, t.createdAt),
+    // Whether a compaction in force rewrote a session's messages in place (the leaving read asks on
+    // every summary): only such rows are indexed, so the check reads this small index whatever the
+    // table's statistics say. Without it, statistics that saw none of a tenant's rows (a tenant new
+    // since the last analyze) let the planner take any index that starts with the tenant and filter
+    // every ledger row of it.
+    index('compactions_rewrites_idx')
+      .on(t.tenantId, t.sessionId)
+      .where(sql`${t.status} = 'applied' and ${t.blocksCleared} is not null`),
     // Budgets sum a tenant's cost_usd over the current UTC day and month.
     index('compactions_tenant_created_idx').on(t.tenantId, t.createdAt),
   ],

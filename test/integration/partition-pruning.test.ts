@@ -11,7 +11,8 @@
  * under `plan_cache_mode = force_generic_plan`, what a prepared statement runs after its fifth
  * execution), where the pruning happens when the executor starts and the plan reports the rest
  * as `Subplans Removed`. A query changed into one that no longer names the tenant where it reads
- * the history (a join on a column instead, say) fails here.
+ * the history (a join on a column instead, say) fails here. The leaving read's look at the ledger
+ * is planned here too, under statistics that saw none of the tenant's ledger rows.
  */
 
 import postgres from 'postgres';
@@ -55,6 +56,7 @@ function recordingDatabase(url: string): Database & { sent: Sent[]; recording: b
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Index Name'?: string;
   'Subplans Removed'?: number;
   Plans?: PlanNode[];
 }
@@ -102,12 +104,17 @@ const TOUCHES_HISTORY = /\b(archived_messages|messages)\b/;
 
 /**
  * The plans of `sent` as sent (parameters known to the planner) and as a generic plan, in a
- * transaction rolled back (nothing runs: EXPLAIN without ANALYZE).
+ * transaction rolled back (nothing runs: EXPLAIN without ANALYZE), after `before` ran in it.
  */
-async function plansOf(sql: postgres.Sql, sent: Sent): Promise<{ custom: PlanNode; generic: PlanNode }> {
+async function plansOf(
+  sql: postgres.Sql,
+  sent: Sent,
+  before?: (conn: postgres.ReservedSql) => Promise<unknown>,
+): Promise<{ custom: PlanNode; generic: PlanNode }> {
   const conn = await sql.reserve();
   try {
     await conn`begin`;
+    await before?.(conn);
     const [custom] = await conn.unsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
       `explain (format json) ${sent.query}`,
       sent.params as postgres.ParameterOrJSON<never>[],
@@ -288,6 +295,30 @@ describe('the hot path on a history partitioned by tenant', () => {
           expect(partitions, `${table} in: ${sent.query.replace(/\s+/g, ' ').slice(0, 160)}`).toEqual(
             expected[table],
           );
+    }
+  });
+
+  it("reads the ledger for in-place rewrites by its own index, even when the statistics saw none of the tenant's rows", async () => {
+    const sent = statements.find((s) => /\) as rewrites\s+from messages m/.test(s.query));
+    if (!sent) throw new Error('the leaving read was not recorded');
+    // Statistics taken while the ledger held another tenant's rows only, then this tenant's rows
+    // added unseen: every index that starts with tenant_id looks as cheap as the next.
+    const staleStatistics = async (conn: postgres.ReservedSql) => {
+      await conn`delete from compactions`;
+      await conn`
+        insert into compactions (tenant_id, session_id, idempotency_key, trigger, strategy, status)
+        select 'ledger-other', 'o' || g, 'o' || g, 'event', 'slidingWindow', 'skipped'
+        from generate_series(1, 2000) g`;
+      await conn`analyze compactions`;
+      await conn`
+        insert into compactions (tenant_id, session_id, idempotency_key, trigger, strategy, status)
+        select ${tenantId}, 'many' || g, 'many' || g, 'event', 'slidingWindow', 'applied'
+        from generate_series(1, 5000) g`;
+    };
+    const { custom, generic } = await plansOf(recording.sql, sent, staleStatistics);
+    for (const plan of [custom, generic]) {
+      const ledger = nodesOf(plan).filter((node) => node['Relation Name'] === 'compactions');
+      expect(ledger.map((node) => node['Index Name'])).toEqual(['compactions_rewrites_idx']);
     }
   });
 });
