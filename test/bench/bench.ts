@@ -257,7 +257,7 @@ async function main() {
 
 /** Replaces every session with `count` fresh sessions of the bench tenant (see seedSessions). */
 function seed(sql: postgres.Sql, count: number, perSession: number, prefixId = 's') {
-  return seedSessions(sql, TENANT, count, perSession, prefixId);
+  return seedSessions(sql, TENANT, count, perSession, { prefixId });
 }
 
 /** Waits until `queue` has `n` completed jobs; returns the elapsed ms from `started`. */
@@ -751,7 +751,7 @@ async function llmRun(
   const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: llm.url });
   // The pool `compactor worker --concurrency c` opens.
   const poolSize = poolSizeFor(config);
-  const services = kind === 'compactor' ? openServices(config, silentLogger, { poolSize }) : null;
+  const services = kind === 'compactor' ? openServices(config, silentLogger) : null;
   let peak = process.memoryUsage.rss();
   const before = peak;
   const sampler = setInterval(() => {

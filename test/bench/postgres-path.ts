@@ -21,7 +21,7 @@ import { connectionOptions } from '../../producer/postgres/db.ts';
 import { createExtractiveSummarizer } from '../../shared/extractive/index.ts';
 import { COMPACTION_QUEUE, jobIdOf, jobOptionsFor, RUN_COMPLETED } from '../../shared/protocol/events.ts';
 import { startWorker } from '../../worker/queue/compaction/worker.ts';
-import { openServices, poolSizeFor } from '../../worker/runtime/services.ts';
+import { openServices } from '../../worker/runtime/services.ts';
 import { silentLogger } from '../support/fixtures.ts';
 import { openRunQueues, type RunQueues } from './backends.ts';
 import { databaseCpuMs } from './proc.ts';
@@ -100,7 +100,7 @@ function byPurpose(tap: WireTap): Map<string, WireCount> {
 async function seedAlone(url: string, count: number, ledgerRows = count): Promise<void> {
   const sql = postgres(url, { max: 1, ...connectionOptions() });
   try {
-    await seedSessions(sql, TENANT, count, 60, 's', ledgerRows);
+    await seedSessions(sql, TENANT, count, 60, { ledgerRows });
   } finally {
     await sql.end();
   }
@@ -228,7 +228,6 @@ async function drainTapped(
   const { hostname, port } = new URL(ctx.url);
   const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: ctx.llmUrl });
   const services = openServices(config, silentLogger, {
-    poolSize: poolSizeFor(config),
     summarizers: strategy && 'maxMessages' in strategy ? { primary: createExtractiveSummarizer() } : {},
     sockets: {
       database: tap.postgresJsSocket('compactor (postgres.js)', hostname, Number(port || 5432)),
@@ -441,7 +440,7 @@ async function soakRun(
   const database = new URL(ctx.url).pathname.slice(1);
   const cpuBefore = await databaseCpuMs(ctx.sql, database);
   const config = run.config({ anthropicApiKey: 'bench', anthropicBaseUrl: llmUrl });
-  const services = openServices(config, silentLogger, { poolSize: poolSizeFor(config) });
+  const services = openServices(config, silentLogger);
   const started = performance.now();
   const w = startWorker(services, { concurrency: SOAK_CONCURRENCY });
   const peak = peakConnections(ctx.sql);

@@ -54,17 +54,16 @@ export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(di
 
 /**
  * Replaces every session with `count` fresh sessions of tenant `tenantId`, named `<prefixId>1` ..
- * `<prefixId><count>`, of `perSession` plain messages (30 tokens each), and the ledger with
- * `ledgerRows` (default `count`) earlier rows of the tenant ({@link addLedgerHistory}), set-based,
- * then `vacuum analyze`.
+ * `<prefixId><count>` (`prefixId` default `s`), of `perSession` plain messages (30 tokens each),
+ * and the ledger with `ledgerRows` (default `count`) earlier rows of the tenant
+ * ({@link addLedgerHistory}), set-based, then `vacuum analyze`.
  */
 export async function seedSessions(
   sql: postgres.Sql,
   tenantId: string,
   count: number,
   perSession: number,
-  prefixId = 's',
-  ledgerRows = count,
+  { prefixId = 's', ledgerRows = count }: { prefixId?: string; ledgerRows?: number } = {},
 ): Promise<void> {
   await sql`truncate messages, archived_messages, compactions, sessions, summary_batches, append_requests`;
   await addSessions(sql, tenantId, count, perSession, prefixId);

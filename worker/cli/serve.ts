@@ -68,8 +68,7 @@ export async function serveWorker(
   // Before anything starts: an exposed metrics server without a token is refused.
   if (c.metrics.port !== null) assertMetricsExposure(c.metrics);
   await migrateUntilReady(c, logger, options.starting);
-  const poolSize = poolSizeFor(c);
-  const services = openServices(c, logger, { poolSize });
+  const services = openServices(c, logger);
   const metrics = createWorkerMetrics();
   const running = startWorker(services, {
     concurrency,
@@ -82,7 +81,7 @@ export async function serveWorker(
   logger.info(
     {
       concurrency: running.worker.opts.concurrency,
-      dbPoolSize: poolSize,
+      dbPoolSize: poolSizeFor(c),
       summarizer: services.summarizers.primary.name,
       queueBackend: services.queues.kind,
       queues: services.queues.where,

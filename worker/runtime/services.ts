@@ -97,7 +97,7 @@ export interface ServiceOverrides {
   /** Replaces the summarizers of the config: each one given replaces its slot (`named` whole). */
   summarizers?: Partial<Summarizers>;
   batches?: AnthropicBatches | null;
-  /** Postgres pool size; default `config.dbPoolSize` (`COMPACTOR_DB_POOL_SIZE`), else {@link DEFAULT_POOL_SIZE}. */
+  /** Postgres pool size; default {@link poolSizeFor} the config. */
   poolSize?: number;
   /**
    * Whether the policy cache holds a LISTEN connection for policy changes; default true. A one-shot
@@ -140,7 +140,7 @@ export function openServices(config: Config, logger: Logger, overrides: ServiceO
   // The operator's prices, for every cost this process computes (ledger, budgets, payback).
   extendModelPrices(config.modelPrices ?? {});
   const database = openDatabase(config.databaseUrl, {
-    max: overrides.poolSize ?? config.dbPoolSize ?? DEFAULT_POOL_SIZE,
+    max: overrides.poolSize ?? poolSizeFor(config),
     schema: config.databaseSchema,
     ...(overrides.sockets?.database ? { socket: overrides.sockets.database } : {}),
   });
