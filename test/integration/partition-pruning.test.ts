@@ -11,8 +11,9 @@
  * under `plan_cache_mode = force_generic_plan`, what a prepared statement runs after its fifth
  * execution), where the pruning happens when the executor starts and the plan reports the rest
  * as `Subplans Removed`. A query changed into one that no longer names the tenant where it reads
- * the history (a join on a column instead, say) fails here. The leaving read's look at the ledger
- * is planned here too, under statistics that saw none of the tenant's ledger rows.
+ * the history (a join on a column instead, say) fails here. The ledger lookups of the leaving read,
+ * the row lock and `loadContext` are planned here too, under statistics that saw none of the
+ * tenant's ledger rows.
  */
 
 import postgres from 'postgres';
@@ -215,6 +216,21 @@ async function tenantPartitions(): Promise<Record<string, string[]>> {
   return { messages: [own?.messages ?? '?'], archived_messages: [own?.archived ?? '?'] };
 }
 
+// Statistics taken while the ledger held another tenant's rows only, then this tenant's rows
+// added unseen: every index that starts with tenant_id looks as cheap as the next.
+async function staleStatistics(conn: postgres.ReservedSql): Promise<void> {
+  await conn`delete from compactions`;
+  await conn`
+    insert into compactions (tenant_id, session_id, idempotency_key, trigger, strategy, status)
+    select 'ledger-other', 'o' || g, 'o' || g, 'event', 'slidingWindow', 'skipped'
+    from generate_series(1, 2000) g`;
+  await conn`analyze compactions`;
+  await conn`
+    insert into compactions (tenant_id, session_id, idempotency_key, trigger, strategy, status)
+    select ${tenantId}, 'many' || g, 'many' || g, 'event', 'slidingWindow', 'applied'
+    from generate_series(1, 5000) g`;
+}
+
 describe('the hot path on a history partitioned by tenant', () => {
   it('partitions both tables by hash of tenant_id, into the default count', async () => {
     const rows = await ctx.tdb.database.sql<{ table: string; key: string; partitions: number }[]>`
@@ -301,24 +317,31 @@ describe('the hot path on a history partitioned by tenant', () => {
   it("reads the ledger for in-place rewrites by its own index, even when the statistics saw none of the tenant's rows", async () => {
     const sent = statements.find((s) => /\) as rewrites\s+from messages m/.test(s.query));
     if (!sent) throw new Error('the leaving read was not recorded');
-    // Statistics taken while the ledger held another tenant's rows only, then this tenant's rows
-    // added unseen: every index that starts with tenant_id looks as cheap as the next.
-    const staleStatistics = async (conn: postgres.ReservedSql) => {
-      await conn`delete from compactions`;
-      await conn`
-        insert into compactions (tenant_id, session_id, idempotency_key, trigger, strategy, status)
-        select 'ledger-other', 'o' || g, 'o' || g, 'event', 'slidingWindow', 'skipped'
-        from generate_series(1, 2000) g`;
-      await conn`analyze compactions`;
-      await conn`
-        insert into compactions (tenant_id, session_id, idempotency_key, trigger, strategy, status)
-        select ${tenantId}, 'many' || g, 'many' || g, 'event', 'slidingWindow', 'applied'
-        from generate_series(1, 5000) g`;
-    };
     const { custom, generic } = await plansOf(recording.sql, sent, staleStatistics);
     for (const plan of [custom, generic]) {
       const ledger = nodesOf(plan).filter((node) => node['Relation Name'] === 'compactions');
       expect(ledger.map((node) => node['Index Name'])).toEqual(['compactions_rewrites_idx']);
+    }
+  });
+
+  it("reads the ledger by session or key in the lock and loadContext, even when the statistics saw none of the tenant's rows", async () => {
+    const lock = statements.find((s) => /key_used/.test(s.query) && /for update of s/.test(s.query));
+    const context = statements.find((s) => /with recursive/.test(s.query));
+    if (!lock || !context) throw new Error('the lock or loadContext was not recorded');
+    // Each lookup reads by what it names (the key; the session; a compaction by its id): never
+    // by the tenant alone, which here means all 5,000 of its ledger rows.
+    const expected: [Sent, string[]][] = [
+      [lock, ['compactions_tenant_idempotency_key_key']],
+      [context, ['compactions_session_created_idx', 'compactions_tenant_id_id_pk']],
+    ];
+    for (const [sent, indexes] of expected) {
+      const { custom, generic } = await plansOf(recording.sql, sent, staleStatistics);
+      for (const plan of [custom, generic]) {
+        const ledger = nodesOf(plan).filter((node) => node['Relation Name'] === 'compactions');
+        expect(ledger.length).toBeGreaterThan(0);
+        for (const node of ledger)
+          expect(node['Index Name'], sent.query.replace(/\s+/g, ' ').slice(0, 80)).toBeOneOf(indexes);
+      }
     }
   });
 });
