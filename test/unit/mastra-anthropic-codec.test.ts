@@ -210,5 +210,20 @@ describe("the Mastra adapter's anthropic codec", () => {
     expect(
       refused({ role: 'user', content: [{ type: 'file', mediaType: 'audio/wav', data: 'AA==' }] }),
     ).toMatch(/audio\/wav/);
+    // A V4 file reference points at a provider's storage: no base64 and no URL to store.
+    expect(
+      refused({
+        role: 'user',
+        content: [
+          {
+            type: 'file',
+            mediaType: 'image/png',
+            data: { type: 'reference', reference: { anthropic: 'file_1' } },
+          },
+        ],
+      }),
+    ).toBe(
+      'conversation[3].content[0].data: an anthropic session holds a file\'s base64 data or its URL, not a "reference" file',
+    );
   });
 });

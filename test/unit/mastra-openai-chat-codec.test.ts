@@ -289,6 +289,21 @@ describe("the Mastra adapter's openai-chat codec", () => {
         content: [{ type: 'tool-approval-response', approvalId: 'a', approved: true }],
       }),
     ).toMatch(/^conversation\[7\]\.content\[0\]\.type: a tool approval response/);
+    // A V4 file reference points at a provider's storage: no base64 and no URL to store.
+    expect(
+      refused({
+        role: 'user',
+        content: [
+          {
+            type: 'file',
+            mediaType: 'image/png',
+            data: { type: 'reference', reference: { openai: 'file-1' } },
+          },
+        ],
+      }),
+    ).toBe(
+      'conversation[7].content[0].data: an openai-chat session holds a file\'s base64 data or its URL, not a "reference" file',
+    );
     expect(
       refused({
         role: 'assistant',

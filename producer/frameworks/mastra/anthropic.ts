@@ -29,7 +29,10 @@
 import { InvalidInputError } from '../../../shared/contract/errors.ts';
 import type { AnyLoadedContext, SessionCodec } from './codec.ts';
 import {
+  type FileData,
   type FilePart,
+  fileDataKind,
+  fileDataOf,
   foreignOptions,
   type PromptMessage,
   type PromptPart,
@@ -145,26 +148,14 @@ function encodeFile(file: FilePart, at: string): Block {
   );
 }
 
-/** A file part's data as base64 or a URL, from any prompt version's shape. */
-function fileData(
-  file: FilePart,
-  at: string,
-): { base64: string; url?: undefined } | { url: string; base64?: undefined } {
-  const data = file.data;
-  if (data instanceof URL) return { url: data.href };
-  if (data instanceof Uint8Array) return { base64: Buffer.from(data).toString('base64') };
-  if (typeof data === 'string') return { base64: data };
-  const tagged = data as { type?: unknown; data?: unknown; url?: unknown } | null;
-  if (tagged?.type === 'data') {
-    if (tagged.data instanceof Uint8Array) return { base64: Buffer.from(tagged.data).toString('base64') };
-    if (typeof tagged.data === 'string') return { base64: tagged.data };
-  }
-  if (tagged?.type === 'url' && (tagged.url instanceof URL || typeof tagged.url === 'string')) {
-    return { url: tagged.url instanceof URL ? tagged.url.href : tagged.url };
-  }
-  return refuse(
-    `${at}.data`,
-    `an anthropic session holds a file's base64 data or its URL, not ${tagged?.type === undefined ? typeof data : `a "${String(tagged.type)}" file`}`,
+/** A file part's data ({@link fileDataOf}), refused when it is neither base64 nor a URL. */
+function fileData(file: FilePart, at: string): FileData {
+  return (
+    fileDataOf(file) ??
+    refuse(
+      `${at}.data`,
+      `an anthropic session holds a file's base64 data or its URL, not ${fileDataKind(file)}`,
+    )
   );
 }
 

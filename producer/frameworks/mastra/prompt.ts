@@ -37,6 +37,37 @@ export interface FilePart {
   providerOptions?: ProviderOptions;
 }
 
+/** A file part's data as {@link fileDataOf} reads it: base64 text, or a URL. */
+export type FileData = { base64: string; url?: undefined } | { url: string; base64?: undefined };
+
+/**
+ * A file part's data as base64 text or a URL, from any prompt version's shape: a base64 string,
+ * bytes (encoded here) or a `URL` up to V3; V4's `{type: 'data'}` and `{type: 'url'}`. Null for what
+ * is neither (a V4 `reference` to a provider's file, a V4 `text`, anything else); {@link fileDataKind}
+ * names it for the codec's refusal.
+ */
+export function fileDataOf(file: FilePart): FileData | null {
+  const data = file.data;
+  if (data instanceof URL) return { url: data.href };
+  if (data instanceof Uint8Array) return { base64: Buffer.from(data).toString('base64') };
+  if (typeof data === 'string') return { base64: data };
+  const tagged = data as { type?: unknown; data?: unknown; url?: unknown } | null;
+  if (tagged?.type === 'data') {
+    if (tagged.data instanceof Uint8Array) return { base64: Buffer.from(tagged.data).toString('base64') };
+    if (typeof tagged.data === 'string') return { base64: tagged.data };
+  }
+  if (tagged?.type === 'url' && (tagged.url instanceof URL || typeof tagged.url === 'string')) {
+    return { url: tagged.url instanceof URL ? tagged.url.href : tagged.url };
+  }
+  return null;
+}
+
+/** What a file part's data is, for an error: its V4 tag (`a "reference" file`) or its JS type. */
+export function fileDataKind(file: FilePart): string {
+  const tagged = file.data as { type?: unknown } | null;
+  return tagged?.type === undefined ? typeof file.data : `a "${String(tagged.type)}" file`;
+}
+
 /** Model reasoning (thinking), signed or redacted through `providerOptions`. */
 export interface ReasoningPart {
   type: 'reasoning';
