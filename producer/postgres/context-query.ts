@@ -10,6 +10,7 @@ import type { Kind, Role } from '../../shared/contract/message.ts';
 import type { SessionFormat } from '../../shared/contract/session-format.ts';
 import { type Checkpoint, checkpointSchema } from '../../shared/summary/checkpoint.ts';
 import { type Db, executePrepared } from './db.ts';
+import { ledgerTenant } from './ledger-tenant.ts';
 import { sql } from './orm.ts';
 
 /** One line of the read: the session's facts (first, with no seq) or one live message. */
@@ -144,6 +145,8 @@ function contextQuery(
   const maxTokens = caps.maxTokens ?? null;
   const only = seqs === null ? null : `{${seqs.join(',')}}`;
   const lowest = seqs === null || seqs.length === 0 ? null : Math.min(...seqs);
+  // The ledger's lookups name the tenant as any tenant (./ledger-tenant.ts); the history's, by the parameter.
+  const ledger = ledgerTenant(tenantId);
   return sql`
     with recursive down(id, child, depth) as (
       select id, child_session_id, 0 from sessions where tenant_id = ${tenantId} and id = ${sessionId}
@@ -160,14 +163,6 @@ function contextQuery(
       select s.id, s.parent_session_id, u.depth + 1
       from sessions s join up u on s.tenant_id = ${tenantId} and s.id = u.parent
       where u.depth < 1000
-    ), ledger(tenant_id) as (
-      -- The ledger's lookups name the tenant through this row, not the parameter: the planner then
-      -- weighs tenant_id as any tenant (1 / distinct tenants) rather than by the statistics' count
-      -- of this one, which is none for a tenant new since the last ANALYZE; with that count every
-      -- index that starts with tenant_id looks as cheap as the next, and a lookup could filter all of
-      -- the tenant's ledger rows instead of reading its session's (\`compactions\` is not partitioned,
-      -- so no pruning needs the parameter here).
-      select ${tenantId}::text
     ), live_session as (
       select compaction_version, checkpoint, tools, token_count, format from sessions
       where tenant_id = ${tenantId} and id = (select id from live)
@@ -175,7 +170,7 @@ function contextQuery(
       select c.thinking_preserved, c.compaction_version,
         row_number() over (order by c.compaction_version desc) as rn
       from compactions c
-      where c.tenant_id = (select tenant_id from ledger) and c.session_id = (select id from live)
+      where c.tenant_id = ${ledger} and c.session_id = (select id from live)
         and c.status = 'applied' and c.compaction_version is not null
       order by c.compaction_version desc
       limit ${PRESERVED_RUN_LIMIT}
@@ -216,13 +211,13 @@ function contextQuery(
         (select id from live) as live_id,
         (select checkpoint from live_session) as checkpoint,
         (select max(c.last_seq)::float8 from compactions c
-          where c.tenant_id = (select tenant_id from ledger) and c.session_id in (select id from up)
+          where c.tenant_id = ${ledger} and c.session_id in (select id from up)
             and c.status = 'applied' and not c.thinking_preserved) as compacted_through_seq,
         ((select compaction_version from live_session) - (select run from preserved_run))::integer
           as thinking_since_version,
         (select json_build_object('preserved', c.thinking_preserved, 'note', c.thinking_note)
           from compactions c
-          where c.tenant_id = (select tenant_id from ledger) and c.session_id = (select id from live)
+          where c.tenant_id = ${ledger} and c.session_id = (select id from live)
             and c.status = 'applied' and c.summarizer = 'anthropic-compaction'
           order by c.compaction_version desc limit 1) as compaction_thinking,
         (select coalesce(json_agg(content order by seq), '[]'::json) from restated) as archived_system,

@@ -24,8 +24,10 @@ import { connectionOptions } from '../../producer/postgres/db.ts';
 import { drizzle } from '../../producer/postgres/orm.ts';
 import * as schema from '../../producer/postgres/schema.ts';
 import { DEFAULT_HISTORY_PARTITIONS } from '../../worker/config/partitions.ts';
+import { listLedger } from '../../worker/postgres/queries/dashboard.ts';
 import { PostgresReads } from '../../worker/postgres/reads.ts';
 import { restoreCompaction } from '../../worker/postgres/restore.ts';
+import { expiryOf } from '../../worker/postgres/retention.ts';
 import { PostgresWrites } from '../../worker/postgres/writes.ts';
 import { loadCorpusSession } from '../support/fixtures.ts';
 import { useIntegration } from '../support/integration.ts';
@@ -341,6 +343,39 @@ describe('the hot path on a history partitioned by tenant', () => {
         expect(ledger.length).toBeGreaterThan(0);
         for (const node of ledger)
           expect(node['Index Name'], sent.query.replace(/\s+/g, ' ').slice(0, 80)).toBeOneOf(indexes);
+      }
+    }
+  });
+
+  it("reads a session's ledger in time order by the session, even when the statistics saw none of the tenant's rows", async () => {
+    recording.sent.length = 0;
+    recording.recording = true;
+    const reads = new PostgresReads(recording.db);
+    await reads.history(tenantId, 'hot');
+    await listLedger(recording.db, tenantId, 'hot', { limit: 20 });
+    await expiryOf(recording.db, tenantId, 'hot', '00000000-0000-4000-8000-000000000000');
+    await new PostgresWrites(recording.db, reads).reportContextTokens({
+      tenantId,
+      sessionId: 'hot',
+      eventId: 'payback-probe',
+      inputTokens: 1_000,
+      cacheReadTokens: 0,
+    });
+    recording.recording = false;
+    const ordered = recording.sent.filter(
+      (s) =>
+        /^\s*select\b/i.test(s.query) && /\bcompactions\b/.test(s.query) && /\border by\b/i.test(s.query),
+    );
+    // The history, the ledger page, the expiry record and the payback lookup.
+    expect(ordered).toHaveLength(4);
+    for (const sent of ordered) {
+      const { custom, generic } = await plansOf(recording.sql, sent, staleStatistics);
+      for (const plan of [custom, generic]) {
+        const ledger = nodesOf(plan).filter((node) => node['Relation Name'] === 'compactions');
+        expect(
+          ledger.map((node) => node['Index Name']),
+          sent.query.replace(/\s+/g, ' ').slice(0, 80),
+        ).toEqual(['compactions_session_created_idx']);
       }
     }
   });

@@ -7,6 +7,7 @@
  */
 
 import type { Tx } from '../../producer/postgres/db.ts';
+import { ledgerTenant } from '../../producer/postgres/ledger-tenant.ts';
 import { and, desc, eq, sql } from '../../producer/postgres/orm.ts';
 import { compactions, sessions } from '../../producer/postgres/schema.ts';
 import { addMeasuredRequest, type PaybackInputs } from '../../shared/policy/payback.ts';
@@ -44,7 +45,7 @@ export async function measurePayback(tx: Tx, report: ContextReport): Promise<voi
     .from(compactions)
     .where(
       and(
-        eq(compactions.tenantId, tenantId),
+        eq(compactions.tenantId, ledgerTenant(tenantId)),
         eq(compactions.sessionId, sessionId),
         eq(compactions.status, 'applied'),
         sql`${compactions.paybackInputs} is not null`,

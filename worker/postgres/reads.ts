@@ -7,6 +7,7 @@
 import { countPdfPages } from '../../producer/media/pdf-pages.ts';
 import { type ContextRead, readContext } from '../../producer/postgres/context-query.ts';
 import { type Db, executePrepared, type Tx } from '../../producer/postgres/db.ts';
+import { ledgerTenant } from '../../producer/postgres/ledger-tenant.ts';
 import { and, asc, eq, sql } from '../../producer/postgres/orm.ts';
 import {
   type CompactionRow,
@@ -232,7 +233,7 @@ export class PostgresReads implements SessionReads {
     return this.db
       .select()
       .from(compactions)
-      .where(and(eq(compactions.tenantId, tenantId), eq(compactions.sessionId, sessionId)))
+      .where(and(eq(compactions.tenantId, ledgerTenant(tenantId)), eq(compactions.sessionId, sessionId)))
       .orderBy(asc(compactions.createdAt), asc(compactions.id));
   }
 }

@@ -11,6 +11,7 @@
  */
 
 import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { ledgerTenant } from '../../producer/postgres/ledger-tenant.ts';
 import { sql } from '../../producer/postgres/orm.ts';
 import { type ExpiryRecord, expiryReason, retentionLabel } from '../../shared/policy/retention.ts';
 
@@ -176,7 +177,7 @@ export async function expiryOf(
 ): Promise<ExpiryRecord | null> {
   const [row] = await db.execute<{ id: string; created_at: string | Date; reason: string | null }>(sql`
     select id, created_at, reason from compactions
-    where tenant_id = ${tenantId} and session_id = ${sessionId} and status = 'expired'
+    where tenant_id = ${ledgerTenant(tenantId)} and session_id = ${sessionId} and status = 'expired'
       and ${compactionId}::uuid = any(expired_compaction_ids)
     order by created_at desc
     limit 1`);

@@ -5,6 +5,7 @@
  */
 
 import type { Db } from '../../../producer/postgres/db.ts';
+import { ledgerTenant } from '../../../producer/postgres/ledger-tenant.ts';
 import { and, asc, desc, eq, getTableColumns, gt, inArray, ne, sql } from '../../../producer/postgres/orm.ts';
 import {
   archivedMessages,
@@ -200,7 +201,7 @@ export async function listLedger(
     .from(compactions)
     .where(
       and(
-        eq(compactions.tenantId, tenantId),
+        eq(compactions.tenantId, ledgerTenant(tenantId)),
         eq(compactions.sessionId, sessionId),
         after
           ? sql`(${compactions.createdAt}, ${compactions.id}) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
