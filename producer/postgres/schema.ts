@@ -386,8 +386,14 @@ export const compactions = pgTable(
     index('compactions_rewrites_idx')
       .on(t.tenantId, t.sessionId)
       .where(sql`${t.status} = 'applied' and ${t.blocksCleared} is not null`),
-    // Budgets sum a tenant's cost_usd over the current UTC day and month.
-    index('compactions_tenant_created_idx').on(t.tenantId, t.createdAt),
+    // The tenant-wide reads by time, each over its own rows only: budgets sum the paid rows'
+    // cost_usd over the current UTC day and month; the dashboard lists the failures since a time.
+    // Partial, so no lookup of one session can take them (it does not say `cost_usd > 0` or
+    // `status = 'failed'`): a full (tenant_id, created_at) index gave a session's ledger read
+    // ordered by created_at a way to walk every row of the tenant whenever the statistics saw
+    // none of them; and the skipped and applied rows of every job no longer enter a third index.
+    index('compactions_tenant_spend_idx').on(t.tenantId, t.createdAt).where(sql`${t.costUsd} > 0`),
+    index('compactions_tenant_failed_idx').on(t.tenantId, t.createdAt).where(sql`${t.status} = 'failed'`),
   ],
 );
 
