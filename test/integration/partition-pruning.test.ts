@@ -102,6 +102,13 @@ function historyAccess(plan: PlanNode): HistoryAccess {
   return out;
 }
 
+/** Statements distinct by text, each with the first parameters it was sent with. */
+function distinct(sent: readonly Sent[]): Sent[] {
+  const seen = new Map<string, Sent>();
+  for (const s of sent) if (!seen.has(s.query)) seen.set(s.query, s);
+  return [...seen.values()];
+}
+
 /** Whether a statement's text reads or writes the history tables. */
 const TOUCHES_HISTORY = /\b(archived_messages|messages)\b/;
 
@@ -202,10 +209,7 @@ beforeAll(async () => {
   recording.recording = false;
   expect([cleared.row?.status, summary.row?.status]).toEqual(['applied', 'applied']);
 
-  const seen = new Map<string, Sent>();
-  for (const s of recording.sent)
-    if (TOUCHES_HISTORY.test(s.query) && !seen.has(s.query)) seen.set(s.query, s);
-  statements = [...seen.values()];
+  statements = distinct(recording.sent).filter((s) => TOUCHES_HISTORY.test(s.query));
 }, patient(60_000));
 
 /** The partitions holding the tenant's rows, by table (`messages` → `['messages_p3']`). */
@@ -348,6 +352,9 @@ describe('the hot path on a history partitioned by tenant', () => {
   });
 
   it("reads a session's ledger in time order by the session, even when the statistics saw none of the tenant's rows", async () => {
+    const [oldest] = await ctx.tdb.database.sql<{ id: string }[]>`
+      select id from compactions where tenant_id = ${tenantId} and session_id = 'hot' and status = 'applied'
+      order by compaction_version limit 1`;
     recording.sent.length = 0;
     recording.recording = true;
     const reads = new PostgresReads(recording.db);
@@ -361,13 +368,18 @@ describe('the hot path on a history partitioned by tenant', () => {
       inputTokens: 1_000,
       cacheReadTokens: 0,
     });
+    // A restore of a compaction a later one builds on is refused after looking for the later ones.
+    await expect(
+      restoreCompaction(recording.db, { tenantId, sessionId: 'hot', compactionId: oldest?.id ?? '' }),
+    ).rejects.toThrow(/later/);
     recording.recording = false;
-    const ordered = recording.sent.filter(
+    const ordered = distinct(recording.sent).filter(
       (s) =>
         /^\s*select\b/i.test(s.query) && /\bcompactions\b/.test(s.query) && /\border by\b/i.test(s.query),
     );
-    // The history, the ledger page, the expiry record and the payback lookup.
-    expect(ordered).toHaveLength(4);
+    // The history, the ledger page, the expiry record (also read by the restore), the payback
+    // lookup and the restore's look for later compactions.
+    expect(ordered).toHaveLength(5);
     for (const sent of ordered) {
       const { custom, generic } = await plansOf(recording.sql, sent, staleStatistics);
       for (const plan of [custom, generic]) {

@@ -11,6 +11,7 @@
  */
 
 import type { Db, Tx } from '../../producer/postgres/db.ts';
+import { ledgerTenant } from '../../producer/postgres/ledger-tenant.ts';
 import { and, eq, gt, sql } from '../../producer/postgres/orm.ts';
 import { type CompactionRow, compactions, sessions } from '../../producer/postgres/schema.ts';
 import { ArchiveExpiredError, InvalidInputError, printable } from '../../shared/contract/errors.ts';
@@ -164,7 +165,7 @@ async function refuseIfLaterApplied(tx: Tx, row: CompactionRow): Promise<void> {
     .from(compactions)
     .where(
       and(
-        eq(compactions.tenantId, row.tenantId),
+        eq(compactions.tenantId, ledgerTenant(row.tenantId)),
         eq(compactions.sessionId, row.sessionId),
         eq(compactions.status, 'applied'),
         gt(compactions.compactionVersion, row.compactionVersion ?? 0),
