@@ -9,7 +9,8 @@
  * tenant is weighed as any tenant (one in the column's distinct values), and the session's index is
  * the cheap one. Only for `compactions`, which is not partitioned: a lookup of `messages` or
  * `archived_messages` needs the parameter itself for Postgres to prune the other tenants'
- * partitions. Pure.
+ * partitions. On Citus, which routes a statement to one shard by a plain value of the distribution
+ * column, this would return the parameter itself (docs/guide/distributed-postgres.md). Pure.
  */
 import { type SQL, sql } from './orm.ts';
 
