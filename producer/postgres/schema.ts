@@ -391,7 +391,7 @@ export const compactions = pgTable(
     // Partial, so no lookup of one session can take them (it does not say `cost_usd > 0` or
     // `status = 'failed'`): a full (tenant_id, created_at) index gave a session's ledger read
     // ordered by created_at a way to walk every row of the tenant whenever the statistics saw
-    // none of them; and the skipped and applied rows of every job no longer enter a third index.
+    // none of them. The ledger row every job writes enters them only when paid or failed.
     index('compactions_tenant_spend_idx').on(t.tenantId, t.createdAt).where(sql`${t.costUsd} > 0`),
     index('compactions_tenant_failed_idx').on(t.tenantId, t.createdAt).where(sql`${t.status} = 'failed'`),
   ],
