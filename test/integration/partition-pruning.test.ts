@@ -237,6 +237,22 @@ async function staleStatistics(conn: postgres.ReservedSql): Promise<void> {
     from generate_series(1, 5000) g`;
 }
 
+/**
+ * The indexes each plan of `sent` (as sent, then generic) reads `compactions` by, under
+ * {@link staleStatistics}: one name per scan of the ledger, undefined for a scan of the table.
+ */
+async function ledgerIndexesOf(sent: Sent): Promise<(string | undefined)[][]> {
+  const { custom, generic } = await plansOf(recording.sql, sent, staleStatistics);
+  return [custom, generic].map((plan) =>
+    nodesOf(plan)
+      .filter((node) => node['Relation Name'] === 'compactions')
+      .map((node) => node['Index Name']),
+  );
+}
+
+/** A statement's text on one line, cut to `chars`, to name it in a failed assertion. */
+const briefly = (sent: Sent, chars = 80) => sent.query.replace(/\s+/g, ' ').slice(0, chars);
+
 describe('the hot path on a history partitioned by tenant', () => {
   it('partitions both tables by hash of tenant_id, into the default count', async () => {
     const rows = await ctx.tdb.database.sql<{ table: string; key: string; partitions: number }[]>`
@@ -274,7 +290,7 @@ describe('the hot path on a history partitioned by tenant', () => {
         ['generic', generic],
       ] as const) {
         const access = historyAccess(plan);
-        const label = `${kind} plan of: ${sent.query.replace(/\s+/g, ' ').slice(0, 160)}`;
+        const label = `${kind} plan of: ${briefly(sent, 160)}`;
         for (const [table, partitions] of Object.entries(access.scanned)) {
           expect(partitions, label).toEqual(expected[table]);
           scans += 1;
@@ -314,20 +330,14 @@ describe('the hot path on a history partitioned by tenant', () => {
       const { custom, generic } = await plansOf(recording.sql, sent);
       for (const plan of [custom, generic])
         for (const [table, partitions] of Object.entries(historyAccess(plan).scanned))
-          expect(partitions, `${table} in: ${sent.query.replace(/\s+/g, ' ').slice(0, 160)}`).toEqual(
-            expected[table],
-          );
+          expect(partitions, `${table} in: ${briefly(sent, 160)}`).toEqual(expected[table]);
     }
   });
 
   it("reads the ledger for in-place rewrites by its own index, even when the statistics saw none of the tenant's rows", async () => {
     const sent = statements.find((s) => /\) as rewrites\s+from messages m/.test(s.query));
     if (!sent) throw new Error('the leaving read was not recorded');
-    const { custom, generic } = await plansOf(recording.sql, sent, staleStatistics);
-    for (const plan of [custom, generic]) {
-      const ledger = nodesOf(plan).filter((node) => node['Relation Name'] === 'compactions');
-      expect(ledger.map((node) => node['Index Name'])).toEqual(['compactions_rewrites_idx']);
-    }
+    for (const indexes of await ledgerIndexesOf(sent)) expect(indexes).toEqual(['compactions_rewrites_idx']);
   });
 
   it("reads the ledger by session or key in the lock and loadContext, even when the statistics saw none of the tenant's rows", async () => {
@@ -340,15 +350,11 @@ describe('the hot path on a history partitioned by tenant', () => {
       [lock, ['compactions_tenant_idempotency_key_key']],
       [context, ['compactions_session_created_idx', 'compactions_tenant_id_id_pk']],
     ];
-    for (const [sent, indexes] of expected) {
-      const { custom, generic } = await plansOf(recording.sql, sent, staleStatistics);
-      for (const plan of [custom, generic]) {
-        const ledger = nodesOf(plan).filter((node) => node['Relation Name'] === 'compactions');
-        expect(ledger.length).toBeGreaterThan(0);
-        for (const node of ledger)
-          expect(node['Index Name'], sent.query.replace(/\s+/g, ' ').slice(0, 80)).toBeOneOf(indexes);
+    for (const [sent, allowed] of expected)
+      for (const indexes of await ledgerIndexesOf(sent)) {
+        expect(indexes.length).toBeGreaterThan(0);
+        for (const index of indexes) expect(index, briefly(sent)).toBeOneOf(allowed);
       }
-    }
   });
 
   it("reads a session's ledger in time order by the session, even when the statistics saw none of the tenant's rows", async () => {
@@ -380,15 +386,8 @@ describe('the hot path on a history partitioned by tenant', () => {
     // The history, the ledger page, the expiry record (also read by the restore), the payback
     // lookup and the restore's look for later compactions.
     expect(ordered).toHaveLength(5);
-    for (const sent of ordered) {
-      const { custom, generic } = await plansOf(recording.sql, sent, staleStatistics);
-      for (const plan of [custom, generic]) {
-        const ledger = nodesOf(plan).filter((node) => node['Relation Name'] === 'compactions');
-        expect(
-          ledger.map((node) => node['Index Name']),
-          sent.query.replace(/\s+/g, ' ').slice(0, 80),
-        ).toEqual(['compactions_session_created_idx']);
-      }
-    }
+    for (const sent of ordered)
+      for (const indexes of await ledgerIndexesOf(sent))
+        expect(indexes, briefly(sent)).toEqual(['compactions_session_created_idx']);
   });
 });
