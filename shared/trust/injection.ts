@@ -369,17 +369,18 @@ const SPACED_ASCII = /(?<![A-Za-z0-9])(?:[A-Za-z][ ._\-*]){2,}[A-Za-z](?![A-Za-z
 /** A run of spaces and tabs that is not one space: what {@link detectionViews} makes one space. */
 const BLANKS = /[ \t]{2,}|\t/g;
 
-/**
- * A base64-looking run: 24 or more base64 characters, optionally padded. It starts where a run of
- * base64 characters starts (the look-behind): a match never starts inside one (it would have started
- * at the run's start), and without it every position of every word was read to the word's end.
- */
-const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}/g;
 
 /**
  * The views of a text the patterns read: `native` (compatibility forms folded, invisible characters
- * removed, lower case: for phrasings in other scripts), `latin` (look-alike letters mapped to Latin),
- * `joined` (spaced-out letters joined, runs of white space as one) and `leet` (digits as letters).
+ * removed, lower case: for phrasings in other scripts), `latin` (look-alike letters mapped to Latin,
+ * runs of spaces and tabs as one space), `joined` (`latin` with spaced-out letters joined) and
+ * `leet` (`joined` with digits as letters). `latin` and `joined` are the same string unless
+ * spaced-out letters were joined.
+ *
+ * No pattern needs two blanks in a row or a tab rather than a space (each reads `\s`, `[ \t]` or
+ * one space, and a gap counts at most so many characters), so a match in a text is a match with its
+ * blank runs made one; the collapse lets the patterns write "do not" with one space, and makes the
+ * second view read only where letters were joined, not wherever a line was indented.
  */
 export function detectionViews(text: string): {
   native: string;
@@ -391,13 +392,16 @@ export function detectionViews(text: string): {
   // enough for every message of every job (ASCII text skips what cannot change it).
   const ascii = !NON_ASCII.test(text);
   const native = ascii ? text.toLowerCase() : text.replace(INVISIBLE, '').normalize('NFKC').toLowerCase();
-  const latin = ascii ? native : native.replace(LOOKALIKE, (ch) => LOOKALIKES[ch] ?? ch);
-  const joined = latin
-    .replace(ascii ? SPACED_ASCII : SPACED, (run) => {
-      // Two-letter words and the like stay: only a run of single letters is a spaced-out word.
-      return run.replace(/[ ._\-*·]/g, '');
-    })
-    .replace(BLANKS, ' ');
+  const mapped = ascii ? native : native.replace(LOOKALIKE, (ch) => LOOKALIKES[ch] ?? ch);
+  let spaced = false;
+  // Letters are joined before blanks are collapsed: "i g n o r e   a l l" is two words.
+  const unspaced = mapped.replace(ascii ? SPACED_ASCII : SPACED, (run) => {
+    spaced = true;
+    // Two-letter words and the like stay: only a run of single letters is a spaced-out word.
+    return run.replace(/[ ._\-*·]/g, '');
+  });
+  const joined = unspaced.replace(BLANKS, ' ');
+  const latin = spaced ? mapped.replace(BLANKS, ' ') : joined;
   const leet = joined.replace(LEET_CHAR, (ch) => LEET[ch] ?? ch);
   return { native, latin, joined, leet };
 }
@@ -600,22 +604,46 @@ function roleLine(view: string): string | null {
  */
 function decodedPayloads(text: string, depth = 0): string[] {
   const out: string[] = [];
-  // An exec loop, not `matchAll`, which copies the expression on every call. A decoded payload is
-  // searched inside this loop with the same expression: where this search stood is put back after.
-  BASE64_RUN.lastIndex = 0;
-  for (let match = BASE64_RUN.exec(text); match !== null; match = BASE64_RUN.exec(text)) {
+  for (let at = base64RunFrom(text, 0); at !== null; at = base64RunFrom(text, at.end)) {
     if (out.length >= MAX_PAYLOADS) break;
-    const next = BASE64_RUN.lastIndex;
-    const run = match[0].slice(0, MAX_PAYLOAD_CHARS);
+    const run = text.slice(at.start, Math.min(at.end, at.start + MAX_PAYLOAD_CHARS));
     // A run of one kind of character (a hash in hex, a word) is not base64.
     if (!/[A-Z]/.test(run) || !/[a-z]/.test(run)) continue;
     const decoded = decodeBase64(run);
     if (decoded === null) continue;
     out.push(decoded);
     if (depth < 1) out.push(...decodedPayloads(decoded, depth + 1));
-    BASE64_RUN.lastIndex = next;
   }
   return out;
+}
+
+/** The characters a base64 (or base64url) run is made of: A-Z, a-z, 0-9, `+`, `/`, `_` and `-`. */
+const BASE64_CHAR = new Uint8Array(128);
+for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-')
+  BASE64_CHAR[ch.charCodeAt(0)] = 1;
+
+/** Fewest characters of a run read as a base64 payload. */
+const BASE64_MIN_CHARS = 24;
+
+/**
+ * The first base64-looking run of `text` that starts at or after `from`: a whole run of
+ * {@link BASE64_CHAR} characters, {@link BASE64_MIN_CHARS} or more, and up to two `=` of padding
+ * after it; as `[start, end)`, or null. One pass over the code units: a regular expression over
+ * every position costs several times more on text that has none, which is nearly every text.
+ */
+function base64RunFrom(text: string, from: number): { start: number; end: number } | null {
+  let run = 0;
+  let i = from;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128 && BASE64_CHAR[c] === 1) run++;
+    else if (run >= BASE64_MIN_CHARS) break;
+    else run = 0;
+  }
+  if (run < BASE64_MIN_CHARS) return null;
+  let end = i;
+  while (end < i + 2 && text.charCodeAt(end) === 61 /* = */) end++;
+  return { start: i - run, end };
 }
 
 /** The UTF-8 text a base64 (or base64url) run decodes to, or null when it is not mostly printable. */

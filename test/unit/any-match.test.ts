@@ -30,6 +30,29 @@ describe('anyMatch', () => {
     for (const text of texts) expect(any(text), text).toBe(some(text));
   });
 
+  it('shares a leading word boundary only among patterns it binds whole', () => {
+    // `\bcat|dog`: the boundary binds `cat` alone; an escaped parenthesis or a `|` in a class
+    // does not open a group or an alternative.
+    const led = [/\bcat|dog/, /\bf\(|g/, /\b[\]|]z|q/, /\bbird\b/, /\bowl/];
+    const joined = anyMatch(led);
+    const each = (text: string) => led.some((p) => p.test(text));
+    for (const text of [
+      'hotdog',
+      'xg',
+      'xq',
+      'a]z',
+      'a|z',
+      'catalog',
+      'concat',
+      'bird',
+      'birdy',
+      'howl',
+      'owlet',
+      'nothing',
+    ])
+      expect(joined(text), text).toBe(each(text));
+  });
+
   it('matches nothing for an empty list', () => {
     expect(anyMatch([])('anything')).toBe(false);
   });
