@@ -12,7 +12,13 @@ export interface TextMemo<T> {
 
 /**
  * A memo holding at most `budgetChars` characters of keys (each key counts its length plus one),
- * dropping the least recently used first. A key longer than the budget is computed and not kept.
+ * in two generations of half the budget each: texts are stored in the young one, a text found in
+ * the old one moves to the young one, and when the young one is full it becomes the old one and
+ * the old one is dropped whole. A text used since the last such turn is always kept; so is any
+ * text among the last half budget of characters used. (A least-recently-used list, which keeps a
+ * little more, deleted one entry per store: over a detector pass's worth of short texts, its upkeep
+ * cost about as much as the passes it saved.) A key longer than half the budget is computed and
+ * not kept.
  *
  * @param budgetChars the most characters of keys held at once; a positive integer.
  * @throws RangeError when `budgetChars` is not a positive integer.
@@ -20,37 +26,33 @@ export interface TextMemo<T> {
 export function createTextMemo<T>(budgetChars: number): TextMemo<T> {
   if (!Number.isInteger(budgetChars) || budgetChars <= 0)
     throw new RangeError(`createTextMemo: budgetChars must be a positive integer, got ${budgetChars}`);
-  const entries = new Map<string, T>();
-  // Keys in the order they were last used, oldest first. One live iterator is kept: a map keeps a
-  // deleted entry's slot until it is rehashed, and a new iterator would step over every slot freed
-  // by an eviction or a use so far, each time; this one resumes where the last eviction stopped and
-  // still meets the keys set after it was made (a map's iterators see later insertions).
-  let oldestFirst = entries.keys();
+  const generationChars = Math.floor(budgetChars / 2);
+  let young = new Map<string, T>();
+  let old = new Map<string, T>();
   let held = 0;
+  const store = (key: string, value: T) => {
+    const cost = key.length + 1;
+    if (cost > generationChars) return;
+    if (held + cost > generationChars) {
+      old = young;
+      young = new Map();
+      held = 0;
+    }
+    young.set(key, value);
+    held += cost;
+  };
   return {
     get(key, compute) {
-      if (entries.has(key)) {
-        const value = entries.get(key) as T;
-        entries.delete(key);
-        entries.set(key, value);
+      const fresh = young.get(key);
+      if (fresh !== undefined || young.has(key)) return fresh as T;
+      if (old.has(key)) {
+        const value = old.get(key) as T;
+        old.delete(key);
+        store(key, value);
         return value;
       }
       const value = compute();
-      const cost = key.length + 1;
-      if (cost > budgetChars) return value;
-      entries.set(key, value);
-      held += cost;
-      while (held > budgetChars) {
-        let next = oldestFirst.next();
-        // Only when an earlier eviction ran to the end (not reached: the key just set stays).
-        if (next.done) {
-          oldestFirst = entries.keys();
-          next = oldestFirst.next();
-          if (next.done) break;
-        }
-        entries.delete(next.value);
-        held -= next.value.length + 1;
-      }
+      store(key, value);
       return value;
     },
   };

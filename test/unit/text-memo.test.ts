@@ -38,35 +38,44 @@ describe('createTextMemo', () => {
 });
 
 describe('createTextMemo over many evictions', () => {
-  it('keeps exactly the most recently used texts that fit, as a plain least-recently-used list would', () => {
-    const budget = 200;
+  it('keeps every text whose later distinct texts fit in half the budget, and answers each text with its own value', () => {
+    const budget = 1_000;
+    const half = budget / 2;
     const memo = createTextMemo<string>(budget);
-    // The reference: keys in order of last use, oldest first.
-    let order: string[] = [];
-    let held = 0;
+    // For each text: the distinct texts used since its last use.
+    const since = new Map<string, Set<string>>();
+    const cost = (key: string) => key.length + 1;
     let state = 7;
     const random = () => {
       state = (state * 1103515245 + 12345) % 2147483648;
       return state / 2147483648;
     };
-    for (let i = 0; i < 2_000; i++) {
-      const key = `text ${Math.floor(random() * 60)} ${'x'.repeat(Math.floor(random() * 30))}`;
-      const kept = order.includes(key);
+    let hits = 0;
+    let checked = 0;
+    for (let i = 0; i < 5_000; i++) {
+      const id = Math.floor(random() * 60);
+      const key = `text ${id} ${'x'.repeat(id % 20)}`;
       let computed = false;
-      memo.get(key, () => {
+      const value = memo.get(key, () => {
         computed = true;
-        return key;
+        return `value of ${key}`;
       });
-      expect(computed).toBe(!kept);
-      if (kept) order = [...order.filter((k) => k !== key), key];
-      else {
-        order.push(key);
-        held += key.length + 1;
-        while (held > budget) {
-          const oldest = order.shift() as string;
-          held -= oldest.length + 1;
+      expect(value).toBe(`value of ${key}`);
+      const used = since.get(key);
+      if (used) {
+        const later = [...used].reduce((sum, k) => sum + cost(k), 0);
+        // Kept for sure while what came after it fits beside it in one half of the budget.
+        if (later + cost(key) <= half) {
+          expect(computed, `${key} after ${later} characters`).toBe(false);
+          checked++;
         }
       }
+      if (!computed) hits++;
+      for (const [other, set] of since) if (other !== key) set.add(key);
+      since.set(key, new Set());
     }
+    expect(checked).toBeGreaterThan(100);
+    // And it forgets: texts past the budget are computed again.
+    expect(hits).toBeLessThan(5_000 - 100);
   });
 });
