@@ -59,7 +59,10 @@
  * own), so a profile of the worker is a profile of this process:
  * `node --cpu-prof --cpu-prof-dir=DIR --import tsx test/bench/bench.ts --parts 2 --levels 128`
  * (the floor's runs alternate with the compactor's in the same profile; `--sides compactor` profiles
- * the compactor's alone).
+ * the compactor's alone). `--profile DIR` records part 2's measured phase alone, one
+ * `DIR/part2-<side>-<backend>-c<c>-<time>-<jobs>jobs.cpuprofile` per run (test/bench/run-profile.ts,
+ * which also reads one: `tsx test/bench/run-profile.ts FILE JOBS` prints self time per job by file
+ * and by function).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -122,6 +125,7 @@ import {
   seedSessions,
   steadyJobsPerS,
 } from './report.ts';
+import { type RunProfile, startRunProfile } from './run-profile.ts';
 import { countSocketWrites } from './socket-writes.ts';
 import { workerProcesses } from './worker-processes.ts';
 
@@ -137,6 +141,7 @@ const { values } = parseArgs({
     sides: { type: 'string', default: 'floor,compactor' },
     soak: { type: 'string', default: '10' },
     'soak-vacuum': { type: 'boolean', default: false },
+    profile: { type: 'string' },
   },
 });
 const PARTS = new Set(values.parts.split(',').map((p) => p.trim()));
@@ -765,6 +770,9 @@ async function llmRun(
   const postgresCpu = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakeCpu = await processCpuMs(llm.pid);
   const redisCpu = await redisServerCpuMs();
+  const profile: RunProfile | null = values.profile
+    ? await startRunProfile(values.profile, `part2-${kind}-${backend}-c${c}-${Date.now()}-${jobs}jobs`)
+    : null;
   const cpu = process.cpuUsage();
   const started = performance.now();
   const stages = new Map<string, number[]>();
@@ -793,6 +801,7 @@ async function llmRun(
   loopDelay.disable();
   const writesByPort = writes.stop();
   const used = process.cpuUsage(cpu);
+  await profile?.stop();
   const postgresCpuAfter = await databaseCpuMs(benchDb.admin, benchDb.name);
   const fakePerJob = ((await processCpuMs(llm.pid)) - fakeCpu) / jobs;
   const redisPerJob = ((await redisServerCpuMs()) - redisCpu) / jobs;
