@@ -90,5 +90,8 @@ function searchesOf(patterns: readonly RegExp[]): RegExp[] {
     sources.push(pattern.source);
     byFlags.set(flags, sources);
   }
-  return [...[...byFlags].map(([flags, sources]) => new RegExp(joinedSource(sources, flags), flags)), ...alone];
+  return [
+    ...[...byFlags].map(([flags, sources]) => new RegExp(joinedSource(sources, flags), flags)),
+    ...alone,
+  ];
 }

@@ -369,7 +369,6 @@ const SPACED_ASCII = /(?<![A-Za-z0-9])(?:[A-Za-z][ ._\-*]){2,}[A-Za-z](?![A-Za-z
 /** A run of spaces and tabs that is not one space: what {@link detectionViews} makes one space. */
 const BLANKS = /[ \t]{2,}|\t/g;
 
-
 /**
  * The views of a text the patterns read: `native` (compatibility forms folded, invisible characters
  * removed, lower case: for phrasings in other scripts), `latin` (look-alike letters mapped to Latin,
