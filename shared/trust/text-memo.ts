@@ -14,8 +14,8 @@ export interface TextMemo<T> {
  * A memo holding at most `budgetChars` characters of keys (each key counts its length plus one),
  * in two generations of half the budget each: texts are stored in the young one, a text found in
  * the old one moves to the young one, and when the young one is full it becomes the old one and
- * the old one is dropped whole. A text used since the last such turn is always kept; so is any
- * text among the last half budget of characters used. (A least-recently-used list, which keeps a
+ * the old one is dropped whole. A text stays while the distinct texts used after it fit beside it
+ * in half the budget (its own length counted). (A least-recently-used list, which keeps a
  * little more, deleted one entry per store: over a detector pass's worth of short texts, its upkeep
  * cost about as much as the passes it saved.) A key longer than half the budget is computed and
  * not kept.
