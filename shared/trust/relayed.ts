@@ -18,6 +18,7 @@
  * Every pattern reads one line at a time and is linear.
  */
 import { detectInjection, type InjectionFinding } from './injection.ts';
+import { createTextMemo } from './text-memo.ts';
 
 /** How a relayed part shows it is relayed (see the file's comment). */
 export type RelayKind = 'mail' | 'quote' | 'paste';
@@ -193,10 +194,21 @@ export function userMessageInjections(text: string): {
   return { own, relayed };
 }
 
+/**
+ * Characters of user messages {@link userMessageReadsAsInjection} keeps its answers for (about 2 MB
+ * of keys): a job reads the checkpoint's last user request again at each render of its context, and
+ * a long paste is split and read each time otherwise.
+ */
+const READS_MEMO_CHARS = 1_000_000;
+const readsMemo = createTextMemo<boolean>(READS_MEMO_CHARS);
+
 /** Whether a user message reads as, or relays, a prompt injection ({@link userMessageInjections}). */
 export function userMessageReadsAsInjection(text: string): boolean {
-  const found = userMessageInjections(text);
-  return found.own.length > 0 || found.relayed.length > 0;
+  if (typeof text !== 'string' || text.length === 0) return false;
+  return readsMemo.get(text, () => {
+    const found = userMessageInjections(text);
+    return found.own.length > 0 || found.relayed.length > 0;
+  });
 }
 
 /** What a note names each kind of relayed part. */
