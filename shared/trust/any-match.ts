@@ -39,11 +39,11 @@ function alternativesOf(source: string): string[] {
 
 /**
  * The rest of a pattern's source after a leading word boundary (`\b`) that binds all of it, or
- * null: a source `\bfoo|bar` has an alternative the boundary does not bind, and one whose `\b` is
- * followed by a quantifier does not lead with a plain boundary.
+ * null: a source `\bfoo|bar` has an alternative the boundary does not bind. (A quantified `\b` is
+ * not a pattern: JavaScript refuses it.)
  */
 function afterLeadingBoundary(source: string): string | null {
-  if (!source.startsWith('\\b') || /^\\b[*+?{]/.test(source)) return null;
+  if (!source.startsWith('\\b')) return null;
   return alternativesOf(source).length === 1 ? source.slice(2) : null;
 }
 

@@ -10,8 +10,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { positiveInteger } from './report.ts';
 
-/** A profile being recorded: `stop` ends it and writes it to `file`. */
+/** A profile being recorded: `stop` ends it and writes it (see {@link startRunProfile}). */
 export interface RunProfile {
   stop(): Promise<void>;
 }
@@ -91,8 +92,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error('usage: tsx test/bench/run-profile.ts FILE.cpuprofile [JOBS]');
     process.exit(2);
   }
-  const jobs = Number(jobsText);
-  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`JOBS: "${jobsText}" is not a positive integer`);
+  const jobs = positiveInteger('jobs', jobsText);
   const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
   const { byFunction, byFile } = selfTimes(profile);
   const total = [...byFile.values()].reduce((a, b) => a + b, 0);
